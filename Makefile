@@ -1,0 +1,50 @@
+# backoffice-api: every task a developer or CI runs. `make run` and `make test` do their own set-up.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+export REDOCLY_TELEMETRY := off
+export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
+BIN := node_modules/.bin
+# Redocly prints a boxed Node.js deprecation notice on every run; keep the output readable.
+QUIET_BOX := grep -v -e '║' -e '╔' -e '╚' -e '^\s*$$' || true
+
+.PHONY: help install generate lint docs mock migrate run build test system-deps
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+install: node_modules/.installed ## Install the npm dependencies (npm ci)
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+generate: install ## Bundle openapi/ and regenerate generated/ (commit the result)
+	scripts/generate.sh
+
+lint: install ## Contract lint (zero warnings), generated/ drift, tsc, eslint
+	@out=$$($(BIN)/redocly lint 2>&1); status=$$?; echo "$$out" | $(QUIET_BOX); \
+	  if [ $$status -ne 0 ] || echo "$$out" | grep -qi 'warning'; then echo "redocly lint: not clean" >&2; exit 1; fi
+	scripts/check-generated.sh
+	$(BIN)/tsc --noEmit
+	$(BIN)/eslint .
+
+build: install ## Compile TypeScript into dist/
+	$(BIN)/tsc -p tsconfig.build.json
+
+docs: install ## Render the Redoc reference, everything inlined, into dist/docs/
+	@mkdir -p dist/docs
+	@$(BIN)/redocly build-docs generated/openapi.json --inlineBundle --title 'Back-office API reference' -o dist/docs/index.html 2>&1 | $(QUIET_BOX)
+
+mock: install ## Serve the contract's examples with Prism on http://localhost:4010
+	$(BIN)/prism mock generated/openapi.json --host 127.0.0.1 --port 4010
+
+migrate: build ## Apply database migrations (DATABASE_URL, or the embedded database)
+	node dist/src/cli.js migrate
+
+run: build docs ## Run the service on http://localhost:3000 (embedded database unless DATABASE_URL is set)
+	node dist/src/server.js
+
+system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server)
+	scripts/system-deps.sh
+
+test: install system-deps docs ## Run every test against a throwaway PostgreSQL 15 cluster
+	$(BIN)/vitest run

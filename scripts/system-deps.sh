@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite drives for real, when they are missing:
+# the PostgreSQL 15 server binaries. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+missing=()
+[ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "Installing Debian packages: ${missing[*]}"
+sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,12 @@
+// Who is calling: a signed-in person (through a session) or a third-party application (through an
+// API key). Both carry the same kind of permission set, so authorization is one check.
+
+export type Principal =
+  | { kind: 'user'; userId: string; sessionId: string; permissions: ReadonlySet<string> }
+  | { kind: 'api_key'; apiKeyId: string; permissions: ReadonlySet<string> };
+
+/** Resolves a presented credential to a principal, or throws a 401 `ProblemError`. */
+export interface Authenticators {
+  apiKey(secret: string, request: { ip: string }): Promise<Principal>;
+  bearer(accessToken: string, request: { ip: string }): Promise<Principal>;
+}

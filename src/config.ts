@@ -1,0 +1,65 @@
+// Service configuration, read from environment variables and validated once at start-up.
+import { bool, cleanEnv, num, port, str, url, makeValidator } from 'envalid';
+
+/** Express "trust proxy" value: false, true, a hop count, or a comma-separated list of addresses/subnets. */
+const trustProxy = makeValidator<boolean | number | string>((input) => {
+  if (input === 'false' || input === '') return false;
+  if (input === 'true') return true;
+  if (/^\d+$/.test(input)) return Number(input);
+  if (/^[\w.:/,\s-]+$/.test(input)) return input;
+  throw new Error('expected false, true, a hop count, or a list of addresses/subnets');
+});
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const e = cleanEnv(
+    env,
+    {
+      NODE_ENV: str({ choices: ['development', 'test', 'production'], default: 'development' }),
+      HOST: str({ default: '0.0.0.0', desc: 'Address to listen on' }),
+      PORT: port({ default: 3000 }),
+      DATABASE_URL: url({ default: undefined, desc: 'PostgreSQL URL; unset means the embedded PGlite database' }),
+      DATA_DIR: str({ default: './data', desc: 'Where the embedded database keeps its files' }),
+      DB_POOL_MAX: num({ default: 10, desc: 'Connections per process; keep processes x this under max_connections' }),
+      DB_ACQUIRE_TIMEOUT_MS: num({ default: 3000, desc: 'Wait for a pooled connection before answering 503' }),
+      DB_STATEMENT_TIMEOUT_MS: num({ default: 5000, desc: 'Server-side statement timeout' }),
+      LOG_LEVEL: str({ choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
+      VALIDATE_RESPONSES: bool({ default: undefined, desc: 'Validate responses against the contract (default: on outside production)' }),
+      TRUST_PROXY: trustProxy({ default: false, desc: 'Which proxies may set X-Forwarded-For' }),
+      BODY_LIMIT_BYTES: num({ default: 100 * 1024 }),
+      SHUTDOWN_GRACE_MS: num({ default: 10_000, desc: 'How long in-flight requests may take after SIGTERM' }),
+    },
+    {
+      // Name every bad variable in one message and throw instead of exiting, so callers decide.
+      reporter: ({ errors }) => {
+        const bad = Object.entries(errors);
+        if (bad.length > 0) {
+          const lines = bad.map(([name, err]) => `  ${name}: ${(err as Error).message}`);
+          throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+        }
+      },
+    },
+  );
+  return {
+    env: e.NODE_ENV,
+    host: e.HOST,
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL as string | undefined,
+    dataDir: e.DATA_DIR,
+    db: {
+      poolMax: e.DB_POOL_MAX,
+      acquireTimeoutMs: e.DB_ACQUIRE_TIMEOUT_MS,
+      statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    },
+    logLevel: e.LOG_LEVEL,
+    validateResponses: e.VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
+    trustProxy: e.TRUST_PROXY,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+  };
+}
+
+export type Config = ReturnType<typeof loadConfig>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

@@ -1,0 +1,50 @@
+// Handler types derived from the generated contract: a handler map must serve every operationId,
+// take that operation's parameters and body, and return one of its documented success bodies.
+import type { operations } from '../../generated/openapi.js';
+import type { Logger } from 'pino';
+import type { Principal } from '../auth/principal.js';
+
+export type OperationId = keyof operations;
+
+type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : undefined;
+type ResponsesOf<O> = O extends { responses: infer R } ? R : never;
+type SuccessStatus<O> = Extract<keyof ResponsesOf<O>, 200 | 201 | 202 | 204>;
+type ParamsOf<O, Where extends 'query' | 'path'> = O extends { parameters: { [W in Where]?: infer P } } ? P : never;
+
+export interface RequestInfo {
+  requestId: string;
+  /** The client address: the socket's, or X-Forwarded-For's when a trusted proxy is configured. */
+  ip: string;
+  userAgent: string;
+  log: Logger;
+}
+
+/** What a handler receives. Typed by the operation object, so aliases with equal shapes share handlers. */
+export interface InputOf<O> {
+  body: O extends { requestBody: { content: { 'application/json': infer B } } } ? B : undefined;
+  query: ParamsOf<O, 'query'>;
+  path: ParamsOf<O, 'path'>;
+  /** Raw request headers (lower-case names), for handlers that read a credential themselves. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The authenticated caller; `null` on public operations. */
+  principal: Principal | null;
+  request: RequestInfo;
+}
+
+export type ResultOf<O> = {
+  [S in SuccessStatus<O>]: { status: S; body: JsonOf<ResponsesOf<O>[S]>; headers?: Record<string, string> };
+}[SuccessStatus<O>];
+
+type HandlerOf<O> = (input: InputOf<O>) => Promise<ResultOf<O>>;
+
+export type Handler<K extends OperationId> = HandlerOf<operations[K]>;
+
+/** Compared structurally (not by operationId), so a French alias can reuse the English handler. */
+export type HandlerMap = { [K in OperationId]: HandlerOf<operations[K]> };
+
+/** The shape the router sees once the operation is no longer known statically. */
+export interface AnyResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}

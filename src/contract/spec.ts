@@ -1,0 +1,104 @@
+// The bundled contract (generated/openapi.json) and an index of its operations. Everything the
+// server knows about routes, security and permissions comes from here.
+import { readFileSync } from 'node:fs';
+import { BUNDLED_SPEC_PATH } from '../paths.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type JsonSchema = Record<string, any>;
+export type OpenApiDocument = JsonSchema & { paths: Record<string, Record<string, JsonSchema>> };
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+export type SecurityScheme = 'apiKey' | 'bearerAuth';
+
+export interface OperationInfo {
+  operationId: string;
+  method: HttpMethod;
+  /** The OpenAPI path template, e.g. `/users/{id}`. */
+  path: string;
+  /** The same path as an Express route, e.g. `/users/:id`. */
+  expressPath: string;
+  /** Schemes any one of which authenticates the request; empty for public operations. */
+  security: SecurityScheme[];
+  /** `x-required-permission`: a permission name, or `null` when any authenticated caller may call it. */
+  requiredPermission: string | null;
+  requestBodySchema: JsonSchema | undefined;
+  /** JSON response schemas by status code. */
+  responseSchemas: Map<number, JsonSchema>;
+  /** The raw operation object of the contract, for extensions read by one feature only. */
+  raw: JsonSchema;
+}
+
+export function loadSpec(path = BUNDLED_SPEC_PATH): OpenApiDocument {
+  return JSON.parse(readFileSync(path, 'utf8')) as OpenApiDocument;
+}
+
+/** Follows a local `$ref` (`#/components/...`) until it reaches a schema object. */
+export function deref(spec: OpenApiDocument, schema: JsonSchema | undefined): JsonSchema | undefined {
+  let current = schema;
+  for (let hops = 0; current && typeof current.$ref === 'string'; hops++) {
+    if (hops > 32 || !current.$ref.startsWith('#/')) throw new Error(`Unresolvable $ref ${current.$ref}`);
+    current = current.$ref
+      .slice(2)
+      .split('/')
+      .map((part: string) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<JsonSchema | undefined>((node, key) => node?.[key], spec);
+  }
+  return current;
+}
+
+export class MissingPermissionDeclarationError extends Error {
+  override name = 'MissingPermissionDeclarationError';
+}
+
+/** Lists the operations of the contract. Fails closed: a secured operation must declare its permission. */
+export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
+  const operations: OperationInfo[] = [];
+  for (const [path, rawItem] of Object.entries(spec.paths)) {
+    const item = deref(spec, rawItem) ?? {};
+    for (const method of HTTP_METHODS) {
+      const op = item[method] as JsonSchema | undefined;
+      if (!op) continue;
+      const requirements: JsonSchema[] = op.security ?? spec.security ?? [];
+      const security = requirements.flatMap((req) => Object.keys(req)) as SecurityScheme[];
+      const declared = op['x-required-permission'];
+      if (security.length > 0 && declared === undefined) {
+        throw new MissingPermissionDeclarationError(
+          `${method.toUpperCase()} ${path} (${op.operationId}) has security but no x-required-permission; ` +
+            'declare a permission, or "authenticated" for any signed-in caller',
+        );
+      }
+      const responseSchemas = new Map<number, JsonSchema>();
+      for (const [status, rawResponse] of Object.entries<JsonSchema>(op.responses ?? {})) {
+        const response = deref(spec, rawResponse);
+        const content = response?.content as JsonSchema | undefined;
+        const schema = content?.['application/json']?.schema ?? content?.['application/problem+json']?.schema;
+        if (schema) responseSchemas.set(Number(status), schema);
+      }
+      operations.push({
+        operationId: op.operationId,
+        method,
+        path,
+        expressPath: path.replace(/\{([^}]+)\}/g, ':$1'),
+        security,
+        requiredPermission: declared === undefined || declared === 'authenticated' ? null : String(declared),
+        requestBodySchema: deref(spec, op.requestBody)?.content?.['application/json']?.schema,
+        responseSchemas,
+        raw: op,
+      });
+    }
+  }
+  return operations;
+}
+
+/** Finds the operation a method and path address, before Express routing (for body inflection). */
+export function operationMatcher(operations: OperationInfo[]) {
+  const compiled = operations.map((op) => ({
+    op,
+    method: op.method.toUpperCase(),
+    pattern: new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+  }));
+  return (method: string, path: string): OperationInfo | undefined =>
+    compiled.find((c) => c.method === method && c.pattern.test(path))?.op;
+}

@@ -1,0 +1,30 @@
+// express-openapi-validator, fed the bundled contract: security presence, parameters, headers,
+// content type and bodies of requests; and, outside production, the bodies of responses.
+import * as OpenApiValidator from 'express-openapi-validator';
+import { OpenApiSpecLoader } from 'express-openapi-validator/dist/framework/openapi.spec.loader.js';
+import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types.js';
+import type { OpenApiDocument } from './spec.js';
+
+export function contractValidator(spec: OpenApiDocument, options: { validateResponses: boolean }) {
+  return OpenApiValidator.middleware({
+    // The validator mutates what it is given (it drops components.examples): hand it a copy.
+    apiSpec: structuredClone(spec) as unknown as OpenAPIV3.DocumentV3_1,
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+    validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+    // Presence only: the default handlers check that the credential header is there. Whether the
+    // credential is good is decided by our authentication, with one database round trip.
+    validateSecurity: true,
+    validateFormats: true,
+    ignoreUndocumented: false,
+    $refParser: { mode: 'dereference' },
+  });
+}
+
+/** The validator reports a broken contract only on the first request; check it at start-up instead. */
+export async function assertContractLoads(spec: OpenApiDocument): Promise<void> {
+  await new OpenApiSpecLoader({
+    apiDoc: structuredClone(spec) as unknown as OpenAPIV3.DocumentV3_1,
+    validateApiSpec: true,
+    $refParser: { mode: 'dereference' },
+  }).load();
+}

@@ -1,0 +1,59 @@
+// Opens the database: a real PostgreSQL when DATABASE_URL is set, else the embedded PGlite.
+// Either way the service sees the same thing: a `pg` pool under Kysely's PostgresDialect.
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Database } from './schema.js';
+import { startEmbeddedPostgres } from './embedded.js';
+
+// int8 (bigint, count(*)) as a JS number: our counts stay far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+
+export interface DatabaseOptions {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  poolMax: number;
+  acquireTimeoutMs: number;
+  statementTimeoutMs: number;
+}
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  pool: pg.Pool;
+  /** `embedded` means PGlite in this process. */
+  kind: 'postgres' | 'embedded';
+  close(): Promise<void>;
+}
+
+export async function openDatabase(options: DatabaseOptions, log: Logger): Promise<DatabaseHandle> {
+  let connectionString = options.databaseUrl;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  if (!connectionString) {
+    const embedded = await startEmbeddedPostgres(options.dataDir);
+    connectionString = embedded.connectionString;
+    stopEmbedded = embedded.stop;
+    log.info({ dataDir: options.dataDir }, 'using the embedded PGlite database (set DATABASE_URL for PostgreSQL)');
+  }
+  const pool = new pg.Pool({
+    connectionString,
+    // PGlite serves one connection at a time: a pool of one keeps transactions from interleaving.
+    max: stopEmbedded ? 1 : options.poolMax,
+    // node-postgres waits forever for a free connection by default; we answer 503 instead.
+    connectionTimeoutMillis: options.acquireTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: options.statementTimeoutMs,
+    application_name: 'backoffice-api',
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', (err) => log.warn({ err: { message: err.message } }, 'idle database connection lost'));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    pool,
+    kind: stopEmbedded ? 'embedded' : 'postgres',
+    async close() {
+      await db.destroy();
+      await stopEmbedded?.();
+    },
+  };
+}

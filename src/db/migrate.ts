@@ -1,0 +1,18 @@
+// Applies the migrations in src/db/migrations with Kysely's Migrator.
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { migrations } from './migrations/index.js';
+
+/** Migrations are imported statically so that the same list works from src/ and from dist/. */
+class StaticMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations;
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

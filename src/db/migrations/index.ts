@@ -1,0 +1,7 @@
+// Every migration, in order. Names start with a UTC timestamp; add new ones at the end.
+import type { Migration } from 'kysely';
+import * as m20261121T1200Users from './20261121T1200_users.js';
+
+export const migrations: Record<string, Migration> = {
+  '20261121T1200_users': m20261121T1200Users,
+};

@@ -1,0 +1,36 @@
+// Authentication and authorization of one operation: who is calling (API key or bearer session),
+// then whether that caller holds the permission the operation declares in the contract.
+import type { RequestHandler } from 'express';
+import type { OperationInfo } from '../contract/spec.js';
+import type { Authenticators } from '../auth/principal.js';
+import { ProblemError, forbidden, unauthorized } from './problem.js';
+
+const BEARER = /^bearer +(\S+) *$/i;
+
+export function authenticate(op: OperationInfo, authenticators: Authenticators): RequestHandler {
+  const acceptsKey = op.security.includes('apiKey');
+  const acceptsBearer = op.security.includes('bearerAuth');
+  if (!acceptsKey && !acceptsBearer) return (_req, _res, next) => next();
+
+  return async (req, res, next) => {
+    const apiKey = req.get('x-api-key');
+    const authorization = req.get('authorization');
+    if (apiKey !== undefined && authorization !== undefined) {
+      throw new ProblemError(400, 'ambiguous_credentials', 'Send either x-api-key or Authorization, not both.');
+    }
+    const context = { ip: req.ip ?? '' };
+    if (apiKey !== undefined && acceptsKey) {
+      res.locals.principal = await authenticators.apiKey(apiKey, context);
+    } else if (authorization !== undefined && acceptsBearer) {
+      const token = BEARER.exec(authorization)?.[1];
+      if (!token) throw unauthorized('invalid_token', 'The Authorization header must be "Bearer <access_token>".', true);
+      res.locals.principal = await authenticators.bearer(token, context);
+    } else {
+      const accepted = [acceptsKey && 'x-api-key', acceptsBearer && 'Authorization: Bearer'].filter(Boolean).join(' or ');
+      throw unauthorized('unauthenticated', `This operation needs credentials: ${accepted}.`, false);
+    }
+    const permission = op.requiredPermission;
+    if (permission && !res.locals.principal.permissions.has(permission)) throw forbidden(permission);
+    next();
+  };
+}

@@ -1,0 +1,37 @@
+// Wires the service together from configuration: database, migrations, handlers, app.
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { loadSpec } from './contract/spec.js';
+import { assertContractLoads } from './contract/validator.js';
+import { createHandlers } from './handlers/index.js';
+import { createAuthenticators } from './auth/authenticators.js';
+import { createApp } from './app.js';
+
+export interface Service {
+  app: ReturnType<typeof createApp>;
+  database: DatabaseHandle;
+}
+
+export async function buildService(config: Config, logger: Logger): Promise<Service> {
+  const spec = loadSpec();
+  await assertContractLoads(spec);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.db }, logger);
+  try {
+    const applied = await migrateToLatest(database.db);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    const app = createApp({
+      spec,
+      db: database.db,
+      logger,
+      handlers: createHandlers(database.db),
+      authenticators: createAuthenticators(),
+      options: { validateResponses: config.validateResponses, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes },
+    });
+    return { app, database };
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+}
