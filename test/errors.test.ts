@@ -1,0 +1,122 @@
+// Every error the service can produce answers problem+json with a stable code and no stack trace.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { expectContractResponse } from './support/contract.js';
+import { createHandlers } from '../src/handlers/index.js';
+import type { HandlerMap } from '../src/contract/handler-types.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+function expectProblem(res: request.Response, status: number, code: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.body.code ?? JSON.parse(res.text).code).toBe(code);
+  expect(res.text).not.toMatch(/\bat .+\.(ts|js):\d+/); // no stack frames
+  expect(JSON.parse(res.text).request_id).toBe(res.headers['x-request-id']);
+}
+
+describe('problem+json errors', () => {
+  it('answers malformed JSON with 400 malformed_json', async () => {
+    const { app } = createTestApp(database.db);
+    const res = await request(app).post('/sessions').set('content-type', 'application/json').send('{"session": ');
+    expectProblem(res, 400, 'malformed_json');
+    expectContractResponse(res, 'POST', '/sessions');
+  });
+
+  it('answers a body over the limit with 413 payload_too_large', async () => {
+    const { app } = createTestApp(database.db, { options: { bodyLimitBytes: 1024 } });
+    const res = await request(app)
+      .post('/sessions')
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ session: { email: 'a@b.co', password: 'x'.repeat(5000) } }));
+    expectProblem(res, 413, 'payload_too_large');
+    expectContractResponse(res, 'POST', '/sessions');
+  });
+
+  it('answers an unknown route with 404 not_found', async () => {
+    const { app } = createTestApp(database.db);
+    expectProblem(await request(app).get('/nowhere'), 404, 'not_found');
+    expectProblem(await request(app).get('/users/extra/segments'), 404, 'not_found');
+  });
+
+  it('answers a wrong method with 405 and an Allow header', async () => {
+    const { app } = createTestApp(database.db);
+    const res = await request(app).delete('/users');
+    expectProblem(res, 405, 'method_not_allowed');
+    expect(res.headers.allow).toBe('GET');
+  });
+
+  it('answers a wrong content type with 415', async () => {
+    const { app } = createTestApp(database.db);
+    const res = await request(app).post('/sessions').set('content-type', 'text/plain').send('email=a');
+    expectProblem(res, 415, 'unsupported_media_type');
+    expectContractResponse(res, 'POST', '/sessions');
+  });
+
+  it('answers validation failures with 400 naming each field', async () => {
+    const { app } = createTestApp(database.db);
+    const res = await request(app).post('/sessions').send({ session: { email: 'a@b.co', password: 7 }, extra: true });
+    expectProblem(res, 400, 'validation_failed');
+    expectContractResponse(res, 'POST', '/sessions');
+    const locations = res.body.errors.map((e: { location: string }) => e.location);
+    expect(locations).toContain('request/body/session/password');
+    expect(locations).toContain('request/body/extra');
+  });
+
+  it('answers an unexpected failure with 500 internal_error and no internal detail', async () => {
+    const handlers: HandlerMap = {
+      ...createHandlers(database.db),
+      signIn: async () => {
+        throw new Error('secret internal detail: connection string postgres://u:p@h/db');
+      },
+    };
+    const { app, logs } = createTestApp(database.db, { handlers });
+    const res = await request(app).post('/sessions').send({ session: { email: 'a@b.co', password: 'pw' } });
+    expectProblem(res, 500, 'internal_error');
+    expect(res.text).not.toContain('secret internal detail');
+    expect(logs.text()).toContain('secret internal detail'); // the operator still sees it
+  });
+
+  it('answers missing credentials with 401 and a WWW-Authenticate challenge', async () => {
+    const { app } = createTestApp(database.db);
+    const res = await request(app).get('/users');
+    expectProblem(res, 401, 'unauthenticated');
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="backoffice"');
+    expectContractResponse(res, 'GET', '/users');
+  });
+
+  it('answers refused credentials with 401 and error="invalid_token"', async () => {
+    const { app } = createTestApp(database.db);
+    const res = await request(app).get('/users').set('authorization', 'Bearer nope');
+    expectProblem(res, 401, 'invalid_token');
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="backoffice", error="invalid_token"');
+  });
+
+  it('refuses both kinds of credentials at once with 400 ambiguous_credentials', async () => {
+    const { app } = createTestApp(database.db);
+    const res = await request(app).get('/users').set('authorization', 'Bearer a').set('x-api-key', 'b');
+    expectProblem(res, 400, 'ambiguous_credentials');
+  });
+});
+
+describe('request ids and security headers', () => {
+  it('echoes a sane X-Request-Id and generates one otherwise', async () => {
+    const { app } = createTestApp(database.db);
+    const echoed = await request(app).get('/livez').set('x-request-id', 'abc-123');
+    expect(echoed.headers['x-request-id']).toBe('abc-123');
+    const replaced = await request(app).get('/livez').set('x-request-id', 'bad id with spaces\u00e9');
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('sends nosniff and no X-Powered-By', async () => {
+    const { app } = createTestApp(database.db);
+    const res = await request(app).get('/users');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-powered-by']).toBeUndefined();
+  });
+});

@@ -1,0 +1,82 @@
+// What a test needs to talk to the real service: its own database (copied from the migrated
+// template), the app built from the real parts, captured logs, and a checker of the contract.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import { inject } from 'vitest';
+import type { Database } from '../../src/db/schema.js';
+import { createApp, type AppDependencies } from '../../src/app.js';
+import { loadSpec } from '../../src/contract/spec.js';
+import { createLogger } from '../../src/logger.js';
+import { createHandlers } from '../../src/handlers/index.js';
+import { createAuthenticators } from '../../src/auth/authenticators.js';
+import { withDatabase } from './postgres.js';
+
+const TEMPLATE_DATABASE = 'backoffice_template';
+
+export interface TestDatabase {
+  url: string;
+  db: Kysely<Database>;
+  pool: pg.Pool;
+  destroy(): Promise<void>;
+}
+
+/** A fresh, migrated database of its own; drop it with destroy(). */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = inject('adminDatabaseUrl');
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name} template ${TEMPLATE_DATABASE}`);
+  await admin.end();
+  const url = withDatabase(adminUrl, name);
+  const pool = new pg.Pool({ connectionString: url, max: 20 });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    url,
+    db,
+    pool,
+    async destroy() {
+      await db.destroy();
+      const drop = new pg.Client({ connectionString: adminUrl });
+      await drop.connect();
+      await drop.query(`drop database if exists ${name} with (force)`);
+      await drop.end();
+    },
+  };
+}
+
+/** A logger whose JSON lines the test can read back. */
+export function captureLogs() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return {
+    logger: createLogger('debug', stream),
+    text: () => lines.join('\n'),
+    records: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+export const spec = loadSpec();
+
+type Overrides = Partial<Omit<AppDependencies, 'options'>> & { options?: Partial<AppDependencies['options']> };
+
+/** The real app on a test database; any dependency can be replaced. */
+export function createTestApp(db: Kysely<Database>, overrides: Overrides = {}) {
+  const logs = captureLogs();
+  const app = createApp({
+    spec,
+    db,
+    logger: overrides.logger ?? logs.logger,
+    handlers: overrides.handlers ?? createHandlers(db),
+    authenticators: overrides.authenticators ?? createAuthenticators(),
+    options: { validateResponses: true, trustProxy: false, bodyLimitBytes: 100 * 1024, ...overrides.options },
+  });
+  return { app, logs };
+}

@@ -1,0 +1,60 @@
+// Checks a response against the contract from the client's side: the documented status, content
+// type and body schema of the operation it answers (the Problem schema for anything else).
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { expect } from 'vitest';
+import type { Response } from 'supertest';
+import { indexOperations, operationMatcher, deref, type JsonSchema } from '../../src/contract/spec.js';
+import { spec } from './context.js';
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+ajv.addSchema(spec as JsonSchema, 'contract');
+const problemValidator = ajv.compile({ $ref: 'contract#/components/schemas/Problem' });
+const operations = indexOperations(spec);
+const match = operationMatcher(operations);
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+
+function validatorFor(pointer: string) {
+  let v = validators.get(pointer);
+  if (!v) {
+    v = ajv.compile({ $ref: `contract#${pointer}` });
+    validators.set(pointer, v);
+  }
+  return v;
+}
+
+/** Asserts that `res` (to `method path`) is a documented answer with a body matching its schema. */
+export function expectContractResponse(res: Response, method: string, path: string): void {
+  const op = match(method.toUpperCase(), path.split('?')[0] ?? path);
+  const contentType = String(res.headers['content-type'] ?? '');
+  if (res.status >= 400) {
+    expect(contentType, `${method} ${path} ${res.status} content type`).toMatch(/^application\/problem\+json/);
+    const valid = problemValidator(JSON.parse(res.text));
+    expect(problemValidator.errors ?? [], `${method} ${path} ${res.status} problem body`).toEqual([]);
+    expect(valid).toBe(true);
+    if (op) {
+      const documented = Object.keys(op.raw.responses ?? {});
+      // Statuses any operation may meet regardless of its list: a too large body, a wrong method.
+      const universal = ['405', '413', '415', '406'];
+      expect([...documented, ...universal], `${method} ${path}: status ${res.status} is documented`).toContain(String(res.status));
+    }
+    return;
+  }
+  expect(op, `${method} ${path} is an operation of the contract`).toBeDefined();
+  if (!op) return;
+  const response = deref(spec, op.raw.responses?.[String(res.status)]);
+  expect(response, `${op.operationId}: status ${res.status} is documented`).toBeDefined();
+  if (!response?.content) return;
+  expect(contentType).toMatch(/^application\/json/);
+  // Point Ajv at the schema inside the contract, so its local $refs resolve.
+  const raw = op.raw.responses?.[String(res.status)] as JsonSchema;
+  const responsePointer =
+    typeof raw.$ref === 'string'
+      ? raw.$ref.slice(1)
+      : `/paths/${op.path.replace(/~/g, '~0').replace(/\//g, '~1')}/${op.method}/responses/${res.status}`;
+  const validate = validatorFor(`${responsePointer}/content/application~1json/schema`);
+  const valid = validate(res.body);
+  expect(validate.errors ?? [], `${op.operationId} ${res.status} body`).toEqual([]);
+  expect(valid).toBe(true);
+}

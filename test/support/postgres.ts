@@ -1,0 +1,75 @@
+// A throwaway PostgreSQL 15 cluster for the test run, from the machine's server binaries; or the
+// server at DATABASE_URL when one is given. Each test file gets its own database, copied from a
+// migrated template, so files run in parallel without seeing each other's rows.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, chmodSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+
+const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+export interface Cluster {
+  /** URL of the maintenance database (`postgres`) of the cluster. */
+  adminUrl: string;
+  stop(): void;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** initdb refuses to run as root: the cluster then belongs to the `postgres` system user. */
+function asClusterOwner(command: string, args: string[]) {
+  const isRoot = process.getuid?.() === 0;
+  const [file, argv] = isRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+  const result = spawnSync(file, argv, { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.stdout}`);
+  return result.stdout;
+}
+
+export async function startCluster(): Promise<Cluster> {
+  if (!existsSync(join(PG_BIN, 'initdb'))) {
+    throw new Error(`No PostgreSQL server binaries in ${PG_BIN}: run 'make system-deps' or set DATABASE_URL`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'backoffice-pg-'));
+  chmodSync(dir, 0o777);
+  if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', dir]);
+  const dataDir = join(dir, 'data');
+  const port = await freePort();
+  asClusterOwner(join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
+  const options = [
+    `-p ${port}`,
+    `-k ${dir}`,
+    "-c listen_addresses='127.0.0.1'",
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+    '-c max_connections=300',
+  ].join(' ');
+  asClusterOwner(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);
+  return {
+    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop() {
+      try {
+        asClusterOwner(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
