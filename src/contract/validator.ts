@@ -9,7 +9,7 @@ export function contractValidator(spec: OpenApiDocument, options: { validateResp
   return OpenApiValidator.middleware({
     // The validator mutates what it is given (it drops components.examples): hand it a copy.
     apiSpec: structuredClone(spec) as unknown as OpenAPIV3.DocumentV3_1,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
     validateResponses: options.validateResponses ? { removeAdditional: false } : false,
     // Presence only: the default handlers check that the credential header is there. Whether the
     // credential is good is decided by our authentication, with one database round trip.
