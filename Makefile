@@ -22,7 +22,7 @@ generate: install ## Bundle openapi/ and regenerate generated/ (commit the resul
 
 lint: install ## Contract lint (zero warnings), generated/ drift, tsc, eslint
 	@out=$$($(BIN)/redocly lint 2>&1); status=$$?; echo "$$out" | $(QUIET_BOX); \
-	  if [ $$status -ne 0 ] || echo "$$out" | grep -qi 'warning'; then echo "redocly lint: not clean" >&2; exit 1; fi
+	  if [ $$status -ne 0 ] || echo "$$out" | grep -v '║' | grep -qiE '[0-9]+ warnings?'; then echo "redocly lint: not clean" >&2; exit 1; fi
 	scripts/check-generated.sh
 	$(BIN)/tsc --noEmit
 	$(BIN)/eslint .
@@ -38,7 +38,7 @@ mock: install ## Serve the contract's examples with Prism on http://localhost:40
 	$(BIN)/prism mock generated/openapi.json --host 127.0.0.1 --port 4010
 
 migrate: build ## Apply database migrations (DATABASE_URL, or the embedded database)
-	node dist/src/cli.js migrate
+	node dist/src/cli/main.js migrate
 
 run: build docs ## Run the service on http://localhost:3000 (embedded database unless DATABASE_URL is set)
 	node dist/src/server.js

@@ -156,6 +156,13 @@ export interface components {
              */
             refresh_token: string;
         };
+        /**
+         * @description An action a caller may perform, named `resource.action`. People get permissions through their
+         *     roles; API keys carry them directly.
+         * @example users.list
+         * @enum {string}
+         */
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.create" | "tasks.update" | "meetings.list" | "meetings.create" | "meetings.update";
         ProblemFieldError: {
             /**
              * @description Where the problem is, as `request/<part>/<path>` (body, query, headers, params).
@@ -218,11 +225,7 @@ export interface components {
              *     ]
              */
             allowed_values?: string[];
-            /**
-             * @description With `403`, the permission the operation needs.
-             * @example users.list
-             */
-            required_permission?: string;
+            required_permission?: components["schemas"]["Permission"];
             /** @description With validation failures, one entry per offending field. */
             errors?: components["schemas"]["ProblemFieldError"][];
         };
@@ -567,6 +570,7 @@ export interface components {
 }
 export type SignInRequest = components['schemas']['SignInRequest'];
 export type TokenSet = components['schemas']['TokenSet'];
+export type Permission = components['schemas']['Permission'];
 export type ProblemFieldError = components['schemas']['ProblemFieldError'];
 export type Problem = components['schemas']['Problem'];
 export type RefreshRequest = components['schemas']['RefreshRequest'];

@@ -8,6 +8,7 @@ import { assertContractLoads } from './contract/validator.js';
 import { createHandlers } from './handlers/index.js';
 import { createAuthenticators } from './auth/authenticators.js';
 import { createApp } from './app.js';
+import { systemClock } from './clock.js';
 
 export interface Service {
   app: ReturnType<typeof createApp>;
@@ -21,12 +22,13 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
   try {
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    const deps = { db: database.db, clock: systemClock, logger, config };
     const app = createApp({
       spec,
       db: database.db,
       logger,
-      handlers: createHandlers(database.db),
-      authenticators: createAuthenticators(),
+      handlers: createHandlers(deps),
+      authenticators: createAuthenticators(deps),
       options: { validateResponses: config.validateResponses, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes },
     });
     return { app, database };

@@ -69,8 +69,9 @@ describe('problem+json errors', () => {
   });
 
   it('answers an unexpected failure with 500 internal_error and no internal detail', async () => {
+    const { deps } = createTestApp(database.db);
     const handlers: HandlerMap = {
-      ...createHandlers(database.db),
+      ...createHandlers(deps),
       signIn: async () => {
         throw new Error('secret internal detail: connection string postgres://u:p@h/db');
       },

@@ -1,15 +1,9 @@
-// Checks presented credentials. API keys and sessions do not exist yet in this build (issues 3
-// and 4), so no credential can be valid: every one is refused with the right 401.
+// The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer).
 import type { Authenticators } from './principal.js';
-import { unauthorized } from '../http/problem.js';
+import type { Dependencies } from '../dependencies.js';
+import { apiKeyAuthenticator } from '../api-keys/authenticator.js';
+import { bearerAuthenticator } from '../sessions/authenticator.js';
 
-export function createAuthenticators(): Authenticators {
-  return {
-    apiKey: async () => {
-      throw unauthorized('invalid_api_key', 'The API key is unknown or revoked.', true);
-    },
-    bearer: async () => {
-      throw unauthorized('invalid_token', 'The access token is unknown, expired or revoked.', true);
-    },
-  };
+export function createAuthenticators(deps: Dependencies): Authenticators {
+  return { apiKey: apiKeyAuthenticator(deps), bearer: bearerAuthenticator(deps) };
 }

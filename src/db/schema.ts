@@ -15,6 +15,28 @@ export interface UsersTable {
   last_sign_in_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
+export interface RolesTable {
+  id: Generated<string>;
+  name: string;
+  description: ColumnType<string, string | undefined, string>;
+  built_in: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface RolePermissionsTable {
+  role_id: string;
+  permission: string;
+}
+
+export interface UserRolesTable {
+  user_id: string;
+  role_id: string;
+}
+
 export interface Database {
   users: UsersTable;
+  roles: RolesTable;
+  role_permissions: RolePermissionsTable;
+  user_roles: UserRolesTable;
 }

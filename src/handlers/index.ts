@@ -1,13 +1,12 @@
 // The handler map: one entry per operationId of the contract, checked by the compiler.
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
 import type { HandlerMap } from '../contract/handler-types.js';
+import type { Dependencies } from '../dependencies.js';
 import { userHandlers } from './users.js';
 import { tokenHandlers } from './tokens.js';
 
-export function createHandlers(db: Kysely<Database>): HandlerMap {
+export function createHandlers(deps: Dependencies): HandlerMap {
   return {
-    ...userHandlers(db),
-    ...tokenHandlers(),
+    ...userHandlers(deps),
+    ...tokenHandlers(deps),
   };
 }

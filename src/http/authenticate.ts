@@ -3,6 +3,7 @@
 import type { RequestHandler } from 'express';
 import type { OperationInfo } from '../contract/spec.js';
 import type { Authenticators } from '../auth/principal.js';
+import type { Permission } from '../auth/permissions.js';
 import { ProblemError, forbidden, unauthorized } from './problem.js';
 
 const BEARER = /^bearer +(\S+) *$/i;
@@ -30,7 +31,7 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators):
       throw unauthorized('unauthenticated', `This operation needs credentials: ${accepted}.`, false);
     }
     const permission = op.requiredPermission;
-    if (permission && !res.locals.principal.permissions.has(permission)) throw forbidden(permission);
+    if (permission && !res.locals.principal.permissions.has(permission)) throw forbidden(permission as Permission);
     next();
   };
 }

@@ -56,7 +56,7 @@ export function unauthorized(code: string, detail: string, credentialSent: boole
   return new ProblemError(401, code, detail, {}, { 'WWW-Authenticate': challenge });
 }
 
-export function forbidden(permission: string): ProblemError {
+export function forbidden(permission: Problem['required_permission'] & string): ProblemError {
   return new ProblemError(403, 'permission_denied', `This operation needs the permission ${permission}.`, {
     required_permission: permission,
   });

@@ -12,6 +12,9 @@ import { createLogger } from '../../src/logger.js';
 import { createHandlers } from '../../src/handlers/index.js';
 import { createAuthenticators } from '../../src/auth/authenticators.js';
 import { withDatabase } from './postgres.js';
+import { ManualClock, type Clock } from '../../src/clock.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Dependencies } from '../../src/dependencies.js';
 
 const TEMPLATE_DATABASE = 'backoffice_template';
 
@@ -65,18 +68,32 @@ export function captureLogs() {
 
 export const spec = loadSpec();
 
-type Overrides = Partial<Omit<AppDependencies, 'options'>> & { options?: Partial<AppDependencies['options']> };
+/** The configuration of a test: the defaults, plus the environment variables given. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'debug', ...env });
+}
 
-/** The real app on a test database; any dependency can be replaced. */
+type Overrides = Partial<Omit<AppDependencies, 'options' | 'db'>> & {
+  options?: Partial<AppDependencies['options']>;
+  clock?: Clock;
+  /** Environment variables for the configuration (see src/config.ts). */
+  env?: Record<string, string>;
+};
+
+/** The real app on a test database, with a manual clock; any dependency can be replaced. */
 export function createTestApp(db: Kysely<Database>, overrides: Overrides = {}) {
   const logs = captureLogs();
+  const clock = overrides.clock ?? new ManualClock(new Date());
+  const config = testConfig(overrides.env);
+  const logger = overrides.logger ?? logs.logger;
+  const deps: Dependencies = { db, clock, logger, config };
   const app = createApp({
     spec,
     db,
-    logger: overrides.logger ?? logs.logger,
-    handlers: overrides.handlers ?? createHandlers(db),
-    authenticators: overrides.authenticators ?? createAuthenticators(),
-    options: { validateResponses: true, trustProxy: false, bodyLimitBytes: 100 * 1024, ...overrides.options },
+    logger,
+    handlers: overrides.handlers ?? createHandlers(deps),
+    authenticators: overrides.authenticators ?? createAuthenticators(deps),
+    options: { validateResponses: true, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes, ...overrides.options },
   });
-  return { app, logs };
+  return { app, logs, clock, deps };
 }

@@ -1,7 +1,9 @@
 // Every migration, in order. Names start with a UTC timestamp; add new ones at the end.
 import type { Migration } from 'kysely';
 import * as m20261121T1200Users from './20261121T1200_users.js';
+import * as m20261121T1210Roles from './20261121T1210_roles.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
+  '20261121T1210_roles': m20261121T1210Roles,
 };

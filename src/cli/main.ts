@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The `backoffice` command line: operator tasks against the configured database
+// (DATABASE_URL, or the embedded database under DATA_DIR). One module per command group.
+import { Command } from 'commander';
+import { registerMigrate } from './migrate.js';
+
+const program = new Command('backoffice').description('Back-office API operator commands').showHelpAfterError();
+registerMigrate(program);
+
+program.parseAsync().catch((err: unknown) => {
+  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

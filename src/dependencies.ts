@@ -1,0 +1,14 @@
+// What handlers and authenticators are built from. Tests build the same with a test database,
+// a manual clock and their own configuration.
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from './db/schema.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+
+export interface Dependencies {
+  db: Kysely<Database>;
+  clock: Clock;
+  logger: Logger;
+  config: Config;
+}
