@@ -2,8 +2,10 @@
 import type { Migration } from 'kysely';
 import * as m20261121T1200Users from './20261121T1200_users.js';
 import * as m20261121T1210Roles from './20261121T1210_roles.js';
+import * as m20261121T1400ApiKeys from './20261121T1400_api_keys.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
   '20261121T1210_roles': m20261121T1210Roles,
+  '20261121T1400_api_keys': m20261121T1400ApiKeys,
 };
