@@ -24,15 +24,16 @@ export function findKeyBySecretDigest(db: Kysely<Database>, digest: Buffer): Pro
     .executeTakeFirst();
 }
 
-/** Records a use, unless one was recorded less than `interval` ago (checked by the database, so concurrent requests write once). */
-export async function recordKeyUse(db: Kysely<Database>, id: string, use: { at: Date; ip: string; intervalMs: number }): Promise<void> {
+/** Records a use unless one was recorded less than `interval` ago, checked by the database so that concurrent requests write once; true when written. */
+export async function recordKeyUse(db: Kysely<Database>, id: string, use: { at: Date; ip: string; intervalMs: number }): Promise<boolean> {
   const threshold = new Date(use.at.getTime() - use.intervalMs);
-  await db
+  const result = await db
     .updateTable('api_keys')
     .set({ last_used_at: use.at, last_used_ip: use.ip })
     .where('id', '=', id)
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', threshold)]))
-    .execute();
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export function listKeys(db: Kysely<Database>, filter: { expiringBefore?: Date } = {}): Promise<ApiKeyRow[]> {
