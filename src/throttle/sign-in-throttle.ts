@@ -1,0 +1,50 @@
+// Sign-in throttling, kept in PostgreSQL so every server process counts the same failures: at most
+// N failed attempts per e-mail (known or not) and M per client IP in a sliding window; past that,
+// every attempt (the correct password too) answers 429 until the oldest failure leaves the window.
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { digestSecret } from '../auth/secrets.js';
+
+export interface ThrottleLimits {
+  maxFailuresPerEmail: number;
+  maxFailuresPerIp: number;
+  windowS: number;
+}
+
+export const emailDigest = (email: string) => digestSecret(`email:${email.trim().toLowerCase()}`);
+
+export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
+  const windowMs = limits.windowS * 1000;
+  return {
+    /** Seconds to wait when locked, or null when an attempt may go ahead. One round trip. */
+    async retryAfter(email: string, ip: string, now: Date): Promise<number | null> {
+      const since = new Date(now.getTime() - windowMs);
+      // The failure whose leaving the window unlocks: the (count - max + 1)-th oldest, i.e. offset max-1 from the newest.
+      const { rows } = await sql<{ by_email: Date | null; by_ip: Date | null }>`
+        select
+          (select failed_at from sign_in_failures where email_digest = ${emailDigest(email)} and failed_at > ${since}
+            order by failed_at desc offset ${limits.maxFailuresPerEmail - 1} limit 1) as by_email,
+          (select failed_at from sign_in_failures where ip_address = ${ip} and failed_at > ${since}
+            order by failed_at desc offset ${limits.maxFailuresPerIp - 1} limit 1) as by_ip`.execute(db);
+      const row = rows[0];
+      const unlocks = [row?.by_email, row?.by_ip].filter((d): d is Date => d != null).map((d) => d.getTime() + windowMs);
+      if (unlocks.length === 0) return null;
+      return Math.max(1, Math.ceil((Math.max(...unlocks) - now.getTime()) / 1000));
+    },
+
+    async recordFailure(email: string, ip: string, now: Date): Promise<void> {
+      await db.insertInto('sign_in_failures').values({ email_digest: emailDigest(email), ip_address: ip, failed_at: now }).execute();
+    },
+
+    /** A successful sign-in clears the e-mail's failures (not the IP's), and drops expired rows. */
+    async recordSuccess(email: string, now: Date): Promise<void> {
+      const since = new Date(now.getTime() - windowMs);
+      await db
+        .deleteFrom('sign_in_failures')
+        .where((eb) => eb.or([eb('email_digest', '=', emailDigest(email)), eb('failed_at', '<=', since)]))
+        .execute();
+    },
+  };
+}
+
+export type SignInThrottle = ReturnType<typeof signInThrottle>;
