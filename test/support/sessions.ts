@@ -1,7 +1,7 @@
 // Helpers for tests that sign people in: users with passwords and roles, and signing in.
 import request from 'supertest';
 import type { Kysely } from 'kysely';
-import type { Express } from 'express';
+type App = Parameters<typeof request>[0];
 import type { Database } from '../../src/db/schema.js';
 import { createUserWithPassword } from '../../src/users/credentials.js';
 
@@ -31,12 +31,12 @@ export interface TokenSetBody {
   refresh_token: string;
 }
 
-export async function signIn(app: Express, email: string, password: string, userAgent = 'vitest'): Promise<TokenSetBody> {
+export async function signIn(app: App, email: string, password: string, userAgent = 'vitest'): Promise<TokenSetBody> {
   const res = await request(app).post('/sessions').set('user-agent', userAgent).send({ session: { email, password } });
   if (res.status !== 201) throw new Error(`sign-in answered ${res.status}: ${res.text}`);
   return res.body as TokenSetBody;
 }
 
-export function refresh(app: Express, set: { access_token: string; refresh_token: string }, path = '/tokens') {
+export function refresh(app: App, set: { access_token: string; refresh_token: string }, path = '/tokens') {
   return request(app).post(path).set('authorization', `Bearer ${set.access_token}`).send({ refresh_token: set.refresh_token });
 }
