@@ -38,7 +38,8 @@ export function sessionService({ db, clock, config }: Dependencies) {
 
   async function signIn(email: string, password: string, client: ClientInfo): Promise<TokenSet> {
     const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
-    const retryAfter = await throttle.retryAfter(email, client.ip, clock.now());
+    const throttleState = await throttle.check(email, client.ip, clock.now());
+    const { retryAfter } = throttleState;
     if (retryAfter !== null) {
       await recordSecurityEvent(db, { type: 'sign_in_throttled', at: clock.now(), userId: null, ip: client.ip, userAgent });
       throw new ProblemError(
@@ -68,25 +69,16 @@ export function sessionService({ db, clock, config }: Dependencies) {
     // The parameters changed since this hash was made: store one with today's.
     if (user.password_hash && needsRehash(user.password_hash)) await setPasswordHash(db, user.id, await hashPassword(password), now);
     const set = newTokenSet();
-    await db.transaction().execute(async (trx) => {
-      const created = await repo.insertSession(trx, {
-        userId: user.id,
-        ip: client.ip,
-        userAgent,
-        now,
-        expiresAt: new Date(now.getTime() + lifetimeS * 1000),
-      });
-      await repo.insertTokenSet(trx, {
-        sessionId: created.id,
-        generation: created.generation,
-        accessDigest: digestToken(set.access_token),
-        refreshDigest: digestToken(set.refresh_token),
-        now,
-      });
-      await repo.touchSignIn(trx, user.id, now);
-      await recordSecurityEvent(trx, { type: 'sign_in_succeeded', at: now, userId: user.id, sessionId: created.id, ip: client.ip, userAgent });
+    await repo.openSession(db, {
+      userId: user.id,
+      ip: client.ip,
+      userAgent,
+      now,
+      expiresAt: new Date(now.getTime() + lifetimeS * 1000),
+      accessDigest: digestToken(set.access_token),
+      refreshDigest: digestToken(set.refresh_token),
     });
-    await throttle.recordSuccess(email, now);
+    if (throttleState.emailFailures > 0) await throttle.clearEmail(email);
     return set;
   }
 
