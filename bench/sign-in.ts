@@ -7,7 +7,7 @@
 // Uses DATABASE_URL when set (a database it may create tables in), else a throwaway PostgreSQL 15.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { verify } from '@node-rs/argon2';
@@ -49,6 +49,7 @@ function percentile(values: number[], p: number): number {
 }
 
 async function main() {
+  const loadBefore = loadavg();
   let url = process.env.DATABASE_URL;
   const cluster = url ? undefined : await startCluster();
   if (cluster) {
@@ -93,12 +94,19 @@ async function main() {
     for (let i = 0; i < 4; i++) await verify(stored, PASSWORD);
     const { access_token } = await signIn();
 
-    const raw = await forDuration(CONCURRENCY, SECONDS, async () => {
-      if (!(await verify(stored, PASSWORD))) throw new Error('verify failed');
-    });
-    const service = await forDuration(CONCURRENCY, SECONDS, async () => {
-      await signIn();
-    });
+    // Interleaved one-second slices, so both sides see the same background load of a shared machine.
+    let rawTotal = 0;
+    let serviceTotal = 0;
+    for (let slice = 0; slice < SECONDS; slice++) {
+      rawTotal += await forDuration(CONCURRENCY, 1, async () => {
+        if (!(await verify(stored, PASSWORD))) throw new Error('verify failed');
+      });
+      serviceTotal += await forDuration(CONCURRENCY, 1, async () => {
+        await signIn();
+      });
+    }
+    const raw = rawTotal / SECONDS;
+    const service = serviceTotal / SECONDS;
 
     const latencies: number[] = [];
     let flooding = true;
@@ -122,7 +130,8 @@ async function main() {
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);
     say(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}, UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? 4}`);
-    say(`argon2id m=19456 KiB t=2 p=1, concurrency ${CONCURRENCY}, ${SECONDS} s per phase`);
+    say(`argon2id m=19456 KiB t=2 p=1, concurrency ${CONCURRENCY}, ${SECONDS} interleaved 1 s slices each, then a ${SECONDS} s flood`);
+    say(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
     say(`raw argon2id verify:      ${raw.toFixed(1)} /s`);
     say(`POST /sessions (201):     ${service.toFixed(1)} /s   ratio ${(ratio * 100).toFixed(1)} %  (target >= 80 %) ${ratio >= 0.8 ? 'PASS' : 'FAIL'}`);
     say(`GET /me during flood:     p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${latencies.length} requests (flood ${floodRate.toFixed(1)} sign-ins/s)  (target p99 < 50 ms) ${p99 < 50 ? 'PASS' : 'FAIL'}`);
