@@ -32,7 +32,22 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   'api-keys': async (db) => (await makeApiKey(db, ['tasks.list'])).id,
 };
 
-async function concretePath(op: OperationInfo): Promise<string> {
+/** A signed-in caller (through the real POST /sessions), when the case has one. */
+interface Caller {
+  userId: string;
+  sessionId: string;
+  password: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+async function concretePath(op: OperationInfo, caller?: Caller): Promise<string> {
+  // Sessions exist only by signing in: one's own session, or another user's.
+  if (op.path === '/sessions/{id}') return `/sessions/${(caller ?? (await signedInWith([]))).sessionId}`;
+  if (op.path.includes('{session_id}')) {
+    const other = await signedInWith([]);
+    return op.path.replace('{id}', other.userId).replace('{session_id}', other.sessionId);
+  }
   let path = op.path;
   for (const [placeholder] of op.path.matchAll(/\{[^}]+\}/g)) {
     const kind = op.path.split('/')[1] ?? '';
@@ -44,7 +59,7 @@ async function concretePath(op: OperationInfo): Promise<string> {
 }
 
 /** The contract's own request example, with names and e-mails made unique so that it can be replayed. */
-function exampleBody(op: OperationInfo): unknown {
+function exampleBody(op: OperationInfo, caller?: Caller): unknown {
   const requestBody = deref(spec, op.raw.requestBody);
   const media = requestBody?.content?.['application/json'];
   if (!media) return undefined;
@@ -55,6 +70,9 @@ function exampleBody(op: OperationInfo): unknown {
     const body = example as Record<string, unknown>;
     if (typeof body.email === 'string') body.email = `matrix-${unique}@example.com`;
     if (typeof body.name === 'string') body.name = `${body.name} ${unique}`;
+    // What only the signed-in caller can know: their password, their refresh token.
+    if (caller && typeof body.current_password === 'string') body.current_password = caller.password;
+    if (caller && typeof body.refresh_token === 'string') body.refresh_token = caller.refreshToken;
   }
   return example;
 }
@@ -70,11 +88,11 @@ function grantedPermissions(op: OperationInfo): string[] {
   return [...new Set([op.requiredPermission ?? 'tasks.list', ...inExample])];
 }
 
-async function call(op: OperationInfo, headers: Record<string, string>, clock?: ManualClock) {
-  const { app } = createTestApp(database.db, clock ? { clock } : {});
-  const path = await concretePath(op);
+async function call(op: OperationInfo, headers: Record<string, string>, caller?: Caller) {
+  const { app } = createTestApp(database.db);
+  const path = await concretePath(op, caller);
   let req = request(app)[op.method](path).set(headers);
-  const body = exampleBody(op);
+  const body = exampleBody(op, caller);
   if (body !== undefined) req = req.send(body as object);
   const res = await req;
   expectContractResponse(res, op.method, path);
@@ -138,8 +156,8 @@ describe.each(secured.map((op) => ({ op, name: `${op.method.toUpperCase()} ${op.
 });
 
 // ---------------------------------------------------------------------------------------------
-// Bearer callers, signed in through the real POST /sessions. Sign-in is issue 3: until it is
-// merged, POST /sessions answers 503 and this block is reported as skipped (see the probe).
+// Bearer callers, signed in through the real POST /sessions. The probe below guards against a
+// build without sign-in (POST /sessions answering 503), where this block shows as skipped.
 
 async function probeSignIn(): Promise<boolean> {
   const db = await createTestDatabase();
@@ -154,45 +172,39 @@ async function probeSignIn(): Promise<boolean> {
 }
 const signInAvailable = await probeSignIn();
 
-const tokenCache = new Map<string, Promise<string>>();
-/** The access token of a fresh user whose only role holds `permissions`, signed in for real. */
-function signedInWith(permissions: string[]): Promise<string> {
-  const cacheKey = permissions.join(',');
-  let token = tokenCache.get(cacheKey);
-  if (!token) {
-    token = (async () => {
-      const role = await makeRole(database.db, permissions);
-      const { email } = await makeUser(database.db, { roleIds: [role.id], passwordHash: await hashPassword(PASSWORD) });
-      const { app } = createTestApp(database.db);
-      const res = await request(app).post('/sessions').send({ session: { email, password: PASSWORD } });
-      expect(res.status, res.text).toBe(201);
-      return res.body.access_token as string;
-    })();
-    tokenCache.set(cacheKey, token);
-  }
-  return token;
+/** A fresh user whose only role holds `permissions`, signed in for real (a new session each time). */
+async function signedInWith(permissions: string[]): Promise<Caller> {
+  const role = await makeRole(database.db, permissions);
+  const user = await makeUser(database.db, { roleIds: [role.id], passwordHash: await hashPassword(PASSWORD) });
+  const { app } = createTestApp(database.db);
+  const res = await request(app).post('/sessions').send({ session: { email: user.email, password: PASSWORD } });
+  expect(res.status, res.text).toBe(201);
+  const session = await database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+  return { userId: user.id, sessionId: session.id, password: PASSWORD, accessToken: res.body.access_token, refreshToken: res.body.refresh_token };
 }
 
-describe.skipIf(!signInAvailable)('bearer callers via real sign-in (SKIPPED while POST /sessions is not built: issue 3)', () => {
+describe.skipIf(!signInAvailable)('bearer callers via real sign-in (skipped only if POST /sessions is unavailable)', () => {
   describe.each(secured.map((op) => ({ op, name: `${op.method.toUpperCase()} ${op.path}` })))('$name', ({ op }) => {
     const acceptsBearer = op.security.includes('bearerAuth');
 
     it(`user without the permission: ${!acceptsBearer ? '401' : op.requiredPermission ? '403' : 'allowed'}`, async () => {
-      const res = await call(op, { authorization: `Bearer ${await signedInWith([otherPermission(op)])}` });
+      const caller = await signedInWith([otherPermission(op)]);
+      const res = await call(op, { authorization: `Bearer ${caller.accessToken}` }, caller);
       if (!acceptsBearer) expect(res.status).toBe(401);
       else if (op.requiredPermission) expectForbidden(res, op);
       else expectSuccess(res, op);
     });
 
     it(`user with the permission: ${acceptsBearer ? 'allowed' : '401'}`, async () => {
-      const res = await call(op, { authorization: `Bearer ${await signedInWith(grantedPermissions(op))}` });
+      const caller = await signedInWith(grantedPermissions(op));
+      const res = await call(op, { authorization: `Bearer ${caller.accessToken}` }, caller);
       if (acceptsBearer) expectSuccess(res, op);
       else expect(res.status).toBe(401);
     });
   });
 });
 
-describe.skipIf(!signInAvailable)('role changes through real sign-in (SKIPPED while POST /sessions is not built: issue 3)', () => {
+describe.skipIf(!signInAvailable)('role changes through real sign-in (skipped only if POST /sessions is unavailable)', () => {
   it('take effect on the signed-in user\u2019s very next request', async () => {
     const role = await makeRole(database.db, ['users.list']);
     const { email } = await makeUser(database.db, { roleIds: [role.id], passwordHash: await hashPassword(PASSWORD) });

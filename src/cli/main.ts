@@ -6,9 +6,11 @@ import { registerMigrate } from './migrate.js';
 import { registerRoles } from './roles.js';
 import { registerApiKeys } from './api-keys.js';
 import { registerSeed } from './seed.js';
+import { registerUsers } from './users.js';
 
 const program = new Command('backoffice').description('Back-office API operator commands').showHelpAfterError();
 registerMigrate(program);
+registerUsers(program);
 registerRoles(program);
 registerApiKeys(program);
 registerSeed(program);

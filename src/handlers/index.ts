@@ -6,6 +6,8 @@ import { tokenHandlers } from './tokens.js';
 import { roleHandlers } from './roles.js';
 import { permissionHandlers } from './permissions.js';
 import { apiKeyHandlers } from './api-keys.js';
+import { sessionHandlers } from './sessions.js';
+import { meHandlers } from './me.js';
 
 export function createHandlers(deps: Dependencies): HandlerMap {
   return {
@@ -14,5 +16,7 @@ export function createHandlers(deps: Dependencies): HandlerMap {
     ...roleHandlers(deps),
     ...permissionHandlers(),
     ...apiKeyHandlers(deps),
+    ...sessionHandlers(deps),
+    ...meHandlers(deps),
   };
 }

@@ -3,6 +3,9 @@ import type { Dependencies } from '../dependencies.js';
 import type { Handler } from '../contract/handler-types.js';
 import { userService } from '../users/service.js';
 import { presentUser } from '../users/presenter.js';
+import type { ListedUser } from '../users/repository.js';
+
+const present = (user: ListedUser) => presentUser(user, user.roles);
 import { requireCaller } from '../auth/caller.js';
 
 export function userHandlers({ db, clock }: Dependencies) {
@@ -10,22 +13,22 @@ export function userHandlers({ db, clock }: Dependencies) {
 
   const listUsers: Handler<'listUsers'> = async ({ query }) => {
     const { page, nextCursor } = await users.list(query ?? {});
-    return { status: 200, body: { data: page.map(presentUser), next_cursor: nextCursor } };
+    return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
   };
 
-  const getUser: Handler<'getUser'> = async ({ path }) => ({ status: 200, body: presentUser(await users.get(path.id)) });
+  const getUser: Handler<'getUser'> = async ({ path }) => ({ status: 200, body: present(await users.get(path.id)) });
 
   const createUser: Handler<'createUser'> = async ({ body, principal }) => ({
     status: 201,
-    body: presentUser(await users.create(requireCaller(principal).permissions, body)),
+    body: present(await users.create(requireCaller(principal).permissions, body)),
   });
 
   const updateUser: Handler<'updateUser'> = async ({ body, path, principal }) => ({
     status: 200,
-    body: presentUser(await users.update(requireCaller(principal).permissions, path.id, body)),
+    body: present(await users.update(requireCaller(principal).permissions, path.id, body)),
   });
 
-  const disableUser: Handler<'disableUser'> = async ({ path }) => ({ status: 200, body: presentUser(await users.disable(path.id)) });
+  const disableUser: Handler<'disableUser'> = async ({ path }) => ({ status: 200, body: present(await users.disable(path.id)) });
 
   return { listUsers, listUtilisateurs: listUsers, getUser, createUser, updateUser, disableUser };
 }

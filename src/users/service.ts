@@ -9,6 +9,7 @@ import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
 import { findRolesByName, setUserRoles } from '../roles/repository.js';
 import { assertCallerHolds, permissionsOfRoles } from '../roles/permissions.js';
 import * as users from './repository.js';
+import { revokeSessions } from '../sessions/repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -88,19 +89,23 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       await db.transaction().execute(async (trx) => {
         if (!(await users.findUserForUpdate(trx, id))) throw notFound();
         const roleIds = input.roles ? await grantableRoles(trx, caller, input.roles) : undefined;
-        await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now: clock.now() });
+        const now = clock.now();
+        await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now });
         if (roleIds) await setUserRoles(trx, id, roleIds);
+        if (input.status === 'disabled') await revokeSessions(trx, { userId: id }, now, 'user_disabled');
       });
       return get(id);
     },
 
-    /**
-     * Disables the user (idempotent); the record stays. Ending their sessions belongs to the
-     * sessions module (issue 3): its bearer authenticator must refuse a disabled user's tokens.
-     */
+    /** Disables the user and revokes every session of theirs, in one transaction (idempotent); the record stays. */
     async disable(id: string) {
-      const user = await get(id);
-      if (user.status !== 'disabled') await users.updateUserFields(db, id, { status: 'disabled', now: clock.now() });
+      await db.transaction().execute(async (trx) => {
+        const user = await users.findUserForUpdate(trx, id);
+        if (!user) throw notFound();
+        const now = clock.now();
+        if (user.status !== 'disabled') await users.updateUserFields(trx, id, { status: 'disabled', now });
+        await revokeSessions(trx, { userId: id }, now, 'user_disabled');
+      });
       return get(id);
     },
   };

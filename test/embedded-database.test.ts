@@ -1,0 +1,34 @@
+// Smoke test of the embedded default: with no DATABASE_URL the service runs on PGlite, migrates,
+// persists under DATA_DIR, and serves requests through the same code path as PostgreSQL.
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { buildService } from '../src/main.js';
+import { loadConfig } from '../src/config.js';
+import { captureLogs } from './support/context.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('embedded PGlite database', () => {
+  it('migrates, serves, and keeps its data across restarts', async () => {
+    const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir });
+    expect(config.databaseUrl).toBeUndefined();
+    const first = await buildService(config, captureLogs().logger);
+    expect(first.database.kind).toBe('embedded');
+    expect((await request(first.app).get('/readyz')).status).toBe(200);
+    const res = await request(first.app).get('/users');
+    expect(res.status).toBe(401);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    await first.database.db.insertInto('users').values({ email: 'persisted@example.com', first_name: 'P', last_name: 'Q' }).execute();
+    await first.database.close();
+    expect(existsSync(join(dataDir, 'pglite'))).toBe(true);
+
+    const second = await buildService(config, captureLogs().logger);
+    const rows = await second.database.db.selectFrom('users').select('email').where('email', '=', 'persisted@example.com').execute();
+    expect(rows).toHaveLength(1);
+    await second.database.close();
+  });
+});
