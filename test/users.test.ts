@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
+import { hashPassword } from '../src/auth/passwords.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
 
 let database: TestDatabase;
@@ -129,6 +130,23 @@ describe('users CRUD', () => {
     expectContractResponse(disabled, 'DELETE', `/users/${id}`);
     expect(disabled.body.status).toBe('disabled');
     expect((await request(app).get(`/users/${id}`).set('x-api-key', listKey)).body.status).toBe('disabled');
+  });
+
+  it('DELETE ends every session of the user: their access token stops working at once', async () => {
+    const password = 'a long enough passphrase';
+    const person = await makeUser(database.db, { roleIds: [await adminRoleId(database.db)], passwordHash: await hashPassword(password) });
+    const { app } = createAppWithTestBearer(database.db);
+    const signIn = await request(app).post('/sessions').send({ session: { email: person.email, password } });
+    expect(signIn.status).toBe(201);
+    const theirs = `Bearer ${signIn.body.access_token as string}`;
+    // The stand-in bearer would not notice; the real one is used through a plain app.
+    const { app: real } = createTestApp(database.db);
+    expect((await request(real).get('/users').set('authorization', theirs)).status).toBe(200);
+    expect((await request(app).delete(`/users/${person.id}`).set('authorization', testBearer(adminId))).status).toBe(200);
+    const after = await request(real).get('/users').set('authorization', theirs);
+    expect(after.status).toBe(401);
+    const sessions = await database.db.selectFrom('sessions').select(['revoked_at', 'revoked_reason']).where('user_id', '=', person.id).execute();
+    expect(sessions).toEqual([{ revoked_at: expect.any(Date), revoked_reason: 'user_disabled' }]);
   });
 
   it('answers 404 for an unknown id and 400 for a malformed one', async () => {
