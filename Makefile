@@ -7,7 +7,7 @@ BIN := node_modules/.bin
 # Redocly prints a boxed Node.js deprecation notice on every run; keep the output readable.
 QUIET_BOX := grep -v -e '║' -e '╔' -e '╚' -e '^\s*$$' || true
 
-.PHONY: help install generate lint docs mock migrate run build test system-deps
+.PHONY: help install generate lint docs mock migrate run build test system-deps fuzz soak
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -48,3 +48,6 @@ system-deps: ## Install the Debian packages the tests need, if missing (PostgreS
 
 test: install system-deps docs ## Run every test against a throwaway PostgreSQL 15 cluster
 	$(BIN)/vitest run
+
+fuzz: install system-deps ## Fuzz every operation of the contract longer than make test does (FUZZ_REQUESTS, FUZZ_SEED)
+	FUZZ_REQUESTS=$${FUZZ_REQUESTS:-100000} $(BIN)/vitest run test/fuzz.test.ts

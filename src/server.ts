@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { buildService } from './main.js';
+import { createHttpServer } from './http/server.js';
 
 async function main() {
   let config;
@@ -18,7 +19,7 @@ async function main() {
   }
   const logger = createLogger(config.logLevel);
   const { app, database } = await buildService(config, logger);
-  const server = app.listen(config.port, config.host);
+  const server = createHttpServer(app).listen(config.port, config.host);
   await once(server, 'listening');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
