@@ -43,7 +43,7 @@ migrate: build ## Apply database migrations (DATABASE_URL, or the embedded datab
 run: build docs ## Run the service on http://localhost:3000 (embedded database unless DATABASE_URL is set)
 	node dist/src/server.js
 
-system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server)
+system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server, nginx)
 	scripts/system-deps.sh
 
 test: install system-deps docs ## Run every test against a throwaway PostgreSQL 15 cluster
