@@ -36,8 +36,31 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-export function createHttpServer(app: http.RequestListener): http.Server {
-  const server = http.createServer(app);
+export interface HttpServer extends http.Server {
+  /**
+   * Shutting down: every answer from now on carries `Connection: close`, so a keep-alive client
+   * does not send another request on a connection that is about to close (and the connection
+   * closes as soon as its answer is sent, rather than after the keep-alive timeout).
+   */
+  drain(): void;
+}
+
+export function createHttpServer(app: http.RequestListener): HttpServer {
+  let draining = false;
+  const server = http.createServer((req, res) => {
+    // Decided when the headers go out, not when the request came in: a request that started
+    // before SIGTERM and answers after it closes its connection too.
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
+      if (draining && !this.headersSent) this.setHeader('Connection', 'close');
+      return writeHead.apply(this, args);
+    } as typeof writeHead;
+    app(req, res);
+  });
   server.on('clientError', answerClientError);
-  return server;
+  return Object.assign(server, {
+    drain() {
+      draining = true;
+    },
+  });
 }
