@@ -51,3 +51,6 @@ test: install system-deps docs ## Run every test against a throwaway PostgreSQL 
 
 fuzz: install system-deps ## Fuzz every operation of the contract longer than make test does (FUZZ_REQUESTS, FUZZ_SEED)
 	FUZZ_REQUESTS=$${FUZZ_REQUESTS:-100000} $(BIN)/vitest run test/fuzz.test.ts
+
+soak: install system-deps ## Mixed traffic against real PostgreSQL for SOAK_DURATION_S (default 600 s): errors, latency, memory
+	SOAK_DURATION_S=$${SOAK_DURATION_S:-600} node --import tsx bench/soak.ts

@@ -40,7 +40,15 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const started = Date.now();
-  while (!output.includes('listening on')) {
+  // Up when /livez answers (which works whatever LOG_LEVEL says).
+  const up = async () => {
+    try {
+      return (await fetch(`http://127.0.0.1:${port}/livez`)).ok;
+    } catch {
+      return false;
+    }
+  };
+  while (!(await up())) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
     if (Date.now() - started > timeoutMs) {
       child.kill('SIGKILL');
