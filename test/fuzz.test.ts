@@ -20,20 +20,22 @@ import { PERMISSIONS } from '../src/auth/permissions.js';
 import { generateSecret } from '../src/auth/secrets.js';
 import { createHttpServer } from '../src/http/server.js';
 import type { Principal } from '../src/auth/principal.js';
+import { createUser } from './support/sessions.js';
 
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 const BODY_LIMIT = 100 * 1024;
 
-// Until API keys and sessions exist (issues 3 and 4), the one genuine credential is a stand-in
-// principal holding every permission, so the fuzzer reaches the handlers behind authentication.
+// Genuine credentials: a real access token of a signed-in administrator; and, until API keys
+// exist (issue 4), a stand-in key principal holding every permission, so the fuzzer reaches the
+// handlers behind x-api-key authentication too.
 const STAND_IN_KEY = 'fuzz-stand-in-admin-key';
-const STAND_IN_TOKEN = 'fuzz-stand-in-admin-token';
 
 let database: TestDatabase;
 let server: Server;
 let client: HttpClient;
 let tables: string[];
+let adminAccessToken: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -44,7 +46,7 @@ beforeAll(async () => {
     env: { LOG_LEVEL: 'silent' },
     authenticators: {
       apiKey: async (secret, request) => (secret === STAND_IN_KEY ? admin : real.apiKey(secret, request)),
-      bearer: async (token, request) => (token === STAND_IN_TOKEN ? { kind: 'user', userId: 'stand-in', sessionId: 'stand-in', permissions: admin.permissions } : real.bearer(token, request)),
+      bearer: real.bearer,
     },
     options: { bodyLimitBytes: BODY_LIMIT },
   });
@@ -52,6 +54,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   client = new HttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 1);
   tables = await tableNames(database.db);
+  const admin_ = await createUser(database.db, { permissions: [...PERMISSIONS] });
+  const signedIn = await client.send({ method: 'POST', path: '/sessions', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: { email: admin_.email, password: admin_.password } }) });
+  if (signedIn.status !== 201) throw new Error(`sign-in for the fuzzer answered ${signedIn.status}: ${signedIn.text}`);
+  adminAccessToken = (signedIn.body as { access_token: string }).access_token;
 });
 
 afterAll(async () => {
@@ -63,7 +69,7 @@ afterAll(async () => {
 function credentials(): Credential[] {
   return [
     { name: 'stand-in admin API key', headers: { 'x-api-key': STAND_IN_KEY }, genuine: true },
-    { name: 'stand-in admin bearer', headers: { authorization: `Bearer ${STAND_IN_TOKEN}` }, genuine: true },
+    { name: 'signed-in admin bearer', headers: { authorization: `Bearer ${adminAccessToken}` }, genuine: true },
     { name: 'unknown well-formed API key', headers: { 'x-api-key': generateSecret('bok') }, genuine: false },
     { name: 'unknown well-formed access token', headers: { authorization: `Bearer ${generateSecret('boa')}` }, genuine: false },
     { name: 'garbage API key', headers: { 'x-api-key': 'not-a-key' }, genuine: false },

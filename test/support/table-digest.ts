@@ -8,7 +8,7 @@ export type TableDigests = Record<string, string>;
  * Tables a refused request may write on purpose (a failed sign-in counts against the throttle and
  * is recorded as a security event); everything else must be untouched by a refused request.
  */
-export const WRITTEN_WHEN_REFUSED = new Set<string>([]);
+export const WRITTEN_WHEN_REFUSED = new Set<string>(['sign_in_failures', 'security_events']);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function tableNames(db: Kysely<any>): Promise<string[]> {

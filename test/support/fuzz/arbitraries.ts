@@ -226,7 +226,7 @@ export class RequestArbitraries {
     );
     return fc.tuple(...values).map((vs) => {
       let path = op.path;
-      params.forEach((p, i) => (path = path.replace(`{${p.name}}`, encodeURIComponent(vs[i]!.v))));
+      params.forEach((p, i) => (path = path.replace(`{${p.name}}`, encodePathSegment(vs[i]!.v))));
       return { path, broken: false }; // an odd id is a legitimate 4xx, not necessarily invalid per contract
     });
   }
@@ -391,6 +391,15 @@ export class RequestArbitraries {
       if (c.how === 'query __proto__') req.path = `${req.path.split('?')[0]}?__proto__=x&__proto__[polluted]=1`;
       return req;
     });
+  }
+}
+
+/** Percent-encodes; a lone surrogate (not encodable) becomes invalid UTF-8 bytes, a case of its own. */
+function encodePathSegment(value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    return '%ED%A0%80';
   }
 }
 
