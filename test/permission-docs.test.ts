@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { spec } from './support/context.js';
 import { indexOperations } from '../src/contract/spec.js';
 // @ts-expect-error the Redocly plugin is plain JavaScript without type declarations
-import { requiredPermissionLine } from '../redocly/permissions-plugin.js';
+import { requiredPermissionLine } from '../openapi/plugins/permissions-plugin.js';
 
 describe('required permission in the docs', () => {
   it('ends every secured operation\u2019s description with its x-required-permission, and nothing else names one', () => {
