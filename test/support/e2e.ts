@@ -1,0 +1,77 @@
+// End-to-end harness: the real service on a random port over its own test database, and Debian's
+// Chromium driven by playwright-core with a fresh profile. The test process builds the app itself,
+// so a test can hand it a ManualClock: nothing in the service lets a request move its clock.
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { systemClock, type Clock } from '../../src/clock.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { createTestApp, createTestDatabase } from './context.js';
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+/** Without the networking flags Chromium keeps dialling Google's hosts, which this machine refuses. */
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+export const SCREENSHOTS_DIR = join(PROJECT_ROOT, 'test-results', 'screenshots');
+
+export async function startService(options: { clock?: Clock; env?: Record<string, string> } = {}) {
+  const database = await createTestDatabase();
+  const service = createTestApp(database.db, { clock: options.clock ?? systemClock, ...(options.env ? { env: options.env } : {}) });
+  const server = service.app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    ...service,
+    database,
+    baseUrl,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await database.destroy();
+    },
+  };
+}
+
+export interface BrowserSession {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/** A new Chromium with an empty profile; `locale` sets navigator.languages (and Accept-Language). */
+export async function openBrowser(options: { locale?: string } = {}): Promise<BrowserSession> {
+  const userDataDir = mkdtempSync(join(tmpdir(), 'backoffice-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    locale: options.locale ?? 'en-US',
+    viewport: { width: 1280, height: 800 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    async close() {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Saves a full-page screenshot as test-results/screenshots/<name>.png. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });
+}
