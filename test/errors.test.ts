@@ -87,6 +87,7 @@ describe('problem+json errors', () => {
     const { app } = createTestApp(database.db);
     const res = await request(app).get('/users');
     expectProblem(res, 401, 'unauthenticated');
+    expect(res.body.detail).toBe('This operation needs credentials: x-api-key or Authorization: Bearer <access_token>.');
     expect(res.headers['www-authenticate']).toBe('Bearer realm="backoffice"');
     expectContractResponse(res, 'GET', '/users');
   });

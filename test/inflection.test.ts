@@ -6,6 +6,7 @@ import { KeyInflector, parseInflection } from '../src/http/inflection.js';
 import type { OpenApiDocument } from '../src/contract/spec.js';
 import { ProblemError } from '../src/http/problem.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createHandlers } from '../src/handlers/index.js';
 
 // A contract fragment with nested arrays, an acronym (ip), digits (sha256, ipv4) and a free-form map.
 const spec = {
@@ -150,3 +151,48 @@ describe('x-api-inflection over HTTP', () => {
     expect(locations).toEqual(expect.arrayContaining(['request/body/refresh_token', 'request/body/refreshToken']));
   });
 });
+
+describe('response validation sees the canonical body', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.destroy());
+
+  const principal = { kind: 'api_key' as const, apiKeyId: 'k', permissions: new Set(['users.list']) };
+  const authenticators = { apiKey: async () => principal, bearer: async () => principal };
+  const user = {
+    id: '0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90',
+    email: 'ada@example.com',
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    status: 'active' as const,
+    roles: ['admin'],
+    created_at: '2026-03-01T09:30:00.000Z',
+    updated_at: '2026-03-01T09:30:00.000Z',
+    last_sign_in_at: null,
+  };
+
+  it('validates the snake_case body, then inflects it (a camel response passes validation)', async () => {
+    const { deps } = createTestApp(database.db, { authenticators });
+    const handlers = { ...createHandlers(deps), listUsers: async () => ({ status: 200 as const, body: { data: [user], next_cursor: null } }) };
+    const { app } = createTestApp(database.db, { authenticators, handlers });
+    const res = await request(app).get('/users').set('x-api-key', 'k').set('x-api-inflection', 'camel');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: [{ ...toCamel(user) }], nextCursor: null });
+  });
+
+  it('turns a handler body that breaks the contract into a 500 (validation is on in tests)', async () => {
+    const { deps } = createTestApp(database.db, { authenticators });
+    const broken = { ...user, password_hash: 'leak' };
+    const handlers = { ...createHandlers(deps), listUsers: async () => ({ status: 200 as const, body: { data: [broken], next_cursor: null } }) };
+    const { app } = createTestApp(database.db, { authenticators, handlers });
+    const res = await request(app).get('/users').set('x-api-key', 'k');
+    expect(res.status).toBe(500);
+    expect(res.text).not.toContain('leak');
+  });
+});
+
+function toCamel(user: Record<string, unknown>) {
+  return Object.fromEntries(Object.entries(user).map(([k, v]) => [k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase()), v]));
+}

@@ -20,7 +20,7 @@ function isValidatorError(err: unknown): err is ValidatorError {
 const toLocation = (path: string) => `request/${path.replace(/^[./]+/, '').replace(/\./g, '/')}`;
 
 /** Maps a thrown value to the problem it should answer. Exported for tests. */
-export function toProblemError(err: unknown): ProblemError {
+export function toProblemError(err: unknown, acceptedSchemes: string[] = []): ProblemError {
   if (err instanceof ProblemError) return err;
   const e = err as { type?: string; status?: number; message?: string };
   // body-parser
@@ -30,11 +30,13 @@ export function toProblemError(err: unknown): ProblemError {
     return new ProblemError(415, 'unsupported_media_type', 'The request body must be UTF-8 JSON.');
   if (isDatabaseUnavailable(err))
     return new ProblemError(503, 'service_unavailable', 'The database is not reachable; try again shortly.', {}, { 'Retry-After': '1' });
-  if (isValidatorError(err)) return fromValidator(err);
+  if (isValidatorError(err)) return fromValidator(err, acceptedSchemes);
   return new ProblemError(500, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
 }
 
-function fromValidator(err: ValidatorError): ProblemError {
+const CREDENTIAL_NAMES: Record<string, string> = { apiKey: 'x-api-key', bearerAuth: 'Authorization: Bearer <access_token>' };
+
+function fromValidator(err: ValidatorError, acceptedSchemes: string[]): ProblemError {
   const fieldErrors: FieldError[] = (err.errors ?? []).map((item) => ({
     location: toLocation(item.path),
     message: item.message,
@@ -46,7 +48,11 @@ function fromValidator(err: ValidatorError): ProblemError {
       return new ProblemError(400, 'validation_failed', detail, { errors: fieldErrors }, {}, 'Request validation failed');
     }
     case 401:
-      return unauthorized('unauthenticated', `This operation needs credentials: ${err.message}.`, false);
+    {
+      // The validator names only the first scheme; say every one the operation accepts.
+      const accepted = acceptedSchemes.map((s) => CREDENTIAL_NAMES[s] ?? s).join(' or ');
+      return unauthorized('unauthenticated', accepted ? `This operation needs credentials: ${accepted}.` : `${err.message}.`, false);
+    }
     case 404:
       return new ProblemError(404, 'not_found', 'No resource lives at this path.');
     case 405:
@@ -66,7 +72,9 @@ export type ProblemWriter = (res: Parameters<RequestHandler>[1], problem: Proble
 
 export function errorHandler(writeProblem: ProblemWriter): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const problem = toProblemError(err);
+    // Set by the validator once it has matched the operation.
+    const security = (req as { openapi?: { schema?: { security?: Record<string, unknown>[] } } }).openapi?.schema?.security ?? [];
+    const problem = toProblemError(err, security.flatMap((requirement) => Object.keys(requirement)));
     if (problem.status >= 500) req.log.error({ err }, 'request failed');
     else if (!(err instanceof ProblemError)) req.log.debug({ err: { message: (err as Error)?.message } }, 'request refused');
     if (res.headersSent) {
