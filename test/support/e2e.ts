@@ -6,7 +6,11 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { hashPassword } from '../../src/auth/passwords.js';
+import { ADMIN_ROLE } from '../../src/auth/permissions.js';
+import type { Database } from '../../src/db/schema.js';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { createTestApp, createTestDatabase } from './context.js';
@@ -50,7 +54,7 @@ export interface BrowserSession {
 }
 
 /** A new Chromium with an empty profile; `locale` sets navigator.languages (and Accept-Language). */
-export async function openBrowser(options: { locale?: string } = {}): Promise<BrowserSession> {
+export async function openBrowser(options: { locale?: string; permissions?: string[] } = {}): Promise<BrowserSession> {
   const userDataDir = mkdtempSync(join(tmpdir(), 'backoffice-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM_PATH,
@@ -58,6 +62,7 @@ export async function openBrowser(options: { locale?: string } = {}): Promise<Br
     args: CHROMIUM_FLAGS,
     locale: options.locale ?? 'en-US',
     viewport: { width: 1280, height: 800 },
+    permissions: options.permissions ?? [],
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
@@ -74,4 +79,38 @@ export async function openBrowser(options: { locale?: string } = {}): Promise<Br
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });
+}
+
+export interface Person {
+  email: string;
+  password: string;
+  firstName: string;
+  lastName: string;
+}
+
+/** An active user holding the built-in admin role, written straight into the test database. */
+export async function createAdministrator(db: Kysely<Database>, person: Person): Promise<void> {
+  const user = await db
+    .insertInto('users')
+    .values({ email: person.email, first_name: person.firstName, last_name: person.lastName, password_hash: await hashPassword(person.password) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const admin = await db.selectFrom('roles').select('id').where('name', '=', ADMIN_ROLE).executeTakeFirstOrThrow();
+  await db.insertInto('user_roles').values({ user_id: user.id, role_id: admin.id }).execute();
+}
+
+/** Fills in and sends the sign-in form. */
+export async function signIn(page: Page, baseUrl: string, person: Pick<Person, 'email' | 'password'>): Promise<void> {
+  if (!page.url().startsWith(baseUrl)) await page.goto(`${baseUrl}/`);
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await page.getByLabel('E-mail address').fill(person.email);
+  await page.getByLabel('Password').fill(person.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** The token set the page keeps (see docs/WEB.md). */
+export async function storedTokens(page: Page): Promise<{ accessToken: string; refreshToken: string }> {
+  const raw = await page.evaluate(() => localStorage.getItem('backoffice.tokens'));
+  if (!raw) throw new Error('The page holds no token set');
+  return JSON.parse(raw) as { accessToken: string; refreshToken: string };
 }
