@@ -43,11 +43,11 @@ describe('sign-in page', () => {
       await page.goto(`${service.baseUrl}/`);
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
       const focused = () =>
-        page.evaluate(() => {
-          const el = document.activeElement as HTMLElement;
+        page.evaluate<{ id: string; text: string; outline: string }>(`(() => {
+          const el = document.activeElement;
           const style = getComputedStyle(el);
-          return { id: el.id, text: el.textContent, outline: `${style.outlineStyle} ${style.outlineWidth}` };
-        });
+          return { id: el.id, text: el.textContent, outline: style.outlineStyle + ' ' + style.outlineWidth };
+        })()`);
       // The page's heading holds the focus when a page opens; the form comes next.
       expect(await focused()).toMatchObject({ text: 'Sign in' });
       await page.keyboard.press('Shift+Tab');

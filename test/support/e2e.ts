@@ -110,7 +110,12 @@ export async function signIn(page: Page, baseUrl: string, person: Pick<Person, '
 
 /** The token set the page keeps (see docs/WEB.md). */
 export async function storedTokens(page: Page): Promise<{ accessToken: string; refreshToken: string }> {
-  const raw = await page.evaluate(() => localStorage.getItem('backoffice.tokens'));
+  const raw = await readStorage(page, 'backoffice.tokens');
   if (!raw) throw new Error('The page holds no token set');
   return JSON.parse(raw) as { accessToken: string; refreshToken: string };
+}
+
+/** A localStorage item of the page. (Page scripts are passed as strings: the service's tsconfig has no DOM types.) */
+export function readStorage(page: Page, key: string): Promise<string | null> {
+  return page.evaluate(`localStorage.getItem(${JSON.stringify(key)})`);
 }
