@@ -11,7 +11,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List my sessions
+         * @description The signed-in user's sessions that are still alive (not signed out, revoked, idle too long or
+         *     past their lifetime), most recently used first. `current` marks the session of this request.
+         */
+        get: operations["listSessions"];
         put?: never;
         /**
          * Sign in (create a session)
@@ -20,6 +25,91 @@ export interface paths {
          *     answer the same `401 invalid_credentials`. Repeated failures are throttled (`429`).
          */
         post: operations["signIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign out (end the current session)
+         * @description Ends the session of the access token that made this request. From the moment this answers,
+         *     no token of the session is accepted by any server process, the refresh token included.
+         */
+        delete: operations["signOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of my sessions
+         * @description Revokes one of the signed-in user's own sessions, e.g. a lost device. Its tokens stop working
+         *     immediately. The id of another user's session answers `404`, as does an unknown id.
+         */
+        delete: operations["revokeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who am I
+         * @description The signed-in user, every permission it holds, and the session of this request.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change my password
+         * @description Checks the current password, sets the new one and revokes every other session of the user
+         *     (this one stays signed in). The new password must have 12 to 128 characters, counted in code
+         *     points, with no composition rules, and must not be a commonly used password
+         *     (`400 password_rejected`). A wrong current password answers `400 invalid_current_password`.
+         */
+        put: operations["changePassword"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -39,7 +129,10 @@ export interface paths {
          * Refresh a login token
          * @description Exchanges the refresh token of the latest token set for a new token set. The
          *     `Authorization` header carries an access token of the same session, which may have expired.
-         *     The refresh token is used up; presenting it again after a short grace window ends the session.
+         *     The refresh token is used up; presenting it again after a short grace window (10 s by default)
+         *     revokes the whole session, so every token of it stops working. Inside the window every caller
+         *     presenting the same refresh token receives the same new token set, so two tabs refreshing at
+         *     once stay signed in. Past the session's idle timeout or absolute lifetime, refresh answers `401`.
          */
         post: operations["refreshTokens"];
         delete?: never;
@@ -61,7 +154,10 @@ export interface paths {
          * Refresh a login token (French path)
          * @description French name of `POST /tokens`; same behaviour. Exchanges the refresh token of the latest token set for a new token set. The
          *     `Authorization` header carries an access token of the same session, which may have expired.
-         *     The refresh token is used up; presenting it again after a short grace window ends the session.
+         *     The refresh token is used up; presenting it again after a short grace window (10 s by default)
+         *     revokes the whole session, so every token of it stops working. Inside the window every caller
+         *     presenting the same refresh token receives the same new token set, so two tabs refreshing at
+         *     once stay signed in. Past the session's idle timeout or absolute lifetime, refresh answers `401`.
          */
         post: operations["refreshTokensJetons"];
         delete?: never;
@@ -112,49 +208,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's sessions
+         * @description Every live session of the given user, most recently used first. Needs `sessions.manage`.
+         *     An unknown user has no sessions (an empty list).
+         */
+        get: operations["listUserSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke all of a user's sessions
+         * @description Revokes every live session of the given user (sign them out everywhere). Their tokens stop
+         *     working immediately. Needs `sessions.manage`.
+         */
+        delete: operations["revokeUserSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one session of a user
+         * @description Revokes one session of the given user; its tokens stop working immediately. Needs
+         *     `sessions.manage`. A session id that is not this user's answers `404`.
+         */
+        delete: operations["revokeUserSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        SignInRequest: {
-            session: {
-                /**
-                 * Format: email
-                 * @description The user's e-mail address.
-                 * @example ada@example.com
-                 */
-                email: string;
-                /**
-                 * @description The user's password.
-                 * @example correct horse battery staple
-                 */
-                password: string;
-            };
+        /**
+         * @description A signed-in session: one sign-in on one device, alive until it is signed out, revoked, idle for
+         *     too long or past its absolute lifetime. Tokens are never shown here.
+         */
+        Session: {
+            /**
+             * Format: uuid
+             * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
+             */
+            id: string;
+            /**
+             * @description The client address at sign-in (the socket's, or X-Forwarded-For's behind a trusted proxy).
+             * @example 203.0.113.42
+             */
+            ip_address: string;
+            /**
+             * @description The client's User-Agent at sign-in, cut to 512 characters.
+             * @example Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0
+             */
+            user_agent: string;
+            /**
+             * Format: date-time
+             * @description When the user signed in.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the session was last used (updated at most once a minute).
+             * @example 2026-11-20T09:02:00.000Z
+             */
+            last_used_at: string;
+            /**
+             * Format: date-time
+             * @description When its tokens were last refreshed; `null` before the first refresh.
+             * @example 2026-11-20T08:55:00.000Z
+             */
+            refreshed_at: string | null;
+            /**
+             * Format: date-time
+             * @description The end of its absolute lifetime; it ends earlier if left idle for too long.
+             * @example 2026-12-20T08:15:00.000Z
+             */
+            expires_at: string;
+            /**
+             * @description True for the session of the access token that made this request.
+             * @example true
+             */
+            current: boolean;
         };
-        /** @description The login token set returned by signing in and by refreshing. */
-        TokenSet: {
-            /**
-             * @description Always the scheme name `Bearer`.
-             * @example Bearer
-             * @constant
-             */
-            token_type: "Bearer";
-            /**
-             * @description Validity of the access token in seconds.
-             * @example 600
-             * @constant
-             */
-            expires_in: 600;
-            /**
-             * @description Sent as `Authorization: Bearer <access_token>`.
-             * @example boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6w_1a2B3c
-             */
-            access_token: string;
-            /**
-             * @description Exchanged at `POST /tokens` for a new token set; usable once.
-             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w
-             */
-            refresh_token: string;
+        /** @description Sessions that are still alive, most recently used first. */
+        SessionList: {
+            data: components["schemas"]["Session"][];
         };
         /**
          * @description An action a caller may perform, named `resource.action`. People get permissions through their
@@ -229,9 +386,42 @@ export interface components {
             /** @description With validation failures, one entry per offending field. */
             errors?: components["schemas"]["ProblemFieldError"][];
         };
-        RefreshRequest: {
+        SignInRequest: {
+            session: {
+                /**
+                 * Format: email
+                 * @description The user's e-mail address.
+                 * @example ada@example.com
+                 */
+                email: string;
+                /**
+                 * @description The user's password (at most 128 characters, as the password policy allows).
+                 * @example correct horse battery staple
+                 */
+                password: string;
+            };
+        };
+        /** @description The login token set returned by signing in and by refreshing. */
+        TokenSet: {
             /**
-             * @description The refresh token of the latest token set.
+             * @description Always the scheme name `Bearer`.
+             * @example Bearer
+             * @constant
+             */
+            token_type: "Bearer";
+            /**
+             * @description Validity of the access token in seconds.
+             * @example 600
+             * @constant
+             */
+            expires_in: 600;
+            /**
+             * @description Sent as `Authorization: Bearer <access_token>`.
+             * @example boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6w_1a2B3c
+             */
+            access_token: string;
+            /**
+             * @description Exchanged at `POST /tokens` for a new token set; usable once.
              * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w
              */
             refresh_token: string;
@@ -279,6 +469,39 @@ export interface components {
              */
             last_sign_in_at: string | null;
         };
+        /** @description The signed-in user, what it may do, and the session of this request. */
+        Me: {
+            user: components["schemas"]["User"];
+            /**
+             * @description Every permission the user holds through its roles (all of them for `admin`), sorted.
+             * @example [
+             *       "users.list",
+             *       "users.read"
+             *     ]
+             */
+            permissions: components["schemas"]["Permission"][];
+            session: components["schemas"]["Session"];
+        };
+        PasswordChangeRequest: {
+            /**
+             * @description The password in use now.
+             * @example correct horse battery staple
+             */
+            current_password: string;
+            /**
+             * @description The new password: 12 to 128 characters (counted in code points), no composition rules, and
+             *     not one of the commonly used passwords.
+             * @example a long and private sentence of mine
+             */
+            new_password: string;
+        };
+        RefreshRequest: {
+            /**
+             * @description The refresh token of the latest token set.
+             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w
+             */
+            refresh_token: string;
+        };
         /** @description One page of users, in a stable order. */
         UserPage: {
             data: components["schemas"]["User"][];
@@ -290,23 +513,40 @@ export interface components {
         };
     };
     responses: {
-        /** @description A new login token set. */
-        TokenSetCreated: {
+        /** @description Sessions that are still alive. */
+        SessionList: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
-                "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
             content: {
                 /**
                  * @example {
-                 *       "token_type": "Bearer",
-                 *       "expires_in": 600,
-                 *       "access_token": "boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6w_1a2B3c",
-                 *       "refresh_token": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w"
+                 *       "data": [
+                 *         {
+                 *           "id": "5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f",
+                 *           "ip_address": "203.0.113.42",
+                 *           "user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+                 *           "created_at": "2026-11-20T08:15:00.000Z",
+                 *           "last_used_at": "2026-11-20T09:02:00.000Z",
+                 *           "refreshed_at": "2026-11-20T08:55:00.000Z",
+                 *           "expires_at": "2026-12-20T08:15:00.000Z",
+                 *           "current": true
+                 *         },
+                 *         {
+                 *           "id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                 *           "ip_address": "198.51.100.7",
+                 *           "user_agent": "BackOffice/2.3 (iPhone; iOS 18.1)",
+                 *           "created_at": "2026-11-02T17:40:00.000Z",
+                 *           "last_used_at": "2026-11-18T12:00:00.000Z",
+                 *           "refreshed_at": null,
+                 *           "expires_at": "2026-12-02T17:40:00.000Z",
+                 *           "current": false
+                 *         }
+                 *       ]
                  *     }
                  */
-                "application/json": components["schemas"]["TokenSet"];
+                "application/json": components["schemas"]["SessionList"];
             };
         };
         /** @description Request validation failed */
@@ -334,6 +574,86 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Authentication required */
+        Unauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:invalid_token",
+                 *       "title": "Authentication required",
+                 *       "status": 401,
+                 *       "detail": "The access token is expired or was revoked.",
+                 *       "code": "invalid_token",
+                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Internal server error */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:internal_error",
+                 *       "title": "Internal server error",
+                 *       "status": 500,
+                 *       "detail": "An unexpected error occurred; quote the request id when reporting it.",
+                 *       "code": "internal_error",
+                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Service unavailable */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:service_unavailable",
+                 *       "title": "Service unavailable",
+                 *       "status": 503,
+                 *       "detail": "The database is not reachable; try again shortly.",
+                 *       "code": "service_unavailable",
+                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A new login token set. */
+        TokenSetCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "token_type": "Bearer",
+                 *       "expires_in": 600,
+                 *       "access_token": "boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6w_1a2B3c",
+                 *       "refresh_token": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TokenSet"];
             };
         };
         /** @description Payload too large */
@@ -398,28 +718,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Internal server error */
-        InternalError: {
+        /** @description Done; nothing to return. */
+        NoContent: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "urn:problem:backoffice:internal_error",
-                 *       "title": "Internal server error",
-                 *       "status": 500,
-                 *       "detail": "An unexpected error occurred; quote the request id when reporting it.",
-                 *       "code": "internal_error",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
+            content?: never;
         };
-        /** @description Service unavailable */
-        ServiceUnavailable: {
+        /** @description No such session among the ones this caller may see. */
+        SessionNotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
@@ -427,32 +735,11 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "urn:problem:backoffice:service_unavailable",
-                 *       "title": "Service unavailable",
-                 *       "status": 503,
-                 *       "detail": "The database is not reachable; try again shortly.",
-                 *       "code": "service_unavailable",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description Authentication required */
-        Unauthorized: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "urn:problem:backoffice:invalid_token",
-                 *       "title": "Authentication required",
-                 *       "status": 401,
-                 *       "detail": "The access token is expired or was revoked.",
-                 *       "code": "invalid_token",
+                 *       "type": "urn:problem:backoffice:session_not_found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "No session with this id.",
+                 *       "code": "session_not_found",
                  *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
                  *     }
                  */
@@ -531,6 +818,21 @@ export interface components {
          * @example camel
          */
         Inflection: "camel" | "dash" | "snake" | "pascal";
+        /**
+         * @description The id of a session.
+         * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
+         */
+        SessionId: string;
+        /**
+         * @description The id of a user.
+         * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+         */
+        SessionUserId: string;
+        /**
+         * @description The id of one of the user's sessions.
+         * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
+         */
+        UserSessionId: string;
     };
     requestBodies: {
         Refresh: {
@@ -551,15 +853,15 @@ export interface components {
          */
         XRequestId: string;
         /**
-         * @description Token sets are never cached.
-         * @example no-store
-         */
-        CacheControlNoStore: "no-store";
-        /**
          * @description RFC 6750 challenge; `error="invalid_token"` when the credentials sent were not accepted.
          * @example Bearer realm="backoffice", error="invalid_token"
          */
         WWWAuthenticate: string;
+        /**
+         * @description Token sets are never cached.
+         * @example no-store
+         */
+        CacheControlNoStore: "no-store";
         /**
          * @description Seconds to wait before trying again.
          * @example 540
@@ -568,32 +870,65 @@ export interface components {
     };
     pathItems: never;
 }
-export type SignInRequest = components['schemas']['SignInRequest'];
-export type TokenSet = components['schemas']['TokenSet'];
+export type Session = components['schemas']['Session'];
+export type SessionList = components['schemas']['SessionList'];
 export type Permission = components['schemas']['Permission'];
 export type ProblemFieldError = components['schemas']['ProblemFieldError'];
 export type Problem = components['schemas']['Problem'];
-export type RefreshRequest = components['schemas']['RefreshRequest'];
+export type SignInRequest = components['schemas']['SignInRequest'];
+export type TokenSet = components['schemas']['TokenSet'];
 export type User = components['schemas']['User'];
+export type Me = components['schemas']['Me'];
+export type PasswordChangeRequest = components['schemas']['PasswordChangeRequest'];
+export type RefreshRequest = components['schemas']['RefreshRequest'];
 export type UserPage = components['schemas']['UserPage'];
-export type ResponseTokenSetCreated = components['responses']['TokenSetCreated'];
+export type ResponseSessionList = components['responses']['SessionList'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
+export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ResponseInternalError = components['responses']['InternalError'];
+export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
+export type ResponseTokenSetCreated = components['responses']['TokenSetCreated'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
-export type ResponseInternalError = components['responses']['InternalError'];
-export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
-export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ResponseNoContent = components['responses']['NoContent'];
+export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
 export type ResponseUserPage = components['responses']['UserPage'];
 export type ResponseForbidden = components['responses']['Forbidden'];
 export type ParameterInflection = components['parameters']['Inflection'];
+export type ParameterSessionId = components['parameters']['SessionId'];
+export type ParameterSessionUserId = components['parameters']['SessionUserId'];
+export type ParameterUserSessionId = components['parameters']['UserSessionId'];
 export type RequestBodyRefresh = components['requestBodies']['Refresh'];
 export type HeaderXRequestId = components['headers']['XRequestId'];
-export type HeaderCacheControlNoStore = components['headers']['CacheControlNoStore'];
 export type HeaderWwwAuthenticate = components['headers']['WWWAuthenticate'];
+export type HeaderCacheControlNoStore = components['headers']['CacheControlNoStore'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type $defs = Record<string, never>;
 export interface operations {
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SessionList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     signIn: {
         parameters: {
             query?: never;
@@ -652,6 +987,176 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The id of a session.
+                 * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SessionNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-in user, its permissions and its current session. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                     *         "email": "ada@example.com",
+                     *         "first_name": "Ada",
+                     *         "last_name": "Lovelace",
+                     *         "status": "active",
+                     *         "roles": [
+                     *           "support"
+                     *         ],
+                     *         "created_at": "2026-03-01T09:30:00.000Z",
+                     *         "updated_at": "2026-03-02T10:00:00.000Z",
+                     *         "last_sign_in_at": "2026-11-20T08:15:00.000Z"
+                     *       },
+                     *       "permissions": [
+                     *         "users.list",
+                     *         "users.read"
+                     *       ],
+                     *       "session": {
+                     *         "id": "5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f",
+                     *         "ip_address": "203.0.113.42",
+                     *         "user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+                     *         "created_at": "2026-11-20T08:15:00.000Z",
+                     *         "last_used_at": "2026-11-20T09:02:00.000Z",
+                     *         "refreshed_at": "2026-11-20T08:55:00.000Z",
+                     *         "expires_at": "2026-12-20T08:15:00.000Z",
+                     *         "current": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "current_password": "correct horse battery staple",
+                 *       "new_password": "a long and private sentence of mine"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordChangeRequest"];
+            };
+        };
+        responses: {
+            204: components["responses"]["NoContent"];
+            /** @description Request validation failed, the current password is wrong, or the new one is refused. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:password_rejected",
+                     *       "title": "Bad request",
+                     *       "status": 400,
+                     *       "detail": "This password is too common; choose another.",
+                     *       "code": "password_rejected",
+                     *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     refreshTokens: {
         parameters: {
             query?: never;
@@ -670,7 +1175,30 @@ export interface operations {
         responses: {
             201: components["responses"]["TokenSetCreated"];
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The access or refresh token is malformed, unknown or not of the same session, the refresh
+             *     token was reused after the grace window (the session is now revoked), or the session ended.
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:refresh_token_reused",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "This refresh token was already used; the session has been revoked.",
+                     *       "code": "refresh_token_reused",
+                     *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -695,7 +1223,30 @@ export interface operations {
         responses: {
             201: components["responses"]["TokenSetCreated"];
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The access or refresh token is malformed, unknown or not of the same session, the refresh
+             *     token was reused after the grace window (the session is now revoked), or the session ended.
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:refresh_token_reused",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "This refresh token was already used; the session has been revoked.",
+                     *       "code": "refresh_token_reused",
+                     *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -746,6 +1297,102 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listUserSessions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The id of a user.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["SessionUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SessionList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeUserSessions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The id of a user.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["SessionUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeUserSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The id of a user.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["SessionUserId"];
+                /**
+                 * @description The id of one of the user's sessions.
+                 * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
+                 */
+                session_id: components["parameters"]["UserSessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["SessionNotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

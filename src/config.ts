@@ -27,6 +27,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       TRUST_PROXY: trustProxy({ default: false, desc: 'Which proxies may set X-Forwarded-For' }),
       BODY_LIMIT_BYTES: num({ default: 100 * 1024 }),
       SHUTDOWN_GRACE_MS: num({ default: 10_000, desc: 'How long in-flight requests may take after SIGTERM' }),
+      SESSION_LIFETIME_S: num({ default: 30 * 24 * 3600, desc: 'Absolute lifetime of a session (seconds)' }),
+      SESSION_IDLE_TIMEOUT_S: num({ default: 7 * 24 * 3600, desc: 'A session unused this long ends (seconds)' }),
+      REFRESH_GRACE_S: num({ default: 10, desc: 'How long a used refresh token still returns the same new token set' }),
+      SIGN_IN_MAX_FAILURES_PER_EMAIL: num({ default: 10, desc: 'Failed sign-ins per e-mail within the window before 429' }),
+      SIGN_IN_MAX_FAILURES_PER_IP: num({ default: 100, desc: 'Failed sign-ins per client IP within the window before 429' }),
+      SIGN_IN_THROTTLE_WINDOW_S: num({ default: 15 * 60, desc: 'Sliding window of the sign-in throttle (seconds)' }),
+      BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {
       // Name every bad variable in one message and throw instead of exiting, so callers decide.
@@ -55,6 +62,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     trustProxy: e.TRUST_PROXY,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    sessions: {
+      lifetimeS: e.SESSION_LIFETIME_S,
+      idleTimeoutS: e.SESSION_IDLE_TIMEOUT_S,
+      refreshGraceS: e.REFRESH_GRACE_S,
+    },
+    signInThrottle: {
+      maxFailuresPerEmail: e.SIGN_IN_MAX_FAILURES_PER_EMAIL,
+      maxFailuresPerIp: e.SIGN_IN_MAX_FAILURES_PER_IP,
+      windowS: e.SIGN_IN_THROTTLE_WINDOW_S,
+    },
+    bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
   };
 }
 

@@ -9,6 +9,7 @@ import { createHandlers } from './handlers/index.js';
 import { createAuthenticators } from './auth/authenticators.js';
 import { createApp } from './app.js';
 import { systemClock } from './clock.js';
+import { createFirstAdministrator } from './sessions/bootstrap.js';
 
 export interface Service {
   app: ReturnType<typeof createApp>;
@@ -22,6 +23,8 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
   try {
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    // Straight to the terminal, not the log: the password must not be kept in log storage.
+    if (database.kind === 'embedded') await createFirstAdministrator(database.db, config.bootstrapAdminEmail, (text) => process.stdout.write(`${text}\n`));
     const deps = { db: database.db, clock: systemClock, logger, config };
     const app = createApp({
       spec,

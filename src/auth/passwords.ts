@@ -1,6 +1,7 @@
 // Password hashing: argon2id with OWASP's parameters, from @node-rs/argon2 (prebuilt binaries,
 // no install script). Hashing runs on libuv's thread pool, so it never blocks the event loop.
 import { hash, verify } from '@node-rs/argon2';
+import { dictionary } from '@zxcvbn-ts/language-common';
 
 export const ARGON2_PARAMETERS = {
   algorithm: 2, // Algorithm.Argon2id (a const enum, which isolated modules cannot read)
@@ -30,10 +31,22 @@ export function needsRehash(passwordHash: string): boolean {
 export const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 128;
 
-/** The password policy: 12 to 128 characters counted in code points, no composition rules. Returns the reason it fails, or null. */
+// The common-password list maintained by zxcvbn-ts (about 49,000 leaked passwords, most used first).
+const COMMON_PASSWORDS: ReadonlySet<string> = new Set((dictionary['passwords-common'] as string[]).map((p) => p.toLowerCase()));
+
+/** True when the password (ignoring letter case) is on the common-password list. */
+export function isCommonPassword(password: string): boolean {
+  return COMMON_PASSWORDS.has(password.toLowerCase());
+}
+
+/**
+ * The password policy: 12 to 128 characters counted in code points, no composition rules, not a
+ * commonly used password. Returns the reason it fails, or null.
+ */
 export function passwordPolicyViolation(password: string): string | null {
   const length = [...password].length;
   if (length < PASSWORD_MIN_LENGTH) return `The password must have at least ${PASSWORD_MIN_LENGTH} characters.`;
   if (length > PASSWORD_MAX_LENGTH) return `The password must have at most ${PASSWORD_MAX_LENGTH} characters.`;
+  if (isCommonPassword(password)) return 'This password is too common; choose another.';
   return null;
 }

@@ -3,9 +3,11 @@
 // (DATABASE_URL, or the embedded database under DATA_DIR). One module per command group.
 import { Command } from 'commander';
 import { registerMigrate } from './migrate.js';
+import { registerUsers } from './users.js';
 
 const program = new Command('backoffice').description('Back-office API operator commands').showHelpAfterError();
 registerMigrate(program);
+registerUsers(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

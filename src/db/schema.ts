@@ -34,9 +34,57 @@ export interface UserRolesTable {
   role_id: string;
 }
 
+export interface SessionsTable {
+  id: Generated<string>;
+  user_id: string;
+  ip_address: string;
+  user_agent: string;
+  generation: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  last_used_at: Timestamp;
+  refreshed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  expires_at: Timestamp;
+  ended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revoked_reason: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface SessionTokensTable {
+  id: Generated<string>;
+  session_id: string;
+  generation: number;
+  access_digest: Buffer;
+  refresh_digest: Buffer;
+  issued_at: Timestamp;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  successor_sealed: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
+}
+
+export interface SignInFailuresTable {
+  id: Generated<number>;
+  email_digest: Buffer;
+  ip_address: string;
+  failed_at: Date;
+}
+
+export interface SecurityEventsTable {
+  id: Generated<number>;
+  type: string;
+  occurred_at: Date;
+  user_id: string | null;
+  session_id: string | null;
+  ip_address: string;
+  user_agent: string;
+  details: ColumnType<Record<string, unknown>, string | undefined, string>;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
+  sessions: SessionsTable;
+  session_tokens: SessionTokensTable;
+  sign_in_failures: SignInFailuresTable;
+  security_events: SecurityEventsTable;
 }

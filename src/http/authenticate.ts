@@ -8,10 +8,18 @@ import { ProblemError, forbidden, unauthorized } from './problem.js';
 
 const BEARER = /^bearer +(\S+) *$/i;
 
+/** The token of an `Authorization: Bearer <token>` header (scheme name in any case), or undefined. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+}
+
 export function authenticate(op: OperationInfo, authenticators: Authenticators): RequestHandler {
   const acceptsKey = op.security.includes('apiKey');
   const acceptsBearer = op.security.includes('bearerAuth');
-  if (!acceptsKey && !acceptsBearer) return (_req, _res, next) => next();
+  // `x-authenticated-by: handler`: the handler checks the credential itself (POST /tokens accepts
+  // an expired access token, which this middleware would refuse).
+  const skip = (!acceptsKey && !acceptsBearer) || op.raw['x-authenticated-by'] === 'handler';
+  if (skip) return (_req, _res, next) => next();
 
   return async (req, res, next) => {
     const apiKey = req.get('x-api-key');
@@ -23,7 +31,7 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators):
     if (apiKey !== undefined && acceptsKey) {
       res.locals.principal = await authenticators.apiKey(apiKey, context);
     } else if (authorization !== undefined && acceptsBearer) {
-      const token = BEARER.exec(authorization)?.[1];
+      const token = bearerToken(authorization);
       if (!token) throw unauthorized('invalid_token', 'The Authorization header must be "Bearer <access_token>".', true);
       res.locals.principal = await authenticators.bearer(token, context);
     } else {

@@ -1,0 +1,8 @@
+// Handlers of bearer-only operations need the signed-in user behind the principal.
+import type { Principal } from '../auth/principal.js';
+import { unauthorized } from '../http/problem.js';
+
+export function signedInUser(principal: Principal | null): Extract<Principal, { kind: 'user' }> {
+  if (principal?.kind !== 'user') throw unauthorized('unauthenticated', 'This operation needs a signed-in user.', false);
+  return principal;
+}

@@ -1,0 +1,57 @@
+// Handlers of signing in and of session management: one's own sessions, and (with
+// sessions.manage) any user's.
+import type { Handler } from '../contract/handler-types.js';
+import type { Dependencies } from '../dependencies.js';
+import { ProblemError } from '../http/problem.js';
+import { sessionService } from '../sessions/service.js';
+import { presentSession } from '../sessions/presenter.js';
+import { signedInUser } from './principal.js';
+import { NO_STORE } from './tokens.js';
+
+const sessionNotFound = () => new ProblemError(404, 'session_not_found', 'No session with this id.');
+
+export function sessionHandlers(deps: Dependencies) {
+  const sessions = sessionService(deps);
+
+  const signIn: Handler<'signIn'> = async ({ body, request }) => {
+    const set = await sessions.signIn(body.session.email, body.session.password, request);
+    return { status: 201, body: set, headers: NO_STORE };
+  };
+
+  const listSessions: Handler<'listSessions'> = async ({ principal }) => {
+    const me = signedInUser(principal);
+    const rows = await sessions.listSessions(me.userId);
+    return { status: 200, body: { data: rows.map((row) => presentSession(row, me.sessionId)) } };
+  };
+
+  const signOut: Handler<'signOut'> = async ({ principal, request }) => {
+    const me = signedInUser(principal);
+    await sessions.signOut(me.userId, me.sessionId, request);
+    return { status: 204, body: undefined };
+  };
+
+  const revokeSession: Handler<'revokeSession'> = async ({ principal, path, request }) => {
+    const me = signedInUser(principal);
+    // Only the caller's own sessions: another user's id is indistinguishable from an unknown one.
+    if (!(await sessions.revoke(me.userId, path.id, request, 'revoked_by_user'))) throw sessionNotFound();
+    return { status: 204, body: undefined };
+  };
+
+  const listUserSessions: Handler<'listUserSessions'> = async ({ principal, path }) => {
+    const rows = await sessions.listSessions(path.id);
+    const current = principal?.kind === 'user' ? principal.sessionId : null;
+    return { status: 200, body: { data: rows.map((row) => presentSession(row, current)) } };
+  };
+
+  const revokeUserSessions: Handler<'revokeUserSessions'> = async ({ path, request }) => {
+    await sessions.revoke(path.id, undefined, request, 'revoked_by_administrator');
+    return { status: 204, body: undefined };
+  };
+
+  const revokeUserSession: Handler<'revokeUserSession'> = async ({ path, request }) => {
+    if (!(await sessions.revoke(path.id, path.session_id, request, 'revoked_by_administrator'))) throw sessionNotFound();
+    return { status: 204, body: undefined };
+  };
+
+  return { signIn, listSessions, signOut, revokeSession, listUserSessions, revokeUserSessions, revokeUserSession };
+}

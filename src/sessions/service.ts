@@ -1,0 +1,187 @@
+// Signing in, refreshing with rotation and reuse detection, listing and ending sessions, changing
+// a password. Handlers call these; the rules of the issue live here.
+import { randomBytes } from 'node:crypto';
+import type { Dependencies } from '../dependencies.js';
+import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } from '../auth/passwords.js';
+import { ProblemError, unauthorized } from '../http/problem.js';
+import { recordSecurityEvent } from '../security-events/recorder.js';
+import { signInThrottle } from '../throttle/sign-in-throttle.js';
+import { findPasswordHash, findUserByEmail, setPasswordHash } from '../users/credentials.js';
+import * as repo from './repository.js';
+import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
+
+export interface ClientInfo {
+  ip: string;
+  userAgent: string;
+}
+
+export const USER_AGENT_MAX_LENGTH = 512;
+const truncate = (text: string, max: number) => [...text].slice(0, max).join('');
+
+// An unknown e-mail still costs one full verification, against this hash of a random password, so
+// that its answer takes as long as a wrong password's.
+let dummyHash: Promise<string> | undefined;
+const getDummyHash = () => (dummyHash ??= hashPassword(randomBytes(32).toString('base64')));
+
+const invalidCredentials = () =>
+  new ProblemError(401, 'invalid_credentials', 'The e-mail address or the password is wrong.', {}, { 'WWW-Authenticate': 'Bearer realm="backoffice"' }, 'Invalid credentials');
+
+type RefreshOutcome =
+  | { kind: 'issued' | 'replayed'; set: TokenSet; sessionId: string; userId: string }
+  | { kind: 'reused'; sessionId: string; userId: string }
+  | { kind: 'refused'; error: ProblemError };
+
+export function sessionService({ db, clock, config }: Dependencies) {
+  const throttle = signInThrottle(db, config.signInThrottle);
+  const { lifetimeS, idleTimeoutS, refreshGraceS } = config.sessions;
+  const liveness = (now: Date): repo.Liveness => ({ now, idleCutoff: new Date(now.getTime() - idleTimeoutS * 1000) });
+
+  async function signIn(email: string, password: string, client: ClientInfo): Promise<TokenSet> {
+    const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
+    const throttleState = await throttle.check(email, client.ip, clock.now());
+    const { retryAfter } = throttleState;
+    if (retryAfter !== null) {
+      await recordSecurityEvent(db, { type: 'sign_in_throttled', at: clock.now(), userId: null, ip: client.ip, userAgent });
+      throw new ProblemError(
+        429,
+        'rate_limited',
+        `Too many failed sign-in attempts; try again in ${retryAfter} seconds.`,
+        { retry_after: retryAfter },
+        { 'Retry-After': String(retryAfter) },
+      );
+    }
+    const user = await findUserByEmail(db, email);
+    const passwordOk = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyPassword(await getDummyHash(), password).then(() => false);
+    if (!user || !passwordOk || user.status !== 'active') {
+      const now = clock.now();
+      await throttle.recordFailure(email, client.ip, now);
+      await recordSecurityEvent(db, {
+        type: 'sign_in_failed',
+        at: now,
+        userId: user?.id ?? null,
+        ip: client.ip,
+        userAgent,
+        details: { reason: !user ? 'unknown_email' : !passwordOk ? 'wrong_password' : 'account_disabled' },
+      });
+      throw invalidCredentials();
+    }
+    const now = clock.now();
+    // The parameters changed since this hash was made: store one with today's.
+    if (user.password_hash && needsRehash(user.password_hash)) await setPasswordHash(db, user.id, await hashPassword(password), now);
+    const set = newTokenSet();
+    await repo.openSession(db, {
+      userId: user.id,
+      ip: client.ip,
+      userAgent,
+      now,
+      expiresAt: new Date(now.getTime() + lifetimeS * 1000),
+      accessDigest: digestToken(set.access_token),
+      refreshDigest: digestToken(set.refresh_token),
+    });
+    if (throttleState.emailFailures > 0) await throttle.clearEmail(email);
+    return set;
+  }
+
+  async function refresh(accessToken: string, refreshToken: string, client: ClientInfo): Promise<TokenSet> {
+    if (!isAccessToken(accessToken)) throw unauthorized('invalid_token', 'The access token is malformed.', true);
+    if (!isRefreshToken(refreshToken)) throw unauthorized('invalid_refresh_token', 'The refresh token is malformed.', true);
+    const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
+    const outcome = await db.transaction().execute(async (trx): Promise<RefreshOutcome> => {
+      // Every caller presenting this refresh token queues on the row lock: exactly one rotates.
+      const row = await repo.lockByRefreshDigest(trx, digestToken(refreshToken));
+      const refused = (code: string, detail: string): RefreshOutcome => ({ kind: 'refused', error: unauthorized(code, detail, true) });
+      if (!row) return refused('invalid_refresh_token', 'The refresh token is unknown.');
+      const accessSession = await repo.sessionIdOfAccessDigest(trx, digestToken(accessToken));
+      if (accessSession !== row.session_id) return refused('invalid_token', 'The access token does not belong to the session of the refresh token.');
+      const now = clock.now();
+      const at = liveness(now);
+      if (row.revoked_at || row.ended_at || row.user_status !== 'active') return refused('session_ended', 'The session was signed out or revoked.');
+      if (row.expires_at <= now || row.last_used_at <= at.idleCutoff) return refused('session_expired', 'The session has expired; sign in again.');
+      const ids = { sessionId: row.session_id, userId: row.user_id };
+      if (row.used_at === null) {
+        const set = newTokenSet();
+        const generation = row.generation + 1;
+        await repo.insertTokenSet(trx, {
+          sessionId: row.session_id,
+          generation,
+          accessDigest: digestToken(set.access_token),
+          refreshDigest: digestToken(set.refresh_token),
+          now,
+        });
+        await repo.markRefreshUsed(trx, row.token_id, now, sealTokenSet(set, refreshToken));
+        await repo.advanceSession(trx, row.session_id, generation, now);
+        await recordSecurityEvent(trx, { type: 'tokens_refreshed', at: now, ...ids, ip: client.ip, userAgent, details: { generation } });
+        return { kind: 'issued', set, ...ids };
+      }
+      if (now.getTime() - row.used_at.getTime() <= refreshGraceS * 1000 && row.successor_sealed) {
+        return { kind: 'replayed', set: unsealTokenSet(row.successor_sealed, refreshToken), ...ids };
+      }
+      // A used-up refresh token after the grace window: someone holds a copy. End the session.
+      await repo.revokeSessions(trx, { userId: row.user_id, sessionId: row.session_id }, now, 'refresh_token_reused');
+      await recordSecurityEvent(trx, { type: 'refresh_token_reused', at: now, ...ids, ip: client.ip, userAgent });
+      await recordSecurityEvent(trx, { type: 'session_revoked', at: now, ...ids, ip: client.ip, userAgent, details: { reason: 'refresh_token_reused' } });
+      return { kind: 'reused', ...ids };
+    });
+    if (outcome.kind === 'refused') throw outcome.error;
+    if (outcome.kind === 'reused') {
+      throw unauthorized('refresh_token_reused', 'This refresh token was already used; the session has been revoked.', true);
+    }
+    return outcome.set;
+  }
+
+  async function listSessions(userId: string) {
+    return repo.listLiveSessions(db, userId, liveness(clock.now()));
+  }
+
+  async function findSession(sessionId: string) {
+    return repo.findLiveSession(db, sessionId, liveness(clock.now()));
+  }
+
+  /** Revokes one session (or all, without sessionId) of a user; false when there was none to revoke. */
+  async function revoke(userId: string, sessionId: string | undefined, client: ClientInfo, reason: string): Promise<boolean> {
+    const now = clock.now();
+    const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
+    return db.transaction().execute(async (trx) => {
+      const revoked = await repo.revokeSessions(trx, { userId, ...(sessionId ? { sessionId } : {}) }, now, reason);
+      for (const id of revoked) {
+        await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId: id, ip: client.ip, userAgent, details: { reason } });
+      }
+      return revoked.length > 0;
+    });
+  }
+
+  async function signOut(userId: string, sessionId: string, client: ClientInfo): Promise<void> {
+    const now = clock.now();
+    await db.transaction().execute(async (trx) => {
+      if (await repo.endSession(trx, sessionId, now)) {
+        const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
+        await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId, ip: client.ip, userAgent, details: { reason: 'signed_out' } });
+      }
+    });
+  }
+
+  /** Checks the current password, applies the policy, sets the new one and revokes the user's other sessions. */
+  async function changePassword(userId: string, sessionId: string, current: string, next: string, client: ClientInfo): Promise<void> {
+    const violation = passwordPolicyViolation(next);
+    if (violation) throw new ProblemError(400, 'password_rejected', violation);
+    const stored = await findPasswordHash(db, userId);
+    if (!stored || !(await verifyPassword(stored, current))) {
+      throw new ProblemError(400, 'invalid_current_password', 'The current password is wrong.');
+    }
+    const newHash = await hashPassword(next);
+    const now = clock.now();
+    const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
+    await db.transaction().execute(async (trx) => {
+      await setPasswordHash(trx, userId, newHash, now);
+      const revoked = await repo.revokeSessions(trx, { userId, exceptSessionId: sessionId }, now, 'password_changed');
+      await recordSecurityEvent(trx, { type: 'password_changed', at: now, userId, sessionId, ip: client.ip, userAgent, details: { sessions_revoked: revoked.length } });
+      for (const id of revoked) {
+        await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId: id, ip: client.ip, userAgent, details: { reason: 'password_changed' } });
+      }
+    });
+  }
+
+  return { signIn, refresh, listSessions, findSession, revoke, signOut, changePassword };
+}
+
+export type SessionService = ReturnType<typeof sessionService>;

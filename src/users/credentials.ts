@@ -1,0 +1,58 @@
+// What signing in and password changes need from the users table, and creating a user with a
+// password (the command line and the first administrator).
+import type { Kysely, Transaction } from 'kysely';
+import { sql } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { hashPassword } from '../auth/passwords.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export async function findUserByEmail(db: Db, email: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'status', 'password_hash'])
+    .where(sql<string>`lower(email)`, '=', email.trim().toLowerCase())
+    .executeTakeFirst();
+}
+
+export async function findPasswordHash(db: Db, userId: string): Promise<string | null> {
+  const row = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst();
+  return row?.password_hash ?? null;
+}
+
+export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now: Date): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userId).execute();
+}
+
+export class DuplicateEmailError extends Error {
+  override name = 'DuplicateEmailError';
+}
+
+export interface NewUser {
+  email: string;
+  firstName: string;
+  lastName: string;
+  password: string;
+  /** Role names to grant; they must exist. */
+  roles?: string[];
+}
+
+/** Creates an active user with a hashed password (the caller checks the password policy). */
+export async function createUserWithPassword(db: Kysely<Database>, user: NewUser): Promise<{ id: string }> {
+  const passwordHash = await hashPassword(user.password);
+  return db.transaction().execute(async (trx) => {
+    const taken = await findUserByEmail(trx, user.email);
+    if (taken) throw new DuplicateEmailError(`A user with the e-mail ${user.email} already exists.`);
+    const created = await trx
+      .insertInto('users')
+      .values({ email: user.email.trim(), first_name: user.firstName, last_name: user.lastName, password_hash: passwordHash })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    for (const name of user.roles ?? []) {
+      const role = await trx.selectFrom('roles').select('id').where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
+      if (!role) throw new Error(`No role named ${name}.`);
+      await trx.insertInto('user_roles').values({ user_id: created.id, role_id: role.id }).execute();
+    }
+    return created;
+  });
+}

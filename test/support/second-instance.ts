@@ -1,0 +1,14 @@
+// A second server instance on the same database with its own connection pool, as a second
+// process behind a load balancer would be: nothing is shared with the first but PostgreSQL.
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import { createTestApp } from './context.js';
+import type { Clock } from '../../src/clock.js';
+
+export async function secondInstance(url: string, options: { clock?: Clock; env?: Record<string, string> } = {}) {
+  const pool = new pg.Pool({ connectionString: url, max: 5 });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const { app, logs } = createTestApp(db, options);
+  return { app, logs, db, close: () => db.destroy() };
+}

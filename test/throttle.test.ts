@@ -1,0 +1,65 @@
+// Sign-in throttling lives in PostgreSQL: two server instances (each with its own pool) on one
+// database count the same failures.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { expectContractResponse } from './support/contract.js';
+import { createUser } from './support/sessions.js';
+import { secondInstance } from './support/second-instance.js';
+import { ManualClock } from '../src/clock.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+const attempt = (app: Parameters<typeof request>[0], email: string, password: string, ip?: string) => {
+  const req = request(app).post('/sessions');
+  if (ip) req.set('x-forwarded-for', ip);
+  return req.send({ session: { email, password } });
+};
+
+describe('sign-in throttling', () => {
+  it('shares the per-e-mail count between two server instances; during the lock the right password is refused too', async () => {
+    const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
+    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '4' };
+    const first = createTestApp(database.db, { clock, env }).app;
+    const second = await secondInstance(database.url, { clock, env });
+    try {
+      const user = await createUser(database.db);
+      for (const app of [first, second.app, first, second.app]) {
+        expect((await attempt(app, user.email, 'wrong password!')).status).toBe(401);
+      }
+      const locked = await attempt(first, user.email, user.password);
+      expect(locked.status).toBe(429);
+      expectContractResponse(locked, 'POST', '/sessions');
+      expect(locked.body.code).toBe('rate_limited');
+      expect(Number(locked.headers['retry-after'])).toBe(900);
+      expect(locked.body.retry_after).toBe(900);
+      expect((await attempt(second.app, user.email, user.password)).status).toBe(429);
+      clock.advance(600_000);
+      expect(Number((await attempt(second.app, user.email, user.password)).headers['retry-after'])).toBe(300);
+      clock.advance(300_000);
+      expect((await attempt(second.app, user.email, user.password)).status).toBe(201);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('counts unknown e-mails too, and limits per client IP across e-mails', async () => {
+    const clock = new ManualClock(new Date('2026-07-01T10:00:00.000Z'));
+    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '2', SIGN_IN_MAX_FAILURES_PER_IP: '3', TRUST_PROXY: 'loopback' };
+    const { app } = createTestApp(database.db, { clock, env });
+    expect((await attempt(app, 'ghost@example.com', 'whatever pass', '198.51.100.1')).status).toBe(401);
+    expect((await attempt(app, 'ghost@example.com', 'whatever pass', '198.51.100.2')).status).toBe(401);
+    expect((await attempt(app, 'GHOST@example.com', 'whatever pass', '198.51.100.3')).status).toBe(429);
+
+    const user = await createUser(database.db);
+    for (const email of ['a1@example.com', 'a2@example.com', 'a3@example.com']) {
+      expect((await attempt(app, email, 'whatever pass', '198.51.100.9')).status).toBe(401);
+    }
+    expect((await attempt(app, user.email, user.password, '198.51.100.9')).status).toBe(429);
+    expect((await attempt(app, user.email, user.password, '198.51.100.10')).status).toBe(201);
+  });
+});

@@ -1,0 +1,69 @@
+// The first administrator without the API: `backoffice users create` (password on standard input)
+// and the automatic one on an empty database.
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { signIn } from './support/sessions.js';
+import { createFirstAdministrator } from '../src/sessions/bootstrap.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+function cli(args: string[], input: string) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    input,
+    encoding: 'utf8',
+    env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' },
+    timeout: 60_000,
+  });
+}
+
+describe('first administrator', () => {
+  it('is created on an empty database with its credentials printed once, and can sign in with every permission', async () => {
+    const printed: string[] = [];
+    expect(await createFirstAdministrator(database.db, 'root@backoffice.local', (t) => printed.push(t))).toBe('root@backoffice.local');
+    expect(await createFirstAdministrator(database.db, 'root@backoffice.local', (t) => printed.push(t))).toBeNull();
+    expect(printed).toHaveLength(1);
+    const password = /password: (\S+)/.exec(printed[0]!)?.[1] ?? '';
+    expect(password).toHaveLength(24);
+    const { app } = createTestApp(database.db);
+    const set = await signIn(app, 'root@backoffice.local', password);
+    const me = await request(app).get('/me').set('authorization', `Bearer ${set.access_token}`);
+    expect(me.body.user.roles).toEqual(['admin']);
+    expect(me.body.permissions).toContain('sessions.manage');
+  });
+});
+
+describe('backoffice users create', () => {
+  it('creates a user whose password comes from standard input, with the admin role', async () => {
+    const password = 'a password typed on stdin';
+    const result = cli(['users', 'create', '--email', 'grace@example.com', '--first-name', 'Grace', '--last-name', 'Hopper', '--role', 'admin'], `${password}\n`);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/Created user [0-9a-f-]{36} <grace@example.com> with roles admin/);
+    expect(result.stdout).not.toContain(password);
+    const { app } = createTestApp(database.db);
+    const set = await signIn(app, 'grace@example.com', password);
+    expect((await request(app).get('/users').set('authorization', `Bearer ${set.access_token}`)).status).toBe(200);
+  });
+
+  it('refuses a weak password, a duplicate e-mail and an unknown role, creating nothing', async () => {
+    const before = (await database.db.selectFrom('users').select('id').execute()).length;
+    const weak = cli(['users', 'create', '--email', 'weak@example.com', '--first-name', 'W', '--last-name', 'K'], 'short\n');
+    expect(weak.status).toBe(1);
+    expect(weak.stderr).toContain('at least 12 characters');
+    const common = cli(['users', 'create', '--email', 'weak@example.com', '--first-name', 'W', '--last-name', 'K'], 'qwerty123456\n');
+    expect(common.stderr).toContain('too common');
+    const duplicate = cli(['users', 'create', '--email', 'GRACE@example.com', '--first-name', 'G', '--last-name', 'H'], 'another fine password\n');
+    expect(duplicate.status).toBe(1);
+    expect(duplicate.stderr).toContain('already exists');
+    const role = cli(['users', 'create', '--email', 'new@example.com', '--first-name', 'N', '--last-name', 'W', '--role', 'nope'], 'another fine password\n');
+    expect(role.status).toBe(1);
+    expect(role.stderr).toContain('No role named nope');
+    expect((await database.db.selectFrom('users').select('id').execute()).length).toBe(before);
+  });
+});
