@@ -64,6 +64,8 @@ export async function openBrowser(options: { locale?: string; permissions?: stri
     viewport: { width: 1280, height: 800 },
     permissions: options.permissions ?? [],
   });
+  // Fail a step within the test's own timeout, with the locator that did not show up.
+  context.setDefaultTimeout(10_000);
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,

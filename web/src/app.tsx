@@ -1,18 +1,30 @@
 // The application: the sign-in page while signed out, otherwise the shell around the routed page.
+// The shell reads GET /me once per sign-in: who is signed in and which pages their permissions open.
 import { useEffect, useState } from 'preact/hooks';
-import { tokens } from './api/client.js';
+import { api, call, signOut, tokens } from './api/client.js';
+import type { components } from '../../generated/openapi.js';
 import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
+import { useLoad } from './load.js';
 import { href, navigate, useRoute } from './router.js';
 import { SignInPage } from './pages/sign-in.js';
 import { UsersPage } from './pages/users.js';
-import { PageTitle } from './ui.js';
+import { SessionsPage } from './pages/sessions.js';
+import { PasswordPage } from './pages/password.js';
+import { ErrorMessage, Loading, PageTitle } from './ui.js';
 
-const NAV: { route: string; label: MessageKey }[] = [{ route: 'users', label: 'nav.users' }];
+type Me = components['schemas']['Me'];
+type Permission = components['schemas']['Permission'];
+
+/** The pages, and the permission that opens each (null: every signed-in person). */
+const NAV: { route: string; label: MessageKey; needs: Permission | null }[] = [
+  { route: 'users', label: 'nav.users', needs: 'users.list' },
+  { route: 'sessions', label: 'nav.sessions', needs: null },
+  { route: 'password', label: 'nav.password', needs: null },
+];
 
 export function App() {
   const [signedIn, setSignedIn] = useState(tokens.signedIn);
   const [notice, setNotice] = useState<MessageKey | null>(null);
-  const route = useRoute();
 
   useEffect(
     () =>
@@ -33,35 +45,45 @@ export function App() {
           onSignedIn={() => {
             setNotice(null);
             setSignedIn(true);
-            navigate('users');
+            navigate('');
           }}
         />
       </>
     );
   }
+  return <SignedIn />;
+}
+
+function SignedIn() {
+  const route = useRoute();
+  const me = useLoad(() => call(() => api.GET('/me')), []);
+  const pages = me.data ? NAV.filter((item) => item.needs === null || me.data!.permissions.includes(item.needs)) : [];
+  const page = route[0] && route[0] !== 'sign-in' ? route[0] : pages[0]?.route;
   return (
     <>
-      <Header route={route[0]} />
+      <Header me={me.data} pages={pages} current={page} />
       <main id="main" tabIndex={-1}>
-        <Page route={route} />
+        {me.error ? <ErrorMessage error={me.error} onRetry={me.reload} /> : !me.data ? <Loading /> : <Page name={page} id={route[1]} me={me.data} />}
       </main>
     </>
   );
 }
 
-function Page({ route }: { route: string[] }) {
+function Page({ name }: { name: string | undefined; id: string | undefined; me: Me }) {
   const { t } = useI18n();
-  switch (route[0]) {
-    case undefined:
-    case 'sign-in':
+  switch (name) {
     case 'users':
       return <UsersPage />;
+    case 'sessions':
+      return <SessionsPage />;
+    case 'password':
+      return <PasswordPage />;
     default:
       return <PageTitle>{t('error.notFound')}</PageTitle>;
   }
 }
 
-function Header({ route }: { route?: string | undefined }) {
+function Header({ me, pages = [], current }: { me?: Me | undefined; pages?: typeof NAV; current?: string | undefined }) {
   const { t, language, setLanguage } = useI18n();
   return (
     <header class="shell">
@@ -69,12 +91,12 @@ function Header({ route }: { route?: string | undefined }) {
         {t('app.skip')}
       </a>
       <span class="brand">{t('app.title')}</span>
-      {tokens.signedIn && (
+      {pages.length > 0 && (
         <nav aria-label={t('nav.label')}>
           <ul>
-            {NAV.map((item) => (
+            {pages.map((item) => (
               <li key={item.route}>
-                <a href={href(item.route)} aria-current={route === item.route || (!route && item.route === 'users') ? 'page' : undefined}>
+                <a href={href(item.route)} aria-current={current === item.route ? 'page' : undefined}>
                   {t(item.label)}
                 </a>
               </li>
@@ -83,14 +105,20 @@ function Header({ route }: { route?: string | undefined }) {
         </nav>
       )}
       <div class="language">
+        {me && <span class="who">{t('shell.signedInAs', { name: `${me.user.first_name} ${me.user.last_name}` })}</span>}
         <label for="language">{t('lang.label')}</label>
-        <select id="language" value={language} onChange={(e) => setLanguage(e.currentTarget.value as Language)}>
+        <select id="language" value={language} onChange={(e) => setLanguage((e.currentTarget as HTMLSelectElement).value as Language)}>
           {Object.entries(LANGUAGES).map(([code, name]) => (
             <option key={code} value={code} lang={code}>
               {name}
             </option>
           ))}
         </select>
+        {me && (
+          <button type="button" class="signout" onClick={() => void signOut()}>
+            {t('nav.signOut')}
+          </button>
+        )}
       </div>
     </header>
   );

@@ -63,3 +63,12 @@ export async function call<R extends Result>(run: () => Promise<R>): Promise<Exc
   if (!result.response.ok) throw new ApiError(result.response, result.error);
   return result.data as Exclude<R['data'], undefined>;
 }
+
+/** Ends this session on the server (DELETE /sessions/current), then forgets the tokens here. */
+export async function signOut(): Promise<void> {
+  try {
+    await call(() => api.DELETE('/sessions/current'));
+  } finally {
+    tokens.end('signed_out');
+  }
+}
