@@ -91,4 +91,34 @@ describe('sign-in page', () => {
       await browser.close();
     }
   });
+
+  it('says how long to wait when sign-in is throttled (429)', async () => {
+    const email = 'throttled@example.com';
+    const attempt = () =>
+      fetch(`${service.baseUrl}/sessions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ session: { email, password: 'not the right password' } }),
+      });
+    let last = await attempt();
+    for (let i = 0; i < 20 && last.status !== 429; i++) last = await attempt();
+    expect(last.status).toBe(429);
+    const wait = Number(last.headers.get('Retry-After'));
+
+    const browser = await openBrowser();
+    try {
+      const { page } = browser;
+      await page.goto(`${service.baseUrl}/`);
+      await page.getByLabel('E-mail address').fill(email);
+      await page.getByLabel('Password').fill('not the right password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Too many attempts\. Try again in \d+ seconds\.$/);
+      const shown = Number(/in (\d+) seconds/.exec((await page.getByRole('alert').textContent())!)![1]);
+      expect(shown).toBeGreaterThan(0);
+      expect(shown).toBeLessThanOrEqual(wait);
+      await screenshot(page, 'sign-in-throttled');
+    } finally {
+      await browser.close();
+    }
+  });
 });

@@ -91,14 +91,19 @@ export interface Person {
 }
 
 /** An active user holding the built-in admin role, written straight into the test database. */
-export async function createAdministrator(db: Kysely<Database>, person: Person): Promise<void> {
+export function createAdministrator(db: Kysely<Database>, person: Person): Promise<void> {
+  return createPerson(db, person, ADMIN_ROLE);
+}
+
+/** An active user holding one existing role, written straight into the test database. */
+export async function createPerson(db: Kysely<Database>, person: Person, role: string): Promise<void> {
   const user = await db
     .insertInto('users')
     .values({ email: person.email, first_name: person.firstName, last_name: person.lastName, password_hash: await hashPassword(person.password) })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const admin = await db.selectFrom('roles').select('id').where('name', '=', ADMIN_ROLE).executeTakeFirstOrThrow();
-  await db.insertInto('user_roles').values({ user_id: user.id, role_id: admin.id }).execute();
+  const held = await db.selectFrom('roles').select('id').where('name', '=', role).executeTakeFirstOrThrow();
+  await db.insertInto('user_roles').values({ user_id: user.id, role_id: held.id }).execute();
 }
 
 /** Fills in and sends the sign-in form. */
