@@ -57,6 +57,28 @@ describe('my sessions and my password', () => {
     expect(signInWithNew.status).toBe(201);
   });
 
+  it('signs out everywhere else: every other session ends, this one goes on', async () => {
+    const others = await Promise.all(
+      ['curl/8.5.0', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Firefox/130.0'].map((agent) =>
+        fetch(`${service.baseUrl}/sessions`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'User-Agent': agent },
+          body: JSON.stringify({ session: { email: ADMIN.email, password: 'a brand new passphrase for ada' } }),
+        }).then((res) => res.json() as Promise<{ access_token: string }>),
+      ),
+    );
+    const { page } = browser;
+    await page.getByRole('link', { name: 'My sessions' }).click();
+    await page.getByRole('row', { name: /Firefox · Windows/ }).waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
+    await page.getByText('Your other sessions are signed out.').waitFor();
+    await expect.poll(() => page.getByRole('row').count()).toBe(2); // the header row and this session
+    for (const other of others) expect((await get('/me', { Authorization: `Bearer ${other.access_token}` })).status).toBe(401);
+    const { accessToken } = await storedTokens(page);
+    expect((await get('/me', { Authorization: `Bearer ${accessToken}` })).status).toBe(200);
+  });
+
   it('signs out from the header: the session ends on the server and the page forgets the tokens', async () => {
     const { page } = browser;
     const { accessToken } = await storedTokens(page);
