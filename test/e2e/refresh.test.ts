@@ -60,4 +60,26 @@ describe('token refresh in the page', () => {
     await screenshot(page, 'session-ended');
     expect(await readStorage(page, 'backoffice.tokens')).toBeNull();
   });
+
+  it('refreshes on its own a minute before the 10 minutes run out, with the page left idle', async () => {
+    const idle = await openBrowser();
+    try {
+      const { page } = idle;
+      await page.clock.install();
+      await signIn(page, service.baseUrl, ADMIN);
+      await page.getByRole('heading', { name: 'Users' }).waitFor();
+      const before = await storedTokens(page);
+      const refreshed = page.waitForResponse((res) => res.url().endsWith('/tokens') && res.request().method() === 'POST');
+      clock.advance(9 * 60_000 + 5_000);
+      await page.clock.fastForward('09:05');
+      expect((await refreshed).status()).toBe(201);
+      await expect.poll(async () => (await storedTokens(page)).accessToken).not.toBe(before.accessToken);
+      // Past the old token's 10 minutes, the new one still works.
+      clock.advance(2 * 60_000);
+      expect((await me(before.accessToken)).status).toBe(401);
+      expect((await me((await storedTokens(page)).accessToken)).status).toBe(200);
+    } finally {
+      await idle.close();
+    }
+  });
 });
