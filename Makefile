@@ -7,7 +7,7 @@ BIN := node_modules/.bin
 # Redocly prints a boxed Node.js deprecation notice on every run; keep the output readable.
 QUIET_BOX := grep -v -e '║' -e '╔' -e '╚' -e '^\s*$$' || true
 
-.PHONY: help install generate lint docs web mock migrate run build test system-deps
+.PHONY: help install generate lint docs web mock migrate run build test system-deps fuzz soak
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -49,8 +49,14 @@ migrate: build ## Apply database migrations (DATABASE_URL, or the embedded datab
 run: build docs web ## Run the service on http://localhost:3000 (embedded database unless DATABASE_URL is set)
 	node dist/src/server.js
 
-system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server, Chromium)
+system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server, nginx, Chromium)
 	scripts/system-deps.sh
 
 test: install system-deps docs web ## Run every test against a throwaway PostgreSQL 15 cluster
 	$(BIN)/vitest run
+
+fuzz: install system-deps ## Fuzz every operation of the contract longer than make test does (FUZZ_REQUESTS, FUZZ_SEED)
+	FUZZ_REQUESTS=$${FUZZ_REQUESTS:-100000} $(BIN)/vitest run test/fuzz.test.ts
+
+soak: install system-deps ## Mixed traffic against real PostgreSQL for SOAK_DURATION_S (default 600 s): errors, latency, memory
+	SOAK_DURATION_S=$${SOAK_DURATION_S:-600} node --import tsx bench/soak.ts

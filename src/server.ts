@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { buildService } from './main.js';
+import { createHttpServer } from './http/server.js';
 
 async function main() {
   let config;
@@ -18,7 +19,8 @@ async function main() {
   }
   const logger = createLogger(config.logLevel);
   const { app, database } = await buildService(config, logger);
-  const server = app.listen(config.port, config.host);
+  const server = createHttpServer(app);
+  server.listen(config.port, config.host);
   await once(server, 'listening');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -29,6 +31,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    server.drain();
     const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
     forced.unref();
     server.close(async () => {

@@ -46,6 +46,12 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (err) => log.warn({ err: { message: err.message } }, 'idle database connection lost'));
+  // The pool listens for errors only on idle clients. A checked-out client whose server goes away
+  // (PostgreSQL restarted, connection killed) emits 'error' with no listener, which would crash the
+  // process; its query fails on its own and the pool drops the broken client when it comes back.
+  pool.on('connect', (client) => {
+    client.on('error', (err) => log.warn({ err: { message: err.message } }, 'database connection lost while in use'));
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

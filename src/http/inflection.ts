@@ -10,6 +10,12 @@ export const INFLECTIONS = ['camel', 'dash', 'snake', 'pascal'] as const;
 export type Inflection = (typeof INFLECTIONS)[number];
 export const DEFAULT_INFLECTION: Inflection = 'snake';
 
+/**
+ * No contract body is nested this deep. Past it, values are passed through untouched (the
+ * validator refuses them), so a client's deep nest cannot exhaust the stack of the walk.
+ */
+const MAX_WALK_DEPTH = 64;
+
 const STYLE: Record<Inflection, (snake: string) => string> = {
   camel: (key) => camelCase(key),
   dash: (key) => kebabCase(key),
@@ -67,10 +73,11 @@ export class KeyInflector {
     return result;
   }
 
-  private walk(value: unknown, rawSchema: JsonSchema | undefined, rename: (k: string) => string, direction: 'in' | 'out'): unknown {
+  private walk(value: unknown, rawSchema: JsonSchema | undefined, rename: (k: string) => string, direction: 'in' | 'out', depth = 0): unknown {
+    if (depth > MAX_WALK_DEPTH) return value;
     if (Array.isArray(value)) {
       const itemSchema = deref(this.spec, rawSchema)?.items as JsonSchema | undefined;
-      return value.map((item) => this.walk(item, itemSchema, rename, direction));
+      return value.map((item) => this.walk(item, itemSchema, rename, direction, depth + 1));
     }
     if (value === null || typeof value !== 'object') return value;
     const shape = this.shape(rawSchema);
@@ -80,12 +87,12 @@ export class KeyInflector {
       const canonical = direction === 'out' ? key : rename(key);
       const declared = shape === undefined || shape.properties.has(canonical);
       if (declared) {
-        result[direction === 'out' ? rename(key) : canonical] = this.walk(child, shape?.properties.get(canonical), rename, direction);
+        result[direction === 'out' ? rename(key) : canonical] = this.walk(child, shape?.properties.get(canonical), rename, direction, depth + 1);
       } else {
         // A free-form map's own keys are data: kept as sent; its values are walked with their schema.
         const additional = shape?.additional;
         const valueSchema = additional === true ? undefined : additional;
-        result[key] = valueSchema ? this.walk(child, valueSchema, rename, direction) : child;
+        result[key] = valueSchema ? this.walk(child, valueSchema, rename, direction, depth + 1) : child;
       }
     }
     return result;

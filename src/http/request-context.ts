@@ -22,7 +22,8 @@ export function requestContext(logger: Logger) {
     },
     // Keep the access line small: no query strings (they may carry cursors or searches), no bodies.
     serializers: {
-      req: (req) => ({ id: req.id, method: req.method, path: String(req.url).split('?')[0], remoteAddress: req.remoteAddress }),
+      // `ip` is the client's address as Express sees it: X-Forwarded-For counts only from a trusted proxy.
+      req: (req) => ({ id: req.id, method: req.method, path: String(req.url).split('?')[0], remoteAddress: req.remoteAddress, ip: (req.raw as { ip?: string }).ip }),
       res: (res) => ({ statusCode: res.statusCode }),
     },
   });

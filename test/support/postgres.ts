@@ -13,6 +13,10 @@ export interface Cluster {
   /** URL of the maintenance database (`postgres`) of the cluster. */
   adminUrl: string;
   stop(): void;
+  /** Stops the server (fast shutdown: connected clients are cut off), keeping its data and port. */
+  halt(): void;
+  /** Starts the halted server again, on the same port and data directory. */
+  resume(): void;
 }
 
 async function freePort(): Promise<number> {
@@ -55,9 +59,14 @@ export async function startCluster(): Promise<Cluster> {
     '-c full_page_writes=off',
     '-c max_connections=300',
   ].join(' ');
-  asClusterOwner(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);
+  const start = () => asClusterOwner(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);
+  start();
   return {
     adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    halt() {
+      asClusterOwner(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-m', 'fast', '-w', 'stop']);
+    },
+    resume: start,
     stop() {
       try {
         asClusterOwner(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);

@@ -1,0 +1,136 @@
+// Several identical server processes on one PostgreSQL database behind nginx (a real load
+// balancer, started on loopback by the test): requests are spread over the processes, every
+// process gives the same answer, and client addresses are right behind the trusted proxy.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/context.js';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { startNginx, type LoadBalancer } from './support/nginx.js';
+import { HttpClient, type RawRequest, type RawResponse } from './support/http-client.js';
+import { createUser } from './support/sessions.js';
+
+const PROCESSES = 3;
+let database: TestDatabase;
+let servers: ServerProcess[] = [];
+let nginx: LoadBalancer;
+let client: HttpClient;
+/** One client per process, to address a given process directly. */
+let direct: HttpClient[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  // nginx connects from 127.0.0.1; only that address may set X-Forwarded-For.
+  servers = await Promise.all(Array.from({ length: PROCESSES }, () => startServerProcess({ DATABASE_URL: database.url, TRUST_PROXY: '127.0.0.1' })));
+  nginx = await startNginx(servers.map((s) => s.port));
+  client = new HttpClient(nginx.url, 8);
+  direct = servers.map((s) => new HttpClient(s.url, 8));
+}, 120_000);
+
+afterAll(async () => {
+  client?.close();
+  for (const d of direct) d.close();
+  await nginx?.stop();
+  const codes = await Promise.all(servers.map((s) => s.stop()));
+  expect(codes.every((code) => code === 0)).toBe(true);
+  await database?.destroy();
+});
+
+/** An answer without what differs on purpose between two requests: the request id (and the ETag of a body holding it) and the date. */
+function comparable(res: RawResponse) {
+  const body = res.body && typeof res.body === 'object' ? { ...(res.body as Record<string, unknown>), request_id: undefined, requestId: undefined } : res.text;
+  const headers = Object.fromEntries(Object.entries(res.headers).filter(([k]) => !['date', 'x-request-id', 'etag', 'content-length', 'connection', 'keep-alive'].includes(k)));
+  return { status: res.status, headers, body };
+}
+
+const REQUESTS: RawRequest[] = [
+  { method: 'GET', path: '/readyz' },
+  { method: 'GET', path: '/users' },
+  { method: 'GET', path: '/users', headers: { 'x-api-key': 'bok_unknown' } },
+  { method: 'GET', path: '/utilisateurs', headers: { authorization: 'Bearer boa_unknown', 'x-api-inflection': 'camel' } },
+  { method: 'POST', path: '/sessions', headers: { 'content-type': 'application/json' }, body: '{"session":{"email":"a@b.co","password":7}}' },
+  { method: 'POST', path: '/tokens', headers: { 'content-type': 'text/plain' }, body: 'x' },
+  { method: 'GET', path: '/openapi.json' },
+];
+
+describe(`${PROCESSES} server processes behind nginx`, () => {
+  it('spreads requests over every process, and every process answers the same', async () => {
+    const rounds = PROCESSES * 4;
+    for (const req of REQUESTS) {
+      const answers: ReturnType<typeof comparable>[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < rounds; i++) {
+        const res = await client.send(req);
+        answers.push(comparable(res));
+        ids.push(String(res.headers['x-request-id']));
+      }
+      for (const answer of answers) expect(answer, `${req.method} ${req.path}`).toEqual(answers[0]);
+      // Which process served each one, from nginx's access log.
+      // nginx writes its log line just after the answer: wait for all of them.
+      await expect.poll(() => ids.every((id) => nginx.accessLog().some((line) => line.requestId === id)), { timeout: 5_000, interval: 20 }).toBe(true);
+      const log = nginx.accessLog();
+      const upstreams = new Set(ids.map((id) => log.find((line) => line.requestId === id)?.upstream));
+      expect(upstreams.size, `${req.method} ${req.path} reached every process`).toBe(PROCESSES);
+    }
+  });
+
+  it('takes the client address from X-Forwarded-For set by the trusted proxy, not from the client', async () => {
+    // The client connects from 127.0.0.2 and claims to be 203.0.113.9; nginx appends the real address.
+    const res = await client.send({ method: 'GET', path: '/users', headers: { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'client-ip-check-1' } }, { localAddress: '127.0.0.2' });
+    expect(res.status).toBe(401);
+    const logged = () => servers.flatMap((s) => s.records()).find((r) => (r.req as { id?: string } | undefined)?.id === 'client-ip-check-1');
+    await expect.poll(logged, { timeout: 10_000, interval: 50 }).toBeDefined();
+    const line = logged();
+    expect((line!.req as { ip: string }).ip).toBe('127.0.0.2');
+  });
+});
+
+const json = { 'content-type': 'application/json' };
+const signInRequest = (email: string, password: string): RawRequest => ({ method: 'POST', path: '/sessions', headers: json, body: JSON.stringify({ session: { email, password } }) });
+const me = (accessToken: string): RawRequest => ({ method: 'GET', path: '/me', headers: { authorization: `Bearer ${accessToken}` } });
+
+describe('sessions across processes (PostgreSQL is the only shared state)', () => {
+  it('refuses on every other process, at the next request, a session revoked through one process', async () => {
+    const user = await createUser(database.db);
+    const signedIn = await direct[0]!.send(signInRequest(user.email, user.password));
+    expect(signedIn.status).toBe(201);
+    const { access_token } = signedIn.body as { access_token: string };
+    for (const d of direct) expect((await d.send(me(access_token))).status).toBe(200);
+    const signOut = await direct[1]!.send({ method: 'DELETE', path: '/sessions/current', headers: { authorization: `Bearer ${access_token}` } });
+    expect(signOut.status).toBe(204);
+    for (const d of direct) {
+      const res = await d.send(me(access_token));
+      expect(res.status).toBe(401);
+      expect((res.body as { code: string }).code).toBe('invalid_token');
+    }
+  });
+
+  it('counts failed sign-ins together, whichever process they reach', async () => {
+    const user = await createUser(database.db);
+    for (let i = 0; i < 10; i++) {
+      const res = await direct[i % PROCESSES]!.send(signInRequest(user.email, 'a wrong password, long enough'));
+      expect(res.status).toBe(401);
+    }
+    // The lock holds on every process, even for the right password.
+    for (const d of direct) {
+      const res = await d.send(signInRequest(user.email, user.password));
+      expect(res.status).toBe(429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+  });
+
+  it('gives every racing refresh, on whichever process, the same new token set, and advances the session once', async () => {
+    const user = await createUser(database.db);
+    const signedIn = await client.send(signInRequest(user.email, user.password));
+    const set = signedIn.body as { access_token: string; refresh_token: string };
+    const refresh: RawRequest = { method: 'POST', path: '/tokens', headers: { ...json, authorization: `Bearer ${set.access_token}` }, body: JSON.stringify({ refresh_token: set.refresh_token }) };
+    const racing = await Promise.all(Array.from({ length: 30 }, (_, i) => direct[i % PROCESSES]!.send(refresh)));
+    expect(racing.map((r) => r.status)).toEqual(racing.map(() => 201));
+    const tokens = new Set(racing.map((r) => JSON.stringify(r.body)));
+    expect(tokens.size, 'one new token set for all').toBe(1);
+    const next = racing[0]!.body as { access_token: string; refresh_token: string };
+    expect(next.refresh_token).not.toBe(set.refresh_token);
+    // The new set works on every process; the session is one generation on.
+    for (const d of direct) expect((await d.send(me(next.access_token))).status).toBe(200);
+    const again = await direct[2]!.send({ ...refresh, headers: { ...json, authorization: `Bearer ${next.access_token}` }, body: JSON.stringify({ refresh_token: next.refresh_token }) });
+    expect(again.status).toBe(201);
+  });
+});

@@ -1,0 +1,75 @@
+// Real server processes for multi-process, shutdown and soak tests: `node --import tsx src/server.ts`,
+// each on its own free port, with its output kept for assertions.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../src/paths.js';
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export interface ServerProcess {
+  port: number;
+  url: string;
+  child: ChildProcess;
+  /** Everything the process printed so far (JSON log lines). */
+  output(): string;
+  /** Parsed log lines. */
+  records(): Record<string, unknown>[];
+  exited: Promise<number | null>;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/server.ts')], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const started = Date.now();
+  // Up when /livez answers (which works whatever LOG_LEVEL says).
+  const up = async () => {
+    try {
+      return (await fetch(`http://127.0.0.1:${port}/livez`)).ok;
+    } catch {
+      return false;
+    }
+  };
+  while (!(await up())) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
+    if (Date.now() - started > timeoutMs) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not start within ${timeoutMs} ms: ${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    records: () =>
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    exited,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,36 @@
+// A fingerprint of every application table's content, to prove that a refused request changed
+// nothing (no partial write): compare the digests taken before and after it.
+import { sql, type Kysely } from 'kysely';
+
+export type TableDigests = Record<string, string>;
+
+/**
+ * Tables a refused request may write on purpose (a failed sign-in counts against the throttle and
+ * is recorded as a security event); everything else must be untouched by a refused request.
+ */
+export const WRITTEN_WHEN_REFUSED = new Set<string>(['sign_in_failures', 'security_events']);
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function tableNames(db: Kysely<any>): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select table_name as name from information_schema.tables
+    where table_schema = 'public' and table_type = 'BASE TABLE' and table_name not like 'kysely_%'
+    order by table_name`.execute(db);
+  return rows.map((r) => r.name).filter((name) => !WRITTEN_WHEN_REFUSED.has(name));
+}
+
+/** One query: the md5 of each table's rows in a stable order. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function digestTables(db: Kysely<any>, tables: string[]): Promise<TableDigests> {
+  if (tables.length === 0) return {};
+  const parts = tables.map(
+    (name) => sql`select ${name} as name, md5(coalesce(string_agg(t::text, ',' order by t::text), '')) as digest from ${sql.table(name)} t`,
+  );
+  const { rows } = await sql<{ name: string; digest: string }>`${sql.join(parts, sql` union all `)}`.execute(db);
+  return Object.fromEntries(rows.map((r) => [r.name, r.digest]));
+}
+
+/** Names of the tables whose digest differs. */
+export function changedTables(before: TableDigests, after: TableDigests): string[] {
+  return Object.keys({ ...before, ...after }).filter((name) => before[name] !== after[name]);
+}
