@@ -15,6 +15,8 @@ export interface paths {
          * List my sessions
          * @description The signed-in user's sessions that are still alive (not signed out, revoked, idle too long or
          *     past their lifetime), most recently used first. `current` marks the session of this request.
+         *
+         *     **Required permission:** none; any authenticated caller.
          */
         get: operations["listSessions"];
         put?: never;
@@ -45,6 +47,8 @@ export interface paths {
          * Sign out (end the current session)
          * @description Ends the session of the access token that made this request. From the moment this answers,
          *     no token of the session is accepted by any server process, the refresh token included.
+         *
+         *     **Required permission:** none; any authenticated caller.
          */
         delete: operations["signOut"];
         options?: never;
@@ -66,6 +70,8 @@ export interface paths {
          * Revoke one of my sessions
          * @description Revokes one of the signed-in user's own sessions, e.g. a lost device. Its tokens stop working
          *     immediately. The id of another user's session answers `404`, as does an unknown id.
+         *
+         *     **Required permission:** none; any authenticated caller.
          */
         delete: operations["revokeSession"];
         options?: never;
@@ -83,6 +89,8 @@ export interface paths {
         /**
          * Who am I
          * @description The signed-in user, every permission it holds, and the session of this request.
+         *
+         *     **Required permission:** none; any authenticated caller.
          */
         get: operations["getMe"];
         put?: never;
@@ -107,6 +115,8 @@ export interface paths {
          *     (this one stays signed in). The new password must have 12 to 128 characters, counted in code
          *     points, with no composition rules, and must not be a commonly used password
          *     (`400 password_rejected`). A wrong current password answers `400 invalid_current_password`.
+         *
+         *     **Required permission:** none; any authenticated caller.
          */
         put: operations["changePassword"];
         post?: never;
@@ -133,6 +143,8 @@ export interface paths {
          *     revokes the whole session, so every token of it stops working. Inside the window every caller
          *     presenting the same refresh token receives the same new token set, so two tabs refreshing at
          *     once stay signed in. Past the session's idle timeout or absolute lifetime, refresh answers `401`.
+         *
+         *     **Required permission:** none; any authenticated caller.
          */
         post: operations["refreshTokens"];
         delete?: never;
@@ -158,6 +170,8 @@ export interface paths {
          *     revokes the whole session, so every token of it stops working. Inside the window every caller
          *     presenting the same refresh token receives the same new token set, so two tabs refreshing at
          *     once stay signed in. Past the session's idle timeout or absolute lifetime, refresh answers `401`.
+         *
+         *     **Required permission:** none; any authenticated caller.
          */
         post: operations["refreshTokensJetons"];
         delete?: never;
@@ -175,12 +189,24 @@ export interface paths {
         };
         /**
          * List users
-         * @description One page of users. Callable with an API key holding `users.list` or by a signed-in
-         *     user who has it; otherwise `403`.
+         * @description One page of users, oldest first (by creation time, then id: a stable order), with keyset
+         *     pagination: pass `next_cursor` as `cursor` for the next page. Filters by status, role and a
+         *     search on e-mail and names combine. Callable with an API key holding `users.list` or by a
+         *     signed-in user who has it; otherwise `403`. Never returns a password hash, token or key.
+         *
+         *     **Required permission:** `users.list`
          */
         get: operations["listUsers"];
         put?: never;
-        post?: never;
+        /**
+         * Create a user
+         * @description Creates an active user. The e-mail address is unique without regard to case (`409 email_taken`,
+         *     also when two requests race). Every role granted must exist (`400 unknown_role`) and hold only
+         *     permissions the caller has (`403`).
+         *
+         *     **Required permission:** `users.create`
+         */
+        post: operations["createUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -196,12 +222,254 @@ export interface paths {
         };
         /**
          * List users (French path)
-         * @description French name of `GET /users`; same behaviour. One page of users. Callable with an API key holding `users.list` or by a signed-in
-         *     user who has it; otherwise `403`.
+         * @description French name of `GET /users`; same behaviour.
+         *     One page of users, oldest first (by creation time, then id: a stable order), with keyset
+         *     pagination: pass `next_cursor` as `cursor` for the next page. Filters by status, role and a
+         *     search on e-mail and names combine. Callable with an API key holding `users.list` or by a
+         *     signed-in user who has it; otherwise `403`. Never returns a password hash, token or key.
+         *
+         *     **Required permission:** `users.list`
          */
         get: operations["listUtilisateurs"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a user
+         * @description One user, in the same shape as in `GET /users`.
+         *
+         *     **Required permission:** `users.read`
+         */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        /**
+         * Disable a user
+         * @description Disables the user and ends every session of theirs; the record stays (and can be re-enabled
+         *     with `PATCH`). Answers the user as it now is. Idempotent.
+         *
+         *     **Required permission:** `users.disable`
+         */
+        delete: operations["disableUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user
+         * @description Changes names, roles (the complete new set) or status. Every role granted must hold only
+         *     permissions the caller has (`403`). Setting `status: disabled` has the effect of `DELETE`.
+         *
+         *     **Required permission:** `users.update`
+         */
+        patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the permissions
+         * @description The catalogue of permissions, named `resource.action`, that roles and API keys can hold.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        get: operations["listPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List roles
+         * @description Every role with its permissions, by name. The built-in `admin` role holds the whole catalogue.
+         *
+         *     **Required permission:** `roles.manage`
+         */
+        get: operations["listRoles"];
+        put?: never;
+        /**
+         * Create a role
+         * @description A role is a named set of permissions granted to users. The name is unique without regard to
+         *     case (`409 name_taken`). The caller must hold every permission it puts in the role (`403`).
+         *
+         *     **Required permission:** `roles.manage`
+         */
+        post: operations["createRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/roles/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The role's id.
+                 * @example 5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83
+                 */
+                id: components["parameters"]["RoleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a role
+         * @description Deletes the role; the users who held it lose its permissions on their very next request. The
+         *     built-in `admin` role cannot be deleted (`409 role_built_in`).
+         *
+         *     **Required permission:** `roles.manage`
+         */
+        delete: operations["deleteRole"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a role
+         * @description Renames the role, changes its description or replaces its permissions. Takes effect on the
+         *     very next request of every user holding it. The built-in `admin` role cannot be changed
+         *     (`409 role_built_in`); the caller must hold every permission it puts in the role (`403`).
+         *
+         *     **Required permission:** `roles.manage`
+         */
+        patch: operations["updateRole"];
+        trace?: never;
+    };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Every API key's metadata, oldest first, revoked ones included; never a secret. With
+         *     `expiring_within_days`, only the keys still in use that expire within that many days.
+         *     Signed-in users only: an API key cannot manage API keys.
+         *
+         *     **Required permission:** `api_keys.manage`
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Issues a key for a third-party application. The answer holds the secret, shown this once and
+         *     never again (only its SHA-256 digest is kept). The name is unique among keys in use without
+         *     regard to case (`409 name_taken`); the expiration date, recommended, must be in the future
+         *     (`400`); the permissions must be a subset of the caller's own (`403`).
+         *     Signed-in users only: an API key cannot create API keys.
+         *
+         *     **Required permission:** `api_keys.manage`
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The API key's id.
+                 * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read an API key
+         * @description The key's metadata; never its secret. Signed-in users only.
+         *
+         *     **Required permission:** `api_keys.manage`
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key, and any previous secret still in its grace period, from the very next
+         *     request on every server process. The metadata stays. Idempotent. Signed-in users only.
+         *
+         *     **Required permission:** `api_keys.manage`
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an API key
+         * @description Renames the key, changes or removes its expiration date (a new one must be in the future), or
+         *     narrows its permissions (a permission it does not hold is refused with `400`). A revoked key
+         *     cannot be changed (`409 api_key_revoked`). Signed-in users only.
+         *
+         *     **Required permission:** `api_keys.manage`
+         */
+        patch: operations["updateApiKey"];
+        trace?: never;
+    };
+    "/api-keys/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The API key's id.
+                 * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an API key's secret
+         * @description Issues a new secret for the key, shown this once. The previous secret stops working at once,
+         *     or after `grace_period_seconds` (at most 24 hours) so that clients can switch over. A revoked
+         *     key cannot be rotated (`409 api_key_revoked`). Send `{}` for no grace period. Signed-in users only.
+         *
+         *     **Required permission:** `api_keys.manage`
+         */
+        post: operations["rotateApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -219,6 +487,9 @@ export interface paths {
          * List a user's sessions
          * @description Every live session of the given user, most recently used first. Needs `sessions.manage`.
          *     An unknown user has no sessions (an empty list).
+         *     Signed-in users only: an API key cannot manage sessions.
+         *
+         *     **Required permission:** `sessions.manage`
          */
         get: operations["listUserSessions"];
         put?: never;
@@ -227,6 +498,9 @@ export interface paths {
          * Revoke all of a user's sessions
          * @description Revokes every live session of the given user (sign them out everywhere). Their tokens stop
          *     working immediately. Needs `sessions.manage`.
+         *     Signed-in users only: an API key cannot manage sessions.
+         *
+         *     **Required permission:** `sessions.manage`
          */
         delete: operations["revokeUserSessions"];
         options?: never;
@@ -248,6 +522,9 @@ export interface paths {
          * Revoke one session of a user
          * @description Revokes one session of the given user; its tokens stop working immediately. Needs
          *     `sessions.manage`. A session id that is not this user's answers `404`.
+         *     Signed-in users only: an API key cannot manage sessions.
+         *
+         *     **Required permission:** `sessions.manage`
          */
         delete: operations["revokeUserSession"];
         options?: never;
@@ -510,6 +787,255 @@ export interface components {
              * @example eyJrIjoiMjAyNi0wMy0wMSJ9
              */
             next_cursor: string | null;
+        };
+        UserCreateRequest: {
+            /**
+             * Format: email
+             * @description Unique without regard to case.
+             * @example grace@example.com
+             */
+            email: string;
+            /** @example Grace */
+            first_name: string;
+            /** @example Hopper */
+            last_name: string;
+            /**
+             * @description Names of the roles to grant. The caller must hold every permission of each role.
+             * @example [
+             *       "support"
+             *     ]
+             */
+            roles?: string[];
+            /**
+             * @description Optional initial password, 12 to 128 characters. Without one, the user cannot sign in until a
+             *     password is set.
+             * @example correct horse battery staple
+             */
+            password?: string;
+        };
+        /** @description The fields to change; at least one. */
+        UserUpdateRequest: {
+            /** @example Grace */
+            first_name?: string;
+            /** @example Hopper */
+            last_name?: string;
+            /**
+             * @description The complete new set of role names. The caller must hold every permission of each role granted.
+             * @example [
+             *       "support",
+             *       "sales"
+             *     ]
+             */
+            roles?: string[];
+            /**
+             * @description `disabled` has the same effect as `DELETE /users/{id}`.
+             * @example active
+             * @enum {string}
+             */
+            status?: "active" | "disabled";
+        };
+        /** @description The catalogue of permissions. */
+        PermissionList: {
+            /**
+             * @example [
+             *       "users.list",
+             *       "users.read"
+             *     ]
+             */
+            data: components["schemas"]["Permission"][];
+        };
+        Role: {
+            /**
+             * Format: uuid
+             * @example 5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83
+             */
+            id: string;
+            /** @example support */
+            name: string;
+            /** @example Answers customers; reads user records. */
+            description: string;
+            /**
+             * @description For the built-in `admin` role, the whole catalogue.
+             * @example [
+             *       "users.list",
+             *       "users.read"
+             *     ]
+             */
+            permissions: components["schemas"]["Permission"][];
+            /**
+             * @description True for `admin`, which cannot be changed or deleted.
+             * @example false
+             */
+            built_in: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-03-01T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description Every role, by name. */
+        RoleList: {
+            data: components["schemas"]["Role"][];
+        };
+        RoleCreateRequest: {
+            /**
+             * @description Unique without regard to case.
+             * @example support
+             */
+            name: string;
+            /** @example Answers customers; reads user records. */
+            description?: string;
+            /**
+             * @description The caller must hold every permission it puts in a role.
+             * @example [
+             *       "users.list",
+             *       "users.read"
+             *     ]
+             */
+            permissions: components["schemas"]["Permission"][];
+        };
+        /** @description The fields to change; at least one. `permissions` replaces the whole set. */
+        RoleUpdateRequest: {
+            /** @example customer-support */
+            name?: string;
+            /** @example Answers customers. */
+            description?: string;
+            /**
+             * @example [
+             *       "users.list",
+             *       "users.read",
+             *       "users.update"
+             *     ]
+             */
+            permissions?: components["schemas"]["Permission"][];
+        };
+        /** @description An API key's metadata. Never its secret nor the secret's digest. */
+        ApiKey: {
+            /**
+             * Format: uuid
+             * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+             */
+            id: string;
+            /** @example CRM sync */
+            name: string;
+            /**
+             * @example [
+             *       "users.list"
+             *     ]
+             */
+            permissions: components["schemas"]["Permission"][];
+            /**
+             * @description The first characters of the current secret, to recognise it.
+             * @example bok_7QmZ
+             */
+            display_prefix: string;
+            /**
+             * @description The last four characters of the current secret.
+             * @example x9Tb
+             */
+            last_characters: string;
+            /**
+             * Format: uuid
+             * @description The user who created the key (`null` when created from the command line).
+             * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+             */
+            created_by: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-01T09:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-01T09:00:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2027-05-01T00:00:00.000Z
+             */
+            expires_at: string | null;
+            /**
+             * @description True when the key has no expiration date (not recommended).
+             * @example false
+             */
+            never_expires: boolean;
+            /**
+             * Format: date-time
+             * @description Updated at most once a minute.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            last_used_at: string | null;
+            /** @example 203.0.113.7 */
+            last_used_ip: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            revoked_at: string | null;
+        };
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+        };
+        ApiKeyCreateRequest: {
+            /**
+             * @description Unique among keys that are not revoked, without regard to case.
+             * @example CRM sync
+             */
+            name: string;
+            /**
+             * Format: date-time
+             * @description Recommended. Must be in the future.
+             * @example 2027-05-01T00:00:00.000Z
+             */
+            expires_at?: string;
+            /**
+             * @description Must be a subset of the creator's own permissions.
+             * @example [
+             *       "users.list"
+             *     ]
+             */
+            permissions: components["schemas"]["Permission"][];
+        };
+        /** @description A key and its secret. The secret is shown in this response only; store it now. */
+        ApiKeyWithSecret: {
+            api_key: components["schemas"]["ApiKey"];
+            /**
+             * @description Sent as `x-api-key: <secret>`. Shown once; only its SHA-256 digest is kept.
+             * @example bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7P_1a2x9Tb
+             */
+            secret: string;
+        };
+        /** @description The fields to change; at least one. */
+        ApiKeyUpdateRequest: {
+            /** @example CRM nightly sync */
+            name?: string;
+            /**
+             * Format: date-time
+             * @description A new expiration date in the future, or `null` for none (not recommended).
+             * @example 2027-11-01T00:00:00.000Z
+             */
+            expires_at?: string | null;
+            /**
+             * @description A subset of the key's current permissions (narrowing only).
+             * @example [
+             *       "users.list"
+             *     ]
+             */
+            permissions?: components["schemas"]["Permission"][];
+        };
+        ApiKeyRotateRequest: {
+            /**
+             * @description How long the previous secret keeps working, at most 24 hours. By default it stops at once.
+             * @default 0
+             * @example 3600
+             */
+            grace_period_seconds: number;
         };
     };
     responses: {
@@ -810,6 +1336,157 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The user. */
+        User: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *       "email": "grace@example.com",
+                 *       "first_name": "Grace",
+                 *       "last_name": "Hopper",
+                 *       "status": "active",
+                 *       "roles": [
+                 *         "support"
+                 *       ],
+                 *       "created_at": "2026-04-11T14:05:00.000Z",
+                 *       "updated_at": "2026-04-11T14:05:00.000Z",
+                 *       "last_sign_in_at": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["User"];
+            };
+        };
+        /** @description Conflicts with the current state (a name or e-mail already taken, a built-in role) */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:email_taken",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Another user already has this e-mail address.",
+                 *       "code": "email_taken",
+                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No such resource */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:not_found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "No user has this id.",
+                 *       "code": "not_found",
+                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The role. */
+        Role: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83",
+                 *       "name": "support",
+                 *       "description": "Answers customers; reads user records.",
+                 *       "permissions": [
+                 *         "users.list",
+                 *         "users.read"
+                 *       ],
+                 *       "built_in": false,
+                 *       "created_at": "2026-03-01T09:30:00.000Z",
+                 *       "updated_at": "2026-03-01T09:30:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Role"];
+            };
+        };
+        /** @description The key's metadata and its secret, shown this once. */
+        ApiKeyWithSecret: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "api_key": {
+                 *         "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *         "name": "CRM sync",
+                 *         "permissions": [
+                 *           "users.list"
+                 *         ],
+                 *         "display_prefix": "bok_7QmZ",
+                 *         "last_characters": "x9Tb",
+                 *         "created_by": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "created_at": "2026-11-01T09:00:00.000Z",
+                 *         "updated_at": "2026-11-01T09:00:00.000Z",
+                 *         "expires_at": "2027-05-01T00:00:00.000Z",
+                 *         "never_expires": false,
+                 *         "last_used_at": null,
+                 *         "last_used_ip": null,
+                 *         "revoked_at": null
+                 *       },
+                 *       "secret": "bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7P_1a2x9Tb"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyWithSecret"];
+            };
+        };
+        /** @description The API key's metadata. */
+        ApiKey: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *       "name": "CRM sync",
+                 *       "permissions": [
+                 *         "users.list"
+                 *       ],
+                 *       "display_prefix": "bok_7QmZ",
+                 *       "last_characters": "x9Tb",
+                 *       "created_by": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *       "created_at": "2026-11-01T09:00:00.000Z",
+                 *       "updated_at": "2026-11-01T09:00:00.000Z",
+                 *       "expires_at": "2027-05-01T00:00:00.000Z",
+                 *       "never_expires": false,
+                 *       "last_used_at": "2026-11-20T08:15:00.000Z",
+                 *       "last_used_ip": "203.0.113.7",
+                 *       "revoked_at": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKey"];
+            };
+        };
     };
     parameters: {
         /**
@@ -823,6 +1500,51 @@ export interface components {
          * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
          */
         SessionId: string;
+        /**
+         * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+         * @example 50
+         */
+        Limit: number;
+        /**
+         * @description The `next_cursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
+         * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
+         */
+        Cursor: string;
+        /**
+         * @description Only users with this status.
+         * @example active
+         */
+        UserStatusFilter: "active" | "disabled";
+        /**
+         * @description Only users holding the role of this name (case does not matter).
+         * @example support
+         */
+        UserRoleFilter: string;
+        /**
+         * @description Only users whose e-mail, first name, last name or full name contains this text (case does not matter).
+         * @example lovelace
+         */
+        UserSearch: string;
+        /**
+         * @description The user's id.
+         * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+         */
+        UserId: string;
+        /**
+         * @description The role's id.
+         * @example 5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83
+         */
+        RoleId: string;
+        /**
+         * @description Only keys that are not revoked and expire within this many days from now (already expired ones included).
+         * @example 30
+         */
+        ExpiringWithinDays: number;
+        /**
+         * @description The API key's id.
+         * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+         */
+        ApiKeyId: string;
         /**
          * @description The id of a user.
          * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
@@ -882,6 +1604,19 @@ export type Me = components['schemas']['Me'];
 export type PasswordChangeRequest = components['schemas']['PasswordChangeRequest'];
 export type RefreshRequest = components['schemas']['RefreshRequest'];
 export type UserPage = components['schemas']['UserPage'];
+export type UserCreateRequest = components['schemas']['UserCreateRequest'];
+export type UserUpdateRequest = components['schemas']['UserUpdateRequest'];
+export type PermissionList = components['schemas']['PermissionList'];
+export type Role = components['schemas']['Role'];
+export type RoleList = components['schemas']['RoleList'];
+export type RoleCreateRequest = components['schemas']['RoleCreateRequest'];
+export type RoleUpdateRequest = components['schemas']['RoleUpdateRequest'];
+export type ApiKey = components['schemas']['ApiKey'];
+export type ApiKeyList = components['schemas']['ApiKeyList'];
+export type ApiKeyCreateRequest = components['schemas']['ApiKeyCreateRequest'];
+export type ApiKeyWithSecret = components['schemas']['ApiKeyWithSecret'];
+export type ApiKeyUpdateRequest = components['schemas']['ApiKeyUpdateRequest'];
+export type ApiKeyRotateRequest = components['schemas']['ApiKeyRotateRequest'];
 export type ResponseSessionList = components['responses']['SessionList'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
@@ -895,8 +1630,23 @@ export type ResponseNoContent = components['responses']['NoContent'];
 export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
 export type ResponseUserPage = components['responses']['UserPage'];
 export type ResponseForbidden = components['responses']['Forbidden'];
+export type ResponseUser = components['responses']['User'];
+export type ResponseConflict = components['responses']['Conflict'];
+export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseRole = components['responses']['Role'];
+export type ResponseApiKeyWithSecret = components['responses']['ApiKeyWithSecret'];
+export type ResponseApiKey = components['responses']['ApiKey'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
+export type ParameterLimit = components['parameters']['Limit'];
+export type ParameterCursor = components['parameters']['Cursor'];
+export type ParameterUserStatusFilter = components['parameters']['UserStatusFilter'];
+export type ParameterUserRoleFilter = components['parameters']['UserRoleFilter'];
+export type ParameterUserSearch = components['parameters']['UserSearch'];
+export type ParameterUserId = components['parameters']['UserId'];
+export type ParameterRoleId = components['parameters']['RoleId'];
+export type ParameterExpiringWithinDays = components['parameters']['ExpiringWithinDays'];
+export type ParameterApiKeyId = components['parameters']['ApiKeyId'];
 export type ParameterSessionUserId = components['parameters']['SessionUserId'];
 export type ParameterUserSessionId = components['parameters']['UserSessionId'];
 export type RequestBodyRefresh = components['requestBodies']['Refresh'];
@@ -1255,7 +2005,33 @@ export interface operations {
     };
     listUsers: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `next_cursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only users with this status.
+                 * @example active
+                 */
+                status?: components["parameters"]["UserStatusFilter"];
+                /**
+                 * @description Only users holding the role of this name (case does not matter).
+                 * @example support
+                 */
+                role?: components["parameters"]["UserRoleFilter"];
+                /**
+                 * @description Only users whose e-mail, first name, last name or full name contains this text (case does not matter).
+                 * @example lovelace
+                 */
+                search?: components["parameters"]["UserSearch"];
+            };
             header?: {
                 /**
                  * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
@@ -1277,9 +2053,74 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    listUtilisateurs: {
+    createUser: {
         parameters: {
             query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "grace@example.com",
+                 *       "first_name": "Grace",
+                 *       "last_name": "Hopper",
+                 *       "roles": []
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["User"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listUtilisateurs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `next_cursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only users with this status.
+                 * @example active
+                 */
+                status?: components["parameters"]["UserStatusFilter"];
+                /**
+                 * @description Only users holding the role of this name (case does not matter).
+                 * @example support
+                 */
+                role?: components["parameters"]["UserRoleFilter"];
+                /**
+                 * @description Only users whose e-mail, first name, last name or full name contains this text (case does not matter).
+                 * @example lovelace
+                 */
+                search?: components["parameters"]["UserSearch"];
+            };
             header?: {
                 /**
                  * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
@@ -1297,6 +2138,611 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["User"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    disableUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["User"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "first_name": "Grace",
+                 *       "last_name": "Hopper"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["User"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPermissions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         "users.list",
+                     *         "users.read",
+                     *         "users.create",
+                     *         "users.update",
+                     *         "users.disable",
+                     *         "roles.manage",
+                     *         "api_keys.manage",
+                     *         "sessions.manage",
+                     *         "audit.read",
+                     *         "tasks.list",
+                     *         "tasks.create",
+                     *         "tasks.update",
+                     *         "meetings.list",
+                     *         "meetings.create",
+                     *         "meetings.update"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRoles: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every role. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "9a1c3e5f-7b2d-4f6a-8c0e-1d3f5a7b9c2e",
+                     *           "name": "admin",
+                     *           "description": "Every permission, now and later. Cannot be deleted or changed.",
+                     *           "permissions": [
+                     *             "users.list",
+                     *             "users.read",
+                     *             "users.create",
+                     *             "users.update",
+                     *             "users.disable",
+                     *             "roles.manage",
+                     *             "api_keys.manage",
+                     *             "sessions.manage",
+                     *             "audit.read",
+                     *             "tasks.list",
+                     *             "tasks.create",
+                     *             "tasks.update",
+                     *             "meetings.list",
+                     *             "meetings.create",
+                     *             "meetings.update"
+                     *           ],
+                     *           "built_in": true,
+                     *           "created_at": "2026-01-01T00:00:00.000Z",
+                     *           "updated_at": "2026-01-01T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83",
+                     *           "name": "support",
+                     *           "description": "Answers customers; reads user records.",
+                     *           "permissions": [
+                     *             "users.list",
+                     *             "users.read"
+                     *           ],
+                     *           "built_in": false,
+                     *           "created_at": "2026-03-01T09:30:00.000Z",
+                     *           "updated_at": "2026-03-01T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RoleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "support",
+                 *       "description": "Answers customers; reads user records.",
+                 *       "permissions": [
+                 *         "users.list",
+                 *         "users.read"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RoleCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["Role"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The role's id.
+                 * @example 5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83
+                 */
+                id: components["parameters"]["RoleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The role's id.
+                 * @example 5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83
+                 */
+                id: components["parameters"]["RoleId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Answers customers.",
+                 *       "permissions": [
+                 *         "users.list",
+                 *         "users.read"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RoleUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Role"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only keys that are not revoked and expire within this many days from now (already expired ones included).
+                 * @example 30
+                 */
+                expiring_within_days?: components["parameters"]["ExpiringWithinDays"];
+            };
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                     *           "name": "CRM sync",
+                     *           "permissions": [
+                     *             "users.list"
+                     *           ],
+                     *           "display_prefix": "bok_7QmZ",
+                     *           "last_characters": "x9Tb",
+                     *           "created_by": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                     *           "created_at": "2026-11-01T09:00:00.000Z",
+                     *           "updated_at": "2026-11-01T09:00:00.000Z",
+                     *           "expires_at": "2027-05-01T00:00:00.000Z",
+                     *           "never_expires": false,
+                     *           "last_used_at": "2026-11-20T08:15:00.000Z",
+                     *           "last_used_ip": "203.0.113.7",
+                     *           "revoked_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "CRM sync",
+                 *       "expires_at": "2027-05-01T00:00:00.000Z",
+                 *       "permissions": [
+                 *         "users.list"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["ApiKeyWithSecret"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The API key's id.
+                 * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ApiKey"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The API key's id.
+                 * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The API key's id.
+                 * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "CRM nightly sync",
+                 *       "expires_at": "2027-11-01T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ApiKey"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
+                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The API key's id.
+                 * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "grace_period_seconds": 3600
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyRotateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ApiKeyWithSecret"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,11 +1,32 @@
-// Resolves an x-api-key to its principal. API keys do not exist yet in this build (issue 4), so
-// no key can be valid: every one is refused with 401 invalid_api_key.
+// Resolves an x-api-key to its principal: a malformed key is refused without touching the
+// database; a well-formed one is looked up by its SHA-256 digest in one query. Nothing is cached,
+// so a revocation is effective on the very next request on every server process.
 import type { Principal } from '../auth/principal.js';
 import type { Dependencies } from '../dependencies.js';
 import { unauthorized } from '../http/problem.js';
+import { digestSecret } from '../auth/secrets.js';
+import { isWellFormedApiKey } from './secret.js';
+import { findKeyBySecretDigest, recordKeyUse } from './repository.js';
 
-export function apiKeyAuthenticator(_deps: Dependencies) {
-  return async (_secret: string, _request: { ip: string }): Promise<Principal> => {
-    throw unauthorized('invalid_api_key', 'The API key is unknown or revoked.', true);
+/** Last-used time and IP are written at most this often per key. */
+export const LAST_USED_INTERVAL_MS = 60_000;
+
+const invalid = () => unauthorized('invalid_api_key', 'The API key is unknown or revoked.', true);
+
+export function apiKeyAuthenticator({ db, clock, logger }: Dependencies) {
+  return async (secret: string, request: { ip: string }): Promise<Principal> => {
+    if (!isWellFormedApiKey(secret)) throw invalid();
+    const now = clock.now();
+    const key = await findKeyBySecretDigest(db, digestSecret(secret));
+    if (!key || key.revoked_at || (key.retires_at && key.retires_at <= now)) throw invalid();
+    if (key.expires_at && key.expires_at <= now) throw unauthorized('api_key_expired', 'The API key has expired.', true);
+    if (!key.last_used_at || now.getTime() - key.last_used_at.getTime() >= LAST_USED_INTERVAL_MS) {
+      // Not awaited: the answer does not wait for bookkeeping. The UPDATE is conditional, so
+      // concurrent requests on several processes still write once a minute at most.
+      recordKeyUse(db, key.id, { at: now, ip: request.ip, intervalMs: LAST_USED_INTERVAL_MS }).catch((err: unknown) =>
+        logger.warn({ err: { message: (err as Error).message }, apiKeyId: key.id }, 'could not record API key use'),
+      );
+    }
+    return { kind: 'api_key', apiKeyId: key.id, permissions: new Set(key.permissions) };
   };
 }

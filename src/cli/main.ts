@@ -3,11 +3,17 @@
 // (DATABASE_URL, or the embedded database under DATA_DIR). One module per command group.
 import { Command } from 'commander';
 import { registerMigrate } from './migrate.js';
+import { registerRoles } from './roles.js';
+import { registerApiKeys } from './api-keys.js';
+import { registerSeed } from './seed.js';
 import { registerUsers } from './users.js';
 
 const program = new Command('backoffice').description('Back-office API operator commands').showHelpAfterError();
 registerMigrate(program);
 registerUsers(program);
+registerRoles(program);
+registerApiKeys(program);
+registerSeed(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

@@ -34,6 +34,28 @@ export interface UserRolesTable {
   role_id: string;
 }
 
+export interface ApiKeysTable {
+  id: Generated<string>;
+  name: string;
+  permissions: string[];
+  display_prefix: string;
+  last_characters: string;
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  last_used_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  last_used_ip: string | null;
+}
+
+export interface ApiKeySecretsTable {
+  digest: Buffer;
+  api_key_id: string;
+  created_at: Timestamp;
+  retires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
 export interface SessionsTable {
   id: Generated<string>;
   user_id: string;
@@ -83,6 +105,8 @@ export interface Database {
   roles: RolesTable;
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
+  api_keys: ApiKeysTable;
+  api_key_secrets: ApiKeySecretsTable;
   sessions: SessionsTable;
   session_tokens: SessionTokensTable;
   sign_in_failures: SignInFailuresTable;

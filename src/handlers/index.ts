@@ -3,6 +3,9 @@ import type { HandlerMap } from '../contract/handler-types.js';
 import type { Dependencies } from '../dependencies.js';
 import { userHandlers } from './users.js';
 import { tokenHandlers } from './tokens.js';
+import { roleHandlers } from './roles.js';
+import { permissionHandlers } from './permissions.js';
+import { apiKeyHandlers } from './api-keys.js';
 import { sessionHandlers } from './sessions.js';
 import { meHandlers } from './me.js';
 
@@ -10,6 +13,9 @@ export function createHandlers(deps: Dependencies): HandlerMap {
   return {
     ...userHandlers(deps),
     ...tokenHandlers(deps),
+    ...roleHandlers(deps),
+    ...permissionHandlers(),
+    ...apiKeyHandlers(deps),
     ...sessionHandlers(deps),
     ...meHandlers(deps),
   };

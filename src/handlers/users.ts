@@ -1,13 +1,34 @@
 // Handlers of the Users operations.
 import type { Dependencies } from '../dependencies.js';
 import type { Handler } from '../contract/handler-types.js';
-import { listUsersPage } from '../users/repository.js';
+import { userService } from '../users/service.js';
 import { presentUser } from '../users/presenter.js';
+import type { ListedUser } from '../users/repository.js';
 
-export function userHandlers({ db }: Dependencies) {
-  const listUsers: Handler<'listUsers'> = async () => {
-    const rows = await listUsersPage(db, 50);
-    return { status: 200, body: { data: rows.map((row) => presentUser(row, [])), next_cursor: null } };
+const present = (user: ListedUser) => presentUser(user, user.roles);
+import { requireCaller } from '../auth/caller.js';
+
+export function userHandlers({ db, clock }: Dependencies) {
+  const users = userService(db, clock);
+
+  const listUsers: Handler<'listUsers'> = async ({ query }) => {
+    const { page, nextCursor } = await users.list(query ?? {});
+    return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
   };
-  return { listUsers, listUtilisateurs: listUsers };
+
+  const getUser: Handler<'getUser'> = async ({ path }) => ({ status: 200, body: present(await users.get(path.id)) });
+
+  const createUser: Handler<'createUser'> = async ({ body, principal }) => ({
+    status: 201,
+    body: present(await users.create(requireCaller(principal).permissions, body)),
+  });
+
+  const updateUser: Handler<'updateUser'> = async ({ body, path, principal }) => ({
+    status: 200,
+    body: present(await users.update(requireCaller(principal).permissions, path.id, body)),
+  });
+
+  const disableUser: Handler<'disableUser'> = async ({ path }) => ({ status: 200, body: present(await users.disable(path.id)) });
+
+  return { listUsers, listUtilisateurs: listUsers, getUser, createUser, updateUser, disableUser };
 }

@@ -4,7 +4,7 @@ import type { UserRow } from './repository.js';
 
 export type UserResource = components['schemas']['User'];
 
-export function presentUser(row: UserRow, roles: string[]): UserResource {
+export function presentUser(row: Omit<UserRow, 'password_hash'>, roles: string[]): UserResource {
   return {
     id: row.id,
     email: row.email,

@@ -1,9 +1,86 @@
 // Queries on the users table. Functions take the database or a transaction.
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, UsersTable } from '../db/schema.js';
+import type { UserCursor } from './cursor.js';
 
 export type UserRow = Selectable<UsersTable>;
+/** A user as listed: no password hash, with role names and the exact sort key for the cursor. */
+export type ListedUser = Omit<UserRow, 'password_hash'> & { roles: string[]; cursor_created_at: string };
 
-export async function listUsersPage(db: Kysely<Database>, limit: number): Promise<UserRow[]> {
-  return db.selectFrom('users').selectAll().orderBy('created_at').orderBy('id').limit(limit).execute();
+export interface UserFilter {
+  status?: 'active' | 'disabled';
+  role?: string;
+  search?: string;
+}
+
+/** LIKE treats % and _ as wildcards; a search is for the text as typed. */
+const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function selectListed(db: Kysely<Database>) {
+  return db
+    .selectFrom('users as u')
+    .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.status', 'u.created_at', 'u.updated_at', 'u.last_sign_in_at'])
+    .select(sql<string>`to_char(u.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_created_at'))
+    .select(
+      sql<string[]>`array(select r.name from user_roles ur join roles r on r.id = ur.role_id where ur.user_id = u.id order by r.name)`.as('roles'),
+    );
+}
+
+/** One page in (created_at, id) order, walking the (created_at, id) index from the cursor; `limit + 1` rows tell whether more follow. */
+export function listUsersPage(db: Kysely<Database>, options: { limit: number; after?: UserCursor; filter?: UserFilter }): Promise<ListedUser[]> {
+  const { after, filter = {} } = options;
+  let query = selectListed(db);
+  if (after) query = query.where(sql<boolean>`(u.created_at, u.id) > (${after.createdAt}::timestamptz, ${after.id}::uuid)`);
+  if (filter.status) query = query.where('u.status', '=', filter.status);
+  if (filter.role) {
+    const role = filter.role.toLowerCase();
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('user_roles as ur')
+          .innerJoin('roles as r', 'r.id', 'ur.role_id')
+          .select('ur.user_id')
+          .whereRef('ur.user_id', '=', 'u.id')
+          .where(sql<string>`lower(r.name)`, '=', role),
+      ),
+    );
+  }
+  if (filter.search) {
+    const pattern = likePattern(filter.search);
+    query = query.where((eb) =>
+      eb.or([
+        eb('u.email', 'ilike', pattern),
+        eb('u.first_name', 'ilike', pattern),
+        eb('u.last_name', 'ilike', pattern),
+        eb(sql<string>`u.first_name || ' ' || u.last_name`, 'ilike', pattern),
+      ]),
+    );
+  }
+  return query.orderBy('u.created_at').orderBy('u.id').limit(options.limit + 1).execute();
+}
+
+export function findListedUser(db: Kysely<Database>, id: string): Promise<ListedUser | undefined> {
+  return selectListed(db).where('u.id', '=', id).executeTakeFirst();
+}
+
+export function findUserForUpdate(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function insertUser(
+  db: Kysely<Database>,
+  user: { email: string; first_name: string; last_name: string; password_hash: string | null; now: Date },
+): Promise<string> {
+  const { now, ...values } = user;
+  const row = await db.insertInto('users').values({ ...values, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function updateUserFields(
+  db: Kysely<Database>,
+  id: string,
+  fields: { first_name?: string; last_name?: string; status?: 'active' | 'disabled'; now: Date },
+): Promise<void> {
+  const { now, ...rest } = fields;
+  await db.updateTable('users').set({ ...rest, updated_at: now }).where('id', '=', id).execute();
 }

@@ -2,6 +2,7 @@
 import type { Migration } from 'kysely';
 import * as m20261121T1200Users from './20261121T1200_users.js';
 import * as m20261121T1210Roles from './20261121T1210_roles.js';
+import * as m20261121T1400ApiKeys from './20261121T1400_api_keys.js';
 import * as m20261121T1300Sessions from './20261121T1300_sessions.js';
 import * as m20261121T1310SignInFailures from './20261121T1310_sign_in_failures.js';
 import * as m20261121T1320SecurityEvents from './20261121T1320_security_events.js';
@@ -9,6 +10,7 @@ import * as m20261121T1320SecurityEvents from './20261121T1320_security_events.j
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
   '20261121T1210_roles': m20261121T1210Roles,
+  '20261121T1400_api_keys': m20261121T1400ApiKeys,
   '20261121T1300_sessions': m20261121T1300Sessions,
   '20261121T1310_sign_in_failures': m20261121T1310SignInFailures,
   '20261121T1320_security_events': m20261121T1320SecurityEvents,

@@ -1,0 +1,147 @@
+// Benchmark of GET /users?limit=50 (see docs/BENCHMARKS.md for how to run it and the results).
+//  1. a throwaway PostgreSQL 15 (or DATABASE_URL), migrated, seeded with 100,000 users;
+//  2. the real service (src/server.ts, NODE_ENV=production, response validation off, access logs
+//     on) in its own process, called with an API key holding users.list; then with a bearer token
+//     when sign-in exists;
+//  3. in the same run, a bare Express app in its own process returning the same 50 users from memory;
+//  4. then the table grows past 1,000,000 users and the first page is compared with the page that
+//     starts after the millionth user.
+// Each server and autocannon run in separate processes: the client does not share a core's event loop with the server.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type { Database } from '../src/db/schema.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { seedUsers } from '../src/cli/seed.js';
+import { apiKeyService } from '../src/api-keys/service.js';
+import { encodeCursor } from '../src/users/cursor.js';
+import { hashPassword } from '../src/auth/passwords.js';
+import { systemClock } from '../src/clock.js';
+import { startCluster, withDatabase } from '../test/support/postgres.js';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const DURATION = Number(process.env.BENCH_DURATION ?? 15);
+const USERS = Number(process.env.BENCH_USERS ?? 100_000);
+const DEEP = Number(process.env.BENCH_DEEP ?? 1_000_000);
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function startProcess(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', script], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${url}/livez`)).status < 500) return { url, child };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill();
+  throw new Error(`${script} did not start`);
+}
+
+interface Measure {
+  label: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  non2xx: number;
+}
+
+async function measure(label: string, url: string, headers: Record<string, string> = {}, connections = CONNECTIONS): Promise<Measure> {
+  await autocannon({ url, connections, duration: 3, headers }); // warm-up: JIT, pools, caches
+  const r = await autocannon({ url, connections, duration: DURATION, headers });
+  const m = { label, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.average, non2xx: r.non2xx + r.errors };
+  print(`  ${label.padEnd(44)} ${m.rps.toFixed(0).padStart(7)} req/s   p50 ${m.p50} ms   p99 ${m.p99} ms   mean ${m.mean.toFixed(2)} ms   non-2xx/errors ${m.non2xx}`);
+  return m;
+}
+
+async function main() {
+  const cluster = process.env.DATABASE_URL ? undefined : await startCluster();
+  const adminUrl = process.env.DATABASE_URL ?? cluster!.adminUrl;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query('drop database if exists bench_users');
+  await admin.query('create database bench_users');
+  await admin.end();
+  const databaseUrl = withDatabase(adminUrl, 'bench_users');
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  pool.on('error', () => {}); // idle connections dropped when the cluster stops
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const children: ChildProcess[] = [];
+  try {
+    await migrateToLatest(db);
+    let t = Date.now();
+    await seedUsers(db, { users: USERS, seed: 1 });
+    await sql`vacuum analyze users`.execute(db);
+    print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+
+    const { secret } = await apiKeyService(db, systemClock).create({ userId: null, permissions: 'all' }, { name: 'bench', permissions: ['users.list'] });
+    const service = await startProcess('src/server.ts', { DATABASE_URL: databaseUrl, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
+    children.push(service.child);
+    const page = await fetch(`${service.url}/users?limit=50`, { headers: { 'x-api-key': secret } });
+    if (page.status !== 200) throw new Error(`GET /users answered ${page.status}: ${await page.text()}`);
+    const dir = mkdtempSync(join(tmpdir(), 'bench-'));
+    writeFileSync(join(dir, 'users.json'), await page.text());
+    const bare = await startProcess('bench/bare-express.ts', { USERS_JSON_FILE: join(dir, 'users.json') });
+    children.push(bare.child);
+
+    print(`\nGET /users?limit=50, ${CONNECTIONS} connections, ${DURATION} s each (after 3 s warm-up), ${USERS} users`);
+    const baseline = await measure('bare Express, 50 users from memory', `${bare.url}/users`);
+    const withKey = await measure('service, x-api-key, PostgreSQL', `${service.url}/users?limit=50`, { 'x-api-key': secret });
+    print(`  ratio (API key / bare): ${((withKey.rps / baseline.rps) * 100).toFixed(1)} % of the throughput (target >= 50 %), p99 ${withKey.p99} ms (target < 25 ms)`);
+
+    // The bearer path needs sign-in (issue 3): measured only when POST /sessions works.
+    const password = 'benchmark passphrase 1234';
+    const adminRole = await db.selectFrom('roles').select('id').where('name', '=', 'admin').executeTakeFirstOrThrow();
+    const user = await db.insertInto('users').values({ email: 'bench-admin@example.com', first_name: 'Bench', last_name: 'Admin', password_hash: await hashPassword(password) }).returning('id').executeTakeFirstOrThrow();
+    await db.insertInto('user_roles').values({ user_id: user.id, role_id: adminRole.id }).execute();
+    const signIn = await fetch(`${service.url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: { email: 'bench-admin@example.com', password } }) });
+    if (signIn.status === 201) {
+      const { access_token } = (await signIn.json()) as { access_token: string };
+      const withBearer = await measure('service, bearer token, PostgreSQL', `${service.url}/users?limit=50`, { authorization: `Bearer ${access_token}` });
+      print(`  ratio (bearer / bare): ${((withBearer.rps / baseline.rps) * 100).toFixed(1)} % of the throughput, p99 ${withBearer.p99} ms`);
+    } else {
+      print(`  bearer token: not measured, POST /sessions answered ${signIn.status} (sign-in is not in this build)`);
+    }
+
+    t = Date.now();
+    const total = Number((await db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    await seedUsers(db, { users: DEEP + 100 - total, seed: 2 });
+    await sql`vacuum analyze users`.execute(db);
+    print(`\ngrew the table to ${DEEP + 100} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const deep = await sql<{ t: string; id: string }>`
+      select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as t, id
+      from users order by created_at, id offset ${DEEP - 1} limit 1`.execute(db);
+    const cursor = encodeCursor({ createdAt: deep.rows[0]!.t, id: deep.rows[0]!.id });
+    print(`GET /users?limit=50: first page vs the page after user ${DEEP}, x-api-key, ${CONNECTIONS} connections`);
+    const first = await measure('first page', `${service.url}/users?limit=50`, { 'x-api-key': secret });
+    const far = await measure(`page after ${DEEP} users`, `${service.url}/users?limit=50&cursor=${cursor}`, { 'x-api-key': secret });
+    print(`  cost ratio (deep / first, mean latency): ${(far.mean / first.mean).toFixed(2)}x (target <= 1.3x); throughput ratio ${(first.rps / far.rps).toFixed(2)}x`);
+  } finally {
+    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill('SIGTERM'))))));
+    await db.destroy();
+    cluster?.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

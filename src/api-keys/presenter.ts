@@ -1,0 +1,26 @@
+// The public shape of an API key: metadata only, never the secret or its digest.
+import type { components } from '../../generated/openapi.js';
+import type { Permission } from '../auth/permissions.js';
+import type { ApiKeyRow } from './repository.js';
+
+export type ApiKeyResource = components['schemas']['ApiKey'];
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function presentApiKey(row: ApiKeyRow): ApiKeyResource {
+  return {
+    id: row.id,
+    name: row.name,
+    permissions: row.permissions as Permission[],
+    display_prefix: row.display_prefix,
+    last_characters: row.last_characters,
+    created_by: row.created_by,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    expires_at: iso(row.expires_at),
+    never_expires: row.expires_at === null,
+    last_used_at: iso(row.last_used_at),
+    last_used_ip: row.last_used_ip,
+    revoked_at: iso(row.revoked_at),
+  };
+}

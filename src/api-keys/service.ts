@@ -1,0 +1,122 @@
+// Issuing, changing, rotating and revoking API keys. A secret leaves this module once, in the
+// result of create() or rotate(); only its digest is stored.
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../clock.js';
+import { ProblemError } from '../http/problem.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
+import { assertCallerHolds } from '../roles/permissions.js';
+import * as keys from './repository.js';
+import { newApiKeySecret } from './secret.js';
+
+export const MAX_GRACE_SECONDS = 24 * 60 * 60;
+
+/** Who creates a key: a signed-in user (limited to their own permissions) or the operator's command line. */
+export type KeyCreator = { userId: string; permissions: ReadonlySet<string> } | { userId: null; permissions: 'all' };
+
+const notFound = () => new ProblemError(404, 'not_found', 'No API key has this id.');
+const revoked = () => new ProblemError(409, 'api_key_revoked', 'This API key is revoked; create a new one.');
+const nameTaken = () => new ProblemError(409, 'name_taken', 'Another API key in use already has this name.');
+
+function parseExpiry(value: string | null | undefined, now: Date): Date | null | undefined {
+  if (value === undefined || value === null) return value;
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime()) || at <= now) {
+    throw new ProblemError(400, 'expiration_in_past', 'The expiration date must be in the future.', {
+      errors: [{ location: 'request/body/expires_at', message: 'must be in the future' }],
+    });
+  }
+  return at;
+}
+
+async function translateUnique<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isUniqueViolation(err, 'api_keys_name_lower_key')) throw nameTaken();
+    throw err;
+  }
+}
+
+export function apiKeyService(db: Kysely<Database>, clock: Clock) {
+  async function get(id: string) {
+    const row = await keys.findKeyById(db, id);
+    if (!row) throw notFound();
+    return row;
+  }
+
+  return {
+    get,
+
+    list(filter: { expiringWithinDays?: number } = {}) {
+      const days = filter.expiringWithinDays;
+      return keys.listKeys(db, days === undefined ? {} : { expiringBefore: new Date(clock.now().getTime() + days * 86_400_000) });
+    },
+
+    async create(creator: KeyCreator, input: { name: string; expires_at?: string; permissions: string[] }) {
+      const now = clock.now();
+      const expiresAt = parseExpiry(input.expires_at, now) ?? null;
+      if (creator.permissions !== 'all') assertCallerHolds(creator.permissions, input.permissions, 'an API key');
+      const fresh = newApiKeySecret();
+      const id = await translateUnique(() =>
+        db.transaction().execute(async (trx) => {
+          const keyId = await keys.insertKey(trx, {
+            name: input.name,
+            permissions: [...new Set(input.permissions)],
+            display_prefix: fresh.display_prefix,
+            last_characters: fresh.last_characters,
+            created_by: creator.userId,
+            expires_at: expiresAt,
+            now,
+          });
+          await keys.insertSecret(trx, keyId, fresh.digest, now);
+          return keyId;
+        }),
+      );
+      return { key: await get(id), secret: fresh.secret };
+    },
+
+    async update(id: string, input: { name?: string; expires_at?: string | null; permissions?: string[] }) {
+      const now = clock.now();
+      const expiresAt = parseExpiry(input.expires_at, now);
+      await translateUnique(() =>
+        db.transaction().execute(async (trx) => {
+          const row = await keys.findKeyById(trx, id, true);
+          if (!row) throw notFound();
+          if (row.revoked_at) throw revoked();
+          const widened = input.permissions?.find((p) => !row.permissions.includes(p));
+          if (widened) {
+            throw new ProblemError(400, 'permissions_not_narrowed', `A key's permissions can only be narrowed; it does not hold ${widened}.`, {
+              errors: [{ location: 'request/body/permissions', message: `${widened} is not among the key's permissions` }],
+            });
+          }
+          await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, now });
+        }),
+      );
+      return get(id);
+    },
+
+    /** Idempotent: revoking a revoked key changes nothing. */
+    async revoke(id: string) {
+      const row = await get(id);
+      if (!row.revoked_at) await keys.updateKey(db, id, { revoked_at: clock.now(), now: clock.now() });
+    },
+
+    async rotate(id: string, graceSeconds = 0) {
+      if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
+        throw new ProblemError(400, 'validation_failed', `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds.`);
+      }
+      const now = clock.now();
+      const fresh = newApiKeySecret();
+      await db.transaction().execute(async (trx) => {
+        const row = await keys.findKeyById(trx, id, true);
+        if (!row) throw notFound();
+        if (row.revoked_at) throw revoked();
+        await keys.retireCurrentSecret(trx, id, new Date(now.getTime() + graceSeconds * 1000), now);
+        await keys.insertSecret(trx, id, fresh.digest, now);
+        await keys.updateKey(trx, id, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
+      });
+      return { key: await get(id), secret: fresh.secret };
+    },
+  };
+}

@@ -1,0 +1,43 @@
+// Handlers of the API key operations. The contract lets only signed-in users in (bearerAuth).
+import type { Dependencies } from '../dependencies.js';
+import type { Handler } from '../contract/handler-types.js';
+import { apiKeyService } from '../api-keys/service.js';
+import { presentApiKey } from '../api-keys/presenter.js';
+import { requireUser } from '../auth/caller.js';
+
+/** A secret is in the body: no cache, no proxy may keep it. */
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+export function apiKeyHandlers({ db, clock }: Dependencies) {
+  const keys = apiKeyService(db, clock);
+
+  const listApiKeys: Handler<'listApiKeys'> = async ({ query }) => {
+    const rows = await keys.list({ expiringWithinDays: query?.expiring_within_days });
+    return { status: 200, body: { data: rows.map(presentApiKey) } };
+  };
+
+  const getApiKey: Handler<'getApiKey'> = async ({ path }) => ({ status: 200, body: presentApiKey(await keys.get(path.id)) });
+
+  const createApiKey: Handler<'createApiKey'> = async ({ body, principal }) => {
+    const user = requireUser(principal);
+    const { key, secret } = await keys.create({ userId: user.userId, permissions: user.permissions }, body);
+    return { status: 201, body: { api_key: presentApiKey(key), secret }, headers: NO_STORE };
+  };
+
+  const updateApiKey: Handler<'updateApiKey'> = async ({ body, path }) => ({
+    status: 200,
+    body: presentApiKey(await keys.update(path.id, body)),
+  });
+
+  const revokeApiKey: Handler<'revokeApiKey'> = async ({ path }) => {
+    await keys.revoke(path.id);
+    return { status: 204, body: undefined };
+  };
+
+  const rotateApiKey: Handler<'rotateApiKey'> = async ({ body, path }) => {
+    const { key, secret } = await keys.rotate(path.id, body.grace_period_seconds ?? 0);
+    return { status: 200, body: { api_key: presentApiKey(key), secret }, headers: NO_STORE };
+  };
+
+  return { listApiKeys, getApiKey, createApiKey, updateApiKey, revokeApiKey, rotateApiKey };
+}

@@ -1,0 +1,29 @@
+// Handlers of the Roles operations.
+import type { Dependencies } from '../dependencies.js';
+import type { Handler } from '../contract/handler-types.js';
+import { roleService } from '../roles/service.js';
+import { presentRole } from '../roles/presenter.js';
+import { requireCaller } from '../auth/caller.js';
+
+export function roleHandlers({ db, clock }: Dependencies) {
+  const roles = roleService(db, clock);
+
+  const listRoles: Handler<'listRoles'> = async () => ({ status: 200, body: { data: (await roles.list()).map(presentRole) } });
+
+  const createRole: Handler<'createRole'> = async ({ body, principal }) => ({
+    status: 201,
+    body: presentRole(await roles.create(requireCaller(principal).permissions, body)),
+  });
+
+  const updateRole: Handler<'updateRole'> = async ({ body, path, principal }) => ({
+    status: 200,
+    body: presentRole(await roles.update(requireCaller(principal).permissions, path.id, body)),
+  });
+
+  const deleteRole: Handler<'deleteRole'> = async ({ path }) => {
+    await roles.remove(path.id);
+    return { status: 204, body: undefined };
+  };
+
+  return { listRoles, createRole, updateRole, deleteRole };
+}

@@ -1,0 +1,61 @@
+// Managing roles. A change is visible to the users holding the role on their very next request,
+// because permissions are read from these tables on every request, never cached.
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../clock.js';
+import { ProblemError } from '../http/problem.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
+import * as roles from './repository.js';
+import { assertCallerHolds } from './permissions.js';
+
+const nameTaken = () => new ProblemError(409, 'name_taken', 'Another role already has this name.');
+const notFound = () => new ProblemError(404, 'not_found', 'No role has this id.');
+const builtIn = () => new ProblemError(409, 'role_built_in', 'The built-in admin role cannot be changed or deleted.');
+
+async function translateUnique<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isUniqueViolation(err, 'roles_name_lower_key')) throw nameTaken();
+    throw err;
+  }
+}
+
+export function roleService(db: Kysely<Database>, clock: Clock) {
+  return {
+    list: () => roles.listRoles(db),
+
+    async create(caller: ReadonlySet<string>, input: { name: string; description?: string; permissions: string[] }) {
+      assertCallerHolds(caller, input.permissions, 'a role');
+      const id = await translateUnique(() =>
+        db.transaction().execute(async (trx) => {
+          const roleId = await roles.insertRole(trx, { name: input.name, description: input.description ?? '', now: clock.now() });
+          await roles.replaceRolePermissions(trx, roleId, input.permissions);
+          return roleId;
+        }),
+      );
+      return (await roles.findRoleById(db, id))!;
+    },
+
+    async update(caller: ReadonlySet<string>, id: string, input: { name?: string; description?: string; permissions?: string[] }) {
+      await translateUnique(() =>
+        db.transaction().execute(async (trx) => {
+          const role = await roles.findRoleById(trx, id, true);
+          if (!role) throw notFound();
+          if (role.built_in) throw builtIn();
+          if (input.permissions) assertCallerHolds(caller, input.permissions, 'a role');
+          await roles.updateRoleFields(trx, id, { name: input.name, description: input.description, now: clock.now() });
+          if (input.permissions) await roles.replaceRolePermissions(trx, id, input.permissions);
+        }),
+      );
+      return (await roles.findRoleById(db, id))!;
+    },
+
+    async remove(id: string) {
+      const role = await roles.findRoleById(db, id);
+      if (!role) throw notFound();
+      if (role.built_in) throw builtIn();
+      await roles.deleteRole(db, id);
+    },
+  };
+}

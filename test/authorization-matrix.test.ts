@@ -1,0 +1,220 @@
+// The authorization matrix, generated from the contract: every secured operation, whatever its
+// path, is called with no credentials, API keys without and with its permission, an expired key,
+// a revoked key, and signed-in users without and with it. A new operation is covered as soon as
+// it is in the spec (or this file fails, asking for a fixture for its path parameter).
+import { randomUUID } from 'node:crypto';
+import { beforeAll, afterAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
+import { expectContractResponse } from './support/contract.js';
+import { makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
+import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
+import { ManualClock } from '../src/clock.js';
+import { hashPassword } from '../src/auth/passwords.js';
+import { isPermission } from '../src/auth/permissions.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../src/db/schema.js';
+
+const secured = indexOperations(spec).filter((op) => op.security.length > 0);
+const PASSWORD = 'matrix passphrase 1234';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+/** A fresh resource for each path parameter, by the path's first segment. */
+const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
+  users: async (db) => (await makeUser(db)).id,
+  utilisateurs: async (db) => (await makeUser(db)).id,
+  roles: async (db) => (await makeRole(db, ['tasks.list'])).id,
+  'api-keys': async (db) => (await makeApiKey(db, ['tasks.list'])).id,
+};
+
+/** A signed-in caller (through the real POST /sessions), when the case has one. */
+interface Caller {
+  userId: string;
+  sessionId: string;
+  password: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+async function concretePath(op: OperationInfo, caller?: Caller): Promise<string> {
+  // Sessions exist only by signing in: one's own session, or another user's.
+  if (op.path === '/sessions/{id}') return `/sessions/${(caller ?? (await signedInWith([]))).sessionId}`;
+  if (op.path.includes('{session_id}')) {
+    const other = await signedInWith([]);
+    return op.path.replace('{id}', other.userId).replace('{session_id}', other.sessionId);
+  }
+  let path = op.path;
+  for (const [placeholder] of op.path.matchAll(/\{[^}]+\}/g)) {
+    const kind = op.path.split('/')[1] ?? '';
+    const make = RESOURCES[kind];
+    if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add one to RESOURCES in ${import.meta.url}`);
+    path = path.replace(placeholder, await make(database.db));
+  }
+  return path;
+}
+
+/** The contract's own request example, with names and e-mails made unique so that it can be replayed. */
+function exampleBody(op: OperationInfo, caller?: Caller): unknown {
+  const requestBody = deref(spec, op.raw.requestBody);
+  const media = requestBody?.content?.['application/json'];
+  if (!media) return undefined;
+  const example = structuredClone(media.example ?? Object.values<{ value: unknown }>(media.examples ?? {})[0]?.value);
+  if (example === undefined) throw new Error(`${op.operationId} has a request body but no example in the contract`);
+  const unique = randomUUID().slice(0, 8);
+  if (typeof example === 'object' && example !== null) {
+    const body = example as Record<string, unknown>;
+    if (typeof body.email === 'string') body.email = `matrix-${unique}@example.com`;
+    if (typeof body.name === 'string') body.name = `${body.name} ${unique}`;
+    // What only the signed-in caller can know: their password, their refresh token.
+    if (caller && typeof body.current_password === 'string') body.current_password = caller.password;
+    if (caller && typeof body.refresh_token === 'string') body.refresh_token = caller.refreshToken;
+  }
+  return example;
+}
+
+const otherPermission = (op: OperationInfo) => (op.requiredPermission === 'meetings.update' ? 'meetings.list' : 'meetings.update');
+/**
+ * What the caller "with the permission" holds: the operation's permission, plus any permission its
+ * request example hands out (a role or key may only get permissions its creator holds).
+ */
+function grantedPermissions(op: OperationInfo): string[] {
+  const handedOut = JSON.stringify(exampleBody(op) ?? null).match(/"[a-z_]+\.[a-z_]+"/g) ?? [];
+  const inExample = handedOut.map((q) => q.slice(1, -1)).filter(isPermission);
+  return [...new Set([op.requiredPermission ?? 'tasks.list', ...inExample])];
+}
+
+async function call(op: OperationInfo, headers: Record<string, string>, caller?: Caller) {
+  const { app } = createTestApp(database.db);
+  const path = await concretePath(op, caller);
+  let req = request(app)[op.method](path).set(headers);
+  const body = exampleBody(op, caller);
+  if (body !== undefined) req = req.send(body as object);
+  const res = await req;
+  expectContractResponse(res, op.method, path);
+  return res;
+}
+
+function expectSuccess(res: request.Response, op: OperationInfo) {
+  expect(res.status, `${op.operationId}: ${res.text}`).toBeGreaterThanOrEqual(200);
+  expect(res.status, `${op.operationId}: ${res.text}`).toBeLessThan(300);
+}
+
+function expectForbidden(res: request.Response, op: OperationInfo) {
+  expect(res.status, res.text).toBe(403);
+  expect(res.body.required_permission).toBe(op.requiredPermission);
+}
+
+it('covers every secured operation of the contract', () => {
+  expect(secured.length).toBeGreaterThanOrEqual(18);
+  for (const op of secured) expect(op.raw['x-required-permission'], op.operationId).toBeDefined();
+});
+
+describe.each(secured.map((op) => ({ op, name: `${op.method.toUpperCase()} ${op.path}` })))('$name', ({ op }) => {
+  const acceptsKey = op.security.includes('apiKey');
+
+  it('answers 401 without credentials', async () => {
+    const res = await call(op, {});
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('unauthenticated');
+  });
+
+  it(`API key without the permission: ${!acceptsKey ? '401 (keys not accepted)' : op.requiredPermission ? '403' : 'allowed'}`, async () => {
+    const key = await makeApiKey(database.db, [otherPermission(op)]);
+    const res = await call(op, { 'x-api-key': key.secret });
+    if (!acceptsKey) expect(res.status).toBe(401);
+    else if (op.requiredPermission) expectForbidden(res, op);
+    else expectSuccess(res, op);
+  });
+
+  it(`API key with the permission: ${acceptsKey ? 'allowed' : '401 (keys not accepted)'}`, async () => {
+    const key = await makeApiKey(database.db, grantedPermissions(op));
+    const res = await call(op, { 'x-api-key': key.secret });
+    if (acceptsKey) expectSuccess(res, op);
+    else expect(res.status).toBe(401);
+  });
+
+  it('expired API key: 401', async () => {
+    const past = new ManualClock(new Date(Date.now() - 2 * 3600_000));
+    const key = await makeApiKey(database.db, grantedPermissions(op), { clock: past, expiresAt: new Date(Date.now() - 3600_000).toISOString() });
+    const res = await call(op, { 'x-api-key': key.secret });
+    expect(res.status).toBe(401);
+    if (acceptsKey) expect(res.body.code).toBe('api_key_expired');
+  });
+
+  it('revoked API key: 401', async () => {
+    const key = await makeApiKey(database.db, grantedPermissions(op));
+    await key.service.revoke(key.id);
+    const res = await call(op, { 'x-api-key': key.secret });
+    expect(res.status).toBe(401);
+    if (acceptsKey) expect(res.body.code).toBe('invalid_api_key');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Bearer callers, signed in through the real POST /sessions. The probe below guards against a
+// build without sign-in (POST /sessions answering 503), where this block shows as skipped.
+
+async function probeSignIn(): Promise<boolean> {
+  const db = await createTestDatabase();
+  try {
+    const { email } = await makeUser(db.db, { passwordHash: await hashPassword(PASSWORD) });
+    const { app } = createTestApp(db.db);
+    const res = await request(app).post('/sessions').send({ session: { email, password: PASSWORD } });
+    return res.status === 201 && typeof res.body.access_token === 'string';
+  } finally {
+    await db.destroy();
+  }
+}
+const signInAvailable = await probeSignIn();
+
+/** A fresh user whose only role holds `permissions`, signed in for real (a new session each time). */
+async function signedInWith(permissions: string[]): Promise<Caller> {
+  const role = await makeRole(database.db, permissions);
+  const user = await makeUser(database.db, { roleIds: [role.id], passwordHash: await hashPassword(PASSWORD) });
+  const { app } = createTestApp(database.db);
+  const res = await request(app).post('/sessions').send({ session: { email: user.email, password: PASSWORD } });
+  expect(res.status, res.text).toBe(201);
+  const session = await database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+  return { userId: user.id, sessionId: session.id, password: PASSWORD, accessToken: res.body.access_token, refreshToken: res.body.refresh_token };
+}
+
+describe.skipIf(!signInAvailable)('bearer callers via real sign-in (skipped only if POST /sessions is unavailable)', () => {
+  describe.each(secured.map((op) => ({ op, name: `${op.method.toUpperCase()} ${op.path}` })))('$name', ({ op }) => {
+    const acceptsBearer = op.security.includes('bearerAuth');
+
+    it(`user without the permission: ${!acceptsBearer ? '401' : op.requiredPermission ? '403' : 'allowed'}`, async () => {
+      const caller = await signedInWith([otherPermission(op)]);
+      const res = await call(op, { authorization: `Bearer ${caller.accessToken}` }, caller);
+      if (!acceptsBearer) expect(res.status).toBe(401);
+      else if (op.requiredPermission) expectForbidden(res, op);
+      else expectSuccess(res, op);
+    });
+
+    it(`user with the permission: ${acceptsBearer ? 'allowed' : '401'}`, async () => {
+      const caller = await signedInWith(grantedPermissions(op));
+      const res = await call(op, { authorization: `Bearer ${caller.accessToken}` }, caller);
+      if (acceptsBearer) expectSuccess(res, op);
+      else expect(res.status).toBe(401);
+    });
+  });
+});
+
+describe.skipIf(!signInAvailable)('role changes through real sign-in (skipped only if POST /sessions is unavailable)', () => {
+  it('take effect on the signed-in user\u2019s very next request', async () => {
+    const role = await makeRole(database.db, ['users.list']);
+    const { email } = await makeUser(database.db, { roleIds: [role.id], passwordHash: await hashPassword(PASSWORD) });
+    const { app } = createTestApp(database.db);
+    const signIn = await request(app).post('/sessions').send({ session: { email, password: PASSWORD } });
+    const auth = `Bearer ${signIn.body.access_token as string}`;
+    expect((await request(app).get('/users').set('authorization', auth)).status).toBe(200);
+    await database.db.deleteFrom('role_permissions').where('role_id', '=', role.id).execute();
+    expect((await request(app).get('/users').set('authorization', auth)).status).toBe(403);
+    await database.db.insertInto('role_permissions').values({ role_id: role.id, permission: 'users.list' }).execute();
+    expect((await request(app).get('/users').set('authorization', auth)).status).toBe(200);
+  });
+});

@@ -1,0 +1,84 @@
+// The command line, run as an operator would (a child process on the test database): roles list,
+// api-keys create/revoke, seed; bad input exits non-zero with a clear message.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+
+const run = promisify(execFile);
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+async function cli(...args: string[]) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: database.url, NODE_ENV: 'development' },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('backoffice CLI', () => {
+  it('roles list shows the built-in admin role', async () => {
+    const res = await cli('roles', 'list');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^admin \(built-in\): users\.list, /m);
+  });
+
+  it('api-keys create prints a working secret once; revoke stops it', async () => {
+    const created = await cli('api-keys', 'create', '--name', 'CLI key', '--permissions', 'users.list', '--expires-at', '2099-01-01T00:00:00Z');
+    expect(created.code, created.stderr).toBe(0);
+    const secret = created.stdout.trim();
+    expect(secret).toMatch(/^bok_\w{43}_\w{6}$/);
+    expect(created.stderr).toContain('never shown again');
+    const { app } = createTestApp(database.db);
+    expect((await request(app).get('/users').set('x-api-key', secret)).status).toBe(200);
+
+    const id = /Created API key ([0-9a-f-]{36})/.exec(created.stderr)?.[1];
+    const revoked = await cli('api-keys', 'revoke', id!);
+    expect(revoked.code).toBe(0);
+    expect((await request(app).get('/users').set('x-api-key', secret)).status).toBe(401);
+  });
+
+  it('refuses bad input with a message and a non-zero exit code, changing nothing', async () => {
+    const unknown = await cli('api-keys', 'create', '--name', 'Bad', '--permissions', 'users.lst');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('unknown permission(s): users.lst');
+    const past = await cli('api-keys', 'create', '--name', 'Past', '--permissions', 'users.list', '--expires-at', '2001-01-01');
+    expect(past.code).toBe(1);
+    expect(past.stderr).toContain('must be in the future');
+    const badId = await cli('api-keys', 'revoke', 'nope');
+    expect(badId.code).not.toBe(0);
+    expect(badId.stderr).toContain('expected the key id');
+    const missing = await cli('api-keys', 'revoke', '00000000-0000-4000-8000-000000000000');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('No API key has this id');
+    const zero = await cli('seed', '--users', '0');
+    expect(zero.code).not.toBe(0);
+    const keys = await database.db.selectFrom('api_keys').select('name').where('name', 'in', ['Bad', 'Past']).execute();
+    expect(keys).toEqual([]);
+  });
+
+  it('seed --users N inserts N realistic users with a progress bar', async () => {
+    const before = Number((await database.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const res = await cli('seed', '--users', '12345', '--seed', '42');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/Inserted 12345 users/);
+    expect(res.stderr).toContain('Seeding users');
+    const after = Number((await database.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    expect(after - before).toBe(12345);
+    const sample = await database.db.selectFrom('users').select(['email', 'first_name', 'last_name']).where('email', 'like', '%@%.%').limit(50).execute();
+    for (const u of sample) {
+      expect(u.email).toMatch(/^[a-z0-9._-]+@[a-z0-9.-]+\.[a-z]+$/);
+      expect(u.first_name.length).toBeGreaterThan(0);
+      expect(u.last_name.length).toBeGreaterThan(0);
+    }
+  });
+});

@@ -1,0 +1,73 @@
+// Users, roles and API keys made straight in a test database, and a stand-in for the bearer
+// authenticator (sign-in is issue 3) used where a test needs a signed-in caller but is about
+// something else. The authorization matrix uses the real sign-in flow instead.
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import type { Authenticators, Principal } from '../../src/auth/principal.js';
+import type { Dependencies } from '../../src/dependencies.js';
+import { createAuthenticators } from '../../src/auth/authenticators.js';
+import { apiKeyService } from '../../src/api-keys/service.js';
+import { rolesOfUser } from '../../src/roles/repository.js';
+import { permissionsOfRoles } from '../../src/roles/permissions.js';
+import { unauthorized } from '../../src/http/problem.js';
+import { ManualClock, systemClock, type Clock } from '../../src/clock.js';
+import { createTestApp } from './context.js';
+
+export async function makeRole(db: Kysely<Database>, permissions: readonly string[], name = `role-${randomUUID().slice(0, 8)}`) {
+  const role = await db.insertInto('roles').values({ name }).returning('id').executeTakeFirstOrThrow();
+  if (permissions.length > 0) await db.insertInto('role_permissions').values(permissions.map((permission) => ({ role_id: role.id, permission }))).execute();
+  return { id: role.id, name };
+}
+
+export async function adminRoleId(db: Kysely<Database>): Promise<string> {
+  return (await db.selectFrom('roles').select('id').where('name', '=', 'admin').executeTakeFirstOrThrow()).id;
+}
+
+export async function makeUser(
+  db: Kysely<Database>,
+  options: { email?: string; roleIds?: string[]; passwordHash?: string | null; createdAt?: Date } = {},
+) {
+  const email = options.email ?? `user-${randomUUID().slice(0, 8)}@example.com`;
+  const user = await db
+    .insertInto('users')
+    .values({ email, first_name: 'Test', last_name: 'User', password_hash: options.passwordHash ?? null, ...(options.createdAt ? { created_at: options.createdAt, updated_at: options.createdAt } : {}) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  if (options.roleIds?.length) await db.insertInto('user_roles').values(options.roleIds.map((role_id) => ({ user_id: user.id, role_id }))).execute();
+  return { id: user.id, email };
+}
+
+/** An API key issued from the operator's side (no creator), holding exactly `permissions`. */
+export async function makeApiKey(db: Kysely<Database>, permissions: string[], options: { clock?: Clock; expiresAt?: string; name?: string } = {}) {
+  const service = apiKeyService(db, options.clock ?? systemClock);
+  const { key, secret } = await service.create(
+    { userId: null, permissions: 'all' },
+    { name: options.name ?? `key-${randomUUID().slice(0, 8)}`, permissions, expires_at: options.expiresAt },
+  );
+  return { id: key.id, secret, service };
+}
+
+/**
+ * The real API-key authenticator, and a bearer stand-in: `Bearer test-user:<userId>` is that user,
+ * with the permissions of their roles read on every request (as the real one must do).
+ */
+export function authenticatorsWithTestBearer(deps: Dependencies): Authenticators {
+  const real = createAuthenticators(deps);
+  return {
+    apiKey: real.apiKey,
+    async bearer(token): Promise<Principal> {
+      const userId = /^test-user:(.+)$/.exec(token)?.[1];
+      if (!userId) throw unauthorized('invalid_token', 'Unknown test token.', true);
+      return { kind: 'user', userId, sessionId: 'test-session', permissions: permissionsOfRoles(await rolesOfUser(deps.db, userId)) };
+    },
+  };
+}
+
+export const testBearer = (userId: string) => `Bearer test-user:${userId}`;
+
+/** The real app whose bearer path is the stand-in above; both share one manual clock. */
+export function createAppWithTestBearer(db: Kysely<Database>, clock: ManualClock = new ManualClock(new Date())) {
+  const { deps } = createTestApp(db, { clock });
+  return createTestApp(db, { clock, authenticators: authenticatorsWithTestBearer(deps) });
+}
