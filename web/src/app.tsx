@@ -8,6 +8,8 @@ import { useLoad } from './load.js';
 import { href, navigate, useRoute } from './router.js';
 import { SignInPage } from './pages/sign-in.js';
 import { UsersPage } from './pages/users.js';
+import { RolesPage } from './pages/roles.js';
+import { ApiKeysPage } from './pages/api-keys.js';
 import { SessionsPage } from './pages/sessions.js';
 import { PasswordPage } from './pages/password.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
@@ -18,6 +20,8 @@ type Permission = components['schemas']['Permission'];
 /** The pages, and the permission that opens each (null: every signed-in person). */
 const NAV: { route: string; label: MessageKey; needs: Permission | null }[] = [
   { route: 'users', label: 'nav.users', needs: 'users.list' },
+  { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
+  { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
   { route: 'sessions', label: 'nav.sessions', needs: null },
   { route: 'password', label: 'nav.password', needs: null },
 ];
@@ -69,11 +73,15 @@ function SignedIn() {
   );
 }
 
-function Page({ name }: { name: string | undefined; id: string | undefined; me: Me }) {
+function Page({ name, id, me }: { name: string | undefined; id: string | undefined; me: Me }) {
   const { t } = useI18n();
   switch (name) {
     case 'users':
-      return <UsersPage />;
+      return <UsersPage userId={id} />;
+    case 'roles':
+      return <RolesPage roleId={id} />;
+    case 'api-keys':
+      return <ApiKeysPage myPermissions={me.permissions} />;
     case 'sessions':
       return <SessionsPage />;
     case 'password':
