@@ -62,10 +62,21 @@ describe('the back office in a browser', () => {
     expect(await page.content()).not.toContain(secret);
     await screenshot(page, 'api-keys');
 
+    // Rotating shows a new secret once; the old one stops working (no grace period asked).
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Rotate Reporting' }).click();
+    await expect.poll(async () => (await page.getByTestId('api-key-secret').textContent())?.trim()).not.toBe(secret);
+    const rotated = (await page.getByTestId('api-key-secret').textContent())!.trim();
+    expect(rotated).not.toBe(secret);
+    expect((await get('/users', { 'x-api-key': secret })).status).toBe(401);
+    expect((await get('/users', { 'x-api-key': rotated })).status).toBe(200);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke Reporting' }).click();
     await row.getByText('revoked').waitFor();
-    expect((await get('/users', { 'x-api-key': secret })).status).toBe(401);
+    await row.getByText('(127.0.0.1)').waitFor(); // last used: time and address
+    expect((await get('/users', { 'x-api-key': rotated })).status).toBe(401);
 
     // Signing out ends the session on the server, not only in the page.
     const { accessToken } = await storedTokens(page);

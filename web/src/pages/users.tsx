@@ -178,13 +178,21 @@ function CreateUser() {
 }
 
 function EditUser({ id }: { id: string }) {
+  const { t } = useI18n();
   const user = useLoad(() => call(() => api.GET('/users/{id}', { params: { path: { id } } })), [id]);
+  // Kept here: the form below is rebuilt from the saved user after each change.
+  const [saved, setSaved] = useState(false);
   if (user.error) return <ErrorMessage error={user.error} onRetry={user.reload} />;
   if (!user.data) return <Loading />;
-  return <EditUserForm key={user.data.updated_at} user={user.data} onChanged={user.reload} />;
+  return (
+    <>
+      {saved && <Notice tone="success">{t('common.saved')}</Notice>}
+      <EditUserForm key={user.data.updated_at} user={user.data} onChanged={(done) => (setSaved(done), done && user.reload())} />
+    </>
+  );
 }
 
-function EditUserForm({ user, onChanged }: { user: User; onChanged: () => void }) {
+function EditUserForm({ user, onChanged }: { user: User; onChanged: (saved: boolean) => void }) {
   const { t } = useI18n();
   const [firstName, setFirstName] = useState(user.first_name);
   const [lastName, setLastName] = useState(user.last_name);
@@ -192,16 +200,14 @@ function EditUserForm({ user, onChanged }: { user: User; onChanged: () => void }
   const [status, setStatus] = useState<Status>(user.status);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const [saved, setSaved] = useState(false);
 
   const run = async (action: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);
-    setSaved(false);
+    onChanged(false);
     try {
       await action();
-      setSaved(true);
-      onChanged();
+      onChanged(true);
     } catch (err) {
       setError(err);
     } finally {
@@ -222,7 +228,6 @@ function EditUserForm({ user, onChanged }: { user: User; onChanged: () => void }
       <p>
         <a href={href('users')}>{t('users.back')}</a>
       </p>
-      {saved && <Notice tone="success">{t('common.saved')}</Notice>}
       <form onSubmit={submit} class="narrow">
         <Field label={t('users.firstName')} id="edit-first-name" required value={firstName} onInput={(e: InputEvent) => setFirstName((e.currentTarget as HTMLInputElement).value)} />
         <Field label={t('users.lastName')} id="edit-last-name" required value={lastName} onInput={(e: InputEvent) => setLastName((e.currentTarget as HTMLInputElement).value)} />
