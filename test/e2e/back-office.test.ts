@@ -132,5 +132,21 @@ describe('the back office in a browser', () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.getByRole('row', { name: /ada@example.com/ }).waitFor();
     await screenshot(page, 'users');
+
+    // Pages of 20, followed by the server's cursor and back.
+    await service.database.db
+      .insertInto('users')
+      .values(Array.from({ length: 25 }, (_, i) => ({ email: `bulk${String(i).padStart(2, '0')}@example.com`, first_name: 'Bulk', last_name: `User ${i}` })))
+      .execute();
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBe(21);
+    const firstPage = await page.getByRole('row').allTextContents();
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBe(1 + 27 - 20);
+    const secondPage = await page.getByRole('row').allTextContents();
+    expect(secondPage.slice(1).some((row) => firstPage.includes(row))).toBe(false);
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await expect.poll(() => page.getByRole('row').allTextContents()).toEqual(firstPage);
   });
 });
