@@ -31,6 +31,10 @@ export const SCREENSHOTS_DIR = join(PROJECT_ROOT, 'test-results', 'screenshots')
 
 export async function startService(options: { clock?: Clock; env?: Record<string, string> } = {}) {
   const database = await createTestDatabase();
+  // Dropping the database at the end terminates its connections (57P01); that is expected then.
+  database.pool.on('error', (err: Error & { code?: string }) => {
+    if (err.code !== '57P01') throw err;
+  });
   const service = createTestApp(database.db, { clock: options.clock ?? systemClock, ...(options.env ? { env: options.env } : {}) });
   const server = service.app.listen(0, '127.0.0.1');
   await once(server, 'listening');
