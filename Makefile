@@ -7,7 +7,7 @@ BIN := node_modules/.bin
 # Redocly prints a boxed Node.js deprecation notice on every run; keep the output readable.
 QUIET_BOX := grep -v -e '║' -e '╔' -e '╚' -e '^\s*$$' || true
 
-.PHONY: help install generate lint docs mock migrate run build test system-deps fuzz soak
+.PHONY: help install generate lint docs web mock migrate run build test system-deps fuzz soak
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -25,6 +25,7 @@ lint: install ## Contract lint (zero warnings), generated/ drift, tsc, eslint
 	  if [ $$status -ne 0 ] || echo "$$out" | grep -v '║' | grep -qiE '[0-9]+ warnings?'; then echo "redocly lint: not clean" >&2; exit 1; fi
 	scripts/check-generated.sh
 	$(BIN)/tsc --noEmit
+	$(BIN)/tsc -p web/tsconfig.json
 	$(BIN)/eslint .
 
 build: install ## Compile TypeScript into dist/
@@ -34,19 +35,24 @@ docs: install ## Render the Redoc reference, everything inlined, into dist/docs/
 	@mkdir -p dist/docs
 	@$(BIN)/redocly build-docs generated/openapi.json --inlineBundle --title 'Back-office API reference' -o dist/docs/index.html 2>&1 | $(QUIET_BOX)
 
+web: install web/dist/index.html ## Build the back-office interface (web/) into web/dist/, served at /
+WEB_SOURCES := $(shell find web/src -type f) web/index.html web/vite.config.ts web/tsconfig.json generated/openapi.d.ts
+web/dist/index.html: $(WEB_SOURCES) node_modules/.installed
+	$(BIN)/vite build web --logLevel warn
+
 mock: install ## Serve the contract's examples with Prism on http://localhost:4010
 	$(BIN)/prism mock generated/openapi.json --host 127.0.0.1 --port 4010
 
 migrate: build ## Apply database migrations (DATABASE_URL, or the embedded database)
 	node dist/src/cli/main.js migrate
 
-run: build docs ## Run the service on http://localhost:3000 (embedded database unless DATABASE_URL is set)
+run: build docs web ## Run the service on http://localhost:3000 (embedded database unless DATABASE_URL is set)
 	node dist/src/server.js
 
-system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server, nginx)
+system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server, nginx, Chromium)
 	scripts/system-deps.sh
 
-test: install system-deps docs ## Run every test against a throwaway PostgreSQL 15 cluster
+test: install system-deps docs web ## Run every test against a throwaway PostgreSQL 15 cluster
 	$(BIN)/vitest run
 
 fuzz: install system-deps ## Fuzz every operation of the contract longer than make test does (FUZZ_REQUESTS, FUZZ_SEED)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite drives for real, when they are missing:
-# the PostgreSQL 15 server binaries, and nginx (the load balancer of the multi-process tests).
-# Needs root (or sudo) only when something is missing.
+# the PostgreSQL 15 server binaries, nginx (the load balancer of the multi-process tests), and
+# Chromium (the end-to-end tests of the web interface). Needs root (or sudo) only when something is missing.
 set -euo pipefail
 missing=()
 [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
 [ -x /usr/sbin/nginx ] || missing+=(nginx)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "Installing Debian packages: ${missing[*]}"
 sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

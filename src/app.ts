@@ -15,6 +15,7 @@ import { errorHandler, notFound } from './http/errors.js';
 import type { ProblemError } from './http/problem.js';
 import { operationRouter } from './http/router.js';
 import { operationalRoutes } from './http/operational.js';
+import { webApp } from './http/web-app.js';
 
 export interface AppDependencies {
   spec: OpenApiDocument;
@@ -51,6 +52,7 @@ export function createApp(deps: AppDependencies) {
   app.use(requestContext(deps.logger));
   app.use(helmet());
   app.use(operationalRoutes(deps.db, spec));
+  app.use(webApp(operations));
   app.use(chooseInflection);
   app.use(express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(inflectBodies(inflector, operationMatcher(operations)));

@@ -17,3 +17,4 @@ function findProjectRoot(start: string): string {
 export const PROJECT_ROOT = findProjectRoot(dirname(fileURLToPath(import.meta.url)));
 export const BUNDLED_SPEC_PATH = join(PROJECT_ROOT, 'generated', 'openapi.json');
 export const DOCS_HTML_PATH = join(PROJECT_ROOT, 'dist', 'docs', 'index.html');
+export const WEB_DIST_PATH = join(PROJECT_ROOT, 'web', 'dist');

@@ -1,0 +1,46 @@
+// Serves the back-office single-page application (web/, built by Vite into web/dist) at `/`.
+// Mounted before the contract validator, it answers only what the API does not own: the built
+// files, and index.html for any other GET that a browser makes for a page. A path of the contract
+// (whatever the method), or a request that does not accept HTML, passes through untouched.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import express, { Router, type Request } from 'express';
+import type { OperationInfo } from '../contract/spec.js';
+import { WEB_DIST_PATH } from '../paths.js';
+import { ProblemError } from './problem.js';
+
+// The built scripts and styles are the only resources the page loads; the API is same-origin.
+const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+export function webApp(operations: OperationInfo[], root = WEB_DIST_PATH): Router {
+  const apiPaths = operations.map((op) => new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`));
+  const ownedByApi = (path: string) => apiPaths.some((pattern) => pattern.test(path));
+  const indexHtml = join(root, 'index.html');
+  const router = Router();
+
+  router.use((req, _res, next) => {
+    // Everything below is for reading pages; an API path is never shadowed, whatever is built.
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || ownedByApi(req.path)) return next('router');
+    next();
+  });
+  // Vite puts content-hashed files under assets/: they never change, so browsers may keep them.
+  router.use('/assets', express.static(join(root, 'assets'), { index: false, immutable: true, maxAge: '1y' }));
+  router.use('/assets', (_req, _res, next) => next(new ProblemError(404, 'not_found', 'No such file of the web interface.')));
+  router.use(express.static(root, { index: false, maxAge: 0 }));
+  router.use((req, res, next) => {
+    if (!wantsPage(req)) return next();
+    if (!existsSync(indexHtml)) {
+      res.status(404).type('text/plain').send('The web interface is not built: run `make web`.');
+      return;
+    }
+    res.set('Content-Security-Policy', PAGE_CSP);
+    res.set('Cache-Control', 'no-cache');
+    res.sendFile(indexHtml);
+  });
+  return router;
+}
+
+/** A browser navigating to a page asks for HTML first; fetch() and API clients ask for JSON. */
+function wantsPage(req: Request): boolean {
+  return req.accepts(['application/json', 'text/html']) === 'text/html';
+}

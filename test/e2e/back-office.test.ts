@@ -1,0 +1,152 @@
+// The whole back office in a real Chromium against the real service on PostgreSQL: sign in, create
+// an API key with only users.list, read its secret from the page, use it, revoke it in the page,
+// sign out; and the users and roles pages.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
+
+const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
+let service: Awaited<ReturnType<typeof startService>>;
+let browser: BrowserSession;
+
+beforeAll(async () => {
+  service = await startService();
+  await createAdministrator(service.database.db, ADMIN);
+  browser = await openBrowser({ permissions: ['clipboard-read', 'clipboard-write'] });
+});
+afterAll(async () => {
+  await browser?.close();
+  await service?.stop();
+});
+
+const get = (path: string, headers: Record<string, string>) => fetch(`${service.baseUrl}${path}`, { headers: { Accept: 'application/json', ...headers } });
+
+describe('the back office in a browser', () => {
+  it('creates an API key with only users.list, whose secret works until it is revoked in the page; sign-out kills the access token', async () => {
+    const { page } = browser;
+    await signIn(page, service.baseUrl, ADMIN);
+    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+
+    // A suggested expiration is filled in; clearing it shows the warning.
+    const expires = page.getByLabel('Expiration date');
+    expect(await expires.inputValue()).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    await expires.fill('');
+    await page.getByText('This key will never expire.').waitFor();
+    await page.getByLabel('Name').fill('Reporting');
+    await page.getByLabel('users.list', { exact: true }).check();
+    await screenshot(page, 'api-key-create');
+    const inThirtyDays = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+    await expires.fill(inThirtyDays);
+    expect(await page.getByText('This key will never expire.').count()).toBe(0);
+    await page.getByRole('button', { name: 'Create the key' }).click();
+
+    await page.getByText('Copy it now: you will not see it again.').waitFor();
+    const secret = (await page.getByTestId('api-key-secret').textContent())!.trim();
+    expect(secret.length).toBeGreaterThan(40);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('Copied.').waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    await screenshot(page, 'api-key-secret');
+
+    // The key does what it may, and only that.
+    expect((await get('/users', { 'x-api-key': secret })).status).toBe(200);
+    const refused = await get('/roles', { 'x-api-key': secret });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ required_permission: 'roles.manage' });
+
+    // The list shows it; the secret is nowhere on the page once dismissed.
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    const row = page.getByRole('row', { name: /Reporting/ });
+    await row.getByText('expires in 30 days').waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await screenshot(page, 'api-keys');
+
+    // Rotating shows a new secret once; the old one stops working (no grace period asked).
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Rotate Reporting' }).click();
+    await expect.poll(async () => (await page.getByTestId('api-key-secret').textContent())?.trim()).not.toBe(secret);
+    const rotated = (await page.getByTestId('api-key-secret').textContent())!.trim();
+    expect(rotated).not.toBe(secret);
+    expect((await get('/users', { 'x-api-key': secret })).status).toBe(401);
+    expect((await get('/users', { 'x-api-key': rotated })).status).toBe(200);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Revoke Reporting' }).click();
+    await row.getByText('revoked').waitFor();
+    await row.getByText('(127.0.0.1)').waitFor(); // last used: time and address
+    expect((await get('/users', { 'x-api-key': rotated })).status).toBe(401);
+
+    // Signing out ends the session on the server, not only in the page.
+    const { accessToken } = await storedTokens(page);
+    expect((await get('/me', { Authorization: `Bearer ${accessToken}` })).status).toBe(200);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByText('You are signed out.').waitFor();
+    expect((await get('/me', { Authorization: `Bearer ${accessToken}` })).status).toBe(401);
+    expect(await readStorage(page, 'backoffice.tokens')).toBeNull();
+  });
+
+  it('manages roles and users: create a role, create a user with it, edit, disable', async () => {
+    const { page } = browser;
+    await signIn(page, service.baseUrl, ADMIN);
+    await page.getByRole('heading', { name: 'Users' }).waitFor();
+
+    await page.getByRole('link', { name: 'Roles' }).click();
+    await page.getByRole('link', { name: 'New role' }).click();
+    await page.getByLabel('Name').fill('support');
+    await page.getByLabel('Description').fill('Reads users');
+    await page.getByLabel('users.list', { exact: true }).check();
+    await page.getByLabel('users.read', { exact: true }).check();
+    await screenshot(page, 'role-create');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('row', { name: /support/ }).getByText('users.list, users.read').waitFor();
+    await screenshot(page, 'roles');
+
+    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('link', { name: 'New user' }).click();
+    await page.getByLabel('E-mail').fill('grace@example.com');
+    await page.getByLabel('First name').fill('Grace');
+    await page.getByLabel('Last name').fill('Hopper');
+    await page.getByLabel('support').check();
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'grace@example.com' }).waitFor();
+    await page.getByLabel('First name').fill('Grace B.');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await expect.poll(() => page.getByLabel('Status').inputValue()).toBe('disabled');
+
+    await page.getByRole('link', { name: 'Back to the users' }).click();
+    await page.getByLabel('Status').selectOption('disabled');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.getByRole('row', { name: /ada@example.com/ }).count()).toBe(0);
+    await page.getByRole('row', { name: /grace@example.com/ }).getByText('Grace B. Hopper').waitFor();
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Search e-mail or name').fill('nobody-matches-this');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No user matches.').waitFor();
+    await page.getByLabel('Search e-mail or name').fill('');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('row', { name: /ada@example.com/ }).waitFor();
+    await screenshot(page, 'users');
+
+    // Pages of 20, followed by the server's cursor and back.
+    await service.database.db
+      .insertInto('users')
+      .values(Array.from({ length: 25 }, (_, i) => ({ email: `bulk${String(i).padStart(2, '0')}@example.com`, first_name: 'Bulk', last_name: `User ${i}` })))
+      .execute();
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBe(21);
+    const firstPage = await page.getByRole('row').allTextContents();
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBe(1 + 27 - 20);
+    const secondPage = await page.getByRole('row').allTextContents();
+    expect(secondPage.slice(1).some((row) => firstPage.includes(row))).toBe(false);
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await expect.poll(() => page.getByRole('row').allTextContents()).toEqual(firstPage);
+  });
+});

@@ -1,0 +1,132 @@
+// End-to-end harness: the real service on a random port over its own test database, and Debian's
+// Chromium driven by playwright-core with a fresh profile. The test process builds the app itself,
+// so a test can hand it a ManualClock: nothing in the service lets a request move its clock.
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Kysely } from 'kysely';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { hashPassword } from '../../src/auth/passwords.js';
+import { ADMIN_ROLE } from '../../src/auth/permissions.js';
+import type { Database } from '../../src/db/schema.js';
+import { systemClock, type Clock } from '../../src/clock.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { createTestApp, createTestDatabase } from './context.js';
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+/** Without the networking flags Chromium keeps dialling Google's hosts, which this machine refuses. */
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+export const SCREENSHOTS_DIR = join(PROJECT_ROOT, 'test-results', 'screenshots');
+
+export async function startService(options: { clock?: Clock; env?: Record<string, string> } = {}) {
+  const database = await createTestDatabase();
+  // Dropping the database at the end terminates its connections (57P01); that is expected then.
+  database.pool.on('error', (err: Error & { code?: string }) => {
+    if (err.code !== '57P01') throw err;
+  });
+  const service = createTestApp(database.db, { clock: options.clock ?? systemClock, ...(options.env ? { env: options.env } : {}) });
+  const server = service.app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    ...service,
+    database,
+    baseUrl,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await database.destroy();
+    },
+  };
+}
+
+export interface BrowserSession {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/** A new Chromium with an empty profile; `locale` sets navigator.languages (and Accept-Language). */
+export async function openBrowser(options: { locale?: string; permissions?: string[] } = {}): Promise<BrowserSession> {
+  const userDataDir = mkdtempSync(join(tmpdir(), 'backoffice-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    locale: options.locale ?? 'en-US',
+    viewport: { width: 1280, height: 800 },
+    permissions: options.permissions ?? [],
+  });
+  // Fail a step within the test's own timeout, with the locator that did not show up.
+  context.setDefaultTimeout(10_000);
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    async close() {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Saves a full-page screenshot as test-results/screenshots/<name>.png. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });
+}
+
+export interface Person {
+  email: string;
+  password: string;
+  firstName: string;
+  lastName: string;
+}
+
+/** An active user holding the built-in admin role, written straight into the test database. */
+export function createAdministrator(db: Kysely<Database>, person: Person): Promise<void> {
+  return createPerson(db, person, ADMIN_ROLE);
+}
+
+/** An active user holding one existing role, written straight into the test database. */
+export async function createPerson(db: Kysely<Database>, person: Person, role: string): Promise<void> {
+  const user = await db
+    .insertInto('users')
+    .values({ email: person.email, first_name: person.firstName, last_name: person.lastName, password_hash: await hashPassword(person.password) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const held = await db.selectFrom('roles').select('id').where('name', '=', role).executeTakeFirstOrThrow();
+  await db.insertInto('user_roles').values({ user_id: user.id, role_id: held.id }).execute();
+}
+
+/** Fills in and sends the sign-in form. */
+export async function signIn(page: Page, baseUrl: string, person: Pick<Person, 'email' | 'password'>): Promise<void> {
+  if (!page.url().startsWith(baseUrl)) await page.goto(`${baseUrl}/`);
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await page.getByLabel('E-mail address').fill(person.email);
+  await page.getByLabel('Password').fill(person.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** The token set the page keeps (see docs/WEB.md). */
+export async function storedTokens(page: Page): Promise<{ accessToken: string; refreshToken: string }> {
+  const raw = await readStorage(page, 'backoffice.tokens');
+  if (!raw) throw new Error('The page holds no token set');
+  return JSON.parse(raw) as { accessToken: string; refreshToken: string };
+}
+
+/** A localStorage item of the page. (Page scripts are passed as strings: the service's tsconfig has no DOM types.) */
+export function readStorage(page: Page, key: string): Promise<string | null> {
+  return page.evaluate(`localStorage.getItem(${JSON.stringify(key)})`);
+}

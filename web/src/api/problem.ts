@@ -1,0 +1,40 @@
+// What the server says when something goes wrong, turned into one sentence for the person.
+import type { components } from '../../../generated/openapi.js';
+import { SessionEndedError } from './tokens.js';
+
+export type Problem = components['schemas']['Problem'];
+
+/** An answer other than 2xx, with its problem+json body when the server sent one. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly status: number;
+  readonly problem: Problem | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(response: Pick<Response, 'status' | 'headers'>, body: unknown) {
+    const problem = isProblem(body) ? body : undefined;
+    super(problem?.detail ?? problem?.title ?? `HTTP ${response.status}`);
+    this.status = response.status;
+    this.problem = problem;
+    const header = Number(response.headers.get('Retry-After'));
+    this.retryAfterSeconds = problem?.retry_after ?? (Number.isFinite(header) && header > 0 ? header : undefined);
+  }
+}
+
+function isProblem(body: unknown): body is Problem {
+  return typeof body === 'object' && body !== null && typeof (body as Problem).status === 'number' && typeof (body as Problem).code === 'string';
+}
+
+export type Translate = (key: 'error.forbidden' | 'error.rateLimited' | 'error.network' | 'error.sessionEnded' | 'error.unknown', params?: Record<string, string | number>) => string;
+
+/** 403 names the permission, 429 says how long to wait, otherwise the problem's `detail`. */
+export function describeError(error: unknown, t: Translate): string {
+  if (error instanceof SessionEndedError) return t('error.sessionEnded');
+  if (error instanceof ApiError) {
+    if (error.status === 403 && error.problem?.required_permission) return t('error.forbidden', { permission: error.problem.required_permission });
+    if (error.status === 429) return t('error.rateLimited', { seconds: error.retryAfterSeconds ?? 60 });
+    return error.problem?.detail ?? error.problem?.title ?? t('error.unknown', { status: error.status });
+  }
+  if (error instanceof TypeError) return t('error.network');
+  return t('error.unknown', { status: '?' });
+}

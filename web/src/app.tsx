@@ -1,0 +1,133 @@
+// The application: the sign-in page while signed out, otherwise the shell around the routed page.
+// The shell reads GET /me once per sign-in: who is signed in and which pages their permissions open.
+import { useEffect, useState } from 'preact/hooks';
+import { api, call, signOut, tokens } from './api/client.js';
+import type { components } from '../../generated/openapi.js';
+import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
+import { useLoad } from './load.js';
+import { href, navigate, useRoute } from './router.js';
+import { SignInPage } from './pages/sign-in.js';
+import { UsersPage } from './pages/users.js';
+import { RolesPage } from './pages/roles.js';
+import { ApiKeysPage } from './pages/api-keys.js';
+import { SessionsPage } from './pages/sessions.js';
+import { PasswordPage } from './pages/password.js';
+import { ErrorMessage, Loading, PageTitle } from './ui.js';
+
+type Me = components['schemas']['Me'];
+type Permission = components['schemas']['Permission'];
+
+/** The pages, and the permission that opens each (null: every signed-in person). */
+const NAV: { route: string; label: MessageKey; needs: Permission | null }[] = [
+  { route: 'users', label: 'nav.users', needs: 'users.list' },
+  { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
+  { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
+  { route: 'sessions', label: 'nav.sessions', needs: null },
+  { route: 'password', label: 'nav.password', needs: null },
+];
+
+export function App() {
+  const [signedIn, setSignedIn] = useState(tokens.signedIn);
+  const [notice, setNotice] = useState<MessageKey | null>(null);
+
+  useEffect(
+    () =>
+      tokens.onSignOut((reason) => {
+        setSignedIn(false);
+        setNotice(reason === 'session_ended' ? 'signIn.sessionEnded' : 'signIn.signedOut');
+        navigate('sign-in');
+      }),
+    [],
+  );
+
+  if (!signedIn) {
+    return (
+      <>
+        <Header />
+        <SignInPage
+          notice={notice}
+          onSignedIn={() => {
+            setNotice(null);
+            setSignedIn(true);
+            navigate('');
+          }}
+        />
+      </>
+    );
+  }
+  return <SignedIn />;
+}
+
+function SignedIn() {
+  const route = useRoute();
+  const me = useLoad(() => call(() => api.GET('/me')), []);
+  const pages = me.data ? NAV.filter((item) => item.needs === null || me.data!.permissions.includes(item.needs)) : [];
+  const page = route[0] && route[0] !== 'sign-in' ? route[0] : pages[0]?.route;
+  return (
+    <>
+      <Header me={me.data} pages={pages} current={page} />
+      <main id="main" tabIndex={-1}>
+        {me.error ? <ErrorMessage error={me.error} onRetry={me.reload} /> : !me.data ? <Loading /> : <Page name={page} id={route[1]} me={me.data} />}
+      </main>
+    </>
+  );
+}
+
+function Page({ name, id, me }: { name: string | undefined; id: string | undefined; me: Me }) {
+  const { t } = useI18n();
+  switch (name) {
+    case 'users':
+      return <UsersPage userId={id} />;
+    case 'roles':
+      return <RolesPage roleId={id} />;
+    case 'api-keys':
+      return <ApiKeysPage myPermissions={me.permissions} />;
+    case 'sessions':
+      return <SessionsPage />;
+    case 'password':
+      return <PasswordPage />;
+    default:
+      return <PageTitle>{t('error.notFound')}</PageTitle>;
+  }
+}
+
+function Header({ me, pages = [], current }: { me?: Me | undefined; pages?: typeof NAV; current?: string | undefined }) {
+  const { t, language, setLanguage } = useI18n();
+  return (
+    <header class="shell">
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
+        {t('app.skip')}
+      </a>
+      <span class="brand">{t('app.title')}</span>
+      {pages.length > 0 && (
+        <nav aria-label={t('nav.label')}>
+          <ul>
+            {pages.map((item) => (
+              <li key={item.route}>
+                <a href={href(item.route)} aria-current={current === item.route ? 'page' : undefined}>
+                  {t(item.label)}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+      )}
+      <div class="language">
+        {me && <span class="who">{t('shell.signedInAs', { name: `${me.user.first_name} ${me.user.last_name}` })}</span>}
+        <label for="language">{t('lang.label')}</label>
+        <select id="language" value={language} onChange={(e) => setLanguage((e.currentTarget as HTMLSelectElement).value as Language)}>
+          {Object.entries(LANGUAGES).map(([code, name]) => (
+            <option key={code} value={code} lang={code}>
+              {name}
+            </option>
+          ))}
+        </select>
+        {me && (
+          <button type="button" class="signout" onClick={() => void signOut()}>
+            {t('nav.signOut')}
+          </button>
+        )}
+      </div>
+    </header>
+  );
+}

@@ -1,0 +1,216 @@
+// API keys: create (name, expiration, permissions from the creator's own), the secret shown once,
+// the list with last use and expiry state, revoke with confirmation, rotate.
+import { useState } from 'preact/hooks';
+import { api, call } from '../api/client.js';
+import type { components } from '../../../generated/openapi.js';
+import { useI18n } from '../i18n.js';
+import { useLoad } from '../load.js';
+import { PermissionPicker } from '../permission-picker.js';
+import { Empty, ErrorMessage, Field, Loading, Notice, PageTitle } from '../ui.js';
+
+type ApiKey = components['schemas']['ApiKey'];
+type Permission = components['schemas']['Permission'];
+
+/** Keys should be renewed at intervals (the seed): we suggest 90 days. */
+export const SUGGESTED_LIFETIME_DAYS = 90;
+const DAY_MS = 86_400_000;
+
+function dateInput(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+export function ApiKeysPage({ myPermissions }: { myPermissions: readonly Permission[] }) {
+  const { t } = useI18n();
+  const keys = useLoad(() => call(() => api.GET('/api-keys')), []);
+  const [secret, setSecret] = useState<{ name: string; secret: string } | null>(null);
+  const [actionError, setActionError] = useState<unknown>(null);
+
+  const revoke = async (key: ApiKey) => {
+    if (!window.confirm(t('apiKeys.revokeConfirm', { name: key.name }))) return;
+    setActionError(null);
+    try {
+      await call(() => api.DELETE('/api-keys/{id}', { params: { path: { id: key.id } } }));
+      keys.reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+  const rotate = async (key: ApiKey) => {
+    if (!window.confirm(t('apiKeys.rotateConfirm', { name: key.name }))) return;
+    setActionError(null);
+    try {
+      const rotated = await call(() => api.POST('/api-keys/{id}/rotate', { params: { path: { id: key.id } }, body: { grace_period_seconds: 0 } }));
+      setSecret({ name: rotated.api_key.name, secret: rotated.secret });
+      keys.reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+
+  return (
+    <>
+      <PageTitle>{t('apiKeys.title')}</PageTitle>
+      {secret && <SecretOnce name={secret.name} secret={secret.secret} onDone={() => setSecret(null)} />}
+      <CreateKeyForm
+        myPermissions={myPermissions}
+        onCreated={(created) => {
+          setSecret(created);
+          keys.reload();
+        }}
+      />
+      <h2>{t('apiKeys.listTitle')}</h2>
+      <ErrorMessage error={actionError} />
+      {keys.error ? (
+        <ErrorMessage error={keys.error} onRetry={keys.reload} />
+      ) : keys.loading && !keys.data ? (
+        <Loading />
+      ) : !keys.data?.data.length ? (
+        <Empty>{t('apiKeys.empty')}</Empty>
+      ) : (
+        <KeyTable keys={keys.data.data} onRevoke={revoke} onRotate={rotate} />
+      )}
+    </>
+  );
+}
+
+function CreateKeyForm({ myPermissions, onCreated }: { myPermissions: readonly Permission[]; onCreated: (created: { name: string; secret: string }) => void }) {
+  const { t } = useI18n();
+  const [name, setName] = useState('');
+  const [expires, setExpires] = useState(dateInput(new Date(Date.now() + SUGGESTED_LIFETIME_DAYS * DAY_MS)));
+  const [permissions, setPermissions] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      // The key expires at the end of the chosen day, UTC.
+      const body = { name, permissions: permissions as Permission[], ...(expires ? { expires_at: `${expires}T23:59:59Z` } : {}) };
+      const created = await call(() => api.POST('/api-keys', { body }));
+      onCreated({ name: created.api_key.name, secret: created.secret });
+      setName('');
+      setPermissions([]);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form onSubmit={submit} aria-labelledby="create-key-title" class="panel">
+      <h2 id="create-key-title">{t('apiKeys.createTitle')}</h2>
+      <Field label={t('apiKeys.name')} id="key-name" required maxLength={100} value={name} onInput={(e: InputEvent) => setName((e.currentTarget as HTMLInputElement).value)} />
+      <Field
+        label={t('apiKeys.expires')}
+        id="key-expires"
+        type="date"
+        min={dateInput(new Date(Date.now() + DAY_MS))}
+        value={expires}
+        hint={t('apiKeys.expiresHint', { days: SUGGESTED_LIFETIME_DAYS })}
+        onInput={(e: InputEvent) => setExpires((e.currentTarget as HTMLInputElement).value)}
+      />
+      {!expires && <Notice tone="warning">{t('apiKeys.noExpiryWarning')}</Notice>}
+      <PermissionPicker legend={t('apiKeys.permissions')} idPrefix="key-permission" available={myPermissions} value={permissions} onChange={setPermissions} />
+      <ErrorMessage error={error} />
+      <button type="submit" disabled={busy || permissions.length === 0}>
+        {busy ? t('common.saving') : t('apiKeys.create')}
+      </button>
+    </form>
+  );
+}
+
+/** The secret, once: the server will never show it again. */
+function SecretOnce({ name, secret, onDone }: { name: string; secret: string; onDone: () => void }) {
+  const { t } = useI18n();
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(secret);
+    setCopied(true);
+  };
+  return (
+    <section class="message success" aria-labelledby="secret-title">
+      <h2 id="secret-title">{t('apiKeys.secretTitle', { name })}</h2>
+      <p>
+        <strong>{t('apiKeys.secretOnce')}</strong>
+      </p>
+      <p class="secret" data-testid="api-key-secret">
+        {secret}
+      </p>
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          {t('apiKeys.copy')}
+        </button>
+        <span role="status">{copied ? t('apiKeys.copied') : ''}</span>
+        <button type="button" class="secondary" onClick={onDone}>
+          {t('apiKeys.secretDone')}
+        </button>
+      </div>
+    </section>
+  );
+}
+
+function KeyTable({ keys, onRevoke, onRotate }: { keys: ApiKey[]; onRevoke: (key: ApiKey) => void; onRotate: (key: ApiKey) => void }) {
+  const { t, formatDate } = useI18n();
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">{t('apiKeys.name')}</th>
+          <th scope="col">{t('apiKeys.key')}</th>
+          <th scope="col">{t('apiKeys.permissions')}</th>
+          <th scope="col">{t('apiKeys.expiry')}</th>
+          <th scope="col">{t('apiKeys.lastUsed')}</th>
+          <th scope="col">
+            <span class="visually-hidden">{t('common.actions')}</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {keys.map((key) => (
+          <tr key={key.id}>
+            <td>{key.name}</td>
+            <td>
+              <code>
+                {key.display_prefix}…{key.last_characters}
+              </code>
+            </td>
+            <td>{key.permissions.join(', ')}</td>
+            <td>
+              <ExpiryState apiKey={key} />
+            </td>
+            <td>{key.last_used_at ? `${formatDate(key.last_used_at)}${key.last_used_ip ? ` (${key.last_used_ip})` : ''}` : t('common.never')}</td>
+            <td class="actions">
+              {!key.revoked_at && (
+                <>
+                  <button type="button" class="secondary" onClick={() => onRotate(key)} aria-label={t('apiKeys.rotateNamed', { name: key.name })}>
+                    {t('apiKeys.rotate')}
+                  </button>
+                  <button type="button" class="danger" onClick={() => onRevoke(key)} aria-label={t('apiKeys.revokeNamed', { name: key.name })}>
+                    {t('apiKeys.revoke')}
+                  </button>
+                </>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function ExpiryState({ apiKey }: { apiKey: ApiKey }) {
+  const { t, formatDate } = useI18n();
+  if (apiKey.revoked_at) return <span class="badge bad">{t('apiKeys.revoked')}</span>;
+  if (!apiKey.expires_at) return <span class="badge warn">{t('apiKeys.neverExpires')}</span>;
+  const left = new Date(apiKey.expires_at).getTime() - Date.now();
+  if (left <= 0) return <span class="badge bad">{t('apiKeys.expired')}</span>;
+  const days = Math.floor(left / DAY_MS);
+  return (
+    <span class={`badge ${days <= 14 ? 'warn' : 'ok'}`} title={formatDate(apiKey.expires_at)}>
+      {days === 0 ? t('apiKeys.expiresToday') : t('apiKeys.expiresIn', { days })}
+    </span>
+  );
+}

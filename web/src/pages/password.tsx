@@ -1,0 +1,57 @@
+// Change my password: PUT /me/password. The server signs the other sessions out.
+import { useState } from 'preact/hooks';
+import { api, call } from '../api/client.js';
+import { useI18n } from '../i18n.js';
+import { ErrorMessage, Field, Notice, PageTitle } from '../ui.js';
+
+export function PasswordPage() {
+  const { t } = useI18n();
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState(false);
+  const mismatch = confirm !== '' && confirm !== next;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (mismatch) return;
+    setBusy(true);
+    setError(null);
+    setDone(false);
+    try {
+      await call(() => api.PUT('/me/password', { body: { current_password: current, new_password: next } }));
+      setDone(true);
+      setCurrent('');
+      setNext('');
+      setConfirm('');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const value = (set: (v: string) => void) => (e: InputEvent) => set((e.currentTarget as HTMLInputElement).value);
+  return (
+    <>
+      <PageTitle>{t('password.title')}</PageTitle>
+      {done && <Notice tone="success">{t('password.done')}</Notice>}
+      <form onSubmit={submit} class="narrow">
+        <Field label={t('password.current')} id="current-password" type="password" autoComplete="current-password" required value={current} onInput={value(setCurrent)} />
+        <Field label={t('password.new')} id="new-password" type="password" autoComplete="new-password" required minLength={12} maxLength={128} hint={t('password.policy')} value={next} onInput={value(setNext)} />
+        <Field label={t('password.confirm')} id="confirm-password" type="password" autoComplete="new-password" required value={confirm} onInput={value(setConfirm)} aria-invalid={mismatch} />
+        {mismatch && (
+          <p class="message error" role="alert">
+            {t('password.mismatch')}
+          </p>
+        )}
+        <ErrorMessage error={error} />
+        <button type="submit" disabled={busy || mismatch}>
+          {busy ? t('common.saving') : t('password.submit')}
+        </button>
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,111 @@
+// Roles: the list, create, and edit a role's permissions. The built-in admin role is read-only.
+import { useState } from 'preact/hooks';
+import { api, call } from '../api/client.js';
+import type { components } from '../../../generated/openapi.js';
+import { useI18n } from '../i18n.js';
+import { useLoad } from '../load.js';
+import { PermissionPicker } from '../permission-picker.js';
+import { href, navigate } from '../router.js';
+import { Empty, ErrorMessage, Field, Loading, PageTitle } from '../ui.js';
+
+type Role = components['schemas']['Role'];
+type Permission = components['schemas']['Permission'];
+
+export function RolesPage({ roleId }: { roleId?: string | undefined }) {
+  const { t } = useI18n();
+  const roles = useLoad(() => call(() => api.GET('/roles')), []);
+  const catalogue = useLoad(() => call(() => api.GET('/permissions')), []);
+  const editing = roleId === 'new' ? 'new' : roles.data?.data.find((role) => role.id === roleId);
+
+  return (
+    <>
+      <PageTitle>{t('roles.title')}</PageTitle>
+      <div class="toolbar">
+        <a href={href('roles', 'new')}>{t('roles.new')}</a>
+      </div>
+      {editing && catalogue.data && (
+        <RoleForm key={roleId} role={editing === 'new' ? null : editing} available={catalogue.data.data} onSaved={() => (roles.reload(), navigate('roles'))} />
+      )}
+      <ErrorMessage error={catalogue.error} onRetry={catalogue.reload} />
+      {roles.error ? (
+        <ErrorMessage error={roles.error} onRetry={roles.reload} />
+      ) : roles.loading && !roles.data ? (
+        <Loading />
+      ) : !roles.data?.data.length ? (
+        <Empty>{t('roles.empty')}</Empty>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{t('roles.name')}</th>
+              <th scope="col">{t('roles.description')}</th>
+              <th scope="col">{t('roles.permissions')}</th>
+              <th scope="col">
+                <span class="visually-hidden">{t('common.actions')}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {roles.data.data.map((role) => (
+              <tr key={role.id}>
+                <td>
+                  {role.name} {role.built_in && <span class="badge">{t('roles.builtIn')}</span>}
+                </td>
+                <td>{role.description}</td>
+                <td>{role.permissions.join(', ') || t('common.none')}</td>
+                <td>
+                  {!role.built_in && (
+                    <a href={href('roles', role.id)} aria-label={t('roles.editNamed', { name: role.name })}>
+                      {t('common.edit')}
+                    </a>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+function RoleForm({ role, available, onSaved }: { role: Role | null; available: readonly Permission[]; onSaved: () => void }) {
+  const { t } = useI18n();
+  const [name, setName] = useState(role?.name ?? '');
+  const [description, setDescription] = useState(role?.description ?? '');
+  const [permissions, setPermissions] = useState<string[]>(role?.permissions ?? []);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const body = { name, description, permissions: permissions as Permission[] };
+      if (role) await call(() => api.PATCH('/roles/{id}', { params: { path: { id: role.id } }, body }));
+      else await call(() => api.POST('/roles', { body }));
+      onSaved();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form onSubmit={submit} class="panel" aria-labelledby="role-form-title">
+      <h2 id="role-form-title">{role ? t('roles.editTitle', { name: role.name }) : t('roles.createTitle')}</h2>
+      <Field label={t('roles.name')} id="role-name" required maxLength={64} value={name} onInput={(e: InputEvent) => setName((e.currentTarget as HTMLInputElement).value)} />
+      <Field label={t('roles.description')} id="role-description" maxLength={500} value={description} onInput={(e: InputEvent) => setDescription((e.currentTarget as HTMLInputElement).value)} />
+      <PermissionPicker legend={t('roles.permissions')} idPrefix="role-permission" available={available} value={permissions} onChange={setPermissions} />
+      <ErrorMessage error={error} />
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? t('common.saving') : t('common.save')}
+        </button>
+        <a href={href('roles')}>{t('common.cancel')}</a>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,13 @@
+// Builds the back-office SPA into web/dist, which the service serves at `/` (src/http/web-app.ts).
+// Run from the repository root as `vite build web` (make web); `vite web` serves it for development
+// with the API proxied to a service on :3000.
+import { defineConfig } from 'vite';
+
+const API = 'http://localhost:3000';
+const apiPrefixes = ['/sessions', '/tokens', '/jetons', '/me', '/users', '/utilisateurs', '/roles', '/permissions', '/api-keys'];
+
+export default defineConfig({
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: { outDir: 'dist', emptyOutDir: true, sourcemap: true },
+  server: { proxy: Object.fromEntries(apiPrefixes.map((prefix) => [prefix, API])) },
+});
