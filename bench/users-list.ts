@@ -6,13 +6,12 @@
 //  3. in the same run, a bare Express app in its own process returning the same 50 users from memory;
 //  4. then the table grows past 1,000,000 users and the first page is compared with the page that
 //     starts after the millionth user.
-// Each server and autocannon run in separate processes: the client does not share a core's event loop with the server.
+// Each server and the load generator (wrk) run in separate processes: the client does not share an event loop with a server.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../src/db/schema.js';
@@ -23,6 +22,8 @@ import { encodeCursor } from '../src/users/cursor.js';
 import { hashPassword } from '../src/auth/passwords.js';
 import { systemClock } from '../src/clock.js';
 import { startCluster, withDatabase } from '../test/support/postgres.js';
+import { wrk } from './support/wrk.js';
+import { countCpu, childPids, parentPid } from './support/cpu.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
@@ -61,14 +62,22 @@ interface Measure {
   p50: number;
   p99: number;
   mean: number;
-  non2xx: number;
+  failures: number;
 }
 
+/** Processes whose CPU is accounted during each measurement (filled in by main). */
+const accounted: Record<string, () => number[]> = {};
+
 async function measure(label: string, url: string, headers: Record<string, string> = {}, connections = CONNECTIONS): Promise<Measure> {
-  await autocannon({ url, connections, duration: 3, headers }); // warm-up: JIT, pools, caches
-  const r = await autocannon({ url, connections, duration: DURATION, headers });
-  const m = { label, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.average, non2xx: r.non2xx + r.errors };
-  print(`  ${label.padEnd(44)} ${m.rps.toFixed(0).padStart(7)} req/s   p50 ${m.p50} ms   p99 ${m.p99} ms   mean ${m.mean.toFixed(2)} ms   non-2xx/errors ${m.non2xx}`);
+  await wrk(url, { connections, seconds: 3, headers }); // warm-up: JIT, pools, caches
+  const stop = countCpu(accounted);
+  const r = await wrk(url, { connections, seconds: DURATION, headers });
+  const cpu = stop();
+  const m = { label, ...r };
+  const perRequest = (seconds: number) => ((seconds * 1000) / r.requests).toFixed(2);
+  const groups = Object.entries(cpu.groups).map(([name, seconds]) => `${name} ${((seconds / DURATION) * 100).toFixed(0)} % (${perRequest(seconds)} ms/req)`);
+  print(`  ${label.padEnd(44)} ${m.rps.toFixed(0).padStart(7)} req/s   p50 ${m.p50.toFixed(1)} ms   p99 ${m.p99.toFixed(1)} ms   mean ${m.mean.toFixed(2)} ms   failures ${m.failures}`);
+  print(`  ${''.padEnd(44)} CPU of one core: ${groups.join(', ')}; machine ${((cpu.machineBusy / cpu.machineCapacity) * 100).toFixed(0)} % busy of ${cpus().length} cores, load ${cpu.loadAverage.toFixed(1)}`);
   return m;
 }
 
@@ -101,6 +110,13 @@ async function main() {
     writeFileSync(join(dir, 'users.json'), await page.text());
     const bare = await startProcess('bench/bare-express.ts', { USERS_JSON_FILE: join(dir, 'users.json') });
     children.push(bare.child);
+    const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
+    const postmaster = parentPid(backend.rows[0]!.pid);
+    accounted.service = () => [service.child.pid!];
+    accounted.bare = () => [bare.child.pid!];
+    accounted.PostgreSQL = () => childPids(postmaster);
+    print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    print('load generator: wrk (a C process of its own), 2 threads; service: node --import tsx src/server.ts, NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null');
 
     print(`\nGET /users?limit=50, ${CONNECTIONS} connections, ${DURATION} s each (after 3 s warm-up), ${USERS} users`);
     const baseline = await measure('bare Express, 50 users from memory', `${bare.url}/users`);
@@ -121,6 +137,7 @@ async function main() {
       print(`  bearer token: not measured, POST /sessions answered ${signIn.status} (sign-in is not in this build)`);
     }
 
+    if (DEEP <= 0) return; // BENCH_DEEP=0: throughput only (quicker, for profiling)
     t = Date.now();
     const total = Number((await db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
     await seedUsers(db, { users: DEEP + 100 - total, seed: 2 });
