@@ -54,14 +54,18 @@ export interface CpuUsage {
 
 /** Starts counting; the returned function stops and gives the CPU used by each group meanwhile. */
 export function countCpu(groups: Record<string, () => number[]>): () => CpuUsage {
-  const sum = (pids: number[]) => pids.reduce((a, pid) => a + processCpuSeconds(pid), 0);
-  const pidsAtStart = Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, pids()]));
-  const before = Object.fromEntries(Object.entries(pidsAtStart).map(([name, pids]) => [name, sum(pids)]));
+  const before = new Map<number, number>();
+  for (const pids of Object.values(groups)) for (const pid of pids()) before.set(pid, processCpuSeconds(pid));
   const machineBefore = machineSeconds();
   return () => {
     const machineAfter = machineSeconds();
-    // Processes that started meanwhile count from zero; ones that ended are lost (rare: pools keep their connections).
-    const used = Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, sum(pids()) - (before[name] ?? 0)]));
-    return { groups: used, machineBusy: machineAfter.busy - machineBefore.busy, machineCapacity: machineAfter.total - machineBefore.total, loadAverage: loadavg()[0]! };
+    // A process started meanwhile counts from zero; one that ended meanwhile is not counted (rare: pools keep their connections).
+    const used = (pids: number[]) => pids.reduce((sum, pid) => sum + processCpuSeconds(pid) - (before.get(pid) ?? 0), 0);
+    return {
+      groups: Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, used(pids())])),
+      machineBusy: machineAfter.busy - machineBefore.busy,
+      machineCapacity: machineAfter.total - machineBefore.total,
+      loadAverage: loadavg()[0]!,
+    };
   };
 }
