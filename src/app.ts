@@ -49,6 +49,9 @@ export function createApp(deps: AppDependencies) {
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
   app.set('query parser', 'simple');
+  // No ETag: answers are per-caller JSON the contract offers no conditional requests for, and
+  // hashing each body (SHA-1 of ~15 KB for a page of users) is CPU spent on every request.
+  app.set('etag', false);
   app.use(requestContext(deps.logger));
   app.use(helmet());
   app.use(operationalRoutes(deps.db, spec));

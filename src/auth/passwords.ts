@@ -1,5 +1,6 @@
 // Password hashing: argon2id with OWASP's parameters, from @node-rs/argon2 (prebuilt binaries,
 // no install script). Hashing runs on libuv's thread pool, so it never blocks the event loop.
+import { availableParallelism } from 'node:os';
 import { hash, verify } from '@node-rs/argon2';
 import { dictionary } from '@zxcvbn-ts/language-common';
 
@@ -10,13 +11,32 @@ export const ARGON2_PARAMETERS = {
   parallelism: 1,
 } as const;
 
+// At most one hash per core at a time: more would not finish sooner, but would take the cores
+// from the event loop and PostgreSQL, so that a sign-in flood delays every other request. The
+// rest wait their turn in order.
+export const HASH_SLOTS = availableParallelism();
+let hashesRunning = 0;
+const waitingForSlot: (() => void)[] = [];
+
+async function inHashSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (hashesRunning >= HASH_SLOTS) await new Promise<void>((resolve) => waitingForSlot.push(resolve));
+  else hashesRunning += 1;
+  try {
+    return await work();
+  } finally {
+    const next = waitingForSlot.shift();
+    if (next) next(); // the slot passes straight to the next in line
+    else hashesRunning -= 1;
+  }
+}
+
 export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2_PARAMETERS);
+  return inHashSlot(() => hash(password, ARGON2_PARAMETERS));
 }
 
 export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
   try {
-    return await verify(passwordHash, password);
+    return await inHashSlot(() => verify(passwordHash, password));
   } catch {
     return false; // a malformed stored hash never signs anyone in
   }

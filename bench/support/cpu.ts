@@ -1,0 +1,71 @@
+// CPU accounting from /proc (Linux): how much CPU each side of a benchmark used while it ran, and
+// how busy the whole machine was, so a result on a shared machine can be read for what it is.
+import { readFileSync, readdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+function statFields(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' '); // fields from 3 (state) on
+  } catch {
+    return undefined; // the process is gone
+  }
+}
+
+/** CPU seconds (user + system, every thread) used so far by the process. */
+export function processCpuSeconds(pid: number): number {
+  const f = statFields(pid);
+  return f ? (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND : 0;
+}
+
+/** The pids of the direct children of `pid` (e.g. the backends of a PostgreSQL postmaster). */
+export function childPids(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((child) => Number(statFields(child)?.[1]) === pid);
+}
+
+/** The parent of a process: a backend's parent is its postmaster. */
+export function parentPid(pid: number): number {
+  return Number(statFields(pid)?.[1]);
+}
+
+/** Busy and total CPU seconds of the whole machine (all cores) since boot. */
+function machineSeconds(): { busy: number; total: number } {
+  const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const n = values.map(Number);
+  const idle = (n[3] ?? 0) + (n[4] ?? 0); // idle + iowait
+  const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: (total - idle) / TICKS_PER_SECOND, total: total / TICKS_PER_SECOND };
+}
+
+export interface CpuUsage {
+  /** CPU seconds per named group of processes. */
+  groups: Record<string, number>;
+  /** Busy CPU seconds of the whole machine, every process included (neighbours too). */
+  machineBusy: number;
+  /** Wall-clock seconds times the number of cores. */
+  machineCapacity: number;
+  loadAverage: number;
+}
+
+/** Starts counting; the returned function stops and gives the CPU used by each group meanwhile. */
+export function countCpu(groups: Record<string, () => number[]>): () => CpuUsage {
+  const before = new Map<number, number>();
+  for (const pids of Object.values(groups)) for (const pid of pids()) before.set(pid, processCpuSeconds(pid));
+  const machineBefore = machineSeconds();
+  return () => {
+    const machineAfter = machineSeconds();
+    // A process started meanwhile counts from zero; one that ended meanwhile is not counted (rare: pools keep their connections).
+    const used = (pids: number[]) => pids.reduce((sum, pid) => sum + processCpuSeconds(pid) - (before.get(pid) ?? 0), 0);
+    return {
+      groups: Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, used(pids())])),
+      machineBusy: machineAfter.busy - machineBefore.busy,
+      machineCapacity: machineAfter.total - machineBefore.total,
+      loadAverage: loadavg()[0]!,
+    };
+  };
+}

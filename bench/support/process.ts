@@ -1,0 +1,36 @@
+// Servers under benchmark run in processes of their own, as in production: `node --import tsx <script>`
+// (plus BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), on a free loopback port,
+// stdout (the access log) to /dev/null.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export async function startProcess(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${url}/livez`)).status < 500) return { url, child };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill();
+  throw new Error(`${script} did not start`);
+}
+
+/** SIGTERM, then waits for the exit (the service drains; a --cpu-prof profile is written on exit). */
+export function stopProcess(child: ChildProcess): Promise<unknown> {
+  return new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill('SIGTERM'))));
+}
