@@ -7,7 +7,7 @@ BIN := node_modules/.bin
 # Redocly prints a boxed Node.js deprecation notice on every run; keep the output readable.
 QUIET_BOX := grep -v -e '║' -e '╔' -e '╚' -e '^\s*$$' || true
 
-.PHONY: help install generate lint docs web mock migrate run build test system-deps fuzz soak
+.PHONY: bench help install generate lint docs web mock migrate run build test system-deps fuzz soak
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -54,6 +54,11 @@ system-deps: ## Install the Debian packages the tests need, if missing (PostgreS
 
 test: install system-deps docs web ## Run every test against a throwaway PostgreSQL 15 cluster
 	$(BIN)/vitest run
+
+bench: install ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missing; several minutes)
+	scripts/system-deps.sh bench
+	node --import tsx bench/sign-in.ts 10
+	node --import tsx bench/users-list.ts
 
 fuzz: install system-deps ## Fuzz every operation of the contract longer than make test does (FUZZ_REQUESTS, FUZZ_SEED)
 	FUZZ_REQUESTS=$${FUZZ_REQUESTS:-100000} $(BIN)/vitest run test/fuzz.test.ts

@@ -3,6 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { hash, verify } from '@node-rs/argon2';
 import { dictionary } from '@zxcvbn-ts/language-common';
+import pLimit from 'p-limit';
 
 export const ARGON2_PARAMETERS = {
   algorithm: 2, // Algorithm.Argon2id (a const enum, which isolated modules cannot read)
@@ -13,22 +14,9 @@ export const ARGON2_PARAMETERS = {
 
 // At most one hash per core at a time: more would not finish sooner, but would take the cores
 // from the event loop and PostgreSQL, so that a sign-in flood delays every other request. The
-// rest wait their turn in order.
+// rest wait their turn in order (p-limit's queue).
 export const HASH_SLOTS = availableParallelism();
-let hashesRunning = 0;
-const waitingForSlot: (() => void)[] = [];
-
-async function inHashSlot<T>(work: () => Promise<T>): Promise<T> {
-  if (hashesRunning >= HASH_SLOTS) await new Promise<void>((resolve) => waitingForSlot.push(resolve));
-  else hashesRunning += 1;
-  try {
-    return await work();
-  } finally {
-    const next = waitingForSlot.shift();
-    if (next) next(); // the slot passes straight to the next in line
-    else hashesRunning -= 1;
-  }
-}
+const inHashSlot = pLimit(HASH_SLOTS);
 
 export function hashPassword(password: string): Promise<string> {
   return inHashSlot(() => hash(password, ARGON2_PARAMETERS));
