@@ -23,6 +23,7 @@ import { createHttpServer } from '../src/http/server.js';
 import { sessionService } from '../src/sessions/service.js';
 import type { Dependencies } from '../src/dependencies.js';
 import { createUser } from './support/sessions.js';
+import { dumpDatabase, secretsIn } from './support/secret-scan.js';
 
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
@@ -42,11 +43,19 @@ let credentials: Credential[];
 let adminBearer: Credential;
 /** Things the fuzzer may act on by id (never its own credentials): a user, a role, an API key, a session. */
 let knownIds: Record<string, string[]>;
+/** Every password, token and key the fuzzer held or was answered, for the secrets scan at the end. */
+const secrets = new Map<string, string>();
+const keep = (value: unknown, what: string) => {
+  if (typeof value === 'string' && value) secrets.set(value, what);
+};
+let logText: () => string;
 
 /** A real sign-in through the service (from an address of its own, so the fuzzer's failed sign-ins from 127.0.0.1 never lock it out). */
 async function signInAdmin(): Promise<string> {
   const { email } = await database.db.selectFrom('users').select('email').where('id', '=', admin.id).executeTakeFirstOrThrow();
   const set = await sessionService(deps).signIn(email, admin.password, { ip: '192.0.2.10', userAgent: 'fuzzer' });
+  keep(set.access_token, 'admin access token');
+  keep(set.refresh_token, 'admin refresh token');
   return set.access_token;
 }
 
@@ -54,12 +63,14 @@ beforeAll(async () => {
   database = await createTestDatabase();
   const made = createTestApp(database.db, { env: { LOG_LEVEL: 'silent' }, options: { bodyLimitBytes: BODY_LIMIT } });
   deps = made.deps;
+  logText = made.logs.text;
   server = createHttpServer(made.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   client = new HttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 1);
 
   const adminUser = await createUser(database.db, { permissions: [...PERMISSIONS] });
   admin = { id: adminUser.id, password: adminUser.password };
+  keep(adminUser.password, 'admin password');
   const signedIn = await client.send({ method: 'POST', path: '/sessions', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: { email: adminUser.email, password: adminUser.password } }) });
   if (signedIn.status !== 201) throw new Error(`sign-in for the fuzzer answered ${signedIn.status}: ${signedIn.text}`);
   adminBearer = { name: 'signed-in admin bearer', headers: { authorization: `Bearer ${(signedIn.body as { access_token: string }).access_token}` }, genuine: true };
@@ -70,7 +81,9 @@ beforeAll(async () => {
   const revokedKey = await makeApiKey(database.db, [...PERMISSIONS], { clock });
   await revokedKey.service.revoke(revokedKey.id);
   const rotatedKey = await makeApiKey(database.db, [...PERMISSIONS], { clock });
-  await rotatedKey.service.rotate(rotatedKey.id, 0);
+  const rotatedTo = await rotatedKey.service.rotate(rotatedKey.id, 0);
+  for (const key of [allKey, readKey, revokedKey, rotatedKey]) keep(key.secret, 'API key');
+  keep(rotatedTo.secret, 'API key');
   credentials = [
     adminBearer,
     { name: 'API key with every permission', headers: { 'x-api-key': allKey.secret }, genuine: true },
@@ -84,10 +97,12 @@ beforeAll(async () => {
   ];
 
   const victim = await createUser(database.db);
+  keep(victim.password, 'password');
   await sessionService(deps).signIn(victim.email, victim.password, { ip: '192.0.2.11', userAgent: 'fuzzer' });
   const victimSession = await database.db.selectFrom('sessions').select('id').where('user_id', '=', victim.id).executeTakeFirstOrThrow();
   const role = await makeRole(database.db, ['users.list']);
   const spareKey = await makeApiKey(database.db, ['users.list'], { clock });
+  keep(spareKey.secret, 'API key');
   knownIds = { users: [victim.id], sessions: [victimSession.id], roles: [role.id], 'api-keys': [spareKey.id] };
 
   tables = await tableNames(database.db);
@@ -171,6 +186,9 @@ describe('fuzzing every operation of the contract', () => {
       const res = await client.send(req, { timeoutMs: 10_000 });
       stats.msAnswering += performance.now() - sentAt;
       stats.sent++;
+      // Secrets the service issued (sign-ins, refreshes, new and rotated keys) join the scan.
+      const issued = (res.body ?? {}) as Record<string, unknown>;
+      for (const field of ['access_token', 'accessToken', 'AccessToken', 'access-token', 'refresh_token', 'refreshToken', 'RefreshToken', 'refresh-token', 'secret', 'Secret']) keep(issued[field], `issued ${field}`);
       stats.byStatus.set(res.status, (stats.byStatus.get(res.status) ?? 0) + 1);
       stats.byOperation.set(req.operationId, (stats.byOperation.get(req.operationId) ?? 0) + 1);
       if (res.status < 300) stats.successByOperation.set(req.operationId, (stats.successByOperation.get(req.operationId) ?? 0) + 1);
@@ -245,6 +263,18 @@ describe('fuzzing every operation of the contract', () => {
       const succeeded = Object.entries(counts).filter(([status]) => Number(status) < 300).reduce((n, [, count]) => n + count, 0);
       expect(succeeded, `successes with the ${credential.name}`).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('the secrets scan of the fuzzing run', () => {
+  it('finds none of the passwords, tokens or keys it held or was issued in its log lines or in a dump of its database', () => {
+    const logs = logText();
+    const dump = dumpDatabase(database.url);
+    expect(logs.split('\n').length, 'the logs hold the run').toBeGreaterThan(REQUESTS);
+    expect(dump).toMatch(/COPY public\.api_key_secrets/);
+    expect(secretsIn(logs, secrets), 'secrets in the log lines').toEqual([]);
+    expect(secretsIn(dump, secrets), 'secrets in the database dump').toEqual([]);
+    process.stdout.write(`fuzz secrets scan ${JSON.stringify({ secrets: secrets.size, logLines: logs.split('\n').length, dumpBytes: dump.length })}\n`);
   });
 });
 
