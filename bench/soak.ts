@@ -1,7 +1,7 @@
 // Soak: mixed traffic against a real server process on real PostgreSQL for SOAK_DURATION_S seconds
 // (default 600): sign-ins, refreshes, listings with bearer tokens and API keys, API keys created,
-// used, revoked and refused, probes and refused requests. It reports errors, latency percentiles per minute and the server's resident memory
-// over time. Targets: zero errors; RSS growing less than 10% from the 2-minute mark (a fifth of
+// used, revoked and refused, probes and refused requests. It reports errors, latency percentiles
+// per minute and the server's resident memory over time. Targets: zero errors; RSS growing less than 10% from the 2-minute mark (a fifth of
 // the run, for other durations) to the end. Exits 1 when a target is missed.
 //
 //   make soak                               # 10 minutes
