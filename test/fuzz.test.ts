@@ -171,9 +171,34 @@ describe('fuzzing every operation of the contract', () => {
     let checkpoint = await digestTables(database.db, tables);
     /** Tables the journal saw written (beyond the columns written on purpose) since the last digest. */
     const journalled = new Set<string>();
+    /**
+     * Requests that had to be refused and were, not yet checked against the journal: they are
+     * checked together (one query for the lot) before the next request that might succeed, so
+     * that the writes of a successful request are never mixed with theirs.
+     */
+    let refusedBatch: string[] = [];
+    const genuine = new Set(credentials.filter((c) => c.genuine).map((c) => c.name));
+    const secured = new Set(operations.filter((op) => op.security.length > 0).map((op) => op.operationId));
+
+    /** Reads the journal since the last read; the requests it covers were refused when `refused`, so only writes made on purpose are allowed. */
+    async function checkJournal(refused: boolean, contexts: string[]) {
+      const entries = await journalSince(database.db, journalId);
+      journalId = entries.at(-1)?.id ?? journalId;
+      const unexpected = unexpectedWrites(entries);
+      for (const entry of unexpected) journalled.add(entry.table_name);
+      if (refused) expect(unexpected, `no partial write by ${contexts.length === 1 ? 'this request' : 'one of these refused requests'}:\n${contexts.join('\n')}`).toEqual([]);
+    }
+
+    async function flushRefused() {
+      if (refusedBatch.length === 0) return;
+      const batch = refusedBatch;
+      refusedBatch = [];
+      await checkJournal(true, batch);
+    }
 
     /** The digests must agree with the journal: a table it saw no write to is unchanged. */
     async function crossCheckJournal(context: string) {
+      await flushRefused();
       const digest = await digestTables(database.db, tables);
       expect(changedTables(checkpoint, digest).filter((table) => !journalled.has(table)), `every write is journalled: ${context}`).toEqual([]);
       checkpoint = digest;
@@ -182,6 +207,12 @@ describe('fuzzing every operation of the contract', () => {
     }
 
     const property = fc.asyncProperty(request, async (req: FuzzRequest) => {
+      const credential = /, credential ([^,]+)(?:, inflection [^,]+)?$/.exec(req.label)?.[1] ?? 'none';
+      // Broken, or without a genuine credential for an operation that needs one: it must be refused.
+      const mustBeRefused = req.expect === 'invalid' || (secured.has(req.operationId) && !genuine.has(credential));
+      const flushedAt = performance.now();
+      if (!mustBeRefused) await flushRefused();
+      stats.msCheckingWrites += performance.now() - flushedAt;
       const sentAt = performance.now();
       const res = await client.send(req, { timeoutMs: 10_000 });
       stats.msAnswering += performance.now() - sentAt;
@@ -192,7 +223,6 @@ describe('fuzzing every operation of the contract', () => {
       stats.byStatus.set(res.status, (stats.byStatus.get(res.status) ?? 0) + 1);
       stats.byOperation.set(req.operationId, (stats.byOperation.get(req.operationId) ?? 0) + 1);
       if (res.status < 300) stats.successByOperation.set(req.operationId, (stats.successByOperation.get(req.operationId) ?? 0) + 1);
-      const credential = /credential ([^,]+)/.exec(req.label)?.[1] ?? 'none';
       const counts = stats.byCredential.get(credential) ?? {};
       counts[res.status] = (counts[res.status] ?? 0) + 1;
       stats.byCredential.set(credential, counts);
@@ -203,6 +233,7 @@ describe('fuzzing every operation of the contract', () => {
       if (isNotBuiltYet(answer)) stats.notBuiltYet++;
       else expect(res.status, `no 5xx: ${context}`).toBeLessThan(500);
       if (req.expect === 'invalid') expect(res.status, `a broken request is refused: ${context}`).toBeGreaterThanOrEqual(400);
+      if (mustBeRefused) expect(res.status, `refused without a genuine credential: ${context}`).toBeGreaterThanOrEqual(400);
       expect(res.text, `no stack trace: ${context}`).not.toMatch(/\bat .+\.(ts|js):\d+/);
       if (res.status >= 400) expect(res.headers['content-type'], `problem+json: ${context}`).toMatch(/^application\/problem\+json/);
       try {
@@ -211,13 +242,11 @@ describe('fuzzing every operation of the contract', () => {
         throw new Error(`off contract: ${context}\n${(err as Error).message}`);
       }
 
-      // No partial write: what the request committed, from the write journal (one small query).
+      // No partial write: what the request committed, from the write journal (one small query),
+      // now for a request that might have succeeded, with the next such request for the others.
       const checkedAt = performance.now();
-      const entries = await journalSince(database.db, journalId);
-      journalId = entries.at(-1)?.id ?? journalId;
-      const unexpected = unexpectedWrites(entries);
-      for (const entry of unexpected) journalled.add(entry.table_name);
-      if (res.status >= 400) expect(unexpected, `no partial write: ${context}`).toEqual([]);
+      if (mustBeRefused) refusedBatch.push(context);
+      else await checkJournal(res.status >= 400, [context]);
       if (stats.sent % DIGEST_EVERY === 0) await crossCheckJournal(context);
       stats.msCheckingWrites += performance.now() - checkedAt;
       // Nothing ever lands on Object.prototype, whatever `__proto__` keys were sent.
@@ -240,6 +269,7 @@ describe('fuzzing every operation of the contract', () => {
     const details = await fc.check(property, { numRuns: REQUESTS, ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: REQUESTS > 20_000 });
     if (details.failed) throw new Error(shortReport(details));
     await crossCheckJournal('at the end');
+    expect(refusedBatch).toEqual([]);
 
     const summary = {
       sent: stats.sent,
