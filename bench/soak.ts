@@ -1,46 +1,128 @@
 // Soak: mixed traffic against a real server process on real PostgreSQL for SOAK_DURATION_S seconds
-// (default 600), reporting errors, latency percentiles per minute and the server's resident memory
-// over time. Targets: zero errors; RSS growing less than 10% from the 2-minute mark (a fifth of
+// (default 600): sign-ins, refreshes, listings with bearer tokens and API keys, API keys created,
+// used, revoked and refused, probes and refused requests. It reports errors, latency percentiles
+// per minute and the server's resident memory over time. Targets: zero errors; RSS growing less than 10% from the 2-minute mark (a fifth of
 // the run, for other durations) to the end. Exits 1 when a target is missed.
 //
 //   make soak                               # 10 minutes
 //   SOAK_DURATION_S=60 make soak            # a quick look
 //   SOAK_CONNECTIONS=32 DATABASE_URL=postgres://... make soak
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
 import { startCluster, withDatabase, type Cluster } from '../test/support/postgres.js';
 import { startServerProcess } from '../test/support/server-process.js';
-import { HttpClient, type RawRequest } from '../test/support/http-client.js';
+import { HttpClient, type RawRequest, type RawResponse } from '../test/support/http-client.js';
+import type { Database } from '../src/db/schema.js';
+import { createUserWithPassword } from '../src/users/credentials.js';
+import { apiKeyService } from '../src/api-keys/service.js';
+import { systemClock } from '../src/clock.js';
 
 const DURATION_S = Number(process.env.SOAK_DURATION_S ?? 600);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 16);
 const SAMPLE_EVERY_MS = 10_000;
 const REPORT = process.env.SOAK_REPORT ?? 'test-results/soak.json';
 
-/** One kind of request of the mix, with the statuses that count as a correct answer. */
+const USERS = 20;
+const json = { 'content-type': 'application/json' };
+
+/** What one connection holds between requests: a signed-in session, and a key it created and has not revoked yet. */
+interface Worker {
+  email: string;
+  password: string;
+  tokens: { access_token: string; refresh_token: string };
+  key?: { id: string; secret: string; step: 'use' | 'revoke' | 'refused' };
+}
+
+/**
+ * One kind of request of the mix: it sends one request (using and updating the worker's state)
+ * and gives back the answer with the statuses that count as correct.
+ */
 interface Traffic {
   name: string;
   weight: number;
-  request: () => RawRequest;
-  expected: number[];
+  send: (client: HttpClient, worker: Worker) => Promise<{ res: RawResponse; expected: number[] }>;
 }
 
-// The traffic that exists today. Sign-ins, refreshes, listings with keys and tokens, key creation
-// and revocation join the mix when sign-in (issue 3) and API keys (issue 4) are in the build.
+const signInRequest = (w: Worker): RawRequest => ({ method: 'POST', path: '/sessions', headers: json, body: JSON.stringify({ session: { email: w.email, password: w.password } }) });
+const bearer = (w: Worker) => ({ authorization: `Bearer ${w.tokens.access_token}` });
+const once = async (client: HttpClient, req: RawRequest, expected: number[]) => ({ res: await client.send(req, { timeoutMs: 10_000 }), expected });
+let sharedKey = '';
+
 const MIX: Traffic[] = [
-  { name: 'GET /readyz', weight: 2, request: () => ({ method: 'GET', path: '/readyz' }), expected: [200] },
-  { name: 'GET /livez', weight: 1, request: () => ({ method: 'GET', path: '/livez' }), expected: [200] },
-  { name: 'GET /users without credentials', weight: 3, request: () => ({ method: 'GET', path: '/users' }), expected: [401] },
-  { name: 'GET /users with an unknown key', weight: 3, request: () => ({ method: 'GET', path: '/users', headers: { 'x-api-key': 'bok_unknown' } }), expected: [401] },
+  { name: 'GET /readyz', weight: 1, send: (c) => once(c, { method: 'GET', path: '/readyz' }, [200]) },
+  { name: 'GET /users without credentials', weight: 1, send: (c) => once(c, { method: 'GET', path: '/users' }, [401]) },
+  { name: 'GET /users with an unknown key', weight: 1, send: (c) => once(c, { method: 'GET', path: '/users', headers: { 'x-api-key': 'bok_unknown' } }, [401]) },
+  { name: 'POST /sessions invalid body', weight: 1, send: (c) => once(c, { method: 'POST', path: '/sessions', headers: { ...json, 'x-api-inflection': 'camel' }, body: JSON.stringify({ session: { email: 'ada@example.com', password: 7 } }) }, [400]) },
   {
-    name: 'POST /sessions invalid body',
-    weight: 3,
-    request: () => ({ method: 'POST', path: '/sessions', headers: { 'content-type': 'application/json', 'x-api-inflection': 'camel' }, body: JSON.stringify({ session: { email: 'ada@example.com', password: 7 } }) }),
-    expected: [400],
+    // A new session each time (argon2id: the costly request of the mix), which this connection then uses.
+    name: 'POST /sessions (sign-in)',
+    weight: 1,
+    async send(c, w) {
+      const res = await c.send(signInRequest(w), { timeoutMs: 10_000 });
+      if (res.status === 201) w.tokens = res.body as Worker['tokens'];
+      return { res, expected: [201] };
+    },
   },
-  { name: 'GET /openapi.json', weight: 1, request: () => ({ method: 'GET', path: '/openapi.json' }), expected: [200] },
+  {
+    name: 'POST /tokens (refresh)',
+    weight: 3,
+    async send(c, w) {
+      const res = await c.send({ method: 'POST', path: '/tokens', headers: { ...json, ...bearer(w) }, body: JSON.stringify({ refresh_token: w.tokens.refresh_token }) }, { timeoutMs: 10_000 });
+      if (res.status === 201) w.tokens = res.body as Worker['tokens'];
+      return { res, expected: [201] };
+    },
+  },
+  { name: 'GET /users with a bearer token', weight: 5, send: (c, w) => once(c, { method: 'GET', path: '/users?limit=20', headers: bearer(w) }, [200]) },
+  { name: 'GET /utilisateurs with an API key, camelCase', weight: 5, send: (c) => once(c, { method: 'GET', path: '/utilisateurs?limit=20', headers: { 'x-api-key': sharedKey, 'x-api-inflection': 'camel' } }, [200]) },
+  { name: 'GET /me', weight: 2, send: (c, w) => once(c, { method: 'GET', path: '/me', headers: bearer(w) }, [200]) },
+  {
+    // Create a key, use it, revoke it, see it refused: one step (one request) each time, in turn.
+    name: 'API key: create, use, revoke, refused',
+    weight: 4,
+    async send(c, w) {
+      const key = w.key;
+      if (!key) {
+        const res = await c.send({ method: 'POST', path: '/api-keys', headers: { ...json, ...bearer(w) }, body: JSON.stringify({ name: `soak ${randomUUID()}`, permissions: ['users.list'] }) }, { timeoutMs: 10_000 });
+        if (res.status === 201) {
+          const body = res.body as { api_key: { id: string }; secret: string };
+          w.key = { id: body.api_key.id, secret: body.secret, step: 'use' };
+        }
+        return { res, expected: [201] };
+      }
+      if (key.step === 'use') {
+        key.step = 'revoke';
+        return once(c, { method: 'GET', path: '/users?limit=5', headers: { 'x-api-key': key.secret } }, [200]);
+      }
+      if (key.step === 'revoke') {
+        key.step = 'refused';
+        return once(c, { method: 'DELETE', path: `/api-keys/${key.id}`, headers: bearer(w) }, [204]);
+      }
+      w.key = undefined;
+      return once(c, { method: 'GET', path: '/users', headers: { 'x-api-key': key.secret } }, [401]);
+    },
+  },
 ];
+
+/** Users with passwords and a role to list users and manage keys, and one shared API key: made with the service's own code. */
+async function seed(databaseUrl: string): Promise<{ users: { email: string; password: string }[]; key: string }> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const role = await db.insertInto('roles').values({ name: 'soak' }).returning('id').executeTakeFirstOrThrow();
+  await db.insertInto('role_permissions').values(['users.list', 'users.read', 'api_keys.manage'].map((permission) => ({ role_id: role.id, permission }))).execute();
+  const users = [];
+  for (let i = 0; i < USERS; i++) {
+    const user = { email: `soak${i}@example.com`, password: `soak password number ${i} ${randomUUID()}` };
+    const { id } = await createUserWithPassword(db, { email: user.email, firstName: 'Soak', lastName: `User ${i}`, password: user.password, roles: [] });
+    await db.insertInto('user_roles').values({ user_id: id, role_id: role.id }).execute();
+    users.push(user);
+  }
+  const { secret } = await apiKeyService(db, systemClock).create({ userId: null, permissions: 'all' }, { name: 'soak listing key', permissions: ['users.list'] });
+  await db.destroy();
+  return { users, key: secret };
+}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -63,13 +145,26 @@ async function main() {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${name}`);
-  const server = await startServerProcess({ DATABASE_URL: withDatabase(adminUrl, name), LOG_LEVEL: 'warn', NODE_ENV: 'production' });
+  const databaseUrl = withDatabase(adminUrl, name);
+  const server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production' });
   const client = new HttpClient(server.url, CONNECTIONS);
   const pid = server.child.pid!;
+  const seeded = await seed(databaseUrl);
+  sharedKey = seeded.key;
+  const workerStates: Worker[] = [];
+  for (let w = 0; w < CONNECTIONS; w++) {
+    const user = seeded.users[w % seeded.users.length]!;
+    const state: Worker = { ...user, tokens: { access_token: '', refresh_token: '' } };
+    const res = await client.send(signInRequest(state));
+    if (res.status !== 201) throw new Error(`soak sign-in answered ${res.status}: ${res.text}`);
+    state.tokens = res.body as Worker['tokens'];
+    workerStates.push(state);
+  }
 
   const weighted = MIX.flatMap((t) => Array.from({ length: t.weight }, () => t));
   const minutes: { latencies: number[]; requests: number; errors: number }[] = [];
   const errors: Record<string, number> = {};
+  const requestsByKind: Record<string, number> = {};
   const memory: { atS: number; rssMiB: number }[] = [];
   const started = Date.now();
   const deadline = started + DURATION_S * 1000;
@@ -85,13 +180,14 @@ async function main() {
       const t0 = performance.now();
       let problem: string | undefined;
       try {
-        const res = await client.send(traffic.request(), { timeoutMs: 10_000 });
-        if (!traffic.expected.includes(res.status)) problem = `${traffic.name}: status ${res.status}`;
+        const { res, expected } = await traffic.send(client, workerStates[w]!);
+        if (!expected.includes(res.status)) problem = `${traffic.name}: status ${res.status} ${res.text.slice(0, 200)}`;
       } catch (err) {
         problem = `${traffic.name}: ${(err as Error).message}`;
       }
       bucket.latencies.push(performance.now() - t0);
       bucket.requests++;
+      requestsByKind[traffic.name] = (requestsByKind[traffic.name] ?? 0) + 1;
       if (problem) {
         bucket.errors++;
         errors[problem] = (errors[problem] ?? 0) + 1;
@@ -126,6 +222,7 @@ async function main() {
     requests: perMinute.reduce((a, m) => a + m.requests, 0),
     errors: totalErrors,
     errorKinds: errors,
+    requestsByKind,
     serverExitCode: exitCode,
     rss: { fromS: afterWarm.atS, fromMiB: afterWarm.rssMiB, toS: last.atS, toMiB: last.rssMiB, growthPercent: rssGrowthPercent },
     perMinute,

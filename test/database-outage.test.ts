@@ -13,9 +13,8 @@ import { HttpClient, type RawRequest, type RawResponse } from './support/http-cl
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createHttpServer } from '../src/http/server.js';
-import { PERMISSIONS } from '../src/auth/permissions.js';
-import type { Authenticators } from '../src/auth/principal.js';
-import { unauthorized } from '../src/http/problem.js';
+import { makeApiKey } from './support/access-fixtures.js';
+import { createUser } from './support/sessions.js';
 
 const ACQUIRE_TIMEOUT_MS = 1_000;
 const STATEMENT_TIMEOUT_MS = 1_000;
@@ -26,24 +25,8 @@ let database: DatabaseHandle;
 let server: Server;
 let client: HttpClient;
 const logs = captureLogs();
-
-/**
- * Stand-in until API keys exist (issue 4): like the real authenticator, it needs one database
- * round trip to resolve a key (here: the key names a user by e-mail), so it cannot authorise
- * anything while the database is away.
- */
-function databaseBackedAuthenticators(handle: DatabaseHandle): Authenticators {
-  return {
-    apiKey: async (secret) => {
-      const user = await handle.db.selectFrom('users').select('id').where('email', '=', secret).executeTakeFirst();
-      if (!user) throw unauthorized('invalid_api_key', 'The API key is unknown or revoked.', true);
-      return { kind: 'api_key', apiKeyId: user.id, permissions: new Set(PERMISSIONS) };
-    },
-    bearer: async () => {
-      throw unauthorized('invalid_token', 'The access token is unknown, expired or revoked.', true);
-    },
-  };
-}
+/** A real API key allowed to list users: resolving it takes a database round trip, so nothing is authorised while the database is away. */
+let apiKey: string;
 
 beforeAll(async () => {
   cluster = await startCluster();
@@ -54,8 +37,10 @@ beforeAll(async () => {
   const url = withDatabase(cluster.adminUrl, 'outage');
   database = await openDatabase({ databaseUrl: url, dataDir: '', poolMax: 4, acquireTimeoutMs: ACQUIRE_TIMEOUT_MS, statementTimeoutMs: STATEMENT_TIMEOUT_MS }, logs.logger);
   await migrateToLatest(database.db);
-  await database.db.insertInto('users').values({ email: 'key@example.com', first_name: 'Key', last_name: 'Holder' }).execute();
-  const { app } = createTestApp(database.db, { logger: logs.logger, authenticators: databaseBackedAuthenticators(database) });
+  // A real user with a password: sign-ins succeed before the outage, so "none during it" means something.
+  await createUser(database.db, { email: 'key@example.com', password: 'correct horse battery staple' });
+  apiKey = (await makeApiKey(database.db, ['users.list'])).secret;
+  const { app } = createTestApp(database.db, { logger: logs.logger });
   server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   client = new HttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 16);
@@ -77,8 +62,8 @@ interface Sample {
   contentType: string;
 }
 
-const TRAFFIC: RawRequest[] = [
-  { method: 'GET', path: '/users', headers: { 'x-api-key': 'key@example.com' } },
+const traffic = (): RawRequest[] => [
+  { method: 'GET', path: '/users', headers: { 'x-api-key': apiKey } },
   { method: 'GET', path: '/readyz' },
   { method: 'GET', path: '/livez' },
   { method: 'POST', path: '/sessions', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: { email: 'key@example.com', password: 'correct horse battery staple' } }) },
@@ -89,6 +74,7 @@ function startLoad(workers: number) {
   const samples: Sample[] = [];
   const failures: string[] = [];
   let running = true;
+  const TRAFFIC = traffic();
   const loops = Array.from({ length: workers }, async (_, w) => {
     for (let i = w; running; i++) {
       const req = TRAFFIC[i % TRAFFIC.length]!;
@@ -134,13 +120,15 @@ describe('the database going away under load', () => {
     cluster.resume();
     const resumedAt = Date.now();
     const readyAfter = await firstSuccess('/readyz', {}, resumedAt);
-    const usersAfter = await firstSuccess('/users', { 'x-api-key': 'key@example.com' }, resumedAt);
+    const usersAfter = await firstSuccess('/users', { 'x-api-key': apiKey }, resumedAt);
     await sleep(1_000);
     await load.stop();
 
     const { samples, failures } = load;
     expect(failures, 'every request got an answer').toEqual([]);
     expect(samples.filter((s) => s.answeredAt < haltedAt && s.path === '/users').every((s) => s.status === 200), 'before the outage all is well').toBe(true);
+    expect(samples.filter((s) => s.answeredAt < haltedAt && s.path === '/sessions').every((s) => s.status === 201), 'sign-ins succeed before the outage').toBe(true);
+    expect(samples.some((s) => s.answeredAt < haltedAt && s.path === '/sessions')).toBe(true);
     const during = samples.filter((s) => s.sentAt >= haltReturnedAt && s.answeredAt <= resumeAt);
     const duringDb = during.filter((s) => s.path !== '/livez');
     expect(duringDb.length, 'requests were sent during the outage').toBeGreaterThan(20);
@@ -187,13 +175,13 @@ describe('the database going away under load', () => {
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(took).toBeGreaterThanOrEqual(ACQUIRE_TIMEOUT_MS - 50);
       expect(took).toBeLessThan(PROMISED_MS);
-      const users = await client.send({ method: 'GET', path: '/users', headers: { 'x-api-key': 'key@example.com' } }, { timeoutMs: PROMISED_MS * 3 });
+      const users = await client.send({ method: 'GET', path: '/users', headers: { 'x-api-key': apiKey } }, { timeoutMs: PROMISED_MS * 3 });
       expect(users.status).toBe(503);
       expect((users.body as { code: string }).code).toBe('service_unavailable');
     } finally {
       for (const c of held) c.release();
     }
-    expect((await client.send({ method: 'GET', path: '/users', headers: { 'x-api-key': 'key@example.com' } })).status).toBe(200);
+    expect((await client.send({ method: 'GET', path: '/users', headers: { 'x-api-key': apiKey } })).status).toBe(200);
   });
 
   it('answers 503 when a statement waits past the statement timeout (a table locked by someone else)', async () => {
@@ -203,7 +191,7 @@ describe('the database going away under load', () => {
       await locker.query('begin');
       await locker.query('lock table users in access exclusive mode');
       const started = Date.now();
-      const res = await client.send({ method: 'GET', path: '/users', headers: { 'x-api-key': 'key@example.com' } }, { timeoutMs: PROMISED_MS * 3 });
+      const res = await client.send({ method: 'GET', path: '/users', headers: { 'x-api-key': apiKey } }, { timeoutMs: PROMISED_MS * 3 });
       const took = Date.now() - started;
       expect(res.status).toBe(503);
       expect((res.body as { code: string }).code).toBe('service_unavailable');
@@ -213,6 +201,6 @@ describe('the database going away under load', () => {
       await locker.query('rollback');
       await locker.end();
     }
-    expect((await client.send({ method: 'GET', path: '/users', headers: { 'x-api-key': 'key@example.com' } })).status).toBe(200);
+    expect((await client.send({ method: 'GET', path: '/users', headers: { 'x-api-key': apiKey } })).status).toBe(200);
   });
 });

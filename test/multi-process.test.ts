@@ -7,6 +7,8 @@ import { startServerProcess, type ServerProcess } from './support/server-process
 import { startNginx, type LoadBalancer } from './support/nginx.js';
 import { HttpClient, type RawRequest, type RawResponse } from './support/http-client.js';
 import { createUser } from './support/sessions.js';
+import { makeApiKey } from './support/access-fixtures.js';
+import { sql } from 'kysely';
 
 const PROCESSES = 3;
 let database: TestDatabase;
@@ -132,5 +134,86 @@ describe('sessions across processes (PostgreSQL is the only shared state)', () =
     for (const d of direct) expect((await d.send(me(next.access_token))).status).toBe(200);
     const again = await direct[2]!.send({ ...refresh, headers: { ...json, authorization: `Bearer ${next.access_token}` }, body: JSON.stringify({ refresh_token: next.refresh_token }) });
     expect(again.status).toBe(201);
+  });
+});
+
+describe('API keys across processes (no process keeps any key state of its own)', () => {
+  let bearer: Record<string, string>;
+  const usersWithKey = (secret: string, ip: string): RawRequest => ({ method: 'GET', path: '/users', headers: { 'x-api-key': secret, 'x-forwarded-for': ip } });
+  const lastUse = (id: string) => database.db.selectFrom('api_keys').select(['last_used_at', 'last_used_ip']).where('id', '=', id).executeTakeFirstOrThrow();
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  beforeAll(async () => {
+    const admin = await createUser(database.db, { permissions: ['api_keys.manage'] });
+    const signedIn = await client.send(signInRequest(admin.email, admin.password));
+    bearer = { authorization: `Bearer ${(signedIn.body as { access_token: string }).access_token}` };
+  });
+
+  it('records the last use (time and client IP) at most once a minute, whichever process served', async () => {
+    const key = await makeApiKey(database.db, ['users.list']);
+    for (let p = 0; p < PROCESSES; p++) {
+      // A minute since the last recorded use, brought about in the database rather than waited for.
+      if (p > 0) await sql`update api_keys set last_used_at = last_used_at - interval '61 seconds' where id = ${key.id}`.execute(database.db);
+      const ip = `198.51.100.${p + 1}`;
+      const sentAt = Date.now();
+      expect((await direct[p]!.send(usersWithKey(key.secret, ip))).status).toBe(200);
+      // The write is not awaited by the answer: wait for it.
+      await expect.poll(async () => (await lastUse(key.id)).last_used_ip, { timeout: 5_000, interval: 20 }).toBe(ip);
+      const recorded = await lastUse(key.id);
+      expect(Math.abs(recorded.last_used_at!.getTime() - sentAt)).toBeLessThan(60_000);
+
+      // Within the minute, requests on every process (from other addresses) change nothing.
+      const burst = await Promise.all(direct.flatMap((d, i) => [1, 2, 3].map((n) => d.send(usersWithKey(key.secret, `203.0.113.${i * 10 + n}`)))));
+      expect(burst.map((r) => r.status)).toEqual(burst.map(() => 200));
+      await sleep(300); // room for a wrong, unawaited write to land
+      expect(await lastUse(key.id)).toEqual(recorded);
+      // Every process shows the same record.
+      for (const d of direct) {
+        const shown = await d.send({ method: 'GET', path: `/api-keys/${key.id}`, headers: bearer });
+        expect(shown.status).toBe(200);
+        expect(shown.body).toMatchObject({ last_used_at: recorded.last_used_at!.toISOString(), last_used_ip: ip });
+      }
+    }
+  });
+
+  it('honours a rotation with a grace period alike on every process, and ends the grace alike', async () => {
+    const key = await makeApiKey(database.db, ['users.list']);
+    const rotate = (id: string, grace: number): RawRequest => ({ method: 'POST', path: `/api-keys/${id}/rotate`, headers: { ...json, ...bearer }, body: JSON.stringify({ grace_period_seconds: grace }) });
+    const rotated = await direct[0]!.send(rotate(key.id, 3_600));
+    expect(rotated.status).toBe(200);
+    const next = (rotated.body as { secret: string }).secret;
+    expect(next).not.toBe(key.secret);
+    for (const d of direct) {
+      expect((await d.send(usersWithKey(key.secret, '198.51.100.20'))).status, 'old secret in its grace period').toBe(200);
+      expect((await d.send(usersWithKey(next, '198.51.100.20'))).status, 'new secret').toBe(200);
+    }
+    // The grace period ends (brought forward in the database rather than waited for an hour).
+    await database.db.updateTable('api_key_secrets').set({ retires_at: new Date(Date.now() - 1_000) }).where('api_key_id', '=', key.id).where('retires_at', 'is not', null).execute();
+    for (const d of direct) {
+      const old = await d.send(usersWithKey(key.secret, '198.51.100.20'));
+      expect(old.status, 'old secret after its grace period').toBe(401);
+      expect((old.body as { code: string }).code).toBe('invalid_api_key');
+      expect((await d.send(usersWithKey(next, '198.51.100.20'))).status).toBe(200);
+    }
+    // A rotation without grace through another process: the previous secret is refused at once everywhere.
+    const again = await direct[1]!.send(rotate(key.id, 0));
+    expect(again.status).toBe(200);
+    const third = (again.body as { secret: string }).secret;
+    for (const d of direct) {
+      expect((await d.send(usersWithKey(next, '198.51.100.20'))).status).toBe(401);
+      expect((await d.send(usersWithKey(third, '198.51.100.20'))).status).toBe(200);
+    }
+  });
+
+  it('refuses on every other process, at the next request, a key revoked through one process', async () => {
+    const key = await makeApiKey(database.db, ['users.list']);
+    for (const d of direct) expect((await d.send(usersWithKey(key.secret, '198.51.100.30'))).status).toBe(200);
+    const revoked = await direct[2]!.send({ method: 'DELETE', path: `/api-keys/${key.id}`, headers: bearer });
+    expect(revoked.status).toBe(204);
+    for (const d of direct) {
+      const res = await d.send(usersWithKey(key.secret, '198.51.100.30'));
+      expect(res.status).toBe(401);
+      expect((res.body as { code: string }).code).toBe('invalid_api_key');
+    }
   });
 });

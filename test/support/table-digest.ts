@@ -10,6 +10,13 @@ export type TableDigests = Record<string, string>;
  */
 export const WRITTEN_WHEN_REFUSED = new Set<string>(['sign_in_failures', 'security_events']);
 
+/**
+ * Columns a refused request may write on purpose: an API key that authenticated was used, whatever
+ * becomes of the request after (403, 400, 404), so its last-used time and IP are recorded (at most
+ * once a minute). The rest of the api_keys row must stay untouched.
+ */
+export const COLUMNS_WRITTEN_WHEN_REFUSED: Record<string, string[]> = { api_keys: ['last_used_at', 'last_used_ip'] };
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function tableNames(db: Kysely<any>): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
@@ -19,13 +26,14 @@ export async function tableNames(db: Kysely<any>): Promise<string[]> {
   return rows.map((r) => r.name).filter((name) => !WRITTEN_WHEN_REFUSED.has(name));
 }
 
-/** One query: the md5 of each table's rows in a stable order. */
+/** One query: the md5 of each table's rows in a stable order (without the columns above). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function digestTables(db: Kysely<any>, tables: string[]): Promise<TableDigests> {
   if (tables.length === 0) return {};
-  const parts = tables.map(
-    (name) => sql`select ${name} as name, md5(coalesce(string_agg(t::text, ',' order by t::text), '')) as digest from ${sql.table(name)} t`,
-  );
+  const parts = tables.map((name) => {
+    const row = sql`(to_jsonb(t) - ${sql.val(COLUMNS_WRITTEN_WHEN_REFUSED[name] ?? [])}::text[])::text`;
+    return sql`select ${name} as name, md5(coalesce(string_agg(${row}, ',' order by ${row}), '')) as digest from ${sql.table(name)} t`;
+  });
   const { rows } = await sql<{ name: string; digest: string }>`${sql.join(parts, sql` union all `)}`.execute(db);
   return Object.fromEntries(rows.map((r) => [r.name, r.digest]));
 }

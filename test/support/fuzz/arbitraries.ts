@@ -69,6 +69,12 @@ export class RequestArbitraries {
     private readonly spec: OpenApiDocument,
     private readonly credentials: Credential[],
     private readonly bodyLimitBytes: number,
+    /**
+     * Ids of things that exist, by the collection they are in (`users`, `roles`, `api-keys`,
+     * `sessions`): a path parameter after that collection's name is often one of them, so that
+     * handlers find something to act on.
+     */
+    private readonly knownIds: Record<string, string[]> = {},
   ) {
     this.inflector = new KeyInflector(spec);
   }
@@ -207,8 +213,10 @@ export class RequestArbitraries {
     return fc.oneof(...kinds);
   }
 
-  private credential(op: OperationInfo) {
-    return op.security.length === 0 ? fc.constantFrom<Credential | null>(null, ...this.credentials) : fc.constantFrom<Credential | null>(null, ...this.credentials);
+  /** No credential, or any of them; genuine ones three times as often, so that requests get past authentication to the handlers. */
+  private credential(_op: OperationInfo) {
+    const weighted = this.credentials.flatMap((c) => (c.genuine ? [c, c, c] : [c]));
+    return fc.constantFrom<Credential | null>(null, ...weighted);
   }
 
   private inflection() {
@@ -218,12 +226,15 @@ export class RequestArbitraries {
   private concretePath(op: OperationInfo): fc.Arbitrary<{ path: string; broken: boolean }> {
     const params = this.parameters(op, 'path');
     if (params.length === 0) return fc.constant({ path: op.path, broken: false });
-    const values = params.map((p) =>
-      fc.oneof(
+    const values = params.map((p) => {
+      const collection = new RegExp(`/([^/]+)/\\{${p.name}\\}`).exec(op.path)?.[1] ?? '';
+      const known = this.knownIds[collection] ?? [];
+      return fc.oneof(
         { arbitrary: this.valid(p.schema).map((v) => ({ v: String(v), broken: false })), weight: 3 },
+        ...(known.length > 0 ? [{ arbitrary: fc.constantFrom(...known).map((v) => ({ v, broken: false })), weight: 3 }] : []),
         { arbitrary: oddString.filter((s) => s.length > 0).map((v) => ({ v, broken: true })), weight: 1 },
-      ),
-    );
+      );
+    });
     return fc.tuple(...values).map((vs) => {
       let path = op.path;
       params.forEach((p, i) => (path = path.replace(`{${p.name}}`, encodePathSegment(vs[i]!.v))));
@@ -232,7 +243,9 @@ export class RequestArbitraries {
   }
 
   private parameters(op: OperationInfo, where: 'query' | 'path' | 'header'): { name: string; schema: JsonSchema; required: boolean }[] {
-    return ((op.raw.parameters ?? []) as JsonSchema[])
+    // Parameters declared on the path item (as `{id}` is) count for each of its operations.
+    const pathItem = ((this.spec.paths ?? {}) as Record<string, JsonSchema>)[op.path];
+    return [...((pathItem?.parameters ?? []) as JsonSchema[]), ...((op.raw.parameters ?? []) as JsonSchema[])]
       .map((p) => deref(this.spec, p)!)
       .filter((p) => p.in === where && p.name !== 'x-api-inflection')
       .map((p) => ({ name: p.name, schema: p.schema, required: Boolean(p.required) }));
