@@ -3,6 +3,7 @@ import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { describeError } from './api/problem.js';
 import { useI18n } from './i18n.js';
+import type { Loaded } from './load.js';
 
 /** The server's explanation of a failure, announced to screen readers. */
 export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
@@ -39,6 +40,15 @@ export function Loading() {
 
 export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
+}
+
+/** Every list page's states in one place: the error (with retry), loading, empty, or the items. */
+export function ListState<T>({ loaded, empty, children }: { loaded: Loaded<{ data: T[] }>; empty: string; children: (items: T[]) => ComponentChildren }) {
+  if (loaded.error) return <ErrorMessage error={loaded.error} onRetry={loaded.reload} />;
+  if (loaded.loading && !loaded.data) return <Loading />;
+  const items = loaded.data?.data ?? [];
+  if (items.length === 0) return <Empty>{empty}</Empty>;
+  return <>{children(items)}</>;
 }
 
 type InputProps = InputHTMLAttributes & { label: string; id: string; hint?: string | undefined };

@@ -6,7 +6,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
-import { Empty, ErrorMessage, Field, Loading, Notice, PageTitle } from '../ui.js';
+import { ErrorMessage, Field, ListState, Notice, PageTitle } from '../ui.js';
 
 type ApiKey = components['schemas']['ApiKey'];
 type Permission = components['schemas']['Permission'];
@@ -60,15 +60,11 @@ export function ApiKeysPage({ myPermissions }: { myPermissions: readonly Permiss
       />
       <h2>{t('apiKeys.listTitle')}</h2>
       <ErrorMessage error={actionError} />
-      {keys.error ? (
-        <ErrorMessage error={keys.error} onRetry={keys.reload} />
-      ) : keys.loading && !keys.data ? (
-        <Loading />
-      ) : !keys.data?.data.length ? (
-        <Empty>{t('apiKeys.empty')}</Empty>
-      ) : (
-        <KeyTable keys={keys.data.data} onRevoke={revoke} onRotate={rotate} />
-      )}
+      <ListState loaded={keys} empty={t('apiKeys.empty')}>
+        {(items) => (
+          <KeyTable keys={items} onRevoke={revoke} onRotate={rotate} />
+        )}
+      </ListState>
     </>
   );
 }

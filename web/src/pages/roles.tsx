@@ -6,7 +6,7 @@ import { useI18n } from '../i18n.js';
 import { useLoad } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
 import { href, navigate } from '../router.js';
-import { Empty, ErrorMessage, Field, Loading, PageTitle } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle } from '../ui.js';
 
 type Role = components['schemas']['Role'];
 type Permission = components['schemas']['Permission'];
@@ -27,44 +27,40 @@ export function RolesPage({ roleId }: { roleId?: string | undefined }) {
         <RoleForm key={roleId} role={editing === 'new' ? null : editing} available={catalogue.data.data} onSaved={() => (roles.reload(), navigate('roles'))} />
       )}
       <ErrorMessage error={catalogue.error} onRetry={catalogue.reload} />
-      {roles.error ? (
-        <ErrorMessage error={roles.error} onRetry={roles.reload} />
-      ) : roles.loading && !roles.data ? (
-        <Loading />
-      ) : !roles.data?.data.length ? (
-        <Empty>{t('roles.empty')}</Empty>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{t('roles.name')}</th>
-              <th scope="col">{t('roles.description')}</th>
-              <th scope="col">{t('roles.permissions')}</th>
-              <th scope="col">
-                <span class="visually-hidden">{t('common.actions')}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {roles.data.data.map((role) => (
-              <tr key={role.id}>
-                <td>
-                  {role.name} {role.built_in && <span class="badge">{t('roles.builtIn')}</span>}
-                </td>
-                <td>{role.description}</td>
-                <td>{role.permissions.join(', ') || t('common.none')}</td>
-                <td>
-                  {!role.built_in && (
-                    <a href={href('roles', role.id)} aria-label={t('roles.editNamed', { name: role.name })}>
-                      {t('common.edit')}
-                    </a>
-                  )}
-                </td>
+      <ListState loaded={roles} empty={t('roles.empty')}>
+        {(items) => (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{t('roles.name')}</th>
+                <th scope="col">{t('roles.description')}</th>
+                <th scope="col">{t('roles.permissions')}</th>
+                <th scope="col">
+                  <span class="visually-hidden">{t('common.actions')}</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {items.map((role) => (
+                <tr key={role.id}>
+                  <td>
+                    {role.name} {role.built_in && <span class="badge">{t('roles.builtIn')}</span>}
+                  </td>
+                  <td>{role.description}</td>
+                  <td>{role.permissions.join(', ') || t('common.none')}</td>
+                  <td>
+                    {!role.built_in && (
+                      <a href={href('roles', role.id)} aria-label={t('roles.editNamed', { name: role.name })}>
+                        {t('common.edit')}
+                      </a>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </ListState>
     </>
   );
 }

@@ -5,7 +5,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../load.js';
 import { href, navigate } from '../router.js';
-import { Empty, ErrorMessage, Field, Loading, Notice, PageTitle } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle } from '../ui.js';
 
 type User = components['schemas']['User'];
 type Status = User['status'];
@@ -27,6 +27,7 @@ function UserList() {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
   const page = useLoad(() => call(() => api.GET('/users', { params: { query: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } } })), [filters, cursor]);
+  const nextCursor = page.data?.next_cursor;
 
   const apply = (event: Event) => {
     event.preventDefault();
@@ -53,52 +54,48 @@ function UserList() {
         </form>
         <a href={href('users', 'new')}>{t('users.new')}</a>
       </div>
-      {page.error ? (
-        <ErrorMessage error={page.error} onRetry={page.reload} />
-      ) : page.loading && !page.data ? (
-        <Loading />
-      ) : !page.data?.data.length ? (
-        <Empty>{t('users.empty')}</Empty>
-      ) : (
-        <>
-          <table aria-busy={page.loading}>
-            <thead>
-              <tr>
-                <th scope="col">{t('users.email')}</th>
-                <th scope="col">{t('users.name')}</th>
-                <th scope="col">{t('users.status')}</th>
-                <th scope="col">{t('users.roles')}</th>
-                <th scope="col">{t('users.lastSignIn')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.data.map((user) => (
-                <tr key={user.id}>
-                  <td>
-                    <a href={href('users', user.id)}>{user.email}</a>
-                  </td>
-                  <td>
-                    {user.first_name} {user.last_name}
-                  </td>
-                  <td>
-                    <span class={`badge ${user.status === 'active' ? 'ok' : 'bad'}`}>{t(`users.status.${user.status}`)}</span>
-                  </td>
-                  <td>{user.roles.join(', ') || t('common.none')}</td>
-                  <td>{formatDate(user.last_sign_in_at)}</td>
+      <ListState loaded={page} empty={t('users.empty')}>
+        {(items) => (
+          <>
+            <table aria-busy={page.loading}>
+              <thead>
+                <tr>
+                  <th scope="col">{t('users.email')}</th>
+                  <th scope="col">{t('users.name')}</th>
+                  <th scope="col">{t('users.status')}</th>
+                  <th scope="col">{t('users.roles')}</th>
+                  <th scope="col">{t('users.lastSignIn')}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-          <nav class="actions" aria-label={t('users.pages')}>
-            <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-              {t('common.previous')}
-            </button>
-            <button type="button" class="secondary" disabled={!page.data.next_cursor} onClick={() => page.data?.next_cursor && setCursors([...cursors, page.data.next_cursor])}>
-              {t('common.next')}
-            </button>
-          </nav>
-        </>
-      )}
+              </thead>
+              <tbody>
+                {items.map((user) => (
+                  <tr key={user.id}>
+                    <td>
+                      <a href={href('users', user.id)}>{user.email}</a>
+                    </td>
+                    <td>
+                      {user.first_name} {user.last_name}
+                    </td>
+                    <td>
+                      <span class={`badge ${user.status === 'active' ? 'ok' : 'bad'}`}>{t(`users.status.${user.status}`)}</span>
+                    </td>
+                    <td>{user.roles.join(', ') || t('common.none')}</td>
+                    <td>{formatDate(user.last_sign_in_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <nav class="actions" aria-label={t('users.pages')}>
+              <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+                {t('common.previous')}
+              </button>
+              <button type="button" class="secondary" disabled={!nextCursor} onClick={() => nextCursor && setCursors([...cursors, nextCursor])}>
+                {t('common.next')}
+              </button>
+            </nav>
+          </>
+        )}
+      </ListState>
     </>
   );
 }
