@@ -274,7 +274,8 @@ export interface paths {
         /**
          * Change a user
          * @description Changes names, roles (the complete new set) or status. Every role granted must hold only
-         *     permissions the caller has (`403`). Setting `status: disabled` has the effect of `DELETE`.
+         *     permissions the caller has (`403`). Changing `status` also needs `users.disable` (`403`
+         *     otherwise); setting `status: disabled` has the effect of `DELETE`.
          *
          *     **Required permission:** `users.update`
          */

@@ -200,6 +200,27 @@ describe('users CRUD', () => {
     expect(unknown.body.code).toBe('unknown_role');
   });
 
+  it('needs users.disable, not only users.update, to change a status through PATCH', async () => {
+    const editorRole = await makeRole(database.db, ['users.update', 'users.read']);
+    const editor = await makeUser(database.db, { roleIds: [editorRole.id] });
+    const target = await makeUser(database.db);
+    const { app } = createAppWithTestBearer(database.db);
+    const auth = testBearer(editor.id);
+    const refused = await request(app).patch(`/users/${target.id}`).set('authorization', auth).send({ status: 'disabled', first_name: 'Changed' });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'permission_denied', required_permission: 'users.disable' });
+    expectContractResponse(refused, 'PATCH', `/users/${target.id}`);
+    const unchanged = await database.db.selectFrom('users').select(['status', 'first_name']).where('id', '=', target.id).executeTakeFirstOrThrow();
+    expect(unchanged).toEqual({ status: 'active', first_name: 'Test' });
+
+    expect((await request(app).patch(`/users/${target.id}`).set('authorization', auth).send({ first_name: 'Renamed' })).status).toBe(200);
+    const disablerRole = await makeRole(database.db, ['users.update', 'users.disable']);
+    const disabler = await makeUser(database.db, { roleIds: [disablerRole.id] });
+    const allowed = await request(app).patch(`/users/${target.id}`).set('authorization', testBearer(disabler.id)).send({ status: 'disabled' });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.status).toBe('disabled');
+  });
+
   it('refuses a weak initial password, and stores a strong one only as an argon2id hash', async () => {
     const { app } = createAppWithTestBearer(database.db);
     const auth = testBearer(adminId);

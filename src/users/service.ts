@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
-import { ProblemError } from '../http/problem.js';
+import { ProblemError, forbidden } from '../http/problem.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
 import { findRolesByName, setUserRoles } from '../roles/repository.js';
@@ -86,6 +86,8 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       id: string,
       input: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' },
     ) {
+      // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
+      if (input.status !== undefined && !caller.has('users.disable')) throw forbidden('users.disable');
       await db.transaction().execute(async (trx) => {
         if (!(await users.findUserForUpdate(trx, id))) throw notFound();
         const roleIds = input.roles ? await grantableRoles(trx, caller, input.roles) : undefined;
