@@ -114,7 +114,8 @@ export interface paths {
          * @description Checks the current password, sets the new one and revokes every other session of the user
          *     (this one stays signed in). The new password must have 12 to 128 characters, counted in code
          *     points, with no composition rules, and must not be a commonly used password
-         *     (`400 password_rejected`). A wrong current password answers `400 invalid_current_password`.
+         *     (`400 password_rejected`). A wrong current password answers `400 invalid_current_password`
+         *     and counts as a failed sign-in against the same throttle (`429` once the limit is reached).
          *
          *     **Required permission:** none; any authenticated caller.
          */
@@ -1236,7 +1237,7 @@ export interface components {
                  *       "type": "urn:problem:backoffice:rate_limited",
                  *       "title": "Too many requests",
                  *       "status": 429,
-                 *       "detail": "Too many failed sign-in attempts; try again in 540 seconds.",
+                 *       "detail": "Too many failed password attempts; try again in 540 seconds.",
                  *       "code": "rate_limited",
                  *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB",
                  *       "retry_after": 540
@@ -1904,6 +1905,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -63,3 +63,34 @@ describe('sign-in throttling', () => {
     expect((await attempt(app, user.email, user.password, '198.51.100.10')).status).toBe(201);
   });
 });
+
+describe('password change throttling', () => {
+  it('counts a wrong current password as a failed attempt and, once locked, refuses even the right one', async () => {
+    const clock = new ManualClock(new Date('2026-08-01T10:00:00.000Z'));
+    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '3' };
+    const { app } = createTestApp(database.db, { clock, env });
+    const user = await createUser(database.db);
+    const signedIn = await attempt(app, user.email, user.password);
+    expect(signedIn.status).toBe(201);
+    const change = (current: string, accessToken: string = signedIn.body.access_token) =>
+      request(app)
+        .put('/me/password')
+        .set('authorization', `Bearer ${accessToken}`)
+        .send({ current_password: current, new_password: 'a brand new passphrase of mine' });
+    for (let i = 0; i < 3; i++) {
+      const wrong = await change('not my password at all');
+      expect(wrong.status).toBe(400);
+      expect(wrong.body.code).toBe('invalid_current_password');
+    }
+    const locked = await change(user.password);
+    expect(locked.status).toBe(429);
+    expectContractResponse(locked, 'PUT', '/me/password');
+    expect(Number(locked.headers['retry-after'])).toBe(900);
+    // The same lock guards sign-in: the guesses were made against this account.
+    expect((await attempt(app, user.email, user.password)).status).toBe(429);
+    clock.advance(900_000); // the window has passed (and the first access token has expired)
+    const again = await attempt(app, user.email, user.password);
+    expect(again.status).toBe(201);
+    expect((await change(user.password, again.body.access_token)).status).toBe(204);
+  });
+});

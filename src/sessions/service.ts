@@ -6,7 +6,7 @@ import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } fr
 import { ProblemError, unauthorized } from '../http/problem.js';
 import { recordSecurityEvent } from '../security-events/recorder.js';
 import { signInThrottle } from '../throttle/sign-in-throttle.js';
-import { findPasswordHash, findUserByEmail, setPasswordHash } from '../users/credentials.js';
+import { findCredentials, findUserByEmail, setPasswordHash } from '../users/credentials.js';
 import * as repo from './repository.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
@@ -26,6 +26,15 @@ const getDummyHash = () => (dummyHash ??= hashPassword(randomBytes(32).toString(
 const invalidCredentials = () =>
   new ProblemError(401, 'invalid_credentials', 'The e-mail address or the password is wrong.', {}, { 'WWW-Authenticate': 'Bearer realm="backoffice"' }, 'Invalid credentials');
 
+const rateLimited = (retryAfter: number) =>
+  new ProblemError(
+    429,
+    'rate_limited',
+    `Too many failed password attempts; try again in ${retryAfter} seconds.`,
+    { retry_after: retryAfter },
+    { 'Retry-After': String(retryAfter) },
+  );
+
 type RefreshOutcome =
   | { kind: 'issued' | 'replayed'; set: TokenSet; sessionId: string; userId: string }
   | { kind: 'reused'; sessionId: string; userId: string }
@@ -42,13 +51,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
     const { retryAfter } = throttleState;
     if (retryAfter !== null) {
       await recordSecurityEvent(db, { type: 'sign_in_throttled', at: clock.now(), userId: null, ip: client.ip, userAgent });
-      throw new ProblemError(
-        429,
-        'rate_limited',
-        `Too many failed sign-in attempts; try again in ${retryAfter} seconds.`,
-        { retry_after: retryAfter },
-        { 'Retry-After': String(retryAfter) },
-      );
+      throw rateLimited(retryAfter);
     }
     const user = await findUserByEmail(db, email);
     const passwordOk = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyPassword(await getDummyHash(), password).then(() => false);
@@ -164,8 +167,15 @@ export function sessionService({ db, clock, config }: Dependencies) {
   async function changePassword(userId: string, sessionId: string, current: string, next: string, client: ClientInfo): Promise<void> {
     const violation = passwordPolicyViolation(next);
     if (violation) throw new ProblemError(400, 'password_rejected', violation);
-    const stored = await findPasswordHash(db, userId);
-    if (!stored || !(await verifyPassword(stored, current))) {
+    // A wrong current password is a failed password guess like a failed sign-in: it counts, and is
+    // refused while locked, against the same per-e-mail and per-IP limits (a stolen access token
+    // must not become a way to guess the password).
+    const credentials = await findCredentials(db, userId);
+    if (!credentials) throw new ProblemError(400, 'invalid_current_password', 'The current password is wrong.');
+    const { retryAfter } = await throttle.check(credentials.email, client.ip, clock.now());
+    if (retryAfter !== null) throw rateLimited(retryAfter);
+    if (!credentials.password_hash || !(await verifyPassword(credentials.password_hash, current))) {
+      await throttle.recordFailure(credentials.email, client.ip, clock.now());
       throw new ProblemError(400, 'invalid_current_password', 'The current password is wrong.');
     }
     const newHash = await hashPassword(next);

@@ -15,9 +15,9 @@ export async function findUserByEmail(db: Db, email: string) {
     .executeTakeFirst();
 }
 
-export async function findPasswordHash(db: Db, userId: string): Promise<string | null> {
-  const row = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst();
-  return row?.password_hash ?? null;
+/** The e-mail (the throttle's key) and password hash of a user. */
+export async function findCredentials(db: Db, userId: string): Promise<{ email: string; password_hash: string | null } | undefined> {
+  return db.selectFrom('users').select(['email', 'password_hash']).where('id', '=', userId).executeTakeFirst();
 }
 
 export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now: Date): Promise<void> {
