@@ -2,38 +2,30 @@
 // balancer, started on loopback by the test): requests are spread over the processes, every
 // process gives the same answer, and client addresses are right behind the trusted proxy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './support/context.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { startNginx, type LoadBalancer } from './support/nginx.js';
+import type { TestDatabase } from './support/context.js';
+import type { ServerProcess } from './support/server-process.js';
+import { startBalancedService, type BalancedService } from './support/balanced-service.js';
 import { HttpClient, type RawRequest, type RawResponse } from './support/http-client.js';
 import { createUser } from './support/sessions.js';
 import { makeApiKey } from './support/access-fixtures.js';
 import { sql } from 'kysely';
 
 const PROCESSES = 3;
+let service: BalancedService;
 let database: TestDatabase;
 let servers: ServerProcess[] = [];
-let nginx: LoadBalancer;
 let client: HttpClient;
 /** One client per process, to address a given process directly. */
 let direct: HttpClient[] = [];
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  // nginx connects from 127.0.0.1; only that address may set X-Forwarded-For.
-  servers = await Promise.all(Array.from({ length: PROCESSES }, () => startServerProcess({ DATABASE_URL: database.url, TRUST_PROXY: '127.0.0.1' })));
-  nginx = await startNginx(servers.map((s) => s.port));
-  client = new HttpClient(nginx.url, 8);
-  direct = servers.map((s) => new HttpClient(s.url, 8));
+  service = await startBalancedService(PROCESSES);
+  ({ database, servers, client, direct } = service);
 }, 120_000);
 
 afterAll(async () => {
-  client?.close();
-  for (const d of direct) d.close();
-  await nginx?.stop();
-  const codes = await Promise.all(servers.map((s) => s.stop()));
-  expect(codes.every((code) => code === 0)).toBe(true);
-  await database?.destroy();
+  const codes = await service?.stop();
+  expect(codes?.every((code) => code === 0)).toBe(true);
 });
 
 /** An answer without what differs on purpose between two requests: the request id (and the ETag of a body holding it) and the date. */
@@ -67,8 +59,8 @@ describe(`${PROCESSES} server processes behind nginx`, () => {
       for (const answer of answers) expect(answer, `${req.method} ${req.path}`).toEqual(answers[0]);
       // Which process served each one, from nginx's access log.
       // nginx writes its log line just after the answer: wait for all of them.
-      await expect.poll(() => ids.every((id) => nginx.accessLog().some((line) => line.requestId === id)), { timeout: 5_000, interval: 20 }).toBe(true);
-      const log = nginx.accessLog();
+      await expect.poll(() => ids.every((id) => service.nginx.accessLog().some((line) => line.requestId === id)), { timeout: 5_000, interval: 20 }).toBe(true);
+      const log = service.nginx.accessLog();
       const upstreams = new Set(ids.map((id) => log.find((line) => line.requestId === id)?.upstream));
       expect(upstreams.size, `${req.method} ${req.path} reached every process`).toBe(PROCESSES);
     }

@@ -4,9 +4,9 @@
 // searched for each of them in clear. Secrets are also sent where they do not belong (query
 // strings, the wrong header, malformed and refused bodies), where a careless log would catch them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './support/context.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { startNginx, type LoadBalancer } from './support/nginx.js';
+import type { TestDatabase } from './support/context.js';
+import type { ServerProcess } from './support/server-process.js';
+import { startBalancedService, type BalancedService } from './support/balanced-service.js';
 import { HttpClient, type RawRequest, type RawResponse } from './support/http-client.js';
 import { createUser } from './support/sessions.js';
 import { makeApiKey } from './support/access-fixtures.js';
@@ -15,9 +15,9 @@ import { dumpDatabase, secretsIn } from './support/secret-scan.js';
 
 const PROCESSES = 3;
 
+let service: BalancedService;
 let database: TestDatabase;
 let servers: ServerProcess[] = [];
-let nginx: LoadBalancer;
 let client: HttpClient;
 let direct: HttpClient[] = [];
 
@@ -30,20 +30,11 @@ const requestIds: string[] = [];
 let sent = 0;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  servers = await Promise.all(Array.from({ length: PROCESSES }, () => startServerProcess({ DATABASE_URL: database.url, TRUST_PROXY: '127.0.0.1', LOG_LEVEL: 'debug' })));
-  nginx = await startNginx(servers.map((s) => s.port));
-  client = new HttpClient(nginx.url, 8);
-  direct = servers.map((s) => new HttpClient(s.url, 8));
+  service = await startBalancedService(PROCESSES, { LOG_LEVEL: 'debug' });
+  ({ database, servers, client, direct } = service);
 }, 120_000);
 
-afterAll(async () => {
-  client?.close();
-  for (const d of direct) d.close();
-  await nginx?.stop();
-  await Promise.all(servers.map((s) => s.stop()));
-  await database?.destroy();
-});
+afterAll(() => service?.stop());
 
 const json = { 'content-type': 'application/json' };
 
@@ -147,7 +138,7 @@ describe('the secrets scan', () => {
     await apiKeyFlows();
     // Let the unawaited last-used writes land, then stop the processes so every log line is out.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await nginx.stop();
+    await service.nginx.stop();
     const codes = await Promise.all(servers.map((s) => s.stop()));
     expect(codes).toEqual(servers.map(() => 0));
     const logs = servers.map((s) => s.output()).join('\n');
