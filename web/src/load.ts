@@ -23,3 +23,22 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   }, [...deps, attempt]);
   return { ...state, reload: () => setAttempt((n) => n + 1) };
 }
+
+/** A form's submission: busy while it runs, the error it ended with (cleared on the next try). */
+export function useSubmit(action: () => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, submit };
+}

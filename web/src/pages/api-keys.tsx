@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
-import { useLoad } from '../load.js';
+import { useLoad, useSubmit } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
 import { ErrorMessage, Field, ListState, Notice, PageTitle } from '../ui.js';
 
@@ -74,26 +74,15 @@ function CreateKeyForm({ myPermissions, onCreated }: { myPermissions: readonly P
   const [name, setName] = useState('');
   const [expires, setExpires] = useState(dateInput(new Date(Date.now() + SUGGESTED_LIFETIME_DAYS * DAY_MS)));
   const [permissions, setPermissions] = useState<string[]>([]);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      // The key expires at the end of the chosen day, UTC.
-      const body = { name, permissions: permissions as Permission[], ...(expires ? { expires_at: `${expires}T23:59:59Z` } : {}) };
-      const created = await call(() => api.POST('/api-keys', { body }));
-      onCreated({ name: created.api_key.name, secret: created.secret });
-      setName('');
-      setPermissions([]);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    // The key expires at the end of the chosen day, UTC.
+    const body = { name, permissions: permissions as Permission[], ...(expires ? { expires_at: `${expires}T23:59:59Z` } : {}) };
+    const created = await call(() => api.POST('/api-keys', { body }));
+    onCreated({ name: created.api_key.name, secret: created.secret });
+    setName('');
+    setPermissions([]);
+  });
 
   return (
     <form onSubmit={submit} aria-labelledby="create-key-title" class="panel">

@@ -3,35 +3,25 @@ import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import { useI18n } from '../i18n.js';
 import { ErrorMessage, Field, Notice, PageTitle } from '../ui.js';
+import { useSubmit } from '../load.js';
 
 export function PasswordPage() {
   const { t } = useI18n();
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState(false);
   const mismatch = confirm !== '' && confirm !== next;
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
+  const { busy, error, submit } = useSubmit(async () => {
     if (mismatch) return;
-    setBusy(true);
-    setError(null);
     setDone(false);
-    try {
-      await call(() => api.PUT('/me/password', { body: { current_password: current, new_password: next } }));
-      setDone(true);
-      setCurrent('');
-      setNext('');
-      setConfirm('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await call(() => api.PUT('/me/password', { body: { current_password: current, new_password: next } }));
+    setDone(true);
+    setCurrent('');
+    setNext('');
+    setConfirm('');
+  });
 
   const value = (set: (v: string) => void) => (e: InputEvent) => set((e.currentTarget as HTMLInputElement).value);
   return (

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
-import { useLoad } from '../load.js';
+import { useLoad, useSubmit } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
 import { href, navigate } from '../router.js';
 import { ErrorMessage, Field, ListState, PageTitle } from '../ui.js';
@@ -70,24 +70,13 @@ function RoleForm({ role, available, onSaved }: { role: Role | null; available: 
   const [name, setName] = useState(role?.name ?? '');
   const [description, setDescription] = useState(role?.description ?? '');
   const [permissions, setPermissions] = useState<string[]>(role?.permissions ?? []);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body = { name, description, permissions: permissions as Permission[] };
-      if (role) await call(() => api.PATCH('/roles/{id}', { params: { path: { id: role.id } }, body }));
-      else await call(() => api.POST('/roles', { body }));
-      onSaved();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const body = { name, description, permissions: permissions as Permission[] };
+    if (role) await call(() => api.PATCH('/roles/{id}', { params: { path: { id: role.id } }, body }));
+    else await call(() => api.POST('/roles', { body }));
+    onSaved();
+  });
 
   return (
     <form onSubmit={submit} class="panel" aria-labelledby="role-form-title">

@@ -3,28 +3,18 @@ import { useState } from 'preact/hooks';
 import { api, call, tokens } from '../api/client.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { ErrorMessage, Field, Notice, PageTitle } from '../ui.js';
+import { useSubmit } from '../load.js';
 
 export function SignInPage({ notice, onSignedIn }: { notice: MessageKey | null; onSignedIn: () => void }) {
   const { t } = useI18n();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const tokenSet = await call(() => api.POST('/sessions', { body: { session: { email, password } } }));
-      tokens.accept(tokenSet);
-      onSignedIn();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const tokenSet = await call(() => api.POST('/sessions', { body: { session: { email, password } } }));
+    tokens.accept(tokenSet);
+    onSignedIn();
+  });
 
   return (
     <main id="main" class="sign-in" tabIndex={-1}>

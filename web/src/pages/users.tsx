@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
-import { useLoad } from '../load.js';
+import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
 import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle } from '../ui.js';
 
@@ -134,24 +134,13 @@ function CreateUser() {
   const { t } = useI18n();
   const [form, setForm] = useState({ email: '', first_name: '', last_name: '', password: '' });
   const [roles, setRoles] = useState<string[]>([]);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const set = (field: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [field]: (e.currentTarget as HTMLInputElement).value });
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const { password, ...rest } = form;
-      const created = await call(() => api.POST('/users', { body: { ...rest, roles, ...(password ? { password } : {}) } }));
-      navigate('users', created.id);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const { password, ...rest } = form;
+    const created = await call(() => api.POST('/users', { body: { ...rest, roles, ...(password ? { password } : {}) } }));
+    navigate('users', created.id);
+  });
 
   return (
     <>
