@@ -14,6 +14,7 @@ import { chooseInflection, inflectBodies } from './http/inflection-middleware.js
 import { errorHandler, notFound } from './http/errors.js';
 import type { ProblemError } from './http/problem.js';
 import { operationRouter } from './http/router.js';
+import { refuseUnknownQueryParameters } from './http/unknown-query.js';
 import { refuseNulCharacters } from './http/nul-characters.js';
 import { operationalRoutes } from './http/operational.js';
 import { webApp } from './http/web-app.js';
@@ -59,7 +60,9 @@ export function createApp(deps: AppDependencies) {
   app.use(webApp(operations));
   app.use(chooseInflection);
   app.use(express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
-  app.use(inflectBodies(inflector, operationMatcher(operations)));
+  const matchOperation = operationMatcher(operations);
+  app.use(inflectBodies(inflector, matchOperation));
+  app.use(refuseUnknownQueryParameters(matchOperation));
   app.use(refuseNulCharacters);
   app.use(contractValidator(spec, { validateResponses: options.validateResponses }));
   app.use(operationRouter(operations, deps.handlers, deps.authenticators));

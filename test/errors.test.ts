@@ -68,6 +68,16 @@ describe('problem+json errors', () => {
     expect(locations).toContain('request/body/extra');
   });
 
+  it('refuses query keys the operation does not declare, brackets and all, with 400', async () => {
+    const { app } = createTestApp(database.db);
+    for (const query of ['%3D%5B=', '%5Bx%5D=1', 'role%5B%5D=admin', 'unknown=1']) {
+      const res = await request(app).get(`/users?${query}`).set('x-api-key', 'bok_x');
+      expectProblem(res, 400, 'validation_failed');
+      expect(res.body.errors[0].location).toMatch(/^request\/query\//);
+      expectContractResponse(res, 'GET', '/users');
+    }
+  });
+
   it('answers an unexpected failure with 500 internal_error and no internal detail', async () => {
     const { deps } = createTestApp(database.db);
     const handlers: HandlerMap = {

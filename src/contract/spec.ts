@@ -23,6 +23,8 @@ export interface OperationInfo {
   security: SecurityScheme[];
   /** `x-required-permission`: a permission name, or `null` when any authenticated caller may call it. */
   requiredPermission: string | null;
+  /** Names of the query parameters the operation (or its path item) declares. */
+  queryParameters: ReadonlySet<string>;
   requestBodySchema: JsonSchema | undefined;
   /** JSON response schemas by status code. */
   responseSchemas: Map<number, JsonSchema>;
@@ -83,6 +85,12 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
         expressPath: path.replace(/\{([^}]+)\}/g, ':$1'),
         security,
         requiredPermission: declared === undefined || declared === 'authenticated' ? null : String(declared),
+        queryParameters: new Set(
+          [...((item.parameters as JsonSchema[] | undefined) ?? []), ...((op.parameters as JsonSchema[] | undefined) ?? [])]
+            .map((parameter) => deref(spec, parameter))
+            .filter((parameter) => parameter?.in === 'query')
+            .map((parameter) => String(parameter!.name)),
+        ),
         requestBodySchema: deref(spec, op.requestBody)?.content?.['application/json']?.schema,
         responseSchemas,
         raw: op,

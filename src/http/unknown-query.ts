@@ -1,0 +1,18 @@
+// Query keys the operation does not declare are refused. express-openapi-validator does this too,
+// except for keys holding `[` (it reads them as deepObject syntax and lets them through), so the
+// rule is enforced here once, for every key, from the contract's parameter lists.
+import type { RequestHandler } from 'express';
+import type { OperationInfo } from '../contract/spec.js';
+import { ProblemError } from './problem.js';
+
+export function refuseUnknownQueryParameters(match: (method: string, path: string) => OperationInfo | undefined): RequestHandler {
+  return (req, _res, next) => {
+    const op = match(req.method, req.path);
+    // No operation: the validator answers 404 or 405 for the path itself.
+    const unknown = op ? Object.keys(req.query).filter((key) => !op.queryParameters.has(key)) : [];
+    if (unknown.length === 0) return next();
+    const message = 'is not a query parameter of this operation';
+    const errors = unknown.map((key) => ({ location: `request/query/${key}`, message, error_code: 'additionalProperties' }));
+    next(new ProblemError(400, 'validation_failed', errors.map((e) => `${e.location} ${message}`).join('; '), { errors }, {}, 'Request validation failed'));
+  };
+}
