@@ -1,6 +1,6 @@
 // Benchmark of GET /users?limit=50 (see docs/BENCHMARKS.md for how to run it and the results).
 //  1. a throwaway PostgreSQL 15 (or DATABASE_URL), migrated, seeded with 100,000 users;
-//  2. the real service (src/server.ts, NODE_ENV=production, response validation off, access logs
+//  2. the real service (dist/src/server.js as `make run` starts it, NODE_ENV=production, response validation off, access logs
 //     on) in its own process, called with an API key holding users.list; then with a bearer token
 //     when sign-in exists;
 //  3. in the same run, a bare Express app in its own process returning the same 50 users from memory;
@@ -22,7 +22,7 @@ import { hashPassword } from '../src/auth/passwords.js';
 import { systemClock } from '../src/clock.js';
 import { startCluster, withDatabase } from '../test/support/postgres.js';
 import { wrk } from './support/wrk.js';
-import { startProcess, stopProcess } from './support/process.js';
+import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { countCpu, childPids, parentPid } from './support/cpu.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -78,7 +78,7 @@ async function main() {
     print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
     const { secret } = await apiKeyService(db, systemClock).create({ userId: null, permissions: 'all' }, { name: 'bench', permissions: ['users.list'] });
-    const service = await startProcess('src/server.ts', { DATABASE_URL: databaseUrl, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
+    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: databaseUrl, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
     children.push(service.child);
     const page = await fetch(`${service.url}/users?limit=50`, { headers: { 'x-api-key': secret } });
     if (page.status !== 200) throw new Error(`GET /users answered ${page.status}: ${await page.text()}`);
@@ -92,7 +92,7 @@ async function main() {
     accounted.bare = () => [bare.child.pid!];
     accounted.PostgreSQL = () => childPids(postmaster);
     print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    print('load generator: wrk (a C process of its own), 2 threads; service: node --import tsx src/server.ts, NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null');
+    print('load generator: wrk (a C process of its own), 2 threads; service: node dist/src/server.js, NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null');
 
     // The bearer path: an admin signed in through POST /sessions.
     const password = 'benchmark passphrase 1234';

@@ -62,6 +62,25 @@ describe('sign-in throttling', () => {
     expect((await attempt(app, user.email, user.password, '198.51.100.9')).status).toBe(429);
     expect((await attempt(app, user.email, user.password, '198.51.100.10')).status).toBe(201);
   });
+
+  it('holds the limit against a burst of parallel guesses on two server instances: attempts in flight count', async () => {
+    const clock = new ManualClock(new Date('2026-09-01T10:00:00.000Z'));
+    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '4' };
+    const first = createTestApp(database.db, { clock, env }).app;
+    const second = await secondInstance(database.url, { clock, env });
+    try {
+      const user = await createUser(database.db);
+      // 24 guesses sent at once: each is checked before any hash has finished. Counting only
+      // finished failures would let all 24 through to the hash.
+      const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => attempt(i % 2 ? first : second.app, user.email, `wrong guess ${i}`)));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses.filter((s) => s === 401)).toHaveLength(4);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+      expect((await attempt(first, user.email, user.password)).status).toBe(429);
+    } finally {
+      await second.close();
+    }
+  });
 });
 
 describe('password change throttling', () => {
@@ -92,5 +111,24 @@ describe('password change throttling', () => {
     const again = await attempt(app, user.email, user.password);
     expect(again.status).toBe(201);
     expect((await change(user.password, again.body.access_token)).status).toBe(204);
+  });
+
+  it('does not count a successful password change as a failure', async () => {
+    const clock = new ManualClock(new Date('2026-10-01T10:00:00.000Z'));
+    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '2' };
+    const { app } = createTestApp(database.db, { clock, env });
+    const user = await createUser(database.db);
+    const signedIn = await attempt(app, user.email, user.password);
+    let password = user.password;
+    for (let i = 0; i < 3; i++) {
+      const next = `passphrase number ${i} of mine`;
+      const changed = await request(app)
+        .put('/me/password')
+        .set('authorization', `Bearer ${signedIn.body.access_token}`)
+        .send({ current_password: password, new_password: next });
+      expect(changed.status).toBe(204);
+      password = next;
+    }
+    expect((await attempt(app, user.email, password)).status).toBe(201);
   });
 });

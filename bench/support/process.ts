@@ -1,7 +1,9 @@
-// Servers under benchmark run in processes of their own, as in production: `node --import tsx <script>`
-// (plus BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), on a free loopback port,
-// stdout (the access log) to /dev/null.
+// Servers under benchmark run in processes of their own, as in production: the service is the
+// compiled `dist/src/server.js` that `make run` starts (`make bench` builds it first), other
+// scripts run through tsx; plus BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), on a
+// free loopback port, stdout (the access log) to /dev/null.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 async function freePort(): Promise<number> {
@@ -13,10 +15,15 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The service as production runs it: compiled JavaScript, no TypeScript loader. */
+export const SERVICE_SCRIPT = 'dist/src/server.js';
+
 export async function startProcess(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (!existsSync(script)) throw new Error(`${script} is missing: run \`make build\` first (make bench does).`);
+  const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {

@@ -5,8 +5,8 @@ import type { Dependencies } from '../dependencies.js';
 import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } from '../auth/passwords.js';
 import { ProblemError, unauthorized } from '../http/problem.js';
 import { recordSecurityEvent } from '../security-events/recorder.js';
-import { signInThrottle } from '../throttle/sign-in-throttle.js';
-import { findCredentials, findUserByEmail, setPasswordHash } from '../users/credentials.js';
+import { clearEmailFailures, signInThrottle } from '../throttle/sign-in-throttle.js';
+import { findCredentials, setPasswordHash } from '../users/credentials.js';
 import * as repo from './repository.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
@@ -47,20 +47,18 @@ export function sessionService({ db, clock, config }: Dependencies) {
 
   async function signIn(email: string, password: string, client: ClientInfo): Promise<TokenSet> {
     const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
-    const throttleState = await throttle.check(email, client.ip, clock.now());
-    const { retryAfter } = throttleState;
-    if (retryAfter !== null) {
+    const attempt = await throttle.begin(email, client.ip, clock.now());
+    if (attempt.locked) {
       await recordSecurityEvent(db, { type: 'sign_in_throttled', at: clock.now(), userId: null, ip: client.ip, userAgent });
-      throw rateLimited(retryAfter);
+      throw rateLimited(attempt.retryAfter);
     }
-    const user = await findUserByEmail(db, email);
+    const user = attempt.account;
     const passwordOk = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyPassword(await getDummyHash(), password).then(() => false);
     if (!user || !passwordOk || user.status !== 'active') {
-      const now = clock.now();
-      await throttle.recordFailure(email, client.ip, now);
+      // The attempt stays recorded: it is the failure the throttle counts.
       await recordSecurityEvent(db, {
         type: 'sign_in_failed',
-        at: now,
+        at: clock.now(),
         userId: user?.id ?? null,
         ip: client.ip,
         userAgent,
@@ -80,8 +78,8 @@ export function sessionService({ db, clock, config }: Dependencies) {
       expiresAt: new Date(now.getTime() + lifetimeS * 1000),
       accessDigest: digestToken(set.access_token),
       refreshDigest: digestToken(set.refresh_token),
+      clearThrottle: clearEmailFailures(email),
     });
-    if (throttleState.emailFailures > 0) await throttle.clearEmail(email);
     return set;
   }
 
@@ -172,12 +170,12 @@ export function sessionService({ db, clock, config }: Dependencies) {
     // must not become a way to guess the password).
     const credentials = await findCredentials(db, userId);
     if (!credentials) throw new ProblemError(400, 'invalid_current_password', 'The current password is wrong.');
-    const { retryAfter } = await throttle.check(credentials.email, client.ip, clock.now());
-    if (retryAfter !== null) throw rateLimited(retryAfter);
+    const attempt = await throttle.begin(credentials.email, client.ip, clock.now());
+    if (attempt.locked) throw rateLimited(attempt.retryAfter);
     if (!credentials.password_hash || !(await verifyPassword(credentials.password_hash, current))) {
-      await throttle.recordFailure(credentials.email, client.ip, clock.now());
       throw new ProblemError(400, 'invalid_current_password', 'The current password is wrong.');
     }
+    await throttle.succeeded(attempt.attemptId);
     const newHash = await hashPassword(next);
     const now = clock.now();
     const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);

@@ -1,6 +1,11 @@
 // Sign-in throttling, kept in PostgreSQL so every server process counts the same failures: at most
 // N failed attempts per e-mail (known or not) and M per client IP in a sliding window; past that,
 // every attempt (the correct password too) answers 429 until the oldest failure leaves the window.
+//
+// An attempt is recorded when it begins, atomically with the check (the SQL function
+// sign_in_attempt_begin, in migration 20261121T1500), and counts as a failure until it succeeds:
+// a burst of parallel guesses cannot go past the limit, and a failure costs no further write.
+// Rows older than the window are deleted by the periodic sweep (src/maintenance).
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { digestSecret } from '../auth/secrets.js';
@@ -13,40 +18,51 @@ export interface ThrottleLimits {
 
 export const emailDigest = (email: string) => digestSecret(`email:${email.trim().toLowerCase()}`);
 
+/** The account an e-mail names, as signing in needs it. */
+export interface Account {
+  id: string;
+  status: 'active' | 'disabled';
+  password_hash: string | null;
+}
+
+export type Attempt =
+  /** Locked: seconds until an attempt may go ahead. */
+  | { locked: true; retryAfter: number }
+  /** Under way: recorded as a failure until `succeeded` (or the sign-in's session) clears it. */
+  | { locked: false; attemptId: string; account: Account | undefined };
+
 export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
-  const windowMs = limits.windowS * 1000;
   return {
-    /** Seconds to wait when locked (null when an attempt may go ahead), and the e-mail's recent failures. One round trip. */
-    async check(email: string, ip: string, now: Date): Promise<{ retryAfter: number | null; emailFailures: number }> {
-      const since = new Date(now.getTime() - windowMs);
-      // The failure whose leaving the window unlocks: the (count - max + 1)-th oldest, i.e. offset max-1 from the newest.
-      const { rows } = await sql<{ by_email: Date | null; by_ip: Date | null; email_failures: number }>`
-        select
-          (select count(*) from sign_in_failures where email_digest = ${emailDigest(email)} and failed_at > ${since}) as email_failures,
-          (select failed_at from sign_in_failures where email_digest = ${emailDigest(email)} and failed_at > ${since}
-            order by failed_at desc offset ${limits.maxFailuresPerEmail - 1} limit 1) as by_email,
-          (select failed_at from sign_in_failures where ip_address = ${ip} and failed_at > ${since}
-            order by failed_at desc offset ${limits.maxFailuresPerIp - 1} limit 1) as by_ip`.execute(db);
-      const row = rows[0];
-      const emailFailures = Number(row?.email_failures ?? 0);
-      const unlocks = [row?.by_email, row?.by_ip].filter((d): d is Date => d != null).map((d) => d.getTime() + windowMs);
-      if (unlocks.length === 0) return { retryAfter: null, emailFailures };
-      return { retryAfter: Math.max(1, Math.ceil((Math.max(...unlocks) - now.getTime()) / 1000)), emailFailures };
+    /**
+     * Begins an attempt on `email` from `ip`: refused when locked, else recorded. In the same round
+     * trip, the account the e-mail names (signing in needs it next; when locked it is not read).
+     */
+    async begin(email: string, ip: string, now: Date): Promise<Attempt> {
+      const { rows } = await sql<{ attempt_id: string | null; unlocks_at: Date | null } & Partial<Account>>`
+        select a.attempt_id, a.unlocks_at, u.id, u.status, u.password_hash
+        from sign_in_attempt_begin(${emailDigest(email)}, ${ip}, ${now}, ${limits.windowS}, ${limits.maxFailuresPerEmail}, ${limits.maxFailuresPerIp}) a
+        left join users u on a.attempt_id is not null and lower(u.email) = ${email.trim().toLowerCase()}`.execute(db);
+      const row = rows[0]!;
+      if (row.attempt_id === null) {
+        return { locked: true, retryAfter: Math.max(1, Math.ceil((row.unlocks_at!.getTime() - now.getTime()) / 1000)) };
+      }
+      const account = row.id ? { id: row.id, status: row.status!, password_hash: row.password_hash ?? null } : undefined;
+      return { locked: false, attemptId: String(row.attempt_id), account };
     },
 
-    /** Counts a failure, and drops rows that have left the window (in the same statement). */
-    async recordFailure(email: string, ip: string, now: Date): Promise<void> {
-      const since = new Date(now.getTime() - windowMs);
-      await sql`
-        with expired as (delete from sign_in_failures where failed_at <= ${since})
-        insert into sign_in_failures (email_digest, ip_address, failed_at) values (${emailDigest(email)}, ${ip}, ${now})`.execute(db);
-    },
-
-    /** A successful sign-in clears the e-mail's failures (not the IP's). */
-    async clearEmail(email: string): Promise<void> {
-      await db.deleteFrom('sign_in_failures').where('email_digest', '=', emailDigest(email)).execute();
+    /** The attempt succeeded without a sign-in (a password change): it no longer counts. */
+    async succeeded(attemptId: string): Promise<void> {
+      await db.deleteFrom('sign_in_failures').where('id', '=', Number(attemptId)).execute();
     },
   };
+}
+
+/**
+ * What a successful sign-in clears: the e-mail's failures (not the IP's), its own attempt among
+ * them. Sessions run it in the statement that opens the session, to save a round trip.
+ */
+export function clearEmailFailures(email: string) {
+  return sql`delete from sign_in_failures where email_digest = ${emailDigest(email)}`;
 }
 
 export type SignInThrottle = ReturnType<typeof signInThrottle>;

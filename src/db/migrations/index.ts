@@ -6,6 +6,7 @@ import * as m20261121T1400ApiKeys from './20261121T1400_api_keys.js';
 import * as m20261121T1300Sessions from './20261121T1300_sessions.js';
 import * as m20261121T1310SignInFailures from './20261121T1310_sign_in_failures.js';
 import * as m20261121T1320SecurityEvents from './20261121T1320_security_events.js';
+import * as m20261121T1500SignInAttempts from './20261121T1500_sign_in_attempts.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '20261121T1300_sessions': m20261121T1300Sessions,
   '20261121T1310_sign_in_failures': m20261121T1310SignInFailures,
   '20261121T1320_security_events': m20261121T1320SecurityEvents,
+  '20261121T1500_sign_in_attempts': m20261121T1500SignInAttempts,
 };
