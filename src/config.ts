@@ -33,6 +33,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       SIGN_IN_MAX_FAILURES_PER_EMAIL: num({ default: 10, desc: 'Failed sign-ins per e-mail within the window before 429' }),
       SIGN_IN_MAX_FAILURES_PER_IP: num({ default: 100, desc: 'Failed sign-ins per client IP within the window before 429' }),
       SIGN_IN_THROTTLE_WINDOW_S: num({ default: 15 * 60, desc: 'Sliding window of the sign-in throttle (seconds)' }),
+      SWEEP_INTERVAL_S: num({ default: 300, desc: 'How often each process deletes expired sign-in attempts and old sessions (seconds); 0: never' }),
+      SESSION_RETENTION_DAYS: num({ default: 30, desc: 'How long a session that is over (with its tokens) is kept before the sweep deletes it' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {
@@ -71,6 +73,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxFailuresPerEmail: e.SIGN_IN_MAX_FAILURES_PER_EMAIL,
       maxFailuresPerIp: e.SIGN_IN_MAX_FAILURES_PER_IP,
       windowS: e.SIGN_IN_THROTTLE_WINDOW_S,
+    },
+    sweep: {
+      intervalS: e.SWEEP_INTERVAL_S,
+      policy: {
+        throttleWindowS: e.SIGN_IN_THROTTLE_WINDOW_S,
+        sessionIdleTimeoutS: e.SESSION_IDLE_TIMEOUT_S,
+        sessionRetentionS: e.SESSION_RETENTION_DAYS * 24 * 3600,
+      },
     },
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
   };

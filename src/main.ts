@@ -10,10 +10,13 @@ import { createAuthenticators } from './auth/authenticators.js';
 import { createApp } from './app.js';
 import { systemClock } from './clock.js';
 import { createFirstAdministrator } from './sessions/bootstrap.js';
+import { startSweeper } from './maintenance/sweeper.js';
 
 export interface Service {
   app: ReturnType<typeof createApp>;
   database: DatabaseHandle;
+  /** Stops background work (the sweep); then the database may close. */
+  stopBackgroundWork(): Promise<void>;
 }
 
 export async function buildService(config: Config, logger: Logger): Promise<Service> {
@@ -34,7 +37,8 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       authenticators: createAuthenticators(deps),
       options: { validateResponses: config.validateResponses, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes },
     });
-    return { app, database };
+    const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep.policy, config.sweep.intervalS) : undefined;
+    return { app, database, stopBackgroundWork: async () => sweeper?.stop() };
   } catch (err) {
     await database.close();
     throw err;

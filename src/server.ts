@@ -18,7 +18,7 @@ async function main() {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const { app, database } = await buildService(config, logger);
+  const { app, database, stopBackgroundWork } = await buildService(config, logger);
   const server = createHttpServer(app);
   server.listen(config.port, config.host);
   await once(server, 'listening');
@@ -36,6 +36,7 @@ async function main() {
     forced.unref();
     server.close(async () => {
       clearTimeout(forced);
+      await stopBackgroundWork();
       await database.close();
       logger.info('stopped');
       process.exit(0);

@@ -23,12 +23,14 @@ describe('embedded PGlite database', () => {
     expect(res.status).toBe(401);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     await first.database.db.insertInto('users').values({ email: 'persisted@example.com', first_name: 'P', last_name: 'Q' }).execute();
+    await first.stopBackgroundWork();
     await first.database.close();
     expect(existsSync(join(dataDir, 'pglite'))).toBe(true);
 
     const second = await buildService(config, captureLogs().logger);
     const rows = await second.database.db.selectFrom('users').select('email').where('email', '=', 'persisted@example.com').execute();
     expect(rows).toHaveLength(1);
+    await second.stopBackgroundWork();
     await second.database.close();
   });
 });

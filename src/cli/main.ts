@@ -7,6 +7,7 @@ import { registerRoles } from './roles.js';
 import { registerApiKeys } from './api-keys.js';
 import { registerSeed } from './seed.js';
 import { registerUsers } from './users.js';
+import { registerSweep } from './sweep.js';
 
 const program = new Command('backoffice').description('Back-office API operator commands').showHelpAfterError();
 registerMigrate(program);
@@ -14,6 +15,7 @@ registerUsers(program);
 registerRoles(program);
 registerApiKeys(program);
 registerSeed(program);
+registerSweep(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

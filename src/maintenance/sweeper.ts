@@ -1,0 +1,80 @@
+// Deletes rows that have served their purpose, so tables stay the size of the live data:
+//  - sign-in attempts older than the throttle window (they no longer count);
+//  - sessions over (signed out, revoked, expired or idle) for longer than the retention period,
+//    with their token sets (cascade). A live session keeps every generation of its tokens: an old
+//    refresh token presented again must still be recognised as reused.
+// Security events and API keys are kept: they are the record of who did what.
+// Every server process sweeps on a timer (SWEEP_INTERVAL_S); `backoffice sweep` does it once.
+// Several processes sweeping at once skip each other's rows (FOR UPDATE SKIP LOCKED).
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../clock.js';
+
+export interface SweepPolicy {
+  throttleWindowS: number;
+  sessionIdleTimeoutS: number;
+  sessionRetentionS: number;
+}
+
+export interface SweepResult {
+  signInAttempts: number;
+  sessions: number;
+}
+
+/** Rows per statement: short transactions, so a large backlog never holds locks for long. */
+const BATCH = 5000;
+
+async function inBatches(deleteBatch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await deleteBatch();
+    total += deleted;
+    if (deleted < BATCH) return total;
+  }
+}
+
+export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy): Promise<SweepResult> {
+  const attemptsBefore = new Date(now.getTime() - policy.throttleWindowS * 1000);
+  const signInAttempts = await inBatches(async () => {
+    const result = await sql`
+      delete from sign_in_failures where id in (
+        select id from sign_in_failures where failed_at <= ${attemptsBefore} limit ${BATCH} for update skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  });
+
+  // A session is over at the first of: signed out, revoked, absolute expiry, idle timeout.
+  const overBefore = new Date(now.getTime() - policy.sessionRetentionS * 1000);
+  const idleBefore = new Date(overBefore.getTime() - policy.sessionIdleTimeoutS * 1000);
+  const sessions = await inBatches(async () => {
+    const result = await sql`
+      delete from sessions where id in (
+        select id from sessions
+        where ended_at <= ${overBefore} or revoked_at <= ${overBefore} or expires_at <= ${overBefore} or last_used_at <= ${idleBefore}
+        limit ${BATCH} for update skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  });
+  return { signInAttempts, sessions };
+}
+
+/** Sweeps every `intervalS` seconds (never two sweeps of this process at once) until stopped. */
+export function startSweeper(deps: { db: Kysely<Database>; clock: Clock; logger: Logger }, policy: SweepPolicy, intervalS: number): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const run = () => {
+    running ??= sweep(deps.db, deps.clock.now(), policy)
+      .then((result) => {
+        if (result.signInAttempts + result.sessions > 0) deps.logger.info({ deleted: result }, 'swept expired rows');
+      })
+      // A database outage is reported by the requests; the next sweep catches up.
+      .catch((err: unknown) => deps.logger.warn({ err: { message: (err as Error).message } }, 'sweep failed'))
+      .finally(() => (running = undefined));
+  };
+  const timer = setInterval(run, intervalS * 1000);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
