@@ -119,6 +119,13 @@ describe('users CRUD', () => {
     expect(read.status).toBe(200);
     expectContractResponse(read, 'GET', `/users/${id}`);
     expect(read.body).toEqual(created.body);
+    // Timestamps are printed by PostgreSQL exactly as JavaScript's toISOString() would print them.
+    const stored = await database.db.selectFrom('users').select(['created_at', 'updated_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    stored.created_at.setUTCMilliseconds(123); // a fraction that shows whether milliseconds survive
+    await database.db.updateTable('users').set({ created_at: stored.created_at, last_sign_in_at: stored.created_at }).where('id', '=', id).execute();
+    const reread = await request(app).get(`/users/${id}`).set('x-api-key', listKey);
+    expect(reread.body).toMatchObject({ created_at: stored.created_at.toISOString(), updated_at: stored.updated_at.toISOString(), last_sign_in_at: stored.created_at.toISOString() });
+    expect(reread.body.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.123Z$/);
 
     const patched = await request(app).patch(`/users/${id}`).set('authorization', auth).send({ last_name: 'Murray Hopper', roles: [] });
     expect(patched.status).toBe(200);

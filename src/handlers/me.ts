@@ -6,7 +6,7 @@ import { unauthorized } from '../http/problem.js';
 import { sessionService } from '../sessions/service.js';
 import { presentSession } from '../sessions/presenter.js';
 import { presentUser } from '../users/presenter.js';
-import { findUserWithRoles } from '../users/profile.js';
+import { findListedUser } from '../users/repository.js';
 import { signedInUser } from './principal.js';
 
 export function meHandlers(deps: Dependencies) {
@@ -14,13 +14,13 @@ export function meHandlers(deps: Dependencies) {
 
   const getMe: Handler<'getMe'> = async ({ principal }) => {
     const me = signedInUser(principal);
-    const [profile, session] = await Promise.all([findUserWithRoles(deps.db, me.userId), sessions.findSession(me.sessionId)]);
+    const [user, session] = await Promise.all([findListedUser(deps.db, me.userId), sessions.findSession(me.sessionId)]);
     // Signed out or revoked between authentication and here.
-    if (!profile || !session) throw unauthorized('invalid_token', 'The access token is unknown, expired or revoked.', true);
+    if (!user || !session) throw unauthorized('invalid_token', 'The access token is unknown, expired or revoked.', true);
     return {
       status: 200,
       body: {
-        user: presentUser(profile.user, profile.roles),
+        user: presentUser(user),
         permissions: ([...me.permissions] as Permission[]).sort(),
         session: presentSession(session, me.sessionId),
       },

@@ -2,10 +2,7 @@
 import type { Dependencies } from '../dependencies.js';
 import type { Handler } from '../contract/handler-types.js';
 import { userService } from '../users/service.js';
-import { presentUser } from '../users/presenter.js';
-import type { ListedUser } from '../users/repository.js';
-
-const present = (user: ListedUser) => presentUser(user, user.roles);
+import { presentUser as present } from '../users/presenter.js';
 import { requireCaller } from '../auth/caller.js';
 
 export function userHandlers({ db, clock }: Dependencies) {

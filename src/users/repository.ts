@@ -4,8 +4,18 @@ import type { Database, UsersTable } from '../db/schema.js';
 import type { UserCursor } from './cursor.js';
 
 export type UserRow = Selectable<UsersTable>;
-/** A user as listed: no password hash, with role names and the exact sort key for the cursor. */
-export type ListedUser = Omit<UserRow, 'password_hash'> & { roles: string[]; cursor_created_at: string };
+/**
+ * A user as the API shows it: no password hash, timestamps already in ISO 8601 (formatted by
+ * PostgreSQL: a page of 50 users would otherwise parse and re-print 150 dates in the event loop),
+ * role names, and the exact sort key for the cursor.
+ */
+export type ListedUser = Omit<UserRow, 'password_hash' | 'created_at' | 'updated_at' | 'last_sign_in_at'> & {
+  created_at: string;
+  updated_at: string;
+  last_sign_in_at: string | null;
+  roles: string[];
+  cursor_created_at: string;
+};
 
 export interface UserFilter {
   status?: 'active' | 'disabled';
@@ -16,10 +26,15 @@ export interface UserFilter {
 /** LIKE treats % and _ as wildcards; a search is for the text as typed. */
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** The column as JavaScript's toISOString() prints it (UTC, milliseconds); null stays null. */
+const isoTimestamp = (column: 'u.created_at' | 'u.updated_at' | 'u.last_sign_in_at') =>
+  sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 function selectListed(db: Kysely<Database>) {
   return db
     .selectFrom('users as u')
-    .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.status', 'u.created_at', 'u.updated_at', 'u.last_sign_in_at'])
+    .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.status'])
+    .select([isoTimestamp('u.created_at').as('created_at'), isoTimestamp('u.updated_at').as('updated_at'), isoTimestamp('u.last_sign_in_at').as('last_sign_in_at')])
     .select(sql<string>`to_char(u.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_created_at'))
     .select(
       sql<string[]>`array(select r.name from user_roles ur join roles r on r.id = ur.role_id where ur.user_id = u.id order by r.name)`.as('roles'),
