@@ -30,6 +30,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const DEEP = Number(process.env.BENCH_DEEP ?? 1_000_000);
+// Seconds of load before each measurement: V8 is still optimising the service's code for the first few seconds.
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 5);
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 interface Measure {
@@ -45,7 +47,7 @@ interface Measure {
 const accounted: Record<string, () => number[]> = {};
 
 async function measure(label: string, url: string, headers: Record<string, string> = {}, connections = CONNECTIONS): Promise<Measure> {
-  await wrk(url, { connections, seconds: 2, headers }); // warm-up: JIT, pools, caches, connections
+  await wrk(url, { connections, seconds: WARM_UP, headers }); // warm-up: JIT, pools, caches, connections
   const stop = countCpu(accounted);
   const r = await wrk(url, { connections, seconds: DURATION, headers });
   const cpu = stop();
@@ -105,7 +107,7 @@ async function main() {
 
     // Rounds of (bare, API key, bearer): the load of a shared machine changes within a minute, so
     // each ratio compares measurements taken seconds apart; the median round is the result.
-    print(`\nGET /users?limit=50, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per side (each after a 2 s warm-up), ${USERS} users`);
+    print(`\nGET /users?limit=50, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per side (each after a ${WARM_UP} s warm-up), ${USERS} users`);
     const rounds: { key: number; bearer: number; keyP99: number; bearerP99: number }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       print(`round ${round}`);

@@ -9,12 +9,10 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  // Expired rows are removed by the periodic sweep (src/maintenance), which needs this index.
-  await db.schema.createIndex('sign_in_failures_failed_at_idx').on('sign_in_failures').column('failed_at').execute();
   await sql`
     create function sign_in_attempt_begin(
       p_email_digest bytea, p_ip text, p_now timestamptz, p_window_s integer, p_max_per_email integer, p_max_per_ip integer)
-    returns table (attempt_id bigint, email_failures integer, unlocks_at timestamptz)
+    returns table (attempt_id bigint, unlocks_at timestamptz)
     language plpgsql volatile as $$
     declare
       since timestamptz := p_now - make_interval(secs => p_window_s);
@@ -24,7 +22,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       -- Always e-mail first, then IP: one lock of each class, taken in the same order, cannot deadlock.
       perform pg_advisory_xact_lock(1, hashtext(encode(p_email_digest, 'hex')));
       perform pg_advisory_xact_lock(2, hashtext(p_ip));
-      select count(*) into email_failures from sign_in_failures where email_digest = p_email_digest and failed_at > since;
       -- Locked while the max-th newest failure is in the window; it unlocks when that one leaves.
       select f.failed_at into by_email from sign_in_failures f where f.email_digest = p_email_digest and f.failed_at > since
         order by f.failed_at desc offset p_max_per_email - 1 limit 1;
@@ -42,5 +39,4 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop function sign_in_attempt_begin(bytea, text, timestamptz, integer, integer, integer)`.execute(db);
-  await db.schema.dropIndex('sign_in_failures_failed_at_idx').execute();
 }
