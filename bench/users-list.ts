@@ -55,7 +55,7 @@ async function measure(label: string, url: string, headers: Record<string, strin
   const perRequest = (seconds: number) => ((seconds * 1000) / r.requests).toFixed(2);
   const groups = Object.entries(cpu.groups).map(([name, seconds]) => `${name} ${((seconds / DURATION) * 100).toFixed(0)} % (${perRequest(seconds)} ms/req)`);
   print(`  ${label.padEnd(44)} ${m.rps.toFixed(0).padStart(7)} req/s   p50 ${m.p50.toFixed(1)} ms   p99 ${m.p99.toFixed(1)} ms   mean ${m.mean.toFixed(2)} ms   failures ${m.failures}`);
-  print(`  ${''.padEnd(44)} CPU of one core: ${groups.join(', ')}; machine ${((cpu.machineBusy / cpu.machineCapacity) * 100).toFixed(0)} % busy of ${cpus().length} cores, load ${cpu.loadAverage.toFixed(1)}`);
+  print(`  ${''.padEnd(44)} CPU of one core: ${groups.join(', ')}; machine ${((cpu.machineBusy / cpu.machineCapacity) * 100).toFixed(0)} % busy of ${cpus().length} cores (${((cpu.machineSteal / cpu.machineCapacity) * 100).toFixed(0)} % stolen by the host), load ${cpu.loadAverage.toFixed(1)}`);
   return m;
 }
 

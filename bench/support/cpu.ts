@@ -33,13 +33,13 @@ export function parentPid(pid: number): number {
   return Number(statFields(pid)?.[1]);
 }
 
-/** Busy and total CPU seconds of the whole machine (all cores) since boot. */
-function machineSeconds(): { busy: number; total: number } {
+/** Busy, stolen and total CPU seconds of the whole machine (all cores) since boot. */
+function machineSeconds(): { busy: number; steal: number; total: number } {
   const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
   const n = values.map(Number);
   const idle = (n[3] ?? 0) + (n[4] ?? 0); // idle + iowait
   const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
-  return { busy: (total - idle) / TICKS_PER_SECOND, total: total / TICKS_PER_SECOND };
+  return { busy: (total - idle) / TICKS_PER_SECOND, steal: (n[7] ?? 0) / TICKS_PER_SECOND, total: total / TICKS_PER_SECOND };
 }
 
 export interface CpuUsage {
@@ -47,6 +47,8 @@ export interface CpuUsage {
   groups: Record<string, number>;
   /** Busy CPU seconds of the whole machine, every process included (neighbours too). */
   machineBusy: number;
+  /** CPU seconds the hypervisor gave to other machines while ours wanted them (steal; part of busy). */
+  machineSteal: number;
   /** Wall-clock seconds times the number of cores. */
   machineCapacity: number;
   loadAverage: number;
@@ -64,6 +66,7 @@ export function countCpu(groups: Record<string, () => number[]>): () => CpuUsage
     return {
       groups: Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, used(pids())])),
       machineBusy: machineAfter.busy - machineBefore.busy,
+      machineSteal: machineAfter.steal - machineBefore.steal,
       machineCapacity: machineAfter.total - machineBefore.total,
       loadAverage: loadavg()[0]!,
     };
