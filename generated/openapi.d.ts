@@ -24,7 +24,10 @@ export interface paths {
          * Sign in (create a session)
          * @description Checks the e-mail and password, opens a session recording the client's IP address and user
          *     agent, and returns a login token set. Wrong password, unknown e-mail and disabled account all
-         *     answer the same `401 invalid_credentials`. Repeated failures are throttled (`429`).
+         *     answer the same `401 invalid_credentials`. Repeated failures are throttled (`429` with
+         *     `Retry-After`): by default 10 per e-mail address and 100 per client IP address within 15
+         *     minutes. An attempt counts from the moment it is received until it succeeds, so parallel
+         *     guesses cannot go past the limit; a successful sign-in clears the count of its e-mail address.
          */
         post: operations["signIn"];
         delete?: never;
