@@ -8,6 +8,7 @@ import request from 'supertest';
 import { buildService } from '../src/main.js';
 import { loadConfig } from '../src/config.js';
 import { captureLogs } from './support/context.js';
+import { createUser } from './support/sessions.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -23,6 +24,14 @@ describe('embedded PGlite database', () => {
     expect(res.status).toBe(401);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     await first.database.db.insertInto('users').values({ email: 'persisted@example.com', first_name: 'P', last_name: 'Q' }).execute();
+    // Signing in runs the throttle's PL/pgSQL function and its advisory locks: PGlite has them too.
+    const user = await createUser(first.database.db);
+    const wrong = await request(first.app).post('/sessions').send({ session: { email: user.email, password: 'not the password at all' } });
+    expect(wrong.status).toBe(401);
+    const signedIn = await request(first.app).post('/sessions').send({ session: { email: user.email, password: user.password } });
+    expect(signedIn.status).toBe(201);
+    expect((await request(first.app).get('/me').set('authorization', `Bearer ${signedIn.body.access_token}`)).status).toBe(200);
+    expect(await first.database.db.selectFrom('sign_in_failures').select('id').execute()).toEqual([]); // cleared by the success
     await first.stopBackgroundWork();
     await first.database.close();
     expect(existsSync(join(dataDir, 'pglite'))).toBe(true);
