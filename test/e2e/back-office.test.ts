@@ -88,7 +88,7 @@ describe('the back office in a browser', () => {
     expect(await readStorage(page, 'backoffice.tokens')).toBeNull();
   });
 
-  it('manages roles and users: create a role, create a user with it, edit, disable', async () => {
+  it('manages roles and users: create a role, edit its permissions, create a user with it, edit, disable', async () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);
     await page.getByRole('heading', { name: 'Users' }).waitFor();
@@ -103,6 +103,19 @@ describe('the back office in a browser', () => {
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('row', { name: /support/ }).getByText('users.list, users.read').waitFor();
     await screenshot(page, 'roles');
+
+    // Editing a role's permissions changes what its holders may do on their next request.
+    await page.getByRole('link', { name: 'Edit the role support' }).click();
+    await page.getByRole('heading', { name: 'Edit the role support' }).waitFor();
+    await page.getByLabel('users.read', { exact: true }).uncheck();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('row', { name: /support/ }).getByText('users.list', { exact: true }).waitFor();
+    const roles = (await (await get('/roles', { Authorization: `Bearer ${(await storedTokens(page)).accessToken}` })).json()) as { data: { name: string; permissions: string[] }[] };
+    expect(roles.data.find((role) => role.name === 'support')?.permissions).toEqual(['users.list']);
+    await page.getByRole('link', { name: 'Edit the role support' }).click();
+    await page.getByLabel('users.read', { exact: true }).check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('row', { name: /support/ }).getByText('users.list, users.read').waitFor();
 
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByRole('link', { name: 'New user' }).click();
