@@ -62,21 +62,33 @@ describe('the back office in a browser', () => {
     expect(await page.content()).not.toContain(secret);
     await screenshot(page, 'api-keys');
 
-    // Rotating shows a new secret once; the old one stops working (no grace period asked).
-    page.once('dialog', (dialog) => void dialog.accept());
-    await page.getByRole('button', { name: 'Rotate Reporting' }).click();
-    await expect.poll(async () => (await page.getByTestId('api-key-secret').textContent())?.trim()).not.toBe(secret);
-    const rotated = (await page.getByTestId('api-key-secret').textContent())!.trim();
-    expect(rotated).not.toBe(secret);
-    expect((await get('/users', { 'x-api-key': secret })).status).toBe(401);
+    // Rotating shows a new secret once. With a grace period the old one keeps working meanwhile;
+    // without one it stops at once.
+    const rotate = async (grace: string) => {
+      await page.getByRole('button', { name: 'Rotate Reporting' }).click();
+      await page.getByRole('heading', { name: 'Rotate Reporting: a new secret' }).waitFor();
+      await page.getByLabel('The current secret keeps working').selectOption({ label: grace });
+      await page.getByRole('button', { name: 'Issue the new secret' }).click();
+      await page.getByText('Copy it now: you will not see it again.').waitFor();
+      const issued = (await page.getByTestId('api-key-secret').textContent())!.trim();
+      await page.getByRole('button', { name: 'I have copied it' }).click();
+      return issued;
+    };
+    const withGrace = await rotate('for 1 hour');
+    expect(withGrace).not.toBe(secret);
+    expect((await get('/users', { 'x-api-key': withGrace })).status).toBe(200);
+    expect((await get('/users', { 'x-api-key': secret })).status).toBe(200); // still within its hour
+    const rotated = await rotate('no: it stops working now');
+    expect(rotated).not.toBe(withGrace);
+    expect((await get('/users', { 'x-api-key': withGrace })).status).toBe(401);
     expect((await get('/users', { 'x-api-key': rotated })).status).toBe(200);
-    await page.getByRole('button', { name: 'I have copied it' }).click();
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke Reporting' }).click();
     await row.getByText('revoked').waitFor();
     await row.getByText('(127.0.0.1)').waitFor(); // last used: time and address
     expect((await get('/users', { 'x-api-key': rotated })).status).toBe(401);
+    expect((await get('/users', { 'x-api-key': secret })).status).toBe(401); // revocation ends the grace period too
 
     // Signing out ends the session on the server, not only in the page.
     const { accessToken } = await storedTokens(page);

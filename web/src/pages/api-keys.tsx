@@ -1,5 +1,5 @@
 // API keys: create (name, expiration, permissions from the creator's own), the secret shown once,
-// the list with last use and expiry state, revoke with confirmation, rotate.
+// the list with last use and expiry state, revoke with confirmation, rotate with an optional grace period.
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
@@ -35,22 +35,24 @@ export function ApiKeysPage({ myPermissions }: { myPermissions: readonly Permiss
       setActionError(err);
     }
   };
-  const rotate = async (key: ApiKey) => {
-    if (!window.confirm(t('apiKeys.rotateConfirm', { name: key.name }))) return;
-    setActionError(null);
-    try {
-      const rotated = await call(() => api.POST('/api-keys/{id}/rotate', { params: { path: { id: key.id } }, body: { grace_period_seconds: 0 } }));
-      setSecret({ name: rotated.api_key.name, secret: rotated.secret });
-      keys.reload();
-    } catch (err) {
-      setActionError(err);
-    }
-  };
+  const [rotating, setRotating] = useState<ApiKey | null>(null);
 
   return (
     <>
       <PageTitle>{t('apiKeys.title')}</PageTitle>
       {secret && <SecretOnce name={secret.name} secret={secret.secret} onDone={() => setSecret(null)} />}
+      {rotating && (
+        <RotateKeyForm
+          key={rotating.id}
+          apiKey={rotating}
+          onCancel={() => setRotating(null)}
+          onRotated={(rotated) => {
+            setRotating(null);
+            setSecret(rotated);
+            keys.reload();
+          }}
+        />
+      )}
       <CreateKeyForm
         myPermissions={myPermissions}
         onCreated={(created) => {
@@ -62,7 +64,7 @@ export function ApiKeysPage({ myPermissions }: { myPermissions: readonly Permiss
       <ErrorMessage error={actionError} />
       <ListState loaded={keys} empty={t('apiKeys.empty')}>
         {(items) => (
-          <KeyTable keys={items} onRevoke={revoke} onRotate={rotate} />
+          <KeyTable keys={items} onRevoke={revoke} onRotate={setRotating} />
         )}
       </ListState>
     </>
@@ -103,6 +105,43 @@ function CreateKeyForm({ myPermissions, onCreated }: { myPermissions: readonly P
       <button type="submit" disabled={busy || permissions.length === 0}>
         {busy ? t('common.saving') : t('apiKeys.create')}
       </button>
+    </form>
+  );
+}
+
+/** How long the old secret may keep working after a rotation: the API allows up to 24 hours. */
+const GRACE_PERIODS_S = [0, 3600, 86_400] as const;
+
+/** Rotation: a new secret now, the old one stopping at once or after a grace period for the switch-over. */
+function RotateKeyForm({ apiKey, onRotated, onCancel }: { apiKey: ApiKey; onRotated: (rotated: { name: string; secret: string }) => void; onCancel: () => void }) {
+  const { t } = useI18n();
+  const [grace, setGrace] = useState<number>(0);
+  const { busy, error, submit } = useSubmit(async () => {
+    const rotated = await call(() => api.POST('/api-keys/{id}/rotate', { params: { path: { id: apiKey.id } }, body: { grace_period_seconds: grace } }));
+    onRotated({ name: rotated.api_key.name, secret: rotated.secret });
+  });
+  return (
+    <form onSubmit={submit} aria-labelledby="rotate-key-title" class="panel">
+      <h2 id="rotate-key-title">{t('apiKeys.rotateTitle', { name: apiKey.name })}</h2>
+      <div class="field">
+        <label for="rotate-grace">{t('apiKeys.grace')}</label>
+        <select id="rotate-grace" value={String(grace)} onChange={(e) => setGrace(Number((e.currentTarget as HTMLSelectElement).value))}>
+          {GRACE_PERIODS_S.map((seconds) => (
+            <option key={seconds} value={String(seconds)}>
+              {t(`apiKeys.grace.${seconds}`)}
+            </option>
+          ))}
+        </select>
+      </div>
+      <ErrorMessage error={error} />
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? t('common.saving') : t('apiKeys.rotateSubmit')}
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          {t('common.cancel')}
+        </button>
+      </div>
     </form>
   );
 }
