@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEB_DIST_PATH } from '../src/paths.js';
+import { PROJECT_ROOT, WEB_DIST_PATH } from '../src/paths.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -32,6 +32,10 @@ describe('the web interface', () => {
     const res = await request(app).get(`/assets/${script}`).expect(200);
     expect(res.type).toBe('text/javascript');
     expect(res.headers['cache-control']).toContain('immutable');
+    // A production build: no development JSX carrying this machine's source paths into every page
+    // (the tests' own build of web/ runs with NODE_ENV=test).
+    expect(res.text).not.toContain('jsxDEV');
+    expect(res.text).not.toContain(PROJECT_ROOT);
     const missing = await request(app).get('/assets/nothing-here.js').expect(404);
     expect(missing.type).toBe('application/problem+json');
   });

@@ -6,8 +6,10 @@ import { defineConfig } from 'vite';
 const API = 'http://localhost:3000';
 const apiPrefixes = ['/sessions', '/tokens', '/jetons', '/me', '/users', '/utilisateurs', '/roles', '/permissions', '/api-keys'];
 
-export default defineConfig({
-  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+export default defineConfig(({ command }) => ({
+  // Development JSX (source file paths and line numbers in every element) only for `vite web`: a
+  // build is always production, even when started with NODE_ENV=test (the tests' global set-up).
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact', development: command === 'serve' } },
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: true },
   server: { proxy: Object.fromEntries(apiPrefixes.map((prefix) => [prefix, API])) },
-});
+}));
