@@ -9,6 +9,7 @@ import { buildService } from '../src/main.js';
 import { loadConfig } from '../src/config.js';
 import { captureLogs } from './support/context.js';
 import { createUser } from './support/sessions.js';
+import { sweep } from '../src/maintenance/sweeper.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -32,6 +33,9 @@ describe('embedded PGlite database', () => {
     expect(signedIn.status).toBe(201);
     expect((await request(first.app).get('/me').set('authorization', `Bearer ${signedIn.body.access_token}`)).status).toBe(200);
     expect(await first.database.db.selectFrom('sign_in_failures').select('id').execute()).toEqual([]); // cleared by the success
+    // The sweep's statements (FOR UPDATE SKIP LOCKED in batches) run on PGlite too.
+    await first.database.db.insertInto('sign_in_failures').values({ email_digest: Buffer.alloc(32), ip_address: '192.0.2.1', failed_at: new Date(Date.now() - 3600_000) }).execute();
+    expect(await sweep(first.database.db, new Date(), config.sweep.policy)).toEqual({ signInAttempts: 1, sessions: 0 });
     await first.stopBackgroundWork();
     await first.database.close();
     expect(existsSync(join(dataDir, 'pglite'))).toBe(true);
