@@ -8,6 +8,7 @@
 // Rows older than the window are deleted by the periodic sweep (src/maintenance).
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { UserRow } from '../users/repository.js';
 import { digestSecret } from '../auth/secrets.js';
 
 export interface ThrottleLimits {
@@ -19,17 +20,13 @@ export interface ThrottleLimits {
 export const emailDigest = (email: string) => digestSecret(`email:${email.trim().toLowerCase()}`);
 
 /** The account an e-mail names, as signing in needs it. */
-export interface Account {
-  id: string;
-  status: 'active' | 'disabled';
-  password_hash: string | null;
-}
+export type Account = Pick<UserRow, 'id' | 'status' | 'password_hash'>;
 
 export type Attempt =
   /** Locked: seconds until an attempt may go ahead. */
   | { locked: true; retryAfter: number }
   /** Under way: recorded as a failure until `succeeded` (or the sign-in's session) clears it. */
-  | { locked: false; attemptId: string; account: Account | undefined };
+  | { locked: false; attemptId: number; account: Account | undefined };
 
 export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
   return {
@@ -38,7 +35,7 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
      * trip, the account the e-mail names (signing in needs it next; when locked it is not read).
      */
     async begin(email: string, ip: string, now: Date): Promise<Attempt> {
-      const { rows } = await sql<{ attempt_id: string | null; unlocks_at: Date | null } & Partial<Account>>`
+      const { rows } = await sql<{ attempt_id: number | null; unlocks_at: Date | null } & Partial<Account>>`
         select a.attempt_id, a.unlocks_at, u.id, u.status, u.password_hash
         from sign_in_attempt_begin(${emailDigest(email)}, ${ip}, ${now}, ${limits.windowS}, ${limits.maxFailuresPerEmail}, ${limits.maxFailuresPerIp}) a
         left join users u on a.attempt_id is not null and lower(u.email) = ${email.trim().toLowerCase()}`.execute(db);
@@ -47,12 +44,12 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
         return { locked: true, retryAfter: Math.max(1, Math.ceil((row.unlocks_at!.getTime() - now.getTime()) / 1000)) };
       }
       const account = row.id ? { id: row.id, status: row.status!, password_hash: row.password_hash ?? null } : undefined;
-      return { locked: false, attemptId: String(row.attempt_id), account };
+      return { locked: false, attemptId: row.attempt_id, account };
     },
 
     /** The attempt succeeded without a sign-in (a password change): it no longer counts. */
-    async succeeded(attemptId: string): Promise<void> {
-      await db.deleteFrom('sign_in_failures').where('id', '=', Number(attemptId)).execute();
+    async succeeded(attemptId: number): Promise<void> {
+      await db.deleteFrom('sign_in_failures').where('id', '=', attemptId).execute();
     },
   };
 }
