@@ -33,6 +33,7 @@ function hashingPool(): Piscina<HashJob, string | boolean> {
     minThreads: HASH_THREADS,
     maxThreads: HASH_THREADS,
     niceIncrement: HASH_THREAD_NICE,
+    recordTiming: false, // piscina's run and wait histograms: nobody reads them
   });
   return pool;
 }

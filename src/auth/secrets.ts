@@ -1,33 +1,45 @@
 // Secrets handed to clients (access tokens, refresh tokens, API keys): a readable prefix naming
-// the kind, 256 random bits in base62, and a CRC32 checksum, as GitHub's tokens do. Leak scanners
+// the kind, 256 random bits as 43 base62 characters, and a CRC32 checksum, as GitHub's tokens do. Leak scanners
 // can recognise them; a mistyped or made-up one fails the checksum without a database lookup.
 // Only the SHA-256 digest is ever stored.
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const BASE62_CODES = Buffer.from(BASE62, 'latin1');
 const BODY_LENGTH = 43; // ceil(256 / log2(62))
 const CHECKSUM_LENGTH = 6; // 32 bits in base62
 
-function toBase62(bytes: Buffer, length: number): string {
-  let n = BigInt(`0x${bytes.toString('hex') || '0'}`);
+/** The checksum: CRC32 of `prefix_body`, as 6 base62 digits (most significant first). */
+function checksum(prefix: string, body: string): string {
+  let n = crc32(`${prefix}_${body}`);
   let out = '';
-  while (out.length < length) {
-    out = BASE62[Number(n % 62n)] + out;
-    n /= 62n;
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = BASE62[n % 62]! + out;
+    n = Math.floor(n / 62);
   }
   return out;
 }
 
-function checksum(prefix: string, body: string): string {
-  const sum = Buffer.alloc(4);
-  sum.writeUInt32BE(crc32(`${prefix}_${body}`));
-  return toBase62(sum, CHECKSUM_LENGTH);
+// Each character is one random byte below 248 (= 4 x 62) taken modulo 62, so all 62 are equally
+// likely; 43 characters carry 43 x log2(62) = 256.03 bits. Bytes of 248 and above are skipped.
+// (Before, the body was a 256-bit number written in base 62 with BigInt arithmetic: the same
+// shape, but BigInt garbage of about 4 KB per secret, and a sign-in makes two.)
+function randomBase62(length: number): string {
+  const out = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    for (const byte of randomBytes(length + 8)) {
+      if (byte < 248) out[filled++] = BASE62_CODES[byte % 62]!;
+      if (filled === length) break;
+    }
+  }
+  return out.toString('latin1');
 }
 
 /** A new secret of the given kind, e.g. `generateSecret('boa')` -> `boa_<43 chars>_<6 chars>`. */
 export function generateSecret(prefix: string): string {
-  const body = toBase62(randomBytes(32), BODY_LENGTH);
+  const body = randomBase62(BODY_LENGTH);
   return `${prefix}_${body}_${checksum(prefix, body)}`;
 }
 

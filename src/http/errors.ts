@@ -81,7 +81,7 @@ export function errorHandler(writeProblem: ProblemWriter): ErrorRequestHandler {
       res.destroy();
       return;
     }
-    writeProblem(res, problem, String(req.id));
+    writeProblem(res, problem, req.id);
   };
 }
 

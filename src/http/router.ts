@@ -18,7 +18,15 @@ export function operationRouter(operations: OperationInfo[], handlers: HandlerMa
         path: req.params,
         headers: req.headers,
         principal: res.locals.principal ?? null,
-        request: { requestId: String(req.id), ip: req.ip ?? req.socket.remoteAddress ?? '', userAgent: req.get('user-agent') ?? '', log: req.log },
+        request: {
+          requestId: req.id,
+          ip: req.ip ?? req.socket.remoteAddress ?? '',
+          userAgent: req.get('user-agent') ?? '',
+          // A getter: the request's logger is made only when a handler writes a line.
+          get log() {
+            return req.log;
+          },
+        },
       };
       const result = await handler(input);
       res.status(result.status);

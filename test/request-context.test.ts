@@ -1,0 +1,63 @@
+// The access log and the request's own logger (src/http/request-context.ts), on a bare Express app
+// so that a handler can write whatever it likes.
+import { describe, expect, it } from 'vitest';
+import express from 'express';
+import request from 'supertest';
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import { captureLogs } from './support/context.js';
+import { requestContext } from '../src/http/request-context.js';
+
+function appWith(handler: express.RequestHandler) {
+  const logs = captureLogs();
+  const app = express();
+  app.use(requestContext(logs.logger));
+  app.use(express.json());
+  app.post('/echo', handler);
+  return { app, logs };
+}
+
+describe('request context', () => {
+  it("redacts credentials in a handler's own lines, which carry the request's id and path", async () => {
+    const { app, logs } = appWith((req, res) => {
+      req.log.info({ body: req.body as unknown }, 'handler line');
+      res.status(204).end();
+    });
+    await request(app).post('/echo?q=hidden').set('x-request-id', 'ctx-1').send({ password: 'SECRETPASSWORD', refresh_token: 'SECRETTOKEN', name: 'kept' });
+    const line = logs.records().find((r) => r.msg === 'handler line');
+    expect(line).toMatchObject({ req: { id: 'ctx-1', method: 'POST', path: '/echo' }, body: { password: '[redacted]', refresh_token: '[redacted]', name: 'kept' } });
+    expect(logs.text()).not.toContain('SECRET');
+    expect(logs.text()).not.toContain('hidden');
+  });
+
+  it('writes one access line per answer, at error level for a 5xx, with the response time', async () => {
+    const { app, logs } = appWith((_req, res) => {
+      res.status(503).end();
+    });
+    const res = await request(app).post('/echo').send({});
+    const lines = logs.records().filter((r) => (r.req as { id?: string }).id === res.headers['x-request-id']);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 50, msg: 'request completed', res: { statusCode: 503 } });
+    expect(typeof lines[0]!.responseTime).toBe('number');
+  });
+
+  it('logs a request whose client went away before the answer as aborted, once', async () => {
+    let answer: (() => void) | undefined;
+    const { app, logs } = appWith((_req, res) => {
+      answer = () => res.status(200).end();
+    });
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    socket.write('POST /echo HTTP/1.1\r\nHost: x\r\nX-Request-Id: ctx-abort\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+    await expect.poll(() => answer).toBeDefined();
+    socket.destroy();
+    const aborted = () => logs.records().filter((r) => (r.req as { id?: string }).id === 'ctx-abort');
+    await expect.poll(() => aborted().length).toBe(1);
+    answer!();
+    await new Promise((resolve) => server.close(resolve));
+    expect(aborted()).toHaveLength(1);
+    expect(aborted()[0]).toMatchObject({ msg: 'request aborted', level: 30 });
+  });
+});
