@@ -16,7 +16,9 @@ export interface ClientInfo {
 }
 
 export const USER_AGENT_MAX_LENGTH = 512;
-const truncate = (text: string, max: number) => [...text].slice(0, max).join('');
+// Counted in code points; a string of at most `max` UTF-16 units has at most `max` code points, so
+// the usual user agent is kept as it is without splitting it into an array of characters.
+const truncate = (text: string, max: number) => (text.length <= max ? text : [...text].slice(0, max).join(''));
 
 // An unknown e-mail still costs one full verification, against this hash of a random password, so
 // that its answer takes as long as a wrong password's.
