@@ -30,6 +30,24 @@ describe('request context', () => {
     expect(logs.text()).not.toContain('hidden');
   });
 
+  it('logs the full path of a request served by a mounted router', async () => {
+    const logs = captureLogs();
+    const app = express();
+    app.use(requestContext(logs.logger));
+    const mounted = express.Router();
+    mounted.get('/inner', (req, res) => {
+      req.log.info('inside');
+      res.status(204).end();
+    });
+    app.use('/outer', mounted);
+    await request(app).get('/outer/inner?x=1').set('x-request-id', 'ctx-mounted');
+    const lines = logs.records().filter((r) => (r.req as { id?: string }).id === 'ctx-mounted');
+    expect(lines.map((r) => [r.msg, (r.req as { path: string }).path])).toEqual([
+      ['inside', '/outer/inner'],
+      ['request completed', '/outer/inner'],
+    ]);
+  });
+
   it('writes one access line per answer, at error level for a 5xx, with the response time', async () => {
     const { app, logs } = appWith((_req, res) => {
       res.status(503).end();

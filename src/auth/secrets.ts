@@ -1,6 +1,7 @@
 // Secrets handed to clients (access tokens, refresh tokens, API keys): a readable prefix naming
-// the kind, 256 random bits as 43 base62 characters, and a CRC32 checksum, as GitHub's tokens do. Leak scanners
-// can recognise them; a mistyped or made-up one fails the checksum without a database lookup.
+// the kind, 256 random bits as 43 base62 characters, and a CRC32 checksum, as GitHub's tokens do.
+// Leak scanners can recognise them; a mistyped or made-up one fails the checksum without a
+// database lookup.
 // Only the SHA-256 digest is ever stored.
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';

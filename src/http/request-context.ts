@@ -24,9 +24,10 @@ declare module 'http' {
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** What a log line says about a request: no query string (it may carry cursors or searches), no headers, no body. */
-function summary(req: IncomingMessage & { ip?: string }) {
-  // `ip` is the client's address as Express sees it: X-Forwarded-For counts only from a trusted proxy.
-  return { id: req.id, method: req.method, path: String(req.url).split('?')[0], remoteAddress: req.socket.remoteAddress, ip: req.ip };
+function summary(req: IncomingMessage & { ip?: string; originalUrl?: string }) {
+  // `originalUrl`: Express trims `url` inside mounted routers. `ip` is the client's address as
+  // Express sees it: X-Forwarded-For counts only from a trusted proxy.
+  return { id: req.id, method: req.method, path: String(req.originalUrl ?? req.url).split('?')[0], remoteAddress: req.socket.remoteAddress, ip: req.ip };
 }
 
 export function requestContext(logger: Logger) {
