@@ -6,6 +6,9 @@ export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 BIN := node_modules/.bin
 # Redocly prints a boxed Node.js deprecation notice on every run; keep the output readable.
 QUIET_BOX := grep -v -e '║' -e '╔' -e '╚' -e '^\s*$$' || true
+# The key styles of x-api-inflection besides snake (the default): each has its own bundle, types and docs page.
+OTHER_STYLES := camel dash pascal
+STYLE ?= snake
 
 .PHONY: bench help install generate lint docs web mock migrate run build test system-deps fuzz soak
 
@@ -17,10 +20,10 @@ node_modules/.installed: package.json package-lock.json $(wildcard patches/*.pat
 	npm ci --no-audit --no-fund
 	@touch $@
 
-generate: install ## Bundle openapi/ and regenerate generated/ (commit the result)
+generate: install ## Bundle openapi/, derive it in every key style, regenerate generated/ (commit the result)
 	scripts/generate.sh
 
-lint: install ## Contract lint (zero warnings), generated/ drift, tsc, eslint
+lint: install ## Contract lint (zero warnings, every key style), generated/ drift, tsc, eslint
 	@out=$$($(BIN)/redocly lint 2>&1); status=$$?; echo "$$out" | $(QUIET_BOX); \
 	  if [ $$status -ne 0 ] || echo "$$out" | grep -v '║' | grep -qiE '[0-9]+ warnings?'; then echo "redocly lint: not clean" >&2; exit 1; fi
 	scripts/check-generated.sh
@@ -31,17 +34,20 @@ lint: install ## Contract lint (zero warnings), generated/ drift, tsc, eslint
 build: install ## Compile TypeScript into dist/
 	$(BIN)/tsc -p tsconfig.build.json
 
-docs: install ## Render the Redoc reference, everything inlined, into dist/docs/
+docs: install ## Render the Redoc reference, one page per key style, everything inlined, into dist/docs/
 	@mkdir -p dist/docs
 	@$(BIN)/redocly build-docs generated/openapi.json --inlineBundle --title 'Back-office API reference' -o dist/docs/index.html 2>&1 | $(QUIET_BOX)
+	@for style in $(OTHER_STYLES); do \
+	  $(BIN)/redocly build-docs generated/openapi.$$style.json --inlineBundle --title "Back-office API reference ($$style)" -o dist/docs/index.$$style.html 2>&1 | $(QUIET_BOX); \
+	done
 
 web: install web/dist/index.html ## Build the back-office interface (web/) into web/dist/, served at /
 WEB_SOURCES := $(shell find web/src -type f) web/index.html web/vite.config.ts web/tsconfig.json generated/openapi.d.ts
 web/dist/index.html: $(WEB_SOURCES) node_modules/.installed
 	$(BIN)/vite build web --logLevel warn
 
-mock: install ## Serve the contract's examples with Prism on http://localhost:4010
-	$(BIN)/prism mock generated/openapi.json --host 127.0.0.1 --port 4010
+mock: install ## Serve the contract's examples with Prism on http://localhost:4010 (STYLE=camel|dash|snake|pascal)
+	scripts/mock.sh $(STYLE) 4010
 
 migrate: build ## Apply database migrations (DATABASE_URL, or the embedded database)
 	node dist/src/cli/main.js migrate

@@ -8,11 +8,14 @@ import type { HandlerMap } from './contract/handler-types.js';
 import type { Authenticators } from './auth/principal.js';
 import { indexOperations, operationMatcher, type OpenApiDocument } from './contract/spec.js';
 import { contractValidator } from './contract/validator.js';
+import { styledContracts } from './contract/styled.js';
+import { responseChecker } from './contract/response-validator.js';
+import { validateResponses } from './http/response-validation.js';
 import { requestContext } from './http/request-context.js';
 import { KeyInflector, type Inflection } from './http/inflection.js';
 import { chooseInflection, inflectBodies } from './http/inflection-middleware.js';
 import { errorHandler, notFound } from './http/errors.js';
-import type { ProblemError } from './http/problem.js';
+import { ProblemError } from './http/problem.js';
 import { operationRouter } from './http/router.js';
 import { refuseUnknownQueryParameters } from './http/unknown-query.js';
 import { refuseNulCharacters } from './http/nul-characters.js';
@@ -36,11 +39,21 @@ export function createApp(deps: AppDependencies) {
   const { spec, options } = deps;
   const operations = indexOperations(spec);
   const inflector = new KeyInflector(spec);
+  // The contract in each key style: served at /openapi.json, and what responses are checked against.
+  const contracts = styledContracts(spec);
+  const checker = options.validateResponses ? responseChecker(contracts) : undefined;
   const problemSchema = { $ref: '#/components/schemas/Problem' };
 
   const writeProblem = (res: Response, problem: ProblemError, requestId: string) => {
     const style = (res.locals.inflection as Inflection | undefined) ?? 'snake';
-    const body = inflector.toStyle(problem.toProblem(requestId), problemSchema, style);
+    let body = inflector.toStyle(problem.toProblem(requestId), problemSchema, style);
+    const violation = checker?.problemViolation(body, style);
+    if (violation) {
+      // Our bug, not the client's: say so in the log, and answer a problem the contract knows.
+      res.req.log.error({ problem: problem.code, violation }, 'problem body breaks the contract');
+      problem = new ProblemError(500, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
+      body = inflector.toStyle(problem.toProblem(requestId), problemSchema, style);
+    }
     res.status(problem.status).set(problem.headers).type('application/problem+json');
     // Sent with send(), not json(): error bodies are built here from the Problem type, so they
     // skip the response validator (which knows only each operation's documented statuses).
@@ -56,15 +69,17 @@ export function createApp(deps: AppDependencies) {
   app.set('etag', false);
   app.use(requestContext(deps.logger));
   app.use(helmet());
-  app.use(operationalRoutes(deps.db, spec));
+  app.use(operationalRoutes(deps.db, contracts));
   app.use(webApp(operations));
   app.use(chooseInflection);
   app.use(express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   const matchOperation = operationMatcher(operations);
+  // Before inflectBodies: its res.json wrapper then runs last, on the body in the client's style.
+  if (checker) app.use(validateResponses(checker, matchOperation));
   app.use(inflectBodies(inflector, matchOperation));
   app.use(refuseUnknownQueryParameters(matchOperation));
   app.use(refuseNulCharacters);
-  app.use(contractValidator(spec, { validateResponses: options.validateResponses }));
+  app.use(contractValidator(spec));
   app.use(operationRouter(operations, deps.handlers, deps.authenticators));
   app.use(notFound);
   app.use(errorHandler(writeProblem));

@@ -17,4 +17,9 @@ function findProjectRoot(start: string): string {
 export const PROJECT_ROOT = findProjectRoot(dirname(fileURLToPath(import.meta.url)));
 export const BUNDLED_SPEC_PATH = join(PROJECT_ROOT, 'generated', 'openapi.json');
 export const DOCS_HTML_PATH = join(PROJECT_ROOT, 'dist', 'docs', 'index.html');
+
+/** The bundled contract in a key style of x-api-inflection (`make generate`); snake is the bundle itself. */
+export const bundlePath = (style: string) => join(PROJECT_ROOT, 'generated', style === 'snake' ? 'openapi.json' : `openapi.${style}.json`);
+/** The Redoc page of a key style (`make docs`). */
+export const docsHtmlPath = (style: string) => (style === 'snake' ? DOCS_HTML_PATH : join(PROJECT_ROOT, 'dist', 'docs', `index.${style}.html`));
 export const WEB_DIST_PATH = join(PROJECT_ROOT, 'web', 'dist');

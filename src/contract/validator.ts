@@ -1,16 +1,17 @@
 // express-openapi-validator, fed the bundled contract: security presence, parameters, headers,
-// content type and bodies of requests; and, outside production, the bodies of responses.
+// content type and bodies of requests (in snake_case, after inflectBodies). Responses are checked
+// elsewhere (src/http/response-validation.ts), in the style the client receives them.
 import * as OpenApiValidator from 'express-openapi-validator';
 import { OpenApiSpecLoader } from 'express-openapi-validator/dist/framework/openapi.spec.loader.js';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types.js';
 import type { OpenApiDocument } from './spec.js';
 
-export function contractValidator(spec: OpenApiDocument, options: { validateResponses: boolean }) {
+export function contractValidator(spec: OpenApiDocument) {
   return OpenApiValidator.middleware({
     // The validator mutates what it is given (it drops components.examples): hand it a copy.
     apiSpec: structuredClone(spec) as unknown as OpenAPIV3.DocumentV3_1,
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
-    validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+    validateResponses: false,
     // Presence only: the default handlers check that the credential header is there. Whether the
     // credential is good is decided by our authentication, with one database round trip.
     validateSecurity: true,

@@ -23,8 +23,18 @@ const STYLE: Record<Inflection, (snake: string) => string> = {
   pascal: (key) => pascalCase(key),
 };
 
+/** A declared (snake_case) property name as written in `style`: the one rule, for bodies and for the styled contracts. */
+export function styleKey(snake: string, style: Inflection): string {
+  return STYLE[style](snake);
+}
+
+/** A key written in any style, read back as the declared snake_case name. */
+export function unstyleKey(key: string): string {
+  return snakeCase(key);
+}
+
 /** Reads the header; a missing one means snake, an unknown one is a 400 listing the allowed values. */
-export function parseInflection(value: string | string[] | undefined): Inflection {
+export function parseInflection(value: string | string[] | undefined, source = `The ${INFLECTION_HEADER} header`): Inflection {
   if (value === undefined || value === '') return DEFAULT_INFLECTION;
   const candidate = Array.isArray(value) ? value[0] : value;
   const normalised = candidate?.trim().toLowerCase();
@@ -32,7 +42,7 @@ export function parseInflection(value: string | string[] | undefined): Inflectio
   throw new ProblemError(
     400,
     'invalid_inflection',
-    `The ${INFLECTION_HEADER} header must be one of ${INFLECTIONS.join(', ')}.`,
+    `${source} must be one of ${INFLECTIONS.join(', ')}.`,
     { allowed_values: [...INFLECTIONS] },
   );
 }
@@ -60,14 +70,14 @@ export class KeyInflector {
   /** Client-style body -> canonical snake, before validation. Unknown keys are kept for the validator to refuse. */
   toSnake(body: unknown, schema: JsonSchema | undefined, style: Inflection): unknown {
     if (style === 'snake') return body;
-    return this.walk(body, schema, (key) => snakeCase(key), 'in');
+    return this.walk(body, schema, unstyleKey, 'in');
   }
 
   private styled(key: string, style: Inflection): string {
     const cacheKey = `${style}:${key}`;
     let result = this.fromSnake.get(cacheKey);
     if (result === undefined) {
-      result = STYLE[style](key);
+      result = styleKey(key, style);
       this.fromSnake.set(cacheKey, result);
     }
     return result;

@@ -1,13 +1,24 @@
 // Endpoints for operators and readers, outside the contract: probes and the published reference.
 import { readFileSync, existsSync } from 'node:fs';
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import { sql, type Kysely } from 'kysely';
-import type { OpenApiDocument } from '../contract/spec.js';
+import type { StyledContracts } from '../contract/styled.js';
 import type { Database } from '../db/schema.js';
-import { DOCS_HTML_PATH } from '../paths.js';
+import { docsHtmlPath } from '../paths.js';
+import { INFLECTION_HEADER, INFLECTIONS, parseInflection, type Inflection } from './inflection.js';
 import { ProblemError } from './problem.js';
 
-export function operationalRoutes(db: Kysely<Database>, spec: OpenApiDocument): Router {
+/**
+ * The key style a reader asks the contract or the reference in: `?style=` first (a link, a browser
+ * address bar), then the x-api-inflection header (a client fetching its own contract), else snake.
+ */
+function requestedStyle(req: Request): Inflection {
+  const query = req.query.style as string | string[] | undefined;
+  if (query !== undefined) return parseInflection(query, 'The style query parameter');
+  return parseInflection(req.headers[INFLECTION_HEADER]);
+}
+
+export function operationalRoutes(db: Kysely<Database>, contracts: StyledContracts): Router {
   const router = Router();
   // Liveness: the process answers. It never touches the database, so a database outage does not
   // get the process restarted.
@@ -24,18 +35,23 @@ export function operationalRoutes(db: Kysely<Database>, spec: OpenApiDocument): 
       throw new ProblemError(503, 'service_unavailable', 'The database is not reachable.');
     }
   });
-  const specJson = JSON.stringify(spec);
-  router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(specJson);
+  // The contract in each key style (generated/openapi.<style>.json are the same documents).
+  const served = Object.fromEntries(INFLECTIONS.map((style) => [style, JSON.stringify(contracts[style])])) as Record<Inflection, string>;
+  router.get('/openapi.json', (req, res) => {
+    res.vary(INFLECTION_HEADER);
+    res.type('application/json').send(served[requestedStyle(req)]);
   });
-  router.get(['/docs', '/docs/'], (_req, res) => {
-    if (!existsSync(DOCS_HTML_PATH)) {
+  // One Redoc page per style (make docs); each links to the others from its introduction.
+  router.get(['/docs', '/docs/'], (req, res) => {
+    res.vary(INFLECTION_HEADER);
+    const page = docsHtmlPath(requestedStyle(req));
+    if (!existsSync(page)) {
       res.status(404).type('text/plain').send('The reference is not built: run `make docs`.');
       return;
     }
     // The Redoc page is one self-contained file with inline scripts and styles.
     res.set('Content-Security-Policy', "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; font-src 'self' data:");
-    res.type('html').send(readFileSync(DOCS_HTML_PATH));
+    res.type('html').send(readFileSync(page));
   });
   return router;
 }
