@@ -1,0 +1,221 @@
+// What a partner sees through Prism's validation proxy (`prism proxy --errors`), in each key style:
+// the contract of that style (generated/openapi.<style>.json) in front of the real service (a
+// server process on real PostgreSQL), and every operation of the contract driven through it with
+// that style's header and request bodies: its success, an unknown query parameter (400 with
+// errors[]), a refused credential (401), a caller without the permission (403) and an unknown id
+// (404), wherever the operation documents them. Prism must report no violation at all.
+//
+// The operations come from the contract: a new one is driven as soon as it is there, or this file
+// fails asking for a fixture (a path parameter it cannot fill, a request body without an example).
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, spec, type TestDatabase } from './support/context.js';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { startValidationProxy, type PrismProcess } from './support/prism.js';
+import { adminRoleId, makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
+import { deref, indexOperations, type OpenApiDocument, type OperationInfo } from '../src/contract/spec.js';
+import { INFLECTIONS, styleKey, type Inflection } from '../src/http/inflection.js';
+import { hashPassword } from '../src/auth/passwords.js';
+import { bundlePath } from '../src/paths.js';
+
+const operations = indexOperations(spec);
+const PASSWORD = 'styles passphrase 1234';
+
+let database: TestDatabase;
+let server: ServerProcess;
+let passwordHash: string;
+let adminRole: string;
+
+/** One proxy per style, all started at once (Prism takes seconds to start), each used in turn. */
+const proxies = new Map<Inflection, Promise<PrismProcess>>();
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  passwordHash = await hashPassword(PASSWORD);
+  adminRole = await adminRoleId(database.db);
+  // Real processes all the way: the service as deployed (response validation on, as outside production).
+  server = await startServerProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', SWEEP_INTERVAL_S: '0' });
+  for (const style of INFLECTIONS) proxies.set(style, startValidationProxy(style, server.url));
+  // Rejections are seen by the describe block that awaits its proxy.
+  for (const proxy of proxies.values()) proxy.catch(() => {});
+});
+
+afterAll(async () => {
+  await Promise.allSettled([...proxies.values()].map(async (proxy) => (await proxy).stop()));
+  await server?.stop();
+  await database?.destroy();
+});
+
+/** A user signed in for real, straight at the service (fixtures do not go through Prism). */
+interface Caller {
+  userId: string;
+  email: string;
+  sessionId: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+async function signedIn(roleIds: string[]): Promise<Caller> {
+  const user = await makeUser(database.db, { roleIds, passwordHash });
+  const res = await fetch(`${server.url}/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ session: { email: user.email, password: PASSWORD } }),
+  });
+  const body = (await res.json()) as { access_token: string; refresh_token: string };
+  expect(res.status, JSON.stringify(body)).toBe(201);
+  const session = await database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+  return { userId: user.id, email: user.email, sessionId: session.id, accessToken: body.access_token, refreshToken: body.refresh_token };
+}
+
+/** A fresh resource for a path parameter, by the path's first segment. */
+const RESOURCES: Record<string, () => Promise<string>> = {
+  users: async () => (await makeUser(database.db)).id,
+  utilisateurs: async () => (await makeUser(database.db)).id,
+  roles: async () => (await makeRole(database.db, ['tasks.list'])).id,
+  'api-keys': async () => (await makeApiKey(database.db, ['tasks.list'])).id,
+};
+
+/** The path of a success case: real resources (sessions exist only by signing in). */
+async function successPath(op: OperationInfo, caller: Caller | undefined): Promise<string> {
+  if (op.path === '/sessions/{id}') return `/sessions/${caller!.sessionId}`;
+  if (op.path.includes('{session_id}')) {
+    const other = await signedIn([]);
+    return op.path.replace('{id}', other.userId).replace('{session_id}', other.sessionId);
+  }
+  let path = op.path;
+  for (const [placeholder] of op.path.matchAll(/\{[^}]+\}/g)) {
+    const make = RESOURCES[op.path.split('/')[1] ?? ''];
+    if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add one to RESOURCES in test/contract-styles.test.ts`);
+    path = path.replace(placeholder, await make());
+  }
+  return path;
+}
+
+/** Any uuid in every path parameter: for answers decided before the resource is looked up, and for 404. */
+const unknownPath = (op: OperationInfo) => op.path.replace(/\{[^}]+\}/g, () => randomUUID());
+
+/**
+ * The request example of the operation in the style's own contract, with what must be unique or
+ * real put in, found by the style's key names.
+ */
+function exampleBody(contract: OpenApiDocument, op: OperationInfo, style: Inflection, fill: Record<string, string>): unknown {
+  const operation = contract.paths[op.path]![op.method]!;
+  const media = deref(contract, operation.requestBody)?.content?.['application/json'];
+  if (!media) return undefined;
+  const example = media.example ?? Object.values<{ value: unknown }>(media.examples ?? {})[0]?.value;
+  if (example === undefined) throw new Error(`${op.operationId} has a request body but no example in the contract: add one`);
+  const styledFill = new Map(Object.entries(fill).map(([key, value]) => [styleKey(key, style), value]));
+  const replace = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(replace);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, styledFill.has(key) && typeof inner === 'string' ? styledFill.get(key) : replace(inner)]));
+  };
+  return replace(structuredClone(example));
+}
+
+interface Case {
+  name: string;
+  expect: (status: number) => boolean;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: unknown;
+}
+
+const isSuccess = (status: number) => status >= 200 && status < 300;
+const is = (expected: number) => (status: number) => status === expected;
+const documents = (op: OperationInfo, status: number) => String(status) in (op.raw.responses ?? {});
+
+/** Callers that no case can spend: the refused ones (403, 404) leave their session as it was. */
+interface Shared {
+  admin: Record<string, string>;
+  nobody: Record<string, string>;
+}
+
+async function sharedCallers(): Promise<Shared> {
+  const [admin, nobody] = await Promise.all([signedIn([adminRole]), signedIn([])]);
+  return { admin: { authorization: `Bearer ${admin.accessToken}` }, nobody: { authorization: `Bearer ${nobody.accessToken}` } };
+}
+
+async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inflection, shared: Shared): Promise<Case[]> {
+  const unique = randomUUID().slice(0, 8);
+  const base = { method: op.method.toUpperCase(), headers: { 'x-api-inflection': style, accept: 'application/json' } };
+  const cases: Case[] = [];
+  if (op.security.length === 0) {
+    // Signing in: a real user's credentials, then a wrong password.
+    const user = await makeUser(database.db, { passwordHash });
+    const body = (password: string) => exampleBody(contract, op, style, { email: user.email, password });
+    cases.push({ ...base, name: 'success', expect: isSuccess, path: op.path, body: body(PASSWORD) });
+    cases.push({ ...base, name: 'unknown query parameter', expect: is(400), path: `${op.path}?unknown_parameter=1`, body: body(PASSWORD) });
+    cases.push({ ...base, name: 'wrong password', expect: is(401), path: op.path, body: body(`${PASSWORD} but wrong`) });
+    return cases;
+  }
+  // Success: a fresh session of a fresh administrator, as some operations end or change it.
+  const bearer = op.security.includes('bearerAuth');
+  if (!bearer && op.security.includes('apiKey')) throw new Error(`${op.operationId} takes API keys only: give this file a caller for it`);
+  const caller = await signedIn([adminRole]);
+  const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken };
+  const body = exampleBody(contract, op, style, fill);
+  const withBody = body === undefined ? {} : { body };
+  const headers = (credential: Record<string, string>) => ({ ...base.headers, ...credential });
+  const success = headers({ authorization: `Bearer ${caller.accessToken}` });
+  cases.push({ ...base, ...withBody, name: 'success', expect: isSuccess, path: await successPath(op, caller), headers: success });
+  cases.push({ ...base, ...withBody, name: 'unknown query parameter', expect: is(400), path: `${unknownPath(op)}?unknown_parameter=1`, headers: success });
+  cases.push({ ...base, ...withBody, name: 'refused credential', expect: is(401), path: unknownPath(op), headers: headers({ authorization: 'Bearer boa_not-a-real-token' }) });
+  if (op.requiredPermission && documents(op, 403)) {
+    cases.push({ ...base, ...withBody, name: 'without the permission', expect: is(403), path: unknownPath(op), headers: headers(shared.nobody) });
+  }
+  if (op.path.includes('{') && documents(op, 404)) {
+    cases.push({ ...base, ...withBody, name: 'unknown id', expect: is(404), path: unknownPath(op), headers: headers(shared.admin) });
+  }
+  return cases;
+}
+
+/** Sends a case through the proxy; returns what is wrong with the answer, if anything. */
+async function drive(proxy: PrismProcess, testCase: Case): Promise<string | undefined> {
+  const res = await fetch(`${proxy.url}${testCase.path}`, {
+    method: testCase.method,
+    headers: { ...testCase.headers, ...(testCase.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(testCase.body === undefined ? {} : { body: JSON.stringify(testCase.body) }),
+  });
+  const text = await res.text();
+  const label = `${testCase.method} ${testCase.path} (${testCase.name})`;
+  const violations = res.headers.get('sl-violations');
+  if (violations) return `${label}: Prism reports ${violations}`;
+  // Prism's own answers (a refused request, an unreachable upstream) carry no request id of ours.
+  if (!res.headers.get('x-request-id')) return `${label}: answered by Prism, not the service: ${res.status} ${text}`;
+  if (!testCase.expect(res.status)) return `${label}: unexpected ${res.status} ${text}`;
+  return undefined;
+}
+
+describe.each(INFLECTIONS.map((style) => ({ style })))('Prism validation proxy with the $style contract', ({ style }) => {
+  const contract = JSON.parse(readFileSync(bundlePath(style), 'utf8')) as OpenApiDocument;
+  let proxy: PrismProcess;
+  let shared: Shared;
+  beforeAll(async () => {
+    [proxy, shared] = await Promise.all([proxies.get(style)!, sharedCallers()]);
+  });
+
+  it.each(operations.map((op) => ({ op, name: `${op.method.toUpperCase()} ${op.path}` })))(
+    '$name: success and main errors, zero violations',
+    async ({ op }) => {
+      const problems: string[] = [];
+      for (const testCase of await casesFor(contract, op, style, shared)) {
+        const problem = await drive(proxy, testCase);
+        if (problem) problems.push(problem);
+      }
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it('reports an answer in another style (the control that keeps this file honest)', async () => {
+    // What a partner met before each style had its contract: camel bodies checked against snake.
+    // Against a styled contract, the same happens to a client that forgets the header.
+    const otherStyle: Record<string, string> = style === 'snake' ? { 'x-api-inflection': 'pascal' } : {};
+    const caller = await signedIn([adminRole]);
+    const res = await fetch(`${proxy.url}/me`, { headers: { authorization: `Bearer ${caller.accessToken}`, ...otherStyle } });
+    expect(res.headers.get('sl-violations')).toMatch(/must NOT have additional properties/);
+  });
+});

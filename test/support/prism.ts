@@ -1,0 +1,58 @@
+// The real Prism (@stoplight/prism-cli), as frontend teams and partners run it: a mock of the
+// contract (scripts/mock.sh, what `make mock` runs) or a validation proxy in front of a server.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { PROJECT_ROOT, bundlePath } from '../../src/paths.js';
+import type { Inflection } from '../../src/http/inflection.js';
+import { freePort } from './server-process.js';
+
+export interface PrismProcess {
+  url: string;
+  child: ChildProcess;
+  /** Everything Prism printed (its log names every violation). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+async function start(command: string, args: string[], port: number): Promise<PrismProcess> {
+  const child = spawn(command, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`Prism did not start within 60 s: ${output}`)), 60_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Prism is listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`Prism exited with ${code}: ${output}`));
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** `make mock STYLE=<style>`: the mock of that style's contract, through the same script. */
+export async function startMock(style: Inflection): Promise<PrismProcess> {
+  const port = await freePort();
+  return start(join(PROJECT_ROOT, 'scripts/mock.sh'), [style, String(port)], port);
+}
+
+/** `prism proxy --errors` with that style's contract in front of `upstream`: violations fail the request. */
+export async function startValidationProxy(style: Inflection, upstream: string): Promise<PrismProcess> {
+  const port = await freePort();
+  return start(join(PROJECT_ROOT, 'node_modules/.bin/prism'), ['proxy', bundlePath(style), upstream, '--errors', '--host', '127.0.0.1', '--port', String(port)], port);
+}
