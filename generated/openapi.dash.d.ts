@@ -1510,7 +1510,7 @@ export interface components {
          */
         Limit: number;
         /**
-         * @description The `nextCursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
+         * @description The `next-cursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
          * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
          */
         Cursor: string;
@@ -2009,7 +2009,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The `nextCursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
+                 * @description The `next-cursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
                  * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -2096,7 +2096,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The `nextCursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
+                 * @description The `next-cursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
                  * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
                  */
                 cursor?: components["parameters"]["Cursor"];

@@ -152,7 +152,7 @@ describe('x-api-inflection over HTTP', () => {
   });
 });
 
-describe('response validation sees the canonical body', () => {
+describe('response validation sees the body that leaves', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -173,7 +173,7 @@ describe('response validation sees the canonical body', () => {
     last_sign_in_at: null,
   };
 
-  it('validates the snake_case body, then inflects it (a camel response passes validation)', async () => {
+  it('validates the camelCase body against the camelCase contract (a camel response passes validation)', async () => {
     const { deps } = createTestApp(database.db, { authenticators });
     const handlers = { ...createHandlers(deps), listUsers: async () => ({ status: 200 as const, body: { data: [user], next_cursor: null } }) };
     const { app } = createTestApp(database.db, { authenticators, handlers });

@@ -1,60 +1,32 @@
-// The real Prism on the bundled contract: what frontend teams develop against.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+// The real Prism on the contract: what frontend teams develop against (`make mock STYLE=...` runs
+// scripts/mock.sh, as these tests do).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLED_SPEC_PATH, PROJECT_ROOT } from '../src/paths.js';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { spec } from './support/context.js';
+import { startMock, type PrismProcess } from './support/prism.js';
+import { bundlePath } from '../src/paths.js';
 
-let prism: ChildProcess;
-let base: string;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+describe('Prism mock of the contract (snake_case, the default)', () => {
+  let prism: PrismProcess;
+  beforeAll(async () => {
+    prism = await startMock('snake');
   });
-}
+  afterAll(() => prism?.stop());
 
-beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  prism = spawn(join(PROJECT_ROOT, 'node_modules/.bin/prism'), ['mock', BUNDLED_SPEC_PATH, '--host', '127.0.0.1', '--port', String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('Prism did not start within 30 s')), 30_000);
-    prism.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Prism is listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    prism.on('exit', (code) => reject(new Error(`Prism exited with ${code}`)));
-  });
-});
-
-afterAll(() => {
-  prism?.kill('SIGTERM');
-});
-
-describe('Prism mock of the contract', () => {
   it('answers GET /users with the documented example when credentials are sent', async () => {
-    const res = await fetch(`${base}/users`, { headers: { 'x-api-key': 'any-key', accept: 'application/json' } });
+    const res = await fetch(`${prism.url}/users`, { headers: { 'x-api-key': 'any-key', accept: 'application/json' } });
     expect(res.status).toBe(200);
     const documented = spec.components.responses.UserPage.content['application/json'].example;
     expect(await res.json()).toEqual(documented);
   });
 
   it('answers GET /users with 401 without credentials', async () => {
-    const res = await fetch(`${base}/users`, { headers: { accept: 'application/json' } });
+    const res = await fetch(`${prism.url}/users`, { headers: { accept: 'application/json' } });
     expect(res.status).toBe(401);
   });
 
   it('answers POST /sessions with the documented token set', async () => {
-    const res = await fetch(`${base}/sessions`, {
+    const res = await fetch(`${prism.url}/sessions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ session: { email: 'ada@example.com', password: 'correct horse battery staple' } }),
@@ -62,4 +34,54 @@ describe('Prism mock of the contract', () => {
     expect(res.status).toBe(201);
     expect(await res.json()).toMatchObject({ token_type: 'Bearer', expires_in: 600 });
   });
+});
+
+describe('Prism mock of the camelCase contract (make mock STYLE=camel)', () => {
+  let prism: PrismProcess;
+  const camel = JSON.parse(readFileSync(bundlePath('camel'), 'utf8'));
+  beforeAll(async () => {
+    prism = await startMock('camel');
+  });
+  afterAll(() => prism?.stop());
+
+  it('answers GET /users with camelCase keys and the same values', async () => {
+    const res = await fetch(`${prism.url}/users`, { headers: { 'x-api-key': 'any-key', 'x-api-inflection': 'camel', accept: 'application/json' } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { data: Record<string, unknown>[] };
+    expect(body).toEqual(camel.components.responses.UserPage.content['application/json'].example);
+    expect(Object.keys(body)).toEqual(['data', 'nextCursor']);
+    expect(body.data[0]).toMatchObject({ firstName: 'Ada', lastName: 'Lovelace', lastSignInAt: '2026-11-20T08:15:00.000Z' });
+    expect(JSON.stringify(body)).not.toMatch(/"[a-z]+_[a-z_]+":/);
+  });
+
+  it('takes a camelCase request body and answers the token set in camelCase', async () => {
+    const res = await fetch(`${prism.url}/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer any', 'x-api-inflection': 'camel' },
+      body: JSON.stringify({ refreshToken: 'bor_any' }),
+    });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ tokenType: 'Bearer', expiresIn: 600, accessToken: expect.any(String), refreshToken: expect.any(String) });
+  });
+
+  it('answers its documented problems in camelCase', async () => {
+    const res = await fetch(`${prism.url}/users`, { headers: { 'x-api-key': 'any-key', 'x-api-inflection': 'camel', prefer: 'code=403' } });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ requestId: expect.any(String), requiredPermission: 'users.list' });
+  });
+
+  it('refuses a snake_case request body: the camelCase contract declares camelCase keys only', async () => {
+    const res = await fetch(`${prism.url}/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer any', 'x-api-inflection': 'camel' },
+      body: JSON.stringify({ refresh_token: 'bor_any' }),
+    });
+    // Prism answers the operation's documented 400 (its own 422 when none is documented).
+    expect(res.status).toBe(400);
+    expect(res.headers.get('sl-violations')).toMatch(/refreshToken/);
+  });
+});
+
+it('make mock refuses an unknown style', async () => {
+  await expect(startMock('kebab' as never)).rejects.toThrow(/STYLE must be one of camel, dash, snake, pascal/);
 });

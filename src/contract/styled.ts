@@ -101,8 +101,10 @@ class ContractStyler {
       }
     }
     out.info.description = `${this.preamble()}\n\n${out.info.description ?? ''}`;
-    this.styleProse(out);
-    return out;
+    // Parts left as they were are still the source's objects: copy before rewriting prose in place.
+    const result = structuredClone(out);
+    this.styleProse(result);
+    return result;
   }
 
   /** A response or request body: its media types' schemas and examples; `$ref`s are styled where they point. */
@@ -136,14 +138,8 @@ class ContractStyler {
     const out: JsonSchema = { ...schema };
     if (schema.properties) {
       out.properties = {};
-      const seen = new Map<string, string>();
-      for (const [name, sub] of Object.entries<JsonSchema>(schema.properties)) {
-        const styled = this.key(name, where);
-        const clash = seen.get(styled);
-        if (clash) throw new UnstylableContractError(`${where}: ${clash} and ${name} are both ${styled} in ${this.style}`);
-        seen.set(styled, name);
-        out.properties[styled] = this.schema(sub, `${where}.${name}`);
-      }
+      // No two names can clash: each styled name reads back to its own (key() checks it).
+      for (const [name, sub] of Object.entries<JsonSchema>(schema.properties)) out.properties[this.key(name, where)] = this.schema(sub, `${where}.${name}`);
     }
     if (Array.isArray(schema.required)) out.required = schema.required.map((name: string) => this.key(name, where));
     for (const keyword of SUBSCHEMA) {
