@@ -128,15 +128,16 @@ const isSuccess = (status: number) => status >= 200 && status < 300;
 const is = (expected: number) => (status: number) => status === expected;
 const documents = (op: OperationInfo, status: number) => String(status) in (op.raw.responses ?? {});
 
-/** Callers that no case can spend: the refused ones (403, 404) leave their session as it was. */
+/** Callers that no case can spend: refused requests (403, 404) and safe methods leave a session as it was. */
 interface Shared {
+  adminCaller: Caller;
   admin: Record<string, string>;
   nobody: Record<string, string>;
 }
 
 async function sharedCallers(): Promise<Shared> {
   const [admin, nobody] = await Promise.all([signedIn([adminRole]), signedIn([])]);
-  return { admin: { authorization: `Bearer ${admin.accessToken}` }, nobody: { authorization: `Bearer ${nobody.accessToken}` } };
+  return { adminCaller: admin, admin: { authorization: `Bearer ${admin.accessToken}` }, nobody: { authorization: `Bearer ${nobody.accessToken}` } };
 }
 
 async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inflection, shared: Shared): Promise<Case[]> {
@@ -152,10 +153,10 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
     cases.push({ ...base, name: 'wrong password', expect: is(401), path: op.path, body: body(`${PASSWORD} but wrong`) });
     return cases;
   }
-  // Success: a fresh session of a fresh administrator, as some operations end or change it.
-  const bearer = op.security.includes('bearerAuth');
-  if (!bearer && op.security.includes('apiKey')) throw new Error(`${op.operationId} takes API keys only: give this file a caller for it`);
-  const caller = await signedIn([adminRole]);
+  // Success: a safe method leaves its caller as it was; any other may end or change the session
+  // or the password it is called with, so it gets a fresh administrator of its own.
+  if (!op.security.includes('bearerAuth')) throw new Error(`${op.operationId} takes API keys only: give this file a caller for it`);
+  const caller = op.method === 'get' ? shared.adminCaller : await signedIn([adminRole]);
   const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken };
   const body = exampleBody(contract, op, style, fill);
   const withBody = body === undefined ? {} : { body };
