@@ -84,7 +84,9 @@ class ContractStyler {
     if (components.examples && Object.keys(components.examples).length > 0) {
       throw new UnstylableContractError('components.examples: an example used by $ref has no schema to style its keys by; write it inline');
     }
+    if (this.spec.webhooks) throw new UnstylableContractError('webhooks are not styled: teach src/contract/styled.ts first');
     for (const [path, item] of Object.entries<JsonSchema>(this.spec.paths)) {
+      if (typeof item.$ref === 'string') throw new UnstylableContractError(`${path}: a path item by $ref; styling expects the bundle, where they are inlined`);
       const styledItem = out.paths[path]!;
       if (item.parameters) styledItem.parameters = item.parameters.map((p: JsonSchema) => this.parameter(p));
       for (const method of HTTP_METHODS) {
