@@ -18,6 +18,7 @@ import { HttpClient, type RawRequest, type RawResponse } from '../test/support/h
 import type { Database } from '../src/db/schema.js';
 import { createUserWithPassword } from '../src/users/credentials.js';
 import { apiKeyService } from '../src/api-keys/service.js';
+import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 
 const DURATION_S = Number(process.env.SOAK_DURATION_S ?? 600);
@@ -119,7 +120,7 @@ async function seed(databaseUrl: string): Promise<{ users: { email: string; pass
     await db.insertInto('user_roles').values({ user_id: id, role_id: role.id }).execute();
     users.push(user);
   }
-  const { secret } = await apiKeyService(db, systemClock).create({ userId: null, permissions: 'all' }, { name: 'soak listing key', permissions: ['users.list'] });
+  const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'soak listing key', permissions: ['users.list'] });
   await db.destroy();
   return { users, key: secret };
 }

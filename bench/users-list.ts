@@ -17,6 +17,7 @@ import type { Database } from '../src/db/schema.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { seedUsers } from '../src/cli/seed.js';
 import { apiKeyService } from '../src/api-keys/service.js';
+import { OPERATOR } from '../src/auth/authority.js';
 import { encodeCursor } from '../src/users/cursor.js';
 import { hashPassword } from '../src/auth/passwords.js';
 import { systemClock } from '../src/clock.js';
@@ -79,7 +80,7 @@ async function main() {
     await sql`vacuum analyze users`.execute(db);
     print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
-    const { secret } = await apiKeyService(db, systemClock).create({ userId: null, permissions: 'all' }, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: databaseUrl, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
     children.push(service.child);
     const page = await fetch(`${service.url}/users?limit=50`, { headers: { 'x-api-key': secret } });

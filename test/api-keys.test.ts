@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
+import { OPERATOR } from '../src/auth/authority.js';
 import { ManualClock } from '../src/clock.js';
 import { generateSecret } from '../src/auth/secrets.js';
 import type { Database } from '../src/db/schema.js';
@@ -186,7 +187,7 @@ describe('rotation', () => {
     expect(tooLong.status).toBe(400);
     expectContractResponse(tooLong, 'POST', `/api-keys/${key.id}/rotate`);
     expect((await request(app).get('/users').set('x-api-key', key.secret)).status).toBe(200); // nothing changed
-    await key.service.revoke(key.id);
+    await key.service.revoke(OPERATOR, key.id);
     const res = await request(app).post(`/api-keys/${key.id}/rotate`).set('authorization', testBearer(admin.id)).send({});
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('api_key_revoked');

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
+import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
 import { ManualClock } from '../src/clock.js';
 import { hashPassword } from '../src/auth/passwords.js';
@@ -24,12 +25,16 @@ beforeAll(async () => {
 });
 afterAll(() => database.destroy());
 
-/** A fresh resource for each path parameter, by the path's first segment. */
+/**
+ * A fresh resource for each path parameter, by the path's first segment. Roles and keys hold no
+ * permission: acting on a target that holds one the caller lacks is refused (target_outranks_caller,
+ * tested in test/escalation.test.ts), and this matrix is about the operation's own permission.
+ */
 const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   users: async (db) => (await makeUser(db)).id,
   utilisateurs: async (db) => (await makeUser(db)).id,
-  roles: async (db) => (await makeRole(db, ['tasks.list'])).id,
-  'api-keys': async (db) => (await makeApiKey(db, ['tasks.list'])).id,
+  roles: async (db) => (await makeRole(db, [])).id,
+  'api-keys': async (db) => (await makeApiKey(db, [])).id,
 };
 
 /** A signed-in caller (through the real POST /sessions), when the case has one. */
@@ -148,7 +153,7 @@ describe.each(secured.map((op) => ({ op, name: `${op.method.toUpperCase()} ${op.
 
   it('revoked API key: 401', async () => {
     const key = await makeApiKey(database.db, grantedPermissions(op));
-    await key.service.revoke(key.id);
+    await key.service.revoke(OPERATOR, key.id);
     const res = await call(op, { 'x-api-key': key.secret });
     expect(res.status).toBe(401);
     if (acceptsKey) expect(res.body.code).toBe('invalid_api_key');

@@ -15,6 +15,7 @@ import { RequestArbitraries, type Credential, type FuzzRequest } from './support
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
 import { installWriteJournal, journalSince, unexpectedWrites } from './support/write-journal.js';
 import { makeApiKey, makeRole } from './support/access-fixtures.js';
+import { OPERATOR } from '../src/auth/authority.js';
 import { indexOperations, operationMatcher, type JsonSchema } from '../src/contract/spec.js';
 import { KeyInflector, parseInflection, type Inflection } from '../src/http/inflection.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
@@ -79,9 +80,9 @@ beforeAll(async () => {
   const allKey = await makeApiKey(database.db, [...PERMISSIONS], { clock });
   const readKey = await makeApiKey(database.db, ['users.list', 'users.read'], { clock });
   const revokedKey = await makeApiKey(database.db, [...PERMISSIONS], { clock });
-  await revokedKey.service.revoke(revokedKey.id);
+  await revokedKey.service.revoke(OPERATOR, revokedKey.id);
   const rotatedKey = await makeApiKey(database.db, [...PERMISSIONS], { clock });
-  const rotatedTo = await rotatedKey.service.rotate(rotatedKey.id, 0);
+  const rotatedTo = await rotatedKey.service.rotate(OPERATOR, rotatedKey.id, 0);
   for (const key of [allKey, readKey, revokedKey, rotatedKey]) keep(key.secret, 'API key');
   keep(rotatedTo.secret, 'API key');
   credentials = [

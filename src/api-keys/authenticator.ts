@@ -1,6 +1,7 @@
 // Resolves an x-api-key to its principal: a malformed key is refused without touching the
 // database; a well-formed one is looked up by its SHA-256 digest in one query. Nothing is cached,
-// so a revocation is effective on the very next request on every server process.
+// so a revocation is effective on the very next request on every server process. The same query
+// narrows the key to what its creator holds now (repository.ts, effectivePermissions).
 import type { Principal } from '../auth/principal.js';
 import type { Dependencies } from '../dependencies.js';
 import { unauthorized } from '../http/problem.js';
@@ -20,6 +21,9 @@ export function apiKeyAuthenticator({ db, clock, logger }: Dependencies) {
     const key = await findKeyBySecretDigest(db, digestSecret(secret));
     if (!key || key.revoked_at || (key.retires_at && key.retires_at <= now)) throw invalid();
     if (key.expires_at && key.expires_at <= now) throw unauthorized('api_key_expired', 'The API key has expired.', true);
+    if (key.creator_status === 'disabled') {
+      throw unauthorized('api_key_creator_disabled', 'The user who created this API key is disabled, so the key no longer works.', true);
+    }
     if (!key.last_used_at || now.getTime() - key.last_used_at.getTime() >= LAST_USED_INTERVAL_MS) {
       // Not awaited: the answer does not wait for bookkeeping. The UPDATE is conditional, so
       // concurrent requests on several processes still write once a minute at most.

@@ -12,9 +12,14 @@ export function presentApiKey(row: ApiKeyRow): ApiKeyResource {
     id: row.id,
     name: row.name,
     permissions: row.permissions as Permission[],
+    effective_permissions: row.effective_permissions as Permission[],
     display_prefix: row.display_prefix,
     last_characters: row.last_characters,
     created_by: row.created_by,
+    creator:
+      row.created_by && row.creator_email !== null
+        ? { id: row.created_by, email: row.creator_email, first_name: row.creator_first_name ?? '', last_name: row.creator_last_name ?? '', status: row.creator_status ?? 'disabled' }
+        : null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     expires_at: iso(row.expires_at),

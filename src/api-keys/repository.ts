@@ -1,13 +1,50 @@
 // Queries on API keys and their secret digests. Functions take the database or a transaction.
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeysTable, Database } from '../db/schema.js';
+import { ADMIN_ROLE } from '../auth/permissions.js';
 
-export type ApiKeyRow = Selectable<ApiKeysTable>;
+/** The key's own row, as stored. */
+export type ApiKeyRecord = Selectable<ApiKeysTable>;
+
+/** A key as it is shown: its row, what it may do now, and its creator. */
+export type ApiKeyRow = ApiKeyRecord & {
+  effective_permissions: string[];
+  creator_email: string | null;
+  creator_first_name: string | null;
+  creator_last_name: string | null;
+  creator_status: 'active' | 'disabled' | null;
+};
+
+/**
+ * A key is never worth more than its creator now: its declared permissions that the creator (the
+ * users row `c`, joined on k.created_by) still holds, in the key's order; all of them when the
+ * creator holds the admin role or for an operator's key (no creator); none when the creator is
+ * disabled. Part of the statement that reads the key, so it costs no extra round trip.
+ */
+const effectivePermissions = sql<string[]>`case
+  when k.created_by is null then k.permissions
+  when c.status <> 'active' then '{}'::text[]
+  when exists (
+    select 1 from user_roles ur join roles r on r.id = ur.role_id
+    where ur.user_id = k.created_by and r.built_in and r.name = ${sql.lit(ADMIN_ROLE)}
+  ) then k.permissions
+  else array(
+    select p from unnest(k.permissions) with ordinality as kp(p, n)
+    where exists (
+      select 1 from user_roles ur join role_permissions rp on rp.role_id = ur.role_id
+      where ur.user_id = k.created_by and rp.permission = kp.p
+    )
+    order by kp.n
+  )
+end`;
 
 /** What authentication needs, found by the digest of the presented secret in one query. */
 export interface KeyBySecret {
   id: string;
+  /** key.permissions ∩ the creator's current permissions (see effectivePermissions). */
   permissions: string[];
+  /** The creator's status; null for an operator's key. */
+  creator_status: 'active' | 'disabled' | null;
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
@@ -19,9 +56,24 @@ export function findKeyBySecretDigest(db: Kysely<Database>, digest: Buffer): Pro
   return db
     .selectFrom('api_key_secrets as s')
     .innerJoin('api_keys as k', 'k.id', 's.api_key_id')
-    .select(['k.id', 'k.permissions', 'k.expires_at', 'k.revoked_at', 'k.last_used_at', 's.retires_at'])
+    .leftJoin('users as c', 'c.id', 'k.created_by')
+    .select(['k.id', effectivePermissions.as('permissions'), 'c.status as creator_status', 'k.expires_at', 'k.revoked_at', 'k.last_used_at', 's.retires_at'])
     .where('s.digest', '=', digest)
     .executeTakeFirst();
+}
+
+function selectShown(db: Kysely<Database>) {
+  return db
+    .selectFrom('api_keys as k')
+    .leftJoin('users as c', 'c.id', 'k.created_by')
+    .selectAll('k')
+    .select([
+      effectivePermissions.as('effective_permissions'),
+      'c.email as creator_email',
+      'c.first_name as creator_first_name',
+      'c.last_name as creator_last_name',
+      'c.status as creator_status',
+    ]);
 }
 
 /** Records a use unless one was recorded less than `interval` ago, checked by the database so that concurrent requests write once; true when written. */
@@ -37,16 +89,20 @@ export async function recordKeyUse(db: Kysely<Database>, id: string, use: { at: 
 }
 
 export function listKeys(db: Kysely<Database>, filter: { expiringBefore?: Date } = {}): Promise<ApiKeyRow[]> {
-  let query = db.selectFrom('api_keys').selectAll();
+  let query = selectShown(db);
   if (filter.expiringBefore) {
-    query = query.where('revoked_at', 'is', null).where('expires_at', 'is not', null).where('expires_at', '<=', filter.expiringBefore);
+    query = query.where('k.revoked_at', 'is', null).where('k.expires_at', 'is not', null).where('k.expires_at', '<=', filter.expiringBefore);
   }
-  return query.orderBy('created_at').orderBy('id').execute();
+  return query.orderBy('k.created_at').orderBy('k.id').execute();
 }
 
-export function findKeyById(db: Kysely<Database>, id: string, forUpdate = false): Promise<ApiKeyRow | undefined> {
-  const query = db.selectFrom('api_keys').selectAll().where('id', '=', id);
-  return (forUpdate ? query.forUpdate() : query).executeTakeFirst();
+export function findKeyById(db: Kysely<Database>, id: string): Promise<ApiKeyRow | undefined> {
+  return selectShown(db).where('k.id', '=', id).executeTakeFirst();
+}
+
+/** The key's row, locked until the transaction ends: changes of one key run one after the other. */
+export function lockKey(db: Kysely<Database>, id: string): Promise<ApiKeyRecord | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export interface NewKey {
@@ -85,7 +141,7 @@ export async function retireCurrentSecret(db: Kysely<Database>, apiKeyId: string
 export async function updateKey(
   db: Kysely<Database>,
   id: string,
-  fields: Partial<Pick<ApiKeyRow, 'name' | 'permissions' | 'expires_at' | 'display_prefix' | 'last_characters' | 'revoked_at'>> & { now: Date },
+  fields: Partial<Pick<ApiKeyRecord, 'name' | 'permissions' | 'expires_at' | 'display_prefix' | 'last_characters' | 'revoked_at'>> & { now: Date },
 ): Promise<void> {
   const { now, ...rest } = fields;
   await db.updateTable('api_keys').set({ ...rest, updated_at: now }).where('id', '=', id).execute();

@@ -5,14 +5,11 @@ import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import { ProblemError } from '../http/problem.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
-import { assertCallerHolds } from '../roles/permissions.js';
+import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
 import * as keys from './repository.js';
 import { newApiKeySecret } from './secret.js';
 
 export const MAX_GRACE_SECONDS = 24 * 60 * 60;
-
-/** Who creates a key: a signed-in user (limited to their own permissions) or the operator's command line. */
-export type KeyCreator = { userId: string; permissions: ReadonlySet<string> } | { userId: null; permissions: 'all' };
 
 const notFound = () => new ProblemError(404, 'not_found', 'No API key has this id.');
 const revoked = () => new ProblemError(409, 'api_key_revoked', 'This API key is revoked; create a new one.');
@@ -53,10 +50,16 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
       return keys.listKeys(db, days === undefined ? {} : { expiringBefore: new Date(clock.now().getTime() + days * 86_400_000) });
     },
 
-    async create(creator: KeyCreator, input: { name: string; expires_at?: string; permissions: string[] }) {
+    /**
+     * By a signed-in user (the key is then worth at most what they hold, now and later) or the
+     * operator (created_by null: the key keeps its set). An API key cannot make keys: its key would
+     * have no creator, so no one to be limited by.
+     */
+    async create(authority: Authority, input: { name: string; expires_at?: string; permissions: string[] }) {
+      if (authority.kind === 'api_key') throw new ProblemError(403, 'user_required', 'Only a signed-in user may do this, not an API key.');
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now) ?? null;
-      if (creator.permissions !== 'all') assertCallerHolds(creator.permissions, input.permissions, 'an API key');
+      assertMayGrant(authority, input.permissions, 'an API key');
       const fresh = newApiKeySecret();
       const id = await translateUnique(() =>
         db.transaction().execute(async (trx) => {
@@ -65,7 +68,7 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
             permissions: [...new Set(input.permissions)],
             display_prefix: fresh.display_prefix,
             last_characters: fresh.last_characters,
-            created_by: creator.userId,
+            created_by: authority.kind === 'user' ? authority.userId : null,
             expires_at: expiresAt,
             now,
           });
@@ -76,12 +79,12 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
       return { key: await get(id), secret: fresh.secret };
     },
 
-    async update(id: string, input: { name?: string; expires_at?: string | null; permissions?: string[] }) {
+    async update(authority: Authority, id: string, input: { name?: string; expires_at?: string | null; permissions?: string[] }) {
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now);
       await translateUnique(() =>
         db.transaction().execute(async (trx) => {
-          const row = await keys.findKeyById(trx, id, true);
+          const row = await keys.lockKey(trx, id);
           if (!row) throw notFound();
           if (row.revoked_at) throw revoked();
           const widened = input.permissions?.find((p) => !row.permissions.includes(p));
@@ -90,28 +93,38 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
               errors: [{ location: 'request/body/permissions', message: `${widened} is not among the key's permissions` }],
             });
           }
+          // Prolonging keeps rights alive: it needs every permission the key will hold. Renaming,
+          // narrowing and an earlier date only take away, as revoking does.
+          const prolongs = expiresAt === null ? row.expires_at !== null : expiresAt !== undefined && row.expires_at !== null && expiresAt > row.expires_at;
+          if (prolongs) assertMayActOn(authority, input.permissions ?? row.permissions, 'This API key');
           await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, now });
         }),
       );
       return get(id);
     },
 
-    /** Idempotent: revoking a revoked key changes nothing. */
-    async revoke(id: string) {
+    /**
+     * Idempotent: revoking a revoked key changes nothing. The one rights-changing operation without
+     * a check on the target: it only removes rights, and a leaked key must be revocable by any key
+     * manager at once (docs/AUTH.md).
+     */
+    async revoke(_authority: Authority, id: string) {
       const row = await get(id);
       if (!row.revoked_at) await keys.updateKey(db, id, { revoked_at: clock.now(), now: clock.now() });
     },
 
-    async rotate(id: string, graceSeconds = 0) {
+    /** The caller receives the new secret, so they must hold every permission of the key, grace period or not. */
+    async rotate(authority: Authority, id: string, graceSeconds = 0) {
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
         throw new ProblemError(400, 'validation_failed', `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds.`);
       }
       const now = clock.now();
       const fresh = newApiKeySecret();
       await db.transaction().execute(async (trx) => {
-        const row = await keys.findKeyById(trx, id, true);
+        const row = await keys.lockKey(trx, id);
         if (!row) throw notFound();
         if (row.revoked_at) throw revoked();
+        assertMayActOn(authority, row.permissions, 'This API key');
         await keys.retireCurrentSecret(trx, id, new Date(now.getTime() + graceSeconds * 1000), now);
         await keys.insertSecret(trx, id, fresh.digest, now);
         await keys.updateKey(trx, id, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });

@@ -2,6 +2,7 @@
 // once, on stdout, and never stored) and to revoke one.
 import { InvalidArgumentError, type Command } from 'commander';
 import { apiKeyService } from '../api-keys/service.js';
+import { OPERATOR } from '../auth/authority.js';
 import { isPermission } from '../auth/permissions.js';
 import { systemClock } from '../clock.js';
 import { ProblemError } from '../http/problem.js';
@@ -38,7 +39,7 @@ export function registerApiKeys(program: Command): void {
     .action((options: { name: string; permissions: string[]; expiresAt?: string }) =>
       withDatabase(async ({ db }) => {
         const { key, secret } = await apiKeyService(db, systemClock)
-          .create({ userId: null, permissions: 'all' }, { name: options.name, permissions: options.permissions, expires_at: options.expiresAt })
+          .create(OPERATOR, { name: options.name, permissions: options.permissions, expires_at: options.expiresAt })
           .catch(plain);
         process.stderr.write(`Created API key ${key.id} (${key.name})${key.expires_at ? '' : ' without an expiration date (not recommended)'}.\n`);
         process.stderr.write('Copy the secret now: it is never shown again.\n');
@@ -54,7 +55,7 @@ export function registerApiKeys(program: Command): void {
     })
     .action((id: string) =>
       withDatabase(async ({ db }) => {
-        await apiKeyService(db, systemClock).revoke(id).catch(plain);
+        await apiKeyService(db, systemClock).revoke(OPERATOR, id).catch(plain);
         process.stdout.write(`Revoked API key ${id}.\n`);
       }),
     );

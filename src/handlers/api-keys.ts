@@ -3,7 +3,7 @@ import type { Dependencies } from '../dependencies.js';
 import type { Handler } from '../contract/handler-types.js';
 import { apiKeyService } from '../api-keys/service.js';
 import { presentApiKey } from '../api-keys/presenter.js';
-import { requireUser } from '../auth/caller.js';
+import { requireCaller, requireUser } from '../auth/caller.js';
 
 /** A secret is in the body: no cache, no proxy may keep it. */
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -19,23 +19,22 @@ export function apiKeyHandlers({ db, clock }: Dependencies) {
   const getApiKey: Handler<'getApiKey'> = async ({ path }) => ({ status: 200, body: presentApiKey(await keys.get(path.id)) });
 
   const createApiKey: Handler<'createApiKey'> = async ({ body, principal }) => {
-    const user = requireUser(principal);
-    const { key, secret } = await keys.create({ userId: user.userId, permissions: user.permissions }, body);
+    const { key, secret } = await keys.create(requireUser(principal), body);
     return { status: 201, body: { api_key: presentApiKey(key), secret }, headers: NO_STORE };
   };
 
-  const updateApiKey: Handler<'updateApiKey'> = async ({ body, path }) => ({
+  const updateApiKey: Handler<'updateApiKey'> = async ({ body, path, principal }) => ({
     status: 200,
-    body: presentApiKey(await keys.update(path.id, body)),
+    body: presentApiKey(await keys.update(requireCaller(principal), path.id, body)),
   });
 
-  const revokeApiKey: Handler<'revokeApiKey'> = async ({ path }) => {
-    await keys.revoke(path.id);
+  const revokeApiKey: Handler<'revokeApiKey'> = async ({ path, principal }) => {
+    await keys.revoke(requireCaller(principal), path.id);
     return { status: 204, body: undefined };
   };
 
-  const rotateApiKey: Handler<'rotateApiKey'> = async ({ body, path }) => {
-    const { key, secret } = await keys.rotate(path.id, body.grace_period_seconds ?? 0);
+  const rotateApiKey: Handler<'rotateApiKey'> = async ({ body, path, principal }) => {
+    const { key, secret } = await keys.rotate(requireCaller(principal), path.id, body.grace_period_seconds ?? 0);
     return { status: 200, body: { api_key: presentApiKey(key), secret }, headers: NO_STORE };
   };
 

@@ -12,16 +12,16 @@ export function roleHandlers({ db, clock }: Dependencies) {
 
   const createRole: Handler<'createRole'> = async ({ body, principal }) => ({
     status: 201,
-    body: presentRole(await roles.create(requireCaller(principal).permissions, body)),
+    body: presentRole(await roles.create(requireCaller(principal), body)),
   });
 
   const updateRole: Handler<'updateRole'> = async ({ body, path, principal }) => ({
     status: 200,
-    body: presentRole(await roles.update(requireCaller(principal).permissions, path.id, body)),
+    body: presentRole(await roles.update(requireCaller(principal), path.id, body)),
   });
 
-  const deleteRole: Handler<'deleteRole'> = async ({ path }) => {
-    await roles.remove(path.id);
+  const deleteRole: Handler<'deleteRole'> = async ({ path, principal }) => {
+    await roles.remove(requireCaller(principal), path.id);
     return { status: 204, body: undefined };
   };
 

@@ -6,6 +6,7 @@ import { ProblemError } from '../http/problem.js';
 import { sessionService } from '../sessions/service.js';
 import { presentSession } from '../sessions/presenter.js';
 import { signedInUser } from './principal.js';
+import { requireCaller } from '../auth/caller.js';
 import { NO_STORE } from './tokens.js';
 
 const sessionNotFound = () => new ProblemError(404, 'session_not_found', 'No session with this id.');
@@ -43,13 +44,13 @@ export function sessionHandlers(deps: Dependencies) {
     return { status: 200, body: { data: rows.map((row) => presentSession(row, current)) } };
   };
 
-  const revokeUserSessions: Handler<'revokeUserSessions'> = async ({ path, request }) => {
-    await sessions.revoke(path.id, undefined, request, 'revoked_by_administrator');
+  const revokeUserSessions: Handler<'revokeUserSessions'> = async ({ path, principal, request }) => {
+    await sessions.revokeUserSessions(requireCaller(principal), path.id, undefined, request);
     return { status: 204, body: undefined };
   };
 
-  const revokeUserSession: Handler<'revokeUserSession'> = async ({ path, request }) => {
-    if (!(await sessions.revoke(path.id, path.session_id, request, 'revoked_by_administrator'))) throw sessionNotFound();
+  const revokeUserSession: Handler<'revokeUserSession'> = async ({ path, principal, request }) => {
+    if (!(await sessions.revokeUserSessions(requireCaller(principal), path.id, path.session_id, request))) throw sessionNotFound();
     return { status: 204, body: undefined };
   };
 

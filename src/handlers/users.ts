@@ -17,15 +17,18 @@ export function userHandlers({ db, clock }: Dependencies) {
 
   const createUser: Handler<'createUser'> = async ({ body, principal }) => ({
     status: 201,
-    body: present(await users.create(requireCaller(principal).permissions, body)),
+    body: present(await users.create(requireCaller(principal), body)),
   });
 
   const updateUser: Handler<'updateUser'> = async ({ body, path, principal }) => ({
     status: 200,
-    body: present(await users.update(requireCaller(principal).permissions, path.id, body)),
+    body: present(await users.update(requireCaller(principal), path.id, body)),
   });
 
-  const disableUser: Handler<'disableUser'> = async ({ path }) => ({ status: 200, body: present(await users.disable(path.id)) });
+  const disableUser: Handler<'disableUser'> = async ({ path, principal }) => ({
+    status: 200,
+    body: present(await users.disable(requireCaller(principal), path.id)),
+  });
 
   return { listUsers, listUtilisateurs: listUsers, getUser, createUser, updateUser, disableUser };
 }

@@ -19,7 +19,7 @@ const TITLES: Record<number, string> = {
   503: 'Service unavailable',
 };
 
-type Extras = Partial<Pick<Problem, 'errors' | 'retry_after' | 'allowed_values' | 'required_permission'>>;
+type Extras = Partial<Pick<Problem, 'errors' | 'retry_after' | 'allowed_values' | 'required_permission' | 'missing_permissions'>>;
 
 /** An error that becomes a problem response. Throw it from anywhere below the router. */
 export class ProblemError extends Error {

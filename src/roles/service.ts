@@ -6,7 +6,8 @@ import type { Clock } from '../clock.js';
 import { ProblemError } from '../http/problem.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import * as roles from './repository.js';
-import { assertCallerHolds } from './permissions.js';
+import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
+import { permissionsOfRole } from './permissions.js';
 
 const nameTaken = () => new ProblemError(409, 'name_taken', 'Another role already has this name.');
 const notFound = () => new ProblemError(404, 'not_found', 'No role has this id.');
@@ -25,8 +26,8 @@ export function roleService(db: Kysely<Database>, clock: Clock) {
   return {
     list: () => roles.listRoles(db),
 
-    async create(caller: ReadonlySet<string>, input: { name: string; description?: string; permissions: string[] }) {
-      assertCallerHolds(caller, input.permissions, 'a role');
+    async create(authority: Authority, input: { name: string; description?: string; permissions: string[] }) {
+      assertMayGrant(authority, input.permissions, 'a role');
       const id = await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const roleId = await roles.insertRole(trx, { name: input.name, description: input.description ?? '', now: clock.now() });
@@ -37,13 +38,18 @@ export function roleService(db: Kysely<Database>, clock: Clock) {
       return (await roles.findRoleById(db, id))!;
     },
 
-    async update(caller: ReadonlySet<string>, id: string, input: { name?: string; description?: string; permissions?: string[] }) {
+    async update(authority: Authority, id: string, input: { name?: string; description?: string; permissions?: string[] }) {
       await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const role = await roles.findRoleById(trx, id, true);
           if (!role) throw notFound();
           if (role.built_in) throw builtIn();
-          if (input.permissions) assertCallerHolds(caller, input.permissions, 'a role');
+          if (input.permissions) {
+            const held = permissionsOfRole(role) as string[];
+            assertMayGrant(authority, input.permissions.filter((p) => !held.includes(p)), 'a role');
+            // Taking a permission away from a role takes it from everyone holding the role.
+            if (held.some((p) => !input.permissions!.includes(p))) assertMayActOn(authority, held, 'This role');
+          }
           await roles.updateRoleFields(trx, id, { name: input.name, description: input.description, now: clock.now() });
           if (input.permissions) await roles.replaceRolePermissions(trx, id, input.permissions);
         }),
@@ -51,11 +57,14 @@ export function roleService(db: Kysely<Database>, clock: Clock) {
       return (await roles.findRoleById(db, id))!;
     },
 
-    async remove(id: string) {
-      const role = await roles.findRoleById(db, id);
-      if (!role) throw notFound();
-      if (role.built_in) throw builtIn();
-      await roles.deleteRole(db, id);
+    async remove(authority: Authority, id: string) {
+      await db.transaction().execute(async (trx) => {
+        const role = await roles.findRoleById(trx, id, true);
+        if (!role) throw notFound();
+        if (role.built_in) throw builtIn();
+        assertMayActOn(authority, permissionsOfRole(role), 'This role');
+        await roles.deleteRole(trx, id);
+      });
     },
   };
 }

@@ -7,6 +7,9 @@ import { ProblemError, unauthorized } from '../http/problem.js';
 import { recordSecurityEvent } from '../security-events/recorder.js';
 import { clearEmailFailures, signInThrottle } from '../throttle/sign-in-throttle.js';
 import { findCredentials, setPasswordHash } from '../users/credentials.js';
+import { assertMayActOn, isSelf, type Authority } from '../auth/authority.js';
+import { rolesOfUser } from '../roles/repository.js';
+import { permissionsOfRoles } from '../roles/permissions.js';
 import * as repo from './repository.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
@@ -153,6 +156,15 @@ export function sessionService({ db, clock, config }: Dependencies) {
     });
   }
 
+  /**
+   * Revokes one session (or all) of any user, as a manager: ending someone else's sessions needs
+   * every permission they hold; one's own sessions may always be ended.
+   */
+  async function revokeUserSessions(authority: Authority, userId: string, sessionId: string | undefined, client: ClientInfo): Promise<boolean> {
+    if (!isSelf(authority, userId)) assertMayActOn(authority, permissionsOfRoles(await rolesOfUser(db, userId)), 'This user');
+    return revoke(userId, sessionId, client, isSelf(authority, userId) ? 'revoked_by_user' : 'revoked_by_administrator');
+  }
+
   async function signOut(userId: string, sessionId: string, client: ClientInfo): Promise<void> {
     const now = clock.now();
     await db.transaction().execute(async (trx) => {
@@ -191,7 +203,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
     });
   }
 
-  return { signIn, refresh, listSessions, findSession, revoke, signOut, changePassword };
+  return { signIn, refresh, listSessions, findSession, revoke, revokeUserSessions, signOut, changePassword };
 }
 
 export type SessionService = ReturnType<typeof sessionService>;

@@ -6,8 +6,9 @@ import type { Clock } from '../clock.js';
 import { ProblemError, forbidden } from '../http/problem.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
-import { findRolesByName, setUserRoles } from '../roles/repository.js';
-import { assertCallerHolds, permissionsOfRoles } from '../roles/permissions.js';
+import { findRolesByName, rolesOfUser, setUserRoles, type RoleRow } from '../roles/repository.js';
+import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
+import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, type Authority } from '../auth/authority.js';
 import * as users from './repository.js';
 import { revokeSessions } from '../sessions/repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -19,8 +20,8 @@ const notFound = () => new ProblemError(404, 'not_found', 'No user has this id.'
 const emailTaken = () => new ProblemError(409, 'email_taken', 'Another user already has this e-mail address.');
 
 export function userService(db: Kysely<Database>, clock: Clock) {
-  /** The roles named, checked to exist and to grant nothing the caller lacks. */
-  async function grantableRoles(trx: Kysely<Database>, caller: ReadonlySet<string>, names: readonly string[]) {
+  /** The roles named, checked to exist; those not in `held` already are checked to grant nothing the caller lacks. */
+  async function grantableRoles(trx: Kysely<Database>, authority: Authority, names: readonly string[], held: readonly RoleRow[] = []) {
     const roles = await findRolesByName(trx, names);
     const found = new Set(roles.map((r) => r.name.toLowerCase()));
     const missing = names.find((n) => !found.has(n.toLowerCase()));
@@ -29,8 +30,20 @@ export function userService(db: Kysely<Database>, clock: Clock) {
         errors: [{ location: 'request/body/roles', message: `unknown role ${missing}` }],
       });
     }
-    assertCallerHolds(caller, permissionsOfRoles(roles), 'a role');
-    return roles.map((r) => r.id);
+    const added = roles.filter((r) => !held.some((h) => h.id === r.id));
+    assertMayGrant(authority, permissionsOfRoles(added), 'a role');
+    return roles;
+  }
+
+  /**
+   * The checks of a change that takes rights from a user (a role removed, a status change): the
+   * caller holds everything the user holds, and an active administrator losing the admin role or
+   * being disabled is not the last one.
+   */
+  async function assertMayTakeFrom(trx: Kysely<Database>, authority: Authority, user: { id: string; status: string }, held: RoleRow[], after: { roles: RoleRow[]; status: string }) {
+    assertMayActOn(authority, permissionsOfRoles(held), 'This user');
+    const staysAdmin = includesAdmin(after.roles) && after.status === 'active';
+    if (includesAdmin(held) && user.status === 'active' && !staysAdmin) await assertAnotherAdminRemains(trx, user.id);
   }
 
   async function get(id: string) {
@@ -52,7 +65,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       return { page, nextCursor };
     },
 
-    async create(caller: ReadonlySet<string>, input: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string }) {
+    async create(authority: Authority, input: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string }) {
       let passwordHash: string | null = null;
       if (input.password !== undefined) {
         const violation = passwordPolicyViolation(input.password);
@@ -63,7 +76,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       }
       try {
         const id = await db.transaction().execute(async (trx) => {
-          const roleIds = await grantableRoles(trx, caller, input.roles ?? []);
+          const roles = await grantableRoles(trx, authority, input.roles ?? []);
           const userId = await users.insertUser(trx, {
             email: input.email,
             first_name: input.first_name,
@@ -71,7 +84,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
             password_hash: passwordHash,
             now: clock.now(),
           });
-          await setUserRoles(trx, userId, roleIds);
+          await setUserRoles(trx, userId, roles.map((r) => r.id));
           return userId;
         });
         return get(id);
@@ -81,29 +94,32 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       }
     },
 
-    async update(
-      caller: ReadonlySet<string>,
-      id: string,
-      input: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' },
-    ) {
+    async update(authority: Authority, id: string, input: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' }) {
       // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
-      if (input.status !== undefined && !caller.has('users.disable')) throw forbidden('users.disable');
+      if (input.status !== undefined && lacking(authority, ['users.disable']).length > 0) throw forbidden('users.disable');
       await db.transaction().execute(async (trx) => {
-        if (!(await users.findUserForUpdate(trx, id))) throw notFound();
-        const roleIds = input.roles ? await grantableRoles(trx, caller, input.roles) : undefined;
+        // The row lock queues every change of this user's roles or status behind this one.
+        const user = await users.findUserForUpdate(trx, id);
+        if (!user) throw notFound();
+        const held = await rolesOfUser(trx, id);
+        const roles = input.roles ? await grantableRoles(trx, authority, input.roles, held) : held;
+        const removesRole = held.some((h) => !roles.some((r) => r.id === h.id));
+        if (removesRole || input.status !== undefined) await assertMayTakeFrom(trx, authority, user, held, { roles, status: input.status ?? user.status });
         const now = clock.now();
         await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now });
-        if (roleIds) await setUserRoles(trx, id, roleIds);
+        if (input.roles) await setUserRoles(trx, id, roles.map((r) => r.id));
         if (input.status === 'disabled') await revokeSessions(trx, { userId: id }, now, 'user_disabled');
       });
       return get(id);
     },
 
     /** Disables the user and revokes every session of theirs, in one transaction (idempotent); the record stays. */
-    async disable(id: string) {
+    async disable(authority: Authority, id: string) {
       await db.transaction().execute(async (trx) => {
         const user = await users.findUserForUpdate(trx, id);
         if (!user) throw notFound();
+        const held = await rolesOfUser(trx, id);
+        await assertMayTakeFrom(trx, authority, user, held, { roles: held, status: 'disabled' });
         const now = clock.now();
         if (user.status !== 'disabled') await users.updateUserFields(trx, id, { status: 'disabled', now });
         await revokeSessions(trx, { userId: id }, now, 'user_disabled');

@@ -8,6 +8,7 @@ import type { Authenticators, Principal } from '../../src/auth/principal.js';
 import type { Dependencies } from '../../src/dependencies.js';
 import { createAuthenticators } from '../../src/auth/authenticators.js';
 import { apiKeyService } from '../../src/api-keys/service.js';
+import { OPERATOR } from '../../src/auth/authority.js';
 import { rolesOfUser } from '../../src/roles/repository.js';
 import { permissionsOfRoles } from '../../src/roles/permissions.js';
 import { unauthorized } from '../../src/http/problem.js';
@@ -42,7 +43,7 @@ export async function makeUser(
 export async function makeApiKey(db: Kysely<Database>, permissions: string[], options: { clock?: Clock; expiresAt?: string; name?: string } = {}) {
   const service = apiKeyService(db, options.clock ?? systemClock);
   const { key, secret } = await service.create(
-    { userId: null, permissions: 'all' },
+    OPERATOR,
     { name: options.name ?? `key-${randomUUID().slice(0, 8)}`, permissions, expires_at: options.expiresAt },
   );
   return { id: key.id, secret, service };
