@@ -1,0 +1,276 @@
+// Escalation attacks, one per finding of issue 12, run as the attacker ran them: signed in for real
+// on the real service and PostgreSQL. Each refusal is checked to be the documented problem and to
+// change nothing; each allowed neighbour is checked to still work.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { expectContractResponse } from './support/contract.js';
+import { createUser, signIn } from './support/sessions.js';
+import { makeApiKey } from './support/access-fixtures.js';
+import { changedTables, digestTables, tableNames } from './support/table-digest.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../src/db/schema.js';
+
+let database: TestDatabase;
+let app: ReturnType<typeof createTestApp>['app'];
+/** Administrators of the shared database (so no test here is about the last one). */
+let admin: Person;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  app = createTestApp(database.db).app;
+  admin = await person(database.db, { roles: ['admin'] });
+  await person(database.db, { roles: ['admin'] });
+});
+afterAll(() => database.destroy());
+
+interface Person {
+  id: string;
+  email: string;
+  auth: string;
+}
+
+/** A user signed in through POST /sessions, holding `permissions` (through a role of its own) or `roles`. */
+async function person(db: Kysely<Database>, grant: { permissions?: string[]; roles?: string[] }, on = app): Promise<Person> {
+  const user = await createUser(db, grant);
+  const set = await signIn(on, user.email, user.password);
+  return { id: user.id, email: user.email, auth: `Bearer ${set.access_token}` };
+}
+
+/** Runs `attempt`, which must be refused, and asserts that no table changed meanwhile. */
+async function refusedWithoutChange(db: Kysely<Database>, attempt: () => Promise<request.Response>): Promise<request.Response> {
+  const tables = await tableNames(db);
+  const before = await digestTables(db, tables);
+  const res = await attempt();
+  expect(res.status, res.text).toBeGreaterThanOrEqual(400);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(changedTables(before, await digestTables(db, tables))).toEqual([]);
+  return res;
+}
+
+function expectOutranked(res: request.Response, missing: string[]) {
+  expect(res.status, res.text).toBe(403);
+  expect(res.body).toMatchObject({ code: 'target_outranks_caller', missing_permissions: missing });
+}
+
+async function adminKey(permissions: string[], body: Record<string, unknown> = {}) {
+  const res = await request(app).post('/api-keys').set('authorization', admin.auth).send({ name: `wide ${Math.random()}`, permissions, ...body });
+  expect(res.status, res.text).toBe(201);
+  return res.body as { api_key: { id: string }; secret: string };
+}
+
+describe('API keys', () => {
+  it('a key manager cannot rotate a wider key to steal its secret, with or without a grace period', async () => {
+    const wide = await adminKey(['users.create', 'roles.manage'], { expires_at: new Date(Date.now() + 86_400_000).toISOString() });
+    const manager = await person(database.db, { permissions: ['api_keys.manage'] });
+    for (const body of [{}, { grace_period_seconds: 3600 }]) {
+      const path = `/api-keys/${wide.api_key.id}/rotate`;
+      const res = await refusedWithoutChange(database.db, () => request(app).post(path).set('authorization', manager.auth).send(body));
+      expectOutranked(res, ['roles.manage', 'users.create']);
+      expect(res.text).not.toMatch(/bok_/);
+      expectContractResponse(res, 'POST', path);
+    }
+    // The original secret still works; a manager who holds the key's permissions may rotate it.
+    expect((await request(app).get('/roles').set('x-api-key', wide.secret)).status).toBe(200);
+    const peer = await person(database.db, { permissions: ['api_keys.manage', 'users.create', 'roles.manage'] });
+    const ok = await request(app).post(`/api-keys/${wide.api_key.id}/rotate`).set('authorization', peer.auth).send({});
+    expect(ok.status, ok.text).toBe(200);
+  });
+
+  it('a key manager cannot make a wider key never expire, nor expire later', async () => {
+    const at = new Date(Date.now() + 86_400_000);
+    const wide = await adminKey(['users.create', 'roles.manage'], { expires_at: at.toISOString() });
+    const manager = await person(database.db, { permissions: ['api_keys.manage', 'users.create'] });
+    const path = `/api-keys/${wide.api_key.id}`;
+    for (const expires_at of [null, new Date(at.getTime() + 86_400_000).toISOString()]) {
+      const res = await refusedWithoutChange(database.db, () => request(app).patch(path).set('authorization', manager.auth).send({ expires_at }));
+      expectOutranked(res, ['roles.manage']);
+      expectContractResponse(res, 'PATCH', path);
+    }
+    // Taking away is allowed: an earlier date, a new name, fewer permissions (then prolonging the
+    // narrowed key, which holds nothing the manager lacks).
+    const sooner = await request(app).patch(path).set('authorization', manager.auth).send({ expires_at: new Date(at.getTime() - 3600_000).toISOString(), name: `renamed ${Math.random()}` });
+    expect(sooner.status, sooner.text).toBe(200);
+    const narrowed = await request(app).patch(path).set('authorization', manager.auth).send({ permissions: ['users.create'], expires_at: null });
+    expect(narrowed.status, narrowed.text).toBe(200);
+    expect(narrowed.body).toMatchObject({ permissions: ['users.create'], never_expires: true });
+  });
+
+  it('any key manager may revoke a wider key: cleaning up a leaked key never waits for an administrator', async () => {
+    const wide = await adminKey(['users.create', 'roles.manage']);
+    const manager = await person(database.db, { permissions: ['api_keys.manage'] });
+    expect((await request(app).delete(`/api-keys/${wide.api_key.id}`).set('authorization', manager.auth)).status).toBe(204);
+    expect((await request(app).get('/roles').set('x-api-key', wide.secret)).status).toBe(401);
+  });
+
+  it('every key manager sees every key\u2019s metadata and creator, never a secret', async () => {
+    const wide = await adminKey(['users.create']);
+    const manager = await person(database.db, { permissions: ['api_keys.manage'] });
+    const list = await request(app).get('/api-keys').set('authorization', manager.auth);
+    expect(list.status).toBe(200);
+    expectContractResponse(list, 'GET', '/api-keys');
+    const shown = list.body.data.find((k: { id: string }) => k.id === wide.api_key.id);
+    expect(shown).toMatchObject({ created_by: admin.id, creator: { id: admin.id, email: admin.email, status: 'active' }, effective_permissions: ['users.create'] });
+    const one = await request(app).get(`/api-keys/${wide.api_key.id}`).set('authorization', manager.auth);
+    expect(one.body).toEqual(shown);
+    expect(list.text + one.text).not.toContain(wide.secret.split('_')[1]);
+  });
+});
+
+describe('users, roles and sessions', () => {
+  it('a user manager cannot strip an administrator\u2019s roles', async () => {
+    const manager = await person(database.db, { permissions: ['users.update', 'users.read'] });
+    const path = `/users/${admin.id}`;
+    const res = await refusedWithoutChange(database.db, () => request(app).patch(path).set('authorization', manager.auth).send({ roles: [] }));
+    expect(res.body.code).toBe('target_outranks_caller');
+    expect(res.body.missing_permissions).toContain('roles.manage');
+    expectContractResponse(res, 'PATCH', path);
+    // Names are not rights: renaming someone above you is allowed.
+    expect((await request(app).patch(path).set('authorization', manager.auth).send({ first_name: 'Root' })).status).toBe(200);
+  });
+
+  it('a user disabler cannot disable an administrator, by DELETE or by PATCH', async () => {
+    const disabler = await person(database.db, { permissions: ['users.disable', 'users.update'] });
+    const path = `/users/${admin.id}`;
+    const byDelete = await refusedWithoutChange(database.db, () => request(app).delete(path).set('authorization', disabler.auth));
+    expect(byDelete.body.code).toBe('target_outranks_caller');
+    expectContractResponse(byDelete, 'DELETE', path);
+    const byPatch = await refusedWithoutChange(database.db, () => request(app).patch(path).set('authorization', disabler.auth).send({ status: 'disabled' }));
+    expect(byPatch.body.code).toBe('target_outranks_caller');
+    // A peer holding no more than the disabler can be disabled.
+    const peer = await createUser(database.db, { permissions: ['users.disable'] });
+    expect((await request(app).delete(`/users/${peer.id}`).set('authorization', disabler.auth)).status).toBe(200);
+  });
+
+  it('a role manager cannot remove from a role permissions it does not hold, nor delete the role', async () => {
+    const manager = await person(database.db, { permissions: ['roles.manage', 'tasks.list'] });
+    const made = await request(app).post('/roles').set('authorization', admin.auth).send({ name: `ops ${Math.random()}`, permissions: ['users.create', 'tasks.list'] });
+    const path = `/roles/${made.body.id as string}`;
+    const narrowed = await refusedWithoutChange(database.db, () => request(app).patch(path).set('authorization', manager.auth).send({ permissions: ['tasks.list'] }));
+    expectOutranked(narrowed, ['users.create']);
+    expectContractResponse(narrowed, 'PATCH', path);
+    const deleted = await refusedWithoutChange(database.db, () => request(app).delete(path).set('authorization', manager.auth));
+    expectOutranked(deleted, ['users.create']);
+    expectContractResponse(deleted, 'DELETE', path);
+    // Adding what it holds, keeping what it does not, is a grant only.
+    const widened = await request(app).patch(path).set('authorization', manager.auth).send({ permissions: ['users.create', 'tasks.list'], description: 'ops' });
+    expect(widened.status, widened.text).toBe(200);
+  });
+
+  it('a session manager cannot sign an administrator out, but anyone may end their own sessions', async () => {
+    const manager = await person(database.db, { permissions: ['sessions.manage'] });
+    const path = `/users/${admin.id}/sessions`;
+    const res = await refusedWithoutChange(database.db, () => request(app).delete(path).set('authorization', manager.auth));
+    expect(res.body.code).toBe('target_outranks_caller');
+    expectContractResponse(res, 'DELETE', path);
+    const one = await database.db.selectFrom('sessions').select('id').where('user_id', '=', admin.id).executeTakeFirstOrThrow();
+    const single = await refusedWithoutChange(database.db, () => request(app).delete(`${path}/${one.id}`).set('authorization', manager.auth));
+    expect(single.body.code).toBe('target_outranks_caller');
+    expect((await request(app).get('/me').set('authorization', admin.auth)).status).toBe(200);
+    expect((await request(app).delete(`/users/${manager.id}/sessions`).set('authorization', manager.auth)).status).toBe(204);
+    expect((await request(app).get('/me').set('authorization', manager.auth)).status).toBe(401);
+  });
+
+  it('refuses bad input with problem+json and changes nothing', async () => {
+    const path = `/users/${admin.id}`;
+    for (const body of [{ roles: 'admin' }, { roles: [''] }, { status: 'gone' }, {}]) {
+      const res = await refusedWithoutChange(database.db, () => request(app).patch(path).set('authorization', admin.auth).send(body));
+      expect(res.status).toBe(400);
+    }
+    const unknownRole = await refusedWithoutChange(database.db, () => request(app).patch(path).set('authorization', admin.auth).send({ roles: ['no such role'] }));
+    expect(unknownRole.body.code).toBe('unknown_role');
+  });
+});
+
+describe('there is always an administrator', () => {
+  let own: TestDatabase;
+  let ownApp: typeof app;
+  beforeAll(async () => {
+    own = await createTestDatabase();
+    ownApp = createTestApp(own.db).app;
+  });
+  afterAll(() => own.destroy());
+
+  it('the last active administrator cannot remove its own admin role nor disable itself', async () => {
+    const only = await person(own.db, { roles: ['admin'] }, ownApp);
+    const path = `/users/${only.id}`;
+    for (const attempt of [
+      () => request(ownApp).patch(path).set('authorization', only.auth).send({ roles: [] }),
+      () => request(ownApp).patch(path).set('authorization', only.auth).send({ status: 'disabled' }),
+      () => request(ownApp).delete(path).set('authorization', only.auth),
+    ]) {
+      const res = await refusedWithoutChange(own.db, attempt);
+      expect(res.status, res.text).toBe(409);
+      expect(res.body.code).toBe('last_admin');
+      expectContractResponse(res, res.req.method, path);
+    }
+    // With a second administrator, it may step down.
+    await createUser(own.db, { roles: ['admin'] });
+    expect((await request(ownApp).patch(path).set('authorization', only.auth).send({ roles: [] })).status).toBe(200);
+  });
+
+  it('two administrators demoting each other at the same moment leave one administrator', async () => {
+    for (let round = 0; round < 5; round++) {
+      await own.db.deleteFrom('user_roles').execute();
+      const a = await person(own.db, { roles: ['admin'] }, ownApp);
+      const b = await person(own.db, { roles: ['admin'] }, ownApp);
+      const answers = await Promise.all([
+        request(ownApp).patch(`/users/${b.id}`).set('authorization', a.auth).send({ roles: [] }),
+        round % 2 === 0
+          ? request(ownApp).patch(`/users/${a.id}`).set('authorization', b.auth).send({ roles: [] })
+          : request(ownApp).delete(`/users/${a.id}`).set('authorization', b.auth),
+      ]);
+      // The loser may also find itself demoted already (403: its target now outranks it, or 401).
+      expect(answers.filter((r) => r.status === 200), answers.map((r) => r.text).join('\n')).toHaveLength(1);
+      const admins = await own.db
+        .selectFrom('user_roles as ur')
+        .innerJoin('roles as r', 'r.id', 'ur.role_id')
+        .innerJoin('users as u', 'u.id', 'ur.user_id')
+        .where('r.name', '=', 'admin')
+        .where('u.status', '=', 'active')
+        .select('u.id')
+        .execute();
+      expect(admins).toHaveLength(1);
+    }
+  });
+});
+
+describe('a key is never worth more than its creator now', () => {
+  it('a key loses what its creator loses, stops when the creator is disabled, and shows it', async () => {
+    const creator = await createUser(database.db, { permissions: ['api_keys.manage', 'users.list', 'users.create'] });
+    const set = await signIn(app, creator.email, creator.password);
+    const made = await request(app).post('/api-keys').set('authorization', `Bearer ${set.access_token}`).send({ name: `leaver ${Math.random()}`, permissions: ['users.list', 'users.create'] });
+    expect(made.status, made.text).toBe(201);
+    const key = made.body.secret as string;
+    const id = made.body.api_key.id as string;
+    const newUser = () => request(app).post('/users').set('x-api-key', key).send({ email: `k${Math.random()}@example.com`, first_name: 'K', last_name: 'Ey' });
+    expect((await newUser()).status).toBe(201);
+
+    // The creator loses users.create: so does the key, on its very next request.
+    const role = await database.db.selectFrom('user_roles').select('role_id').where('user_id', '=', creator.id).executeTakeFirstOrThrow();
+    const cut = await request(app).patch(`/roles/${role.role_id}`).set('authorization', admin.auth).send({ permissions: ['api_keys.manage', 'users.list'] });
+    expect(cut.status, cut.text).toBe(200);
+    const refused = await newUser();
+    expect(refused.status).toBe(403);
+    expect(refused.body.required_permission).toBe('users.create');
+    expect((await request(app).get('/users').set('x-api-key', key)).status).toBe(200);
+    const shown = await request(app).get(`/api-keys/${id}`).set('authorization', admin.auth);
+    expect(shown.body).toMatchObject({ permissions: ['users.list', 'users.create'], effective_permissions: ['users.list'] });
+
+    // The creator leaves: the key stops, saying why.
+    expect((await request(app).delete(`/users/${creator.id}`).set('authorization', admin.auth)).status).toBe(200);
+    const stopped = await request(app).get('/users').set('x-api-key', key);
+    expect(stopped.status).toBe(401);
+    expect(stopped.body.code).toBe('api_key_creator_disabled');
+    expectContractResponse(stopped, 'GET', '/users');
+    const after = await request(app).get(`/api-keys/${id}`).set('authorization', admin.auth);
+    expect(after.body).toMatchObject({ effective_permissions: [], creator: { id: creator.id, status: 'disabled' } });
+    expectContractResponse(after, 'GET', `/api-keys/${id}`);
+  });
+
+  it('an operator key (created from the command line) keeps its own set', async () => {
+    const operatorKey = await makeApiKey(database.db, ['users.list', 'users.create']);
+    const shown = await request(app).get(`/api-keys/${operatorKey.id}`).set('authorization', admin.auth);
+    expect(shown.body).toMatchObject({ created_by: null, creator: null, effective_permissions: ['users.list', 'users.create'] });
+    expect((await request(app).get('/users').set('x-api-key', operatorKey.secret)).status).toBe(200);
+  });
+});
