@@ -67,3 +67,30 @@ describe('backoffice users create', () => {
     expect((await database.db.selectFrom('users').select('id').execute()).length).toBe(before);
   });
 });
+
+describe('backoffice users disable|set-roles', () => {
+  it('keeps the last active administrator: demoting or disabling it exits 1 with last_admin, changing nothing', async () => {
+    // root@backoffice.local and grace@example.com are the administrators made above.
+    const demoted = cli(['users', 'set-roles', '--email', 'root@backoffice.local'], '');
+    expect(demoted.stderr).toBe('');
+    expect(demoted.stdout).toContain('now holds: no role');
+    const before = await database.db.selectFrom('users').select(['email', 'status']).where('email', '=', 'grace@example.com').executeTakeFirstOrThrow();
+    for (const args of [['set-roles', '--email', 'grace@example.com'], ['disable', '--email', 'grace@example.com']]) {
+      const refused = cli(['users', ...args], '');
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toContain('last active administrator');
+      expect(refused.stderr).toContain('(last_admin)');
+    }
+    const after = await database.db
+      .selectFrom('users as u')
+      .select(['u.email', 'u.status'])
+      .where('u.email', '=', 'grace@example.com')
+      .where((eb) => eb.exists(eb.selectFrom('user_roles as ur').innerJoin('roles as r', 'r.id', 'ur.role_id').select('ur.role_id').whereRef('ur.user_id', '=', 'u.id').where('r.name', '=', 'admin')))
+      .executeTakeFirst();
+    expect(after).toEqual(before);
+    // Another administrator again, and then grace may be disabled.
+    expect(cli(['users', 'set-roles', '--email', 'root@backoffice.local', '--role', 'admin'], '').status).toBe(0);
+    const disabled = cli(['users', 'disable', '--email', 'grace@example.com'], '');
+    expect(disabled.status, disabled.stderr).toBe(0);
+  });
+});

@@ -1,9 +1,29 @@
-// `backoffice users create`: a user with a password, read from standard input so that it never
-// appears in the shell history or the process list.
+// `backoffice users create|disable|set-roles`: a user with a password, read from standard input
+// so that it never appears in the shell history or the process list; disabling a user and
+// replacing their roles go through the same service as the API, as the operator (who holds every
+// permission), so the last active administrator stays here too (409 last_admin).
 import type { Command } from 'commander';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import { passwordPolicyViolation } from '../auth/passwords.js';
-import { createUserWithPassword } from '../users/credentials.js';
+import { OPERATOR } from '../auth/authority.js';
+import { systemClock } from '../clock.js';
+import { ProblemError } from '../http/problem.js';
+import { userService } from '../users/service.js';
+import { createUserWithPassword, findUserByEmail } from '../users/credentials.js';
 import { withDatabase } from './database.js';
+
+async function userIdByEmail(db: Kysely<Database>, email: string): Promise<string> {
+  const user = await findUserByEmail(db, email);
+  if (!user) throw new Error(`No user has the e-mail ${email}.`);
+  return user.id;
+}
+
+/** Service errors become one readable line and exit code 1, as every other CLI error. */
+function plain(err: unknown): never {
+  if (err instanceof ProblemError) throw new Error(`${err.detail} (${err.code})`);
+  throw err;
+}
 
 async function readStandardInput(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -38,4 +58,27 @@ export function registerUsers(program: Command): void {
         process.stdout.write(`Created user ${id} <${options.email}>${options.role?.length ? ` with roles ${options.role.join(', ')}` : ''}.\n`);
       });
     });
+  users
+    .command('disable')
+    .description('Disable a user and end their sessions (refused for the last active administrator)')
+    .requiredOption('--email <email>', 'e-mail address of the user')
+    .action((options: { email: string }) =>
+      withDatabase(async ({ db }) => {
+        const id = await userIdByEmail(db, options.email);
+        await userService(db, systemClock).disable(OPERATOR, id).catch(plain);
+        process.stdout.write(`Disabled user ${id} <${options.email}>.\n`);
+      }),
+    );
+  users
+    .command('set-roles')
+    .description('Replace the roles of a user (none without --role; the last active administrator keeps admin)')
+    .requiredOption('--email <email>', 'e-mail address of the user')
+    .option('--role <role...>', 'the complete new set of role names')
+    .action((options: { email: string; role?: string[] }) =>
+      withDatabase(async ({ db }) => {
+        const id = await userIdByEmail(db, options.email);
+        const user = await userService(db, systemClock).update(OPERATOR, id, { roles: options.role ?? [] }).catch(plain);
+        process.stdout.write(`User ${id} <${options.email}> now holds: ${user.roles.join(', ') || 'no role'}.\n`);
+      }),
+    );
 }
