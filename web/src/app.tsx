@@ -77,7 +77,7 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
   const { t } = useI18n();
   switch (name) {
     case 'users':
-      return <UsersPage userId={id} />;
+      return <UsersPage userId={id} myPermissions={me.permissions} />;
     case 'roles':
       return <RolesPage roleId={id} />;
     case 'api-keys':

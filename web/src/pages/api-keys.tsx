@@ -1,5 +1,7 @@
 // API keys: create (name, expiration, permissions from the creator's own), the secret shown once,
-// the list with last use and expiry state, revoke with confirmation, rotate with an optional grace period.
+// the list with last use, expiry state and creator, a mark on keys worth less than declared (their
+// creator lost rights or is disabled), revoke with confirmation, rotate with an optional grace
+// period (shown disabled, with why, for a key holding permissions the person lacks).
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
@@ -7,6 +9,7 @@ import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
 import { ErrorMessage, Field, ListState, Notice, PageTitle } from '../ui.js';
+import { lacking } from '../authority.js';
 
 type ApiKey = components['schemas']['ApiKey'];
 type Permission = components['schemas']['Permission'];
@@ -64,7 +67,7 @@ export function ApiKeysPage({ myPermissions }: { myPermissions: readonly Permiss
       <ErrorMessage error={actionError} />
       <ListState loaded={keys} empty={t('apiKeys.empty')}>
         {(items) => (
-          <KeyTable keys={items} onRevoke={revoke} onRotate={setRotating} />
+          <KeyTable keys={items} myPermissions={myPermissions} onRevoke={revoke} onRotate={setRotating} />
         )}
       </ListState>
     </>
@@ -176,7 +179,7 @@ function SecretOnce({ name, secret, onDone }: { name: string; secret: string; on
   );
 }
 
-function KeyTable({ keys, onRevoke, onRotate }: { keys: ApiKey[]; onRevoke: (key: ApiKey) => void; onRotate: (key: ApiKey) => void }) {
+function KeyTable({ keys, myPermissions, onRevoke, onRotate }: { keys: ApiKey[]; myPermissions: readonly Permission[]; onRevoke: (key: ApiKey) => void; onRotate: (key: ApiKey) => void }) {
   const { t, formatDate } = useI18n();
   return (
     <table>
@@ -185,6 +188,7 @@ function KeyTable({ keys, onRevoke, onRotate }: { keys: ApiKey[]; onRevoke: (key
           <th scope="col">{t('apiKeys.name')}</th>
           <th scope="col">{t('apiKeys.key')}</th>
           <th scope="col">{t('apiKeys.permissions')}</th>
+          <th scope="col">{t('apiKeys.createdBy')}</th>
           <th scope="col">{t('apiKeys.expiry')}</th>
           <th scope="col">{t('apiKeys.lastUsed')}</th>
           <th scope="col">
@@ -193,36 +197,64 @@ function KeyTable({ keys, onRevoke, onRotate }: { keys: ApiKey[]; onRevoke: (key
         </tr>
       </thead>
       <tbody>
-        {keys.map((key) => (
-          <tr key={key.id}>
-            <td>{key.name}</td>
-            <td>
-              <code>
-                {key.display_prefix}…{key.last_characters}
-              </code>
-            </td>
-            <td>{key.permissions.join(', ')}</td>
-            <td>
-              <ExpiryState apiKey={key} />
-            </td>
-            <td>{key.last_used_at ? `${formatDate(key.last_used_at)}${key.last_used_ip ? ` (${key.last_used_ip})` : ''}` : t('common.never')}</td>
-            <td class="actions">
-              {!key.revoked_at && (
-                <>
-                  <button type="button" class="secondary" onClick={() => onRotate(key)} aria-label={t('apiKeys.rotateNamed', { name: key.name })}>
-                    {t('apiKeys.rotate')}
-                  </button>
-                  <button type="button" class="danger" onClick={() => onRevoke(key)} aria-label={t('apiKeys.revokeNamed', { name: key.name })}>
-                    {t('apiKeys.revoke')}
-                  </button>
-                </>
-              )}
-            </td>
-          </tr>
-        ))}
+        {keys.map((key) => {
+          // Rotating hands the secret to the person: they must hold every permission of the key.
+          const missing = lacking(myPermissions, key.permissions);
+          return (
+            <tr key={key.id}>
+              <td>{key.name}</td>
+              <td>
+                <code>
+                  {key.display_prefix}…{key.last_characters}
+                </code>
+              </td>
+              <td>
+                {key.permissions.join(', ')} <EffectiveState apiKey={key} />
+              </td>
+              <td>{key.creator ? key.creator.email : t('apiKeys.byOperator')}</td>
+              <td>
+                <ExpiryState apiKey={key} />
+              </td>
+              <td>{key.last_used_at ? `${formatDate(key.last_used_at)}${key.last_used_ip ? ` (${key.last_used_ip})` : ''}` : t('common.never')}</td>
+              <td class="actions">
+                {!key.revoked_at && (
+                  <>
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() => onRotate(key)}
+                      disabled={missing.length > 0}
+                      aria-label={t('apiKeys.rotateNamed', { name: key.name })}
+                      aria-describedby={missing.length > 0 ? `rotate-why-${key.id}` : undefined}
+                    >
+                      {t('apiKeys.rotate')}
+                    </button>
+                    <button type="button" class="danger" onClick={() => onRevoke(key)} aria-label={t('apiKeys.revokeNamed', { name: key.name })}>
+                      {t('apiKeys.revoke')}
+                    </button>
+                    {missing.length > 0 && (
+                      <small id={`rotate-why-${key.id}`} class="hint">
+                        {t('authority.needs', { permissions: missing.join(', ') })}
+                      </small>
+                    )}
+                  </>
+                )}
+              </td>
+            </tr>
+          );
+        })}
       </tbody>
     </table>
   );
+}
+
+/** Marks a key that is worth less than declared: its creator lost some of its permissions, or is disabled. */
+function EffectiveState({ apiKey }: { apiKey: ApiKey }) {
+  const { t } = useI18n();
+  if (apiKey.revoked_at) return null;
+  if (apiKey.creator?.status === 'disabled') return <span class="badge bad">{t('apiKeys.creatorDisabled')}</span>;
+  if (apiKey.effective_permissions.length === apiKey.permissions.length) return null;
+  return <span class="badge warn">{t('apiKeys.narrowed', { permissions: apiKey.effective_permissions.join(', ') || t('common.none') })}</span>;
 }
 
 function ExpiryState({ apiKey }: { apiKey: ApiKey }) {

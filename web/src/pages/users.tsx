@@ -1,4 +1,5 @@
-// Users: a paged list (cursor) with filters, create, edit names/roles/status, disable.
+// Users: a paged list (cursor) with filters, create, edit names/roles/status, disable. Disabling
+// someone who holds permissions the signed-in person lacks is shown disabled, with why.
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
@@ -6,14 +7,15 @@ import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
 import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle } from '../ui.js';
+import { lacking } from '../authority.js';
 
 type User = components['schemas']['User'];
 type Status = User['status'];
 const PAGE_SIZE = 20;
 
-export function UsersPage({ userId }: { userId?: string | undefined }) {
+export function UsersPage({ userId, myPermissions }: { userId?: string | undefined; myPermissions: readonly string[] }) {
   if (userId === 'new') return <CreateUser />;
-  if (userId) return <EditUser id={userId} />;
+  if (userId) return <EditUser id={userId} myPermissions={myPermissions} />;
   return <UserList />;
 }
 
@@ -163,9 +165,13 @@ function CreateUser() {
   );
 }
 
-function EditUser({ id }: { id: string }) {
+function EditUser({ id, myPermissions }: { id: string; myPermissions: readonly string[] }) {
   const { t } = useI18n();
   const user = useLoad(() => call(() => api.GET('/users/{id}', { params: { path: { id } } })), [id]);
+  // What the user holds, from the roles' permissions (readable with roles.manage; without it the
+  // server alone decides).
+  const roles = useLoad(() => call(() => api.GET('/roles')), []);
+  const held = roles.data && user.data ? roles.data.data.filter((role) => user.data!.roles.includes(role.name)).flatMap((role) => role.permissions) : [];
   // Kept here: the form below is rebuilt from the saved user after each change.
   const [saved, setSaved] = useState(false);
   if (user.error) return <ErrorMessage error={user.error} onRetry={user.reload} />;
@@ -173,12 +179,13 @@ function EditUser({ id }: { id: string }) {
   return (
     <>
       {saved && <Notice tone="success">{t('common.saved')}</Notice>}
-      <EditUserForm key={user.data.updated_at} user={user.data} onChanged={(done) => (setSaved(done), done && user.reload())} />
+      <EditUserForm key={user.data.updated_at} user={user.data} missing={lacking(myPermissions, held)} onChanged={(done) => (setSaved(done), done && user.reload())} />
     </>
   );
 }
 
-function EditUserForm({ user, onChanged }: { user: User; onChanged: (saved: boolean) => void }) {
+/** `missing`: permissions the user holds and the signed-in person lacks; then neither may they disable or re-enable the user. */
+function EditUserForm({ user, missing, onChanged }: { user: User; missing: string[]; onChanged: (saved: boolean) => void }) {
   const { t } = useI18n();
   const [firstName, setFirstName] = useState(user.first_name);
   const [lastName, setLastName] = useState(user.last_name);
@@ -202,7 +209,9 @@ function EditUserForm({ user, onChanged }: { user: User; onChanged: (saved: bool
   };
   const submit = (event: Event) => {
     event.preventDefault();
-    void run(() => call(() => api.PATCH('/users/{id}', { params: { path: { id: user.id } }, body: { first_name: firstName, last_name: lastName, roles, status } })));
+    // The status is sent only when it changes: changing it needs what the user holds.
+    const body = { first_name: firstName, last_name: lastName, roles, ...(status !== user.status ? { status } : {}) };
+    void run(() => call(() => api.PATCH('/users/{id}', { params: { path: { id: user.id } }, body })));
   };
   const disable = () => {
     if (window.confirm(t('users.disableConfirm', { email: user.email }))) void run(() => call(() => api.DELETE('/users/{id}', { params: { path: { id: user.id } } })));
@@ -220,7 +229,13 @@ function EditUserForm({ user, onChanged }: { user: User; onChanged: (saved: bool
         <RolesInput value={roles} onChange={setRoles} />
         <div class="field">
           <label for="edit-status">{t('users.status')}</label>
-          <select id="edit-status" value={status} onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value as Status)}>
+          <select
+            id="edit-status"
+            value={status}
+            disabled={missing.length > 0}
+            aria-describedby={missing.length > 0 ? 'outranked-why' : undefined}
+            onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value as Status)}
+          >
             <option value="active">{t('users.status.active')}</option>
             <option value="disabled">{t('users.status.disabled')}</option>
           </select>
@@ -231,11 +246,16 @@ function EditUserForm({ user, onChanged }: { user: User; onChanged: (saved: bool
             {busy ? t('common.saving') : t('common.save')}
           </button>
           {user.status === 'active' && (
-            <button type="button" class="danger" disabled={busy} onClick={disable}>
+            <button type="button" class="danger" disabled={busy || missing.length > 0} aria-describedby={missing.length > 0 ? 'outranked-why' : undefined} onClick={disable}>
               {t('users.disable')}
             </button>
           )}
         </div>
+        {missing.length > 0 && (
+          <p id="outranked-why" class="hint">
+            {t('authority.needs', { permissions: missing.join(', ') })}
+          </p>
+        )}
       </form>
     </>
   );
