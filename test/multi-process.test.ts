@@ -136,7 +136,8 @@ describe('API keys across processes (no process keeps any key state of its own)'
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   beforeAll(async () => {
-    const admin = await createUser(database.db, { permissions: ['api_keys.manage'] });
+    // users.list too: rotating a key needs every permission it holds (docs/AUTH.md).
+    const admin = await createUser(database.db, { permissions: ['api_keys.manage', 'users.list'] });
     const signedIn = await client.send(signInRequest(admin.email, admin.password));
     bearer = { authorization: `Bearer ${(signedIn.body as { access_token: string }).access_token}` };
   });
