@@ -273,4 +273,14 @@ describe('a key is never worth more than its creator now', () => {
     expect(shown.body).toMatchObject({ created_by: null, creator: null, effective_permissions: ['users.list', 'users.create'] });
     expect((await request(app).get('/users').set('x-api-key', operatorKey.secret)).status).toBe(200);
   });
+
+  it('deleting a creator\u2019s row cannot turn its keys into operator keys: the database refuses', async () => {
+    const creator = await createUser(database.db, { permissions: ['api_keys.manage', 'users.list'] });
+    const set = await signIn(app, creator.email, creator.password);
+    const made = await request(app).post('/api-keys').set('authorization', `Bearer ${set.access_token}`).send({ name: `orphan ${Math.random()}`, permissions: ['users.list'] });
+    expect(made.status, made.text).toBe(201);
+    await expect(database.db.deleteFrom('users').where('id', '=', creator.id).execute()).rejects.toThrow(/api_keys_created_by_fkey/);
+    const key = await database.db.selectFrom('api_keys').select('created_by').where('id', '=', made.body.api_key.id).executeTakeFirstOrThrow();
+    expect(key.created_by).toBe(creator.id);
+  });
 });

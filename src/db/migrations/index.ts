@@ -7,6 +7,7 @@ import * as m20261121T1300Sessions from './20261121T1300_sessions.js';
 import * as m20261121T1310SignInFailures from './20261121T1310_sign_in_failures.js';
 import * as m20261121T1320SecurityEvents from './20261121T1320_security_events.js';
 import * as m20261121T1500SignInAttempts from './20261121T1500_sign_in_attempts.js';
+import * as m20261201T1000ApiKeyCreatorRestrict from './20261201T1000_api_key_creator_restrict.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '20261121T1310_sign_in_failures': m20261121T1310SignInFailures,
   '20261121T1320_security_events': m20261121T1320SecurityEvents,
   '20261121T1500_sign_in_attempts': m20261121T1500SignInAttempts,
+  '20261201T1000_api_key_creator_restrict': m20261201T1000ApiKeyCreatorRestrict,
 };
