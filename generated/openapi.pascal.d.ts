@@ -268,7 +268,10 @@ export interface paths {
         /**
          * Disable a user
          * @description Disables the user and ends every session of theirs; the record stays (and can be re-enabled
-         *     with `PATCH`). Answers the user as it now is. Idempotent.
+         *     with `PATCH`). Answers the user as it now is. Idempotent. The caller must hold every
+         *     permission the user holds (`403 target_outranks_caller`); the last active administrator
+         *     cannot be disabled (`409 last_admin`). The API keys the user created stop working
+         *     (`401 api_key_creator_disabled`).
          *
          *     **Required permission:** `users.disable`
          */
@@ -278,8 +281,11 @@ export interface paths {
         /**
          * Change a user
          * @description Changes names, roles (the complete new set) or status. Every role granted must hold only
-         *     permissions the caller has (`403`). Changing `status` also needs `users.disable` (`403`
-         *     otherwise); setting `status: disabled` has the effect of `DELETE`.
+         *     permissions the caller has (`403 permission_denied`). Changing `status` also needs
+         *     `users.disable` (`403 permission_denied` otherwise); setting `status: disabled` has the effect
+         *     of `DELETE`. Taking a role away, or changing the status, needs every permission the user holds
+         *     now (`403 target_outranks_caller`, listing the missing ones). Taking the `admin` role from, or
+         *     disabling, the last active administrator answers `409 last_admin`.
          *
          *     **Required permission:** `users.update`
          */
@@ -356,7 +362,8 @@ export interface paths {
         /**
          * Delete a role
          * @description Deletes the role; the users who held it lose its permissions on their very next request. The
-         *     built-in `admin` role cannot be deleted (`409 role_built_in`).
+         *     built-in `admin` role cannot be deleted (`409 role_built_in`). The caller must hold every
+         *     permission of the role (`403 target_outranks_caller`, listing the missing ones).
          *
          *     **Required permission:** `roles.manage`
          */
@@ -367,7 +374,9 @@ export interface paths {
          * Change a role
          * @description Renames the role, changes its description or replaces its permissions. Takes effect on the
          *     very next request of every user holding it. The built-in `admin` role cannot be changed
-         *     (`409 role_built_in`); the caller must hold every permission it puts in the role (`403`).
+         *     (`409 role_built_in`); the caller must hold every permission it puts in the role (`403
+         *     permission_denied`). Removing any permission from the role needs every permission the role
+         *     holds now (`403 target_outranks_caller`, listing the missing ones).
          *
          *     **Required permission:** `roles.manage`
          */
@@ -385,6 +394,10 @@ export interface paths {
          * List API keys
          * @description Every API key's metadata, oldest first, revoked ones included; never a secret. With
          *     `expiring_within_days`, only the keys still in use that expire within that many days.
+         *     Every holder of `api_keys.manage` sees every key, whoever created it (a back-office team
+         *     shares the duty of watching and revoking keys); secrets are never shown after creation or
+         *     rotation. Each key shows its declared `Permissions` beside its `EffectivePermissions` (what
+         *     its creator still holds) and its `Creator`, so a key that lost rights stands out.
          *     Signed-in users only: an API key cannot manage API keys.
          *
          *     **Required permission:** `api_keys.manage`
@@ -396,7 +409,9 @@ export interface paths {
          * @description Issues a key for a third-party application. The answer holds the secret, shown this once and
          *     never again (only its SHA-256 digest is kept). The name is unique among keys in use without
          *     regard to case (`409 name_taken`); the expiration date, recommended, must be in the future
-         *     (`400`); the permissions must be a subset of the caller's own (`403`).
+         *     (`400`); the permissions must be a subset of the caller's own (`403 permission_denied`).
+         *     The key is worth at most what the caller holds at any later time (`EffectivePermissions`),
+         *     and stops working if the caller is disabled.
          *     Signed-in users only: an API key cannot create API keys.
          *
          *     **Required permission:** `api_keys.manage`
@@ -423,7 +438,8 @@ export interface paths {
         };
         /**
          * Read an API key
-         * @description The key's metadata; never its secret. Signed-in users only.
+         * @description The key's metadata, with its effective permissions and creator; never its secret. Every
+         *     holder of `api_keys.manage` may read every key. Signed-in users only.
          *
          *     **Required permission:** `api_keys.manage`
          */
@@ -433,7 +449,9 @@ export interface paths {
         /**
          * Revoke an API key
          * @description Revokes the key, and any previous secret still in its grace period, from the very next
-         *     request on every server process. The metadata stays. Idempotent. Signed-in users only.
+         *     request on every server process. The metadata stays. Idempotent. Any holder of
+         *     `api_keys.manage` may revoke any key, whatever its permissions: revoking only removes rights,
+         *     and cleaning up a leaked key must never wait for an administrator. Signed-in users only.
          *
          *     **Required permission:** `api_keys.manage`
          */
@@ -444,7 +462,10 @@ export interface paths {
          * Change an API key
          * @description Renames the key, changes or removes its expiration date (a new one must be in the future), or
          *     narrows its permissions (a permission it does not hold is refused with `400`). A revoked key
-         *     cannot be changed (`409 api_key_revoked`). Signed-in users only.
+         *     cannot be changed (`409 api_key_revoked`). Prolonging the key (a later expiration date, or
+         *     `null`) needs every permission the key will hold (`403 target_outranks_caller`, listing the
+         *     missing ones): nobody keeps a right alive that they do not hold. Bringing the date closer,
+         *     renaming and narrowing only take away, and need `api_keys.manage` alone. Signed-in users only.
          *
          *     **Required permission:** `api_keys.manage`
          */
@@ -470,7 +491,10 @@ export interface paths {
          * Rotate an API key's secret
          * @description Issues a new secret for the key, shown this once. The previous secret stops working at once,
          *     or after `GracePeriodSeconds` (at most 24 hours) so that clients can switch over. A revoked
-         *     key cannot be rotated (`409 api_key_revoked`). Send `{}` for no grace period. Signed-in users only.
+         *     key cannot be rotated (`409 api_key_revoked`). Send `{}` for no grace period. The caller
+         *     receives the secret, so they must hold every permission of the key (`403
+         *     target_outranks_caller`, listing the missing ones), with or without a grace period.
+         *     Signed-in users only.
          *
          *     **Required permission:** `api_keys.manage`
          */
@@ -502,7 +526,9 @@ export interface paths {
         /**
          * Revoke all of a user's sessions
          * @description Revokes every live session of the given user (sign them out everywhere). Their tokens stop
-         *     working immediately. Needs `sessions.manage`.
+         *     working immediately. Needs `sessions.manage`, and every permission the user holds (`403
+         *     target_outranks_caller`, listing the missing ones) unless the user is the caller: everyone
+         *     may end their own sessions.
          *     Signed-in users only: an API key cannot manage sessions.
          *
          *     **Required permission:** `sessions.manage`
@@ -526,7 +552,8 @@ export interface paths {
         /**
          * Revoke one session of a user
          * @description Revokes one session of the given user; its tokens stop working immediately. Needs
-         *     `sessions.manage`. A session id that is not this user's answers `404`.
+         *     `sessions.manage`, and every permission the user holds (`403 target_outranks_caller`) unless
+         *     the user is the caller. A session id that is not this user's answers `404`.
          *     Signed-in users only: an API key cannot manage sessions.
          *
          *     **Required permission:** `sessions.manage`
@@ -665,6 +692,16 @@ export interface components {
              */
             AllowedValues?: string[];
             RequiredPermission?: components["schemas"]["Permission"];
+            /**
+             * @description With `target_outranks_caller`, the permissions the target (user, role or the key's
+             *     permission set) holds and the caller does not; with `permission_denied` from handing out a
+             *     permission, the permissions the caller lacks.
+             * @example [
+             *       "roles.manage",
+             *       "users.create"
+             *     ]
+             */
+            MissingPermissions?: components["schemas"]["Permission"][];
             /** @description With validation failures, one entry per offending field. */
             Errors?: components["schemas"]["ProblemFieldError"][];
         };
@@ -919,6 +956,29 @@ export interface components {
              */
             Permissions?: components["schemas"]["Permission"][];
         };
+        /** @description Who created an API key, to see at a glance why a key lost rights. */
+        ApiKeyCreator: {
+            /**
+             * Format: uuid
+             * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+             */
+            Id: string;
+            /**
+             * Format: email
+             * @example ada@example.com
+             */
+            Email: string;
+            /** @example Ada */
+            FirstName: string;
+            /** @example Lovelace */
+            LastName: string;
+            /**
+             * @description A disabled creator's keys no longer work.
+             * @example active
+             * @enum {string}
+             */
+            Status: "active" | "disabled";
+        };
         /** @description An API key's metadata. Never its secret nor the secret's digest. */
         ApiKey: {
             /**
@@ -929,11 +989,23 @@ export interface components {
             /** @example CRM sync */
             Name: string;
             /**
+             * @description The permissions the key was given (declared).
+             * @example [
+             *       "users.list",
+             *       "users.read"
+             *     ]
+             */
+            Permissions: components["schemas"]["Permission"][];
+            /**
+             * @description What the key may do now: the declared permissions that its creator still holds (all of them
+             *     when the creator holds the `admin` role, or for a key created from the command line, which
+             *     has no creator); empty when the creator is disabled, and then the key answers
+             *     `401 api_key_creator_disabled`. Narrower than `Permissions` when the creator lost rights.
              * @example [
              *       "users.list"
              *     ]
              */
-            Permissions: components["schemas"]["Permission"][];
+            EffectivePermissions: components["schemas"]["Permission"][];
             /**
              * @description The first characters of the current secret, to recognise it.
              * @example bok_7QmZ
@@ -950,6 +1022,8 @@ export interface components {
              * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
              */
             CreatedBy: string | null;
+            /** @description The user who created the key, as it is now; `null` for a key created from the command line. */
+            Creator: null | components["schemas"]["ApiKeyCreator"];
             /**
              * Format: date-time
              * @example 2026-11-01T09:00:00.000Z
@@ -1107,7 +1181,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Authentication required */
+        /**
+         * @description Authentication required: no credential, or one that is unknown, expired or revoked. An API key
+         *     created by a user who is now disabled answers `api_key_creator_disabled`.
+         */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -1115,16 +1192,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "Type": "urn:problem:backoffice:invalid_token",
-                 *       "Title": "Authentication required",
-                 *       "Status": 401,
-                 *       "Detail": "The access token is expired or was revoked.",
-                 *       "Code": "invalid_token",
-                 *       "RequestId": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1406,6 +1473,43 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description Permission denied: the caller lacks the operation's permission (`permission_denied`), would hand
+         *     out a permission it does not hold (`permission_denied`), or the target holds permissions the
+         *     caller lacks (`target_outranks_caller`, listing them in `MissingPermissions`). Nothing changed.
+         */
+        ForbiddenOutranked: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The change would leave no active user holding the built-in `admin` role (`last_admin`). Nothing
+         *     changed; make another user an administrator first.
+         */
+        ConflictLastAdmin: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Type": "urn:problem:backoffice:last_admin",
+                 *       "Title": "Conflict",
+                 *       "Status": 409,
+                 *       "Detail": "This is the last active administrator; make another user an administrator first.",
+                 *       "Code": "last_admin",
+                 *       "RequestId": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The role. */
         Role: {
             headers: {
@@ -1444,11 +1548,23 @@ export interface components {
                  *         "Id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
                  *         "Name": "CRM sync",
                  *         "Permissions": [
-                 *           "users.list"
+                 *           "users.list",
+                 *           "users.read"
+                 *         ],
+                 *         "EffectivePermissions": [
+                 *           "users.list",
+                 *           "users.read"
                  *         ],
                  *         "DisplayPrefix": "bok_7QmZ",
                  *         "LastCharacters": "x9Tb",
                  *         "CreatedBy": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "Creator": {
+                 *           "Id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "Email": "ada@example.com",
+                 *           "FirstName": "Ada",
+                 *           "LastName": "Lovelace",
+                 *           "Status": "active"
+                 *         },
                  *         "CreatedAt": "2026-11-01T09:00:00.000Z",
                  *         "UpdatedAt": "2026-11-01T09:00:00.000Z",
                  *         "ExpiresAt": "2027-05-01T00:00:00.000Z",
@@ -1475,11 +1591,22 @@ export interface components {
                  *       "Id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
                  *       "Name": "CRM sync",
                  *       "Permissions": [
+                 *         "users.list",
+                 *         "users.read"
+                 *       ],
+                 *       "EffectivePermissions": [
                  *         "users.list"
                  *       ],
                  *       "DisplayPrefix": "bok_7QmZ",
                  *       "LastCharacters": "x9Tb",
                  *       "CreatedBy": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *       "Creator": {
+                 *         "Id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "Email": "ada@example.com",
+                 *         "FirstName": "Ada",
+                 *         "LastName": "Lovelace",
+                 *         "Status": "active"
+                 *       },
                  *       "CreatedAt": "2026-11-01T09:00:00.000Z",
                  *       "UpdatedAt": "2026-11-01T09:00:00.000Z",
                  *       "ExpiresAt": "2027-05-01T00:00:00.000Z",
@@ -1615,6 +1742,7 @@ export type Role = components['schemas']['Role'];
 export type RoleList = components['schemas']['RoleList'];
 export type RoleCreateRequest = components['schemas']['RoleCreateRequest'];
 export type RoleUpdateRequest = components['schemas']['RoleUpdateRequest'];
+export type ApiKeyCreator = components['schemas']['ApiKeyCreator'];
 export type ApiKey = components['schemas']['ApiKey'];
 export type ApiKeyList = components['schemas']['ApiKeyList'];
 export type ApiKeyCreateRequest = components['schemas']['ApiKeyCreateRequest'];
@@ -1637,6 +1765,8 @@ export type ResponseForbidden = components['responses']['Forbidden'];
 export type ResponseUser = components['responses']['User'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseForbiddenOutranked = components['responses']['ForbiddenOutranked'];
+export type ResponseConflictLastAdmin = components['responses']['ConflictLastAdmin'];
 export type ResponseRole = components['responses']['Role'];
 export type ResponseApiKeyWithSecret = components['responses']['ApiKeyWithSecret'];
 export type ResponseApiKey = components['responses']['ApiKey'];
@@ -2190,8 +2320,9 @@ export interface operations {
             200: components["responses"]["User"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["ConflictLastAdmin"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2230,8 +2361,9 @@ export interface operations {
             200: components["responses"]["User"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["ConflictLastAdmin"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -2429,7 +2561,7 @@ export interface operations {
             204: components["responses"]["NoContent"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
@@ -2473,7 +2605,7 @@ export interface operations {
             200: components["responses"]["Role"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -2517,11 +2649,22 @@ export interface operations {
                      *           "Id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
                      *           "Name": "CRM sync",
                      *           "Permissions": [
+                     *             "users.list",
+                     *             "users.read"
+                     *           ],
+                     *           "EffectivePermissions": [
                      *             "users.list"
                      *           ],
                      *           "DisplayPrefix": "bok_7QmZ",
                      *           "LastCharacters": "x9Tb",
                      *           "CreatedBy": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                     *           "Creator": {
+                     *             "Id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                     *             "Email": "ada@example.com",
+                     *             "FirstName": "Ada",
+                     *             "LastName": "Lovelace",
+                     *             "Status": "active"
+                     *           },
                      *           "CreatedAt": "2026-11-01T09:00:00.000Z",
                      *           "UpdatedAt": "2026-11-01T09:00:00.000Z",
                      *           "ExpiresAt": "2027-05-01T00:00:00.000Z",
@@ -2574,7 +2717,7 @@ export interface operations {
             201: components["responses"]["ApiKeyWithSecret"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOutranked"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2676,7 +2819,7 @@ export interface operations {
             200: components["responses"]["ApiKey"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -2718,7 +2861,7 @@ export interface operations {
             200: components["responses"]["ApiKeyWithSecret"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -2780,7 +2923,7 @@ export interface operations {
             204: components["responses"]["NoContent"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOutranked"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2814,7 +2957,7 @@ export interface operations {
             204: components["responses"]["NoContent"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["SessionNotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

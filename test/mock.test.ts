@@ -36,17 +36,17 @@ describe('Prism mock of the contract (snake_case, the default)', () => {
   });
 
   it('serves the documented refusals of the authority rule on request (Prefer), for frontends to build against', async () => {
-    const outranked = await fetch(`${base}/api-keys/3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68/rotate`, {
+    const outranked = await fetch(`${prism.url}/api-keys/3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68/rotate`, {
       method: 'POST',
       headers: { authorization: 'Bearer any', 'content-type': 'application/json', accept: 'application/problem+json', prefer: 'code=403, example=target_outranks_caller' },
       body: '{}',
     });
     expect(outranked.status).toBe(403);
     expect(await outranked.json()).toMatchObject({ code: 'target_outranks_caller', missing_permissions: ['roles.manage', 'users.create'] });
-    const lastAdmin = await fetch(`${base}/users/0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90`, { method: 'DELETE', headers: { 'x-api-key': 'any', accept: 'application/problem+json', prefer: 'code=409' } });
+    const lastAdmin = await fetch(`${prism.url}/users/0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90`, { method: 'DELETE', headers: { 'x-api-key': 'any', accept: 'application/problem+json', prefer: 'code=409' } });
     expect(lastAdmin.status).toBe(409);
     expect(await lastAdmin.json()).toMatchObject({ code: 'last_admin' });
-    const creatorDisabled = await fetch(`${base}/users`, { headers: { 'x-api-key': 'any', accept: 'application/problem+json', prefer: 'code=401, example=api_key_creator_disabled' } });
+    const creatorDisabled = await fetch(`${prism.url}/users`, { headers: { 'x-api-key': 'any', accept: 'application/problem+json', prefer: 'code=401, example=api_key_creator_disabled' } });
     expect(creatorDisabled.status).toBe(401);
     expect(await creatorDisabled.json()).toMatchObject({ code: 'api_key_creator_disabled' });
   });
