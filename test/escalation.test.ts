@@ -6,7 +6,7 @@ import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
-import { makeApiKey } from './support/access-fixtures.js';
+import { makeApiKey, makeRole } from './support/access-fixtures.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/schema.js';
@@ -178,6 +178,66 @@ describe('users, roles and sessions', () => {
     }
     const unknownRole = await refusedWithoutChange(database.db, () => request(app).patch(path).set('authorization', admin.auth).send({ roles: ['no such role'] }));
     expect(unknownRole.body.code).toBe('unknown_role');
+  });
+});
+
+/**
+ * Runs `send` while another transaction (an administrator's concurrent change, as the service makes
+ * it: the role row locked, its permissions replaced) holds role `roleId` and adds `added` to it;
+ * that transaction commits once `send`'s request has answered or is waiting for a lock.
+ */
+async function whileRoleGainsPermission(roleId: string, added: string, send: () => request.Test): Promise<request.Response> {
+  const other = await database.pool.connect();
+  try {
+    await other.query('begin');
+    await other.query('select id from roles where id = $1 for update', [roleId]);
+    await other.query('insert into role_permissions (role_id, permission) values ($1, $2)', [roleId, added]);
+    await other.query('update roles set updated_at = now() where id = $1', [roleId]);
+    let settled = false;
+    const pending = send().then((res) => {
+      settled = true;
+      return res;
+    });
+    const waiting = async () =>
+      (await database.pool.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rowCount! > 0;
+    while (!settled && !(await waiting())) await new Promise((resolve) => setTimeout(resolve, 20));
+    await other.query('commit');
+    return await pending;
+  } finally {
+    other.release();
+  }
+}
+
+describe('concurrent changes: the target is judged on what it holds when the change is written', () => {
+  it('a role manager racing an administrator who adds a permission to a role cannot strip it by narrowing the role', async () => {
+    const manager = await person(database.db, { permissions: ['roles.manage', 'tasks.list'] });
+    const role = await makeRole(database.db, ['tasks.list']);
+    const res = await whileRoleGainsPermission(role.id, 'users.create', () =>
+      request(app).patch(`/roles/${role.id}`).set('authorization', manager.auth).send({ permissions: [] }),
+    );
+    expectOutranked(res, ['users.create']);
+    const kept = await database.db.selectFrom('role_permissions').select('permission').where('role_id', '=', role.id).orderBy('permission').execute();
+    expect(kept.map((r) => r.permission)).toEqual(['tasks.list', 'users.create']);
+  });
+
+  it('a role manager racing an administrator who adds a permission to a role cannot strip it by deleting the role', async () => {
+    const manager = await person(database.db, { permissions: ['roles.manage', 'tasks.list'] });
+    const role = await makeRole(database.db, ['tasks.list']);
+    const res = await whileRoleGainsPermission(role.id, 'users.create', () => request(app).delete(`/roles/${role.id}`).set('authorization', manager.auth));
+    expectOutranked(res, ['users.create']);
+    expect(await database.db.selectFrom('roles').select('id').where('id', '=', role.id).executeTakeFirst()).toBeDefined();
+  });
+
+  it('a user manager racing an administrator who adds a permission to a user\u2019s role cannot strip it by removing the role', async () => {
+    const manager = await person(database.db, { permissions: ['users.update', 'tasks.list'] });
+    const role = await makeRole(database.db, ['tasks.list']);
+    const target = await createUser(database.db, { roles: [role.name] });
+    const res = await whileRoleGainsPermission(role.id, 'users.create', () =>
+      request(app).patch(`/users/${target.id}`).set('authorization', manager.auth).send({ roles: [] }),
+    );
+    expectOutranked(res, ['users.create']);
+    const held = await database.db.selectFrom('user_roles').select('role_id').where('user_id', '=', target.id).execute();
+    expect(held.map((r) => r.role_id)).toEqual([role.id]);
   });
 });
 

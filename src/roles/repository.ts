@@ -15,9 +15,19 @@ export function listRoles(db: Kysely<Database>): Promise<RoleRow[]> {
   return selectRoles(db).orderBy(sql`lower(r.name)`).execute();
 }
 
-export function findRoleById(db: Kysely<Database>, id: string, forUpdate = false): Promise<RoleRow | undefined> {
-  const query = selectRoles(db).where('r.id', '=', id);
-  return (forUpdate ? query.forUpdate() : query).executeTakeFirst();
+export function findRoleById(db: Kysely<Database>, id: string): Promise<RoleRow | undefined> {
+  return selectRoles(db).where('r.id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Locks the role until the transaction ends, then reads it with its permissions in a second
+ * statement. One `SELECT ... FOR UPDATE` would not do: after waiting for a concurrent change of the
+ * role, it returns the new row but its permissions as they were when the statement began (READ
+ * COMMITTED), so the caller would be judged on permissions the role no longer has.
+ */
+export async function lockRole(db: Kysely<Database>, id: string): Promise<RoleRow | undefined> {
+  const locked = await db.selectFrom('roles').select('id').where('id', '=', id).forUpdate().executeTakeFirst();
+  return locked && findRoleById(db, id);
 }
 
 /** The roles with these names (case does not matter). */
@@ -59,6 +69,23 @@ export async function setUserRoles(db: Kysely<Database>, userId: string, roleIds
   if (roleIds.length > 0) {
     await db.insertInto('user_roles').values(roleIds.map((role_id) => ({ user_id: userId, role_id }))).execute();
   }
+}
+
+/**
+ * The roles a user holds, locked against change (FOR SHARE: a role's changes and deletion wait) until
+ * the transaction ends, then read with their permissions in a second statement (see lockRole), so a
+ * check on what the user holds stays true until the change it allows is written. The user's row
+ * must be locked already: it guards the user's set of roles.
+ */
+export async function lockRolesOfUser(db: Kysely<Database>, userId: string): Promise<RoleRow[]> {
+  await db
+    .selectFrom('roles as r')
+    .innerJoin('user_roles as ur', 'ur.role_id', 'r.id')
+    .select('r.id')
+    .where('ur.user_id', '=', userId)
+    .forShare('r')
+    .execute();
+  return rolesOfUser(db, userId);
 }
 
 /** The roles a user holds, with their permissions: one query. */

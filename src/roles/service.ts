@@ -41,7 +41,7 @@ export function roleService(db: Kysely<Database>, clock: Clock) {
     async update(authority: Authority, id: string, input: { name?: string; description?: string; permissions?: string[] }) {
       await translateUnique(() =>
         db.transaction().execute(async (trx) => {
-          const role = await roles.findRoleById(trx, id, true);
+          const role = await roles.lockRole(trx, id);
           if (!role) throw notFound();
           if (role.built_in) throw builtIn();
           if (input.permissions) {
@@ -59,7 +59,7 @@ export function roleService(db: Kysely<Database>, clock: Clock) {
 
     async remove(authority: Authority, id: string) {
       await db.transaction().execute(async (trx) => {
-        const role = await roles.findRoleById(trx, id, true);
+        const role = await roles.lockRole(trx, id);
         if (!role) throw notFound();
         if (role.built_in) throw builtIn();
         assertMayActOn(authority, permissionsOfRole(role), 'This role');

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { ProblemError, forbidden } from '../http/problem.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
-import { findRolesByName, rolesOfUser, setUserRoles, type RoleRow } from '../roles/repository.js';
+import { findRolesByName, lockRolesOfUser, setUserRoles, type RoleRow } from '../roles/repository.js';
 import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
 import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, type Authority } from '../auth/authority.js';
 import * as users from './repository.js';
@@ -101,7 +101,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
         // The row lock queues every change of this user's roles or status behind this one.
         const user = await users.findUserForUpdate(trx, id);
         if (!user) throw notFound();
-        const held = await rolesOfUser(trx, id);
+        const held = await lockRolesOfUser(trx, id);
         const roles = input.roles ? await grantableRoles(trx, authority, input.roles, held) : held;
         const removesRole = held.some((h) => !roles.some((r) => r.id === h.id));
         if (removesRole || input.status !== undefined) await assertMayTakeFrom(trx, authority, user, held, { roles, status: input.status ?? user.status });
@@ -118,7 +118,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       await db.transaction().execute(async (trx) => {
         const user = await users.findUserForUpdate(trx, id);
         if (!user) throw notFound();
-        const held = await rolesOfUser(trx, id);
+        const held = await lockRolesOfUser(trx, id);
         await assertMayTakeFrom(trx, authority, user, held, { roles: held, status: 'disabled' });
         const now = clock.now();
         if (user.status !== 'disabled') await users.updateUserFields(trx, id, { status: 'disabled', now });
