@@ -493,8 +493,9 @@ export interface paths {
          *     or after `grace_period_seconds` (at most 24 hours) so that clients can switch over. A revoked
          *     key cannot be rotated (`409 api_key_revoked`). Send `{}` for no grace period. The caller
          *     receives the secret, so they must hold every permission of the key (`403
-         *     target_outranks_caller`, listing the missing ones), with or without a grace period.
-         *     Signed-in users only.
+         *     target_outranks_caller`, listing the missing ones), with or without a grace period, and the
+         *     key becomes theirs: `created_by` is the caller from then on, so the key is worth at most what
+         *     they hold and stops when they are disabled. Signed-in users only.
          *
          *     **Required permission:** `api_keys.manage`
          */

@@ -327,6 +327,24 @@ describe('a key is never worth more than its creator now', () => {
     expectContractResponse(after, 'GET', `/api-keys/${id}`);
   });
 
+  it('a key manager cannot keep a working key after leaving by rotating someone else\u2019s key: the rotated key is bound to who holds its secret', async () => {
+    const manager = await createUser(database.db, { permissions: ['api_keys.manage', 'users.list'] });
+    const set = await signIn(app, manager.email, manager.password);
+    for (const key of [await adminKey(['users.list']), await makeApiKey(database.db, ['users.list']).then((k) => ({ api_key: { id: k.id } }))]) {
+      const rotated = await request(app).post(`/api-keys/${key.api_key.id}/rotate`).set('authorization', `Bearer ${set.access_token}`).send({});
+      expect(rotated.status, rotated.text).toBe(200);
+      expect(rotated.body.api_key).toMatchObject({ created_by: manager.id, creator: { id: manager.id } });
+      expectContractResponse(rotated, 'POST', `/api-keys/${key.api_key.id}/rotate`);
+    }
+    const stolen = (await request(app).post(`/api-keys/${(await adminKey(['users.list'])).api_key.id}/rotate`).set('authorization', `Bearer ${set.access_token}`).send({})).body.secret as string;
+    expect((await request(app).get('/users').set('x-api-key', stolen)).status).toBe(200);
+    // The manager leaves: the secret it took with it stops, as a key it created would.
+    expect((await request(app).delete(`/users/${manager.id}`).set('authorization', admin.auth)).status).toBe(200);
+    const after = await request(app).get('/users').set('x-api-key', stolen);
+    expect(after.status, after.text).toBe(401);
+    expect(after.body.code).toBe('api_key_creator_disabled');
+  });
+
   it('an operator key (created from the command line) keeps its own set', async () => {
     const operatorKey = await makeApiKey(database.db, ['users.list', 'users.create']);
     const shown = await request(app).get(`/api-keys/${operatorKey.id}`).set('authorization', admin.auth);

@@ -141,7 +141,7 @@ export async function retireCurrentSecret(db: Kysely<Database>, apiKeyId: string
 export async function updateKey(
   db: Kysely<Database>,
   id: string,
-  fields: Partial<Pick<ApiKeyRecord, 'name' | 'permissions' | 'expires_at' | 'display_prefix' | 'last_characters' | 'revoked_at'>> & { now: Date },
+  fields: Partial<Pick<ApiKeyRecord, 'name' | 'permissions' | 'expires_at' | 'display_prefix' | 'last_characters' | 'revoked_at' | 'created_by'>> & { now: Date },
 ): Promise<void> {
   const { now, ...rest } = fields;
   await db.updateTable('api_keys').set({ ...rest, updated_at: now }).where('id', '=', id).execute();

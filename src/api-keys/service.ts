@@ -113,8 +113,14 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
       if (!row.revoked_at) await keys.updateKey(db, id, { revoked_at: clock.now(), now: clock.now() });
     },
 
-    /** The caller receives the new secret, so they must hold every permission of the key, grace period or not. */
+    /**
+     * The caller receives the new secret, so they must hold every permission of the key, grace
+     * period or not, and the key becomes theirs (created_by): it is worth at most what they hold
+     * from now on and stops when they are disabled, as a key they created would. Bound to its
+     * former creator, it would outlive the person who took its secret.
+     */
     async rotate(authority: Authority, id: string, graceSeconds = 0) {
+      if (authority.kind === 'api_key') throw new ProblemError(403, 'user_required', 'Only a signed-in user may do this, not an API key.');
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
         throw new ProblemError(400, 'validation_failed', `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds.`);
       }
@@ -127,7 +133,8 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
         assertMayActOn(authority, row.permissions, 'This API key');
         await keys.retireCurrentSecret(trx, id, new Date(now.getTime() + graceSeconds * 1000), now);
         await keys.insertSecret(trx, id, fresh.digest, now);
-        await keys.updateKey(trx, id, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
+        const createdBy = authority.kind === 'user' ? authority.userId : null;
+        await keys.updateKey(trx, id, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy, now });
       });
       return { key: await get(id), secret: fresh.secret };
     },
