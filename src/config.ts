@@ -35,6 +35,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       SIGN_IN_THROTTLE_WINDOW_S: num({ default: 15 * 60, desc: 'Sliding window of the sign-in throttle (seconds)' }),
       SWEEP_INTERVAL_S: num({ default: 300, desc: 'How often each process deletes expired sign-in attempts and old sessions (seconds); 0: never' }),
       SESSION_RETENTION_DAYS: num({ default: 30, desc: 'How long a session that is over (with its tokens) is kept before the sweep deletes it' }),
+      AUDIT_RETENTION_DAYS: num({ default: 400, desc: 'How long audit events are kept before the sweep deletes them (whole sealed batches)' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {
@@ -81,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
         sessionIdleTimeoutS: e.SESSION_IDLE_TIMEOUT_S,
         sessionRetentionS: e.SESSION_RETENTION_DAYS * 24 * 3600,
       },
+      auditRetentionS: e.AUDIT_RETENTION_DAYS * 24 * 3600,
     },
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
   };

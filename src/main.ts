@@ -37,7 +37,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       authenticators: createAuthenticators(deps),
       options: { validateResponses: config.validateResponses, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes },
     });
-    const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep.policy, config.sweep.intervalS) : undefined;
+    const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;
     return { app, database, stopBackgroundWork: async () => sweeper?.stop() };
   } catch (err) {
     await database.close();

@@ -8,6 +8,7 @@ import { registerApiKeys } from './api-keys.js';
 import { registerSeed } from './seed.js';
 import { registerUsers } from './users.js';
 import { registerSweep } from './sweep.js';
+import { registerAudit } from './audit.js';
 
 const program = new Command('backoffice').description('Back-office API operator commands').showHelpAfterError();
 registerMigrate(program);
@@ -16,6 +17,7 @@ registerRoles(program);
 registerApiKeys(program);
 registerSeed(program);
 registerSweep(program);
+registerAudit(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,18 +1,21 @@
-// `backoffice sweep`: delete expired sign-in attempts and old sessions now (what every server
-// process does every SWEEP_INTERVAL_S; for operators who run it from a scheduler instead).
+// `backoffice sweep`: the maintenance step now (what every server process does every
+// SWEEP_INTERVAL_S; for operators who run it from a scheduler instead): delete expired sign-in
+// attempts and old sessions, seal the audit events waiting, delete those past their retention.
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { sweep } from '../maintenance/sweeper.js';
+import { maintain } from '../maintenance/sweeper.js';
 import { withDatabase } from './database.js';
 
 export function registerSweep(program: Command): void {
   program
     .command('sweep')
-    .description('Delete expired sign-in attempts and sessions over for longer than SESSION_RETENTION_DAYS')
+    .description('Delete expired sign-in attempts and old sessions, seal audit events, delete audit events past AUDIT_RETENTION_DAYS')
     .action(() =>
       withDatabase(async ({ db }) => {
-        const deleted = await sweep(db, new Date(), loadConfig().sweep.policy);
-        process.stdout.write(`Deleted ${deleted.signInAttempts} expired sign-in attempts and ${deleted.sessions} old sessions.\n`);
+        const { policy, auditRetentionS } = loadConfig().sweep;
+        const done = await maintain(db, new Date(), policy, auditRetentionS);
+        process.stdout.write(`Deleted ${done.signInAttempts} expired sign-in attempts and ${done.sessions} old sessions.\n`);
+        process.stdout.write(`Sealed ${done.auditEventsSealed} audit events; deleted ${done.auditEventsDeleted} past their retention.\n`);
       }),
     );
 }

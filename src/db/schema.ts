@@ -89,15 +89,44 @@ export interface SignInFailuresTable {
   failed_at: Date;
 }
 
+type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
+
+/** The journal of security events and changes of rights ("audit events" in the API). */
 export interface SecurityEventsTable {
-  id: Generated<number>;
+  id: Generated<string>;
   type: string;
   occurred_at: Date;
-  user_id: string | null;
-  session_id: string | null;
-  ip_address: string;
-  user_agent: string;
+  /** The person the event concerns (who signed in, whose account or session changed). */
+  user_id: Nullable<string>;
+  session_id: Nullable<string>;
+  ip_address: Nullable<string>;
+  user_agent: Nullable<string>;
   details: ColumnType<Record<string, unknown>, string | undefined, string>;
+  actor_type: ColumnType<string, string | undefined, string>;
+  actor_id: Nullable<string>;
+  actor_session_id: Nullable<string>;
+  actor_label: Nullable<string>;
+  target_type: Nullable<string>;
+  target_id: Nullable<string>;
+  target_label: Nullable<string>;
+  request_id: Nullable<string>;
+  changes: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  seal_id: Nullable<string>;
+  hash: Nullable<Buffer>;
+}
+
+export interface AuditSealsTable {
+  id: ColumnType<string, string | undefined, never>;
+  sealed_at: Timestamp;
+  event_count: number;
+  first_event_id: string;
+  last_event_id: string;
+  oldest_event_at: Timestamp;
+  newest_event_at: Timestamp;
+  batch_hash: Buffer;
+  previous_hash: Buffer;
+  hash: Buffer;
+  events_deleted_at: Nullable<Date>;
 }
 
 export interface Database {
@@ -111,4 +140,5 @@ export interface Database {
   session_tokens: SessionTokensTable;
   sign_in_failures: SignInFailuresTable;
   security_events: SecurityEventsTable;
+  audit_seals: AuditSealsTable;
 }

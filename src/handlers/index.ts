@@ -8,6 +8,7 @@ import { permissionHandlers } from './permissions.js';
 import { apiKeyHandlers } from './api-keys.js';
 import { sessionHandlers } from './sessions.js';
 import { meHandlers } from './me.js';
+import { auditHandlers } from './audit.js';
 
 export function createHandlers(deps: Dependencies): HandlerMap {
   return {
@@ -18,5 +19,6 @@ export function createHandlers(deps: Dependencies): HandlerMap {
     ...apiKeyHandlers(deps),
     ...sessionHandlers(deps),
     ...meHandlers(deps),
+    ...auditHandlers(deps),
   };
 }

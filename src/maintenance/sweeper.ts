@@ -3,13 +3,16 @@
 //  - sessions over (signed out, revoked, expired or idle) for longer than the retention period,
 //    with their token sets (cascade). A live session keeps every generation of its tokens: an old
 //    refresh token presented again must still be recognised as reused.
-// Security events and API keys are kept: they are the record of who did what.
-// Every server process sweeps on a timer (SWEEP_INTERVAL_S); `backoffice sweep` does it once.
+// API keys are kept: they are the record of who did what. The maintenance step (maintain(), below)
+// also seals the audit events recorded since its last run and deletes those past their retention.
+// Every server process runs it on a timer (SWEEP_INTERVAL_S); `backoffice sweep` does it once.
 // Several processes sweeping at once skip each other's rows (FOR UPDATE SKIP LOCKED).
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
+import { sealAuditEvents } from '../audit/seal.js';
+import { deleteExpiredAuditEvents } from '../audit/retention.js';
 
 export interface SweepPolicy {
   throttleWindowS: number;
@@ -59,16 +62,33 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
   return { signInAttempts, sessions };
 }
 
-/** Sweeps every `intervalS` seconds (never two sweeps of this process at once) until stopped. */
-export function startSweeper(deps: { db: Kysely<Database>; clock: Clock; logger: Logger }, policy: SweepPolicy, intervalS: number): { stop(): Promise<void> } {
+export interface MaintenanceResult extends SweepResult {
+  auditEventsSealed: number;
+  auditEventsDeleted: number;
+}
+
+/** The periodic step: sweep, then seal the audit events waiting, then delete those past their retention. */
+export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPolicy, auditRetentionS: number): Promise<MaintenanceResult> {
+  const swept = await sweep(db, now, policy);
+  const sealed = await sealAuditEvents(db, now);
+  const auditEventsDeleted = await deleteExpiredAuditEvents(db, now, auditRetentionS);
+  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted };
+}
+
+/** Runs maintain() every `intervalS` seconds (never two runs of this process at once) until stopped. */
+export function startSweeper(
+  deps: { db: Kysely<Database>; clock: Clock; logger: Logger },
+  settings: { policy: SweepPolicy; auditRetentionS: number },
+  intervalS: number,
+): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   const run = () => {
-    running ??= sweep(deps.db, deps.clock.now(), policy)
+    running ??= maintain(deps.db, deps.clock.now(), settings.policy, settings.auditRetentionS)
       .then((result) => {
-        if (result.signInAttempts + result.sessions > 0) deps.logger.info({ deleted: result }, 'swept expired rows');
+        if (Object.values(result).some((n) => n > 0)) deps.logger.info({ deleted: result }, 'swept expired rows');
       })
-      // A database outage is reported by the requests; the next sweep catches up.
-      .catch((err: unknown) => deps.logger.warn({ err: { message: (err as Error).message } }, 'sweep failed'))
+      // A database outage is reported by the requests; the next run catches up.
+      .catch((err: unknown) => deps.logger.warn({ err: { message: (err as Error).message } }, 'maintenance failed'))
       .finally(() => (running = undefined));
   };
   const timer = setInterval(run, intervalS * 1000);

@@ -127,13 +127,24 @@ export async function endSession(db: Db, sessionId: string, now: Date): Promise<
 }
 
 /**
- * Opens a session with its first token set, notes the sign-in on the user, records the event and
+ * Opens a session with its first token set, notes the sign-in on the user, records the event (the
+ * user acting, on the new session: src/audit) and
  * runs `clearThrottle` (the throttle's statement that forgets the e-mail's failures), in one
  * statement (one round trip, atomic): sign-in throughput is what the benchmark measures.
  */
 export async function openSession(
   db: Db,
-  v: { userId: string; ip: string; userAgent: string; now: Date; expiresAt: Date; accessDigest: Buffer; refreshDigest: Buffer; clearThrottle: RawBuilder<unknown> },
+  v: {
+    userId: string;
+    ip: string;
+    userAgent: string;
+    now: Date;
+    expiresAt: Date;
+    accessDigest: Buffer;
+    refreshDigest: Buffer;
+    clearThrottle: RawBuilder<unknown>;
+    requestId?: string | null;
+  },
 ): Promise<string> {
   const { rows } = await sql<{ id: string }>`
     with s as (
@@ -146,8 +157,11 @@ export async function openSession(
     ), u as (
       update users set last_sign_in_at = ${v.now} where id = ${v.userId}
     ), e as (
-      insert into security_events (type, occurred_at, user_id, session_id, ip_address, user_agent)
-      select 'sign_in_succeeded', ${v.now}, ${v.userId}, id, ${v.ip}, ${v.userAgent} from s
+      insert into security_events (type, occurred_at, user_id, session_id, ip_address, user_agent,
+        actor_type, actor_id, actor_label, target_type, target_id, target_label, request_id)
+      select 'sign_in_succeeded', ${v.now}, ${v.userId}, s.id, ${v.ip}, ${v.userAgent},
+        'user', ${v.userId}, n.name, 'session', s.id, n.name, ${v.requestId ?? null}
+      from s, (select first_name || ' ' || last_name as name from users where id = ${v.userId}) n
     ), c as (
       ${v.clearThrottle}
     )

@@ -8,6 +8,7 @@ import * as m20261121T1310SignInFailures from './20261121T1310_sign_in_failures.
 import * as m20261121T1320SecurityEvents from './20261121T1320_security_events.js';
 import * as m20261121T1500SignInAttempts from './20261121T1500_sign_in_attempts.js';
 import * as m20261201T1000ApiKeyCreatorRestrict from './20261201T1000_api_key_creator_restrict.js';
+import * as m20261202T1000AuditEvents from './20261202T1000_audit_events.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '20261121T1320_security_events': m20261121T1320SecurityEvents,
   '20261121T1500_sign_in_attempts': m20261121T1500SignInAttempts,
   '20261201T1000_api_key_creator_restrict': m20261201T1000ApiKeyCreatorRestrict,
+  '20261202T1000_audit_events': m20261202T1000AuditEvents,
 };

@@ -1,0 +1,60 @@
+// What an audit event is: the actions recorded, who acted, on what. Shared by the recorder, the
+// reader and the sealer; the contract's AuditEvent schema is the public shape of the same thing.
+
+/** Sign-in and session events (recorded since the sessions issue) and changes of rights. */
+export const AUDIT_EVENT_TYPES = [
+  'sign_in_succeeded',
+  'sign_in_failed',
+  'sign_in_throttled',
+  'tokens_refreshed',
+  'refresh_token_reused',
+  'session_revoked',
+  'password_changed',
+  'api_key_created',
+  'api_key_updated',
+  'api_key_rotated',
+  'api_key_revoked',
+  'role_created',
+  'role_updated',
+  'role_deleted',
+  'user_created',
+  'user_updated',
+  'user_disabled',
+] as const;
+export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
+
+export const ACTOR_TYPES = ['user', 'api_key', 'cli', 'anonymous', 'unknown'] as const;
+export type ActorType = (typeof ACTOR_TYPES)[number];
+export const TARGET_TYPES = ['user', 'role', 'api_key', 'session'] as const;
+export type TargetType = (typeof TARGET_TYPES)[number];
+
+/**
+ * Who did it: a signed-in person (and the session they used), an API key, the operator's command
+ * line (with the operating-system account that ran it), or nobody known (a failed sign-in).
+ */
+export type Actor =
+  | { type: 'user'; userId: string; sessionId: string | null }
+  | { type: 'api_key'; apiKeyId: string }
+  | { type: 'cli'; osUser: string }
+  | { type: 'anonymous' };
+
+/** Where a change came from: the actor, and the request that carried it (none on the command line). */
+export interface AuditContext {
+  actor: Actor;
+  requestId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface Target {
+  type: TargetType;
+  id: string;
+  /** A readable name at the time (e-mail, role or key name); looked up when omitted. */
+  label?: string | null;
+}
+
+/** Fields before and after a change; only public fields, never a secret, digest or password. */
+export interface Changes {
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+}

@@ -1,0 +1,84 @@
+// Writes one audit event, on the connection or transaction it is given: called inside the
+// transaction of the change it records, so there is no change without its event and no event
+// without its change. Inserting takes no lock: sealing (src/audit/seal.ts) happens later, in batches.
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { AuditContext, AuditEventType, Changes, Target } from './events.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface AuditEventInput {
+  type: AuditEventType;
+  at: Date;
+  context: AuditContext;
+  target?: Target | null;
+  /** The person the event concerns (whose account, session or key it is), when there is one. */
+  userId?: string | null;
+  /** The session concerned, when there is one. */
+  sessionId?: string | null;
+  details?: Record<string, string | number | boolean | null>;
+  changes?: Changes | null;
+}
+
+/** Same limit as the sessions' user agents: the header is the client's to fill. */
+const USER_AGENT_MAX_LENGTH = 512;
+
+/** Names that would carry a credential. The recorder refuses them, so a careless caller fails its tests instead of leaking. */
+const SECRET_NAME = /password|secret|digest|token|hash/i;
+
+function assertNoSecretNames(value: unknown, where: string): void {
+  if (value === null || typeof value !== 'object') return;
+  for (const [key, inner] of Object.entries(value)) {
+    if (SECRET_NAME.test(key)) throw new Error(`An audit event's ${where} may not hold "${key}".`);
+    assertNoSecretNames(inner, where);
+  }
+}
+
+const fullName = (userId: string): RawBuilder<string | null> => sql`(select first_name || ' ' || last_name from users where id = ${userId})`;
+
+function targetLabel(target: Target): RawBuilder<string | null> {
+  if (target.label !== undefined) return sql`${target.label}`;
+  switch (target.type) {
+    case 'user':
+      return fullName(target.id);
+    case 'role':
+      return sql`(select name from roles where id = ${target.id})`;
+    case 'api_key':
+      return sql`(select name from api_keys where id = ${target.id})`;
+    case 'session':
+      return sql`(select u.first_name || ' ' || u.last_name from sessions s join users u on u.id = s.user_id where s.id = ${target.id})`;
+  }
+}
+
+export async function recordAuditEvent(db: Db, event: AuditEventInput): Promise<void> {
+  assertNoSecretNames(event.details, 'details');
+  assertNoSecretNames(event.changes?.before, 'changes');
+  assertNoSecretNames(event.changes?.after, 'changes');
+  const { actor, requestId, ip, userAgent } = event.context;
+  const actorColumns =
+    actor.type === 'user'
+      ? { actor_id: actor.userId, actor_session_id: actor.sessionId, actor_label: fullName(actor.userId) }
+      : actor.type === 'api_key'
+        ? { actor_id: actor.apiKeyId, actor_session_id: null, actor_label: sql<string | null>`(select name from api_keys where id = ${actor.apiKeyId})` }
+        : { actor_id: null, actor_session_id: null, actor_label: actor.type === 'cli' ? actor.osUser : null };
+  const target = event.target ?? null;
+  await db
+    .insertInto('security_events')
+    .values({
+      type: event.type,
+      occurred_at: event.at,
+      user_id: event.userId ?? null,
+      session_id: event.sessionId ?? null,
+      ip_address: ip,
+      user_agent: userAgent === null || userAgent.length <= USER_AGENT_MAX_LENGTH ? userAgent : [...userAgent].slice(0, USER_AGENT_MAX_LENGTH).join(''),
+      actor_type: actor.type,
+      ...actorColumns,
+      target_type: target?.type ?? null,
+      target_id: target?.id ?? null,
+      target_label: target ? targetLabel(target) : null,
+      request_id: requestId,
+      details: JSON.stringify(event.details ?? {}),
+      changes: event.changes ? JSON.stringify(event.changes) : null,
+    })
+    .execute();
+}

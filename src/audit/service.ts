@@ -1,0 +1,31 @@
+// Reading the audit journal: pages for administrators and for each person, and the sign-in counts
+// the home page charts. Nothing here writes: reads are not recorded.
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../clock.js';
+import { countSignInsPerHour, listAuditPage, type AuditFilter } from './repository.js';
+import { decodeAuditCursor, encodeAuditCursor } from './cursor.js';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const CHART_HOURS = 7 * 24;
+const HOUR_MS = 3_600_000;
+
+export function auditService(db: Kysely<Database>, clock: Clock) {
+  return {
+    async list(query: { limit?: number; cursor?: string }, filter: AuditFilter) {
+      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+      const after = query.cursor === undefined ? undefined : decodeAuditCursor(query.cursor);
+      const rows = await listAuditPage(db, { limit, after, filter });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const nextCursor = rows.length > limit && last ? encodeAuditCursor({ occurredAt: last.cursor_occurred_at, id: String(last.id) }) : null;
+      return { page, nextCursor };
+    },
+
+    /** The last 7 days, hour by hour, the current hour last. */
+    signInsPerHour() {
+      const currentHour = Math.floor(clock.now().getTime() / HOUR_MS) * HOUR_MS;
+      return countSignInsPerHour(db, new Date(currentHour - (CHART_HOURS - 1) * HOUR_MS), CHART_HOURS);
+    },
+  };
+}

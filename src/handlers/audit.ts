@@ -1,0 +1,39 @@
+// Handlers of the audit journal: everything (audit.read), one's own, and sign-ins per hour.
+import type { Dependencies } from '../dependencies.js';
+import type { Handler } from '../contract/handler-types.js';
+import { auditService } from '../audit/service.js';
+import { presentAuditEvent } from '../audit/presenter.js';
+import { signedInUser } from './principal.js';
+
+const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
+
+export function auditHandlers({ db, clock }: Dependencies) {
+  const audit = auditService(db, clock);
+
+  const listAuditEvents: Handler<'listAuditEvents'> = async ({ query = {} }) => {
+    const { page, nextCursor } = await audit.list(query, {
+      types: query.type,
+      actorType: query.actor_type,
+      actorId: query.actor_id,
+      targetType: query.target_type,
+      targetId: query.target_id,
+      userId: query.user_id,
+      since: date(query.since),
+      before: date(query.before),
+    });
+    return { status: 200, body: { data: page.map(presentAuditEvent), next_cursor: nextCursor } };
+  };
+
+  const listMyAuditEvents: Handler<'listMyAuditEvents'> = async ({ query = {}, principal }) => {
+    const me = signedInUser(principal);
+    const { page, nextCursor } = await audit.list(query, { involving: me.userId, types: query.type, since: date(query.since), before: date(query.before) });
+    return { status: 200, body: { data: page.map(presentAuditEvent), next_cursor: nextCursor } };
+  };
+
+  const countSignInsPerHour: Handler<'countSignInsPerHour'> = async () => {
+    const hours = await audit.signInsPerHour();
+    return { status: 200, body: { hours: hours.map((h) => ({ hour: h.hour.toISOString(), succeeded: h.succeeded, failed: h.failed, throttled: h.throttled })) } };
+  };
+
+  return { listAuditEvents, listMyAuditEvents, countSignInsPerHour };
+}

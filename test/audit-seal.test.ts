@@ -1,0 +1,162 @@
+// The audit trail is tamper-evident: events are sealed in batches by a hash chain, `verify`
+// re-checks the chain and every event still present and names the first that does not match;
+// retention deletes whole sealed batches and the chain still verifies.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/context.js';
+import { recordAuditEvent } from '../src/audit/recorder.js';
+import { sealAuditEvents } from '../src/audit/seal.js';
+import { verifyAuditTrail } from '../src/audit/verify.js';
+import { deleteExpiredAuditEvents } from '../src/audit/retention.js';
+import { maintain } from '../src/maintenance/sweeper.js';
+import { testConfig } from './support/context.js';
+
+let database: TestDatabase;
+beforeEach(async () => {
+  database = await createTestDatabase();
+});
+afterEach(() => database.destroy());
+
+const DAY = 86_400_000;
+const now = new Date('2026-11-21T12:00:00.000Z');
+const retentionS = 400 * 86_400;
+const verify = (at = now) => verifyAuditTrail(database.db, { now: at, retentionS });
+
+/** `count` role events, one a minute, ending at `end`. */
+async function record(count: number, end = now) {
+  for (let i = 0; i < count; i++) {
+    await recordAuditEvent(database.db, {
+      type: 'role_updated',
+      at: new Date(end.getTime() - (count - i) * 60_000),
+      context: { actor: { type: 'cli', osUser: 'ops' }, requestId: null, ip: null, userAgent: null },
+      target: { type: 'role', id: '00000000-0000-4000-8000-00000000000' + (i % 10), label: `role ${i}` },
+      details: { n: i },
+      changes: { before: { permissions: ['users.list'] }, after: { permissions: ['users.list', 'users.read'] } },
+    });
+  }
+}
+
+const eventIds = async () => (await database.db.selectFrom('security_events').select('id').orderBy('id').execute()).map((r) => r.id);
+
+describe('sealing', () => {
+  it('seals in batches chained to each other; verify passes and names the head', async () => {
+    await record(25);
+    expect(await sealAuditEvents(database.db, now, 10)).toEqual({ events: 25, seals: 3 });
+    const seals = await database.db.selectFrom('audit_seals').selectAll().orderBy('id').execute();
+    expect(seals.map((s) => s.event_count)).toEqual([10, 10, 5]);
+    expect(seals[1]!.previous_hash).toEqual(seals[0]!.hash);
+    expect(await database.db.selectFrom('security_events').select('id').where('seal_id', 'is', null).execute()).toEqual([]);
+    const report = await verify();
+    expect(report).toMatchObject({ ok: true, problem: null, seals: 3, eventsChecked: 25, eventsNotYetSealed: 0, head: seals[2]!.hash.toString('hex') });
+    // Nothing new: no empty seal.
+    expect(await sealAuditEvents(database.db, now, 10)).toEqual({ events: 0, seals: 0 });
+  });
+
+  it('puts an event that commits after a later one was sealed into the next batch', async () => {
+    const late = database.db.transaction().execute(async (trx) => {
+      await recordAuditEvent(trx, { type: 'role_deleted', at: now, context: { actor: { type: 'cli', osUser: 'ops' }, requestId: null, ip: null, userAgent: null } });
+      await record(3); // committed while the first transaction is still open
+      expect(await sealAuditEvents(database.db, now)).toEqual({ events: 3, seals: 1 });
+    });
+    await late;
+    expect(await sealAuditEvents(database.db, now)).toEqual({ events: 1, seals: 1 });
+    expect((await verify()).ok).toBe(true);
+  });
+
+  it('counts events not sealed yet, and a second sealer at the same moment steps aside instead of forking the chain', async () => {
+    await record(30);
+    const [a, b] = await Promise.all([sealAuditEvents(database.db, now, 5), sealAuditEvents(database.db, now, 5)]);
+    expect(a.events + b.events).toBe(30);
+    expect((await verify()).ok).toBe(true);
+    await record(2);
+    expect(await verify()).toMatchObject({ ok: true, eventsNotYetSealed: 2 });
+  });
+});
+
+describe('verify finds tampering', () => {
+  beforeEach(async () => {
+    await record(20);
+    await sealAuditEvents(database.db, now, 10);
+  });
+
+  it('an edited event is named', async () => {
+    const ids = await eventIds();
+    await sql`update security_events set actor_label = 'someone else' where id = ${ids[13]}`.execute(database.db);
+    const report = await verify();
+    expect(report.ok).toBe(false);
+    expect(report.problem).toBe(`Event ${ids[13]} does not match seal ${(await database.db.selectFrom('audit_seals').select('id').orderBy('id').execute())[1]!.id}: it was altered after sealing.`);
+  });
+
+  it('an edited event whose stored hash was recomputed to match is caught by its seal', async () => {
+    const ids = await eventIds();
+    await sql`update security_events set details = '{"n": 99}', hash = sha256('forged') where id = ${ids[2]}`.execute(database.db);
+    expect((await verify()).problem).toMatch(new RegExp(`^Event ${ids[2]} does not match seal`));
+  });
+
+  it('a deleted event is noticed by its seal', async () => {
+    const ids = await eventIds();
+    await database.db.deleteFrom('security_events').where('id', '=', ids[4]!).execute();
+    expect((await verify()).problem).toMatch(/^Seal \d+ covers 10 events \(ids \d+ to \d+\) but 9 are there/);
+  });
+
+  it('an altered seal, or a seal removed from the middle of the chain, is named', async () => {
+    const seals = (await database.db.selectFrom('audit_seals').select('id').orderBy('id').execute()).map((s) => s.id);
+    await sql`update audit_seals set event_count = 9 where id = ${seals[0]}`.execute(database.db);
+    expect((await verify()).problem).toBe(`Seal ${seals[0]} does not match its own hash: it was altered.`);
+    await sql`update audit_seals set event_count = 10 where id = ${seals[0]}`.execute(database.db);
+    expect((await verify()).ok).toBe(true);
+    await database.db.deleteFrom('security_events').where('seal_id', '=', seals[0]!).execute();
+    await database.db.deleteFrom('audit_seals').where('id', '=', seals[0]!).execute();
+    expect((await verify()).problem).toBe(`Seal ${seals[1]} does not follow the start of the chain: a seal was removed, added or altered.`);
+  });
+
+  it('events deleted and their seal marked as if by retention, before the retention ended, are named', async () => {
+    const seals = (await database.db.selectFrom('audit_seals').select('id').orderBy('id').execute()).map((s) => s.id);
+    await database.db.deleteFrom('security_events').where('seal_id', '=', seals[0]!).execute();
+    await database.db.updateTable('audit_seals').set({ events_deleted_at: now }).where('id', '=', seals[0]!).execute();
+    expect((await verify()).problem).toBe(`Seal ${seals[0]} has lost its events before their retention ended.`);
+  });
+
+  it('the command line prints the first mismatch and exits 1', async () => {
+    const ids = await eventIds();
+    const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'audit', 'verify'], { env: { ...process.env, DATABASE_URL: database.url } });
+    const ok = await run().catch((err: { stdout: string; stderr: string }) => ({ stdout: err.stdout + err.stderr }));
+    expect(ok.stdout).toMatch(/^OK: 2 seals \(0 with their events deleted by retention\), 20 events checked, 0 not sealed yet, in [\d.]+ s\.\nHead: [0-9a-f]{64}\n$/);
+    await sql`update security_events set ip_address = '198.51.100.1' where id = ${ids[0]}`.execute(database.db);
+    const failed = await run().then(
+      () => null,
+      (err: { code: number; stdout: string }) => err,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stdout).toMatch(new RegExp(`^FAILED: Event ${ids[0]} does not match seal \\d+: it was altered after sealing\\.`));
+  });
+});
+
+describe('retention', () => {
+  it('deletes whole sealed batches past the retention, oldest first, keeps their seals, and the chain still verifies', async () => {
+    await record(10, new Date(now.getTime() - 500 * DAY)); // batch 1: past the retention
+    await sealAuditEvents(database.db, now, 10);
+    await record(5, new Date(now.getTime() - 401 * DAY)); // batch 2: past it as well
+    await record(5, new Date(now.getTime() - 10 * DAY)); //  ...with young events: the batch waits
+    await sealAuditEvents(database.db, now, 10);
+    await record(3);
+
+    const result = await maintain(database.db, now, testConfig().sweep.policy, retentionS);
+    expect(result).toMatchObject({ auditEventsSealed: 3, auditEventsDeleted: 10 });
+    expect(await database.db.selectFrom('security_events').select('id').execute()).toHaveLength(13);
+    expect(await database.db.selectFrom('audit_seals').select('id').execute()).toHaveLength(3);
+    expect(await verify()).toMatchObject({ ok: true, seals: 3, sealsWithoutEvents: 1, eventsChecked: 13 });
+
+    // The second batch's youngest event (10 days old now) passes 400 days 390 days from now.
+    expect(await deleteExpiredAuditEvents(database.db, new Date(now.getTime() + 389 * DAY), retentionS)).toBe(0);
+    expect(await deleteExpiredAuditEvents(database.db, new Date(now.getTime() + 391 * DAY), retentionS)).toBe(10);
+    expect(await verifyAuditTrail(database.db, { now: new Date(now.getTime() + 391 * DAY), retentionS })).toMatchObject({ ok: true, sealsWithoutEvents: 2, eventsChecked: 3 });
+  });
+
+  it('is configurable (AUDIT_RETENTION_DAYS, 400 by default)', () => {
+    expect(testConfig().sweep.auditRetentionS).toBe(400 * 86_400);
+    expect(testConfig({ AUDIT_RETENTION_DAYS: '90' }).sweep.auditRetentionS).toBe(90 * 86_400);
+  });
+});
