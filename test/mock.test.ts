@@ -20,6 +20,15 @@ describe('Prism mock of the contract (snake_case, the default)', () => {
     expect(await res.json()).toEqual(documented);
   });
 
+  it('answers GET /audit-events and GET /me/audit-events with the documented page of events', async () => {
+    const documented = spec.components.responses.AuditEventPage.content['application/json'].example;
+    const all = await fetch(`${base}/audit-events?type=api_key_rotated`, { headers: { 'x-api-key': 'any-key', accept: 'application/json' } });
+    expect(all.status).toBe(200);
+    expect(await all.json()).toEqual(documented);
+    const mine = await fetch(`${base}/me/audit-events`, { headers: { authorization: 'Bearer any', accept: 'application/json' } });
+    expect(await mine.json()).toEqual(documented);
+  });
+
   it('answers GET /users with 401 without credentials', async () => {
     const res = await fetch(`${prism.url}/users`, { headers: { accept: 'application/json' } });
     expect(res.status).toBe(401);
