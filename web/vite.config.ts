@@ -4,7 +4,7 @@
 import { defineConfig } from 'vite';
 
 const API = 'http://localhost:3000';
-const apiPrefixes = ['/sessions', '/tokens', '/jetons', '/me', '/users', '/utilisateurs', '/roles', '/permissions', '/api-keys'];
+const apiPrefixes = ['/sessions', '/tokens', '/jetons', '/me', '/users', '/utilisateurs', '/roles', '/permissions', '/api-keys', '/audit-events'];
 
 export default defineConfig(({ command }) => ({
   // Development JSX (source file paths and line numbers in every element) only for `vite web`: a

@@ -24,7 +24,7 @@ describe('the back office in a browser', () => {
   it('creates an API key with only users.list, whose secret works until it is revoked in the page; sign-out kills the access token', async () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);
-    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    await page.getByRole('heading', { name: 'Home' }).waitFor();
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
 
@@ -103,7 +103,7 @@ describe('the back office in a browser', () => {
   it('manages roles and users: create a role, edit its permissions, create a user with it, edit, disable', async () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);
-    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    await page.getByRole('heading', { name: 'Home' }).waitFor();
 
     await page.getByRole('link', { name: 'Roles' }).click();
     await page.getByRole('link', { name: 'New role' }).click();

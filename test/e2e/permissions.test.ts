@@ -34,9 +34,9 @@ describe('permissions in the page', () => {
     try {
       const { page } = browser;
       await signIn(page, service.baseUrl, VIEWER);
-      await page.getByRole('heading', { name: 'My sessions' }).waitFor();
+      await page.getByRole('heading', { name: 'Home' }).waitFor();
       const nav = page.getByRole('navigation', { name: 'Main' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['My sessions', 'Password']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'My sessions', 'Password']);
 
       await page.goto(`${service.baseUrl}/#/users`);
       await expect.poll(() => page.getByRole('alert').textContent()).toContain(

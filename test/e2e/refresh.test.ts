@@ -25,7 +25,7 @@ describe('token refresh in the page', () => {
   it('refreshes silently when the server says the access token has expired, and the page carries on', async () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);
-    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    await page.getByRole('heading', { name: 'Home' }).waitFor();
     const before = await storedTokens(page);
 
     clock.advance(11 * 60_000);
@@ -67,7 +67,7 @@ describe('token refresh in the page', () => {
       const { page } = idle;
       await page.clock.install();
       await signIn(page, service.baseUrl, ADMIN);
-      await page.getByRole('heading', { name: 'Users' }).waitFor();
+      await page.getByRole('heading', { name: 'Home' }).waitFor();
       const before = await storedTokens(page);
       const refreshed = page.waitForResponse((res) => res.url().endsWith('/tokens') && res.request().method() === 'POST');
       clock.advance(9 * 60_000 + 5_000);

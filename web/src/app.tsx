@@ -12,6 +12,8 @@ import { RolesPage } from './pages/roles.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { SessionsPage } from './pages/sessions.js';
 import { PasswordPage } from './pages/password.js';
+import { HomePage } from './pages/home.js';
+import { AuditPage } from './pages/audit.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
 
 type Me = components['schemas']['Me'];
@@ -19,9 +21,11 @@ type Permission = components['schemas']['Permission'];
 
 /** The pages, and the permission that opens each (null: every signed-in person). */
 const NAV: { route: string; label: MessageKey; needs: Permission | null }[] = [
+  { route: 'home', label: 'nav.home', needs: null },
   { route: 'users', label: 'nav.users', needs: 'users.list' },
   { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
   { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
+  { route: 'audit', label: 'nav.audit', needs: 'audit.read' },
   { route: 'sessions', label: 'nav.sessions', needs: null },
   { route: 'password', label: 'nav.password', needs: null },
 ];
@@ -76,12 +80,16 @@ function SignedIn() {
 function Page({ name, id, me }: { name: string | undefined; id: string | undefined; me: Me }) {
   const { t } = useI18n();
   switch (name) {
+    case 'home':
+      return <HomePage me={me} />;
     case 'users':
       return <UsersPage userId={id} myPermissions={me.permissions} />;
     case 'roles':
       return <RolesPage roleId={id} />;
     case 'api-keys':
       return <ApiKeysPage myPermissions={me.permissions} />;
+    case 'audit':
+      return <AuditPage />;
     case 'sessions':
       return <SessionsPage />;
     case 'password':

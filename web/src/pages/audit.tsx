@@ -1,0 +1,113 @@
+// Audit: the journal of sign-ins, sessions and changes of rights, newest first, one readable line
+// per event; filters by event, actor, target and time; paged by cursor like the users.
+import { useState } from 'preact/hooks';
+import { api, call } from '../api/client.js';
+import type { components } from '../../../generated/openapi.js';
+import { describeChanges, describeEvent } from '../audit-line.js';
+import { useI18n } from '../i18n.js';
+import { useLoad } from '../load.js';
+import { Field, ListState, PageTitle } from '../ui.js';
+
+type EventType = components['schemas']['AuditEventType'];
+const TYPES: EventType[] = [
+  'sign_in_succeeded', 'sign_in_failed', 'sign_in_throttled', 'tokens_refreshed', 'refresh_token_reused', 'session_revoked', 'password_changed',
+  'api_key_created', 'api_key_updated', 'api_key_rotated', 'api_key_revoked', 'role_created', 'role_updated', 'role_deleted',
+  'user_created', 'user_updated', 'user_disabled',
+];
+const PAGE_SIZE = 20;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface Filters {
+  type?: EventType[];
+  actor_id?: string;
+  target_id?: string;
+  since?: string;
+  before?: string;
+}
+
+/** A datetime-local value (the browser's time zone) as an ISO instant; empty stays unset. */
+const instant = (local: string) => (local ? new Date(local).toISOString() : undefined);
+
+export function AuditPage() {
+  const { t, formatDate } = useI18n();
+  const [form, setForm] = useState({ type: '', actor: '', target: '', since: '', before: '' });
+  const [filters, setFilters] = useState<Filters>({});
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(() => call(() => api.GET('/audit-events', { params: { query: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } } })), [filters, cursor]);
+  const nextCursor = page.data?.next_cursor;
+  const set = (field: keyof typeof form) => (e: Event) => setForm({ ...form, [field]: (e.currentTarget as HTMLInputElement).value });
+
+  const apply = (event: Event) => {
+    event.preventDefault();
+    const since = instant(form.since);
+    const before = instant(form.before);
+    setFilters({
+      ...(form.type ? { type: [form.type as EventType] } : {}),
+      ...(UUID.test(form.actor.trim()) ? { actor_id: form.actor.trim() } : {}),
+      ...(UUID.test(form.target.trim()) ? { target_id: form.target.trim() } : {}),
+      ...(since ? { since } : {}),
+      ...(before ? { before } : {}),
+    });
+    setCursors([undefined]);
+  };
+
+  return (
+    <>
+      <PageTitle>{t('audit.title')}</PageTitle>
+      <form class="filters" role="search" onSubmit={apply} aria-label={t('audit.filters')}>
+        <div class="field">
+          <label for="audit-type">{t('audit.type')}</label>
+          <select id="audit-type" value={form.type} onChange={set('type')}>
+            <option value="">{t('common.all')}</option>
+            {TYPES.map((type) => (
+              <option key={type} value={type}>
+                {type}
+              </option>
+            ))}
+          </select>
+        </div>
+        <Field label={t('audit.actor')} id="audit-actor" value={form.actor} onInput={set('actor')} pattern={UUID.source} />
+        <Field label={t('audit.target')} id="audit-target" value={form.target} onInput={set('target')} pattern={UUID.source} />
+        <Field label={t('audit.since')} id="audit-since" type="datetime-local" value={form.since} onInput={set('since')} />
+        <Field label={t('audit.before')} id="audit-before" type="datetime-local" value={form.before} onInput={set('before')} />
+        <button type="submit">{t('audit.filter')}</button>
+      </form>
+      <ListState loaded={page} empty={t('audit.empty')}>
+        {(items) => (
+          <>
+            <table aria-busy={page.loading}>
+              <thead>
+                <tr>
+                  <th scope="col">{t('audit.when')}</th>
+                  <th scope="col">{t('audit.event')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((event) => (
+                  <tr key={event.id} data-event-type={event.type}>
+                    <td>
+                      <time dateTime={event.occurred_at}>{formatDate(event.occurred_at)}</time>
+                    </td>
+                    <td>
+                      <span class="line">{describeEvent(event, t)}</span>
+                      {event.changes && <small class="changes">{describeChanges(event, t)}</small>}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <nav class="actions" aria-label={t('audit.pages')}>
+              <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+                {t('common.previous')}
+              </button>
+              <button type="button" class="secondary" disabled={!nextCursor} onClick={() => nextCursor && setCursors([...cursors, nextCursor])}>
+                {t('common.next')}
+              </button>
+            </nav>
+          </>
+        )}
+      </ListState>
+    </>
+  );
+}
