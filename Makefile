@@ -65,6 +65,7 @@ bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missin
 	scripts/system-deps.sh bench
 	node --import tsx bench/sign-in.ts 10
 	node --import tsx bench/users-list.ts
+	node --import tsx bench/audit-verify.ts
 
 fuzz: install system-deps ## Fuzz every operation of the contract longer than make test does (FUZZ_REQUESTS, FUZZ_SEED)
 	FUZZ_REQUESTS=$${FUZZ_REQUESTS:-100000} $(BIN)/vitest run test/fuzz.test.ts
