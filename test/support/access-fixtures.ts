@@ -60,12 +60,14 @@ export function authenticatorsWithTestBearer(deps: Dependencies): Authenticators
     async bearer(token): Promise<Principal> {
       const userId = /^test-user:(.+)$/.exec(token)?.[1];
       if (!userId) throw unauthorized('invalid_token', 'Unknown test token.', true);
-      return { kind: 'user', userId, sessionId: 'test-session', permissions: permissionsOfRoles(await rolesOfUser(deps.db, userId)) };
+      // A session id shaped like a real one: audit events store the actor's session as a uuid.
+      return { kind: 'user', userId, sessionId: TEST_SESSION_ID, permissions: permissionsOfRoles(await rolesOfUser(deps.db, userId)) };
     },
   };
 }
 
 export const testBearer = (userId: string) => `Bearer test-user:${userId}`;
+export const TEST_SESSION_ID = '00000000-0000-4000-8000-00000000e55e';
 
 /** The real app whose bearer path is the stand-in above; both share one manual clock. */
 export function createAppWithTestBearer(db: Kysely<Database>, clock: ManualClock = new ManualClock(new Date())) {
