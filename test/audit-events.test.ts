@@ -157,6 +157,19 @@ describe('GET /audit-events', () => {
   });
 });
 
+describe('the recorder', () => {
+  it('refuses details or changes naming a credential, and writes nothing then', async () => {
+    const before = await countEvents();
+    const at = new Date('2025-06-01T00:00:00Z');
+    await expect(record({ type: 'user_updated', at, details: { access_token: 'boa_x' } })).rejects.toThrow('An audit event\'s details may not hold "access_token".');
+    await expect(record({ type: 'user_updated', at, changes: { before: null, after: { password_hash: '$argon2id$' } } })).rejects.toThrow('may not hold "password_hash"');
+    await expect(record({ type: 'api_key_created', at, changes: { before: null, after: { nested: { secret: 'x' } } } })).rejects.toThrow('may not hold "secret"');
+    expect(await countEvents()).toBe(before);
+    await record({ type: 'user_created', at, details: { password_set: true } });
+    expect(await countEvents()).toBe(before + 1);
+  });
+});
+
 describe('GET /me/audit-events', () => {
   it("lists what the person did and what was done to their account, nobody else's, without audit.read", async () => {
     const me = await makeUser(database.db);

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { sql } from 'kysely';
 
 const run = promisify(execFile);
 let database: TestDatabase;
@@ -74,6 +75,9 @@ describe('backoffice CLI', () => {
     expect(res.stderr).toContain('Seeding users');
     const after = Number((await database.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
     expect(after - before).toBe(12345);
+    // Each recorded in the audit trail as the command line's act.
+    const recorded = await database.db.selectFrom('security_events').select((eb) => eb.fn.countAll().as('n')).where('type', '=', 'user_created').where('actor_type', '=', 'cli').where(sql<boolean>`details @> '{"seeded": true}'`).executeTakeFirstOrThrow();
+    expect(Number(recorded.n)).toBe(12345);
     const sample = await database.db.selectFrom('users').select(['email', 'first_name', 'last_name']).where('email', 'like', '%@%.%').limit(50).execute();
     for (const u of sample) {
       expect(u.email).toMatch(/^[a-z0-9._-]+@[a-z0-9.-]+\.[a-z]+$/);

@@ -17,7 +17,7 @@ export interface Origin {
 export const COMMAND_LINE: Origin = { requestId: null, ip: null, userAgent: null };
 
 /** The operating-system account running the command line ("unknown" where the system has none). */
-function osUser(): string {
+export function osUser(): string {
   try {
     return userInfo().username;
   } catch {

@@ -23,8 +23,12 @@ export interface AuditEventInput {
 /** Same limit as the sessions' user agents: the header is the client's to fill. */
 const USER_AGENT_MAX_LENGTH = 512;
 
-/** Names that would carry a credential. The recorder refuses them, so a careless caller fails its tests instead of leaking. */
-const SECRET_NAME = /password|secret|digest|token|hash/i;
+/**
+ * Names of fields that would carry a credential (`password`, `password_hash`, `access_token`, ...).
+ * The recorder refuses them, so a careless caller fails its tests instead of leaking one; a fact
+ * about a credential (`password_set`) is fine.
+ */
+const SECRET_NAME = /(^|_)(password|secret|digest|token|hash)$/i;
 
 function assertNoSecretNames(value: unknown, where: string): void {
   if (value === null || typeof value !== 'object') return;

@@ -1,6 +1,7 @@
 // `backoffice seed --users N`: fills the database with N realistic users (names and e-mail
 // addresses from faker) for demos and benchmarks, in batches of one INSERT ... SELECT unnest(...)
-// each, with a progress bar. Seeded users have no password: they cannot sign in.
+// each, with a progress bar. Seeded users have no password: they cannot sign in. Each is recorded in
+// the audit trail as created by the command line.
 import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError, type Command } from 'commander';
 import { Faker, en, fr, de, base } from '@faker-js/faker';
@@ -8,6 +9,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { withDatabase } from './database.js';
+import { osUser } from '../audit/context.js';
 
 export const SEED_BATCH_SIZE = 5_000;
 
@@ -33,6 +35,7 @@ export async function seedUsers(db: Kysely<Database>, options: SeedOptions): Pro
   // A tag per run keeps addresses unique across runs; the counter keeps them unique within one.
   const run = randomBytes(3).toString('hex');
   const newest = Date.now();
+  const actor = osUser();
   let inserted = 0;
   for (let start = 0; start < options.users; start += SEED_BATCH_SIZE) {
     const size = Math.min(SEED_BATCH_SIZE, options.users - start);
@@ -53,11 +56,21 @@ export async function seedUsers(db: Kysely<Database>, options: SeedOptions): Pro
       // Oldest first, a few seconds apart, ending now: sign-ups spread over time.
       created.push(new Date(newest - (options.users - n) * 3_000).toISOString());
     }
-    const result = await sql`
-      insert into users (email, first_name, last_name, status, created_at, updated_at)
-      select e, f, l, s, c, c from unnest(${emails}::text[], ${firsts}::text[], ${lasts}::text[], ${statuses}::text[], ${created}::timestamptz[]) as t(e, f, l, s, c)
-      on conflict do nothing`.execute(db);
-    inserted += Number(result.numAffectedRows ?? 0);
+    // Each user with its audit event (the command line created it), in the same statement.
+    const result = await sql<{ n: number }>`
+      with u as (
+        insert into users (email, first_name, last_name, status, created_at, updated_at)
+        select e, f, l, s, c, c from unnest(${emails}::text[], ${firsts}::text[], ${lasts}::text[], ${statuses}::text[], ${created}::timestamptz[]) as t(e, f, l, s, c)
+        on conflict do nothing
+        returning id, email, first_name, last_name, status, created_at
+      ), e as (
+        insert into security_events (type, occurred_at, user_id, actor_type, actor_label, target_type, target_id, target_label, details, changes)
+        select 'user_created', created_at, id, 'cli', ${actor}, 'user', id, first_name || ' ' || last_name, '{"password_set": false, "seeded": true}',
+          jsonb_build_object('before', null, 'after', jsonb_build_object('email', email, 'first_name', first_name, 'last_name', last_name, 'status', status, 'roles', '[]'::jsonb))
+        from u
+      )
+      select count(*)::int as n from u`.execute(db);
+    inserted += result.rows[0]?.n ?? 0;
     options.onProgress?.(start + size);
   }
   return inserted;

@@ -4,6 +4,8 @@ import type { Kysely, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { hashPassword } from '../auth/passwords.js';
+import { recordAuditEvent } from '../audit/recorder.js';
+import { COMMAND_LINE, actorOf } from '../audit/context.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -37,7 +39,7 @@ export interface NewUser {
   roles?: string[];
 }
 
-/** Creates an active user with a hashed password (the caller checks the password policy). */
+/** Creates an active user with a hashed password (the caller checks the password policy), recorded as the command line's act. */
 export async function createUserWithPassword(db: Kysely<Database>, user: NewUser): Promise<{ id: string }> {
   const passwordHash = await hashPassword(user.password);
   return db.transaction().execute(async (trx) => {
@@ -48,11 +50,22 @@ export async function createUserWithPassword(db: Kysely<Database>, user: NewUser
       .values({ email: user.email.trim(), first_name: user.firstName, last_name: user.lastName, password_hash: passwordHash })
       .returning('id')
       .executeTakeFirstOrThrow();
+    const roles: string[] = [];
     for (const name of user.roles ?? []) {
-      const role = await trx.selectFrom('roles').select('id').where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
+      const role = await trx.selectFrom('roles').select(['id', 'name']).where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
       if (!role) throw new Error(`No role named ${name}.`);
       await trx.insertInto('user_roles').values({ user_id: created.id, role_id: role.id }).execute();
+      roles.push(role.name);
     }
+    await recordAuditEvent(trx, {
+      type: 'user_created',
+      at: new Date(),
+      context: { actor: actorOf({ kind: 'operator' }), ...COMMAND_LINE },
+      target: { type: 'user', id: created.id, label: `${user.firstName} ${user.lastName}` },
+      userId: created.id,
+      details: { password_set: true },
+      changes: { before: null, after: { email: user.email.trim(), first_name: user.firstName, last_name: user.lastName, status: 'active', roles: roles.sort() } },
+    });
     return created;
   });
 }
