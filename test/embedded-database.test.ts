@@ -38,9 +38,9 @@ describe('embedded PGlite database', () => {
     // The sweep's statements (FOR UPDATE SKIP LOCKED in batches) run on PGlite too.
     await first.database.db.insertInto('sign_in_failures').values({ email_digest: Buffer.alloc(32), ip_address: '192.0.2.1', failed_at: new Date(Date.now() - 3600_000) }).execute();
     expect(await sweep(first.database.db, new Date(), config.sweep.policy)).toEqual({ signInAttempts: 1, sessions: 0 });
-    // Sealing the audit events (the two sign-ins) and verifying the chain run on PGlite too.
-    expect(await sealAuditEvents(first.database.db, new Date())).toEqual({ events: 2, seals: 1 });
-    expect(await verifyAuditTrail(first.database.db, { now: new Date(), retentionS: config.sweep.auditRetentionS })).toMatchObject({ ok: true, eventsChecked: 2 });
+    // Sealing the audit events (two users created, two sign-ins) and verifying the chain run on PGlite too.
+    expect(await sealAuditEvents(first.database.db, new Date())).toEqual({ events: 4, seals: 1 });
+    expect(await verifyAuditTrail(first.database.db, { now: new Date(), retentionS: config.sweep.auditRetentionS })).toMatchObject({ ok: true, eventsChecked: 4 });
     await first.stopBackgroundWork();
     await first.database.close();
     expect(existsSync(join(dataDir, 'pglite'))).toBe(true);

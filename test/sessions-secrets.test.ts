@@ -76,7 +76,9 @@ it('records security events with time, user, IP and user agent', async () => {
   clock.advance(60_000);
   await refresh(app, set).set('user-agent', 'Events/1').expect(401);
 
-  const events = await database.db.selectFrom('security_events').selectAll().where('user_id', '=', user.id).orderBy('id').execute();
+  // After the user's creation, recorded as the command line's act (no address, no user agent).
+  const [created, ...events] = await database.db.selectFrom('security_events').selectAll().where('user_id', '=', user.id).orderBy('id').execute();
+  expect(created).toMatchObject({ type: 'user_created', actor_type: 'cli', ip_address: null, user_agent: null });
   expect(events.map((e) => e.type)).toEqual([
     'sign_in_failed',
     'sign_in_succeeded',
