@@ -1,5 +1,6 @@
 // Issuing, changing, rotating and revoking API keys. A secret leaves this module once, in the
-// result of create() or rotate(); only its digest is stored.
+// result of create() or rotate(); only its digest is stored. Every change is recorded in the audit
+// trail in its own transaction (who, from where, the fields before and after; never a secret).
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
@@ -8,6 +9,9 @@ import { isUniqueViolation } from '../db/unique-violation.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
 import * as keys from './repository.js';
 import { newApiKeySecret } from './secret.js';
+import { recordAuditEvent, type AuditEventInput } from '../audit/recorder.js';
+import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
+import { changesBetween, iso } from '../audit/changes.js';
 
 export const MAX_GRACE_SECONDS = 24 * 60 * 60;
 
@@ -35,7 +39,18 @@ async function translateUnique<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The key's fields the audit trail shows: its permissions sorted, dates as the API prints them. */
+const audited = (key: { name: string; permissions: string[]; expires_at: Date | null }) => ({
+  name: key.name,
+  permissions: [...key.permissions].sort(),
+  expires_at: iso(key.expires_at),
+});
+
 export function apiKeyService(db: Kysely<Database>, clock: Clock) {
+  /** An event about key `key` by `authority`; the person concerned is the key's creator. */
+  const keyEvent = (authority: Authority, origin: Origin, key: { id: string; name: string; created_by: string | null }, at: Date) =>
+    ({ at, context: auditContext(authority, origin), target: { type: 'api_key', id: key.id, label: key.name }, userId: key.created_by }) satisfies Partial<AuditEventInput>;
+
   async function get(id: string) {
     const row = await keys.findKeyById(db, id);
     if (!row) throw notFound();
@@ -55,7 +70,7 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
      * operator (created_by null: the key keeps its set). An API key cannot make keys: its key would
      * have no creator, so no one to be limited by.
      */
-    async create(authority: Authority, input: { name: string; expires_at?: string; permissions: string[] }) {
+    async create(authority: Authority, input: { name: string; expires_at?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
       if (authority.kind === 'api_key') throw new ProblemError(403, 'user_required', 'Only a signed-in user may do this, not an API key.');
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now) ?? null;
@@ -63,23 +78,22 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
       const fresh = newApiKeySecret();
       const id = await translateUnique(() =>
         db.transaction().execute(async (trx) => {
-          const keyId = await keys.insertKey(trx, {
+          const key = {
             name: input.name,
             permissions: [...new Set(input.permissions)],
-            display_prefix: fresh.display_prefix,
-            last_characters: fresh.last_characters,
             created_by: authority.kind === 'user' ? authority.userId : null,
             expires_at: expiresAt,
-            now,
-          });
+          };
+          const keyId = await keys.insertKey(trx, { ...key, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
           await keys.insertSecret(trx, keyId, fresh.digest, now);
+          await recordAuditEvent(trx, { type: 'api_key_created', ...keyEvent(authority, origin, { id: keyId, ...key }, now), changes: { before: null, after: audited(key) } });
           return keyId;
         }),
       );
       return { key: await get(id), secret: fresh.secret };
     },
 
-    async update(authority: Authority, id: string, input: { name?: string; expires_at?: string | null; permissions?: string[] }) {
+    async update(authority: Authority, id: string, input: { name?: string; expires_at?: string | null; permissions?: string[] }, origin: Origin = COMMAND_LINE) {
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now);
       await translateUnique(() =>
@@ -98,6 +112,9 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
           const prolongs = expiresAt === null ? row.expires_at !== null : expiresAt !== undefined && row.expires_at !== null && expiresAt > row.expires_at;
           if (prolongs) assertMayActOn(authority, input.permissions ?? row.permissions, 'This API key');
           await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, now });
+          const after = { name: input.name, permissions: input.permissions && [...input.permissions].sort(), expires_at: expiresAt === undefined ? undefined : iso(expiresAt) };
+          const changes = changesBetween(audited(row), after);
+          if (changes) await recordAuditEvent(trx, { type: 'api_key_updated', ...keyEvent(authority, origin, { ...row, name: input.name ?? row.name }, now), changes });
         }),
       );
       return get(id);
@@ -108,9 +125,15 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
      * a check on the target: it only removes rights, and a leaked key must be revocable by any key
      * manager at once (docs/AUTH.md).
      */
-    async revoke(_authority: Authority, id: string) {
-      const row = await get(id);
-      if (!row.revoked_at) await keys.updateKey(db, id, { revoked_at: clock.now(), now: clock.now() });
+    async revoke(authority: Authority, id: string, origin: Origin = COMMAND_LINE) {
+      await db.transaction().execute(async (trx) => {
+        const row = await keys.lockKey(trx, id);
+        if (!row) throw notFound();
+        if (row.revoked_at) return;
+        const now = clock.now();
+        await keys.updateKey(trx, id, { revoked_at: now, now });
+        await recordAuditEvent(trx, { type: 'api_key_revoked', ...keyEvent(authority, origin, row, now), changes: { before: { revoked_at: null }, after: { revoked_at: iso(now) } } });
+      });
     },
 
     /**
@@ -119,7 +142,7 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
      * from now on and stops when they are disabled, as a key they created would. Bound to its
      * former creator, it would outlive the person who took its secret.
      */
-    async rotate(authority: Authority, id: string, graceSeconds = 0) {
+    async rotate(authority: Authority, id: string, graceSeconds = 0, origin: Origin = COMMAND_LINE) {
       if (authority.kind === 'api_key') throw new ProblemError(403, 'user_required', 'Only a signed-in user may do this, not an API key.');
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
         throw new ProblemError(400, 'validation_failed', `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds.`);
@@ -135,6 +158,13 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
         await keys.insertSecret(trx, id, fresh.digest, now);
         const createdBy = authority.kind === 'user' ? authority.userId : null;
         await keys.updateKey(trx, id, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy, now });
+        // The person concerned stays the former creator; taking the key over shows in the changes.
+        await recordAuditEvent(trx, {
+          type: 'api_key_rotated',
+          ...keyEvent(authority, origin, row, now),
+          details: { grace_period_seconds: graceSeconds },
+          changes: changesBetween(row, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy }),
+        });
       });
       return { key: await get(id), secret: fresh.secret };
     },

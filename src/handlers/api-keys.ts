@@ -18,23 +18,23 @@ export function apiKeyHandlers({ db, clock }: Dependencies) {
 
   const getApiKey: Handler<'getApiKey'> = async ({ path }) => ({ status: 200, body: presentApiKey(await keys.get(path.id)) });
 
-  const createApiKey: Handler<'createApiKey'> = async ({ body, principal }) => {
-    const { key, secret } = await keys.create(requireUser(principal), body);
+  const createApiKey: Handler<'createApiKey'> = async ({ body, principal, request }) => {
+    const { key, secret } = await keys.create(requireUser(principal), body, request);
     return { status: 201, body: { api_key: presentApiKey(key), secret }, headers: NO_STORE };
   };
 
-  const updateApiKey: Handler<'updateApiKey'> = async ({ body, path, principal }) => ({
+  const updateApiKey: Handler<'updateApiKey'> = async ({ body, path, principal, request }) => ({
     status: 200,
-    body: presentApiKey(await keys.update(requireCaller(principal), path.id, body)),
+    body: presentApiKey(await keys.update(requireCaller(principal), path.id, body, request)),
   });
 
-  const revokeApiKey: Handler<'revokeApiKey'> = async ({ path, principal }) => {
-    await keys.revoke(requireCaller(principal), path.id);
+  const revokeApiKey: Handler<'revokeApiKey'> = async ({ path, principal, request }) => {
+    await keys.revoke(requireCaller(principal), path.id, request);
     return { status: 204, body: undefined };
   };
 
-  const rotateApiKey: Handler<'rotateApiKey'> = async ({ body, path, principal }) => {
-    const { key, secret } = await keys.rotate(requireCaller(principal), path.id, body.grace_period_seconds ?? 0);
+  const rotateApiKey: Handler<'rotateApiKey'> = async ({ body, path, principal, request }) => {
+    const { key, secret } = await keys.rotate(requireCaller(principal), path.id, body.grace_period_seconds ?? 0, request);
     return { status: 200, body: { api_key: presentApiKey(key), secret }, headers: NO_STORE };
   };
 

@@ -10,18 +10,18 @@ export function roleHandlers({ db, clock }: Dependencies) {
 
   const listRoles: Handler<'listRoles'> = async () => ({ status: 200, body: { data: (await roles.list()).map(presentRole) } });
 
-  const createRole: Handler<'createRole'> = async ({ body, principal }) => ({
+  const createRole: Handler<'createRole'> = async ({ body, principal, request }) => ({
     status: 201,
-    body: presentRole(await roles.create(requireCaller(principal), body)),
+    body: presentRole(await roles.create(requireCaller(principal), body, request)),
   });
 
-  const updateRole: Handler<'updateRole'> = async ({ body, path, principal }) => ({
+  const updateRole: Handler<'updateRole'> = async ({ body, path, principal, request }) => ({
     status: 200,
-    body: presentRole(await roles.update(requireCaller(principal), path.id, body)),
+    body: presentRole(await roles.update(requireCaller(principal), path.id, body, request)),
   });
 
-  const deleteRole: Handler<'deleteRole'> = async ({ path, principal }) => {
-    await roles.remove(requireCaller(principal), path.id);
+  const deleteRole: Handler<'deleteRole'> = async ({ path, principal, request }) => {
+    await roles.remove(requireCaller(principal), path.id, request);
     return { status: 204, body: undefined };
   };
 

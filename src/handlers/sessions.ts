@@ -34,7 +34,8 @@ export function sessionHandlers(deps: Dependencies) {
   const revokeSession: Handler<'revokeSession'> = async ({ principal, path, request }) => {
     const me = signedInUser(principal);
     // Only the caller's own sessions: another user's id is indistinguishable from an unknown one.
-    if (!(await sessions.revoke(me.userId, path.id, request, 'revoked_by_user'))) throw sessionNotFound();
+    const actor = { type: 'user' as const, userId: me.userId, sessionId: me.sessionId };
+    if (!(await sessions.revoke(me.userId, path.id, request, 'revoked_by_user', actor))) throw sessionNotFound();
     return { status: 204, body: undefined };
   };
 

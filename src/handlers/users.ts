@@ -15,19 +15,19 @@ export function userHandlers({ db, clock }: Dependencies) {
 
   const getUser: Handler<'getUser'> = async ({ path }) => ({ status: 200, body: present(await users.get(path.id)) });
 
-  const createUser: Handler<'createUser'> = async ({ body, principal }) => ({
+  const createUser: Handler<'createUser'> = async ({ body, principal, request }) => ({
     status: 201,
-    body: present(await users.create(requireCaller(principal), body)),
+    body: present(await users.create(requireCaller(principal), body, request)),
   });
 
-  const updateUser: Handler<'updateUser'> = async ({ body, path, principal }) => ({
+  const updateUser: Handler<'updateUser'> = async ({ body, path, principal, request }) => ({
     status: 200,
-    body: present(await users.update(requireCaller(principal), path.id, body)),
+    body: present(await users.update(requireCaller(principal), path.id, body, request)),
   });
 
-  const disableUser: Handler<'disableUser'> = async ({ path, principal }) => ({
+  const disableUser: Handler<'disableUser'> = async ({ path, principal, request }) => ({
     status: 200,
-    body: present(await users.disable(requireCaller(principal), path.id)),
+    body: present(await users.disable(requireCaller(principal), path.id, request)),
   });
 
   return { listUsers, listUtilisateurs: listUsers, getUser, createUser, updateUser, disableUser };

@@ -7,6 +7,9 @@ import { ProblemError } from '../http/problem.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import * as roles from './repository.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
+import { recordAuditEvent } from '../audit/recorder.js';
+import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
+import { changesBetween } from '../audit/changes.js';
 import { permissionsOfRole } from './permissions.js';
 
 const nameTaken = () => new ProblemError(409, 'name_taken', 'Another role already has this name.');
@@ -22,23 +25,39 @@ async function translateUnique<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The role's fields the audit trail shows, its permissions sorted and each once. */
+const audited = (role: { name: string; description: string; permissions: readonly string[] }) => ({
+  name: role.name,
+  description: role.description,
+  permissions: [...new Set(role.permissions)].sort(),
+});
+
 export function roleService(db: Kysely<Database>, clock: Clock) {
+  const roleEvent = (authority: Authority, origin: Origin, role: { id: string; name: string }, at: Date) => ({
+    at,
+    context: auditContext(authority, origin),
+    target: { type: 'role' as const, id: role.id, label: role.name },
+  });
+
   return {
     list: () => roles.listRoles(db),
 
-    async create(authority: Authority, input: { name: string; description?: string; permissions: string[] }) {
+    async create(authority: Authority, input: { name: string; description?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
       assertMayGrant(authority, input.permissions, 'a role');
       const id = await translateUnique(() =>
         db.transaction().execute(async (trx) => {
-          const roleId = await roles.insertRole(trx, { name: input.name, description: input.description ?? '', now: clock.now() });
+          const now = clock.now();
+          const role = { name: input.name, description: input.description ?? '', permissions: input.permissions };
+          const roleId = await roles.insertRole(trx, { ...role, now });
           await roles.replaceRolePermissions(trx, roleId, input.permissions);
+          await recordAuditEvent(trx, { type: 'role_created', ...roleEvent(authority, origin, { id: roleId, ...role }, now), changes: { before: null, after: audited(role) } });
           return roleId;
         }),
       );
       return (await roles.findRoleById(db, id))!;
     },
 
-    async update(authority: Authority, id: string, input: { name?: string; description?: string; permissions?: string[] }) {
+    async update(authority: Authority, id: string, input: { name?: string; description?: string; permissions?: string[] }, origin: Origin = COMMAND_LINE) {
       await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const role = await roles.lockRole(trx, id);
@@ -50,20 +69,26 @@ export function roleService(db: Kysely<Database>, clock: Clock) {
             // Taking a permission away from a role takes it from everyone holding the role.
             if (held.some((p) => !input.permissions!.includes(p))) assertMayActOn(authority, held, 'This role');
           }
-          await roles.updateRoleFields(trx, id, { name: input.name, description: input.description, now: clock.now() });
+          const now = clock.now();
+          await roles.updateRoleFields(trx, id, { name: input.name, description: input.description, now });
           if (input.permissions) await roles.replaceRolePermissions(trx, id, input.permissions);
+          const after = { name: input.name, description: input.description, permissions: input.permissions && audited({ ...role, permissions: input.permissions }).permissions };
+          const changes = changesBetween(audited(role), after);
+          if (changes) await recordAuditEvent(trx, { type: 'role_updated', ...roleEvent(authority, origin, { id, name: input.name ?? role.name }, now), changes });
         }),
       );
       return (await roles.findRoleById(db, id))!;
     },
 
-    async remove(authority: Authority, id: string) {
+    async remove(authority: Authority, id: string, origin: Origin = COMMAND_LINE) {
       await db.transaction().execute(async (trx) => {
         const role = await roles.lockRole(trx, id);
         if (!role) throw notFound();
         if (role.built_in) throw builtIn();
         assertMayActOn(authority, permissionsOfRole(role), 'This role');
         await roles.deleteRole(trx, id);
+        const now = clock.now();
+        await recordAuditEvent(trx, { type: 'role_deleted', ...roleEvent(authority, origin, role, now), changes: { before: audited(role), after: null } });
       });
     },
   };

@@ -11,11 +11,15 @@ import { assertMayActOn, isSelf, type Authority } from '../auth/authority.js';
 import { rolesOfUser } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import * as repo from './repository.js';
+import { actorOf } from '../audit/context.js';
+import type { Actor } from '../audit/events.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
 export interface ClientInfo {
   ip: string;
   userAgent: string;
+  /** The request's X-Request-Id, recorded with the events it causes. */
+  requestId?: string | null;
 }
 
 export const USER_AGENT_MAX_LENGTH = 512;
@@ -54,7 +58,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
     const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
     const attempt = await throttle.begin(email, client.ip, clock.now());
     if (attempt.locked) {
-      await recordSecurityEvent(db, { type: 'sign_in_throttled', at: clock.now(), userId: null, ip: client.ip, userAgent });
+      await recordSecurityEvent(db, { type: 'sign_in_throttled', at: clock.now(), userId: null, ip: client.ip, requestId: client.requestId, userAgent });
       throw rateLimited(attempt.retryAfter);
     }
     const user = attempt.account;
@@ -66,6 +70,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
         at: clock.now(),
         userId: user?.id ?? null,
         ip: client.ip,
+        requestId: client.requestId,
         userAgent,
         details: { reason: !user ? 'unknown_email' : !passwordOk ? 'wrong_password' : 'account_disabled' },
       });
@@ -84,6 +89,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
       accessDigest: digestToken(set.access_token),
       refreshDigest: digestToken(set.refresh_token),
       clearThrottle: clearEmailFailures(email),
+      requestId: client.requestId ?? null,
     });
     return set;
   }
@@ -116,7 +122,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
         });
         await repo.markRefreshUsed(trx, row.token_id, now, sealTokenSet(set, refreshToken));
         await repo.advanceSession(trx, row.session_id, generation, now);
-        await recordSecurityEvent(trx, { type: 'tokens_refreshed', at: now, ...ids, ip: client.ip, userAgent, details: { generation } });
+        await recordSecurityEvent(trx, { type: 'tokens_refreshed', at: now, ...ids, ip: client.ip, requestId: client.requestId, userAgent, details: { generation } });
         return { kind: 'issued', set, ...ids };
       }
       if (now.getTime() - row.used_at.getTime() <= refreshGraceS * 1000 && row.successor_sealed) {
@@ -124,8 +130,8 @@ export function sessionService({ db, clock, config }: Dependencies) {
       }
       // A used-up refresh token after the grace window: someone holds a copy. End the session.
       await repo.revokeSessions(trx, { userId: row.user_id, sessionId: row.session_id }, now, 'refresh_token_reused');
-      await recordSecurityEvent(trx, { type: 'refresh_token_reused', at: now, ...ids, ip: client.ip, userAgent });
-      await recordSecurityEvent(trx, { type: 'session_revoked', at: now, ...ids, ip: client.ip, userAgent, details: { reason: 'refresh_token_reused' } });
+      await recordSecurityEvent(trx, { type: 'refresh_token_reused', at: now, ...ids, ip: client.ip, requestId: client.requestId, userAgent });
+      await recordSecurityEvent(trx, { type: 'session_revoked', at: now, ...ids, ip: client.ip, requestId: client.requestId, userAgent, details: { reason: 'refresh_token_reused' } });
       return { kind: 'reused', ...ids };
     });
     if (outcome.kind === 'refused') throw outcome.error;
@@ -144,13 +150,13 @@ export function sessionService({ db, clock, config }: Dependencies) {
   }
 
   /** Revokes one session (or all, without sessionId) of a user; false when there was none to revoke. */
-  async function revoke(userId: string, sessionId: string | undefined, client: ClientInfo, reason: string): Promise<boolean> {
+  async function revoke(userId: string, sessionId: string | undefined, client: ClientInfo, reason: string, actor?: Actor): Promise<boolean> {
     const now = clock.now();
     const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
     return db.transaction().execute(async (trx) => {
       const revoked = await repo.revokeSessions(trx, { userId, ...(sessionId ? { sessionId } : {}) }, now, reason);
       for (const id of revoked) {
-        await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId: id, ip: client.ip, userAgent, details: { reason } });
+        await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId: id, actor, ip: client.ip, requestId: client.requestId, userAgent, details: { reason } });
       }
       return revoked.length > 0;
     });
@@ -162,7 +168,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
    */
   async function revokeUserSessions(authority: Authority, userId: string, sessionId: string | undefined, client: ClientInfo): Promise<boolean> {
     if (!isSelf(authority, userId)) assertMayActOn(authority, permissionsOfRoles(await rolesOfUser(db, userId)), 'This user');
-    return revoke(userId, sessionId, client, isSelf(authority, userId) ? 'revoked_by_user' : 'revoked_by_administrator');
+    return revoke(userId, sessionId, client, isSelf(authority, userId) ? 'revoked_by_user' : 'revoked_by_administrator', actorOf(authority));
   }
 
   async function signOut(userId: string, sessionId: string, client: ClientInfo): Promise<void> {
@@ -170,7 +176,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
     await db.transaction().execute(async (trx) => {
       if (await repo.endSession(trx, sessionId, now)) {
         const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
-        await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId, ip: client.ip, userAgent, details: { reason: 'signed_out' } });
+        await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId, ip: client.ip, requestId: client.requestId, userAgent, details: { reason: 'signed_out' } });
       }
     });
   }
@@ -196,9 +202,19 @@ export function sessionService({ db, clock, config }: Dependencies) {
     await db.transaction().execute(async (trx) => {
       await setPasswordHash(trx, userId, newHash, now);
       const revoked = await repo.revokeSessions(trx, { userId, exceptSessionId: sessionId }, now, 'password_changed');
-      await recordSecurityEvent(trx, { type: 'password_changed', at: now, userId, sessionId, ip: client.ip, userAgent, details: { sessions_revoked: revoked.length } });
+      await recordSecurityEvent(trx, { type: 'password_changed', at: now, userId, sessionId, ip: client.ip, requestId: client.requestId, userAgent, details: { sessions_revoked: revoked.length } });
       for (const id of revoked) {
-        await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId: id, ip: client.ip, userAgent, details: { reason: 'password_changed' } });
+        await recordSecurityEvent(trx, {
+          type: 'session_revoked',
+          at: now,
+          userId,
+          sessionId: id,
+          actor: { type: 'user', userId, sessionId },
+          ip: client.ip,
+          requestId: client.requestId,
+          userAgent,
+          details: { reason: 'password_changed' },
+        });
       }
     });
   }

@@ -11,6 +11,10 @@ import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
 import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, type Authority } from '../auth/authority.js';
 import * as users from './repository.js';
 import { revokeSessions } from '../sessions/repository.js';
+import { recordAuditEvent } from '../audit/recorder.js';
+import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
+import { changesBetween } from '../audit/changes.js';
+import type { AuditContext } from '../audit/events.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -18,6 +22,15 @@ export const MAX_PAGE_SIZE = 200;
 
 const notFound = () => new ProblemError(404, 'not_found', 'No user has this id.');
 const emailTaken = () => new ProblemError(409, 'email_taken', 'Another user already has this e-mail address.');
+
+const roleNames = (roles: readonly { name: string }[]) => roles.map((r) => r.name).sort();
+
+/** The sessions a change of the user ended, one event each (as every other revocation). */
+async function recordRevokedSessions(trx: Kysely<Database>, context: AuditContext, userId: string, sessionIds: string[], at: Date) {
+  for (const sessionId of sessionIds) {
+    await recordAuditEvent(trx, { type: 'session_revoked', at, context, target: { type: 'session', id: sessionId }, userId, sessionId, details: { reason: 'user_disabled' } });
+  }
+}
 
 export function userService(db: Kysely<Database>, clock: Clock) {
   /** The roles named, checked to exist; those not in `held` already are checked to grant nothing the caller lacks. */
@@ -65,7 +78,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       return { page, nextCursor };
     },
 
-    async create(authority: Authority, input: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string }) {
+    async create(authority: Authority, input: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string }, origin: Origin = COMMAND_LINE) {
       let passwordHash: string | null = null;
       if (input.password !== undefined) {
         const violation = passwordPolicyViolation(input.password);
@@ -85,6 +98,15 @@ export function userService(db: Kysely<Database>, clock: Clock) {
             now: clock.now(),
           });
           await setUserRoles(trx, userId, roles.map((r) => r.id));
+          await recordAuditEvent(trx, {
+            type: 'user_created',
+            at: clock.now(),
+            context: auditContext(authority, origin),
+            target: { type: 'user', id: userId, label: `${input.first_name} ${input.last_name}` },
+            userId,
+            details: { password_set: passwordHash !== null },
+            changes: { before: null, after: { email: input.email, first_name: input.first_name, last_name: input.last_name, status: 'active', roles: roleNames(roles) } },
+          });
           return userId;
         });
         return get(id);
@@ -94,7 +116,12 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       }
     },
 
-    async update(authority: Authority, id: string, input: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' }) {
+    async update(
+      authority: Authority,
+      id: string,
+      input: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' },
+      origin: Origin = COMMAND_LINE,
+    ) {
       // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
       if (input.status !== undefined && lacking(authority, ['users.disable']).length > 0) throw forbidden('users.disable');
       await db.transaction().execute(async (trx) => {
@@ -108,21 +135,34 @@ export function userService(db: Kysely<Database>, clock: Clock) {
         const now = clock.now();
         await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now });
         if (input.roles) await setUserRoles(trx, id, roles.map((r) => r.id));
-        if (input.status === 'disabled') await revokeSessions(trx, { userId: id }, now, 'user_disabled');
+        const revoked = input.status === 'disabled' ? await revokeSessions(trx, { userId: id }, now, 'user_disabled') : [];
+        const context = auditContext(authority, origin);
+        const changes = changesBetween(
+          { first_name: user.first_name, last_name: user.last_name, status: user.status, roles: roleNames(held) },
+          { first_name: input.first_name, last_name: input.last_name, status: input.status, roles: input.roles && roleNames(roles) },
+        );
+        const label = `${input.first_name ?? user.first_name} ${input.last_name ?? user.last_name}`;
+        if (changes) await recordAuditEvent(trx, { type: 'user_updated', at: now, context, target: { type: 'user', id, label }, userId: id, changes });
+        await recordRevokedSessions(trx, context, id, revoked, now);
       });
       return get(id);
     },
 
     /** Disables the user and revokes every session of theirs, in one transaction (idempotent); the record stays. */
-    async disable(authority: Authority, id: string) {
+    async disable(authority: Authority, id: string, origin: Origin = COMMAND_LINE) {
       await db.transaction().execute(async (trx) => {
         const user = await users.findUserForUpdate(trx, id);
         if (!user) throw notFound();
         const held = await lockRolesOfUser(trx, id);
         await assertMayTakeFrom(trx, authority, user, held, { roles: held, status: 'disabled' });
         const now = clock.now();
-        if (user.status !== 'disabled') await users.updateUserFields(trx, id, { status: 'disabled', now });
-        await revokeSessions(trx, { userId: id }, now, 'user_disabled');
+        const context = auditContext(authority, origin);
+        if (user.status !== 'disabled') {
+          await users.updateUserFields(trx, id, { status: 'disabled', now });
+          const target = { type: 'user' as const, id, label: `${user.first_name} ${user.last_name}` };
+          await recordAuditEvent(trx, { type: 'user_disabled', at: now, context, target, userId: id, changes: { before: { status: user.status }, after: { status: 'disabled' } } });
+        }
+        await recordRevokedSessions(trx, context, id, await revokeSessions(trx, { userId: id }, now, 'user_disabled'), now);
       });
       return get(id);
     },
