@@ -3,7 +3,7 @@
 // without the canvas; each event is one readable line in English and French; filters and paging.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdministrator, openBrowser, screenshot, signIn, startService, type BrowserSession } from '../support/e2e.js';
+import { createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
 import { recordAuditEvent } from '../../src/audit/recorder.js';
 import type { AuditContext } from '../../src/audit/events.js';
 
@@ -93,9 +93,19 @@ describe('audit in the back office', () => {
     await page.getByRole('button', { name: 'Previous page' }).click();
     await expect.poll(async () => (await lines.allTextContents()).join('|')).toBe(first.join('|'));
 
+    // A real rotation, through the API with the page's own token: recorded, and shown as one line.
+    const { accessToken } = await storedTokens(page);
+    const api = (path: string, body: object) =>
+      fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ api_key: { id: string } }>);
+    const { api_key: key } = await api('/api-keys', { name: 'reporting', permissions: ['users.list'] });
+    await api(`/api-keys/${key.id}/rotate`, { grace_period_seconds: 86_400 });
+    await page.getByLabel('Event', { exact: true }).selectOption('api_key_rotated');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => lines.first().textContent()).toBe('Ada Lovelace rotated key reporting, grace 24 h, from 127.0.0.1');
+
     await page.getByLabel('Language').selectOption('fr');
-    await expect.poll(() => lines.first().textContent()).toBe('Ada Lovelace s’est connecté·e, depuis 127.0.0.1');
-    expect(await rotation.locator('.line').textContent()).toBe('Ada Lovelace a renouvelé la clé ci-deploy, délai de grâce 1 h, depuis 203.0.113.7');
+    await expect.poll(() => lines.first().textContent()).toBe('Ada Lovelace a renouvelé la clé reporting, délai de grâce 24 h, depuis 127.0.0.1');
+    expect(await rotation.nth(1).locator('.line').textContent()).toBe('Ada Lovelace a renouvelé la clé ci-deploy, délai de grâce 1 h, depuis 203.0.113.7');
     await page.getByLabel('Langue').selectOption('en');
   });
 });
