@@ -565,6 +565,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description The journal of sign-ins, sessions and changes of rights (API keys, roles, users), newest first
+         *     (by time, then id), with keyset pagination: pass `nextCursor` as `cursor` for the next, older
+         *     page. Filters by type, actor, target, the person concerned and time combine. Each event names
+         *     who acted (a user and their session, an API key, or the command line), on what, from which
+         *     address and request, and for changes the fields before and after; never a secret. Reads are
+         *     not recorded, nor are refused operations. Events are kept `AUDIT_RETENTION_DAYS` (400 by
+         *     default) and sealed in a hash chain (`backoffice audit verify`). Callable with an API key
+         *     holding `audit.read` or by a signed-in user who has it; otherwise `403`.
+         *
+         *     **Required permission:** `audit.read`
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-events/sign-ins-per-hour": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count sign-ins per hour
+         * @description Sign-in attempts of the last 7 days per hour (UTC), succeeded, failed and throttled: 168
+         *     hours, oldest first, the current hour last. The back office's home page draws it. Callable
+         *     with an API key holding `audit.read` or by a signed-in user who has it; otherwise `403`.
+         *
+         *     **Required permission:** `audit.read`
+         */
+        get: operations["countSignInsPerHour"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my activity
+         * @description The signed-in user's own journal, newest first, paged like `GET /audit-events`: their
+         *     sign-ins (failed ones included), sessions, password changes and key activity, and any change
+         *     someone else made to their account or sessions. Every signed-in user may read it.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        get: operations["listMyAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1117,6 +1194,147 @@ export interface components {
              */
             gracePeriodSeconds: number;
         };
+        /**
+         * @description What happened. Sign-in and session events: `sign_in_succeeded`, `sign_in_failed` (with
+         *     `details.reason`), `sign_in_throttled`, `tokens_refreshed`, `refresh_token_reused`,
+         *     `session_revoked` (with `details.reason`), `password_changed`. Changes of rights:
+         *     `api_key_created`, `api_key_updated`, `api_key_rotated` (with `details.grace_period_seconds`),
+         *     `api_key_revoked`, `role_created`, `role_updated`, `role_deleted`, `user_created`,
+         *     `user_updated`, `user_disabled`. Reads are never recorded, and neither are refused operations.
+         * @example api_key_rotated
+         * @enum {string}
+         */
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled";
+        /**
+         * @description Who acted: a signed-in `user` (with the session used), an `apiKey`, the operator's command line
+         *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
+         *     throttled sign-in), or `unknown` (revocations recorded before actors were).
+         */
+        AuditActor: {
+            /**
+             * @example user
+             * @enum {string}
+             */
+            type: "user" | "api_key" | "cli" | "anonymous" | "unknown";
+            /**
+             * Format: uuid
+             * @description The user's or the key's id.
+             * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+             */
+            id: string | null;
+            /**
+             * @description The user's name or the key's name when the event was recorded.
+             * @example Ada Lovelace
+             */
+            label: string | null;
+            /**
+             * Format: uuid
+             * @description The session a user acted through.
+             * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
+             */
+            sessionId: string | null;
+        };
+        /** @description What the event is about. */
+        AuditTarget: {
+            /**
+             * @example api_key
+             * @enum {string}
+             */
+            type: "user" | "role" | "api_key" | "session";
+            /**
+             * Format: uuid
+             * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
+             */
+            id: string;
+            /**
+             * @description Its name when the event was recorded (a user's name, a role's or a key's name; for a session, its owner's name).
+             * @example ci-deploy
+             */
+            label: string | null;
+        };
+        /**
+         * @description One recorded event. Never holds a secret, a digest or a password: changes list public fields
+         *     only (a key's permissions, name, expiry, visible prefix and last characters; a user's names,
+         *     status and roles; a role's name, description and permissions).
+         */
+        AuditEvent: {
+            /**
+             * Format: int64
+             * @description Increases with the order events were recorded in.
+             * @example 4812
+             */
+            id: number;
+            type: components["schemas"]["AuditEventType"];
+            /**
+             * Format: date-time
+             * @example 2026-11-20T09:12:44.318Z
+             */
+            occurredAt: string;
+            actor: components["schemas"]["AuditActor"];
+            target: components["schemas"]["AuditTarget"] | null;
+            /**
+             * Format: uuid
+             * @description The person the event concerns (who signed in, whose account, session or key it is), when there is one.
+             * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+             */
+            userId: string | null;
+            /**
+             * @description The client's address (null on the command line).
+             * @example 203.0.113.7
+             */
+            ipAddress: string | null;
+            /** @example Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0 */
+            userAgent: string | null;
+            /**
+             * @description The `X-Request-Id` of the request that made the change (null on the command line and for events recorded before request ids were).
+             * @example 01J9Z8Q6W3M4V7T2K5X8R1N0PB
+             */
+            requestId: string | null;
+            /**
+             * @description Facts of the event, such as a reason or a grace period. Its keys are not inflected.
+             * @example {
+             *       "grace_period_seconds": 3600
+             *     }
+             */
+            details: {
+                [key: string]: string | number | boolean | null;
+            };
+            /** @description For changes, the fields that changed, before and after (`before` is null on creation, `after` on deletion). Their keys are not inflected. */
+            changes: {
+                before: {
+                    [key: string]: unknown;
+                } | null;
+                after: {
+                    [key: string]: unknown;
+                } | null;
+            } | null;
+        };
+        /** @description One page of audit events, newest first. */
+        AuditEventPage: {
+            data: components["schemas"]["AuditEvent"][];
+            /**
+             * @description Opaque cursor of the next (older) page, `null` on the last page.
+             * @example eyJ0IjoiMjAyNi0xMS0yMFQwODo1OTowMS4wMDAwMDBaIiwiaSI6IjQ4MDkifQ
+             */
+            nextCursor: string | null;
+        };
+        /** @description Sign-in attempts per hour over the last 7 days (168 hours, oldest first, the current hour last). */
+        SignInsPerHour: {
+            hours: {
+                /**
+                 * Format: date-time
+                 * @description The start of the hour (UTC).
+                 * @example 2026-11-20T09:00:00.000Z
+                 */
+                hour: string;
+                /** @example 14 */
+                succeeded: number;
+                /** @example 2 */
+                failed: number;
+                /** @example 0 */
+                throttled: number;
+            }[];
+        };
     };
     responses: {
         /** @description Sessions that are still alive. */
@@ -1620,6 +1838,145 @@ export interface components {
                 "application/json": components["schemas"]["ApiKey"];
             };
         };
+        /** @description One page of audit events, newest first. */
+        AuditEventPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": 4812,
+                 *           "type": "api_key_rotated",
+                 *           "occurredAt": "2026-11-20T09:12:44.318Z",
+                 *           "actor": {
+                 *             "type": "user",
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "sessionId": "5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f"
+                 *           },
+                 *           "target": {
+                 *             "type": "api_key",
+                 *             "id": "3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30",
+                 *             "label": "ci-deploy"
+                 *           },
+                 *           "userId": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "ipAddress": "203.0.113.7",
+                 *           "userAgent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+                 *           "requestId": "01J9Z8Q6W3M4V7T2K5X8R1N0PB",
+                 *           "details": {
+                 *             "grace_period_seconds": 3600
+                 *           },
+                 *           "changes": {
+                 *             "before": {
+                 *               "display_prefix": "bok_live_",
+                 *               "last_characters": "9fQ2"
+                 *             },
+                 *             "after": {
+                 *               "display_prefix": "bok_live_",
+                 *               "last_characters": "Xb7k"
+                 *             }
+                 *           }
+                 *         },
+                 *         {
+                 *           "id": 4810,
+                 *           "type": "user_updated",
+                 *           "occurredAt": "2026-11-20T09:05:12.004Z",
+                 *           "actor": {
+                 *             "type": "user",
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "sessionId": "5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f"
+                 *           },
+                 *           "target": {
+                 *             "type": "user",
+                 *             "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *             "label": "Grace Hopper"
+                 *           },
+                 *           "userId": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "ipAddress": "203.0.113.7",
+                 *           "userAgent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+                 *           "requestId": "01J9Z8PX5B2G0C8N4T6V9W3YQA",
+                 *           "details": {},
+                 *           "changes": {
+                 *             "before": {
+                 *               "roles": [
+                 *                 "support"
+                 *               ]
+                 *             },
+                 *             "after": {
+                 *               "roles": [
+                 *                 "support",
+                 *                 "auditor"
+                 *               ]
+                 *             }
+                 *           }
+                 *         },
+                 *         {
+                 *           "id": 4809,
+                 *           "type": "api_key_created",
+                 *           "occurredAt": "2026-11-20T08:59:01.772Z",
+                 *           "actor": {
+                 *             "type": "cli",
+                 *             "id": null,
+                 *             "label": "deploy",
+                 *             "sessionId": null
+                 *           },
+                 *           "target": {
+                 *             "type": "api_key",
+                 *             "id": "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d",
+                 *             "label": "reporting"
+                 *           },
+                 *           "userId": null,
+                 *           "ipAddress": null,
+                 *           "userAgent": null,
+                 *           "requestId": null,
+                 *           "details": {},
+                 *           "changes": {
+                 *             "before": null,
+                 *             "after": {
+                 *               "name": "reporting",
+                 *               "permissions": [
+                 *                 "users.list"
+                 *               ],
+                 *               "expires_at": "2027-06-01T00:00:00.000Z"
+                 *             }
+                 *           }
+                 *         },
+                 *         {
+                 *           "id": 4807,
+                 *           "type": "sign_in_failed",
+                 *           "occurredAt": "2026-11-20T08:40:33.120Z",
+                 *           "actor": {
+                 *             "type": "anonymous",
+                 *             "id": null,
+                 *             "label": null,
+                 *             "sessionId": null
+                 *           },
+                 *           "target": {
+                 *             "type": "user",
+                 *             "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *             "label": "Grace Hopper"
+                 *           },
+                 *           "userId": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "ipAddress": "198.51.100.23",
+                 *           "userAgent": "curl/8.5.0",
+                 *           "requestId": "5b0a3f2e-6d41-4c8e-9b7a-2e1f0c9d8b76",
+                 *           "details": {
+                 *             "reason": "wrong_password"
+                 *           },
+                 *           "changes": null
+                 *         }
+                 *       ],
+                 *       "nextCursor": "eyJ0IjoiMjAyNi0xMS0yMFQwODo0MDozMy4xMjAwMDBaIiwiaSI6IjQ4MDcifQ"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AuditEventPage"];
+            };
+        };
     };
     parameters: {
         /**
@@ -1687,6 +2044,49 @@ export interface components {
          * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
          */
         UserSessionId: string;
+        /**
+         * @description Only events of these types, comma-separated (`sign_in_succeeded,sign_in_failed`).
+         * @example [
+         *       "api_key_created",
+         *       "api_key_rotated"
+         *     ]
+         */
+        AuditEventTypeFilter: components["schemas"]["AuditEventType"][];
+        /**
+         * @description Only events whose actor is of this kind.
+         * @example api_key
+         */
+        AuditActorTypeFilter: "user" | "api_key" | "cli" | "anonymous" | "unknown";
+        /**
+         * @description Only events done by this user or API key.
+         * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+         */
+        AuditActorIdFilter: string;
+        /**
+         * @description Only events about this kind of object.
+         * @example api_key
+         */
+        AuditTargetTypeFilter: "user" | "role" | "api_key" | "session";
+        /**
+         * @description Only events about this user, role, API key or session.
+         * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
+         */
+        AuditTargetIdFilter: string;
+        /**
+         * @description Only events concerning this person (their sign-ins, sessions, account and keys), whoever acted.
+         * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
+         */
+        AuditUserIdFilter: string;
+        /**
+         * @description Only events that occurred at or after this time.
+         * @example 2026-11-01T00:00:00Z
+         */
+        AuditSince: string;
+        /**
+         * @description Only events that occurred before this time.
+         * @example 2026-11-21T00:00:00Z
+         */
+        AuditBefore: string;
     };
     requestBodies: {
         Refresh: {
@@ -1750,6 +2150,12 @@ export type ApiKeyCreateRequest = components['schemas']['ApiKeyCreateRequest'];
 export type ApiKeyWithSecret = components['schemas']['ApiKeyWithSecret'];
 export type ApiKeyUpdateRequest = components['schemas']['ApiKeyUpdateRequest'];
 export type ApiKeyRotateRequest = components['schemas']['ApiKeyRotateRequest'];
+export type AuditEventType = components['schemas']['AuditEventType'];
+export type AuditActor = components['schemas']['AuditActor'];
+export type AuditTarget = components['schemas']['AuditTarget'];
+export type AuditEvent = components['schemas']['AuditEvent'];
+export type AuditEventPage = components['schemas']['AuditEventPage'];
+export type SignInsPerHour = components['schemas']['SignInsPerHour'];
 export type ResponseSessionList = components['responses']['SessionList'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
@@ -1771,6 +2177,7 @@ export type ResponseConflictLastAdmin = components['responses']['ConflictLastAdm
 export type ResponseRole = components['responses']['Role'];
 export type ResponseApiKeyWithSecret = components['responses']['ApiKeyWithSecret'];
 export type ResponseApiKey = components['responses']['ApiKey'];
+export type ResponseAuditEventPage = components['responses']['AuditEventPage'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
 export type ParameterLimit = components['parameters']['Limit'];
@@ -1784,6 +2191,14 @@ export type ParameterExpiringWithinDays = components['parameters']['ExpiringWith
 export type ParameterApiKeyId = components['parameters']['ApiKeyId'];
 export type ParameterSessionUserId = components['parameters']['SessionUserId'];
 export type ParameterUserSessionId = components['parameters']['UserSessionId'];
+export type ParameterAuditEventTypeFilter = components['parameters']['AuditEventTypeFilter'];
+export type ParameterAuditActorTypeFilter = components['parameters']['AuditActorTypeFilter'];
+export type ParameterAuditActorIdFilter = components['parameters']['AuditActorIdFilter'];
+export type ParameterAuditTargetTypeFilter = components['parameters']['AuditTargetTypeFilter'];
+export type ParameterAuditTargetIdFilter = components['parameters']['AuditTargetIdFilter'];
+export type ParameterAuditUserIdFilter = components['parameters']['AuditUserIdFilter'];
+export type ParameterAuditSince = components['parameters']['AuditSince'];
+export type ParameterAuditBefore = components['parameters']['AuditBefore'];
 export type RequestBodyRefresh = components['requestBodies']['Refresh'];
 export type HeaderXRequestId = components['headers']['XRequestId'];
 export type HeaderWwwAuthenticate = components['headers']['WWWAuthenticate'];
@@ -2960,6 +3375,166 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["SessionNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only events of these types, comma-separated (`sign_in_succeeded,sign_in_failed`).
+                 * @example [
+                 *       "api_key_created",
+                 *       "api_key_rotated"
+                 *     ]
+                 */
+                type?: components["parameters"]["AuditEventTypeFilter"];
+                /**
+                 * @description Only events whose actor is of this kind.
+                 * @example api_key
+                 */
+                actor_type?: components["parameters"]["AuditActorTypeFilter"];
+                /**
+                 * @description Only events done by this user or API key.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                actor_id?: components["parameters"]["AuditActorIdFilter"];
+                /**
+                 * @description Only events about this kind of object.
+                 * @example api_key
+                 */
+                target_type?: components["parameters"]["AuditTargetTypeFilter"];
+                /**
+                 * @description Only events about this user, role, API key or session.
+                 * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
+                 */
+                target_id?: components["parameters"]["AuditTargetIdFilter"];
+                /**
+                 * @description Only events concerning this person (their sign-ins, sessions, account and keys), whoever acted.
+                 * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
+                 */
+                user_id?: components["parameters"]["AuditUserIdFilter"];
+                /**
+                 * @description Only events that occurred at or after this time.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                since?: components["parameters"]["AuditSince"];
+                /**
+                 * @description Only events that occurred before this time.
+                 * @example 2026-11-21T00:00:00Z
+                 */
+                before?: components["parameters"]["AuditBefore"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AuditEventPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    countSignInsPerHour: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sign-in attempts per hour. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInsPerHour"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyAuditEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only events of these types, comma-separated (`sign_in_succeeded,sign_in_failed`).
+                 * @example [
+                 *       "api_key_created",
+                 *       "api_key_rotated"
+                 *     ]
+                 */
+                type?: components["parameters"]["AuditEventTypeFilter"];
+                /**
+                 * @description Only events that occurred at or after this time.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                since?: components["parameters"]["AuditSince"];
+                /**
+                 * @description Only events that occurred before this time.
+                 * @example 2026-11-21T00:00:00Z
+                 */
+                before?: components["parameters"]["AuditBefore"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AuditEventPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

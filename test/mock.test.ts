@@ -22,10 +22,10 @@ describe('Prism mock of the contract (snake_case, the default)', () => {
 
   it('answers GET /audit-events and GET /me/audit-events with the documented page of events', async () => {
     const documented = spec.components.responses.AuditEventPage.content['application/json'].example;
-    const all = await fetch(`${base}/audit-events?type=api_key_rotated`, { headers: { 'x-api-key': 'any-key', accept: 'application/json' } });
+    const all = await fetch(`${prism.url}/audit-events?type=api_key_rotated`, { headers: { 'x-api-key': 'any-key', accept: 'application/json' } });
     expect(all.status).toBe(200);
     expect(await all.json()).toEqual(documented);
-    const mine = await fetch(`${base}/me/audit-events`, { headers: { authorization: 'Bearer any', accept: 'application/json' } });
+    const mine = await fetch(`${prism.url}/me/audit-events`, { headers: { authorization: 'Bearer any', accept: 'application/json' } });
     expect(await mine.json()).toEqual(documented);
   });
 
