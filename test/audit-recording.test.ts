@@ -101,6 +101,16 @@ describe('API keys', () => {
     }
   });
 
+  it('rotating a key someone else created records that the rotator took it over', async () => {
+    const key = await makeApiKey(database.db, ['users.list'], { name: 'operator-made' });
+    const rotated = asAdmin('post', `/api-keys/${key.id}/rotate`, {});
+    await rotated.res.expect(200);
+    const event = await expectRecorded('api_key_rotated', rotated.requestId, { type: 'api_key', id: key.id, label: 'operator-made' });
+    expect(event.details).toEqual({ grace_period_seconds: 0 });
+    expect(event.changes).toMatchObject({ before: { created_by: null }, after: { created_by: admin.id } });
+    expect(event.user_id).toBeNull(); // the key was nobody's: the operator made it
+  });
+
   it('from the command line: the actor is the operating-system account, with no address or request', async () => {
     const { key } = await apiKeyService(database.db, systemClock).create(OPERATOR, { name: 'from-cli', permissions: ['users.list'] });
     expect(await lastEvent('api_key_created')).toMatchObject({ actor_type: 'cli', actor_id: null, actor_label: expect.any(String), target_id: key.id, request_id: null, ip_address: null, user_agent: null, user_id: null });
