@@ -7,7 +7,7 @@ import { loadSpec } from './contract/spec.js';
 import { assertContractLoads } from './contract/validator.js';
 import { createHandlers } from './handlers/index.js';
 import { createAuthenticators } from './auth/authenticators.js';
-import { createApp } from './app.js';
+import { createApp } from './http/app.js';
 import { systemClock } from './clock.js';
 import { createFirstAdministrator } from './sessions/bootstrap.js';
 import { startSweeper } from './maintenance/sweeper.js';

@@ -4,7 +4,7 @@
 // narrows the key to what its creator holds now (repository.ts, effectivePermissions).
 import type { Principal } from '../auth/principal.js';
 import type { Dependencies } from '../dependencies.js';
-import { unauthorized } from '../http/problem.js';
+import { refused } from '../errors.js';
 import { digestSecret } from '../auth/secrets.js';
 import { isWellFormedApiKey } from './secret.js';
 import { findKeyBySecretDigest, recordKeyUse } from './repository.js';
@@ -12,7 +12,7 @@ import { findKeyBySecretDigest, recordKeyUse } from './repository.js';
 /** Last-used time and IP are written at most this often per key. */
 export const LAST_USED_INTERVAL_MS = 60_000;
 
-const invalid = () => unauthorized('invalid_api_key', 'The API key is unknown or revoked.', true);
+const invalid = () => refused('invalid_api_key', 'The API key is unknown or revoked.');
 
 export function apiKeyAuthenticator({ db, clock, logger }: Dependencies) {
   return async (secret: string, request: { ip: string }): Promise<Principal> => {
@@ -20,9 +20,9 @@ export function apiKeyAuthenticator({ db, clock, logger }: Dependencies) {
     const now = clock.now();
     const key = await findKeyBySecretDigest(db, digestSecret(secret));
     if (!key || key.revoked_at || (key.retires_at && key.retires_at <= now)) throw invalid();
-    if (key.expires_at && key.expires_at <= now) throw unauthorized('api_key_expired', 'The API key has expired.', true);
+    if (key.expires_at && key.expires_at <= now) throw refused('api_key_expired', 'The API key has expired.');
     if (key.creator_status === 'disabled') {
-      throw unauthorized('api_key_creator_disabled', 'The user who created this API key is disabled, so the key no longer works.', true);
+      throw refused('api_key_creator_disabled', 'The user who created this API key is disabled, so the key no longer works.');
     }
     if (!key.last_used_at || now.getTime() - key.last_used_at.getTime() >= LAST_USED_INTERVAL_MS) {
       // Not awaited: the answer does not wait for bookkeeping. The UPDATE is conditional, so

@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
-import { ProblemError } from '../http/problem.js';
+import { DomainError } from '../errors.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
 import * as keys from './repository.js';
@@ -15,15 +15,15 @@ import { changesBetween, iso } from '../audit/changes.js';
 
 export const MAX_GRACE_SECONDS = 24 * 60 * 60;
 
-const notFound = () => new ProblemError(404, 'not_found', 'No API key has this id.');
-const revoked = () => new ProblemError(409, 'api_key_revoked', 'This API key is revoked; create a new one.');
-const nameTaken = () => new ProblemError(409, 'name_taken', 'Another API key in use already has this name.');
+const notFound = () => new DomainError('not_found', 'not_found', 'No API key has this id.');
+const revoked = () => new DomainError('conflict', 'api_key_revoked', 'This API key is revoked; create a new one.');
+const nameTaken = () => new DomainError('conflict', 'name_taken', 'Another API key in use already has this name.');
 
 function parseExpiry(value: string | null | undefined, now: Date): Date | null | undefined {
   if (value === undefined || value === null) return value;
   const at = new Date(value);
   if (Number.isNaN(at.getTime()) || at <= now) {
-    throw new ProblemError(400, 'expiration_in_past', 'The expiration date must be in the future.', {
+    throw new DomainError('invalid', 'expiration_in_past', 'The expiration date must be in the future.', {
       errors: [{ location: 'request/body/expires_at', message: 'must be in the future' }],
     });
   }
@@ -71,7 +71,7 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
      * have no creator, so no one to be limited by.
      */
     async create(authority: Authority, input: { name: string; expires_at?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
-      if (authority.kind === 'api_key') throw new ProblemError(403, 'user_required', 'Only a signed-in user may do this, not an API key.');
+      if (authority.kind === 'api_key') throw new DomainError('forbidden', 'user_required', 'Only a signed-in user may do this, not an API key.');
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now) ?? null;
       assertMayGrant(authority, input.permissions, 'an API key');
@@ -103,7 +103,7 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
           if (row.revoked_at) throw revoked();
           const widened = input.permissions?.find((p) => !row.permissions.includes(p));
           if (widened) {
-            throw new ProblemError(400, 'permissions_not_narrowed', `A key's permissions can only be narrowed; it does not hold ${widened}.`, {
+            throw new DomainError('invalid', 'permissions_not_narrowed', `A key's permissions can only be narrowed; it does not hold ${widened}.`, {
               errors: [{ location: 'request/body/permissions', message: `${widened} is not among the key's permissions` }],
             });
           }
@@ -143,9 +143,9 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
      * former creator, it would outlive the person who took its secret.
      */
     async rotate(authority: Authority, id: string, graceSeconds = 0, origin: Origin = COMMAND_LINE) {
-      if (authority.kind === 'api_key') throw new ProblemError(403, 'user_required', 'Only a signed-in user may do this, not an API key.');
+      if (authority.kind === 'api_key') throw new DomainError('forbidden', 'user_required', 'Only a signed-in user may do this, not an API key.');
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
-        throw new ProblemError(400, 'validation_failed', `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds.`);
+        throw new DomainError('invalid', 'validation_failed', `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds.`);
       }
       const now = clock.now();
       const fresh = newApiKeySecret();

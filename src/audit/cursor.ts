@@ -1,7 +1,7 @@
 // The opaque cursor of the audit journal's keyset pagination: the (occurred_at, id) of the last
 // event of a page, occurred_at as PostgreSQL prints it to the microsecond (as src/users/cursor.ts).
 // Same shape as the users' cursor, so both can move to one signed format together.
-import { ProblemError } from '../http/problem.js';
+import { invalid } from '../errors.js';
 
 export interface AuditCursor {
   occurredAt: string;
@@ -24,7 +24,7 @@ export function decodeAuditCursor(value: string): AuditCursor {
   } catch {
     // fall through: not base64url JSON
   }
-  throw new ProblemError(400, 'invalid_cursor', 'The cursor is not one this service issued; start again without it.', {
+  throw invalid('invalid_cursor', 'The cursor is not one this service issued; start again without it.', {
     errors: [{ location: 'request/query/cursor', message: 'is not a valid cursor' }],
   });
 }

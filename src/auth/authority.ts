@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Principal } from './principal.js';
 import { ADMIN_ROLE, type Permission } from './permissions.js';
-import { ProblemError } from '../http/problem.js';
+import { DomainError } from '../errors.js';
 
 /**
  * Who asks for a change: a signed-in person or an API key (each with its permission set, a key's
@@ -35,7 +35,7 @@ export function isSelf(authority: Authority, userId: string): boolean {
 export function assertMayGrant(authority: Authority, permissions: Iterable<string>, what: string): void {
   const missing = lacking(authority, permissions);
   if (missing.length === 0) return;
-  throw new ProblemError(403, 'permission_denied', `You cannot grant ${what} holding ${missing.join(', ')}: permissions you do not have.`, {
+  throw new DomainError('forbidden', 'permission_denied', `You cannot grant ${what} holding ${missing.join(', ')}: permissions you do not have.`, {
     required_permission: missing[0],
     missing_permissions: missing,
   });
@@ -49,7 +49,7 @@ export function assertMayGrant(authority: Authority, permissions: Iterable<strin
 export function assertMayActOn(authority: Authority, targetPermissions: Iterable<string>, what: string): void {
   const missing = lacking(authority, targetPermissions);
   if (missing.length === 0) return;
-  throw new ProblemError(403, 'target_outranks_caller', `${what} holds permissions you do not have: ${missing.join(', ')}.`, {
+  throw new DomainError('forbidden', 'target_outranks_caller', `${what} holds permissions you do not have: ${missing.join(', ')}.`, {
     missing_permissions: missing,
   });
 }
@@ -73,6 +73,6 @@ export async function assertAnotherAdminRemains(trx: Kysely<Database>, userId: s
       where r.built_in and r.name = ${ADMIN_ROLE} and u.status = 'active' and u.id <> ${userId}
     ) as others`.execute(trx);
   if (!rows[0]?.others) {
-    throw new ProblemError(409, 'last_admin', 'This is the last active administrator; make another user an administrator first.');
+    throw new DomainError('conflict', 'last_admin', 'This is the last active administrator; make another user an administrator first.');
   }
 }

@@ -5,7 +5,7 @@ export type Principal =
   | { kind: 'user'; userId: string; sessionId: string; permissions: ReadonlySet<string> }
   | { kind: 'api_key'; apiKeyId: string; permissions: ReadonlySet<string> };
 
-/** Resolves a presented credential to a principal, or throws a 401 `ProblemError`. */
+/** Resolves a presented credential to a principal, or throws a refusal (`DomainError`, kind credential_refused). */
 export interface Authenticators {
   apiKey(secret: string, request: { ip: string }): Promise<Principal>;
   bearer(accessToken: string, request: { ip: string }): Promise<Principal>;

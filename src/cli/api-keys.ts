@@ -5,7 +5,7 @@ import { apiKeyService } from '../api-keys/service.js';
 import { OPERATOR } from '../auth/authority.js';
 import { isPermission } from '../auth/permissions.js';
 import { systemClock } from '../clock.js';
-import { ProblemError } from '../http/problem.js';
+import { DomainError } from '../errors.js';
 import { withDatabase } from './database.js';
 
 function permissionList(value: string): string[] {
@@ -24,7 +24,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Service errors become one readable line and exit code 1, as every other CLI error. */
 function plain(err: unknown): never {
-  if (err instanceof ProblemError) throw new Error(err.detail);
+  if (err instanceof DomainError) throw new Error(err.detail);
   throw err;
 }
 

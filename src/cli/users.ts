@@ -8,7 +8,7 @@ import type { Database } from '../db/schema.js';
 import { passwordPolicyViolation } from '../auth/passwords.js';
 import { OPERATOR } from '../auth/authority.js';
 import { systemClock } from '../clock.js';
-import { ProblemError } from '../http/problem.js';
+import { DomainError } from '../errors.js';
 import { userService } from '../users/service.js';
 import { createUserWithPassword, findUserByEmail } from '../users/credentials.js';
 import { withDatabase } from './database.js';
@@ -21,7 +21,7 @@ async function userIdByEmail(db: Kysely<Database>, email: string): Promise<strin
 
 /** Service errors become one readable line and exit code 1, as every other CLI error. */
 function plain(err: unknown): never {
-  if (err instanceof ProblemError) throw new Error(`${err.detail} (${err.code})`);
+  if (err instanceof DomainError) throw new Error(`${err.detail} (${err.code})`);
   throw err;
 }
 

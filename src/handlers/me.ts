@@ -2,7 +2,7 @@
 import type { Handler } from '../contract/handler-types.js';
 import type { Dependencies } from '../dependencies.js';
 import type { Permission } from '../auth/permissions.js';
-import { unauthorized } from '../http/problem.js';
+import { refused } from '../errors.js';
 import { sessionService } from '../sessions/service.js';
 import { presentSession } from '../sessions/presenter.js';
 import { presentUser } from '../users/presenter.js';
@@ -16,7 +16,7 @@ export function meHandlers(deps: Dependencies) {
     const me = signedInUser(principal);
     const [user, session] = await Promise.all([findListedUser(deps.db, me.userId), sessions.findSession(me.sessionId)]);
     // Signed out or revoked between authentication and here.
-    if (!user || !session) throw unauthorized('invalid_token', 'The access token is unknown, expired or revoked.', true);
+    if (!user || !session) throw refused('invalid_token', 'The access token is unknown, expired or revoked.');
     return {
       status: 200,
       body: {

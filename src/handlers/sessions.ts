@@ -2,14 +2,14 @@
 // sessions.manage) any user's.
 import type { Handler } from '../contract/handler-types.js';
 import type { Dependencies } from '../dependencies.js';
-import { ProblemError } from '../http/problem.js';
+import { notFound } from '../errors.js';
 import { sessionService } from '../sessions/service.js';
 import { presentSession } from '../sessions/presenter.js';
 import { signedInUser } from './principal.js';
 import { requireCaller } from '../auth/caller.js';
 import { NO_STORE } from './tokens.js';
 
-const sessionNotFound = () => new ProblemError(404, 'session_not_found', 'No session with this id.');
+const sessionNotFound = () => notFound('session_not_found', 'No session with this id.');
 
 export function sessionHandlers(deps: Dependencies) {
   const sessions = sessionService(deps);

@@ -3,8 +3,8 @@
 // the service, not the middleware, checks it belongs to the refresh token's session.
 import type { Handler } from '../contract/handler-types.js';
 import type { Dependencies } from '../dependencies.js';
-import { bearerToken } from '../http/authenticate.js';
-import { unauthorized } from '../http/problem.js';
+import { bearerToken } from '../auth/bearer.js';
+import { refused, unauthenticated } from '../errors.js';
 import { sessionService } from '../sessions/service.js';
 
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
@@ -14,7 +14,10 @@ export function tokenHandlers(deps: Dependencies) {
   const refreshTokens: Handler<'refreshTokens'> = async ({ body, headers, request }) => {
     const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined;
     const accessToken = bearerToken(authorization);
-    if (!accessToken) throw unauthorized('invalid_token', 'The Authorization header must be "Bearer <access_token>".', authorization !== undefined);
+    if (!accessToken) {
+      const detail = 'The Authorization header must be "Bearer <access_token>".';
+      throw authorization === undefined ? unauthenticated('invalid_token', detail) : refused('invalid_token', detail);
+    }
     const set = await sessions.refresh(accessToken, body.refresh_token, request);
     return { status: 201, body: set, headers: NO_STORE };
   };

@@ -3,15 +3,8 @@
 import type { RequestHandler } from 'express';
 import type { OperationInfo } from '../contract/spec.js';
 import type { Authenticators } from '../auth/principal.js';
-import type { Permission } from '../auth/permissions.js';
-import { ProblemError, forbidden, unauthorized } from './problem.js';
-
-const BEARER = /^bearer +(\S+) *$/i;
-
-/** The token of an `Authorization: Bearer <token>` header (scheme name in any case), or undefined. */
-export function bearerToken(authorization: string | undefined): string | undefined {
-  return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
-}
+import { bearerToken } from '../auth/bearer.js';
+import { invalid, permissionDenied, refused, unauthenticated } from '../errors.js';
 
 export function authenticate(op: OperationInfo, authenticators: Authenticators): RequestHandler {
   const acceptsKey = op.security.includes('apiKey');
@@ -25,21 +18,21 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators):
     const apiKey = req.get('x-api-key');
     const authorization = req.get('authorization');
     if (apiKey !== undefined && authorization !== undefined) {
-      throw new ProblemError(400, 'ambiguous_credentials', 'Send either x-api-key or Authorization, not both.');
+      throw invalid('ambiguous_credentials', 'Send either x-api-key or Authorization, not both.');
     }
     const context = { ip: req.ip ?? '' };
     if (apiKey !== undefined && acceptsKey) {
       res.locals.principal = await authenticators.apiKey(apiKey, context);
     } else if (authorization !== undefined && acceptsBearer) {
       const token = bearerToken(authorization);
-      if (!token) throw unauthorized('invalid_token', 'The Authorization header must be "Bearer <access_token>".', true);
+      if (!token) throw refused('invalid_token', 'The Authorization header must be "Bearer <access_token>".');
       res.locals.principal = await authenticators.bearer(token, context);
     } else {
       const accepted = [acceptsKey && 'x-api-key', acceptsBearer && 'Authorization: Bearer'].filter(Boolean).join(' or ');
-      throw unauthorized('unauthenticated', `This operation needs credentials: ${accepted}.`, false);
+      throw unauthenticated('unauthenticated', `This operation needs credentials: ${accepted}.`);
     }
     const permission = op.requiredPermission;
-    if (permission && !res.locals.principal.permissions.has(permission)) throw forbidden(permission as Permission);
+    if (permission && !res.locals.principal.permissions.has(permission)) throw permissionDenied(permission);
     next();
   };
 }

@@ -1,7 +1,8 @@
 // Turns every error, whether ours, the validator's, the body parser's or an unexpected one, into
 // a problem+json response. No stack trace or internal message ever reaches the client.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ProblemError, unauthorized, type FieldError } from './problem.js';
+import { ProblemError, BEARER_REALM, fromDomainError, type FieldError } from './problem.js';
+import { DomainError } from '../errors.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 
 interface ValidatorError {
@@ -22,6 +23,7 @@ const toLocation = (path: string) => `request/${path.replace(/^[./]+/, '').repla
 /** Maps a thrown value to the problem it should answer. Exported for tests. */
 export function toProblemError(err: unknown, acceptedSchemes: string[] = []): ProblemError {
   if (err instanceof ProblemError) return err;
+  if (err instanceof DomainError) return fromDomainError(err);
   const e = err as { type?: string; status?: number; message?: string };
   // body-parser
   if (e?.type === 'entity.parse.failed') return new ProblemError(400, 'malformed_json', 'The request body is not valid JSON.');
@@ -51,7 +53,8 @@ function fromValidator(err: ValidatorError, acceptedSchemes: string[]): ProblemE
     {
       // The validator names only the first scheme; say every one the operation accepts.
       const accepted = acceptedSchemes.map((s) => CREDENTIAL_NAMES[s] ?? s).join(' or ');
-      return unauthorized('unauthenticated', accepted ? `This operation needs credentials: ${accepted}.` : `${err.message}.`, false);
+      const detail = accepted ? `This operation needs credentials: ${accepted}.` : `${err.message}.`;
+      return new ProblemError(401, 'unauthenticated', detail, {}, { 'WWW-Authenticate': BEARER_REALM });
     }
     case 404:
       return new ProblemError(404, 'not_found', 'No resource lives at this path.');
@@ -76,7 +79,7 @@ export function errorHandler(writeProblem: ProblemWriter): ErrorRequestHandler {
     const security = (req as { openapi?: { schema?: { security?: Record<string, unknown>[] } } }).openapi?.schema?.security ?? [];
     const problem = toProblemError(err, security.flatMap((requirement) => Object.keys(requirement)));
     if (problem.status >= 500) req.log.error({ err }, 'request failed');
-    else if (!(err instanceof ProblemError)) req.log.debug({ err: { message: (err as Error)?.message } }, 'request refused');
+    else if (!(err instanceof ProblemError) && !(err instanceof DomainError)) req.log.debug({ err: { message: (err as Error)?.message } }, 'request refused');
     if (res.headersSent) {
       res.destroy();
       return;

@@ -1,5 +1,6 @@
 // RFC 9457 problem documents: the one error shape of the service.
 import type { components } from '../../generated/openapi.js';
+import { DomainError, type ErrorKind } from '../errors.js';
 
 export type Problem = components['schemas']['Problem'];
 export type FieldError = components['schemas']['ProblemFieldError'];
@@ -50,14 +51,30 @@ export class ProblemError extends Error {
 
 export const BEARER_REALM = 'Bearer realm="backoffice"';
 
-/** 401 with the RFC 6750 challenge; `error="invalid_token"` when a credential was sent and refused. */
-export function unauthorized(code: string, detail: string, credentialSent: boolean): ProblemError {
-  const challenge = credentialSent ? `${BEARER_REALM}, error="invalid_token"` : BEARER_REALM;
-  return new ProblemError(401, code, detail, {}, { 'WWW-Authenticate': challenge });
-}
+const STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  credential_refused: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  internal: 500,
+};
 
-export function forbidden(permission: Problem['required_permission'] & string): ProblemError {
-  return new ProblemError(403, 'permission_denied', `This operation needs the permission ${permission}.`, {
-    required_permission: permission,
-  });
+/** Titles that say more than the status's name. */
+const TITLE_OF_CODE: Record<string, string> = {
+  invalid_credentials: 'Invalid credentials',
+  validation_failed: 'Request validation failed',
+};
+
+/** The HTTP face of a domain error: its status, the headers its kind calls for, its problem body. */
+export function fromDomainError(err: DomainError): ProblemError {
+  const status = STATUS[err.kind];
+  const headers: Record<string, string> = {};
+  // RFC 6750: the challenge names invalid_token when a credential was sent and refused.
+  if (err.kind === 'unauthenticated') headers['WWW-Authenticate'] = BEARER_REALM;
+  if (err.kind === 'credential_refused') headers['WWW-Authenticate'] = `${BEARER_REALM}, error="invalid_token"`;
+  if (err.kind === 'rate_limited' && err.details.retry_after !== undefined) headers['Retry-After'] = String(err.details.retry_after);
+  return new ProblemError(status, err.code, err.detail, err.details as Extras, headers, TITLE_OF_CODE[err.code] ?? TITLES[status] ?? 'Error');
 }

@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
-import { ProblemError } from '../http/problem.js';
+import { DomainError } from '../errors.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import * as roles from './repository.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
@@ -12,9 +12,9 @@ import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { permissionsOfRole } from './permissions.js';
 
-const nameTaken = () => new ProblemError(409, 'name_taken', 'Another role already has this name.');
-const notFound = () => new ProblemError(404, 'not_found', 'No role has this id.');
-const builtIn = () => new ProblemError(409, 'role_built_in', 'The built-in admin role cannot be changed or deleted.');
+const nameTaken = () => new DomainError('conflict', 'name_taken', 'Another role already has this name.');
+const notFound = () => new DomainError('not_found', 'not_found', 'No role has this id.');
+const builtIn = () => new DomainError('conflict', 'role_built_in', 'The built-in admin role cannot be changed or deleted.');
 
 async function translateUnique<T>(work: () => Promise<T>): Promise<T> {
   try {

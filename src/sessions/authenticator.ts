@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.js';
 import type { Dependencies } from '../dependencies.js';
 import { ADMIN_ROLE, PERMISSIONS } from '../auth/permissions.js';
-import { unauthorized } from '../http/problem.js';
+import { refused } from '../errors.js';
 import { ACCESS_TOKEN_TTL_S, digestToken, isAccessToken } from './tokens.js';
 
 const TOUCH_EVERY_MS = 60_000;
@@ -19,7 +19,7 @@ interface Row {
 }
 
 export function bearerAuthenticator({ db, clock, config }: Dependencies) {
-  const refuse = () => unauthorized('invalid_token', 'The access token is unknown, expired or revoked.', true);
+  const refuse = () => refused('invalid_token', 'The access token is unknown, expired or revoked.');
   return async (accessToken: string, _request: { ip: string }): Promise<Principal> => {
     // The checksum rejects made-up and mistyped tokens without touching the database.
     if (!isAccessToken(accessToken)) throw refuse();

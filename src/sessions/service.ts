@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Dependencies } from '../dependencies.js';
 import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } from '../auth/passwords.js';
-import { ProblemError, unauthorized } from '../http/problem.js';
+import { DomainError, rateLimited, refused, unauthenticated } from '../errors.js';
 import { recordSecurityEvent } from '../security-events/recorder.js';
 import { clearEmailFailures, signInThrottle } from '../throttle/sign-in-throttle.js';
 import { findCredentials, setPasswordHash } from '../users/credentials.js';
@@ -32,22 +32,15 @@ const truncate = (text: string, max: number) => (text.length <= max ? text : [..
 let dummyHash: Promise<string> | undefined;
 const getDummyHash = () => (dummyHash ??= hashPassword(randomBytes(32).toString('base64')));
 
-const invalidCredentials = () =>
-  new ProblemError(401, 'invalid_credentials', 'The e-mail address or the password is wrong.', {}, { 'WWW-Authenticate': 'Bearer realm="backoffice"' }, 'Invalid credentials');
+const invalidCredentials = () => unauthenticated('invalid_credentials', 'The e-mail address or the password is wrong.');
 
-const rateLimited = (retryAfter: number) =>
-  new ProblemError(
-    429,
-    'rate_limited',
-    `Too many failed password attempts; try again in ${retryAfter} seconds.`,
-    { retry_after: retryAfter },
-    { 'Retry-After': String(retryAfter) },
-  );
+const tooManyAttempts = (retryAfter: number) =>
+  rateLimited(`Too many failed password attempts; try again in ${retryAfter} seconds.`, retryAfter);
 
 type RefreshOutcome =
   | { kind: 'issued' | 'replayed'; set: TokenSet; sessionId: string; userId: string }
   | { kind: 'reused'; sessionId: string; userId: string }
-  | { kind: 'refused'; error: ProblemError };
+  | { kind: 'refused'; error: DomainError };
 
 export function sessionService({ db, clock, config }: Dependencies) {
   const throttle = signInThrottle(db, config.signInThrottle);
@@ -59,7 +52,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
     const attempt = await throttle.begin(email, client.ip, clock.now());
     if (attempt.locked) {
       await recordSecurityEvent(db, { type: 'sign_in_throttled', at: clock.now(), userId: null, ip: client.ip, requestId: client.requestId, userAgent });
-      throw rateLimited(attempt.retryAfter);
+      throw tooManyAttempts(attempt.retryAfter);
     }
     const user = attempt.account;
     const passwordOk = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyPassword(await getDummyHash(), password).then(() => false);
@@ -95,20 +88,20 @@ export function sessionService({ db, clock, config }: Dependencies) {
   }
 
   async function refresh(accessToken: string, refreshToken: string, client: ClientInfo): Promise<TokenSet> {
-    if (!isAccessToken(accessToken)) throw unauthorized('invalid_token', 'The access token is malformed.', true);
-    if (!isRefreshToken(refreshToken)) throw unauthorized('invalid_refresh_token', 'The refresh token is malformed.', true);
+    if (!isAccessToken(accessToken)) throw refused('invalid_token', 'The access token is malformed.');
+    if (!isRefreshToken(refreshToken)) throw refused('invalid_refresh_token', 'The refresh token is malformed.');
     const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
     const outcome = await db.transaction().execute(async (trx): Promise<RefreshOutcome> => {
       // Every caller presenting this refresh token queues on the row lock: exactly one rotates.
       const row = await repo.lockByRefreshDigest(trx, digestToken(refreshToken));
-      const refused = (code: string, detail: string): RefreshOutcome => ({ kind: 'refused', error: unauthorized(code, detail, true) });
-      if (!row) return refused('invalid_refresh_token', 'The refresh token is unknown.');
+      const refuse = (code: string, detail: string): RefreshOutcome => ({ kind: 'refused', error: refused(code, detail) });
+      if (!row) return refuse('invalid_refresh_token', 'The refresh token is unknown.');
       const accessSession = await repo.sessionIdOfAccessDigest(trx, digestToken(accessToken));
-      if (accessSession !== row.session_id) return refused('invalid_token', 'The access token does not belong to the session of the refresh token.');
+      if (accessSession !== row.session_id) return refuse('invalid_token', 'The access token does not belong to the session of the refresh token.');
       const now = clock.now();
       const at = liveness(now);
-      if (row.revoked_at || row.ended_at || row.user_status !== 'active') return refused('session_ended', 'The session was signed out or revoked.');
-      if (row.expires_at <= now || row.last_used_at <= at.idleCutoff) return refused('session_expired', 'The session has expired; sign in again.');
+      if (row.revoked_at || row.ended_at || row.user_status !== 'active') return refuse('session_ended', 'The session was signed out or revoked.');
+      if (row.expires_at <= now || row.last_used_at <= at.idleCutoff) return refuse('session_expired', 'The session has expired; sign in again.');
       const ids = { sessionId: row.session_id, userId: row.user_id };
       if (row.used_at === null) {
         const set = newTokenSet();
@@ -136,7 +129,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
     });
     if (outcome.kind === 'refused') throw outcome.error;
     if (outcome.kind === 'reused') {
-      throw unauthorized('refresh_token_reused', 'This refresh token was already used; the session has been revoked.', true);
+      throw refused('refresh_token_reused', 'This refresh token was already used; the session has been revoked.');
     }
     return outcome.set;
   }
@@ -184,16 +177,16 @@ export function sessionService({ db, clock, config }: Dependencies) {
   /** Checks the current password, applies the policy, sets the new one and revokes the user's other sessions. */
   async function changePassword(userId: string, sessionId: string, current: string, next: string, client: ClientInfo): Promise<void> {
     const violation = passwordPolicyViolation(next);
-    if (violation) throw new ProblemError(400, 'password_rejected', violation);
+    if (violation) throw new DomainError('invalid', 'password_rejected', violation);
     // A wrong current password is a failed password guess like a failed sign-in: it counts, and is
     // refused while locked, against the same per-e-mail and per-IP limits (a stolen access token
     // must not become a way to guess the password).
     const credentials = await findCredentials(db, userId);
-    if (!credentials) throw new ProblemError(400, 'invalid_current_password', 'The current password is wrong.');
+    if (!credentials) throw new DomainError('invalid', 'invalid_current_password', 'The current password is wrong.');
     const attempt = await throttle.begin(credentials.email, client.ip, clock.now());
-    if (attempt.locked) throw rateLimited(attempt.retryAfter);
+    if (attempt.locked) throw tooManyAttempts(attempt.retryAfter);
     if (!credentials.password_hash || !(await verifyPassword(credentials.password_hash, current))) {
-      throw new ProblemError(400, 'invalid_current_password', 'The current password is wrong.');
+      throw new DomainError('invalid', 'invalid_current_password', 'The current password is wrong.');
     }
     await throttle.succeeded(attempt.attemptId);
     const newHash = await hashPassword(next);

@@ -1,7 +1,7 @@
 // The opaque cursor of keyset pagination: the (created_at, id) of the last user of a page.
 // created_at travels as PostgreSQL prints it, to the microsecond: a JS Date would round it to the
 // millisecond and skip or repeat users created within the same millisecond.
-import { ProblemError } from '../http/problem.js';
+import { invalid } from '../errors.js';
 
 export interface UserCursor {
   createdAt: string;
@@ -24,7 +24,7 @@ export function decodeCursor(value: string): UserCursor {
   } catch {
     // fall through: not base64url JSON
   }
-  throw new ProblemError(400, 'invalid_cursor', 'The cursor is not one this service issued; start again without it.', {
+  throw invalid('invalid_cursor', 'The cursor is not one this service issued; start again without it.', {
     errors: [{ location: 'request/query/cursor', message: 'is not a valid cursor' }],
   });
 }

@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
-import { ProblemError, forbidden } from '../http/problem.js';
+import { DomainError, permissionDenied } from '../errors.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
 import { findRolesByName, lockRolesOfUser, setUserRoles, type RoleRow } from '../roles/repository.js';
@@ -20,8 +20,8 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
-const notFound = () => new ProblemError(404, 'not_found', 'No user has this id.');
-const emailTaken = () => new ProblemError(409, 'email_taken', 'Another user already has this e-mail address.');
+const notFound = () => new DomainError('not_found', 'not_found', 'No user has this id.');
+const emailTaken = () => new DomainError('conflict', 'email_taken', 'Another user already has this e-mail address.');
 
 const roleNames = (roles: readonly { name: string }[]) => roles.map((r) => r.name).sort();
 
@@ -39,7 +39,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
     const found = new Set(roles.map((r) => r.name.toLowerCase()));
     const missing = names.find((n) => !found.has(n.toLowerCase()));
     if (missing) {
-      throw new ProblemError(400, 'unknown_role', `There is no role named ${missing}.`, {
+      throw new DomainError('invalid', 'unknown_role', `There is no role named ${missing}.`, {
         errors: [{ location: 'request/body/roles', message: `unknown role ${missing}` }],
       });
     }
@@ -83,7 +83,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       if (input.password !== undefined) {
         const violation = passwordPolicyViolation(input.password);
         if (violation) {
-          throw new ProblemError(400, 'password_policy', violation, { errors: [{ location: 'request/body/password', message: violation }] });
+          throw new DomainError('invalid', 'password_policy', violation, { errors: [{ location: 'request/body/password', message: violation }] });
         }
         passwordHash = await hashPassword(input.password);
       }
@@ -123,7 +123,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
       origin: Origin = COMMAND_LINE,
     ) {
       // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
-      if (input.status !== undefined && lacking(authority, ['users.disable']).length > 0) throw forbidden('users.disable');
+      if (input.status !== undefined && lacking(authority, ['users.disable']).length > 0) throw permissionDenied('users.disable');
       await db.transaction().execute(async (trx) => {
         // The row lock queues every change of this user's roles or status behind this one.
         const user = await users.findUserForUpdate(trx, id);

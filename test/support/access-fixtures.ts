@@ -11,7 +11,7 @@ import { apiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { rolesOfUser } from '../../src/roles/repository.js';
 import { permissionsOfRoles } from '../../src/roles/permissions.js';
-import { unauthorized } from '../../src/http/problem.js';
+import { refused } from '../../src/errors.js';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.js';
 import { createTestApp } from './context.js';
 
@@ -59,7 +59,7 @@ export function authenticatorsWithTestBearer(deps: Dependencies): Authenticators
     apiKey: real.apiKey,
     async bearer(token): Promise<Principal> {
       const userId = /^test-user:(.+)$/.exec(token)?.[1];
-      if (!userId) throw unauthorized('invalid_token', 'Unknown test token.', true);
+      if (!userId) throw refused('invalid_token', 'Unknown test token.');
       // A session id shaped like a real one: audit events store the actor's session as a uuid.
       return { kind: 'user', userId, sessionId: TEST_SESSION_ID, permissions: permissionsOfRoles(await rolesOfUser(deps.db, userId)) };
     },

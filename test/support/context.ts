@@ -6,7 +6,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { inject } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
-import { createApp, type AppDependencies } from '../../src/app.js';
+import { createApp, type AppDependencies } from '../../src/http/app.js';
 import { loadSpec } from '../../src/contract/spec.js';
 import { createLogger } from '../../src/logger.js';
 import { createHandlers } from '../../src/handlers/index.js';
