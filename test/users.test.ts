@@ -156,6 +156,31 @@ describe('users CRUD', () => {
     expect(sessions).toEqual([{ revoked_at: expect.any(Date), revoked_reason: 'user_disabled' }]);
   });
 
+  it('disabling a user (DELETE, or PATCH status) writes session_revoked for each of their sessions', async () => {
+    const password = 'a long enough passphrase';
+    const { app } = createAppWithTestBearer(database.db);
+    for (const disable of [
+      (id: string) => request(app).delete(`/users/${id}`).set('authorization', testBearer(adminId)),
+      (id: string) => request(app).patch(`/users/${id}`).set('authorization', testBearer(adminId)).send({ status: 'disabled' }),
+    ]) {
+      const person = await makeUser(database.db, { passwordHash: await hashPassword(password) });
+      for (const agent of ['Laptop/1.0', 'Phone/2.0']) {
+        const res = await request(app).post('/sessions').set('user-agent', agent).send({ session: { email: person.email, password } });
+        expect(res.status).toBe(201);
+      }
+      expect((await disable(person.id)).status).toBe(200);
+      const sessions = await database.db.selectFrom('sessions').select('id').where('user_id', '=', person.id).execute();
+      const events = await database.db
+        .selectFrom('security_events')
+        .select(['session_id', 'details'])
+        .where('user_id', '=', person.id)
+        .where('type', '=', 'session_revoked')
+        .execute();
+      expect(events.map((e) => e.session_id).sort()).toEqual(sessions.map((s) => s.id).sort());
+      for (const event of events) expect(event.details).toEqual({ reason: 'user_disabled' });
+    }
+  });
+
   it('answers 404 for an unknown id and 400 for a malformed one', async () => {
     const { app } = createTestApp(database.db);
     const missing = await request(app).get('/users/00000000-0000-4000-8000-000000000000').set('x-api-key', listKey);

@@ -13,6 +13,7 @@ import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import { sealAuditEvents } from '../audit/seal.js';
 import { deleteExpiredAuditEvents } from '../audit/retention.js';
+import { livenessAt, sessionIsLive } from '../sessions/liveness.js';
 
 export interface SweepPolicy {
   throttleWindowS: number;
@@ -48,14 +49,13 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
     return Number(result.numAffectedRows ?? 0);
   });
 
-  // A session is over at the first of: signed out, revoked, absolute expiry, idle timeout.
-  const overBefore = new Date(now.getTime() - policy.sessionRetentionS * 1000);
-  const idleBefore = new Date(overBefore.getTime() - policy.sessionIdleTimeoutS * 1000);
+  // Over (no longer live, src/sessions/liveness.ts) already at the start of the retention period.
+  const overBefore = livenessAt(new Date(now.getTime() - policy.sessionRetentionS * 1000), policy.sessionIdleTimeoutS);
   const sessions = await inBatches(async () => {
     const result = await sql`
       delete from sessions where id in (
         select id from sessions
-        where ended_at <= ${overBefore} or revoked_at <= ${overBefore} or expires_at <= ${overBefore} or last_used_at <= ${idleBefore}
+        where not ${sessionIsLive('sessions', overBefore)}
         limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   });

@@ -7,6 +7,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Dependencies } from '../dependencies.js';
 import { ADMIN_ROLE, PERMISSIONS } from '../auth/permissions.js';
 import { refused } from '../errors.js';
+import { livenessAt, sessionIsLive } from './liveness.js';
 import { ACCESS_TOKEN_TTL_S, digestToken, isAccessToken } from './tokens.js';
 
 const TOUCH_EVERY_MS = 60_000;
@@ -25,7 +26,6 @@ export function bearerAuthenticator({ db, clock, config }: Dependencies) {
     if (!isAccessToken(accessToken)) throw refuse();
     const now = clock.now();
     const issuedAfter = new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000);
-    const idleCutoff = new Date(now.getTime() - config.sessions.idleTimeoutS * 1000);
     const touchBefore = new Date(now.getTime() - TOUCH_EVERY_MS);
     const { rows } = await sql<Row>`
       with hit as (
@@ -35,8 +35,7 @@ export function bearerAuthenticator({ db, clock, config }: Dependencies) {
         join users u on u.id = s.user_id
         where t.access_digest = ${digestToken(accessToken)}
           and t.issued_at > ${issuedAfter}
-          and s.revoked_at is null and s.ended_at is null
-          and s.expires_at > ${now} and s.last_used_at > ${idleCutoff}
+          and ${sessionIsLive('s', livenessAt(now, config.sessions.idleTimeoutS))}
           and u.status = 'active'
       ), touch as (
         update sessions set last_used_at = ${now}

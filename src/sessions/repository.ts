@@ -2,15 +2,10 @@
 // come from the caller's clock, never from SQL now().
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { Database, SessionsTable } from '../db/schema.js';
+import { sessionIsLive, type Liveness } from './liveness.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type SessionRow = Selectable<SessionsTable>;
-
-export interface Liveness {
-  now: Date;
-  /** Sessions unused since before this have idled out. */
-  idleCutoff: Date;
-}
 
 export async function insertTokenSet(
   db: Db,
@@ -75,10 +70,7 @@ export async function listLiveSessions(db: Db, userId: string, at: Liveness): Pr
     .selectFrom('sessions')
     .selectAll()
     .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .where('ended_at', 'is', null)
-    .where('expires_at', '>', at.now)
-    .where('last_used_at', '>', at.idleCutoff)
+    .where(sessionIsLive('sessions', at))
     .orderBy('last_used_at', 'desc')
     .orderBy('id')
     .execute();
@@ -89,10 +81,7 @@ export async function findLiveSession(db: Db, sessionId: string, at: Liveness): 
     .selectFrom('sessions')
     .selectAll()
     .where('id', '=', sessionId)
-    .where('revoked_at', 'is', null)
-    .where('ended_at', 'is', null)
-    .where('expires_at', '>', at.now)
-    .where('last_used_at', '>', at.idleCutoff)
+    .where(sessionIsLive('sessions', at))
     .executeTakeFirst();
 }
 

@@ -12,20 +12,12 @@ import { rolesOfUser } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import * as repo from './repository.js';
 import { actorOf } from '../audit/context.js';
+import { livenessAt, sessionEnd } from './liveness.js';
+import { revokeSessions, truncateUserAgent, type ClientInfo } from './revocation.js';
 import type { Actor } from '../audit/events.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
-export interface ClientInfo {
-  ip: string;
-  userAgent: string;
-  /** The request's X-Request-Id, recorded with the events it causes. */
-  requestId?: string | null;
-}
-
-export const USER_AGENT_MAX_LENGTH = 512;
-// Counted in code points; a string of at most `max` UTF-16 units has at most `max` code points, so
-// the usual user agent is kept as it is without splitting it into an array of characters.
-const truncate = (text: string, max: number) => (text.length <= max ? text : [...text].slice(0, max).join(''));
+export type { ClientInfo };
 
 // An unknown e-mail still costs one full verification, against this hash of a random password, so
 // that its answer takes as long as a wrong password's.
@@ -45,10 +37,10 @@ type RefreshOutcome =
 export function sessionService({ db, clock, config }: Dependencies) {
   const throttle = signInThrottle(db, config.signInThrottle);
   const { lifetimeS, idleTimeoutS, refreshGraceS } = config.sessions;
-  const liveness = (now: Date): repo.Liveness => ({ now, idleCutoff: new Date(now.getTime() - idleTimeoutS * 1000) });
+  const liveness = (now: Date) => livenessAt(now, idleTimeoutS);
 
   async function signIn(email: string, password: string, client: ClientInfo): Promise<TokenSet> {
-    const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
+    const userAgent = truncateUserAgent(client.userAgent);
     const attempt = await throttle.begin(email, client.ip, clock.now());
     if (attempt.locked) {
       await recordSecurityEvent(db, { type: 'sign_in_throttled', at: clock.now(), userId: null, ip: client.ip, requestId: client.requestId, userAgent });
@@ -90,7 +82,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
   async function refresh(accessToken: string, refreshToken: string, client: ClientInfo): Promise<TokenSet> {
     if (!isAccessToken(accessToken)) throw refused('invalid_token', 'The access token is malformed.');
     if (!isRefreshToken(refreshToken)) throw refused('invalid_refresh_token', 'The refresh token is malformed.');
-    const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
+    const userAgent = truncateUserAgent(client.userAgent);
     const outcome = await db.transaction().execute(async (trx): Promise<RefreshOutcome> => {
       // Every caller presenting this refresh token queues on the row lock: exactly one rotates.
       const row = await repo.lockByRefreshDigest(trx, digestToken(refreshToken));
@@ -99,9 +91,9 @@ export function sessionService({ db, clock, config }: Dependencies) {
       const accessSession = await repo.sessionIdOfAccessDigest(trx, digestToken(accessToken));
       if (accessSession !== row.session_id) return refuse('invalid_token', 'The access token does not belong to the session of the refresh token.');
       const now = clock.now();
-      const at = liveness(now);
-      if (row.revoked_at || row.ended_at || row.user_status !== 'active') return refuse('session_ended', 'The session was signed out or revoked.');
-      if (row.expires_at <= now || row.last_used_at <= at.idleCutoff) return refuse('session_expired', 'The session has expired; sign in again.');
+      const end = sessionEnd(row, liveness(now));
+      if (end === 'ended' || row.user_status !== 'active') return refuse('session_ended', 'The session was signed out or revoked.');
+      if (end === 'expired') return refuse('session_expired', 'The session has expired; sign in again.');
       const ids = { sessionId: row.session_id, userId: row.user_id };
       if (row.used_at === null) {
         const set = newTokenSet();
@@ -122,9 +114,8 @@ export function sessionService({ db, clock, config }: Dependencies) {
         return { kind: 'replayed', set: unsealTokenSet(row.successor_sealed, refreshToken), ...ids };
       }
       // A used-up refresh token after the grace window: someone holds a copy. End the session.
-      await repo.revokeSessions(trx, { userId: row.user_id, sessionId: row.session_id }, now, 'refresh_token_reused');
       await recordSecurityEvent(trx, { type: 'refresh_token_reused', at: now, ...ids, ip: client.ip, requestId: client.requestId, userAgent });
-      await recordSecurityEvent(trx, { type: 'session_revoked', at: now, ...ids, ip: client.ip, requestId: client.requestId, userAgent, details: { reason: 'refresh_token_reused' } });
+      await revokeSessions(trx, { userId: row.user_id, sessionId: row.session_id }, 'refresh_token_reused', now, client);
       return { kind: 'reused', ...ids };
     });
     if (outcome.kind === 'refused') throw outcome.error;
@@ -145,12 +136,8 @@ export function sessionService({ db, clock, config }: Dependencies) {
   /** Revokes one session (or all, without sessionId) of a user; false when there was none to revoke. */
   async function revoke(userId: string, sessionId: string | undefined, client: ClientInfo, reason: string, actor?: Actor): Promise<boolean> {
     const now = clock.now();
-    const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
     return db.transaction().execute(async (trx) => {
-      const revoked = await repo.revokeSessions(trx, { userId, ...(sessionId ? { sessionId } : {}) }, now, reason);
-      for (const id of revoked) {
-        await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId: id, actor, ip: client.ip, requestId: client.requestId, userAgent, details: { reason } });
-      }
+      const revoked = await revokeSessions(trx, { userId, ...(sessionId ? { sessionId } : {}) }, reason, now, client, actor);
       return revoked.length > 0;
     });
   }
@@ -168,7 +155,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
     const now = clock.now();
     await db.transaction().execute(async (trx) => {
       if (await repo.endSession(trx, sessionId, now)) {
-        const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
+        const userAgent = truncateUserAgent(client.userAgent);
         await recordSecurityEvent(trx, { type: 'session_revoked', at: now, userId, sessionId, ip: client.ip, requestId: client.requestId, userAgent, details: { reason: 'signed_out' } });
       }
     });
@@ -191,24 +178,12 @@ export function sessionService({ db, clock, config }: Dependencies) {
     await throttle.succeeded(attempt.attemptId);
     const newHash = await hashPassword(next);
     const now = clock.now();
-    const userAgent = truncate(client.userAgent, USER_AGENT_MAX_LENGTH);
+    const userAgent = truncateUserAgent(client.userAgent);
     await db.transaction().execute(async (trx) => {
       await setPasswordHash(trx, userId, newHash, now);
-      const revoked = await repo.revokeSessions(trx, { userId, exceptSessionId: sessionId }, now, 'password_changed');
+      // The other sessions' revocations are recorded first, then the change with their count.
+      const revoked = await revokeSessions(trx, { userId, exceptSessionId: sessionId }, 'password_changed', now, client, { type: 'user', userId, sessionId });
       await recordSecurityEvent(trx, { type: 'password_changed', at: now, userId, sessionId, ip: client.ip, requestId: client.requestId, userAgent, details: { sessions_revoked: revoked.length } });
-      for (const id of revoked) {
-        await recordSecurityEvent(trx, {
-          type: 'session_revoked',
-          at: now,
-          userId,
-          sessionId: id,
-          actor: { type: 'user', userId, sessionId },
-          ip: client.ip,
-          requestId: client.requestId,
-          userAgent,
-          details: { reason: 'password_changed' },
-        });
-      }
     });
   }
 

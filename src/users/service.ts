@@ -10,11 +10,10 @@ import { findRolesByName, lockRolesOfUser, setUserRoles, type RoleRow } from '..
 import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
 import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, type Authority } from '../auth/authority.js';
 import * as users from './repository.js';
-import { revokeSessions } from '../sessions/repository.js';
+import { revokeSessions } from '../sessions/revocation.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
-import type { AuditContext } from '../audit/events.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -26,12 +25,6 @@ const emailTaken = () => new DomainError('conflict', 'email_taken', 'Another use
 const roleNames = (roles: readonly { name: string }[]) => roles.map((r) => r.name).sort();
 
 /** The sessions a change of the user ended, one event each (as every other revocation). */
-async function recordRevokedSessions(trx: Kysely<Database>, context: AuditContext, userId: string, sessionIds: string[], at: Date) {
-  for (const sessionId of sessionIds) {
-    await recordAuditEvent(trx, { type: 'session_revoked', at, context, target: { type: 'session', id: sessionId }, userId, sessionId, details: { reason: 'user_disabled' } });
-  }
-}
-
 export function userService(db: Kysely<Database>, clock: Clock) {
   /** The roles named, checked to exist; those not in `held` already are checked to grant nothing the caller lacks. */
   async function grantableRoles(trx: Kysely<Database>, authority: Authority, names: readonly string[], held: readonly RoleRow[] = []) {
@@ -135,7 +128,6 @@ export function userService(db: Kysely<Database>, clock: Clock) {
         const now = clock.now();
         await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now });
         if (input.roles) await setUserRoles(trx, id, roles.map((r) => r.id));
-        const revoked = input.status === 'disabled' ? await revokeSessions(trx, { userId: id }, now, 'user_disabled') : [];
         const context = auditContext(authority, origin);
         const changes = changesBetween(
           { first_name: user.first_name, last_name: user.last_name, status: user.status, roles: roleNames(held) },
@@ -143,7 +135,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
         );
         const label = `${input.first_name ?? user.first_name} ${input.last_name ?? user.last_name}`;
         if (changes) await recordAuditEvent(trx, { type: 'user_updated', at: now, context, target: { type: 'user', id, label }, userId: id, changes });
-        await recordRevokedSessions(trx, context, id, revoked, now);
+        if (input.status === 'disabled') await revokeSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
       });
       return get(id);
     },
@@ -162,7 +154,7 @@ export function userService(db: Kysely<Database>, clock: Clock) {
           const target = { type: 'user' as const, id, label: `${user.first_name} ${user.last_name}` };
           await recordAuditEvent(trx, { type: 'user_disabled', at: now, context, target, userId: id, changes: { before: { status: user.status }, after: { status: 'disabled' } } });
         }
-        await recordRevokedSessions(trx, context, id, await revokeSessions(trx, { userId: id }, now, 'user_disabled'), now);
+        await revokeSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
       });
       return get(id);
     },
