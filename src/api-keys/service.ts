@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
+import { assertNotApiKey } from '../auth/caller.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
 import * as keys from './repository.js';
@@ -71,7 +72,7 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
      * have no creator, so no one to be limited by.
      */
     async create(authority: Authority, input: { name: string; expires_at?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
-      if (authority.kind === 'api_key') throw new DomainError('forbidden', 'user_required', 'Only a signed-in user may do this, not an API key.');
+      assertNotApiKey(authority);
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now) ?? null;
       assertMayGrant(authority, input.permissions, 'an API key');
@@ -143,7 +144,7 @@ export function apiKeyService(db: Kysely<Database>, clock: Clock) {
      * former creator, it would outlive the person who took its secret.
      */
     async rotate(authority: Authority, id: string, graceSeconds = 0, origin: Origin = COMMAND_LINE) {
-      if (authority.kind === 'api_key') throw new DomainError('forbidden', 'user_required', 'Only a signed-in user may do this, not an API key.');
+      assertNotApiKey(authority);
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
         throw new DomainError('invalid', 'validation_failed', `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds.`);
       }

@@ -1,6 +1,9 @@
-// Small facts about the authenticated caller that several handlers need.
+// Narrowing the caller: the one home of "who may reach this code". The contract's security
+// requirements let only the right kind of caller reach an operation; these say so to the compiler
+// and treat a caller of the wrong kind as our bug (or, for a missing user, as unauthenticated).
 import type { Principal } from './principal.js';
-import { forbidden, internal } from '../errors.js';
+import type { Authority } from './authority.js';
+import { internal, unauthenticated } from '../errors.js';
 
 /** The principal of a secured operation (the router authenticated it already). */
 export function requireCaller(principal: Principal | null): Principal {
@@ -8,9 +11,13 @@ export function requireCaller(principal: Principal | null): Principal {
   return principal;
 }
 
-/** The signed-in user behind the request; API-key-only operations never reach this. */
-export function requireUser(principal: Principal | null): Extract<Principal, { kind: 'user' }> {
-  const caller = requireCaller(principal);
-  if (caller.kind !== 'user') throw forbidden('user_required', 'Only a signed-in user may do this, not an API key.');
-  return caller;
+/** The signed-in user behind a bearer-only operation. */
+export function signedInUser(principal: Principal | null): Extract<Principal, { kind: 'user' }> {
+  if (principal?.kind !== 'user') throw unauthenticated('unauthenticated', 'This operation needs a signed-in user.');
+  return principal;
+}
+
+/** Signed-in users and the operator only: the contract admits no API key to these operations. */
+export function assertNotApiKey(authority: Authority): void {
+  if (authority.kind === 'api_key') throw internal('An API key reached an operation for signed-in users only.');
 }

@@ -3,7 +3,7 @@ import type { Dependencies } from '../dependencies.js';
 import type { Handler } from '../contract/handler-types.js';
 import { apiKeyService } from '../api-keys/service.js';
 import { presentApiKey } from '../api-keys/presenter.js';
-import { requireCaller, requireUser } from '../auth/caller.js';
+import { requireCaller, signedInUser } from '../auth/caller.js';
 
 /** A secret is in the body: no cache, no proxy may keep it. */
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -19,7 +19,7 @@ export function apiKeyHandlers({ db, clock }: Dependencies) {
   const getApiKey: Handler<'getApiKey'> = async ({ path }) => ({ status: 200, body: presentApiKey(await keys.get(path.id)) });
 
   const createApiKey: Handler<'createApiKey'> = async ({ body, principal, request }) => {
-    const { key, secret } = await keys.create(requireUser(principal), body, request);
+    const { key, secret } = await keys.create(signedInUser(principal), body, request);
     return { status: 201, body: { api_key: presentApiKey(key), secret }, headers: NO_STORE };
   };
 

@@ -3,7 +3,7 @@ import type { Dependencies } from '../dependencies.js';
 import type { Handler } from '../contract/handler-types.js';
 import { auditService } from '../audit/service.js';
 import { presentAuditEvent } from '../audit/presenter.js';
-import { signedInUser } from './principal.js';
+import { signedInUser } from '../auth/caller.js';
 
 const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
 

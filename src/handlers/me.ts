@@ -7,7 +7,7 @@ import { sessionService } from '../sessions/service.js';
 import { presentSession } from '../sessions/presenter.js';
 import { presentUser } from '../users/presenter.js';
 import { findListedUser } from '../users/repository.js';
-import { signedInUser } from './principal.js';
+import { signedInUser } from '../auth/caller.js';
 
 export function meHandlers(deps: Dependencies) {
   const sessions = sessionService(deps);

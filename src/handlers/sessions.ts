@@ -5,8 +5,7 @@ import type { Dependencies } from '../dependencies.js';
 import { notFound } from '../errors.js';
 import { sessionService } from '../sessions/service.js';
 import { presentSession } from '../sessions/presenter.js';
-import { signedInUser } from './principal.js';
-import { requireCaller } from '../auth/caller.js';
+import { requireCaller, signedInUser } from '../auth/caller.js';
 import { NO_STORE } from './tokens.js';
 
 const sessionNotFound = () => notFound('session_not_found', 'No session with this id.');
