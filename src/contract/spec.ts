@@ -100,13 +100,42 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
   return operations;
 }
 
-/** Finds the operation a method and path address, before Express routing (for body inflection). */
+/** The one conversion of an OpenAPI path template to a regular expression (a trailing slash allowed). */
+export function pathPattern(template: string): RegExp {
+  return new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+}
+
+/** Where a request lands in the contract: the path template it addresses, and the operation of its method. */
+export interface RouteMatch {
+  /** True when some operation lives at this path, whatever its method. */
+  pathKnown: boolean;
+  operation: OperationInfo | undefined;
+}
+
+/** Matches a method and path against the contract's operations, one test per path template. */
+export function routeMatcher(operations: OperationInfo[]) {
+  const byPath = new Map<string, { pattern: RegExp; methods: Map<string, OperationInfo> }>();
+  for (const op of operations) {
+    const entry = byPath.get(op.path) ?? { pattern: pathPattern(op.path), methods: new Map<string, OperationInfo>() };
+    entry.methods.set(op.method.toUpperCase(), op);
+    byPath.set(op.path, entry);
+  }
+  const entries = [...byPath.values()];
+  return (method: string, path: string): RouteMatch => {
+    let pathKnown = false;
+    // Several templates may match one path (`/sessions/current`, `/sessions/{id}`): the first with the method wins.
+    for (const entry of entries) {
+      if (!entry.pattern.test(path)) continue;
+      pathKnown = true;
+      const operation = entry.methods.get(method);
+      if (operation) return { pathKnown, operation };
+    }
+    return { pathKnown, operation: undefined };
+  };
+}
+
+/** Finds the operation a method and path address (tests and tools; the service matches once per request). */
 export function operationMatcher(operations: OperationInfo[]) {
-  const compiled = operations.map((op) => ({
-    op,
-    method: op.method.toUpperCase(),
-    pattern: new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-  }));
-  return (method: string, path: string): OperationInfo | undefined =>
-    compiled.find((c) => c.method === method && c.pattern.test(path))?.op;
+  const match = routeMatcher(operations);
+  return (method: string, path: string): OperationInfo | undefined => match(method, path).operation;
 }

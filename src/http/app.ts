@@ -6,13 +6,14 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { HandlerMap } from '../contract/handler-types.js';
 import type { Authenticators } from '../auth/principal.js';
-import { indexOperations, operationMatcher, type OpenApiDocument } from '../contract/spec.js';
+import { indexOperations, routeMatcher, type OpenApiDocument } from '../contract/spec.js';
 import { contractValidator } from '../contract/validator.js';
 import { styledContracts } from '../contract/styled.js';
 import { responseChecker } from '../contract/response-validator.js';
 import { validateResponses } from './response-validation.js';
 import { requestContext } from './request-context.js';
-import { KeyInflector, type Inflection } from './inflection.js';
+import { KeyInflector } from './inflection.js';
+import { inflectionOf, matchOperation } from './operation.js';
 import { chooseInflection, inflectBodies } from './inflection-middleware.js';
 import { errorHandler, notFound } from './errors.js';
 import { ProblemError } from './problem.js';
@@ -45,7 +46,7 @@ export function createApp(deps: AppDependencies) {
   const problemSchema = { $ref: '#/components/schemas/Problem' };
 
   const writeProblem = (res: Response, problem: ProblemError, requestId: string) => {
-    const style = (res.locals.inflection as Inflection | undefined) ?? 'snake';
+    const style = inflectionOf(res);
     let body = inflector.toStyle(problem.toProblem(requestId), problemSchema, style);
     const violation = checker?.problemViolation(body, style);
     if (violation) {
@@ -70,14 +71,14 @@ export function createApp(deps: AppDependencies) {
   app.use(requestContext(deps.logger));
   app.use(helmet());
   app.use(operationalRoutes(deps.db, contracts));
-  app.use(webApp(operations));
+  app.use(matchOperation(routeMatcher(operations)));
+  app.use(webApp());
   app.use(chooseInflection);
   app.use(express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
-  const matchOperation = operationMatcher(operations);
   // Before inflectBodies: its res.json wrapper then runs last, on the body in the client's style.
-  if (checker) app.use(validateResponses(checker, matchOperation));
-  app.use(inflectBodies(inflector, matchOperation));
-  app.use(refuseUnknownQueryParameters(matchOperation));
+  if (checker) app.use(validateResponses(checker));
+  app.use(inflectBodies(inflector));
+  app.use(refuseUnknownQueryParameters());
   app.use(refuseNulCharacters);
   app.use(contractValidator(spec));
   app.use(operationRouter(operations, deps.handlers, deps.authenticators));

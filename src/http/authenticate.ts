@@ -32,7 +32,7 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators):
       throw unauthenticated('unauthenticated', `This operation needs credentials: ${accepted}.`);
     }
     const permission = op.requiredPermission;
-    if (permission && !res.locals.principal.permissions.has(permission)) throw permissionDenied(permission);
+    if (permission && !res.locals.principal?.permissions.has(permission)) throw permissionDenied(permission);
     next();
   };
 }

@@ -3,6 +3,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ProblemError, BEARER_REALM, fromDomainError, type FieldError } from './problem.js';
 import { DomainError } from '../errors.js';
+import { operationOf } from './operation.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 
 interface ValidatorError {
@@ -75,9 +76,7 @@ export type ProblemWriter = (res: Parameters<RequestHandler>[1], problem: Proble
 
 export function errorHandler(writeProblem: ProblemWriter): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    // Set by the validator once it has matched the operation.
-    const security = (req as { openapi?: { schema?: { security?: Record<string, unknown>[] } } }).openapi?.schema?.security ?? [];
-    const problem = toProblemError(err, security.flatMap((requirement) => Object.keys(requirement)));
+    const problem = toProblemError(err, operationOf(res)?.security ?? []);
     if (problem.status >= 500) req.log.error({ err }, 'request failed');
     else if (!(err instanceof ProblemError) && !(err instanceof DomainError)) req.log.debug({ err: { message: (err as Error)?.message } }, 'request refused');
     if (res.headersSent) {

@@ -2,12 +2,12 @@
 // except for keys holding `[` (it reads them as deepObject syntax and lets them through), so the
 // rule is enforced here once, for every key, from the contract's parameter lists.
 import type { RequestHandler } from 'express';
-import type { OperationInfo } from '../contract/spec.js';
 import { ProblemError } from './problem.js';
+import { operationOf } from './operation.js';
 
-export function refuseUnknownQueryParameters(match: (method: string, path: string) => OperationInfo | undefined): RequestHandler {
-  return (req, _res, next) => {
-    const op = match(req.method, req.path);
+export function refuseUnknownQueryParameters(): RequestHandler {
+  return (req, res, next) => {
+    const op = operationOf(res);
     // No operation: the validator answers 404 or 405 for the path itself.
     const unknown = op ? Object.keys(req.query).filter((key) => !op.queryParameters.has(key)) : [];
     if (unknown.length === 0) return next();

@@ -5,22 +5,19 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { Router, type Request } from 'express';
-import type { OperationInfo } from '../contract/spec.js';
 import { WEB_DIST_PATH } from '../paths.js';
 import { ProblemError } from './problem.js';
 
 // The built scripts and styles are the only resources the page loads; the API is same-origin.
 const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-export function webApp(operations: OperationInfo[], root = WEB_DIST_PATH): Router {
-  const apiPaths = operations.map((op) => new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`));
-  const ownedByApi = (path: string) => apiPaths.some((pattern) => pattern.test(path));
+export function webApp(root = WEB_DIST_PATH): Router {
   const indexHtml = join(root, 'index.html');
   const router = Router();
 
-  router.use((req, _res, next) => {
+  router.use((req, res, next) => {
     // Everything below is for reading pages; an API path is never shadowed, whatever is built.
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || ownedByApi(req.path)) return next('router');
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || res.locals.route?.pathKnown) return next('router');
     next();
   });
   // Vite puts content-hashed files under assets/: they never change, so browsers may keep them.
