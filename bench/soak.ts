@@ -120,7 +120,7 @@ async function seed(databaseUrl: string): Promise<{ users: { email: string; pass
     await db.insertInto('user_roles').values({ user_id: id, role_id: role.id }).execute();
     users.push(user);
   }
-  const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'soak listing key', permissions: ['users.list'] });
+  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'soak listing key', permissions: ['users.list'] });
   await db.destroy();
   return { users, key: secret };
 }

@@ -80,7 +80,7 @@ async function main() {
     await sql`vacuum analyze users`.execute(db);
     print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
-    const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: databaseUrl, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
     children.push(service.child);
     const page = await fetch(`${service.url}/users?limit=50`, { headers: { 'x-api-key': secret } });

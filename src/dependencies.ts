@@ -12,3 +12,6 @@ export interface Dependencies {
   logger: Logger;
   config: Config;
 }
+
+/** What a service needing only the database and the time takes (the command line has no more). */
+export type ServiceDeps = Pick<Dependencies, 'db' | 'clock'>;

@@ -6,7 +6,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { loadSpec } from './contract/spec.js';
 import { assertContractLoads } from './contract/validator.js';
 import { createHandlers } from './handlers/index.js';
-import { createAuthenticators } from './auth/authenticators.js';
+import { buildServices } from './services.js';
 import { createApp } from './http/app.js';
 import { systemClock } from './clock.js';
 import { createFirstAdministrator } from './sessions/bootstrap.js';
@@ -29,12 +29,13 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     // Straight to the terminal, not the log: the password must not be kept in log storage.
     if (database.kind === 'embedded') await createFirstAdministrator(database.db, config.bootstrapAdminEmail, (text) => process.stdout.write(`${text}\n`));
     const deps = { db: database.db, clock: systemClock, logger, config };
+    const services = buildServices(deps);
     const app = createApp({
       spec,
       db: database.db,
       logger,
-      handlers: createHandlers(deps),
-      authenticators: createAuthenticators(deps),
+      handlers: createHandlers(services),
+      authenticators: services.authenticators,
       options: { validateResponses: config.validateResponses, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes },
     });
     const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;

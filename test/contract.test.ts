@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { deref, indexOperations, MissingPermissionDeclarationError, type JsonSchema } from '../src/contract/spec.js';
 import { createHandlers } from '../src/handlers/index.js';
+import { buildServices } from '../src/services.js';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
 
 let database: TestDatabase;
@@ -17,7 +18,7 @@ const operations = indexOperations(spec);
 describe('the contract is what is served', () => {
   it('has exactly one handler per operationId', () => {
     const { deps } = createTestApp(database.db);
-    const handlerIds = Object.keys(createHandlers(deps)).sort();
+    const handlerIds = Object.keys(createHandlers(buildServices(deps))).sort();
     expect(handlerIds).toEqual(operations.map((op) => op.operationId).sort());
   });
 
@@ -25,7 +26,7 @@ describe('the contract is what is served', () => {
     // Each handler is replaced by a marker, so the answer proves the route reached this operation's handler.
     const { deps } = createTestApp(database.db);
     const handlers = Object.fromEntries(
-      Object.keys(createHandlers(deps)).map((id) => [id, async () => { throw Object.assign(new Error(id), { marker: id }); }]),
+      Object.keys(createHandlers(buildServices(deps))).map((id) => [id, async () => { throw Object.assign(new Error(id), { marker: id }); }]),
     ) as unknown as ReturnType<typeof createHandlers>;
     const principal = { kind: 'api_key' as const, apiKeyId: 'k', permissions: new Set([op.requiredPermission ?? '']) };
     const { app, logs } = createTestApp(database.db, {

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createHandlers } from '../src/handlers/index.js';
+import { buildServices } from '../src/services.js';
 import type { HandlerMap } from '../src/contract/handler-types.js';
 
 let database: TestDatabase;
@@ -81,7 +82,7 @@ describe('problem+json errors', () => {
   it('answers an unexpected failure with 500 internal_error and no internal detail', async () => {
     const { deps } = createTestApp(database.db);
     const handlers: HandlerMap = {
-      ...createHandlers(deps),
+      ...createHandlers(buildServices(deps)),
       signIn: async () => {
         throw new Error('secret internal detail: connection string postgres://u:p@h/db');
       },

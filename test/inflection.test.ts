@@ -7,6 +7,7 @@ import type { OpenApiDocument } from '../src/contract/spec.js';
 import { ProblemError } from '../src/http/problem.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createHandlers } from '../src/handlers/index.js';
+import { buildServices } from '../src/services.js';
 
 // A contract fragment with nested arrays, an acronym (ip), digits (sha256, ipv4) and a free-form map.
 const spec = {
@@ -175,7 +176,7 @@ describe('response validation sees the body that leaves', () => {
 
   it('validates the camelCase body against the camelCase contract (a camel response passes validation)', async () => {
     const { deps } = createTestApp(database.db, { authenticators });
-    const handlers = { ...createHandlers(deps), listUsers: async () => ({ status: 200 as const, body: { data: [user], next_cursor: null } }) };
+    const handlers = { ...createHandlers(buildServices(deps)), listUsers: async () => ({ status: 200 as const, body: { data: [user], next_cursor: null } }) };
     const { app } = createTestApp(database.db, { authenticators, handlers });
     const res = await request(app).get('/users').set('x-api-key', 'k').set('x-api-inflection', 'camel');
     expect(res.status).toBe(200);
@@ -185,7 +186,7 @@ describe('response validation sees the body that leaves', () => {
   it('turns a handler body that breaks the contract into a 500 (validation is on in tests)', async () => {
     const { deps } = createTestApp(database.db, { authenticators });
     const broken = { ...user, password_hash: 'leak' };
-    const handlers = { ...createHandlers(deps), listUsers: async () => ({ status: 200 as const, body: { data: [broken], next_cursor: null } }) };
+    const handlers = { ...createHandlers(buildServices(deps)), listUsers: async () => ({ status: 200 as const, body: { data: [broken], next_cursor: null } }) };
     const { app } = createTestApp(database.db, { authenticators, handlers });
     const res = await request(app).get('/users').set('x-api-key', 'k');
     expect(res.status).toBe(500);

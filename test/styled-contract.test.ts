@@ -10,6 +10,7 @@ import { indexOperations, type JsonSchema, type OpenApiDocument } from '../src/c
 import { INFLECTIONS, KeyInflector } from '../src/http/inflection.js';
 import { ProblemError } from '../src/http/problem.js';
 import { createHandlers } from '../src/handlers/index.js';
+import { buildServices } from '../src/services.js';
 import { bundlePath, docsHtmlPath } from '../src/paths.js';
 
 const contracts = styledContracts(spec);
@@ -211,7 +212,7 @@ describe('over HTTP', () => {
   it('answers 500 instead of a problem document its own contract does not describe', async () => {
     const { deps } = createTestApp(database.db);
     const broken = new ProblemError(400, 'validation_failed', 'bad', { errors: [{ location: 'request/body', message: 'm', hint: 'not in the contract' } as never] });
-    const handlers = { ...createHandlers(deps), listPermissions: async () => Promise.reject(broken) };
+    const handlers = { ...createHandlers(buildServices(deps)), listPermissions: async () => Promise.reject(broken) };
     const { app, logs } = createTestApp(database.db, { handlers, authenticators: { apiKey: async () => ({ kind: 'api_key', apiKeyId: 'k', permissions: new Set() }), bearer: async () => Promise.reject(new Error('unused')) } });
     for (const style of INFLECTIONS) {
       const res = await request(app).get('/permissions').set('x-api-key', 'k').set('x-api-inflection', style);

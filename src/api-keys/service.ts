@@ -1,9 +1,7 @@
 // Issuing, changing, rotating and revoking API keys. A secret leaves this module once, in the
 // result of create() or rotate(); only its digest is stored. Every change is recorded in the audit
 // trail in its own transaction (who, from where, the fields before and after; never a secret).
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import type { Clock } from '../clock.js';
+import type { ServiceDeps } from '../dependencies.js';
 import { DomainError } from '../errors.js';
 import { assertNotApiKey } from '../auth/caller.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
@@ -47,7 +45,7 @@ const audited = (key: { name: string; permissions: string[]; expires_at: Date | 
   expires_at: iso(key.expires_at),
 });
 
-export function apiKeyService(db: Kysely<Database>, clock: Clock) {
+export function apiKeyService({ db, clock }: ServiceDeps) {
   /** An event about key `key` by `authority`; the person concerned is the key's creator. */
   const keyEvent = (authority: Authority, origin: Origin, key: { id: string; name: string; created_by: string | null }, at: Date) =>
     ({ at, context: auditContext(authority, origin), target: { type: 'api_key', id: key.id, label: key.name }, userId: key.created_by }) satisfies Partial<AuditEventInput>;

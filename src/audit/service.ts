@@ -1,8 +1,6 @@
 // Reading the audit journal: pages for administrators and for each person, and the sign-in counts
 // the home page charts. Nothing here writes: reads are not recorded.
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import type { Clock } from '../clock.js';
+import type { ServiceDeps } from '../dependencies.js';
 import { countSignInsPerHour, listAuditPage, type AuditFilter } from './repository.js';
 import { decodeAuditCursor, encodeAuditCursor } from './cursor.js';
 
@@ -10,7 +8,7 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const CHART_HOURS = 7 * 24;
 const HOUR_MS = 3_600_000;
 
-export function auditService(db: Kysely<Database>, clock: Clock) {
+export function auditService({ db, clock }: ServiceDeps) {
   return {
     async list(query: { limit?: number; cursor?: string }, filter: AuditFilter) {
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;

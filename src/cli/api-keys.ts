@@ -38,7 +38,7 @@ export function registerApiKeys(program: Command): void {
     .option('--expires-at <date>', 'expiration date (recommended), ISO 8601', futureDate)
     .action((options: { name: string; permissions: string[]; expiresAt?: string }) =>
       withDatabase(async ({ db }) => {
-        const { key, secret } = await apiKeyService(db, systemClock)
+        const { key, secret } = await apiKeyService({ db, clock: systemClock })
           .create(OPERATOR, { name: options.name, permissions: options.permissions, expires_at: options.expiresAt })
           .catch(plain);
         process.stderr.write(`Created API key ${key.id} (${key.name})${key.expires_at ? '' : ' without an expiration date (not recommended)'}.\n`);
@@ -55,7 +55,7 @@ export function registerApiKeys(program: Command): void {
     })
     .action((id: string) =>
       withDatabase(async ({ db }) => {
-        await apiKeyService(db, systemClock).revoke(OPERATOR, id).catch(plain);
+        await apiKeyService({ db, clock: systemClock }).revoke(OPERATOR, id).catch(plain);
         process.stdout.write(`Revoked API key ${id}.\n`);
       }),
     );

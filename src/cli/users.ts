@@ -65,7 +65,7 @@ export function registerUsers(program: Command): void {
     .action((options: { email: string }) =>
       withDatabase(async ({ db }) => {
         const id = await userIdByEmail(db, options.email);
-        await userService(db, systemClock).disable(OPERATOR, id).catch(plain);
+        await userService({ db, clock: systemClock }).disable(OPERATOR, id).catch(plain);
         process.stdout.write(`Disabled user ${id} <${options.email}>.\n`);
       }),
     );
@@ -77,7 +77,7 @@ export function registerUsers(program: Command): void {
     .action((options: { email: string; role?: string[] }) =>
       withDatabase(async ({ db }) => {
         const id = await userIdByEmail(db, options.email);
-        const user = await userService(db, systemClock).update(OPERATOR, id, { roles: options.role ?? [] }).catch(plain);
+        const user = await userService({ db, clock: systemClock }).update(OPERATOR, id, { roles: options.role ?? [] }).catch(plain);
         process.stdout.write(`User ${id} <${options.email}> now holds: ${user.roles.join(', ') || 'no role'}.\n`);
       }),
     );

@@ -1,15 +1,13 @@
 // Handlers of the API key operations. The contract lets only signed-in users in (bearerAuth).
-import type { Dependencies } from '../dependencies.js';
+import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
-import { apiKeyService } from '../api-keys/service.js';
 import { presentApiKey } from '../api-keys/presenter.js';
 import { requireCaller, signedInUser } from '../auth/caller.js';
 
 /** A secret is in the body: no cache, no proxy may keep it. */
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-export function apiKeyHandlers({ db, clock }: Dependencies) {
-  const keys = apiKeyService(db, clock);
+export function apiKeyHandlers({ apiKeys: keys }: Services) {
 
   const listApiKeys: Handler<'listApiKeys'> = async ({ query }) => {
     const rows = await keys.list({ expiringWithinDays: query?.expiring_within_days });

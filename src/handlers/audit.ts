@@ -1,14 +1,12 @@
 // Handlers of the audit journal: everything (audit.read), one's own, and sign-ins per hour.
-import type { Dependencies } from '../dependencies.js';
+import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
-import { auditService } from '../audit/service.js';
 import { presentAuditEvent } from '../audit/presenter.js';
 import { signedInUser } from '../auth/caller.js';
 
 const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
 
-export function auditHandlers({ db, clock }: Dependencies) {
-  const audit = auditService(db, clock);
+export function auditHandlers({ audit }: Services) {
 
   const listAuditEvents: Handler<'listAuditEvents'> = async ({ query = {} }) => {
     const { page, nextCursor } = await audit.list(query, {

@@ -1,6 +1,6 @@
 // The handler map: one entry per operationId of the contract, checked by the compiler.
 import type { HandlerMap } from '../contract/handler-types.js';
-import type { Dependencies } from '../dependencies.js';
+import type { Services } from '../services.js';
 import { userHandlers } from './users.js';
 import { tokenHandlers } from './tokens.js';
 import { roleHandlers } from './roles.js';
@@ -10,15 +10,15 @@ import { sessionHandlers } from './sessions.js';
 import { meHandlers } from './me.js';
 import { auditHandlers } from './audit.js';
 
-export function createHandlers(deps: Dependencies): HandlerMap {
+export function createHandlers(services: Services): HandlerMap {
   return {
-    ...userHandlers(deps),
-    ...tokenHandlers(deps),
-    ...roleHandlers(deps),
+    ...userHandlers(services),
+    ...tokenHandlers(services),
+    ...roleHandlers(services),
     ...permissionHandlers(),
-    ...apiKeyHandlers(deps),
-    ...sessionHandlers(deps),
-    ...meHandlers(deps),
-    ...auditHandlers(deps),
+    ...apiKeyHandlers(services),
+    ...sessionHandlers(services),
+    ...meHandlers(services),
+    ...auditHandlers(services),
   };
 }

@@ -1,20 +1,17 @@
 // Handlers of the signed-in user: who am I, and changing my password.
 import type { Handler } from '../contract/handler-types.js';
-import type { Dependencies } from '../dependencies.js';
+import type { Services } from '../services.js';
 import type { Permission } from '../auth/permissions.js';
 import { refused } from '../errors.js';
-import { sessionService } from '../sessions/service.js';
 import { presentSession } from '../sessions/presenter.js';
 import { presentUser } from '../users/presenter.js';
-import { findListedUser } from '../users/repository.js';
 import { signedInUser } from '../auth/caller.js';
 
-export function meHandlers(deps: Dependencies) {
-  const sessions = sessionService(deps);
+export function meHandlers({ sessions, users }: Services) {
 
   const getMe: Handler<'getMe'> = async ({ principal }) => {
     const me = signedInUser(principal);
-    const [user, session] = await Promise.all([findListedUser(deps.db, me.userId), sessions.findSession(me.sessionId)]);
+    const [user, session] = await Promise.all([users.find(me.userId), sessions.findSession(me.sessionId)]);
     // Signed out or revoked between authentication and here.
     if (!user || !session) throw refused('invalid_token', 'The access token is unknown, expired or revoked.');
     return {

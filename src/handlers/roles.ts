@@ -1,12 +1,10 @@
 // Handlers of the Roles operations.
-import type { Dependencies } from '../dependencies.js';
+import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
-import { roleService } from '../roles/service.js';
 import { presentRole } from '../roles/presenter.js';
 import { requireCaller } from '../auth/caller.js';
 
-export function roleHandlers({ db, clock }: Dependencies) {
-  const roles = roleService(db, clock);
+export function roleHandlers({ roles }: Services) {
 
   const listRoles: Handler<'listRoles'> = async () => ({ status: 200, body: { data: (await roles.list()).map(presentRole) } });
 

@@ -1,17 +1,15 @@
 // Handlers of signing in and of session management: one's own sessions, and (with
 // sessions.manage) any user's.
 import type { Handler } from '../contract/handler-types.js';
-import type { Dependencies } from '../dependencies.js';
+import type { Services } from '../services.js';
 import { notFound } from '../errors.js';
-import { sessionService } from '../sessions/service.js';
 import { presentSession } from '../sessions/presenter.js';
 import { requireCaller, signedInUser } from '../auth/caller.js';
 import { NO_STORE } from './tokens.js';
 
 const sessionNotFound = () => notFound('session_not_found', 'No session with this id.');
 
-export function sessionHandlers(deps: Dependencies) {
-  const sessions = sessionService(deps);
+export function sessionHandlers({ sessions }: Services) {
 
   const signIn: Handler<'signIn'> = async ({ body, request }) => {
     const set = await sessions.signIn(body.session.email, body.session.password, request);

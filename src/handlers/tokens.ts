@@ -2,15 +2,13 @@
 // The operation is marked `x-authenticated-by: handler`: the access token may have expired, so
 // the service, not the middleware, checks it belongs to the refresh token's session.
 import type { Handler } from '../contract/handler-types.js';
-import type { Dependencies } from '../dependencies.js';
+import type { Services } from '../services.js';
 import { bearerToken } from '../auth/bearer.js';
 import { refused, unauthenticated } from '../errors.js';
-import { sessionService } from '../sessions/service.js';
 
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
-export function tokenHandlers(deps: Dependencies) {
-  const sessions = sessionService(deps);
+export function tokenHandlers({ sessions }: Services) {
   const refreshTokens: Handler<'refreshTokens'> = async ({ body, headers, request }) => {
     const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined;
     const accessToken = bearerToken(authorization);

@@ -1,12 +1,10 @@
 // Handlers of the Users operations.
-import type { Dependencies } from '../dependencies.js';
+import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
-import { userService } from '../users/service.js';
 import { presentUser as present } from '../users/presenter.js';
 import { requireCaller } from '../auth/caller.js';
 
-export function userHandlers({ db, clock }: Dependencies) {
-  const users = userService(db, clock);
+export function userHandlers({ users }: Services) {
 
   const listUsers: Handler<'listUsers'> = async ({ query }) => {
     const { page, nextCursor } = await users.list(query ?? {});

@@ -1,8 +1,6 @@
 // Managing roles. A change is visible to the users holding the role on their very next request,
 // because permissions are read from these tables on every request, never cached.
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import type { Clock } from '../clock.js';
+import type { ServiceDeps } from '../dependencies.js';
 import { DomainError } from '../errors.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import * as roles from './repository.js';
@@ -32,7 +30,7 @@ const audited = (role: { name: string; description: string; permissions: readonl
   permissions: [...new Set(role.permissions)].sort(),
 });
 
-export function roleService(db: Kysely<Database>, clock: Clock) {
+export function roleService({ db, clock }: ServiceDeps) {
   const roleEvent = (authority: Authority, origin: Origin, role: { id: string; name: string }, at: Date) => ({
     at,
     context: auditContext(authority, origin),

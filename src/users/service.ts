@@ -2,7 +2,7 @@
 // reach the INSERT and the loser gets 409, with nothing written.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { Clock } from '../clock.js';
+import type { ServiceDeps } from '../dependencies.js';
 import { DomainError, permissionDenied } from '../errors.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
@@ -24,8 +24,7 @@ const emailTaken = () => new DomainError('conflict', 'email_taken', 'Another use
 
 const roleNames = (roles: readonly { name: string }[]) => roles.map((r) => r.name).sort();
 
-/** The sessions a change of the user ended, one event each (as every other revocation). */
-export function userService(db: Kysely<Database>, clock: Clock) {
+export function userService({ db, clock }: ServiceDeps) {
   /** The roles named, checked to exist; those not in `held` already are checked to grant nothing the caller lacks. */
   async function grantableRoles(trx: Kysely<Database>, authority: Authority, names: readonly string[], held: readonly RoleRow[] = []) {
     const roles = await findRolesByName(trx, names);
@@ -60,6 +59,9 @@ export function userService(db: Kysely<Database>, clock: Clock) {
 
   return {
     get,
+
+    /** The user, or undefined (no error: the caller decides what a missing user means). */
+    find: (id: string) => users.findListedUser(db, id),
 
     async list(query: { limit?: number; cursor?: string } & users.UserFilter) {
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;

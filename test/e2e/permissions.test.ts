@@ -20,7 +20,7 @@ beforeAll(async () => {
   await db.insertInto('role_permissions').values(['api_keys.manage', 'users.list'].map((permission) => ({ role_id: keeperRole.id, permission }))).execute();
   await createPerson(db, KEEPER, 'key-keeper');
   // A key wider than the keeper (from the command line), and one the keeper made when it also held users.read.
-  const keys = apiKeyService(db, systemClock);
+  const keys = apiKeyService({ db, clock: systemClock });
   await keys.create(OPERATOR, { name: 'Wide', permissions: ['users.create', 'roles.manage'] });
   const keeper = await db.selectFrom('users').select('id').where('email', '=', KEEPER.email).executeTakeFirstOrThrow();
   const made = await keys.create(OPERATOR, { name: 'Narrowed', permissions: ['users.list', 'users.read'] });

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import type { Authenticators, Principal } from '../../src/auth/principal.js';
 import type { Dependencies } from '../../src/dependencies.js';
-import { createAuthenticators } from '../../src/auth/authenticators.js';
+import { buildServices } from '../../src/services.js';
 import { apiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { rolesOfUser } from '../../src/roles/repository.js';
@@ -41,7 +41,7 @@ export async function makeUser(
 
 /** An API key issued from the operator's side (no creator), holding exactly `permissions`. */
 export async function makeApiKey(db: Kysely<Database>, permissions: string[], options: { clock?: Clock; expiresAt?: string; name?: string } = {}) {
-  const service = apiKeyService(db, options.clock ?? systemClock);
+  const service = apiKeyService({ db, clock: options.clock ?? systemClock });
   const { key, secret } = await service.create(
     OPERATOR,
     { name: options.name ?? `key-${randomUUID().slice(0, 8)}`, permissions, expires_at: options.expiresAt },
@@ -54,7 +54,7 @@ export async function makeApiKey(db: Kysely<Database>, permissions: string[], op
  * with the permissions of their roles read on every request (as the real one must do).
  */
 export function authenticatorsWithTestBearer(deps: Dependencies): Authenticators {
-  const real = createAuthenticators(deps);
+  const real = buildServices(deps).authenticators;
   return {
     apiKey: real.apiKey,
     async bearer(token): Promise<Principal> {

@@ -10,7 +10,7 @@ import { createApp, type AppDependencies } from '../../src/http/app.js';
 import { loadSpec } from '../../src/contract/spec.js';
 import { createLogger } from '../../src/logger.js';
 import { createHandlers } from '../../src/handlers/index.js';
-import { createAuthenticators } from '../../src/auth/authenticators.js';
+import { buildServices } from '../../src/services.js';
 import { withDatabase } from './postgres.js';
 import { ManualClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -90,12 +90,13 @@ export function createTestApp(db: Kysely<Database>, overrides: Overrides = {}) {
   const config = testConfig(overrides.env);
   const logger = overrides.logger ?? logs.logger;
   const deps: Dependencies = { db, clock, logger, config };
+  const services = buildServices(deps);
   const app = createApp({
     spec,
     db,
     logger,
-    handlers: overrides.handlers ?? createHandlers(deps),
-    authenticators: overrides.authenticators ?? createAuthenticators(deps),
+    handlers: overrides.handlers ?? createHandlers(services),
+    authenticators: overrides.authenticators ?? services.authenticators,
     options: { validateResponses: true, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes, ...overrides.options },
   });
   return { app, logs, clock, deps };

@@ -1,0 +1,33 @@
+// The composition root: every service and authenticator is built here, once, from the same
+// dependencies, with one factory signature, `(deps) => service`. `main` calls it; handlers and the
+// HTTP edge receive what it returns and never build a service themselves.
+import type { Dependencies } from './dependencies.js';
+import type { Authenticators } from './auth/principal.js';
+import { userService } from './users/service.js';
+import { roleService } from './roles/service.js';
+import { apiKeyService } from './api-keys/service.js';
+import { sessionService } from './sessions/service.js';
+import { auditService } from './audit/service.js';
+import { apiKeyAuthenticator } from './api-keys/authenticator.js';
+import { bearerAuthenticator } from './sessions/authenticator.js';
+
+export interface Services {
+  users: ReturnType<typeof userService>;
+  roles: ReturnType<typeof roleService>;
+  apiKeys: ReturnType<typeof apiKeyService>;
+  sessions: ReturnType<typeof sessionService>;
+  audit: ReturnType<typeof auditService>;
+  /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
+  authenticators: Authenticators;
+}
+
+export function buildServices(deps: Dependencies): Services {
+  return {
+    users: userService(deps),
+    roles: roleService(deps),
+    apiKeys: apiKeyService(deps),
+    sessions: sessionService(deps),
+    audit: auditService(deps),
+    authenticators: { apiKey: apiKeyAuthenticator(deps), bearer: bearerAuthenticator(deps) },
+  };
+}
