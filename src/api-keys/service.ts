@@ -4,15 +4,13 @@
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError } from '../errors.js';
 import { assertNotApiKey } from '../auth/caller.js';
-import { isUniqueViolation } from '../db/unique-violation.js';
+import { translateUniqueViolation } from '../db/unique-violation.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
 import * as keys from './repository.js';
 import { newApiKeySecret } from './secret.js';
 import { recordAuditEvent, type AuditEventInput } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween, iso } from '../audit/changes.js';
-
-export const MAX_GRACE_SECONDS = 24 * 60 * 60;
 
 const notFound = () => new DomainError('not_found', 'not_found', 'No API key has this id.');
 const revoked = () => new DomainError('conflict', 'api_key_revoked', 'This API key is revoked; create a new one.');
@@ -29,14 +27,7 @@ function parseExpiry(value: string | null | undefined, now: Date): Date | null |
   return at;
 }
 
-async function translateUnique<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (isUniqueViolation(err, 'api_keys_name_lower_key')) throw nameTaken();
-    throw err;
-  }
-}
+const translateUnique = <T>(work: () => Promise<T>) => translateUniqueViolation('api_keys_name_lower_key', nameTaken, work);
 
 /** The key's fields the audit trail shows: its permissions sorted, dates as the API prints them. */
 const audited = (key: { name: string; permissions: string[]; expires_at: Date | null }) => ({
@@ -143,9 +134,6 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
      */
     async rotate(authority: Authority, id: string, graceSeconds = 0, origin: Origin = COMMAND_LINE) {
       assertNotApiKey(authority);
-      if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
-        throw new DomainError('invalid', 'validation_failed', `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds.`);
-      }
       const now = clock.now();
       const fresh = newApiKeySecret();
       await db.transaction().execute(async (trx) => {

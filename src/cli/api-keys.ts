@@ -6,6 +6,7 @@ import { OPERATOR } from '../auth/authority.js';
 import { isPermission } from '../auth/permissions.js';
 import { systemClock } from '../clock.js';
 import { DomainError } from '../errors.js';
+import { UUID } from '../uuid.js';
 import { withDatabase } from './database.js';
 
 function permissionList(value: string): string[] {
@@ -20,7 +21,6 @@ function futureDate(value: string): string {
   return new Date(value).toISOString();
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Service errors become one readable line and exit code 1, as every other CLI error. */
 function plain(err: unknown): never {
@@ -50,7 +50,7 @@ export function registerApiKeys(program: Command): void {
     .command('revoke')
     .description('Revoke an API key, effective on the next request')
     .argument('<id>', 'id of the key', (value: string) => {
-      if (!UUID.test(value)) throw new InvalidArgumentError('expected the key id (a UUID)');
+      if (!UUID.test(value.toLowerCase())) throw new InvalidArgumentError('expected the key id (a UUID)');
       return value;
     })
     .action((id: string) =>

@@ -3,9 +3,8 @@ import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
 import { presentApiKey } from '../api-keys/presenter.js';
 import { requireCaller, signedInUser } from '../auth/caller.js';
+import { NO_STORE } from './headers.js';
 
-/** A secret is in the body: no cache, no proxy may keep it. */
-const NO_STORE = { 'Cache-Control': 'no-store' };
 
 export function apiKeyHandlers({ apiKeys: keys }: Services) {
 

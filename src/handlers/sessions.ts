@@ -5,7 +5,7 @@ import type { Services } from '../services.js';
 import { notFound } from '../errors.js';
 import { presentSession } from '../sessions/presenter.js';
 import { requireCaller, signedInUser } from '../auth/caller.js';
-import { NO_STORE } from './tokens.js';
+import { NO_STORE_TOKENS } from './headers.js';
 
 const sessionNotFound = () => notFound('session_not_found', 'No session with this id.');
 
@@ -13,7 +13,7 @@ export function sessionHandlers({ sessions }: Services) {
 
   const signIn: Handler<'signIn'> = async ({ body, request }) => {
     const set = await sessions.signIn(body.session.email, body.session.password, request);
-    return { status: 201, body: set, headers: NO_STORE };
+    return { status: 201, body: set, headers: NO_STORE_TOKENS };
   };
 
   const listSessions: Handler<'listSessions'> = async ({ principal }) => {

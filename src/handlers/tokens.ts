@@ -5,8 +5,8 @@ import type { Handler } from '../contract/handler-types.js';
 import type { Services } from '../services.js';
 import { bearerToken } from '../auth/bearer.js';
 import { refused, unauthenticated } from '../errors.js';
+import { NO_STORE_TOKENS } from './headers.js';
 
-export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 export function tokenHandlers({ sessions }: Services) {
   const refreshTokens: Handler<'refreshTokens'> = async ({ body, headers, request }) => {
@@ -17,7 +17,7 @@ export function tokenHandlers({ sessions }: Services) {
       throw authorization === undefined ? unauthenticated('invalid_token', detail) : refused('invalid_token', detail);
     }
     const set = await sessions.refresh(accessToken, body.refresh_token, request);
-    return { status: 201, body: set, headers: NO_STORE };
+    return { status: 201, body: set, headers: NO_STORE_TOKENS };
   };
   return { refreshTokens, refreshTokensJetons: refreshTokens };
 }

@@ -2,7 +2,7 @@
 // a problem+json response. No stack trace or internal message ever reaches the client.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ProblemError, BEARER_REALM, fromDomainError, type FieldError } from './problem.js';
-import { DomainError } from '../errors.js';
+import { DomainError, validationFailed } from '../errors.js';
 import { operationOf } from './operation.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 
@@ -47,8 +47,7 @@ function fromValidator(err: ValidatorError, acceptedSchemes: string[]): ProblemE
   }));
   switch (err.status) {
     case 400: {
-      const detail = fieldErrors.map((f) => `${f.location} ${f.message}`).join('; ') || err.message;
-      return new ProblemError(400, 'validation_failed', detail, { errors: fieldErrors }, {}, 'Request validation failed');
+      return fromDomainError(fieldErrors.length > 0 ? validationFailed(fieldErrors) : validationFailed([], err.message));
     }
     case 401:
     {

@@ -2,7 +2,7 @@
 // possibly after other writes. Such a string is refused here, before anything runs, wherever it
 // sits in the query or the JSON body (every path parameter is a uuid, checked by the validator).
 import type { RequestHandler } from 'express';
-import { ProblemError } from './problem.js';
+import { validationFailed } from '../errors.js';
 
 /** Where the first string holding U+0000 is (`query/role`, `body/session/email`), if any. Iterative: bodies may nest deep. */
 export function nulCharacterLocation(value: unknown, root: string): string | undefined {
@@ -25,5 +25,5 @@ export const refuseNulCharacters: RequestHandler = (req, _res, next) => {
   const location = nulCharacterLocation(req.query, 'request/query') ?? nulCharacterLocation(req.body, 'request/body');
   if (!location) return next();
   const message = 'must not contain the NUL character (U+0000)';
-  next(new ProblemError(400, 'validation_failed', `${location} ${message}`, { errors: [{ location, message }] }, {}, 'Request validation failed'));
+  next(validationFailed([{ location, message }]));
 };

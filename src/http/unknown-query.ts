@@ -2,7 +2,7 @@
 // except for keys holding `[` (it reads them as deepObject syntax and lets them through), so the
 // rule is enforced here once, for every key, from the contract's parameter lists.
 import type { RequestHandler } from 'express';
-import { ProblemError } from './problem.js';
+import { validationFailed } from '../errors.js';
 import { operationOf } from './operation.js';
 
 export function refuseUnknownQueryParameters(): RequestHandler {
@@ -13,6 +13,6 @@ export function refuseUnknownQueryParameters(): RequestHandler {
     if (unknown.length === 0) return next();
     const message = 'is not a query parameter of this operation';
     const errors = unknown.map((key) => ({ location: `request/query/${key}`, message, error_code: 'additionalProperties' }));
-    next(new ProblemError(400, 'validation_failed', errors.map((e) => `${e.location} ${message}`).join('; '), { errors }, {}, 'Request validation failed'));
+    next(validationFailed(errors));
   };
 }

@@ -2,7 +2,7 @@
 // because permissions are read from these tables on every request, never cached.
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError } from '../errors.js';
-import { isUniqueViolation } from '../db/unique-violation.js';
+import { translateUniqueViolation } from '../db/unique-violation.js';
 import * as roles from './repository.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
 import { recordAuditEvent } from '../audit/recorder.js';
@@ -14,14 +14,7 @@ const nameTaken = () => new DomainError('conflict', 'name_taken', 'Another role 
 const notFound = () => new DomainError('not_found', 'not_found', 'No role has this id.');
 const builtIn = () => new DomainError('conflict', 'role_built_in', 'The built-in admin role cannot be changed or deleted.');
 
-async function translateUnique<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (isUniqueViolation(err, 'roles_name_lower_key')) throw nameTaken();
-    throw err;
-  }
-}
+const translateUnique = <T>(work: () => Promise<T>) => translateUniqueViolation('roles_name_lower_key', nameTaken, work);
 
 /** The role's fields the audit trail shows, its permissions sorted and each once. */
 const audited = (role: { name: string; description: string; permissions: readonly string[] }) => ({

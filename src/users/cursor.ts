@@ -2,6 +2,7 @@
 // created_at travels as PostgreSQL prints it, to the microsecond: a JS Date would round it to the
 // millisecond and skip or repeat users created within the same millisecond.
 import { invalid } from '../errors.js';
+import { UUID } from '../uuid.js';
 
 export interface UserCursor {
   createdAt: string;
@@ -9,7 +10,6 @@ export interface UserCursor {
 }
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function encodeCursor(cursor: UserCursor): string {
   return Buffer.from(JSON.stringify({ t: cursor.createdAt, i: cursor.id })).toString('base64url');

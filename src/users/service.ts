@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError, permissionDenied } from '../errors.js';
-import { isUniqueViolation } from '../db/unique-violation.js';
+import { translateUniqueViolation } from '../db/unique-violation.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
 import { findRolesByName, lockRolesOfUser, setUserRoles, type RoleRow } from '../roles/repository.js';
 import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
@@ -17,7 +17,6 @@ import { changesBetween } from '../audit/changes.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
 
 const notFound = () => new DomainError('not_found', 'not_found', 'No user has this id.');
 const emailTaken = () => new DomainError('conflict', 'email_taken', 'Another user already has this e-mail address.');
@@ -82,8 +81,8 @@ export function userService({ db, clock }: ServiceDeps) {
         }
         passwordHash = await hashPassword(input.password);
       }
-      try {
-        const id = await db.transaction().execute(async (trx) => {
+      const id = await translateUniqueViolation('users_email_lower_key', emailTaken, () =>
+        db.transaction().execute(async (trx) => {
           const roles = await grantableRoles(trx, authority, input.roles ?? []);
           const userId = await users.insertUser(trx, {
             email: input.email,
@@ -103,12 +102,9 @@ export function userService({ db, clock }: ServiceDeps) {
             changes: { before: null, after: { email: input.email, first_name: input.first_name, last_name: input.last_name, status: 'active', roles: roleNames(roles) } },
           });
           return userId;
-        });
-        return get(id);
-      } catch (err) {
-        if (isUniqueViolation(err, 'users_email_lower_key')) throw emailTaken();
-        throw err;
-      }
+        }),
+      );
+      return get(id);
     },
 
     async update(
