@@ -53,7 +53,7 @@ migrate: build ## Apply database migrations (DATABASE_URL, or the embedded datab
 	node dist/src/cli/main.js migrate
 
 run: build docs web ## Run the service on http://localhost:3000 (embedded database unless DATABASE_URL is set)
-	node dist/src/server.js
+	node dist/src/main.js
 
 system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server, nginx, Chromium)
 	scripts/system-deps.sh

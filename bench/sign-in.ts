@@ -4,7 +4,7 @@
 //     2-second slices so both see the same background load; target: service >= 80 % of raw;
 //  2. the p99 latency of GET /me (bearer token, one request at a time) while 8 connections flood
 //     POST /sessions; target < 50 ms.
-// The service runs in its own process as in production (dist/src/server.js, NODE_ENV=production,
+// The service runs in its own process as in production (dist/src/main.js, NODE_ENV=production,
 // response validation off, LOG_LEVEL=info, access log to /dev/null); the load comes from wrk, a C
 // program in its own process, so no client work is done on the service's event loop.
 // Usage: node --import tsx bench/sign-in.ts [seconds per side, default 10]

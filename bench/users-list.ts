@@ -1,6 +1,6 @@
 // Benchmark of GET /users?limit=50 (see docs/BENCHMARKS.md for how to run it and the results).
 //  1. a throwaway PostgreSQL 15 (or DATABASE_URL), migrated, seeded with 100,000 users;
-//  2. the real service (dist/src/server.js as `make run` starts it, NODE_ENV=production, response validation off, access logs
+//  2. the real service (dist/src/main.js as `make run` starts it, NODE_ENV=production, response validation off, access logs
 //     on) in its own process, called with an API key holding users.list; then with a bearer token
 //     when sign-in exists;
 //  3. in the same run, a bare Express app in its own process returning the same 50 users from memory;
@@ -95,7 +95,7 @@ async function main() {
     accounted.bare = () => [bare.child.pid!];
     accounted.PostgreSQL = () => childPids(postmaster);
     print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    print('load generator: wrk (a C process of its own), 2 threads; service: node dist/src/server.js, NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null');
+    print('load generator: wrk (a C process of its own), 2 threads; service: node dist/src/main.js, NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null');
 
     // The bearer path: an admin signed in through POST /sessions.
     const password = 'benchmark passphrase 1234';

@@ -1,6 +1,12 @@
-// Wires the service together from configuration: database, migrations, handlers, app.
+// The entry point. Run directly (`node dist/src/main.js`): read config, migrate, listen; on SIGTERM
+// stop accepting, let in-flight requests finish (up to SHUTDOWN_GRACE_MS), close the pool and exit 0.
+// Imported (tests): `buildService` wires the service from configuration without listening.
+import { once } from 'node:events';
+import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { loadConfig, ConfigError, type Config } from './config.js';
+import { createLogger } from './logger.js';
+import { createHttpServer } from './http/server.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { loadSpec } from './contract/spec.js';
@@ -9,7 +15,7 @@ import { createHandlers } from './handlers/index.js';
 import { buildServices } from './services.js';
 import { createApp } from './http/app.js';
 import { systemClock } from './clock.js';
-import { createFirstAdministrator } from './sessions/bootstrap.js';
+import { createFirstAdministrator } from './users/bootstrap.js';
 import { startSweeper } from './maintenance/sweeper.js';
 
 export interface Service {
@@ -44,4 +50,54 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     await database.close();
     throw err;
   }
+}
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  const { app, database, stopBackgroundWork } = await buildService(config, logger);
+  const server = createHttpServer(app);
+  server.listen(config.port, config.host);
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logger.info({ port, database: database.kind }, `listening on http://localhost:${port}`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    server.drain();
+    const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
+    forced.unref();
+    server.close(async () => {
+      clearTimeout(forced);
+      await stopBackgroundWork();
+      await database.close();
+      logger.info('stopped');
+      process.exit(0);
+    });
+    // Keep-alive connections with no request in flight are closed now, the busy ones when done.
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+// Started as a program, not imported.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err) => {
+    console.error('backoffice-api failed to start:', err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
 }

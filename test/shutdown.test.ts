@@ -25,7 +25,7 @@ async function freePort(): Promise<number> {
 describe('graceful shutdown', () => {
   it('finishes an in-flight request after SIGTERM, refuses new connections, and exits 0', async () => {
     const port = await freePort();
-    const server = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/server.ts')], {
+    const server = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
       env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

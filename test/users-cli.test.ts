@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { signIn } from './support/sessions.js';
-import { createFirstAdministrator } from '../src/sessions/bootstrap.js';
+import { createFirstAdministrator } from '../src/users/bootstrap.js';
 
 let database: TestDatabase;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 // Servers under benchmark run in processes of their own, as in production: the service is the
-// compiled `dist/src/server.js` that `make run` starts (`make bench` builds it first), other
+// compiled `dist/src/main.js` that `make run` starts (`make bench` builds it first), other
 // scripts run through tsx; plus BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), on a
 // free loopback port, stdout (the access log) to /dev/null.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -16,7 +16,7 @@ async function freePort(): Promise<number> {
 }
 
 /** The service as production runs it: compiled JavaScript, no TypeScript loader. */
-export const SERVICE_SCRIPT = 'dist/src/server.js';
+export const SERVICE_SCRIPT = 'dist/src/main.js';
 
 export async function startProcess(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();

@@ -1,4 +1,4 @@
-// Real server processes for multi-process, shutdown and soak tests: `node --import tsx src/server.ts`,
+// Real server processes for multi-process, shutdown and soak tests: `node --import tsx src/main.ts`,
 // each on its own free port, with its output kept for assertions.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -31,7 +31,7 @@ export interface ServerProcess {
 
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/server.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ADMIN_ROLE } from '../auth/permissions.js';
-import { createUserWithPassword } from '../users/credentials.js';
+import { createUserWithPassword } from './credentials.js';
 
 /** Creates the first administrator when there is no user at all; returns its e-mail, or null. */
 export async function createFirstAdministrator(db: Kysely<Database>, email: string, print: (text: string) => void): Promise<string | null> {
