@@ -168,7 +168,8 @@ export interface paths {
         put?: never;
         /**
          * Refresh a login token (French path)
-         * @description French name of `POST /tokens`; same behaviour. Exchanges the refresh token of the latest token set for a new token set. The
+         * @description French name of `POST /tokens`; same behaviour.
+         *     Exchanges the refresh token of the latest token set for a new token set. The
          *     `Authorization` header carries an access token of the same session, which may have expired.
          *     The refresh token is used up; presenting it again after a short grace window (10 s by default)
          *     revokes the whole session, so every token of it stops working. Inside the window every caller

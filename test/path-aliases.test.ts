@@ -1,0 +1,33 @@
+// The French path names are generated copies of their English paths: same parameters, bodies,
+// responses, security and permission; only the operationId, summary and description differ.
+import { describe, expect, it } from 'vitest';
+import { spec } from './support/context.js';
+import { withPathAliases } from '../src/contract/path-aliases.js';
+import type { OpenApiDocument } from '../src/contract/spec.js';
+
+const withoutNames = (operation: Record<string, unknown>) => {
+  const { operationId: _id, summary: _summary, description: _description, ...rest } = operation;
+  return rest;
+};
+
+describe('path aliases', () => {
+  it.each([
+    ['/utilisateurs', '/users', 'get', 'listUtilisateurs'],
+    ['/jetons', '/tokens', 'post', 'refreshTokensJetons'],
+  ])('the bundle serves %s as a copy of %s', (alias, of, method, operationId) => {
+    const copy = spec.paths[alias]![method]!;
+    const original = spec.paths[of]![method]!;
+    expect(copy.operationId).toBe(operationId);
+    expect(copy.description).toContain(`French name of \`${method.toUpperCase()} ${of}\``);
+    expect(withoutNames(copy)).toEqual(withoutNames(original));
+    expect(Object.keys(spec.paths[alias]!)).toEqual([method]);
+    expect(spec).not.toHaveProperty('x-path-aliases');
+  });
+
+  it('refuses an alias of a path or a method the contract does not have', () => {
+    const bundle = (aliases: unknown) => ({ openapi: '3.1.0', paths: { '/users': { get: { operationId: 'listUsers', summary: 'List' } } }, 'x-path-aliases': aliases }) as unknown as OpenApiDocument;
+    expect(() => withPathAliases(bundle({ '/gens': { of: '/people', language: 'French', operations: { get: 'x' } } }))).toThrow(/not a path/);
+    expect(() => withPathAliases(bundle({ '/gens': { of: '/users', language: 'French', operations: { post: 'x' } } }))).toThrow(/does not have/);
+    expect(withPathAliases(bundle({ '/gens': { of: '/users', language: 'French', operations: { get: 'listGens' } } })).paths['/gens']!.get!.operationId).toBe('listGens');
+  });
+});
