@@ -25,9 +25,13 @@ export interface paths {
          * @description Checks the e-mail and password, opens a session recording the client's IP address and user
          *     agent, and returns a login token set. Wrong password, unknown e-mail and disabled account all
          *     answer the same `401 invalid_credentials`. Repeated failures are throttled (`429` with
-         *     `Retry-After`): by default 10 per e-mail address and 100 per client IP address within 15
-         *     minutes. An attempt counts from the moment it is received until it succeeds, so parallel
-         *     guesses cannot go past the limit; a successful sign-in clears the count of its e-mail address.
+         *     `Retry-After`), against the attacker rather than the account: within 15 minutes, by default,
+         *     10 failures block that e-mail address from that client IP address, and 100 block the client IP
+         *     address for every e-mail; from 20 failures of one e-mail address from any addresses, its
+         *     attempts must be spaced 1, 2, 4, ... up to 60 seconds apart, except from addresses it has
+         *     signed in from before. An attempt counts from the moment it is received until it succeeds, so
+         *     parallel guesses cannot go past a limit; a successful sign-in clears the count of its own
+         *     e-mail and address.
          */
         post: operations["signIn"];
         delete?: never;

@@ -10,7 +10,15 @@ const trustProxy = makeValidator<boolean | number | string>((input) => {
   throw new Error('expected false, true, a hop count, or a list of addresses/subnets');
 });
 
+/** Settings whose meaning changed: starting with one would silently apply a different rule. */
+const RETIRED: Record<string, string> = {
+  SIGN_IN_MAX_FAILURES_PER_EMAIL:
+    'replaced by SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP (failures now block one e-mail from one client IP; the account as a whole only slows down, see SIGN_IN_ACCOUNT_SLOWDOWN_AFTER)',
+};
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const retired = Object.keys(RETIRED).filter((name) => env[name] !== undefined);
+  if (retired.length > 0) throw new ConfigError(`Invalid configuration:\n${retired.map((name) => `  ${name}: ${RETIRED[name]}`).join('\n')}`);
   const e = cleanEnv(
     env,
     {
@@ -30,8 +38,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       SESSION_LIFETIME_S: num({ default: 30 * 24 * 3600, desc: 'Absolute lifetime of a session (seconds)' }),
       SESSION_IDLE_TIMEOUT_S: num({ default: 7 * 24 * 3600, desc: 'A session unused this long ends (seconds)' }),
       REFRESH_GRACE_S: num({ default: 10, desc: 'How long a used refresh token still returns the same new token set' }),
-      SIGN_IN_MAX_FAILURES_PER_EMAIL: num({ default: 10, desc: 'Failed sign-ins per e-mail within the window before 429' }),
-      SIGN_IN_MAX_FAILURES_PER_IP: num({ default: 100, desc: 'Failed sign-ins per client IP within the window before 429' }),
+      SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP: num({ default: 10, desc: 'Failed sign-ins of one e-mail from one client IP within the window before that pair gets 429' }),
+      SIGN_IN_MAX_FAILURES_PER_IP: num({ default: 100, desc: 'Failed sign-ins per client IP (any e-mail) within the window before 429' }),
+      SIGN_IN_ACCOUNT_SLOWDOWN_AFTER: num({ default: 20, desc: 'Failed sign-ins of one e-mail (any IP) within the window after which its attempts are spaced out' }),
+      SIGN_IN_ACCOUNT_MAX_DELAY_S: num({ default: 60, desc: 'Longest spacing of a slowed-down account\'s attempts (seconds)' }),
       SIGN_IN_THROTTLE_WINDOW_S: num({ default: 15 * 60, desc: 'Sliding window of the sign-in throttle (seconds)' }),
       SWEEP_INTERVAL_S: num({ default: 300, desc: 'How often each process deletes expired sign-in attempts and old sessions (seconds); 0: never' }),
       SESSION_RETENTION_DAYS: num({ default: 30, desc: 'How long a session that is over (with its tokens) is kept before the sweep deletes it' }),
@@ -71,8 +81,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       refreshGraceS: e.REFRESH_GRACE_S,
     },
     signInThrottle: {
-      maxFailuresPerEmail: e.SIGN_IN_MAX_FAILURES_PER_EMAIL,
+      maxFailuresPerEmailAndIp: e.SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP,
       maxFailuresPerIp: e.SIGN_IN_MAX_FAILURES_PER_IP,
+      accountSlowdownAfter: e.SIGN_IN_ACCOUNT_SLOWDOWN_AFTER,
+      accountMaxDelayS: e.SIGN_IN_ACCOUNT_MAX_DELAY_S,
       windowS: e.SIGN_IN_THROTTLE_WINDOW_S,
     },
     sweep: {

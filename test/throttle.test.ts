@@ -1,5 +1,6 @@
 // Sign-in throttling lives in PostgreSQL: two server instances (each with its own pool) on one
-// database count the same failures.
+// database count the same failures. Failures block the pair (e-mail, client IP) and the client IP;
+// the account as a whole only slows down, so a stranger cannot lock the owner out.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
@@ -21,9 +22,9 @@ const attempt = (app: Parameters<typeof request>[0], email: string, password: st
 };
 
 describe('sign-in throttling', () => {
-  it('shares the per-e-mail count between two server instances; during the lock the right password is refused too', async () => {
+  it('shares the per-e-mail-and-IP count between two server instances; during the block the right password from that IP is refused too', async () => {
     const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
-    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '4' };
+    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP: '4' };
     const first = createTestApp(database.db, { clock, env }).app;
     const second = await secondInstance(database.url, { clock, env });
     try {
@@ -47,9 +48,9 @@ describe('sign-in throttling', () => {
     }
   });
 
-  it('counts unknown e-mails too, and limits per client IP across e-mails', async () => {
+  it('counts unknown e-mails too (their attempts from many addresses slow down), and limits per client IP across e-mails', async () => {
     const clock = new ManualClock(new Date('2026-07-01T10:00:00.000Z'));
-    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '2', SIGN_IN_MAX_FAILURES_PER_IP: '3', TRUST_PROXY: 'loopback' };
+    const env = { SIGN_IN_ACCOUNT_SLOWDOWN_AFTER: '2', SIGN_IN_MAX_FAILURES_PER_IP: '3', TRUST_PROXY: 'loopback' };
     const { app } = createTestApp(database.db, { clock, env });
     expect((await attempt(app, 'ghost@example.com', 'whatever pass', '198.51.100.1')).status).toBe(401);
     expect((await attempt(app, 'ghost@example.com', 'whatever pass', '198.51.100.2')).status).toBe(401);
@@ -65,7 +66,7 @@ describe('sign-in throttling', () => {
 
   it('holds the limit against a burst of parallel guesses on two server instances: attempts in flight count', async () => {
     const clock = new ManualClock(new Date('2026-09-01T10:00:00.000Z'));
-    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '4' };
+    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP: '4' };
     const first = createTestApp(database.db, { clock, env }).app;
     const second = await secondInstance(database.url, { clock, env });
     try {
@@ -83,10 +84,85 @@ describe('sign-in throttling', () => {
   });
 });
 
+describe('lockout abuse', () => {
+  const OWNER_HOME = '192.0.2.10';
+  const securityEvents = (userId: string, type: string) =>
+    database.db.selectFrom('security_events').select(['ip_address', 'details']).where('user_id', '=', userId).where('type', '=', type).orderBy('id').execute();
+
+  it("a stranger's failed sign-ins do not lock the owner out", async () => {
+    const clock = new ManualClock(new Date('2026-11-01T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock, env: { TRUST_PROXY: 'loopback' } });
+    const owner = await createUser(database.db);
+    const stranger = '203.0.113.66';
+    for (let i = 0; i < 10; i++) expect((await attempt(app, owner.email, `guess number ${i}`, stranger)).status).toBe(401);
+    const blocked = await attempt(app, owner.email, owner.password, stranger);
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers['retry-after'])).toBe(900);
+    // The owner, from their own address (never used before), gets in at once...
+    expect((await attempt(app, owner.email, owner.password, OWNER_HOME)).status).toBe(201);
+    // ...and that does not unblock the stranger.
+    expect((await attempt(app, owner.email, owner.password, stranger)).status).toBe(429);
+    const [throttled] = await securityEvents(owner.id, 'sign_in_throttled');
+    expect(throttled).toMatchObject({ ip_address: stranger, details: { limit: 'email_and_ip', retry_after: 900 } });
+  });
+
+  it('a guess from many addresses slows the account down, more with every failure, while the owner still gets in from their own address', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00.000Z'));
+    const env = { TRUST_PROXY: 'loopback', SIGN_IN_ACCOUNT_SLOWDOWN_AFTER: '5', SIGN_IN_ACCOUNT_MAX_DELAY_S: '60' };
+    const { app } = createTestApp(database.db, { clock, env });
+    const owner = await createUser(database.db);
+    // The owner has signed in from home before: that address is theirs.
+    expect((await attempt(app, owner.email, owner.password, OWNER_HOME)).status).toBe(201);
+
+    // A botnet: every guess from a new address, so no address ever reaches its own limits.
+    let next = 1;
+    const guess = () => attempt(app, owner.email, `botnet guess ${next}`, `198.51.100.${next++}`);
+    for (let i = 0; i < 5; i++) expect((await guess()).status).toBe(401);
+    const waits: number[] = [];
+    for (let round = 0; round < 8; round++) {
+      const slowed = await guess();
+      expect(slowed.status).toBe(429);
+      const wait = Number(slowed.headers['retry-after']);
+      waits.push(wait);
+      // While the botnet waits, the owner signs in from home at once.
+      if (round === 3) expect((await attempt(app, owner.email, owner.password, OWNER_HOME)).status).toBe(201);
+      clock.advance(wait * 1000);
+      expect((await guess()).status).toBe(401);
+    }
+    expect(waits).toEqual([1, 2, 4, 8, 16, 32, 60, 60]);
+    // From an address the account never used, the owner is slowed like anyone, not locked out.
+    const elsewhere = await attempt(app, owner.email, owner.password, '192.0.2.99');
+    expect(elsewhere.status).toBe(429);
+    clock.advance(Number(elsewhere.headers['retry-after']) * 1000);
+    expect((await attempt(app, owner.email, owner.password, '192.0.2.99')).status).toBe(201);
+    const slowedDown = await securityEvents(owner.id, 'sign_in_throttled');
+    expect(slowedDown).toHaveLength(9);
+    expect(slowedDown.every((event) => (event.details as { limit?: string }).limit === 'account')).toBe(true);
+  });
+
+  it('a parallel burst from many addresses on two server instances stops at the account slowdown: attempts in flight count', async () => {
+    const clock = new ManualClock(new Date('2026-11-03T10:00:00.000Z'));
+    const env = { TRUST_PROXY: 'loopback', SIGN_IN_ACCOUNT_SLOWDOWN_AFTER: '4' };
+    const first = createTestApp(database.db, { clock, env }).app;
+    const second = await secondInstance(database.url, { clock, env });
+    try {
+      const user = await createUser(database.db);
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => attempt(i % 2 ? first : second.app, user.email, `wrong guess ${i}`, `198.51.100.${i + 1}`)),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.filter((s) => s === 401)).toHaveLength(4);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
 describe('password change throttling', () => {
   it('counts a wrong current password as a failed attempt and, once locked, refuses even the right one', async () => {
     const clock = new ManualClock(new Date('2026-08-01T10:00:00.000Z'));
-    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '3' };
+    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP: '3' };
     const { app } = createTestApp(database.db, { clock, env });
     const user = await createUser(database.db);
     const signedIn = await attempt(app, user.email, user.password);
@@ -115,7 +191,7 @@ describe('password change throttling', () => {
 
   it('does not count a successful password change as a failure', async () => {
     const clock = new ManualClock(new Date('2026-10-01T10:00:00.000Z'));
-    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL: '2' };
+    const env = { SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP: '2' };
     const { app } = createTestApp(database.db, { clock, env });
     const user = await createUser(database.db);
     const signedIn = await attempt(app, user.email, user.password);

@@ -117,8 +117,8 @@ export async function endSession(db: Db, sessionId: string, now: Date): Promise<
 
 /**
  * Opens a session with its first token set, notes the sign-in on the user, records the event (the
- * user acting, on the new session: src/audit) and
- * runs `clearThrottle` (the throttle's statement that forgets the e-mail's failures), in one
+ * user acting, on the new session: src/audit) and runs `clearThrottle` (the throttle's statement
+ * that forgets the failures of this e-mail from this address), in one
  * statement (one round trip, atomic): sign-in throughput is what the benchmark measures.
  */
 export async function openSession(

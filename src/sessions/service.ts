@@ -5,7 +5,7 @@ import type { Dependencies } from '../dependencies.js';
 import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } from '../auth/passwords.js';
 import { DomainError, rateLimited, refused, unauthenticated } from '../errors.js';
 import { recordSecurityEvent } from '../security-events/recorder.js';
-import { clearEmailFailures, signInThrottle } from '../throttle/sign-in-throttle.js';
+import { clearPairFailures, signInThrottle } from '../throttle/sign-in-throttle.js';
 import { findCredentials, setPasswordHash } from '../users/credentials.js';
 import { assertMayActOn, isSelf, type Authority } from '../auth/authority.js';
 import { rolesOfUser } from '../roles/repository.js';
@@ -43,7 +43,15 @@ export function sessionService({ db, clock, config }: Dependencies) {
     const userAgent = truncateUserAgent(client.userAgent);
     const attempt = await throttle.begin(email, client.ip, clock.now());
     if (attempt.locked) {
-      await recordSecurityEvent(db, { type: 'sign_in_throttled', at: clock.now(), userId: null, ip: client.ip, requestId: client.requestId, userAgent });
+      await recordSecurityEvent(db, {
+        type: 'sign_in_throttled',
+        at: clock.now(),
+        userId: attempt.account?.id ?? null,
+        ip: client.ip,
+        requestId: client.requestId,
+        userAgent,
+        details: { limit: attempt.limitedBy, retry_after: attempt.retryAfter },
+      });
       throw tooManyAttempts(attempt.retryAfter);
     }
     const user = attempt.account;
@@ -73,7 +81,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
       expiresAt: new Date(now.getTime() + lifetimeS * 1000),
       accessDigest: digestToken(set.access_token),
       refreshDigest: digestToken(set.refresh_token),
-      clearThrottle: clearEmailFailures(email),
+      clearThrottle: clearPairFailures(email, client.ip),
       requestId: client.requestId ?? null,
     });
     return set;
@@ -166,8 +174,8 @@ export function sessionService({ db, clock, config }: Dependencies) {
     const violation = passwordPolicyViolation(next);
     if (violation) throw new DomainError('invalid', 'password_rejected', violation);
     // A wrong current password is a failed password guess like a failed sign-in: it counts, and is
-    // refused while locked, against the same per-e-mail and per-IP limits (a stolen access token
-    // must not become a way to guess the password).
+    // refused while blocked, against the same limits (a stolen access token must not become a way
+    // to guess the password).
     const credentials = await findCredentials(db, userId);
     if (!credentials) throw new DomainError('invalid', 'invalid_current_password', 'The current password is wrong.');
     const attempt = await throttle.begin(credentials.email, client.ip, clock.now());

@@ -1,9 +1,15 @@
-// Sign-in throttling, kept in PostgreSQL so every server process counts the same failures: at most
-// N failed attempts per e-mail (known or not) and M per client IP in a sliding window; past that,
-// every attempt (the correct password too) answers 429 until the oldest failure leaves the window.
+// Sign-in throttling that stops the attacker without locking the owner out (after Auth0's
+// brute-force protection), kept in PostgreSQL so every server process counts the same failures:
+//  - the pair (e-mail, client IP) is blocked after N failures in a sliding window: one address
+//    guessing one account stops there, while the owner elsewhere is unaffected;
+//  - the client IP is blocked after M failures across e-mails (one address spraying accounts);
+//  - the account as a whole only slows down: after S failures from any addresses, each attempt
+//    must wait 1, 2, 4, ... up to D seconds after the newest failure (a distributed attack gets a
+//    guess a minute at most). Addresses the account has signed in from before are not slowed.
+// The e-mail is counted whether or not an account has it (stored as a digest).
 //
 // An attempt is recorded when it begins, atomically with the check (the SQL function
-// sign_in_attempt_begin, in migration 20261121T1500), and counts as a failure until it succeeds:
+// sign_in_attempt_begin, in migration 20261205T1000), and counts as a failure until it succeeds:
 // a burst of parallel guesses cannot go past the limit, and a failure costs no further write.
 // Rows older than the window are deleted by the periodic sweep (src/maintenance).
 import { sql, type Kysely } from 'kysely';
@@ -12,36 +18,55 @@ import type { UserRow } from '../users/repository.js';
 import { digestSecret } from '../auth/secrets.js';
 
 export interface ThrottleLimits {
-  maxFailuresPerEmail: number;
+  /** N: failures of one e-mail from one client IP before that pair is blocked. */
+  maxFailuresPerEmailAndIp: number;
+  /** M: failures from one client IP, whatever the e-mail, before that IP is blocked. */
   maxFailuresPerIp: number;
+  /** S: failures of one e-mail, from every address, before its attempts are spaced out. */
+  accountSlowdownAfter: number;
+  /** D: the longest spacing of a slowed account's attempts (seconds). */
+  accountMaxDelayS: number;
   windowS: number;
 }
 
-export const emailDigest = (email: string) => digestSecret(`email:${email.trim().toLowerCase()}`);
+/** Which count refused an attempt. */
+export type ThrottleLimit = 'email_and_ip' | 'ip' | 'account';
+
+const normalise = (email: string) => email.trim().toLowerCase();
+export const emailDigest = (email: string) => digestSecret(`email:${normalise(email)}`);
 
 /** The account an e-mail names, as signing in needs it. */
 export type Account = Pick<UserRow, 'id' | 'status' | 'password_hash'>;
 
 export type Attempt =
-  /** Locked: seconds until an attempt may go ahead. */
-  | { locked: true; retryAfter: number }
+  /** Refused: seconds until an attempt may go ahead, and which limit refused it. */
+  | { locked: true; retryAfter: number; limitedBy: ThrottleLimit; account: Pick<Account, 'id'> | undefined }
   /** Under way: recorded as a failure until `succeeded` (or the sign-in's session) clears it. */
   | { locked: false; attemptId: number; account: Account | undefined };
 
 export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
   return {
     /**
-     * Begins an attempt on `email` from `ip`: refused when locked, else recorded. In the same round
-     * trip, the account the e-mail names (signing in needs it next; when locked it is not read).
+     * Begins an attempt on `email` from `ip`: refused when blocked or slowed, else recorded. In the
+     * same round trip, the account the e-mail names (signing in needs it next). The address is
+     * "known" when the account has a session opened from it (sessions are kept for
+     * SESSION_RETENTION_DAYS after they end).
      */
     async begin(email: string, ip: string, now: Date): Promise<Attempt> {
-      const { rows } = await sql<{ attempt_id: number | null; unlocks_at: Date | null } & Partial<Account>>`
-        select a.attempt_id, a.unlocks_at, u.id, u.status, u.password_hash
-        from sign_in_attempt_begin(${emailDigest(email)}, ${ip}, ${now}, ${limits.windowS}, ${limits.maxFailuresPerEmail}, ${limits.maxFailuresPerIp}) a
-        left join users u on a.attempt_id is not null and lower(u.email) = ${email.trim().toLowerCase()}`.execute(db);
+      const address = normalise(email);
+      const { rows } = await sql<{ attempt_id: number | null; unlocks_at: Date | null; limited_by: ThrottleLimit | null } & Partial<Account>>`
+        with u as (select id, status, password_hash from users where lower(email) = ${address})
+        select a.attempt_id, a.unlocks_at, a.limited_by, u.id, u.status, u.password_hash
+        from sign_in_attempt_begin(
+          ${emailDigest(email)}, ${ip},
+          exists (select 1 from sessions s where s.user_id = (select id from u) and s.ip_address = ${ip}),
+          ${now}, ${limits.windowS}, ${limits.maxFailuresPerEmailAndIp}, ${limits.maxFailuresPerIp},
+          ${limits.accountSlowdownAfter}, ${limits.accountMaxDelayS}) a
+        left join u on true`.execute(db);
       const row = rows[0]!;
       if (row.attempt_id === null) {
-        return { locked: true, retryAfter: Math.max(1, Math.ceil((row.unlocks_at!.getTime() - now.getTime()) / 1000)) };
+        const retryAfter = Math.max(1, Math.ceil((row.unlocks_at!.getTime() - now.getTime()) / 1000));
+        return { locked: true, retryAfter, limitedBy: row.limited_by!, account: row.id ? { id: row.id } : undefined };
       }
       const account = row.id ? { id: row.id, status: row.status!, password_hash: row.password_hash ?? null } : undefined;
       return { locked: false, attemptId: row.attempt_id, account };
@@ -55,11 +80,12 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
 }
 
 /**
- * What a successful sign-in clears: the e-mail's failures (not the IP's), its own attempt among
- * them. Sessions run it in the statement that opens the session, to save a round trip.
+ * What a successful sign-in clears: the failures of its pair (the owner's own typing errors, its
+ * own attempt among them), not those of other addresses, which still slow the account down.
+ * Sessions run it in the statement that opens the session, to save a round trip.
  */
-export function clearEmailFailures(email: string) {
-  return sql`delete from sign_in_failures where email_digest = ${emailDigest(email)}`;
+export function clearPairFailures(email: string, ip: string) {
+  return sql`delete from sign_in_failures where email_digest = ${emailDigest(email)} and ip_address = ${ip}`;
 }
 
 export type SignInThrottle = ReturnType<typeof signInThrottle>;
