@@ -714,14 +714,17 @@ export interface components {
         Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.create" | "tasks.update" | "meetings.list" | "meetings.create" | "meetings.update";
         ProblemFieldError: {
             /**
-             * @description Where the problem is, as `request/<part>/<path>` (body, query, headers, params).
+             * @description Where the problem is, as `request/<part>/<path>` (body, query, headers, params). Body paths
+             *     name properties in the style of `x-api-inflection`, as the request wrote them.
              * @example request/body/session/password
              */
             location: string;
             /** @example must have required property 'password' */
             message: string;
             /**
-             * @description The failed rule (`required`, `type`, `maxLength`, `enum`, ...).
+             * @description The failed rule (`required`, `type`, `maxLength`, `enum`, ...), or `forbidden_key` for a body
+             *     key naming JavaScript object machinery (`__proto__`, `constructor`, `prototype`) and
+             *     `duplicate_key` for two body keys naming the same property.
              * @example required
              */
             error_code?: string;
@@ -1985,8 +1988,9 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-         *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+         * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+         *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+         *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
          * @example camel
          */
         Inflection: "camel" | "dash" | "snake" | "pascal";
@@ -2217,8 +2221,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2240,8 +2245,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2298,8 +2304,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2321,8 +2328,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2351,8 +2359,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2414,8 +2423,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2469,8 +2479,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2517,8 +2528,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2591,8 +2603,9 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2615,8 +2628,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2680,8 +2694,9 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2704,8 +2719,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2735,8 +2751,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2767,8 +2784,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2811,8 +2829,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2864,8 +2883,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2940,8 +2960,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -2981,8 +3002,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3013,8 +3035,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3066,8 +3089,9 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3133,8 +3157,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3173,8 +3198,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3204,8 +3230,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3235,8 +3262,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3279,8 +3307,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3322,8 +3351,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3352,8 +3382,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3382,8 +3413,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3472,8 +3504,9 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3496,8 +3529,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
@@ -3558,8 +3592,9 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Letter case of the keys of the JSON response (and accepted for the request body). Without it,
-                 *     keys are `snake_case`. Any other value is answered with a `400` problem listing these four.
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
                  * @example camel
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];

@@ -714,14 +714,17 @@ export interface components {
         Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.create" | "tasks.update" | "meetings.list" | "meetings.create" | "meetings.update";
         ProblemFieldError: {
             /**
-             * @description Where the problem is, as `request/<part>/<path>` (body, query, headers, params).
+             * @description Where the problem is, as `request/<part>/<path>` (body, query, headers, params). Body paths
+             *     name properties in the style of `x-api-inflection`, as the request wrote them.
              * @example request/body/session/password
              */
             Location: string;
             /** @example must have required property 'password' */
             Message: string;
             /**
-             * @description The failed rule (`required`, `type`, `maxLength`, `enum`, ...).
+             * @description The failed rule (`required`, `type`, `maxLength`, `enum`, ...), or `forbidden_key` for a body
+             *     key naming JavaScript object machinery (`__proto__`, `constructor`, `prototype`) and
+             *     `duplicate_key` for two body keys naming the same property.
              * @example required
              */
             ErrorCode?: string;

@@ -3,11 +3,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { KeyInflector, parseInflection } from '../src/http/inflection.js';
+import { firstRepeatedKey } from '../src/http/inflection-middleware.js';
 import type { OpenApiDocument } from '../src/contract/spec.js';
 import { ProblemError } from '../src/http/problem.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createHandlers } from '../src/handlers/index.js';
 import { buildServices } from '../src/services.js';
+import { makeApiKey, makeRole } from './support/access-fixtures.js';
+import { expectContractResponse } from './support/contract.js';
 
 // A contract fragment with nested arrays, an acronym (ip), digits (sha256, ipv4) and a free-form map.
 const spec = {
@@ -86,6 +89,14 @@ describe('KeyInflector', () => {
   });
 });
 
+describe('firstRepeatedKey', () => {
+  it('finds a member name given twice in one object, however it is escaped or deep, and nothing else', () => {
+    expect(firstRepeatedKey(String.raw`{"a":1,"b":{"c":[{"d":1},{"d":1,"\u0064":2}]}}`)).toEqual(['b', 'c', 1, 'd']);
+    expect(firstRepeatedKey('{"a":"a","b":["a","a"],"c":{"a":1}}')).toBeUndefined();
+    expect(firstRepeatedKey(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`)).toBeUndefined();
+  });
+});
+
 describe('parseInflection', () => {
   it('defaults to snake and accepts the four styles in any letter case', () => {
     expect(parseInflection(undefined)).toBe('snake');
@@ -128,7 +139,7 @@ describe('x-api-inflection over HTTP', () => {
     const dash = await send('dash');
     expect(dash.body).toMatchObject({ 'request-id': expect.any(String), errors: [{ location: 'request/body/session/password', 'error-code': 'type' }] });
     const pascal = await send('pascal');
-    expect(pascal.body).toMatchObject({ RequestId: expect.any(String), Errors: [{ Location: 'request/body/session/password', ErrorCode: 'type' }] });
+    expect(pascal.body).toMatchObject({ RequestId: expect.any(String), Errors: [{ Location: 'request/body/Session/Password', ErrorCode: 'type' }] });
     expect(pascal.headers.vary).toMatch(/x-api-inflection/i);
   });
 
@@ -150,6 +161,96 @@ describe('x-api-inflection over HTTP', () => {
     expect(plain.status).toBe(400);
     const locations = plain.body.errors.map((e: { location: string }) => e.location);
     expect(locations).toEqual(expect.arrayContaining(['request/body/refresh_token', 'request/body/refreshToken']));
+  });
+});
+
+describe('body tricks under inflection', () => {
+  let database: TestDatabase;
+  let key: string;
+  let role: string;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // The key may grant the role: only validation stands between a smuggled field and the database.
+    role = (await makeRole(database.db, ['users.list'], 'Smuggled')).name;
+    key = (await makeApiKey(database.db, ['users.create', 'users.list', 'users.read'])).secret;
+  });
+  afterAll(() => database.destroy());
+
+  const STYLES = ['snake', 'camel', 'dash', 'pascal'] as const;
+  const userBody = (style: (typeof STYLES)[number], email: string) => {
+    const names = { snake: ['first_name', 'last_name'], camel: ['firstName', 'lastName'], dash: ['first-name', 'last-name'], pascal: ['FirstName', 'LastName'] }[style];
+    const emailKey = style === 'pascal' ? 'Email' : 'email';
+    return { [emailKey]: email, [names[0]!]: 'Eve', [names[1]!]: 'Mallory' };
+  };
+  const createUser = (style: string, raw: string) =>
+    request(app())
+      .post('/users')
+      .set('x-api-key', key)
+      .set('x-api-inflection', style)
+      .set('content-type', 'application/json')
+      .send(raw);
+  const app = () => createTestApp(database.db).app;
+  const fieldErrors = (body: Record<string, unknown>) => (body.errors ?? body.Errors) as Record<string, string>[];
+  const userExists = async (email: string) => (await database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst()) !== undefined;
+
+  for (const style of STYLES) {
+    it(`a __proto__, constructor or prototype key cannot smuggle roles into a new user (${style})`, async () => {
+      for (const name of ['__proto__', 'constructor', 'prototype']) {
+        const email = `smuggler-${name.replace(/_/g, '')}-${style}@example.com`;
+        // Written as text: an object literal's __proto__ would not be serialised as a key.
+        const raw = `${JSON.stringify(userBody(style, email)).slice(0, -1)},"${name}":{"roles":["${role}"]}}`;
+        const res = await createUser(style, raw);
+        expect(res.status, `${style} ${name}`).toBe(400);
+        if (style === 'snake') expectContractResponse(res, 'POST', '/users');
+        expect(fieldErrors(res.body)[0]).toEqual(expect.objectContaining({ [style === 'pascal' ? 'Location' : 'location']: `request/body/${name}` }));
+        expect(await userExists(email), `${style} ${name}`).toBe(false);
+      }
+    });
+
+    it(`two keys naming the same field are refused, not one silently kept (${style})`, async () => {
+      const email = `twice-${style}@example.com`;
+      const fields = userBody(style, email);
+      const text = JSON.stringify(fields).slice(0, -1);
+      // The same name twice in the JSON text, and (outside snake) two spellings of one field.
+      const sameName = `${text},"${Object.keys(fields)[1]}":"Bob"}`;
+      const spellings = style === 'snake' ? [sameName] : [sameName, `${text},"first_name":"Bob"}`];
+      const location = { snake: 'request/body/first_name', camel: 'request/body/firstName', dash: 'request/body/first-name', pascal: 'request/body/FirstName' }[style];
+      for (const raw of spellings) {
+        const res = await createUser(style, raw);
+        expect(res.status, raw).toBe(400);
+        if (style === 'snake') expectContractResponse(res, 'POST', '/users');
+        expect(fieldErrors(res.body)[0], raw).toEqual(expect.objectContaining({ [style === 'pascal' ? 'Location' : 'location']: location }));
+        expect(JSON.stringify(res.body)).toContain('duplicate_key');
+        expect(await userExists(email)).toBe(false);
+      }
+    });
+  }
+
+  it('every invalid inflection value gets the same 400 invalid_inflection listing the four', async () => {
+    for (const value of ['Kebab', '', 'camel2', 'snake, camel', 'CAMEL_CASE']) {
+      const res = await request(app()).get('/users').set('x-api-key', key).set('x-api-inflection', value);
+      expect(res.status, JSON.stringify(value)).toBe(400);
+      expect(res.body, JSON.stringify(value)).toMatchObject({ code: 'invalid_inflection', allowed_values: ['camel', 'dash', 'snake', 'pascal'] });
+    }
+    // The four values are read in any letter case, as the contract's description says.
+    const upper = await request(app()).get('/users').set('x-api-key', key).set('x-api-inflection', 'CAMEL');
+    expect(upper.status).toBe(200);
+    expect(upper.body).toHaveProperty('nextCursor');
+  });
+
+  it('error locations, the properties messages quote and the detail follow the chosen style', async () => {
+    const refresh = (style: string, body: object) =>
+      request(app()).post('/tokens').set('authorization', 'Bearer x').set('x-api-inflection', style).send(body);
+    const camel = await refresh('camel', {});
+    expect(camel.status).toBe(400);
+    expect(camel.body.errors).toEqual([{ location: 'request/body/refreshToken', message: "must have required property 'refreshToken'", errorCode: 'required' }]);
+    expect(camel.body.detail).toBe("request/body/refreshToken must have required property 'refreshToken'");
+    const pascal = await refresh('pascal', { RefreshToken: 5 });
+    expect(pascal.body.Errors).toEqual([expect.objectContaining({ Location: 'request/body/RefreshToken', ErrorCode: 'type' })]);
+    const dash = await refresh('dash', { 'refresh-token': 5 });
+    expect(dash.body.errors).toEqual([expect.objectContaining({ location: 'request/body/refresh-token', 'error-code': 'type' })]);
+    const snake = await refresh('snake', { refresh_token: 5 });
+    expect(snake.body.errors).toEqual([expect.objectContaining({ location: 'request/body/refresh_token', error_code: 'type' })]);
   });
 });
 

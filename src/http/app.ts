@@ -13,8 +13,8 @@ import { responseChecker } from '../contract/response-validator.js';
 import { validateResponses } from './response-validation.js';
 import { requestContext } from './request-context.js';
 import { KeyInflector } from './inflection.js';
-import { inflectionOf, matchOperation } from './operation.js';
-import { chooseInflection, inflectBodies } from './inflection-middleware.js';
+import { inflectionOf, matchOperation, operationOf } from './operation.js';
+import { chooseInflection, inflectBodies, noteRepeatedKeys } from './inflection-middleware.js';
 import { errorHandler, notFound } from './errors.js';
 import { ProblemError } from './problem.js';
 import { operationRouter } from './router.js';
@@ -47,7 +47,7 @@ export function createApp(deps: AppDependencies) {
 
   const writeProblem = (res: Response, problem: ProblemError, requestId: string) => {
     const style = inflectionOf(res);
-    let body = inflector.toStyle(problem.toProblem(requestId), problemSchema, style);
+    let body = inflector.problemToStyle(problem.toProblem(requestId), operationOf(res)?.requestBodySchema, style);
     const violation = checker?.problemViolation(body, style);
     if (violation) {
       // Our bug, not the client's: say so in the log, and answer a problem the contract knows.
@@ -74,7 +74,7 @@ export function createApp(deps: AppDependencies) {
   app.use(matchOperation(routeMatcher(operations)));
   app.use(webApp());
   app.use(chooseInflection);
-  app.use(express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'], verify: noteRepeatedKeys }));
   // Before inflectBodies: its res.json wrapper then runs last, on the body in the client's style.
   if (checker) app.use(validateResponses(checker));
   app.use(inflectBodies(inflector));

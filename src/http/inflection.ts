@@ -1,8 +1,13 @@
 // The x-api-inflection header: clients choose the key style of JSON bodies. The service works in
 // snake_case; bodies are converted at the edge, guided by the contract's schemas so that only
 // declared property names change. Values, and the keys of free-form maps, are never touched.
+//
+// Reading is strict, the same under every style: a body is refused (400 validation_failed) when
+// it names JavaScript's prototype machinery (`__proto__`, `constructor`, `prototype`), which a
+// plain object would not keep as data, or when two of its keys mean the same property
+// (`first_name` and `firstName` under camel, or one name twice), since one would silently win.
 import { camelCase, kebabCase, pascalCase, snakeCase } from 'change-case';
-import { ProblemError } from './problem.js';
+import { ProblemError, type Problem } from './problem.js';
 import { deref, type JsonSchema, type OpenApiDocument } from '../contract/spec.js';
 
 export const INFLECTION_HEADER = 'x-api-inflection';
@@ -15,6 +20,8 @@ export const DEFAULT_INFLECTION: Inflection = 'snake';
  * validator refuses them), so a client's deep nest cannot exhaust the stack of the walk.
  */
 const MAX_WALK_DEPTH = 64;
+
+const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 const STYLE: Record<Inflection, (snake: string) => string> = {
   camel: (key) => camelCase(key),
@@ -33,9 +40,12 @@ export function unstyleKey(key: string): string {
   return snakeCase(key);
 }
 
-/** Reads the header; a missing one means snake, an unknown one is a 400 listing the allowed values. */
+/**
+ * Reads the header (or `source`): absent means snake; the four styles are accepted in any letter
+ * case and with surrounding blanks; anything else, an empty value included, is a 400 listing them.
+ */
 export function parseInflection(value: string | string[] | undefined, source = `The ${INFLECTION_HEADER} header`): Inflection {
-  if (value === undefined || value === '') return DEFAULT_INFLECTION;
+  if (value === undefined) return DEFAULT_INFLECTION;
   const candidate = Array.isArray(value) ? value[0] : value;
   const normalised = candidate?.trim().toLowerCase();
   if ((INFLECTIONS as readonly string[]).includes(normalised ?? '')) return normalised as Inflection;
@@ -47,12 +57,23 @@ export function parseInflection(value: string | string[] | undefined, source = `
   );
 }
 
+/** A body refused before validation, in the validator's shape (location in snake_case, styled when written). */
+export function invalidBodyKey(path: readonly (string | number)[], message: string, errorCode: string): ProblemError {
+  const location = ['request', 'body', ...path].join('/');
+  return new ProblemError(400, 'validation_failed', `${location} ${message}`, { errors: [{ location, message, error_code: errorCode }] }, {}, 'Request validation failed');
+}
+
+const forbiddenKey = (path: readonly (string | number)[]) =>
+  invalidBodyKey(path, 'is not accepted as a key (it names JavaScript object machinery)', 'forbidden_key');
+
 interface ObjectShape {
   /** Declared property name (snake) -> its schema. */
   properties: Map<string, JsonSchema | undefined>;
   /** Schema of the values of undeclared keys (a free-form map), if the object allows them. */
   additional: JsonSchema | undefined | true;
 }
+
+type Path = (string | number)[];
 
 /** Converts body keys between snake_case and a client style, walking the body along its schema. */
 export class KeyInflector {
@@ -64,13 +85,76 @@ export class KeyInflector {
   /** Canonical snake body -> the client's style. */
   toStyle(body: unknown, schema: JsonSchema | undefined, style: Inflection): unknown {
     if (style === 'snake') return body;
-    return this.walk(body, schema, (key) => this.styled(key, style), 'out');
+    return this.walkOut(body, schema, style, 0);
   }
 
-  /** Client-style body -> canonical snake, before validation. Unknown keys are kept for the validator to refuse. */
+  /**
+   * Client-style body -> canonical snake, before validation, refusing forbidden and duplicate
+   * keys (a 400 ProblemError). Unknown keys are kept as sent, for the validator to refuse.
+   */
   toSnake(body: unknown, schema: JsonSchema | undefined, style: Inflection): unknown {
-    if (style === 'snake') return body;
-    return this.walk(body, schema, unstyleKey, 'in');
+    if (style === 'snake') {
+      assertNoForbiddenKeys(body, []);
+      return body;
+    }
+    return this.walkIn(body, schema, style, [], 0);
+  }
+
+  /** A path of the body as the client wrote it -> the same path in snake_case. */
+  pathToSnake(path: readonly (string | number)[], schema: JsonSchema | undefined, style: Inflection): Path {
+    return this.mapPath(path, schema, (key) => (style === 'snake' ? key : unstyleKey(key)), (key) => key);
+  }
+
+  /**
+   * A problem document in the client's style: its keys, and the body paths it names (in
+   * `errors[].location`, in the property a message quotes, in the detail made of them).
+   */
+  problemToStyle(problem: Problem, requestBodySchema: JsonSchema | undefined, style: Inflection): unknown {
+    if (style === 'snake') return problem;
+    const styled: Problem = { ...problem };
+    if (problem.errors) {
+      styled.errors = problem.errors.map((error) => {
+        const location = this.locationToStyle(error.location, requestBodySchema, style);
+        const [from, to] = [error.location.split('/').at(-1), location.split('/').at(-1)];
+        const message = from && to && from !== to ? error.message.split(`'${from}'`).join(`'${to}'`) : error.message;
+        return { ...error, location, message };
+      });
+      // The validator's detail is its field errors joined: rebuild it from the styled ones.
+      const joined = (errors: Problem['errors'] = []) => errors.map((e) => `${e.location} ${e.message}`).join('; ');
+      if (problem.detail === joined(problem.errors)) styled.detail = joined(styled.errors);
+    }
+    return this.toStyle(styled, { $ref: '#/components/schemas/Problem' }, style);
+  }
+
+  private locationToStyle(location: string, schema: JsonSchema | undefined, style: Inflection): string {
+    const prefix = 'request/body/';
+    if (!location.startsWith(prefix) || !schema) return location;
+    const path = this.mapPath(location.slice(prefix.length).split('/'), schema, (key) => key, (key) => this.styled(key, style));
+    return prefix + path.join('/');
+  }
+
+  /** Follows a path along the schema: declared names become `rename(canonical)`, others stay. */
+  private mapPath(path: readonly (string | number)[], rawSchema: JsonSchema | undefined, toCanonical: (k: string) => string, rename: (k: string) => string): Path {
+    const result: Path = [];
+    let schema = rawSchema;
+    for (const segment of path) {
+      const resolved = deref(this.spec, schema);
+      if (resolved?.items && /^\d+$/.test(String(segment))) {
+        result.push(segment);
+        schema = resolved.items as JsonSchema;
+        continue;
+      }
+      const shape = this.shape(schema);
+      const canonical = toCanonical(String(segment));
+      if (shape?.properties.has(canonical)) {
+        result.push(rename(canonical));
+        schema = shape.properties.get(canonical);
+      } else {
+        result.push(segment);
+        schema = shape?.additional === true ? undefined : shape?.additional;
+      }
+    }
+    return result;
   }
 
   private styled(key: string, style: Inflection): string {
@@ -83,26 +167,59 @@ export class KeyInflector {
     return result;
   }
 
-  private walk(value: unknown, rawSchema: JsonSchema | undefined, rename: (k: string) => string, direction: 'in' | 'out', depth = 0): unknown {
+  private walkOut(value: unknown, rawSchema: JsonSchema | undefined, style: Inflection, depth: number): unknown {
     if (depth > MAX_WALK_DEPTH) return value;
     if (Array.isArray(value)) {
       const itemSchema = deref(this.spec, rawSchema)?.items as JsonSchema | undefined;
-      return value.map((item) => this.walk(item, itemSchema, rename, direction, depth + 1));
+      return value.map((item) => this.walkOut(item, itemSchema, style, depth + 1));
     }
     if (value === null || typeof value !== 'object') return value;
     const shape = this.shape(rawSchema);
     const result: Record<string, unknown> = {};
     for (const [key, child] of Object.entries(value)) {
       // Without a schema (no contract for this body), every key is a property name.
-      const canonical = direction === 'out' ? key : rename(key);
-      const declared = shape === undefined || shape.properties.has(canonical);
-      if (declared) {
-        result[direction === 'out' ? rename(key) : canonical] = this.walk(child, shape?.properties.get(canonical), rename, direction, depth + 1);
+      if (shape === undefined || shape.properties.has(key)) {
+        result[this.styled(key, style)] = this.walkOut(child, shape?.properties.get(key), style, depth + 1);
       } else {
         // A free-form map's own keys are data: kept as sent; its values are walked with their schema.
-        const additional = shape?.additional;
-        const valueSchema = additional === true ? undefined : additional;
-        result[key] = valueSchema ? this.walk(child, valueSchema, rename, direction, depth + 1) : child;
+        const valueSchema = shape.additional === true ? undefined : shape.additional;
+        result[key] = valueSchema ? this.walkOut(child, valueSchema, style, depth + 1) : child;
+      }
+    }
+    return result;
+  }
+
+  private walkIn(value: unknown, rawSchema: JsonSchema | undefined, style: Inflection, path: Path, depth: number): unknown {
+    if (depth > MAX_WALK_DEPTH) return value;
+    if (Array.isArray(value)) {
+      const itemSchema = deref(this.spec, rawSchema)?.items as JsonSchema | undefined;
+      return value.map((item, index) => this.walkIn(item, itemSchema, style, [...path, index], depth + 1));
+    }
+    if (value === null || typeof value !== 'object') return value;
+    const shape = this.shape(rawSchema);
+    const result: Record<string, unknown> = {};
+    const sentAs = new Map<string, string>();
+    for (const [key, child] of Object.entries(value)) {
+      if (FORBIDDEN_KEYS.has(key)) throw forbiddenKey([...path, key]);
+      const canonical = unstyleKey(key);
+      // Without a schema (no contract for this body), every key is a property name.
+      const declared = shape === undefined || shape.properties.has(canonical);
+      const name = declared ? canonical : key;
+      const earlier = sentAs.get(name);
+      if (earlier !== undefined) {
+        throw invalidBodyKey([...path, name], `is given twice, as ${earlier} and as ${key}`, 'duplicate_key');
+      }
+      sentAs.set(name, key);
+      if (declared) {
+        result[name] = this.walkIn(child, shape?.properties.get(canonical), style, [...path, name], depth + 1);
+      } else {
+        // A free-form map's own keys are data: kept as sent; its values are walked with their schema.
+        const valueSchema = shape?.additional === true ? undefined : shape?.additional;
+        if (valueSchema) result[key] = this.walkIn(child, valueSchema, style, [...path, key], depth + 1);
+        else {
+          assertNoForbiddenKeys(child, [...path, key]);
+          result[key] = child;
+        }
       }
     }
     return result;
@@ -129,5 +246,18 @@ export class KeyInflector {
     for (const group of ['allOf', 'anyOf', 'oneOf'] as const) {
       for (const sub of (schema[group] as JsonSchema[] | undefined) ?? []) this.collect(sub, shape);
     }
+  }
+}
+
+/** Refuses a forbidden key anywhere in a value kept as sent. */
+export function assertNoForbiddenKeys(value: unknown, path: Path, depth = 0): void {
+  if (depth > MAX_WALK_DEPTH || value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => assertNoForbiddenKeys(item, [...path, index], depth + 1));
+    return;
+  }
+  for (const [key, child] of Object.entries(value)) {
+    if (FORBIDDEN_KEYS.has(key)) throw forbiddenKey([...path, key]);
+    assertNoForbiddenKeys(child, [...path, key], depth + 1);
   }
 }
