@@ -131,7 +131,8 @@ async function main() {
     const deep = await sql<{ t: string; id: string }>`
       select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as t, id
       from users order by created_at, id offset ${DEEP - 1} limit 1`.execute(db);
-    const cursor = encodeCursor({ createdAt: deep.rows[0]!.t, id: deep.rows[0]!.id });
+    const { secret: cursorKey } = await db.selectFrom('service_secrets').select('secret').where('name', '=', 'cursor_signing').executeTakeFirstOrThrow();
+    const cursor = encodeCursor(cursorKey, { createdAt: deep.rows[0]!.t, id: deep.rows[0]!.id }, {});
     print(`GET /users?limit=50: first page vs the page after user ${DEEP}, x-api-key, ${CONNECTIONS} connections`);
     const first = await measure('first page', `${service.url}/users?limit=50`, { 'x-api-key': secret });
     const far = await measure(`page after ${DEEP} users`, `${service.url}/users?limit=50&cursor=${cursor}`, { 'x-api-key': secret });

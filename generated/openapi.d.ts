@@ -1608,7 +1608,7 @@ export interface components {
                  *           "last_sign_in_at": null
                  *         }
                  *       ],
-                 *       "next_cursor": "eyJrIjoiMjAyNi0wNC0xMSJ9"
+                 *       "next_cursor": "eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s"
                  *     }
                  */
                 "application/json": components["schemas"]["UserPage"];
@@ -2005,8 +2005,11 @@ export interface components {
          */
         Limit: number;
         /**
-         * @description The `next_cursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
-         * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
+         * @description The `next_cursor` of the previous page; omit it for the first page. Opaque and signed: it is
+         *     valid only with the same filters (`status`, `role`, `search`) as the request that returned it
+         *     (`limit` may change). An altered cursor, one made for other filters, or one issued before the
+         *     operator rotated the signing key is refused with `400 invalid_cursor`; start again without it.
+         * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
          */
         Cursor: string;
         /**
@@ -2581,8 +2584,11 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The `next_cursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
-                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
+                 * @description The `next_cursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only with the same filters (`status`, `role`, `search`) as the request that returned it
+                 *     (`limit` may change). An altered cursor, one made for other filters, or one issued before the
+                 *     operator rotated the signing key is refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /**
@@ -2672,8 +2678,11 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The `next_cursor` of the previous page; omit it for the first page. Opaque; an altered one is refused with `400`.
-                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9
+                 * @description The `next_cursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only with the same filters (`status`, `role`, `search`) as the request that returned it
+                 *     (`limit` may change). An altered cursor, one made for other filters, or one issued before the
+                 *     operator rotated the signing key is refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /**

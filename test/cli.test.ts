@@ -67,6 +67,17 @@ describe('backoffice CLI', () => {
     expect(keys).toEqual([]);
   });
 
+  it('rotate-cursor-key replaces the cursor signing key and nothing else', async () => {
+    const key = () => database.db.selectFrom('service_secrets').select('secret').where('name', '=', 'cursor_signing').executeTakeFirstOrThrow();
+    const before = await key();
+    const res = await cli('rotate-cursor-key');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('Rotated the cursor signing key');
+    const after = await key();
+    expect(after.secret).toHaveLength(32);
+    expect(after.secret.equals(before.secret)).toBe(false);
+  });
+
   it('seed --users N inserts N realistic users with a progress bar', async () => {
     const before = Number((await database.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
     const res = await cli('seed', '--users', '12345', '--seed', '42');

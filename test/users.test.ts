@@ -1,10 +1,14 @@
 // GET /users (and /utilisateurs) for real: keyset pagination, filters, limits; and users CRUD with
 // e-mail uniqueness under races and the rule that nobody grants a role above their own rights.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { hashPassword } from '../src/auth/passwords.js';
+import { rotateServiceSecret } from '../src/auth/service-secrets.js';
+import { encodeCursor } from '../src/users/cursor.js';
+import { ManualClock } from '../src/clock.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
 
 let database: TestDatabase;
@@ -71,6 +75,56 @@ describe('GET /users', () => {
       expect(res.body.code).toBe('invalid_cursor');
       expectContractResponse(res, 'GET', '/users');
     }
+  });
+
+  describe('cursor tampering', () => {
+    const page = (app: Parameters<typeof request>[0], query: string) => request(app).get(`/users?limit=2&${query}`).set('x-api-key', listKey);
+    const expectInvalidCursor = (res: request.Response) => {
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('invalid_cursor');
+      expectContractResponse(res, 'GET', '/users');
+    };
+    beforeAll(async () => {
+      for (let i = 0; i < 5; i++) await makeUser(database.db, { email: `tamper-${i}@cursor.example` });
+    });
+
+    it('an edited cursor is refused: its position cannot be moved', async () => {
+      const { app } = createTestApp(database.db);
+      const cursor: string = (await page(app, 'search=cursor.example')).body.next_cursor;
+      const [payload, signature] = cursor.split('.');
+      const position = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as { t: string; i: string };
+      const moved = Buffer.from(JSON.stringify({ ...position, t: '2000-01-01T00:00:00.000000Z' })).toString('base64url');
+      expectInvalidCursor(await page(app, `search=cursor.example&cursor=${moved}.${signature}`));
+      // The unsigned form of the same position, as cursors used to be.
+      expectInvalidCursor(await page(app, `search=cursor.example&cursor=${payload}`));
+    });
+
+    it('a cursor made under one filter is refused under another', async () => {
+      const { app } = createTestApp(database.db);
+      const cursor: string = (await page(app, 'search=cursor.example&status=active')).body.next_cursor;
+      expect((await page(app, `search=cursor.example&status=active&cursor=${cursor}`)).status).toBe(200);
+      for (const other of ['search=cursor.example&status=disabled', 'search=cursor.example', 'search=cursor.exampl&status=active', 'search=cursor.example&status=active&role=admin']) {
+        expectInvalidCursor(await page(app, `${other}&cursor=${cursor}`));
+      }
+    });
+
+    it('a cursor signed with any other key is refused, and rotating the key refuses outstanding cursors, within a minute on a running server', async () => {
+      const clock = new ManualClock(new Date('2026-05-01T00:00:00.000Z'));
+      const { app } = createTestApp(database.db, { clock });
+      const first = await page(app, 'search=cursor.example');
+      const cursor: string = first.body.next_cursor;
+      const forged = encodeCursor(randomBytes(32), { createdAt: '2000-01-01T00:00:00.000000Z', id: first.body.data[0].id }, { search: 'cursor.example' });
+      expectInvalidCursor(await page(app, `search=cursor.example&cursor=${forged}`));
+
+      await rotateServiceSecret(database.db, 'cursor_signing', clock.now());
+      expectInvalidCursor(await page(createTestApp(database.db).app, `search=cursor.example&cursor=${cursor}`));
+      clock.advance(61_000);
+      expectInvalidCursor(await page(app, `search=cursor.example&cursor=${cursor}`));
+      // Only cursors: the same key still lists, and new cursors work.
+      const again = await page(app, 'search=cursor.example');
+      expect(again.status).toBe(200);
+      expect((await page(app, `search=cursor.example&cursor=${again.body.next_cursor}`)).status).toBe(200);
+    });
   });
 
   it('filters by status, role and a search on e-mail and names, never showing a hash', async () => {

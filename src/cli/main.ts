@@ -9,6 +9,7 @@ import { registerSeed } from './seed.js';
 import { registerUsers } from './users.js';
 import { registerSweep } from './sweep.js';
 import { registerAudit } from './audit.js';
+import { registerCursorKey } from './cursor-key.js';
 
 const program = new Command('backoffice').description('Back-office API operator commands').showHelpAfterError();
 registerMigrate(program);
@@ -18,6 +19,7 @@ registerApiKeys(program);
 registerSeed(program);
 registerSweep(program);
 registerAudit(program);
+registerCursorKey(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

@@ -129,6 +129,12 @@ export interface AuditSealsTable {
   events_deleted_at: Nullable<Date>;
 }
 
+export interface ServiceSecretsTable {
+  name: 'cursor_signing';
+  secret: Buffer;
+  created_at: Date;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -141,4 +147,5 @@ export interface Database {
   sign_in_failures: SignInFailuresTable;
   security_events: SecurityEventsTable;
   audit_seals: AuditSealsTable;
+  service_secrets: ServiceSecretsTable;
 }

@@ -15,6 +15,7 @@ import { recordAuditEvent } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { serviceSecret } from '../auth/service-secrets.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 
@@ -24,6 +25,8 @@ const emailTaken = () => new DomainError('conflict', 'email_taken', 'Another use
 const roleNames = (roles: readonly { name: string }[]) => roles.map((r) => r.name).sort();
 
 export function userService({ db, clock }: ServiceDeps) {
+  const cursorKey = serviceSecret(db, clock, 'cursor_signing');
+
   /** The roles named, checked to exist; those not in `held` already are checked to grant nothing the caller lacks. */
   async function grantableRoles(trx: Kysely<Database>, authority: Authority, names: readonly string[], held: readonly RoleRow[] = []) {
     const roles = await findRolesByName(trx, names);
@@ -64,11 +67,12 @@ export function userService({ db, clock }: ServiceDeps) {
 
     async list(query: { limit?: number; cursor?: string } & users.UserFilter) {
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-      const rows = await users.listUsersPage(db, { limit, after, filter: { status: query.status, role: query.role, search: query.search } });
+      const filter = { status: query.status, role: query.role, search: query.search };
+      const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor, filter);
+      const rows = await users.listUsersPage(db, { limit, after, filter });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
-      const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.cursor_created_at, id: last.id }) : null;
+      const nextCursor = rows.length > limit && last ? encodeCursor(await cursorKey(), { createdAt: last.cursor_created_at, id: last.id }, filter) : null;
       return { page, nextCursor };
     },
 

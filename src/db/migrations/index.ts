@@ -10,6 +10,7 @@ import * as m20261121T1500SignInAttempts from './20261121T1500_sign_in_attempts.
 import * as m20261201T1000ApiKeyCreatorRestrict from './20261201T1000_api_key_creator_restrict.js';
 import * as m20261202T1000AuditEvents from './20261202T1000_audit_events.js';
 import * as m20261205T1000SignInPairThrottle from './20261205T1000_sign_in_pair_throttle.js';
+import * as m20261205T1100ServiceSecrets from './20261205T1100_service_secrets.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '20261201T1000_api_key_creator_restrict': m20261201T1000ApiKeyCreatorRestrict,
   '20261202T1000_audit_events': m20261202T1000AuditEvents,
   '20261205T1000_sign_in_pair_throttle': m20261205T1000SignInPairThrottle,
+  '20261205T1100_service_secrets': m20261205T1100ServiceSecrets,
 };
