@@ -22,6 +22,7 @@ import { refuseUnknownQueryParameters } from './unknown-query.js';
 import { refuseNulCharacters } from './nul-characters.js';
 import { operationalRoutes } from './operational.js';
 import { webApp } from './web-app.js';
+import { noStore } from './cache-control.js';
 
 export interface AppDependencies {
   spec: OpenApiDocument;
@@ -73,6 +74,7 @@ export function createApp(deps: AppDependencies) {
   app.use(operationalRoutes(deps.db, contracts));
   app.use(matchOperation(routeMatcher(operations)));
   app.use(webApp());
+  app.use(noStore);
   app.use(chooseInflection);
   app.use(express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'], verify: noteRepeatedKeys }));
   // Before inflectBodies: its res.json wrapper then runs last, on the body in the client's style.

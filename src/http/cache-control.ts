@@ -1,0 +1,10 @@
+// Every answer of the API (each operation of the contract, and every error) depends on who asks:
+// their rights, their session, their own data. No cache, shared or the browser's disk, may keep
+// one. Set before anything can fail, so refusals carry it too; `Vary: x-api-inflection` is set by
+// the inflection middleware. The web interface's files and the reference keep their own caching.
+import type { RequestHandler } from 'express';
+
+export const noStore: RequestHandler = (_req, res, next) => {
+  res.set('Cache-Control', 'no-store');
+  next();
+};
