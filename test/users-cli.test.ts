@@ -13,11 +13,11 @@ beforeAll(async () => {
 });
 afterAll(() => database.destroy());
 
-function cli(args: string[], input: string) {
+function cli(args: string[], input: string, url = database.url) {
   return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     input,
     encoding: 'utf8',
-    env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' },
     timeout: 60_000,
   });
 }
@@ -49,6 +49,31 @@ describe('backoffice users create', () => {
     const { app } = createTestApp(database.db);
     const set = await signIn(app, 'grace@example.com', password);
     expect((await request(app).get('/users').set('authorization', `Bearer ${set.access_token}`)).status).toBe(200);
+  });
+
+  it('works on a new empty database: it migrates first, as the service does', async () => {
+    const empty = await createTestDatabase({ empty: true });
+    try {
+      const password = 'the first password of this database';
+      const created = cli(['users', 'create', '--email', 'first@example.com', '--first-name', 'First', '--last-name', 'Operator', '--role', 'admin'], `${password}\n`, empty.url);
+      expect(created.status, created.stderr).toBe(0);
+      expect(created.stderr).toMatch(/^Applied database migrations first: 20261121T1200_users, /);
+      const { app } = createTestApp(empty.db);
+      const set = await signIn(app, 'first@example.com', password);
+      expect((await request(app).get('/users').set('authorization', `Bearer ${set.access_token}`)).status).toBe(200);
+      // Every other command too, on another new database.
+      const other = await createTestDatabase({ empty: true });
+      try {
+        for (const args of [['roles', 'list'], ['sweep'], ['rotate-cursor-key'], ['api-keys', 'create', '--name', 'first', '--permissions', 'users.list', '--expires-at', '2099-01-01']]) {
+          const result = cli(args, '', other.url);
+          expect(result.status, `${args.join(' ')}: ${result.stderr}`).toBe(0);
+        }
+      } finally {
+        await other.destroy();
+      }
+    } finally {
+      await empty.destroy();
+    }
   });
 
   it('refuses a weak password, a duplicate e-mail and an unknown role, creating nothing', async () => {

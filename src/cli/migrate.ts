@@ -11,6 +11,6 @@ export function registerMigrate(program: Command): void {
       withDatabase(async ({ db }) => {
         const applied = await migrateToLatest(db);
         process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'Already up to date.\n');
-      }),
+      }, { migrate: false }),
     );
 }

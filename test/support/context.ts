@@ -25,13 +25,13 @@ export interface TestDatabase {
   destroy(): Promise<void>;
 }
 
-/** A fresh, migrated database of its own; drop it with destroy(). */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** A fresh, migrated database of its own (`empty`: not even migrated); drop it with destroy(). */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = inject('adminDatabaseUrl');
   const name = `test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`create database ${name} template ${TEMPLATE_DATABASE}`);
+  await admin.query(options.empty ? `create database ${name}` : `create database ${name} template ${TEMPLATE_DATABASE}`);
   await admin.end();
   const url = withDatabase(adminUrl, name);
   const pool = new pg.Pool({ connectionString: url, max: 20 });
