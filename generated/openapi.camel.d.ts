@@ -520,8 +520,8 @@ export interface paths {
         };
         /**
          * List a user's sessions
-         * @description Every live session of the given user, most recently used first. Needs `sessions.manage`.
-         *     An unknown user has no sessions (an empty list).
+         * @description Every live session of the given user, most recently used first (an empty list when the user
+         *     has none). Needs `sessions.manage`. An unknown user is `404 not_found`.
          *     Signed-in users only: an API key cannot manage sessions.
          *
          *     **Required permission:** `sessions.manage`
@@ -532,9 +532,10 @@ export interface paths {
         /**
          * Revoke all of a user's sessions
          * @description Revokes every live session of the given user (sign them out everywhere). Their tokens stop
-         *     working immediately. Needs `sessions.manage`, and every permission the user holds (`403
-         *     target_outranks_caller`, listing the missing ones) unless the user is the caller: everyone
-         *     may end their own sessions.
+         *     working immediately; a user without live sessions is answered `204` too. Needs
+         *     `sessions.manage`, and every permission the user holds (`403 target_outranks_caller`, listing
+         *     the missing ones) unless the user is the caller: everyone may end their own sessions. An
+         *     unknown user is `404 not_found`.
          *     Signed-in users only: an API key cannot manage sessions.
          *
          *     **Required permission:** `sessions.manage`
@@ -3354,6 +3355,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3383,6 +3385,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -2,6 +2,7 @@
 // stop accepting, let in-flight requests finish (up to SHUTDOWN_GRACE_MS), close the pool and exit 0.
 // Imported (tests): `buildService` wires the service from configuration without listening.
 import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.js';
@@ -68,9 +69,11 @@ async function main() {
   const server = createHttpServer(app);
   server.listen(config.port, config.host);
   await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ port, database: database.kind }, `listening on http://localhost:${port}`);
+  const { address, port, family } = server.address() as AddressInfo;
+  // The address actually bound: what HOST resolved to, IPv6 in brackets as in a URL.
+  const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+  const everywhere = address === '0.0.0.0' || address === '::';
+  logger.info({ address, port, database: database.kind }, `listening on ${url}${everywhere ? ' (every interface)' : ''}`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -189,6 +189,23 @@ describe('sessions of a given user (sessions.manage)', () => {
     expect((await request(app).get('/me').set('authorization', bearer(adminSet))).status).toBe(200);
   });
 
+  it('says 404 for the sessions of a user who does not exist, rather than an empty list', async () => {
+    const { app } = createTestApp(database.db);
+    const admin = await createUser(database.db, { permissions: ['sessions.manage'] });
+    const set = await signIn(app, admin.email, admin.password);
+    const nobody = '00000000-0000-4000-8000-00000000dead';
+    for (const method of ['get', 'delete'] as const) {
+      const res = await request(app)[method](`/users/${nobody}/sessions`).set('authorization', bearer(set));
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe('not_found');
+      expectContractResponse(res, method.toUpperCase(), `/users/${nobody}/sessions`);
+    }
+    // A user who exists but has no live session: an empty list, and revoking them all is fine.
+    const idle = await createUser(database.db);
+    expect((await request(app).get(`/users/${idle.id}/sessions`).set('authorization', bearer(set))).body).toEqual({ data: [] });
+    expect((await request(app).delete(`/users/${idle.id}/sessions`).set('authorization', bearer(set))).status).toBe(204);
+  });
+
   it('answers 400 for an id that is not a uuid', async () => {
     const { app } = createTestApp(database.db);
     const admin = await createUser(database.db, { permissions: ['sessions.manage'] });

@@ -8,6 +8,7 @@ import { requireCaller, signedInUser } from '../auth/caller.js';
 import { NO_STORE_TOKENS } from './headers.js';
 
 const sessionNotFound = () => notFound('session_not_found', 'No session with this id.');
+const userNotFound = () => notFound('not_found', 'No user has this id.');
 
 export function sessionHandlers({ sessions }: Services) {
 
@@ -37,13 +38,15 @@ export function sessionHandlers({ sessions }: Services) {
   };
 
   const listUserSessions: Handler<'listUserSessions'> = async ({ principal, path }) => {
-    const rows = await sessions.listSessions(path.id);
+    const rows = await sessions.listSessionsOfUser(path.id);
+    if (!rows) throw userNotFound();
     const current = principal?.kind === 'user' ? principal.sessionId : null;
     return { status: 200, body: { data: rows.map((row) => presentSession(row, current)) } };
   };
 
   const revokeUserSessions: Handler<'revokeUserSessions'> = async ({ path, principal, request }) => {
-    await sessions.revokeUserSessions(requireCaller(principal), path.id, undefined, request);
+    // Revoking when there is nothing to revoke is fine (204); naming nobody is not.
+    if (!(await sessions.revokeUserSessions(requireCaller(principal), path.id, undefined, request)) && !(await sessions.userExists(path.id))) throw userNotFound();
     return { status: 204, body: undefined };
   };
 

@@ -23,6 +23,7 @@ import { refuseNulCharacters } from './nul-characters.js';
 import { operationalRoutes } from './operational.js';
 import { webApp } from './web-app.js';
 import { noStore } from './cache-control.js';
+import { headAsGet } from './head.js';
 
 export interface AppDependencies {
   spec: OpenApiDocument;
@@ -72,6 +73,8 @@ export function createApp(deps: AppDependencies) {
   app.use(requestContext(deps.logger));
   app.use(helmet());
   app.use(operationalRoutes(deps.db, contracts));
+  // HEAD is matched, validated and handled as the GET it mirrors (before the operation is matched).
+  app.use(headAsGet);
   app.use(matchOperation(routeMatcher(operations)));
   app.use(webApp());
   app.use(noStore);

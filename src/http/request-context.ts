@@ -24,10 +24,11 @@ declare module 'http' {
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** What a log line says about a request: no query string (it may carry cursors or searches), no headers, no body. */
-function summary(req: IncomingMessage & { ip?: string; originalUrl?: string }) {
+function summary(req: IncomingMessage & { ip?: string; originalUrl?: string }, method: string | undefined) {
   // `originalUrl`: Express trims `url` inside mounted routers. `ip` is the client's address as
-  // Express sees it: X-Forwarded-For counts only from a trusted proxy.
-  return { id: req.id, method: req.method, path: String(req.originalUrl ?? req.url).split('?')[0], remoteAddress: req.socket.remoteAddress, ip: req.ip };
+  // Express sees it: X-Forwarded-For counts only from a trusted proxy. `method` as sent: a HEAD
+  // is handled as a GET further on (head.ts).
+  return { id: req.id, method, path: String(req.originalUrl ?? req.url).split('?')[0], remoteAddress: req.socket.remoteAddress, ip: req.ip };
 }
 
 export function requestContext(logger: Logger) {
@@ -37,9 +38,10 @@ export function requestContext(logger: Logger) {
   return function requestContextMiddleware(req: Request, res: Response, next: NextFunction) {
     const sent = req.headers['x-request-id'];
     req.id = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : randomUUID();
+    const method = req.method;
     res.setHeader('X-Request-Id', req.id);
     let log: Logger | undefined;
-    Object.defineProperty(req, 'log', { configurable: true, enumerable: false, get: () => (log ??= logger.child({ req: summary(req) })) });
+    Object.defineProperty(req, 'log', { configurable: true, enumerable: false, get: () => (log ??= logger.child({ req: summary(req, method) })) });
 
     const startedAt = Date.now();
     let logged = false;
@@ -48,7 +50,7 @@ export function requestContext(logger: Logger) {
       logged = true;
       res.off('finish', logAnswer);
       res.off('close', logAnswer);
-      const line = { req: summary(req), res: { statusCode: res.statusCode }, responseTime: Date.now() - startedAt };
+      const line = { req: summary(req, method), res: { statusCode: res.statusCode }, responseTime: Date.now() - startedAt };
       // Answered (finish) or the client went away first (close, with the status it would have had).
       const msg = res.writableFinished ? 'request completed' : 'request aborted';
       if (res.statusCode >= 500) accessLog.error(line, msg);

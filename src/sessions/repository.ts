@@ -64,6 +64,10 @@ export async function advanceSession(db: Db, sessionId: string, generation: numb
     .execute();
 }
 
+export async function userExists(db: Db, userId: string): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()) !== undefined;
+}
+
 /** Live sessions of a user, most recently used first. */
 export async function listLiveSessions(db: Db, userId: string, at: Liveness): Promise<SessionRow[]> {
   return db

@@ -137,6 +137,12 @@ export function sessionService({ db, clock, config }: Dependencies) {
     return repo.listLiveSessions(db, userId, liveness(clock.now()));
   }
 
+  /** An administrator's view: undefined when no user has this id (not the same as no session). */
+  async function listSessionsOfUser(userId: string) {
+    const [exists, rows] = await Promise.all([repo.userExists(db, userId), repo.listLiveSessions(db, userId, liveness(clock.now()))]);
+    return exists ? rows : undefined;
+  }
+
   async function findSession(sessionId: string) {
     return repo.findLiveSession(db, sessionId, liveness(clock.now()));
   }
@@ -195,7 +201,18 @@ export function sessionService({ db, clock, config }: Dependencies) {
     });
   }
 
-  return { signIn, refresh, listSessions, findSession, revoke, revokeUserSessions, signOut, changePassword };
+  return {
+    signIn,
+    refresh,
+    listSessions,
+    listSessionsOfUser,
+    userExists: (userId: string) => repo.userExists(db, userId),
+    findSession,
+    revoke,
+    revokeUserSessions,
+    signOut,
+    changePassword,
+  };
 }
 
 export type SessionService = ReturnType<typeof sessionService>;
