@@ -71,3 +71,17 @@ describe('fail closed on undeclared permissions', () => {
     expect(() => indexOperations(broken)).toThrow(MissingPermissionDeclarationError);
   });
 });
+
+describe('where the contract says it is served', () => {
+  it('names a configurable production address over TLS only, never plain HTTP, and the service sends HSTS', async () => {
+    const servers = spec.servers as { url: string; description: string; variables?: Record<string, { default: string }> }[];
+    expect(servers.length).toBeGreaterThan(0);
+    for (const server of servers) {
+      expect(server.url).toMatch(/^https:\/\/\{host\}/);
+      expect(server.variables?.host?.default).toEqual(expect.any(String));
+      expect(server.description).toMatch(/TLS only/);
+    }
+    const { app } = createTestApp(database.db);
+    expect((await request(app).get('/livez')).headers['strict-transport-security']).toMatch(/max-age=\d{8}/);
+  });
+});
