@@ -54,6 +54,7 @@ export interface paths {
          * Sign out (end the current session)
          * @description Ends the session of the access token that made this request. From the moment this answers,
          *     no token of the session is accepted by any server process, the refresh token included.
+         *     Allowed before a required password change, like `PUT /me/password`.
          *
          *     **Required permission:** none; any authenticated caller.
          */
@@ -123,6 +124,9 @@ export interface paths {
          *     points, with no composition rules, and must not be a commonly used password
          *     (`400 password_rejected`). A wrong current password answers `400 invalid_current_password`
          *     and counts as a failed sign-in against the same throttle (`429` once the limit is reached).
+         *     A user whose password was set by someone else (the generated first administrator, a user
+         *     created with a password in `POST /users`) must call this first: until then every other
+         *     operation answers `403 password_change_required`.
          *
          *     **Required permission:** none; any authenticated caller.
          */
@@ -937,7 +941,9 @@ export interface components {
             roles?: string[];
             /**
              * @description Optional initial password, 12 to 128 characters. Without one, the user cannot sign in until a
-             *     password is set.
+             *     password is set. Since the caller chose it, the user must replace it at first sign-in: until
+             *     then their tokens allow only `PUT /me/password` (and signing out), everything else answers
+             *     `403 password_change_required`.
              * @example correct horse battery staple
              */
             password?: string;
@@ -1426,6 +1432,21 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description Permission denied (`permission_denied`, naming the permission), or the signed-in user must first
+         *     replace a password someone else set (`password_change_required`: only `PUT /me/password` and
+         *     signing out are allowed until then).
+         */
+        Forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Internal server error */
         InternalError: {
             headers: {
@@ -1626,28 +1647,6 @@ export interface components {
                 "application/json": components["schemas"]["UserPage"];
             };
         };
-        /** @description Permission denied */
-        Forbidden: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                "Cache-Control": components["headers"]["CacheControlNoStore"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "urn:problem:backoffice:permission_denied",
-                 *       "title": "Permission denied",
-                 *       "status": 403,
-                 *       "detail": "This operation needs the permission users.list.",
-                 *       "code": "permission_denied",
-                 *       "requestId": "01J9Z8Q6W3M4V7T2K5X8R1N0PB",
-                 *       "requiredPermission": "users.list"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description The user. */
         User: {
             headers: {
@@ -1719,7 +1718,9 @@ export interface components {
         /**
          * @description Permission denied: the caller lacks the operation's permission (`permission_denied`), would hand
          *     out a permission it does not hold (`permission_denied`), or the target holds permissions the
-         *     caller lacks (`target_outranks_caller`, listing them in `missingPermissions`). Nothing changed.
+         *     caller lacks (`target_outranks_caller`, listing them in `missingPermissions`), or the signed-in
+         *     user must first replace a password someone else set (`password_change_required`). Nothing
+         *     changed.
          */
         ForbiddenOutranked: {
             headers: {
@@ -2189,6 +2190,7 @@ export type SignInsPerHour = components['schemas']['SignInsPerHour'];
 export type ResponseSessionList = components['responses']['SessionList'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ResponseForbidden = components['responses']['Forbidden'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
 export type ResponseTokenSetCreated = components['responses']['TokenSetCreated'];
@@ -2198,7 +2200,6 @@ export type ResponseTooManyRequests = components['responses']['TooManyRequests']
 export type ResponseNoContent = components['responses']['NoContent'];
 export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
 export type ResponseUserPage = components['responses']['UserPage'];
-export type ResponseForbidden = components['responses']['Forbidden'];
 export type ResponseUser = components['responses']['User'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseNotFound = components['responses']['NotFound'];
@@ -2254,6 +2255,7 @@ export interface operations {
             200: components["responses"]["SessionList"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2362,6 +2364,7 @@ export interface operations {
             204: components["responses"]["NoContent"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["SessionNotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2426,6 +2429,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2876,6 +2880,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -33,8 +33,11 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
   try {
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-    // Straight to the terminal, not the log: the password must not be kept in log storage.
-    if (database.kind === 'embedded') await createFirstAdministrator(database.db, config.bootstrapAdminEmail, (text) => process.stdout.write(`${text}\n`));
+    if (database.kind === 'embedded') {
+      const created = await createFirstAdministrator(database.db, config.bootstrapAdminEmail, config.dataDir);
+      // The path only: the password is in a file its owner alone can read, never in the log.
+      if (created) logger.warn(created, `first administrator ${created.email} created; its password is in ${created.passwordFile} (readable by this user only)`);
+    }
     const deps = { db: database.db, clock: systemClock, logger, config };
     const services = buildServices(deps);
     const app = createApp({

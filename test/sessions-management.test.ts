@@ -214,3 +214,38 @@ describe('sessions of a given user (sessions.manage)', () => {
     expect(res.status).toBe(400);
   });
 });
+
+describe('a password set by someone else', () => {
+  it('an administrator who chose a new user’s password cannot leave the user on it: until the user picks their own, their tokens only change the password or sign out', async () => {
+    const { app } = createTestApp(database.db);
+    const admin = await createUser(database.db, { roles: ['admin'] });
+    const adminSet = await signIn(app, admin.email, admin.password);
+    const chosen = 'picked for you by the administrator';
+    const created = await request(app)
+      .post('/users')
+      .set('authorization', bearer(adminSet))
+      .send({ email: `newcomer-${Date.now()}@example.com`, first_name: 'New', last_name: 'Comer', roles: ['admin'], password: chosen });
+    expect(created.status).toBe(201);
+
+    const set = await signIn(app, created.body.email, chosen);
+    for (const [method, path] of [['get', '/me'], ['get', '/users'], ['get', '/sessions'], ['get', '/permissions'], ['get', '/api-keys'], ['post', '/roles']] as const) {
+      const res = await request(app)[method](path).set('authorization', bearer(set)).send(method === 'post' ? { name: 'sneaky', permissions: [] } : undefined);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body.code, `${method} ${path}`).toBe('password_change_required');
+      expectContractResponse(res, method.toUpperCase(), path);
+    }
+    // Refreshing keeps the session going (still restricted), and another session may sign out.
+    const refreshed = await refresh(app, set);
+    expect(refreshed.status).toBe(201);
+    const other = await signIn(app, created.body.email, chosen);
+    expect((await request(app).delete('/sessions/current').set('authorization', bearer(other))).status).toBe(204);
+
+    const changed = await request(app)
+      .put('/me/password')
+      .set('authorization', bearer(refreshed.body))
+      .send({ current_password: chosen, new_password: 'now a password of my very own' });
+    expect(changed.status).toBe(204);
+    expect((await request(app).get('/users').set('authorization', bearer(refreshed.body))).status).toBe(200);
+    expect((await request(app).get('/me').set('authorization', bearer(refreshed.body))).status).toBe(200);
+  });
+});

@@ -1,6 +1,9 @@
 // The first administrator without the API: `backoffice users create` (password on standard input)
 // and the automatic one on an empty database.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
@@ -23,18 +26,26 @@ function cli(args: string[], input: string, url = database.url) {
 }
 
 describe('first administrator', () => {
-  it('is created on an empty database with its credentials printed once, and can sign in with every permission', async () => {
-    const printed: string[] = [];
-    expect(await createFirstAdministrator(database.db, 'root@backoffice.local', (t) => printed.push(t))).toBe('root@backoffice.local');
-    expect(await createFirstAdministrator(database.db, 'root@backoffice.local', (t) => printed.push(t))).toBeNull();
-    expect(printed).toHaveLength(1);
-    const password = /password: (\S+)/.exec(printed[0]!)?.[1] ?? '';
-    expect(password).toHaveLength(24);
-    const { app } = createTestApp(database.db);
-    const set = await signIn(app, 'root@backoffice.local', password);
-    const me = await request(app).get('/me').set('authorization', `Bearer ${set.access_token}`);
-    expect(me.body.user.roles).toEqual(['admin']);
-    expect(me.body.permissions).toContain('sessions.manage');
+  it('is created on an empty database with its password written once to an owner-only file, and can sign in with every permission once it has chosen its own', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-first-admin-'));
+    try {
+      const created = await createFirstAdministrator(database.db, 'root@backoffice.local', dataDir);
+      expect(created).toEqual({ email: 'root@backoffice.local', passwordFile: join(dataDir, 'first-administrator.txt') });
+      expect(await createFirstAdministrator(database.db, 'root@backoffice.local', dataDir)).toBeNull();
+      expect(statSync(created!.passwordFile).mode & 0o777).toBe(0o600);
+      const password = /password: (\S+)/.exec(readFileSync(created!.passwordFile, 'utf8'))?.[1] ?? '';
+      expect(password).toHaveLength(24);
+      const { app } = createTestApp(database.db);
+      const set = await signIn(app, 'root@backoffice.local', password);
+      const auth = `Bearer ${set.access_token}`;
+      expect((await request(app).get('/me').set('authorization', auth)).body.code).toBe('password_change_required');
+      expect((await request(app).put('/me/password').set('authorization', auth).send({ current_password: password, new_password: 'the administrator chose this one' })).status).toBe(204);
+      const me = await request(app).get('/me').set('authorization', auth);
+      expect(me.body.user.roles).toEqual(['admin']);
+      expect(me.body.permissions).toContain('sessions.manage');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -49,6 +60,17 @@ describe('backoffice users create', () => {
     const { app } = createTestApp(database.db);
     const set = await signIn(app, 'grace@example.com', password);
     expect((await request(app).get('/users').set('authorization', `Bearer ${set.access_token}`)).status).toBe(200);
+  });
+
+  it('with --must-change-password, makes the user choose their own password before anything else', async () => {
+    const password = 'chosen by the operator for ada';
+    const result = cli(['users', 'create', '--email', 'ada@example.com', '--first-name', 'Ada', '--last-name', 'Lovelace', '--role', 'admin', '--must-change-password'], `${password}\n`);
+    expect(result.status, result.stderr).toBe(0);
+    const { app } = createTestApp(database.db);
+    const set = await signIn(app, 'ada@example.com', password);
+    const refused = await request(app).get('/users').set('authorization', `Bearer ${set.access_token}`);
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('password_change_required');
   });
 
   it('works on a new empty database: it migrates first, as the service does', async () => {

@@ -2,7 +2,14 @@
 // API key). Both carry the same kind of permission set, so authorization is one check.
 
 export type Principal =
-  | { kind: 'user'; userId: string; sessionId: string; permissions: ReadonlySet<string> }
+  | {
+      kind: 'user';
+      userId: string;
+      sessionId: string;
+      permissions: ReadonlySet<string>;
+      /** The password was set by someone else: only changing it (and signing out) is allowed. */
+      passwordChangeRequired?: boolean;
+    }
   | { kind: 'api_key'; apiKeyId: string; permissions: ReadonlySet<string> };
 
 /** Resolves a presented credential to a principal, or throws a refusal (`DomainError`, kind credential_refused). */

@@ -1,7 +1,9 @@
 // `backoffice users create|disable|set-roles`: a user with a password, read from standard input
-// so that it never appears in the shell history or the process list; disabling a user and
-// replacing their roles go through the same service as the API, as the operator (who holds every
-// permission), so the last active administrator stays here too (409 last_admin).
+// so that it never appears in the shell history or the process list (taken as the user's own, an
+// operator creating their own account, unless --must-change-password says it was chosen for
+// them); disabling a user and replacing their roles go through the same service as the API, as the
+// operator (who holds every permission), so the last active administrator stays here too (409
+// last_admin).
 import type { Command } from 'commander';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -41,7 +43,8 @@ export function registerUsers(program: Command): void {
     .requiredOption('--first-name <name>', 'first name')
     .requiredOption('--last-name <name>', 'last name')
     .option('--role <role...>', 'role names to grant, e.g. admin')
-    .action(async (options: { email: string; firstName: string; lastName: string; role?: string[] }) => {
+    .option('--must-change-password', 'the password is chosen for someone else: they must replace it at first sign-in')
+    .action(async (options: { email: string; firstName: string; lastName: string; role?: string[]; mustChangePassword?: boolean }) => {
       if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(options.email)) throw new Error(`Not an e-mail address: ${options.email}`);
       if (process.stdin.isTTY) process.stderr.write('Password (one line, then Ctrl-D): ');
       const password = await readStandardInput();
@@ -54,6 +57,7 @@ export function registerUsers(program: Command): void {
           lastName: options.lastName,
           password,
           roles: options.role ?? [],
+          mustChangePassword: options.mustChangePassword ?? false,
         });
         process.stdout.write(`Created user ${id} <${options.email}>${options.role?.length ? ` with roles ${options.role.join(', ')}` : ''}.\n`);
       });

@@ -13,6 +13,8 @@ export interface UsersTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   last_sign_in_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The password was set by someone else: the user must choose their own before anything else. */
+  must_change_password: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface RolesTable {

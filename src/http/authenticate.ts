@@ -2,9 +2,9 @@
 // then whether that caller holds the permission the operation declares in the contract.
 import type { RequestHandler } from 'express';
 import type { OperationInfo } from '../contract/spec.js';
-import type { Authenticators } from '../auth/principal.js';
+import type { Authenticators, Principal } from '../auth/principal.js';
 import { bearerToken } from '../auth/bearer.js';
-import { invalid, permissionDenied, refused, unauthenticated } from '../errors.js';
+import { forbidden, invalid, permissionDenied, refused, unauthenticated } from '../errors.js';
 
 export function authenticate(op: OperationInfo, authenticators: Authenticators): RequestHandler {
   const acceptsKey = op.security.includes('apiKey');
@@ -30,6 +30,11 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators):
     } else {
       const accepted = [acceptsKey && 'x-api-key', acceptsBearer && 'Authorization: Bearer'].filter(Boolean).join(' or ');
       throw unauthenticated('unauthenticated', `This operation needs credentials: ${accepted}.`);
+    }
+    // A password set by someone else is replaced before the account is used for anything else.
+    const principal = res.locals.principal as Principal;
+    if (principal.kind === 'user' && principal.passwordChangeRequired && op.raw['x-allowed-before-password-change'] !== true) {
+      throw forbidden('password_change_required', 'Your password was set by someone else: choose your own with PUT /me/password first.');
     }
     const permission = op.requiredPermission;
     if (permission && !res.locals.principal?.permissions.has(permission)) throw permissionDenied(permission);

@@ -17,6 +17,7 @@ interface Row {
   user_id: string;
   is_admin: boolean;
   permissions: string[];
+  must_change_password: boolean;
 }
 
 export function bearerAuthenticator({ db, clock, config }: Dependencies) {
@@ -29,7 +30,7 @@ export function bearerAuthenticator({ db, clock, config }: Dependencies) {
     const touchBefore = new Date(now.getTime() - TOUCH_EVERY_MS);
     const { rows } = await sql<Row>`
       with hit as (
-        select s.id as session_id, s.user_id
+        select s.id as session_id, s.user_id, u.must_change_password
         from session_tokens t
         join sessions s on s.id = t.session_id
         join users u on u.id = s.user_id
@@ -41,7 +42,7 @@ export function bearerAuthenticator({ db, clock, config }: Dependencies) {
         update sessions set last_used_at = ${now}
         where id = (select session_id from hit) and last_used_at < ${touchBefore}
       )
-      select hit.session_id, hit.user_id,
+      select hit.session_id, hit.user_id, hit.must_change_password,
         exists (
           select 1 from user_roles ur join roles r on r.id = ur.role_id
           where ur.user_id = hit.user_id and r.built_in and r.name = ${ADMIN_ROLE}
@@ -58,6 +59,7 @@ export function bearerAuthenticator({ db, clock, config }: Dependencies) {
       userId: row.user_id,
       sessionId: row.session_id,
       permissions: new Set(row.is_admin ? PERMISSIONS : row.permissions),
+      passwordChangeRequired: row.must_change_password,
     };
   };
 }

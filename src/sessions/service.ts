@@ -194,7 +194,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
     const now = clock.now();
     const userAgent = truncateUserAgent(client.userAgent);
     await db.transaction().execute(async (trx) => {
-      await setPasswordHash(trx, userId, newHash, now);
+      await setPasswordHash(trx, userId, newHash, now, { chosenByUser: true });
       // The other sessions' revocations are recorded first, then the change with their count.
       const revoked = await revokeSessions(trx, { userId, exceptSessionId: sessionId }, 'password_changed', now, client, { type: 'user', userId, sessionId });
       await recordSecurityEvent(trx, { type: 'password_changed', at: now, userId, sessionId, ip: client.ip, requestId: client.requestId, userAgent, details: { sessions_revoked: revoked.length } });

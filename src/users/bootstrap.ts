@@ -1,27 +1,44 @@
 // The first administrator: on an empty embedded database (`make run` with no DATABASE_URL), the
-// service creates one with a random password and prints the credentials once. With a real
-// PostgreSQL, operators use `backoffice users create` instead: nothing is ever created silently.
+// service creates one with a random password. The password goes to a file only its owner can read,
+// in the data directory, never to the terminal or the log (a log collector would keep it); only
+// the file's path is printed. The administrator must replace the password at first sign-in. With a
+// real PostgreSQL, operators use `backoffice users create` instead: nothing is created silently.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ADMIN_ROLE } from '../auth/permissions.js';
 import { createUserWithPassword } from './credentials.js';
 
-/** Creates the first administrator when there is no user at all; returns its e-mail, or null. */
-export async function createFirstAdministrator(db: Kysely<Database>, email: string, print: (text: string) => void): Promise<string | null> {
+export const FIRST_ADMINISTRATOR_FILE = 'first-administrator.txt';
+
+/** Creates the first administrator when there is no user at all; returns its e-mail and the password file, or null. */
+export async function createFirstAdministrator(db: Kysely<Database>, email: string, dataDir: string): Promise<{ email: string; passwordFile: string } | null> {
   const anyone = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
   if (anyone) return null;
   const password = randomBytes(18).toString('base64url'); // 24 characters, 144 random bits
-  await createUserWithPassword(db, { email, firstName: 'First', lastName: 'Administrator', password, roles: [ADMIN_ROLE] });
-  print(
+  const passwordFile = resolve(join(dataDir, FIRST_ADMINISTRATOR_FILE));
+  mkdirSync(dataDir, { recursive: true });
+  // Created anew with mode 0600 (a mode applies only when a file is created; the umask can only narrow it).
+  rmSync(passwordFile, { force: true });
+  writeFileSync(
+    passwordFile,
     [
-      '',
-      '  The database had no user: a first administrator was created.',
-      `    e-mail:   ${email}`,
-      `    password: ${password}`,
-      '  This password is shown only now. Sign in with POST /sessions and change it with PUT /me/password.',
+      'The first administrator of this back office:',
+      `  e-mail:   ${email}`,
+      `  password: ${password}`,
+      'Sign in with it (the back office, or POST /sessions): you will be asked to choose your own',
+      'password before anything else. Then delete this file.',
       '',
     ].join('\n'),
+    { mode: 0o600, flag: 'wx' },
   );
-  return email;
+  try {
+    await createUserWithPassword(db, { email, firstName: 'First', lastName: 'Administrator', password, roles: [ADMIN_ROLE], mustChangePassword: true });
+  } catch (err) {
+    rmSync(passwordFile, { force: true });
+    throw err;
+  }
+  return { email, passwordFile };
 }

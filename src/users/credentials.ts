@@ -22,8 +22,13 @@ export async function findCredentials(db: Db, userId: string): Promise<{ email: 
   return db.selectFrom('users').select(['email', 'password_hash']).where('id', '=', userId).executeTakeFirst();
 }
 
-export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now: Date): Promise<void> {
-  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userId).execute();
+/** Stores a new hash (a rehash keeps everything else; `chosenByUser` also lifts must_change_password). */
+export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now: Date, options: { chosenByUser?: boolean } = {}): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, updated_at: now, ...(options.chosenByUser ? { must_change_password: false } : {}) })
+    .where('id', '=', userId)
+    .execute();
 }
 
 export class DuplicateEmailError extends Error {
@@ -37,6 +42,8 @@ export interface NewUser {
   password: string;
   /** Role names to grant; they must exist. */
   roles?: string[];
+  /** The password was chosen by someone else: its owner must replace it at first sign-in. */
+  mustChangePassword?: boolean;
 }
 
 /** Creates an active user with a hashed password (the caller checks the password policy), recorded as the command line's act. */
@@ -47,7 +54,7 @@ export async function createUserWithPassword(db: Kysely<Database>, user: NewUser
     if (taken) throw new DuplicateEmailError(`A user with the e-mail ${user.email} already exists.`);
     const created = await trx
       .insertInto('users')
-      .values({ email: user.email.trim(), first_name: user.firstName, last_name: user.lastName, password_hash: passwordHash })
+      .values({ email: user.email.trim(), first_name: user.firstName, last_name: user.lastName, password_hash: passwordHash, must_change_password: user.mustChangePassword ?? false })
       .returning('id')
       .executeTakeFirstOrThrow();
     const roles: string[] = [];

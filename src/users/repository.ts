@@ -9,7 +9,7 @@ export type UserRow = Selectable<UsersTable>;
  * PostgreSQL: a page of 50 users would otherwise parse and re-print 150 dates in the event loop),
  * role names, and the exact sort key for the cursor.
  */
-export type ListedUser = Omit<UserRow, 'password_hash' | 'created_at' | 'updated_at' | 'last_sign_in_at'> & {
+export type ListedUser = Omit<UserRow, 'password_hash' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password'> & {
   created_at: string;
   updated_at: string;
   last_sign_in_at: string | null;
@@ -84,7 +84,7 @@ export function findUserForUpdate(db: Kysely<Database>, id: string): Promise<Use
 
 export async function insertUser(
   db: Kysely<Database>,
-  user: { email: string; first_name: string; last_name: string; password_hash: string | null; now: Date },
+  user: { email: string; first_name: string; last_name: string; password_hash: string | null; must_change_password: boolean; now: Date },
 ): Promise<string> {
   const { now, ...values } = user;
   const row = await db.insertInto('users').values({ ...values, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();

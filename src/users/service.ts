@@ -93,6 +93,8 @@ export function userService({ db, clock }: ServiceDeps) {
             first_name: input.first_name,
             last_name: input.last_name,
             password_hash: passwordHash,
+            // The caller chose this password, so it is not the user's own yet.
+            must_change_password: passwordHash !== null,
             now: clock.now(),
           });
           await setUserRoles(trx, userId, roles.map((r) => r.id));

@@ -1,6 +1,7 @@
 // My sessions and my password in a real Chromium against the real service on PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
+import { createUserWithPassword } from '../../src/users/credentials.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
 let service: Awaited<ReturnType<typeof startService>>;
@@ -88,5 +89,27 @@ describe('my sessions and my password', () => {
     await page.getByText('You are signed out.').waitFor();
     expect((await get('/me', { Authorization: `Bearer ${accessToken}` })).status).toBe(401);
     expect(await readStorage(page, 'backoffice.tokens')).toBeNull();
+  });
+
+  it('leads a person whose password someone else set to the form, and opens the back office once they chose their own', async () => {
+    const person = { email: 'newcomer@example.com', password: 'set by the administrator' };
+    await createUserWithPassword(service.database.db, { ...person, firstName: 'New', lastName: 'Comer', roles: ['admin'], mustChangePassword: true });
+    const fresh = await openBrowser();
+    try {
+      const { page } = fresh;
+      await signIn(page, service.baseUrl, person);
+      await page.getByRole('heading', { name: 'Choose your own password' }).waitFor();
+      await page.getByText('Your password was set by someone else.').waitFor();
+      expect(await page.getByRole('navigation').count()).toBe(0);
+      await screenshot(page, 'password-required');
+      await page.getByLabel('Current password').fill(person.password);
+      await page.getByLabel('New password', { exact: true }).fill('my very own passphrase now');
+      await page.getByLabel('New password again').fill('my very own passphrase now');
+      await page.getByRole('button', { name: 'Change my password' }).click();
+      await page.getByRole('link', { name: 'Users' }).waitFor();
+      await page.getByRole('heading', { name: 'Users' }).waitFor();
+    } finally {
+      await fresh.close();
+    }
   });
 });

@@ -29,10 +29,12 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+/** `env` is added to this process's environment; a variable given as undefined is removed from it. */
+export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> {
   const port = await freePort();
+  const merged = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', ...env };
   const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', ...env },
+    env: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

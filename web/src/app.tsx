@@ -15,6 +15,7 @@ import { PasswordPage } from './pages/password.js';
 import { HomePage } from './pages/home.js';
 import { AuditPage } from './pages/audit.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
+import { ApiError } from './api/problem.js';
 
 type Me = components['schemas']['Me'];
 type Permission = components['schemas']['Permission'];
@@ -65,6 +66,17 @@ export function App() {
 function SignedIn() {
   const route = useRoute();
   const me = useLoad(() => call(() => api.GET('/me')), []);
+  // A password someone else set must be replaced before anything else (the server refuses the rest).
+  if (me.error instanceof ApiError && me.error.problem?.code === 'password_change_required') {
+    return (
+      <>
+        <Header canSignOut />
+        <main id="main" tabIndex={-1}>
+          <PasswordPage required onChanged={me.reload} />
+        </main>
+      </>
+    );
+  }
   const pages = me.data ? NAV.filter((item) => item.needs === null || me.data!.permissions.includes(item.needs)) : [];
   const page = route[0] && route[0] !== 'sign-in' ? route[0] : pages[0]?.route;
   return (
@@ -99,7 +111,7 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
   }
 }
 
-function Header({ me, pages = [], current }: { me?: Me | undefined; pages?: typeof NAV; current?: string | undefined }) {
+function Header({ me, pages = [], current, canSignOut = me !== undefined }: { me?: Me | undefined; pages?: typeof NAV; current?: string | undefined; canSignOut?: boolean }) {
   const { t, language, setLanguage } = useI18n();
   return (
     <header class="shell">
@@ -130,7 +142,7 @@ function Header({ me, pages = [], current }: { me?: Me | undefined; pages?: type
             </option>
           ))}
         </select>
-        {me && (
+        {canSignOut && (
           <button type="button" class="signout" onClick={() => void signOut()}>
             {t('nav.signOut')}
           </button>

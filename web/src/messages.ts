@@ -70,7 +70,7 @@ export const en = {
   'users.rolesHint': 'Role names, separated by commas.',
   'users.createTitle': 'New user',
   'users.initialPassword': 'Initial password (optional)',
-  'users.initialPasswordHint': '12 to 128 characters. Without one, the user cannot sign in until a password is set.',
+  'users.initialPasswordHint': '12 to 128 characters. Without one, the user cannot sign in until a password is set. With one, they must choose their own at first sign-in.',
   'users.back': 'Back to the users',
   'users.disable': 'Disable',
   'users.disableConfirm': 'Disable {email} and sign them out everywhere?',
@@ -201,6 +201,8 @@ export const en = {
   'audit.reason.user_disabled': 'account disabled',
   'audit.reason.refresh_token_reused': 'refresh token reused',
   'audit.nothing': 'nothing',
+  'password.requiredTitle': 'Choose your own password',
+  'password.requiredNotice': 'Your password was set by someone else. Choose your own to continue: until then nothing else is available.',
 };
 
 export type MessageKey = keyof typeof en;
@@ -275,7 +277,7 @@ export const fr: Record<MessageKey, string> = {
   'users.rolesHint': 'Noms des rôles, séparés par des virgules.',
   'users.createTitle': 'Nouvel utilisateur',
   'users.initialPassword': 'Mot de passe initial (facultatif)',
-  'users.initialPasswordHint': '12 à 128 caractères. Sans mot de passe, l\'utilisateur ne peut pas se connecter.',
+  'users.initialPasswordHint': '12 à 128 caractères. Sans mot de passe, l\'utilisateur ne peut pas se connecter. Avec, il devra choisir le sien à sa première connexion.',
   'users.back': 'Retour aux utilisateurs',
   'users.disable': 'Désactiver',
   'users.disableConfirm': 'Désactiver {email} et fermer toutes ses sessions ?',
@@ -406,6 +408,8 @@ export const fr: Record<MessageKey, string> = {
   'audit.reason.user_disabled': 'compte désactivé',
   'audit.reason.refresh_token_reused': 'jeton de renouvellement réutilisé',
   'audit.nothing': 'rien',
+  'password.requiredTitle': 'Choisissez votre mot de passe',
+  'password.requiredNotice': "Votre mot de passe a été choisi par quelqu'un d'autre. Choisissez le vôtre pour continuer : rien d'autre n'est possible d'ici là.",
 };
 
 export const LANGUAGES = { en: 'English', fr: 'Français' } as const;

@@ -1,11 +1,13 @@
-// Change my password: PUT /me/password. The server signs the other sessions out.
+// Change my password: PUT /me/password. The server signs the other sessions out. Also the page a
+// person lands on when their password was set by someone else (`required`): nothing else works
+// until they choose their own, and `onChanged` then opens the back office.
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import { useI18n } from '../i18n.js';
 import { ErrorMessage, Field, Notice, PageTitle } from '../ui.js';
 import { useSubmit } from '../load.js';
 
-export function PasswordPage() {
+export function PasswordPage({ required = false, onChanged }: { required?: boolean; onChanged?: () => void } = {}) {
   const { t } = useI18n();
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
@@ -21,12 +23,14 @@ export function PasswordPage() {
     setCurrent('');
     setNext('');
     setConfirm('');
+    onChanged?.();
   });
 
   const value = (set: (v: string) => void) => (e: InputEvent) => set((e.currentTarget as HTMLInputElement).value);
   return (
     <>
-      <PageTitle>{t('password.title')}</PageTitle>
+      <PageTitle>{t(required ? 'password.requiredTitle' : 'password.title')}</PageTitle>
+      {required && <Notice tone="warning">{t('password.requiredNotice')}</Notice>}
       {done && <Notice tone="success">{t('password.done')}</Notice>}
       <form onSubmit={submit} class="narrow">
         <Field label={t('password.current')} id="current-password" type="password" autoComplete="current-password" required value={current} onInput={value(setCurrent)} />
