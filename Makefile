@@ -23,10 +23,11 @@ node_modules/.installed: package.json package-lock.json $(wildcard patches/*.pat
 generate: install ## Bundle openapi/, derive it in every key style, regenerate generated/ (commit the result)
 	scripts/generate.sh
 
-lint: install ## Contract lint (zero warnings, every key style), generated/ drift, tsc, eslint
+lint: install ## Contract lint (Redocly, every key style; Spectral's OWASP rules; zero findings), generated/ drift, tsc, eslint
 	@out=$$($(BIN)/redocly lint 2>&1); status=$$?; echo "$$out" | $(QUIET_BOX); \
 	  if [ $$status -ne 0 ] || echo "$$out" | grep -v '║' | grep -qiE '[0-9]+ warnings?'; then echo "redocly lint: not clean" >&2; exit 1; fi
 	scripts/check-generated.sh
+	$(BIN)/spectral lint generated/openapi.json --fail-severity hint --quiet
 	$(BIN)/tsc --noEmit
 	$(BIN)/tsc -p web/tsconfig.json
 	$(BIN)/eslint .

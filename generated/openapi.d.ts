@@ -748,6 +748,7 @@ export interface components {
              */
             title: string;
             /**
+             * Format: int32
              * @description The HTTP status code of this response.
              * @example 400
              */
@@ -768,6 +769,7 @@ export interface components {
              */
             request_id: string;
             /**
+             * Format: int32
              * @description With `429`, the seconds to wait before trying again (also in `Retry-After`).
              * @example 540
              */
@@ -781,7 +783,7 @@ export interface components {
              *       "pascal"
              *     ]
              */
-            allowed_values?: string[];
+            allowed_values?: ("camel" | "dash" | "snake" | "pascal")[];
             required_permission?: components["schemas"]["Permission"];
             /**
              * @description With `target_outranks_caller`, the permissions the target (user, role or the key's
@@ -820,6 +822,7 @@ export interface components {
              */
             token_type: "Bearer";
             /**
+             * Format: int32
              * @description Validity of the access token in seconds.
              * @example 600
              * @constant
@@ -827,12 +830,12 @@ export interface components {
             expires_in: 600;
             /**
              * @description Sent as `Authorization: Bearer <access_token>`.
-             * @example boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6w_1a2B3c
+             * @example boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6_1a2B3c
              */
             access_token: string;
             /**
              * @description Exchanged at `POST /tokens` for a new token set; usable once.
-             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w
+             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1_9z8Y7w
              */
             refresh_token: string;
         };
@@ -908,7 +911,7 @@ export interface components {
         RefreshRequest: {
             /**
              * @description The refresh token of the latest token set.
-             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w
+             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1_9z8Y7w
              */
             refresh_token: string;
         };
@@ -1179,7 +1182,7 @@ export interface components {
             api_key: components["schemas"]["ApiKey"];
             /**
              * @description Sent as `x-api-key: <secret>`. Shown once; only its SHA-256 digest is kept.
-             * @example bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7P_1a2x9Tb
+             * @example bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7PQm7_a2x9Tb
              */
             secret: string;
         };
@@ -1203,6 +1206,7 @@ export interface components {
         };
         ApiKeyRotateRequest: {
             /**
+             * Format: int32
              * @description How long the previous secret keeps working, at most 24 hours. By default it stops at once.
              * @default 0
              * @example 3600
@@ -1501,8 +1505,8 @@ export interface components {
                  * @example {
                  *       "token_type": "Bearer",
                  *       "expires_in": 600,
-                 *       "access_token": "boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6w_1a2B3c",
-                 *       "refresh_token": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w"
+                 *       "access_token": "boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6_1a2B3c",
+                 *       "refresh_token": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1_9z8Y7w"
                  *     }
                  */
                 "application/json": components["schemas"]["TokenSet"];
@@ -1818,7 +1822,7 @@ export interface components {
                  *         "last_used_ip": null,
                  *         "revoked_at": null
                  *       },
-                 *       "secret": "bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7P_1a2x9Tb"
+                 *       "secret": "bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7PQm7_a2x9Tb"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiKeyWithSecret"];
@@ -2125,7 +2129,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "refresh_token": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w"
+                 *       "refresh_token": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1_9z8Y7w"
                  *     }
                  */
                 "application/json": components["schemas"]["RefreshRequest"];

@@ -748,6 +748,7 @@ export interface components {
              */
             Title: string;
             /**
+             * Format: int32
              * @description The HTTP status code of this response.
              * @example 400
              */
@@ -768,6 +769,7 @@ export interface components {
              */
             RequestId: string;
             /**
+             * Format: int32
              * @description With `429`, the seconds to wait before trying again (also in `Retry-After`).
              * @example 540
              */
@@ -781,7 +783,7 @@ export interface components {
              *       "pascal"
              *     ]
              */
-            AllowedValues?: string[];
+            AllowedValues?: ("camel" | "dash" | "snake" | "pascal")[];
             RequiredPermission?: components["schemas"]["Permission"];
             /**
              * @description With `target_outranks_caller`, the permissions the target (user, role or the key's
@@ -820,6 +822,7 @@ export interface components {
              */
             TokenType: "Bearer";
             /**
+             * Format: int32
              * @description Validity of the access token in seconds.
              * @example 600
              * @constant
@@ -827,12 +830,12 @@ export interface components {
             ExpiresIn: 600;
             /**
              * @description Sent as `Authorization: Bearer <access_token>`.
-             * @example boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6w_1a2B3c
+             * @example boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6_1a2B3c
              */
             AccessToken: string;
             /**
              * @description Exchanged at `POST /tokens` for a new token set; usable once.
-             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w
+             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1_9z8Y7w
              */
             RefreshToken: string;
         };
@@ -908,7 +911,7 @@ export interface components {
         RefreshRequest: {
             /**
              * @description The refresh token of the latest token set.
-             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w
+             * @example bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1_9z8Y7w
              */
             RefreshToken: string;
         };
@@ -1179,7 +1182,7 @@ export interface components {
             ApiKey: components["schemas"]["ApiKey"];
             /**
              * @description Sent as `x-api-key: <secret>`. Shown once; only its SHA-256 digest is kept.
-             * @example bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7P_1a2x9Tb
+             * @example bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7PQm7_a2x9Tb
              */
             Secret: string;
         };
@@ -1203,6 +1206,7 @@ export interface components {
         };
         ApiKeyRotateRequest: {
             /**
+             * Format: int32
              * @description How long the previous secret keeps working, at most 24 hours. By default it stops at once.
              * @default 0
              * @example 3600
@@ -1501,8 +1505,8 @@ export interface components {
                  * @example {
                  *       "TokenType": "Bearer",
                  *       "ExpiresIn": 600,
-                 *       "AccessToken": "boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6w_1a2B3c",
-                 *       "RefreshToken": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w"
+                 *       "AccessToken": "boa_8Hx2kQ4mW9pL1nV6cT3rY7sD0fG5jZ2aB8eU4iO1qK6_1a2B3c",
+                 *       "RefreshToken": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1_9z8Y7w"
                  *     }
                  */
                 "application/json": components["schemas"]["TokenSet"];
@@ -1818,7 +1822,7 @@ export interface components {
                  *         "LastUsedIp": null,
                  *         "RevokedAt": null
                  *       },
-                 *       "Secret": "bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7P_1a2x9Tb"
+                 *       "Secret": "bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7PQm7_a2x9Tb"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiKeyWithSecret"];
@@ -2123,7 +2127,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "RefreshToken": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1Qx_9z8Y7w"
+                 *       "RefreshToken": "bor_3Fq9Lm2Xp7Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7Pe1_9z8Y7w"
                  *     }
                  */
                 "application/json": components["schemas"]["RefreshRequest"];

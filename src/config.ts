@@ -59,6 +59,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       },
     },
   );
+  // Retry-After is at most a day in the contract: no throttle may make anyone wait longer.
+  for (const name of ['SIGN_IN_THROTTLE_WINDOW_S', 'SIGN_IN_ACCOUNT_MAX_DELAY_S'] as const) {
+    if (e[name] < 1 || e[name] > 86_400) throw new ConfigError(`Invalid configuration:\n  ${name}: expected 1 to 86400 seconds`);
+  }
   return {
     env: e.NODE_ENV,
     host: e.HOST,

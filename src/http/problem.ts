@@ -20,6 +20,12 @@ const TITLES: Record<number, string> = {
   503: 'Service unavailable',
 };
 
+/** The contract's bounds on a problem's text (a body full of mistakes must not make an answer unbounded). */
+const MAX_FIELD_ERRORS = 50;
+const MAX_FIELD_TEXT = 1024;
+const MAX_DETAIL = 4096;
+const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+
 type Extras = Partial<Pick<Problem, 'errors' | 'retry_after' | 'allowed_values' | 'required_permission' | 'missing_permissions'>>;
 
 /** An error that becomes a problem response. Throw it from anywhere below the router. */
@@ -41,10 +47,13 @@ export class ProblemError extends Error {
       type: `urn:problem:backoffice:${this.code}`,
       title: this.title,
       status: this.status,
-      detail: this.detail,
+      detail: cut(this.detail, MAX_DETAIL),
       code: this.code,
       request_id: requestId,
       ...this.extras,
+      ...(this.extras.errors
+        ? { errors: this.extras.errors.slice(0, MAX_FIELD_ERRORS).map((e) => ({ ...e, location: cut(e.location, MAX_FIELD_TEXT), message: cut(e.message, MAX_FIELD_TEXT) })) }
+        : {}),
     };
   }
 }
