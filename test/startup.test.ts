@@ -52,5 +52,5 @@ describe('make run on an empty database', () => {
       expect(await server.stop()).toBe(0);
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 180_000); // PGlite starts and migrates in the process: slow on a loaded machine
 });
