@@ -1729,6 +1729,7 @@ export interface components {
         ForbiddenOutranked: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
             content: {
@@ -1742,6 +1743,7 @@ export interface components {
         ConflictLastAdmin: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
             content: {
