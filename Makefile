@@ -41,6 +41,7 @@ docs: install ## Render the Redoc reference, one page per key style, everything 
 	@for style in $(OTHER_STYLES); do \
 	  $(BIN)/redocly build-docs generated/openapi.$$style.json --inlineBundle --title "Back-office API reference ($$style)" -o dist/docs/index.$$style.html 2>&1 | $(QUIET_BOX); \
 	done
+	@node --import tsx scripts/docs-stand-in.ts dist/docs/*.html
 
 web: install web/dist/index.html ## Build the back-office interface (web/) into web/dist/, served at /
 WEB_SOURCES := $(shell find web/src -type f) web/index.html web/vite.config.ts web/tsconfig.json generated/openapi.d.ts

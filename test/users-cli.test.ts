@@ -64,7 +64,8 @@ describe('backoffice users create', () => {
 
   it('with --must-change-password, makes the user choose their own password before anything else', async () => {
     const password = 'chosen by the operator for ada';
-    const result = cli(['users', 'create', '--email', 'ada@example.com', '--first-name', 'Ada', '--last-name', 'Lovelace', '--role', 'admin', '--must-change-password'], `${password}\n`);
+    // No role: the refusal comes before any permission check (and the file's administrators stay two).
+    const result = cli(['users', 'create', '--email', 'ada@example.com', '--first-name', 'Ada', '--last-name', 'Lovelace', '--must-change-password'], `${password}\n`);
     expect(result.status, result.stderr).toBe(0);
     const { app } = createTestApp(database.db);
     const set = await signIn(app, 'ada@example.com', password);

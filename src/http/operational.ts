@@ -7,32 +7,7 @@ import type { Database } from '../db/schema.js';
 import { docsHtmlPath } from '../paths.js';
 import { INFLECTION_HEADER, INFLECTIONS, parseInflection, type Inflection } from './inflection.js';
 import { ProblemError } from './problem.js';
-
-/** What the reference may do in its sandbox: run its scripts, open links in new tabs. */
-const DOCS_SANDBOX = 'allow-scripts allow-popups allow-popups-to-escape-sandbox';
-const DOCS_POLICY = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; font-src 'self' data:; connect-src 'none'; form-action 'none'; base-uri 'none'";
-
-/**
- * Redoc keeps its settings in localStorage and cookies and stops rendering when reading them
- * throws, as it does in the sandbox: before it runs, the page gets storage of its own, in memory.
- * Only a stand-in: a script that removes it still meets the browser's refusal, never the back
- * office's storage.
- */
-const MEMORY_STORAGE = `(() => {
-  const memory = () => { const items = new Map(); return {
-    getItem: (k) => (items.has(String(k)) ? items.get(String(k)) : null), setItem: (k, v) => void items.set(String(k), String(v)),
-    removeItem: (k) => void items.delete(String(k)), clear: () => items.clear(), key: (i) => [...items.keys()][i] ?? null,
-    get length() { return items.size; } }; };
-  for (const name of ['localStorage', 'sessionStorage']) {
-    try { void window[name]; } catch { Object.defineProperty(window, name, { value: memory(), configurable: true }); }
-  }
-  try { void document.cookie; } catch {
-    const jar = new Map();
-    Object.defineProperty(document, 'cookie', { configurable: true,
-      get: () => [...jar].map(([k, v]) => k + '=' + v).join('; '),
-      set: (text) => { const [pair] = String(text).split(';'); const at = pair.indexOf('='); if (at > 0) jar.set(pair.slice(0, at).trim(), pair.slice(at + 1)); } });
-  }
-})();`;
+import { DOCS_CSP } from './docs-sandbox.js';
 
 /**
  * The key style a reader asks the contract or the reference in: `?style=` first (a link, a browser
@@ -75,12 +50,9 @@ export function operationalRoutes(db: Kysely<Database>, contracts: StyledContrac
       res.status(404).type('text/plain').send('The reference is not built: run `make docs`.');
       return;
     }
-    // The Redoc page is one self-contained file with inline scripts and styles. It shares its origin
-    // with the back office, which keeps its refresh token in localStorage: `sandbox` without
-    // allow-same-origin runs the page in an opaque origin of its own, so its scripts (and any that
-    // were injected) can reach neither that storage nor the cookies, nor call the API as the user.
-    res.set('Content-Security-Policy', `sandbox ${DOCS_SANDBOX}; ${DOCS_POLICY}`);
-    res.type('html').send(readFileSync(page, 'utf8').replace('<head>', `<head><script>${MEMORY_STORAGE}</script>`));
+    // One self-contained file with inline scripts and styles, sandboxed away from the back office.
+    res.set('Content-Security-Policy', DOCS_CSP);
+    res.type('html').send(readFileSync(page));
   });
   return router;
 }
