@@ -1346,11 +1346,20 @@ export interface components {
                  * @example 2026-11-20T09:00:00.000Z
                  */
                 hour: string;
-                /** @example 14 */
+                /**
+                 * Format: int32
+                 * @example 14
+                 */
                 succeeded: number;
-                /** @example 2 */
+                /**
+                 * Format: int32
+                 * @example 2
+                 */
                 failed: number;
-                /** @example 0 */
+                /**
+                 * Format: int32
+                 * @example 0
+                 */
                 throttled: number;
             }[];
         };
@@ -2029,9 +2038,10 @@ export interface components {
         Limit: number;
         /**
          * @description The `nextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
-         *     valid only with the same filters (`status`, `role`, `search`) as the request that returned it
-         *     (`limit` may change). An altered cursor, one made for other filters, or one issued before the
-         *     operator rotated the signing key is refused with `400 invalid_cursor`; start again without it.
+         *     valid only for the same list with the same filters as the request that returned it (`limit` may
+         *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+         *     another list or other filters, or one issued before the operator rotated the signing key is
+         *     refused with `400 invalid_cursor`; start again without it.
          * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
          */
         Cursor: string;
@@ -2601,9 +2611,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description The `nextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
-                 *     valid only with the same filters (`status`, `role`, `search`) as the request that returned it
-                 *     (`limit` may change). An altered cursor, one made for other filters, or one issued before the
-                 *     operator rotated the signing key is refused with `400 invalid_cursor`; start again without it.
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
                  * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -2691,9 +2702,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description The `nextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
-                 *     valid only with the same filters (`status`, `role`, `search`) as the request that returned it
-                 *     (`limit` may change). An altered cursor, one made for other filters, or one issued before the
-                 *     operator rotated the signing key is refused with `400 invalid_cursor`; start again without it.
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
                  * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -3446,9 +3458,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description The `nextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
-                 *     valid only with the same filters (`status`, `role`, `search`) as the request that returned it
-                 *     (`limit` may change). An altered cursor, one made for other filters, or one issued before the
-                 *     operator rotated the signing key is refused with `400 invalid_cursor`; start again without it.
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
                  * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
                  */
                 cursor?: components["parameters"]["Cursor"];
@@ -3558,9 +3571,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description The `nextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
-                 *     valid only with the same filters (`status`, `role`, `search`) as the request that returned it
-                 *     (`limit` may change). An altered cursor, one made for other filters, or one issued before the
-                 *     operator rotated the signing key is refused with `400 invalid_cursor`; start again without it.
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
                  * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
                  */
                 cursor?: components["parameters"]["Cursor"];

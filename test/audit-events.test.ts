@@ -69,6 +69,29 @@ describe('GET /audit-events', () => {
     }
   });
 
+  it('an audit cursor cannot be edited, nor reused under other filters or by another person', async () => {
+    const target = randomUUID();
+    for (let i = 0; i < 3; i++) await record({ type: 'role_updated', at: new Date(`2025-04-0${i + 1}T00:00:00Z`), target: { type: 'role', id: target, label: 'cursor' } });
+    const { app } = createAppWithTestBearer(database.db);
+    const page = (query: string) => request(app).get(`/audit-events?limit=1&${query}`).set('x-api-key', auditKey);
+    const cursor: string = (await page(`target_id=${target}`)).body.next_cursor;
+    expect((await page(`target_id=${target}&cursor=${cursor}`)).status).toBe(200);
+    const [payload, signature] = cursor.split('.');
+    const moved = Buffer.from(JSON.stringify({ t: '2000-01-01T00:00:00.000000Z', i: '1' })).toString('base64url');
+    for (const query of [`target_id=${target}&cursor=${moved}.${signature}`, `target_id=${target}&cursor=${payload}`, `target_id=${randomUUID()}&cursor=${cursor}`, `cursor=${cursor}`, `target_id=${target}&type=role_updated&cursor=${cursor}`]) {
+      const res = await page(query);
+      expect(res.status, query).toBe(400);
+      expect(res.body.code, query).toBe('invalid_cursor');
+    }
+    // GET /me/audit-events: one person's cursor is not another's.
+    for (let i = 0; i < 3; i++) await record({ type: 'password_changed', at: new Date(`2025-04-1${i}T00:00:00Z`), userId: auditor.id });
+    const mine = (await request(app).get('/me/audit-events?limit=1').set('authorization', testBearer(auditor.id))).body.next_cursor as string;
+    expect(mine).toEqual(expect.any(String));
+    const theirs = await request(app).get(`/me/audit-events?limit=1&cursor=${mine}`).set('authorization', testBearer(nobody.id));
+    expect(theirs.status).toBe(400);
+    expect(theirs.body.code).toBe('invalid_cursor');
+  });
+
   it('filters by type, actor, target, the person concerned and time, combined', async () => {
     const ada = randomUUID();
     const key = randomUUID();

@@ -1,7 +1,8 @@
-// The opaque cursor of the audit journal's keyset pagination: the (occurred_at, id) of the last
-// event of a page, occurred_at as PostgreSQL prints it to the microsecond (as src/users/cursor.ts).
-// Same shape as the users' cursor, so both can move to one signed format together.
-import { invalid } from '../errors.js';
+// The cursor of the audit journal: the (occurred_at, id) of the last event of a page, occurred_at
+// as PostgreSQL prints it to the microsecond (as src/users/cursor.ts), signed for the filters of
+// the query (src/pagination/signed-cursor.ts): GET /me/audit-events binds it to the person too.
+import { invalidCursor, openCursor, sealCursor } from '../pagination/signed-cursor.js';
+import type { AuditFilter } from './repository.js';
 
 export interface AuditCursor {
   occurredAt: string;
@@ -11,20 +12,27 @@ export interface AuditCursor {
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const ID = /^[1-9]\d{0,18}$/;
 
-export function encodeAuditCursor(cursor: AuditCursor): string {
-  return Buffer.from(JSON.stringify({ t: cursor.occurredAt, i: cursor.id })).toString('base64url');
+/** The list and its order, then every filter in a fixed order (absent ones as null). */
+const scopeOf = (f: AuditFilter) => [
+  'audit_events',
+  'occurred_at,id',
+  f.types ? [...f.types].sort() : null,
+  f.actorType ?? null,
+  f.actorId ?? null,
+  f.targetType ?? null,
+  f.targetId ?? null,
+  f.userId ?? null,
+  f.involving ?? null,
+  f.since?.toISOString() ?? null,
+  f.before?.toISOString() ?? null,
+];
+
+export function encodeAuditCursor(key: Buffer, cursor: AuditCursor, filter: AuditFilter): string {
+  return sealCursor(key, { t: cursor.occurredAt, i: cursor.id }, scopeOf(filter));
 }
 
-export function decodeAuditCursor(value: string): AuditCursor {
-  try {
-    const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as { t?: unknown; i?: unknown };
-    if (typeof parsed.t === 'string' && TIMESTAMP.test(parsed.t) && typeof parsed.i === 'string' && ID.test(parsed.i)) {
-      return { occurredAt: parsed.t, id: parsed.i };
-    }
-  } catch {
-    // fall through: not base64url JSON
-  }
-  throw invalid('invalid_cursor', 'The cursor is not one this service issued; start again without it.', {
-    errors: [{ location: 'request/query/cursor', message: 'is not a valid cursor' }],
-  });
+export function decodeAuditCursor(key: Buffer, value: string, filter: AuditFilter): AuditCursor {
+  const { t, i } = openCursor(key, value, scopeOf(filter));
+  if (typeof t === 'string' && TIMESTAMP.test(t) && typeof i === 'string' && ID.test(i)) return { occurredAt: t, id: i };
+  throw invalidCursor();
 }

@@ -3,20 +3,22 @@
 import type { ServiceDeps } from '../dependencies.js';
 import { countSignInsPerHour, listAuditPage, type AuditFilter } from './repository.js';
 import { decodeAuditCursor, encodeAuditCursor } from './cursor.js';
+import { serviceSecret } from '../auth/service-secrets.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const CHART_HOURS = 7 * 24;
 const HOUR_MS = 3_600_000;
 
 export function auditService({ db, clock }: ServiceDeps) {
+  const cursorKey = serviceSecret(db, clock, 'cursor_signing');
   return {
     async list(query: { limit?: number; cursor?: string }, filter: AuditFilter) {
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-      const after = query.cursor === undefined ? undefined : decodeAuditCursor(query.cursor);
+      const after = query.cursor === undefined ? undefined : decodeAuditCursor(await cursorKey(), query.cursor, filter);
       const rows = await listAuditPage(db, { limit, after, filter });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
-      const nextCursor = rows.length > limit && last ? encodeAuditCursor({ occurredAt: last.cursor_occurred_at, id: String(last.id) }) : null;
+      const nextCursor = rows.length > limit && last ? encodeAuditCursor(await cursorKey(), { occurredAt: last.cursor_occurred_at, id: String(last.id) }, filter) : null;
       return { page, nextCursor };
     },
 
