@@ -107,7 +107,7 @@ describe('my sessions and my password', () => {
       await page.getByLabel('New password again').fill('my very own passphrase now');
       await page.getByRole('button', { name: 'Change my password' }).click();
       await page.getByRole('link', { name: 'Users' }).waitFor();
-      await page.getByRole('heading', { name: 'Users' }).waitFor();
+      await page.getByRole('heading', { name: 'Home' }).waitFor(); // the first page of the back office
     } finally {
       await fresh.close();
     }
