@@ -8,6 +8,7 @@
 // (`first_name` and `firstName` under camel, or one name twice), since one would silently win.
 import { camelCase, kebabCase, pascalCase, snakeCase } from 'change-case';
 import { ProblemError, type Problem } from './problem.js';
+import { validationFailed, type DomainError } from '../errors.js';
 import { deref, type JsonSchema, type OpenApiDocument } from '../contract/spec.js';
 
 export const INFLECTION_HEADER = 'x-api-inflection';
@@ -58,9 +59,8 @@ export function parseInflection(value: string | string[] | undefined, source = `
 }
 
 /** A body refused before validation, in the validator's shape (location in snake_case, styled when written). */
-export function invalidBodyKey(path: readonly (string | number)[], message: string, errorCode: string): ProblemError {
-  const location = ['request', 'body', ...path].join('/');
-  return new ProblemError(400, 'validation_failed', `${location} ${message}`, { errors: [{ location, message, error_code: errorCode }] }, {}, 'Request validation failed');
+export function invalidBodyKey(path: readonly (string | number)[], message: string, errorCode: string): DomainError {
+  return validationFailed([{ location: ['request', 'body', ...path].join('/'), message, error_code: errorCode }]);
 }
 
 const forbiddenKey = (path: readonly (string | number)[]) =>
@@ -90,7 +90,7 @@ export class KeyInflector {
 
   /**
    * Client-style body -> canonical snake, before validation, refusing forbidden and duplicate
-   * keys (a 400 ProblemError). Unknown keys are kept as sent, for the validator to refuse.
+   * keys (400 validation_failed). Unknown keys are kept as sent, for the validator to refuse.
    */
   toSnake(body: unknown, schema: JsonSchema | undefined, style: Inflection): unknown {
     if (style === 'snake') {
