@@ -35,7 +35,7 @@ beforeAll(async () => {
   await admin.query('create database outage');
   await admin.end();
   const url = withDatabase(cluster.adminUrl, 'outage');
-  database = await openDatabase({ databaseUrl: url, dataDir: '', poolMax: 4, acquireTimeoutMs: ACQUIRE_TIMEOUT_MS, statementTimeoutMs: STATEMENT_TIMEOUT_MS }, logs.logger);
+  database = await openDatabase({ databaseUrl: url, dataDir: '', poolMax: 4, acquireTimeoutMs: ACQUIRE_TIMEOUT_MS, statementTimeoutMs: STATEMENT_TIMEOUT_MS, preparedStatements: true }, logs.logger);
   await migrateToLatest(database.db);
   // A real user with a password: sign-ins succeed before the outage, so "none during it" means something.
   await createUser(database.db, { email: 'key@example.com', password: 'correct horse battery staple' });

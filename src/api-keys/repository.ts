@@ -2,6 +2,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeysTable, Database } from '../db/schema.js';
 import { ADMIN_ROLE } from '../auth/permissions.js';
+import { fixedStatement } from '../db/fixed-statement.js';
 
 /** The key's own row, as stored. */
 export type ApiKeyRecord = Selectable<ApiKeysTable>;
@@ -52,14 +53,18 @@ export interface KeyBySecret {
   retires_at: Date | null;
 }
 
-export function findKeyBySecretDigest(db: Kysely<Database>, digest: Buffer): Promise<KeyBySecret | undefined> {
-  return db
+/** Run on every request made with an API key: compiled once (bench/ runs the same text). */
+export const keyBySecretDigest = fixedStatement((db, p: { digest: Buffer }) =>
+  db
     .selectFrom('api_key_secrets as s')
     .innerJoin('api_keys as k', 'k.id', 's.api_key_id')
     .leftJoin('users as c', 'c.id', 'k.created_by')
     .select(['k.id', effectivePermissions.as('permissions'), 'c.status as creator_status', 'k.expires_at', 'k.revoked_at', 'k.last_used_at', 's.retires_at'])
-    .where('s.digest', '=', digest)
-    .executeTakeFirst();
+    .where('s.digest', '=', p.digest),
+);
+
+export async function findKeyBySecretDigest(db: Kysely<Database>, digest: Buffer): Promise<KeyBySecret | undefined> {
+  return (await keyBySecretDigest.execute(db, { digest }))[0];
 }
 
 function selectShown(db: Kysely<Database>) {

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from './schema.js';
 import { startEmbeddedPostgres } from './embedded.js';
+import { PreparingClient } from './prepared-statements.js';
 
 // int8 (bigint, count(*)) as a JS number: our counts stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -15,6 +16,8 @@ export interface DatabaseOptions {
   poolMax: number;
   acquireTimeoutMs: number;
   statementTimeoutMs: number;
+  /** Named prepared statements (src/db/prepared-statements.ts); off behind a pooler in transaction mode. */
+  preparedStatements: boolean;
 }
 
 export interface DatabaseHandle {
@@ -43,6 +46,9 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs,
     application_name: 'backoffice-api',
+    // PGlite keeps one backend for every connection the socket serves in turn: a statement
+    // prepared by an earlier connection would still exist there, unknown to the next one.
+    ...(options.preparedStatements && !stopEmbedded ? { Client: PreparingClient } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (err) => log.warn({ err: { message: err.message } }, 'idle database connection lost'));

@@ -1,5 +1,8 @@
 // When is a session alive: the one rule, read by the bearer authenticator, the session service,
-// the repository and the sweeper. A session is live at an instant until the first of: signed out
+// the repository and the sweeper; refresh_token_set (migration 20261206T1000_refresh_function),
+// which decides a refresh inside PostgreSQL on the row it locks, applies it in PL/pgSQL and says
+// which end a session met: 'ended' when signed out or revoked, 'expired' when past its lifetime
+// or idle. A session is live at an instant until the first of: signed out
 // (ended_at), revoked, its absolute expiry, its idle timeout (no use for SESSION_IDLE_TIMEOUT_S).
 // Whether its user is active is the authenticator's and the refresh's concern (a disabled user's
 // sessions are revoked as they are disabled).
@@ -22,17 +25,4 @@ export function sessionIsLive(alias: string, at: Liveness): RawBuilder<boolean> 
     (${column('ended_at')} is null or ${column('ended_at')} > ${at.now})
     and (${column('revoked_at')} is null or ${column('revoked_at')} > ${at.now})
     and ${column('expires_at')} > ${at.now} and ${column('last_used_at')} > ${at.idleCutoff})`;
-}
-
-/**
- * The same rule on a row already read (a refresh reads it under lock, then says which end it
- * met): 'ended' when signed out or revoked, 'expired' when past its lifetime or idle, else null.
- */
-export function sessionEnd(
-  row: { ended_at: Date | null; revoked_at: Date | null; expires_at: Date; last_used_at: Date },
-  at: Liveness,
-): 'ended' | 'expired' | null {
-  if ((row.ended_at && row.ended_at <= at.now) || (row.revoked_at && row.revoked_at <= at.now)) return 'ended';
-  if (row.expires_at <= at.now || row.last_used_at <= at.idleCutoff) return 'expired';
-  return null;
 }

@@ -3,66 +3,86 @@
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { Database, SessionsTable } from '../db/schema.js';
 import { sessionIsLive, type Liveness } from './liveness.js';
+import { fixedStatement } from '../db/fixed-statement.js';
+import { ADMIN_ROLE } from '../auth/permissions.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type SessionRow = Selectable<SessionsTable>;
 
-export async function insertTokenSet(
-  db: Db,
-  values: { sessionId: string; generation: number; accessDigest: Buffer; refreshDigest: Buffer; now: Date },
-): Promise<void> {
-  await db
-    .insertInto('session_tokens')
-    .values({
-      session_id: values.sessionId,
-      generation: values.generation,
-      access_digest: values.accessDigest,
-      refresh_digest: values.refreshDigest,
-      issued_at: values.now,
-    })
-    .execute();
+/** What a bearer request needs to know about its access token's session and user. */
+export interface BearerSession {
+  session_id: string;
+  user_id: string;
+  /** The session's last use is older than `touchBefore`: note this one (touchSession). */
+  stale: boolean;
+  /** The password was set by someone else and must be changed first. */
+  must_change_password: boolean;
+  is_admin: boolean;
+  /** May repeat a permission that two roles give. */
+  permissions: string[];
 }
 
-/** The token set a refresh token belongs to, with its session and user, locked until the transaction ends. */
-export async function lockByRefreshDigest(trx: Transaction<Database>, refreshDigest: Buffer) {
-  return trx
-    .selectFrom('session_tokens as t')
-    .innerJoin('sessions as s', 's.id', 't.session_id')
-    .innerJoin('users as u', 'u.id', 's.user_id')
-    .select([
-      't.id as token_id',
-      't.used_at',
-      't.successor_sealed',
-      's.id as session_id',
-      's.user_id',
-      's.generation',
-      's.expires_at',
-      's.last_used_at',
-      's.ended_at',
-      's.revoked_at',
-      'u.status as user_status',
-    ])
-    .where('t.refresh_digest', '=', refreshDigest)
-    .forUpdate(['s', 't'])
-    .executeTakeFirst();
-}
+/**
+ * The session of an access token, in ONE statement run on every bearer request (compiled once;
+ * bench/ runs the same text): the token is younger than `issuedAfter`, its session neither
+ * revoked, signed out, past its lifetime nor idle, the user active; with the user's permissions.
+ * Read only: noting the last use is touchSession's, once a minute (bench/statements.ts: an UPDATE
+ * in this statement cost PostgreSQL a sixth more on every call).
+ */
+export const bearerSession = fixedStatement(
+  (_db, p: { accessDigest: Buffer; issuedAfter: Date; now: Date; idleCutoff: Date; touchBefore: Date }) => sql<BearerSession>`
+    select s.id as session_id, s.user_id, s.last_used_at < ${p.touchBefore} as stale, u.must_change_password,
+      exists (
+        select 1 from user_roles ur join roles r on r.id = ur.role_id
+        where ur.user_id = s.user_id and r.built_in and r.name = ${ADMIN_ROLE}
+      ) as is_admin,
+      array(
+        select rp.permission from user_roles ur join role_permissions rp on rp.role_id = ur.role_id
+        where ur.user_id = s.user_id
+      ) as permissions
+    from session_tokens t
+    join sessions s on s.id = t.session_id
+    join users u on u.id = s.user_id
+    where t.access_digest = ${p.accessDigest}
+      and t.issued_at > ${p.issuedAfter}
+      and ${sessionIsLive('s', { now: p.now, idleCutoff: p.idleCutoff })}
+      and u.status = 'active'`,
+);
 
-export async function sessionIdOfAccessDigest(db: Db, accessDigest: Buffer): Promise<string | undefined> {
-  const row = await db.selectFrom('session_tokens').select('session_id').where('access_digest', '=', accessDigest).executeTakeFirst();
-  return row?.session_id;
-}
+/** Notes a session's use unless one after `touchBefore` is noted already: concurrent requests, on any process, write once. */
+export const touchSession = fixedStatement(
+  (db, p: { sessionId: string; now: Date; touchBefore: Date }) =>
+    db.updateTable('sessions').set({ last_used_at: p.now }).where('id', '=', p.sessionId).where('last_used_at', '<', p.touchBefore),
+);
 
-export async function markRefreshUsed(db: Db, tokenId: string, now: Date, successorSealed: Buffer): Promise<void> {
-  await db.updateTable('session_tokens').set({ used_at: now, successor_sealed: successorSealed }).where('id', '=', tokenId).execute();
-}
+export type RefreshOutcome = 'invalid_refresh_token' | 'invalid_token' | 'session_ended' | 'session_expired' | 'issued' | 'replayed' | 'reused';
 
-export async function advanceSession(db: Db, sessionId: string, generation: number, now: Date): Promise<void> {
-  await db
-    .updateTable('sessions')
-    .set({ generation, refreshed_at: now, last_used_at: now })
-    .where('id', '=', sessionId)
-    .execute();
-}
+/**
+ * The whole of a refresh in one statement (the function of migration 20261206T1000, which says what
+ * each outcome did): `successorSealed` is stored only when this call rotates the session;
+ * `successor_sealed` comes back when the token was already used up within the grace window.
+ */
+export const refreshTokenSet = fixedStatement(
+  (
+    _db,
+    p: {
+      refreshDigest: Buffer;
+      accessDigest: Buffer;
+      now: Date;
+      idleCutoff: Date;
+      graceS: number;
+      newAccessDigest: Buffer;
+      newRefreshDigest: Buffer;
+      successorSealed: Buffer;
+      ip: string;
+      userAgent: string;
+      requestId: string | null;
+    },
+  ) => sql<{ outcome: RefreshOutcome; session_id: string | null; user_id: string | null; successor_sealed: Buffer | null }>`
+    select outcome, session_id, user_id, successor_sealed from refresh_token_set(
+      ${p.refreshDigest}, ${p.accessDigest}, ${p.now}, ${p.idleCutoff}, ${p.graceS},
+      ${p.newAccessDigest}, ${p.newRefreshDigest}, ${p.successorSealed}, ${p.ip}, ${p.userAgent}, ${p.requestId})`,
+);
 
 export async function userExists(db: Db, userId: string): Promise<boolean> {
   return (await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()) !== undefined;

@@ -12,7 +12,7 @@ import { rolesOfUser } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import * as repo from './repository.js';
 import { actorOf } from '../audit/context.js';
-import { livenessAt, sessionEnd } from './liveness.js';
+import { livenessAt } from './liveness.js';
 import { revokeSessions, truncateUserAgent, type ClientInfo } from './revocation.js';
 import type { Actor } from '../audit/events.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
@@ -28,11 +28,6 @@ const invalidCredentials = () => unauthenticated('invalid_credentials', 'The e-m
 
 const tooManyAttempts = (retryAfter: number) =>
   rateLimited(`Too many failed password attempts; try again in ${retryAfter} seconds.`, retryAfter);
-
-type RefreshOutcome =
-  | { kind: 'issued' | 'replayed'; set: TokenSet; sessionId: string; userId: string }
-  | { kind: 'reused'; sessionId: string; userId: string }
-  | { kind: 'refused'; error: DomainError };
 
 export function sessionService({ db, clock, config }: Dependencies) {
   const throttle = signInThrottle(db, config.signInThrottle);
@@ -90,47 +85,41 @@ export function sessionService({ db, clock, config }: Dependencies) {
   async function refresh(accessToken: string, refreshToken: string, client: ClientInfo): Promise<TokenSet> {
     if (!isAccessToken(accessToken)) throw refused('invalid_token', 'The access token is malformed.');
     if (!isRefreshToken(refreshToken)) throw refused('invalid_refresh_token', 'The refresh token is malformed.');
-    const userAgent = truncateUserAgent(client.userAgent);
-    const outcome = await db.transaction().execute(async (trx): Promise<RefreshOutcome> => {
-      // Every caller presenting this refresh token queues on the row lock: exactly one rotates.
-      const row = await repo.lockByRefreshDigest(trx, digestToken(refreshToken));
-      const refuse = (code: string, detail: string): RefreshOutcome => ({ kind: 'refused', error: refused(code, detail) });
-      if (!row) return refuse('invalid_refresh_token', 'The refresh token is unknown.');
-      const accessSession = await repo.sessionIdOfAccessDigest(trx, digestToken(accessToken));
-      if (accessSession !== row.session_id) return refuse('invalid_token', 'The access token does not belong to the session of the refresh token.');
-      const now = clock.now();
-      const end = sessionEnd(row, liveness(now));
-      if (end === 'ended' || row.user_status !== 'active') return refuse('session_ended', 'The session was signed out or revoked.');
-      if (end === 'expired') return refuse('session_expired', 'The session has expired; sign in again.');
-      const ids = { sessionId: row.session_id, userId: row.user_id };
-      if (row.used_at === null) {
-        const set = newTokenSet();
-        const generation = row.generation + 1;
-        await repo.insertTokenSet(trx, {
-          sessionId: row.session_id,
-          generation,
-          accessDigest: digestToken(set.access_token),
-          refreshDigest: digestToken(set.refresh_token),
-          now,
-        });
-        await repo.markRefreshUsed(trx, row.token_id, now, sealTokenSet(set, refreshToken));
-        await repo.advanceSession(trx, row.session_id, generation, now);
-        await recordSecurityEvent(trx, { type: 'tokens_refreshed', at: now, ...ids, ip: client.ip, requestId: client.requestId, userAgent, details: { generation } });
-        return { kind: 'issued', set, ...ids };
-      }
-      if (now.getTime() - row.used_at.getTime() <= refreshGraceS * 1000 && row.successor_sealed) {
-        return { kind: 'replayed', set: unsealTokenSet(row.successor_sealed, refreshToken), ...ids };
-      }
-      // A used-up refresh token after the grace window: someone holds a copy. End the session.
-      await recordSecurityEvent(trx, { type: 'refresh_token_reused', at: now, ...ids, ip: client.ip, requestId: client.requestId, userAgent });
-      await revokeSessions(trx, { userId: row.user_id, sessionId: row.session_id }, 'refresh_token_reused', now, client);
-      return { kind: 'reused', ...ids };
+    const now = clock.now();
+    // Made before the call, which stores it only if this caller is the one that rotates: the seal's
+    // key comes from the refresh token, which the database never holds. One round trip.
+    const set = newTokenSet();
+    const [result] = await repo.refreshTokenSet.execute(db, {
+      refreshDigest: digestToken(refreshToken),
+      accessDigest: digestToken(accessToken),
+      now,
+      idleCutoff: liveness(now).idleCutoff,
+      graceS: refreshGraceS,
+      newAccessDigest: digestToken(set.access_token),
+      newRefreshDigest: digestToken(set.refresh_token),
+      successorSealed: sealTokenSet(set, refreshToken),
+      ip: client.ip,
+      userAgent: truncateUserAgent(client.userAgent),
+      requestId: client.requestId ?? null,
     });
-    if (outcome.kind === 'refused') throw outcome.error;
-    if (outcome.kind === 'reused') {
-      throw refused('refresh_token_reused', 'This refresh token was already used; the session has been revoked.');
+    switch (result!.outcome) {
+      case 'issued':
+        return set;
+      case 'replayed':
+        // Used up within the grace window: the very set the rotation gave (two tabs at once).
+        return unsealTokenSet(result!.successor_sealed!, refreshToken);
+      case 'invalid_refresh_token':
+        throw refused('invalid_refresh_token', 'The refresh token is unknown.');
+      case 'invalid_token':
+        throw refused('invalid_token', 'The access token does not belong to the session of the refresh token.');
+      case 'session_ended':
+        throw refused('session_ended', 'The session was signed out or revoked.');
+      case 'session_expired':
+        throw refused('session_expired', 'The session has expired; sign in again.');
+      case 'reused':
+        // Used up before the grace window: someone holds a copy. The session is revoked.
+        throw refused('refresh_token_reused', 'This refresh token was already used; the session has been revoked.');
     }
-    return outcome.set;
   }
 
   async function listSessions(userId: string) {

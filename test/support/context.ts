@@ -12,6 +12,7 @@ import { createLogger } from '../../src/logger.js';
 import { createHandlers } from '../../src/handlers/index.js';
 import { buildServices } from '../../src/services.js';
 import { withDatabase } from './postgres.js';
+import { PreparingClient } from '../../src/db/prepared-statements.js';
 import { ManualClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Dependencies } from '../../src/dependencies.js';
@@ -34,7 +35,8 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   await admin.query(options.empty ? `create database ${name}` : `create database ${name} template ${TEMPLATE_DATABASE}`);
   await admin.end();
   const url = withDatabase(adminUrl, name);
-  const pool = new pg.Pool({ connectionString: url, max: 20 });
+  // Named prepared statements, as the service uses by default (DB_PREPARED_STATEMENTS).
+  const pool = new pg.Pool({ connectionString: url, max: 20, Client: PreparingClient });
   // destroy() drops the database with (force), which ends idle pooled connections server-side
   // (57P01); that is expected, not an error of the test.
   pool.on('error', () => {});

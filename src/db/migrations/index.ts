@@ -12,6 +12,7 @@ import * as m20261202T1000AuditEvents from './20261202T1000_audit_events.js';
 import * as m20261205T1000SignInPairThrottle from './20261205T1000_sign_in_pair_throttle.js';
 import * as m20261205T1100ServiceSecrets from './20261205T1100_service_secrets.js';
 import * as m20261205T1200PasswordChangeRequired from './20261205T1200_password_change_required.js';
+import * as m20261206T1000RefreshFunction from './20261206T1000_refresh_function.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '20261205T1000_sign_in_pair_throttle': m20261205T1000SignInPairThrottle,
   '20261205T1100_service_secrets': m20261205T1100ServiceSecrets,
   '20261205T1200_password_change_required': m20261205T1200PasswordChangeRequired,
+  '20261206T1000_refresh_function': m20261206T1000RefreshFunction,
 };
