@@ -1,126 +1,143 @@
-// Benchmark of GET /users?limit=50 (see docs/BENCHMARKS.md for how to run it and the results).
+// Benchmark of GET /users?limit=50 against its floor (see docs/BENCHMARKS.md for how to run it and
+// the results). In one run:
 //  1. a throwaway PostgreSQL 15 (or DATABASE_URL), migrated, seeded with 100,000 users;
-//  2. the real service (dist/src/main.js as `make run` starts it, NODE_ENV=production, response validation off, access logs
-//     on) in its own process, called with an API key holding users.list; then with a bearer token
-//     when sign-in exists;
-//  3. in the same run, a bare Express app in its own process returning the same 50 users from memory;
+//  2. three servers, each in its own process: the service (dist/src/server.js as `make run` starts
+//     it, NODE_ENV=production, response validation off, access log on), the floor (bench/floor.ts:
+//     Express 5 + pg running the service's own statements, prepared), and a bare Express app
+//     answering the same page from memory (context: what no database costs);
+//  3. the answers are checked byte for byte (service and floor, API key and bearer) before anything
+//     is measured; then rounds of (bare, floor and service with an API key, floor and service with
+//     a bearer token), seconds apart, so each ratio compares measurements under the same load;
 //  4. then the table grows past 1,000,000 users and the first page is compared with the page that
 //     starts after the millionth user.
-// Each server and the load generator (wrk) run in separate processes: the client does not share an event loop with a server.
-import type { ChildProcess } from 'node:child_process';
+// The load comes from wrk (a C program in its own process). Prints a markdown table at the end.
 import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir, cpus, loadavg } from 'node:os';
+import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import type { Database } from '../src/db/schema.js';
-import { migrateToLatest } from '../src/db/migrate.js';
+import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { encodeCursor } from '../src/users/cursor.js';
-import { hashPassword } from '../src/auth/passwords.js';
 import { systemClock } from '../src/clock.js';
-import { startCluster, withDatabase } from '../test/support/postgres.js';
-import { wrk } from './support/wrk.js';
 import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { countCpu, childPids, parentPid } from './support/cpu.js';
+import { benchDatabase, createAdmin, openSessions } from './support/database.js';
+import { describe, markdownTable, measure, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
+import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const DEEP = Number(process.env.BENCH_DEEP ?? 1_000_000);
-// Seconds of load before each measurement: V8 is still optimising the service's code for the first few seconds.
-const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 5);
-const print = (line: string) => process.stdout.write(`${line}\n`);
-
-interface Measure {
-  label: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  mean: number;
-  failures: number;
-}
-
-/** Processes whose CPU is accounted during each measurement (filled in by main). */
-const accounted: Record<string, () => number[]> = {};
-
-async function measure(label: string, url: string, headers: Record<string, string> = {}, connections = CONNECTIONS): Promise<Measure> {
-  await wrk(url, { connections, seconds: WARM_UP, headers }); // warm-up: JIT, pools, caches, connections
-  const stop = countCpu(accounted);
-  const r = await wrk(url, { connections, seconds: DURATION, headers });
-  const cpu = stop();
-  const m = { label, ...r };
-  const perRequest = (seconds: number) => ((seconds * 1000) / r.requests).toFixed(2);
-  const groups = Object.entries(cpu.groups).map(([name, seconds]) => `${name} ${((seconds / DURATION) * 100).toFixed(0)} % (${perRequest(seconds)} ms/req)`);
-  print(`  ${label.padEnd(44)} ${m.rps.toFixed(0).padStart(7)} req/s   p50 ${m.p50.toFixed(1)} ms   p99 ${m.p99.toFixed(1)} ms   mean ${m.mean.toFixed(2)} ms   failures ${m.failures}`);
-  print(`  ${''.padEnd(44)} CPU of one core: ${groups.join(', ')}; machine ${((cpu.machineBusy / cpu.machineCapacity) * 100).toFixed(0)} % busy of ${cpus().length} cores (${((cpu.machineSteal / cpu.machineCapacity) * 100).toFixed(0)} % stolen by the host), load ${cpu.loadAverage.toFixed(1)}`);
-  return m;
-}
+// Load on each server and path before the rounds: V8 optimises the request path for ~10 s after start.
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
+const PATH = '/users?limit=50';
 
 async function main() {
-  const cluster = process.env.DATABASE_URL ? undefined : await startCluster();
-  const adminUrl = process.env.DATABASE_URL ?? cluster!.adminUrl;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query('drop database if exists bench_users');
-  await admin.query('create database bench_users');
-  await admin.end();
-  const databaseUrl = withDatabase(adminUrl, 'bench_users');
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
-  pool.on('error', () => {}); // idle connections dropped when the cluster stops
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const children: ChildProcess[] = [];
+  const database = await benchDatabase('bench_users');
+  const { db } = database;
+  const children: Awaited<ReturnType<typeof startProcess>>['child'][] = [];
   try {
-    await migrateToLatest(db);
     let t = Date.now();
     await seedUsers(db, { users: USERS, seed: 1 });
     await sql`vacuum analyze users`.execute(db);
     print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const admin = await createAdmin(db);
+    const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
 
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
-    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: databaseUrl, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
+    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
     children.push(service.child);
-    const page = await fetch(`${service.url}/users?limit=50`, { headers: { 'x-api-key': secret } });
+    const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
+    children.push(floor.child);
+    const page = await fetch(`${service.url}${PATH}`, { headers: { 'x-api-key': secret } });
     if (page.status !== 200) throw new Error(`GET /users answered ${page.status}: ${await page.text()}`);
     const dir = mkdtempSync(join(tmpdir(), 'bench-'));
     writeFileSync(join(dir, 'users.json'), await page.text());
     const bare = await startProcess('bench/bare-express.ts', { USERS_JSON_FILE: join(dir, 'users.json') });
     children.push(bare.child);
-    const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
-    const postmaster = parentPid(backend.rows[0]!.pid);
-    accounted.service = () => [service.child.pid!];
-    accounted.bare = () => [bare.child.pid!];
-    accounted.PostgreSQL = () => childPids(postmaster);
-    print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    print('load generator: wrk (a C process of its own), 2 threads; service: node dist/src/main.js, NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null');
+    const targets: Record<'service' | 'floor' | 'bare', Target & { url: string }> = {
+      service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
+      floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
+      bare: { url: bare.url, pid: bare.child.pid!, postmaster: database.postmaster },
+    };
 
-    // The bearer path: an admin signed in through POST /sessions.
-    const password = 'benchmark passphrase 1234';
-    const adminRole = await db.selectFrom('roles').select('id').where('name', '=', 'admin').executeTakeFirstOrThrow();
-    const user = await db.insertInto('users').values({ email: 'bench-admin@example.com', first_name: 'Bench', last_name: 'Admin', password_hash: await hashPassword(password) }).returning('id').executeTakeFirstOrThrow();
-    await db.insertInto('user_roles').values({ user_id: user.id, role_id: adminRole.id }).execute();
-    const signIn = await fetch(`${service.url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: { email: 'bench-admin@example.com', password } }) });
-    if (signIn.status !== 201) throw new Error(`POST /sessions answered ${signIn.status}`);
-    const { access_token } = (await signIn.json()) as { access_token: string };
+    // The same answer, byte for byte, or the comparison means nothing.
+    for (const [credential, headers] of [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]] as const) {
+      const answer = async (s: { url: string }) => {
+        const res = await fetch(`${s.url}${PATH}`, { headers });
+        return `${res.status} ${res.headers.get('content-type')} ${await res.text()}`;
+      };
+      const fromService = await answer(targets.service);
+      const fromFloor = await answer(targets.floor);
+      if (fromService !== fromFloor) throw new Error(`service and floor answer GET ${PATH} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
+      print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
+    }
 
-    // Rounds of (bare, API key, bearer): the load of a shared machine changes within a minute, so
-    // each ratio compares measurements taken seconds apart; the median round is the result.
-    print(`\nGET /users?limit=50, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per side (each after a ${WARM_UP} s warm-up), ${USERS} users`);
-    const rounds: { key: number; bearer: number; keyP99: number; bearerP99: number }[] = [];
+    print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
+    const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, seconds = DURATION) =>
+      measure(label, `${target.url}${PATH}`, target, { connections: CONNECTIONS, seconds, headers });
+    print(`warming up each server and path for ${WARM_UP} s`);
+    for (const target of [targets.bare, targets.floor, targets.service]) {
+      const credentials: Record<string, string>[] = target === targets.bare ? [{}] : [{ 'x-api-key': secret }, await bearer()];
+      for (const headers of credentials) {
+        await wrk(`${target.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
+      }
+    }
+
+    print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${USERS} users`);
+    const rounds: Record<'bare' | 'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement>[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       print(`round ${round}`);
-      const baseline = await measure('bare Express, 50 users from memory', `${bare.url}/users`);
-      const withKey = await measure('service, x-api-key, PostgreSQL', `${service.url}/users?limit=50`, { 'x-api-key': secret });
-      const withBearer = await measure('service, bearer token, PostgreSQL', `${service.url}/users?limit=50`, { authorization: `Bearer ${access_token}` });
-      rounds.push({ key: withKey.rps / baseline.rps, bearer: withBearer.rps / baseline.rps, keyP99: withKey.p99, bearerP99: withBearer.p99 });
-      print(`  ratio: API key ${((withKey.rps / baseline.rps) * 100).toFixed(1)} %, bearer ${((withBearer.rps / baseline.rps) * 100).toFixed(1)} % of the bare throughput`);
+      const token = await bearer(); // a fresh session: access tokens live 600 s
+      const r = {
+        bare: await run('bare Express, from memory', targets.bare, {}),
+        floorKey: await run('floor, API key', targets.floor, { 'x-api-key': secret }),
+        serviceKey: await run('service, API key', targets.service, { 'x-api-key': secret }),
+        floorBearer: await run('floor, bearer', targets.floor, token),
+        serviceBearer: await run('service, bearer', targets.service, token),
+      };
+      for (const m of Object.values(r)) print(describe(m));
+      print(
+        `  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}; ` +
+          `floor/bare: API key ${percent(r.floorKey.rps / r.bare.rps)}, bearer ${percent(r.floorBearer.rps / r.bare.rps)}`,
+      );
+      rounds.push(r);
     }
-    const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
-    print(`median over ${ROUNDS} rounds: API key ${(median(rounds.map((r) => r.key)) * 100).toFixed(1)} % of the bare throughput (target >= 50 %), p99 ${median(rounds.map((r) => r.keyP99)).toFixed(1)} ms (target < 25 ms)`);
-    print(`                      bearer  ${(median(rounds.map((r) => r.bearer)) * 100).toFixed(1)} % of the bare throughput, p99 ${median(rounds.map((r) => r.bearerP99)).toFixed(1)} ms`);
+
+    const ratios = {
+      key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps),
+      bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps),
+      floorKey: rounds.map((r) => r.floorKey.rps / r.bare.rps),
+      floorBearer: rounds.map((r) => r.floorBearer.rps / r.bare.rps),
+    };
+    const ms = (v: number) => v.toFixed(2);
+    const row = (label: string, key: keyof (typeof rounds)[number], ratio: string) => {
+      const m = medianOf(rounds.map((r) => r[key]));
+      return [label, range(rounds.map((r) => r[key].rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), key === 'bare' ? '–' : ms(m.postgresMs), ratio];
+    };
+    const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
+    print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
+    print(
+      markdownTable(
+        ['GET /users?limit=50', 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
+        [
+          row('bare Express, from memory', 'bare', '–'),
+          row('floor, API key', 'floorKey', `${range(ratios.floorKey, percent)} of bare`),
+          row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
+          row('floor, bearer', 'floorBearer', `${range(ratios.floorBearer, percent)} of bare`),
+          row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
+        ],
+      ),
+    );
+    const key = medianOf(rounds.map((r) => r.serviceKey));
+    const viaBearer = medianOf(rounds.map((r) => r.serviceBearer));
+    const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+    print('\ntargets (medians):');
+    print(`  service >= 80 % of the floor:  API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.8)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.8)}`);
+    print(`  Node CPU <= 0.8 ms/req:        API key ${ms(key.nodeMs)} ${verdict(key.nodeMs <= 0.8)}, bearer ${ms(viaBearer.nodeMs)} ${verdict(viaBearer.nodeMs <= 0.8)}`);
+    print(`  PostgreSQL CPU <= 0.75 ms/req: API key ${ms(key.postgresMs)} ${verdict(key.postgresMs <= 0.75)}, bearer ${ms(viaBearer.postgresMs)} ${verdict(viaBearer.postgresMs <= 0.75)}`);
 
     if (DEEP <= 0) return; // BENCH_DEEP=0: throughput only (quicker, for profiling)
     t = Date.now();
@@ -133,14 +150,19 @@ async function main() {
       from users order by created_at, id offset ${DEEP - 1} limit 1`.execute(db);
     const { secret: cursorKey } = await db.selectFrom('service_secrets').select('secret').where('name', '=', 'cursor_signing').executeTakeFirstOrThrow();
     const cursor = encodeCursor(cursorKey, { createdAt: deep.rows[0]!.t, id: deep.rows[0]!.id }, {});
-    print(`GET /users?limit=50: first page vs the page after user ${DEEP}, x-api-key, ${CONNECTIONS} connections`);
-    const first = await measure('first page', `${service.url}/users?limit=50`, { 'x-api-key': secret });
-    const far = await measure(`page after ${DEEP} users`, `${service.url}/users?limit=50&cursor=${cursor}`, { 'x-api-key': secret });
-    print(`  cost ratio (deep / first, mean latency): ${(far.mean / first.mean).toFixed(2)}x (target <= 1.3x); throughput ratio ${(first.rps / far.rps).toFixed(2)}x`);
+    print(`GET ${PATH}: first page vs the page after user ${DEEP}, service, API key, ${CONNECTIONS} connections`);
+    const first = await measure('first page', `${service.url}${PATH}`, targets.service, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret } });
+    const far = await measure(`page after ${DEEP} users`, `${service.url}${PATH}&cursor=${cursor}`, targets.service, {
+      connections: CONNECTIONS,
+      seconds: DURATION,
+      headers: { 'x-api-key': secret },
+    });
+    print(describe(first));
+    print(describe(far));
+    print(`  cost ratio (deep / first, mean latency): ${(far.mean / first.mean).toFixed(2)}x (target <= 1.3x) ${verdict(far.mean / first.mean <= 1.3)}; throughput ratio ${(first.rps / far.rps).toFixed(2)}x`);
   } finally {
     await Promise.all(children.map(stopProcess));
-    await db.destroy();
-    cluster?.stop();
+    await database.stop();
   }
 }
 

@@ -1,0 +1,96 @@
+// The floor of the benchmarks: the least any service must spend on this stack (Express 5 + pg) for
+// the same answers as the service. It does exactly the work the answer needs and nothing else: the
+// credential's checksum and SHA-256, the service's own SQL (imported from its repositories, so the
+// two cannot drift apart) as named prepared statements, the expiry and permission checks, the
+// service's page of users or token set, res.json. No validation, no logging, no security headers,
+// no inflection: what the service adds over this is what bench/ measures.
+//   GET /users?limit=n   with x-api-key or Authorization: Bearer (the first page, no filters)
+//   POST /tokens         refresh, with the service's one-statement rotation
+// Env: DATABASE_URL, PORT. Pool of 10 connections, as the service's default.
+import express, { type Request, type Response } from 'express';
+import pg from 'pg';
+import { keyBySecretDigest } from '../src/api-keys/repository.js';
+import { isWellFormedApiKey } from '../src/api-keys/secret.js';
+import { digestSecret } from '../src/auth/secrets.js';
+import { bearerSession, refreshTokenSet } from '../src/sessions/repository.js';
+import { ACCESS_TOKEN_TTL_S, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet } from '../src/sessions/tokens.js';
+import { firstPage, type ListedUser } from '../src/users/repository.js';
+import { presentUser } from '../src/users/presenter.js';
+import { encodeCursor } from '../src/users/cursor.js';
+import type { FixedStatement } from '../src/db/fixed-statement.js';
+
+const IDLE_TIMEOUT_MS = 7 * 24 * 3600 * 1000; // the service's defaults
+const REFRESH_GRACE_S = 10;
+const BEARER = /^bearer +(\S+) *$/i;
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+pool.on('error', () => {});
+
+/** Runs one of the service's statements, prepared under a name of its own. */
+async function run<P, R>(name: string, statement: FixedStatement<P, R>, values: P): Promise<R[]> {
+  return (await pool.query({ name, text: statement.sql, values: statement.parameters(values) })).rows as R[];
+}
+
+const refuse = (res: Response, status: number) => void res.status(status).json({ status });
+
+async function canListUsers(req: Request): Promise<number> {
+  const now = new Date();
+  const apiKey = req.headers['x-api-key'];
+  if (typeof apiKey === 'string') {
+    if (!isWellFormedApiKey(apiKey)) return 401;
+    const [key] = await run('key', keyBySecretDigest, { digest: digestSecret(apiKey) });
+    if (!key || key.revoked_at || (key.retires_at && key.retires_at <= now) || (key.expires_at && key.expires_at <= now)) return 401;
+    return key.permissions.includes('users.list') ? 200 : 403;
+  }
+  const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
+  if (!token || !isAccessToken(token)) return 401;
+  const [session] = await run('bearer', bearerSession, {
+    accessDigest: digestSecret(token),
+    issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
+    now,
+    idleCutoff: new Date(now.getTime() - IDLE_TIMEOUT_MS),
+    touchBefore: new Date(now.getTime() - 60_000),
+  });
+  if (!session) return 401;
+  return session.is_admin || session.permissions.includes('users.list') ? 200 : 403;
+}
+
+const app = express();
+app.disable('x-powered-by');
+app.set('etag', false);
+
+app.get('/users', async (req, res) => {
+  const status = await canListUsers(req);
+  if (status !== 200) return refuse(res, status);
+  const limit = Number(req.query.limit ?? 50);
+  const rows: ListedUser[] = await run('page', firstPage, { limit: limit + 1, afterCreatedAt: '', afterId: '', status: '', role: '', pattern: '' });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  res.json({ data: page.map(presentUser), next_cursor: rows.length > limit && last ? encodeCursor({ createdAt: last.cursor_created_at, id: last.id }) : null });
+});
+
+app.post('/tokens', express.json(), async (req, res) => {
+  const accessToken = BEARER.exec(req.headers.authorization ?? '')?.[1];
+  const refreshToken = (req.body as { refresh_token?: unknown }).refresh_token;
+  if (!accessToken || !isAccessToken(accessToken) || typeof refreshToken !== 'string' || !isRefreshToken(refreshToken)) return refuse(res, 401);
+  const now = new Date();
+  const set = newTokenSet();
+  const [result] = await run('refresh', refreshTokenSet, {
+    refreshDigest: digestSecret(refreshToken),
+    accessDigest: digestSecret(accessToken),
+    now,
+    idleCutoff: new Date(now.getTime() - IDLE_TIMEOUT_MS),
+    graceS: REFRESH_GRACE_S,
+    newAccessDigest: digestSecret(set.access_token),
+    newRefreshDigest: digestSecret(set.refresh_token),
+    successorSealed: sealTokenSet(set, refreshToken),
+    ip: req.ip ?? '',
+    userAgent: req.headers['user-agent'] ?? '',
+  });
+  if (result!.outcome !== 'issued' && result!.outcome !== 'replayed') return refuse(res, 401);
+  res.status(201).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  res.json(result!.outcome === 'issued' ? set : unsealTokenSet(result!.successor_sealed!, refreshToken));
+});
+
+app.get('/livez', (_req, res) => void res.json({ status: 'ok' }));
+app.listen(Number(process.env.PORT), '127.0.0.1');
