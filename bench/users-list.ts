@@ -35,10 +35,13 @@ const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 const PATH = '/users?limit=50';
 
 async function main() {
-  const database = await benchDatabase('bench_users');
+  // The service migrates the database (so BENCH_SERVICE_SCRIPT may name another build to compare).
+  const database = await benchDatabase('bench_users', { migrate: false });
   const { db } = database;
   const children: Awaited<ReturnType<typeof startProcess>>['child'][] = [];
   try {
+    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
+    children.push(service.child);
     let t = Date.now();
     await seedUsers(db, { users: USERS, seed: 1 });
     await sql`vacuum analyze users`.execute(db);
@@ -47,8 +50,6 @@ async function main() {
     const admin = await createAdmin(db);
     const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
 
-    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
-    children.push(service.child);
     const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
     children.push(floor.child);
     const page = await fetch(`${service.url}${PATH}`, { headers: { 'x-api-key': secret } });

@@ -19,7 +19,8 @@ export interface BenchDatabase {
   stop(): Promise<void>;
 }
 
-export async function benchDatabase(name: string): Promise<BenchDatabase> {
+/** `migrate: false` leaves the migrations to the service (a build of other code may have others). */
+export async function benchDatabase(name: string, options: { migrate?: boolean } = {}): Promise<BenchDatabase> {
   const cluster = process.env.DATABASE_URL ? undefined : await startCluster();
   const adminUrl = process.env.DATABASE_URL ?? cluster!.adminUrl;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -31,7 +32,7 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
   pool.on('error', () => {}); // idle connections dropped when the cluster stops
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  await migrateToLatest(db);
+  if (options.migrate !== false) await migrateToLatest(db);
   const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
   return {
     url,

@@ -15,12 +15,15 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** The service as production runs it: compiled JavaScript, no TypeScript loader. */
-export const SERVICE_SCRIPT = 'dist/src/main.js';
+/**
+ * The service as production runs it: compiled JavaScript, no TypeScript loader. BENCH_SERVICE_SCRIPT
+ * runs another build instead (e.g. the previous commit's, built in a copy of the tree, to compare).
+ */
+export const SERVICE_SCRIPT = process.env.BENCH_SERVICE_SCRIPT ?? 'dist/src/main.js';
 
-export async function startProcess(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+export async function startProcess(script: string, env: Record<string, string>, extraNodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const nodeArgs = [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...extraNodeArgs];
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`make build\` first (make bench does).`);
   const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, script], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });

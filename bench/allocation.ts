@@ -1,0 +1,76 @@
+// Garbage per request: how many bytes the service's JavaScript heap allocates to answer one request
+// on each hot path (GET /users?limit=50 with an API key and with a bearer token, POST /tokens), and
+// how many collections that costs. The service runs as production runs it, with
+// bench/support/allocation-probe.mjs preloaded; after a warm-up, the probe counts while wrk sends
+// requests for BENCH_DURATION seconds. To compare with another build (before a change), point
+// BENCH_SERVICE_SCRIPT at its server.js: the service migrates the database itself here.
+import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { seedUsers } from '../src/cli/seed.js';
+import { apiKeyService } from '../src/api-keys/service.js';
+import { systemClock } from '../src/clock.js';
+import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { benchDatabase, createAdmin, openSessions } from './support/database.js';
+import { markdownTable, print } from './support/measure.js';
+import { wrk } from './support/wrk.js';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
+
+async function main() {
+  const database = await benchDatabase('bench_allocation', { migrate: false });
+  const dir = mkdtempSync(join(tmpdir(), 'bench-allocation-'));
+  const report = join(dir, 'report.json');
+  const service = await startProcess(
+    SERVICE_SCRIPT,
+    { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', ALLOCATION_REPORT: report },
+    ['--import', resolve('bench/support/allocation-probe.mjs')],
+  );
+  try {
+    const { db } = database;
+    await seedUsers(db, { users: 1000, seed: 1 });
+    const { secret } = await apiKeyService(db, systemClock).create({ userId: null, permissions: 'all' }, { name: 'bench', permissions: ['users.list'] });
+    const admin = await createAdmin(db);
+    const [session] = await openSessions(db, admin, 1);
+    const template = readFileSync('bench/refresh.lua', 'utf8');
+    const refreshScript = async () => {
+      const sets = await openSessions(db, admin, CONNECTIONS);
+      const file = join(dir, `refresh-${Date.now()}.lua`);
+      writeFileSync(file, `sets = {\n${sets.map((s) => `  "${s.access_token} ${s.refresh_token}",`).join('\n')}\n}\n${template}`);
+      return file;
+    };
+
+    const cases: { label: string; path: string; headers?: Record<string, string>; script?: () => Promise<string> }[] = [
+      { label: 'GET /users?limit=50, API key', path: '/users?limit=50', headers: { 'x-api-key': secret } },
+      { label: 'GET /users?limit=50, bearer', path: '/users?limit=50', headers: { authorization: `Bearer ${session!.access_token}` } },
+      { label: 'POST /tokens', path: '/tokens', script: refreshScript },
+    ];
+    print(`service: ${SERVICE_SCRIPT}; wrk -c${CONNECTIONS}, ${WARM_UP} s warm-up, then ${DURATION} s counted per path`);
+    const rows: string[][] = [];
+    for (const c of cases) {
+      const options = async (seconds: number) => ({ connections: CONNECTIONS, seconds, headers: c.headers, script: await c.script?.() });
+      await wrk(`${service.url}${c.path}`, await options(WARM_UP));
+      rmSync(report, { force: true });
+      service.child.kill('SIGUSR2');
+      const r = await wrk(`${service.url}${c.path}`, await options(DURATION));
+      service.child.kill('SIGUSR2');
+      while (!existsSync(report)) await new Promise((done) => setTimeout(done, 50));
+      const { allocated, gcs, gcMs } = JSON.parse(readFileSync(report, 'utf8')) as { allocated: number; gcs: number; gcMs: number };
+      const line = [c.label, (allocated / r.requests / 1024).toFixed(1), ((gcs * 1000) / r.requests).toFixed(1), ((gcMs * 1000) / r.requests).toFixed(0), String(r.requests), String(r.failures)];
+      print(`  ${line.join(' | ')}`);
+      rows.push(line);
+    }
+    print('');
+    print(markdownTable(['path', 'KB allocated per request', 'collections per 1000 requests', 'GC pause µs per request', 'requests', 'failures'], rows));
+  } finally {
+    await stopProcess(service.child);
+    await database.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
