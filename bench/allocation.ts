@@ -4,6 +4,7 @@
 // bench/support/allocation-probe.mjs preloaded; after a warm-up, the probe counts while wrk sends
 // requests for BENCH_DURATION seconds. To compare with another build (before a change), point
 // BENCH_SERVICE_SCRIPT at its server.js: the service migrates the database itself here.
+// Usage: node --import tsx bench/allocation.ts [service | floor] (`floor`: bench/floor.ts, to compare)
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,16 +19,18 @@ import { wrk } from './support/wrk.js';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
+const TARGET = process.argv[2] ?? 'service';
 
 async function main() {
   const database = await benchDatabase('bench_allocation', { migrate: false });
   const dir = mkdtempSync(join(tmpdir(), 'bench-allocation-'));
   const report = join(dir, 'report.json');
-  const service = await startProcess(
-    SERVICE_SCRIPT,
-    { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', ALLOCATION_REPORT: report },
-    ['--import', resolve('bench/support/allocation-probe.mjs')],
-  );
+  const env = { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', ALLOCATION_REPORT: report };
+  const probe = ['--import', resolve('bench/support/allocation-probe.mjs')];
+  const service = await startProcess(SERVICE_SCRIPT, env, TARGET === 'floor' ? [] : probe);
+  // The floor runs on the database the service migrated.
+  const floor = TARGET === 'floor' ? await startProcess('bench/floor.ts', env, probe) : undefined;
+  const target = floor ?? service;
   try {
     const { db } = database;
     await seedUsers(db, { users: 1000, seed: 1 });
@@ -47,15 +50,15 @@ async function main() {
       { label: 'GET /users?limit=50, bearer', path: '/users?limit=50', headers: { authorization: `Bearer ${session!.access_token}` } },
       { label: 'POST /tokens', path: '/tokens', script: refreshScript },
     ];
-    print(`service: ${SERVICE_SCRIPT}; wrk -c${CONNECTIONS}, ${WARM_UP} s warm-up, then ${DURATION} s counted per path`);
+    print(`${TARGET === 'floor' ? 'bench/floor.ts' : SERVICE_SCRIPT}; wrk -c${CONNECTIONS}, ${WARM_UP} s warm-up, then ${DURATION} s counted per path`);
     const rows: string[][] = [];
     for (const c of cases) {
       const options = async (seconds: number) => ({ connections: CONNECTIONS, seconds, headers: c.headers, script: await c.script?.() });
-      await wrk(`${service.url}${c.path}`, await options(WARM_UP));
+      await wrk(`${target.url}${c.path}`, await options(WARM_UP));
       rmSync(report, { force: true });
-      service.child.kill('SIGUSR2');
-      const r = await wrk(`${service.url}${c.path}`, await options(DURATION));
-      service.child.kill('SIGUSR2');
+      target.child.kill('SIGUSR2');
+      const r = await wrk(`${target.url}${c.path}`, await options(DURATION));
+      target.child.kill('SIGUSR2');
       while (!existsSync(report)) await new Promise((done) => setTimeout(done, 50));
       const { allocated, gcs, gcMs } = JSON.parse(readFileSync(report, 'utf8')) as { allocated: number; gcs: number; gcMs: number };
       const line = [c.label, (allocated / r.requests / 1024).toFixed(1), ((gcs * 1000) / r.requests).toFixed(1), ((gcMs * 1000) / r.requests).toFixed(0), String(r.requests), String(r.failures)];
@@ -65,6 +68,7 @@ async function main() {
     print('');
     print(markdownTable(['path', 'KB allocated per request', 'collections per 1000 requests', 'GC pause µs per request', 'requests', 'failures'], rows));
   } finally {
+    if (floor) await stopProcess(floor.child);
     await stopProcess(service.child);
     await database.stop();
   }

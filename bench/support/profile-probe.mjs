@@ -1,0 +1,23 @@
+// Preloaded into a server under benchmark (see bench/profile.ts): the first SIGUSR2 starts V8's
+// CPU profiler (sampling every 100 µs), the next one stops it and writes the profile
+// (.cpuprofile JSON) to $PROFILE_REPORT. Plain JavaScript, so the compiled service needs no loader.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+
+const session = new Session();
+session.connect();
+const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+let running = false;
+
+process.on('SIGUSR2', async () => {
+  if (!running) {
+    running = true;
+    await post('Profiler.enable');
+    await post('Profiler.setSamplingInterval', { interval: 100 });
+    await post('Profiler.start');
+    return;
+  }
+  running = false;
+  const { profile } = await post('Profiler.stop');
+  writeFileSync(process.env.PROFILE_REPORT, JSON.stringify(profile));
+});
