@@ -4,6 +4,7 @@
 // lives (a package under node_modules, a folder of src/, Node's own code, garbage collection).
 // Usage: node --import tsx bench/profile.ts [users-key | users-bearer | tokens] [service | floor]
 // (default users-key service; `floor` profiles bench/floor.ts on the same path, to compare).
+// PROFILE_KIND=heap: what allocates, from V8's sampling heap profiler, instead of CPU time.
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -21,14 +22,60 @@ const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 const PATH_KIND = process.argv[2] ?? 'users-key';
 const TARGET = process.argv[3] ?? 'service';
 
-interface Profile {
-  nodes: { id: number; callFrame: { url: string; functionName: string }; children?: number[] }[];
+interface CallFrame {
+  url: string;
+  functionName: string;
+  lineNumber: number;
+}
+interface CpuProfile {
+  nodes: { id: number; callFrame: CallFrame; children?: number[] }[];
   samples: number[];
   timeDeltas: number[];
 }
+interface HeapNode {
+  id: number;
+  callFrame: CallFrame;
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** A profile as (frame, value, parent) rows: µs of self time, or bytes allocated. */
+function rowsOf(profile: CpuProfile | { head: HeapNode }) {
+  const rows: { id: number; frame: CallFrame; value: number; parent?: number }[] = [];
+  if ('head' in profile) {
+    const walk = (node: HeapNode, parent?: number) => {
+      rows.push({ id: node.id, frame: node.callFrame, value: node.selfSize, parent });
+      for (const child of node.children) walk(child, node.id);
+    };
+    walk(profile.head);
+  } else {
+    const self = new Map<number, number>();
+    profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+    const parentOf = new Map<number, number>();
+    for (const n of profile.nodes) for (const child of n.children ?? []) parentOf.set(child, n.id);
+    for (const n of profile.nodes) rows.push({ id: n.id, frame: n.callFrame, value: self.get(n.id) ?? 0, parent: parentOf.get(n.id) });
+  }
+  return rows;
+}
+
+/**
+ * Sums the rows by `key` of where their function lives. V8's built-ins (JSON.stringify, RegExp,
+ * Buffer, ...) have no URL: their share is their caller's, the nearest frame up with one.
+ */
+function sumBy(rows: ReturnType<typeof rowsOf>, key: (frame: CallFrame) => string): Map<string, number> {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const totals = new Map<string, number>();
+  for (const row of rows) {
+    let at = row;
+    if (!row.frame.functionName.startsWith('(')) while (!at.frame.url && at.parent !== undefined && byId.has(at.parent)) at = byId.get(at.parent)!;
+    const k = key(at.frame.url ? at.frame : row.frame);
+    totals.set(k, (totals.get(k) ?? 0) + row.value);
+  }
+  return totals;
+}
 
 /** Where a function lives: `express`, `src/http`, `node:internal`, `(garbage collector)`, ... */
-function place(url: string, functionName: string): string {
+function place({ url, functionName }: CallFrame): string {
   if (!url) return functionName.startsWith('(') ? functionName : '(native)';
   const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (modules) return modules[1]!;
@@ -42,7 +89,7 @@ async function main() {
   const database = await benchDatabase('bench_profile', { migrate: false });
   const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
   const report = join(dir, 'profile.json');
-  const env = { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', PROFILE_REPORT: report };
+  const env = { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', PROFILE_REPORT: report, PROFILE_KIND: process.env.PROFILE_KIND ?? 'cpu' };
   const probe = ['--import', resolve('bench/support/profile-probe.mjs')];
   const service = await startProcess(SERVICE_SCRIPT, env, TARGET === 'floor' ? [] : probe);
   // The floor runs on the database the service migrated.
@@ -79,36 +126,29 @@ async function main() {
     target.child.kill('SIGUSR2');
     while (!existsSync(report)) await new Promise((done) => setTimeout(done, 100));
     await new Promise((done) => setTimeout(done, 500)); // the file is written in one call; let it finish
-    const profile = JSON.parse(readFileSync(report, 'utf8')) as Profile;
-    // V8's built-ins (JSON.stringify, RegExp, Buffer, ...) have no URL: their time is their
-    // caller's, i.e. of the nearest frame up the stack that has one.
-    const parentOf = new Map<number, number>();
-    for (const n of profile.nodes) for (const child of n.children ?? []) parentOf.set(child, n.id);
-    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-    const placeOf = new Map(
-      profile.nodes.map((n) => {
-        let at: (typeof profile.nodes)[number] | undefined = n;
-        if (!n.callFrame.functionName.startsWith('(')) {
-          while (at && !at.callFrame.url && parentOf.has(at.id)) at = byId.get(parentOf.get(at.id)!);
-        }
-        return [n.id, place(at?.callFrame.url ?? '', at?.callFrame.functionName ?? n.callFrame.functionName)];
-      }),
+    const profile = JSON.parse(readFileSync(report, 'utf8')) as CpuProfile | { head: HeapNode };
+    const rows = rowsOf(profile);
+    const totals = sumBy(rows, place);
+    totals.delete('(idle)');
+    const all = [...totals.values()].reduce((a, b) => a + b, 0);
+    const heap = 'head' in profile;
+    const unit = heap ? 'bytes allocated per request' : 'µs of self time per request';
+    print(
+      `${TARGET}, ${PATH_KIND}: ${options.path}, ${r.requests} requests in ${DURATION} s (${r.rps.toFixed(0)}/s, failures ${r.failures}); ` +
+        (heap ? `${(all / 1024 / r.requests).toFixed(1)} KB allocated per request (sampled)` : `main thread busy ${(all / r.requests).toFixed(0)} µs per request (sampled, with the profiler's own overhead)`),
     );
-    const totals = new Map<string, number>();
-    profile.samples.forEach((id, i) => {
-      const where = placeOf.get(id)!;
-      totals.set(where, (totals.get(where) ?? 0) + (profile.timeDeltas[i] ?? 0));
-    });
-    const idle = totals.get('(idle)') ?? 0;
-    const busy = [...totals.values()].reduce((a, b) => a + b, 0) - idle;
-    print(`${TARGET}, ${PATH_KIND}: ${options.path}, ${r.requests} requests in ${DURATION} s (${r.rps.toFixed(0)}/s, failures ${r.failures}); main thread busy ${(busy / r.requests).toFixed(0)} µs per request (sampled, with the profiler's own overhead)`);
-    const rows = [...totals.entries()]
-      .filter(([where]) => where !== '(idle)')
-      .sort((a, b) => b[1] - a[1])
-      .map(([where, us]) => [where, (us / r.requests).toFixed(1), `${((us / busy) * 100).toFixed(1)} %`]);
-    print(markdownTable(['where (self time)', 'µs per request', 'share'], rows));
-    writeFileSync(join(dir, `${TARGET}.cpuprofile`), JSON.stringify(profile));
-    print(`profile: ${join(dir, `${TARGET}.cpuprofile`)} (open in Chrome DevTools)`);
+    const table = (sums: Map<string, number>, limit: number) =>
+      [...sums.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, limit)
+        .map(([where, v]) => [where, (v / r.requests).toFixed(heap ? 0 : 1), `${((v / all) * 100).toFixed(1)} %`]);
+    print(markdownTable(['where', unit, 'share'], table(totals, 40)));
+    const functions = sumBy(rows, (f) => `${f.functionName || '(anonymous)'} ${place(f)}:${f.lineNumber + 1}`);
+    functions.delete('(idle) (idle):0');
+    print(`\ntop functions:\n${markdownTable(['function', unit, 'share'], table(functions, Number(process.env.BENCH_PROFILE_TOP ?? 30)))}`);
+    const file = join(dir, `${TARGET}.${heap ? 'heapprofile' : 'cpuprofile'}`);
+    writeFileSync(file, JSON.stringify(profile));
+    print(`profile: ${file} (open in Chrome DevTools)`);
   } finally {
     if (floor) await stopProcess(floor.child);
     await stopProcess(service.child);

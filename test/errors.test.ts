@@ -103,6 +103,20 @@ describe('problem+json errors', () => {
     expectContractResponse(res, 'GET', '/users');
   });
 
+  it('answers a request without credentials 401 before judging its parameters or body', async () => {
+    const { app } = createTestApp(database.db);
+    const badQuery = await request(app).get('/users?limit=none');
+    expectProblem(badQuery, 401, 'unauthenticated');
+    const badBody = await request(app).post('/users').send({ email: 'not an address', extra: true });
+    expectProblem(badBody, 401, 'unauthenticated');
+    expect(badBody.body.detail).toBe('This operation needs credentials: x-api-key or Authorization: Bearer <access_token>.');
+    // An Authorization header of another scheme, or an empty x-api-key, is no credential either.
+    expectProblem(await request(app).get('/users?limit=none').set('authorization', 'Basic dXNlcjpwYXNz'), 401, 'unauthenticated');
+    expectProblem(await request(app).get('/users?limit=none').set('x-api-key', ''), 401, 'unauthenticated');
+    // With one, the parameters are judged first: 400 before the credential is looked up.
+    expectProblem(await request(app).get('/users?limit=none').set('x-api-key', 'bok_unknown'), 400, 'validation_failed');
+  });
+
   it('answers refused credentials with 401 and error="invalid_token"', async () => {
     const { app } = createTestApp(database.db);
     const res = await request(app).get('/users').set('authorization', 'Bearer nope');

@@ -1,6 +1,8 @@
 // Preloaded into a server under benchmark (see bench/profile.ts): the first SIGUSR2 starts V8's
 // CPU profiler (sampling every 100 µs), the next one stops it and writes the profile
-// (.cpuprofile JSON) to $PROFILE_REPORT. Plain JavaScript, so the compiled service needs no loader.
+// (.cpuprofile JSON) to $PROFILE_REPORT. With PROFILE_KIND=heap, V8's sampling heap profiler
+// instead, counting objects collected meanwhile too (.heapprofile JSON): what allocates.
+// Plain JavaScript, so the compiled service needs no loader.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 
@@ -8,16 +10,22 @@ const session = new Session();
 session.connect();
 const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
 let running = false;
+const heap = process.env.PROFILE_KIND === 'heap';
 
 process.on('SIGUSR2', async () => {
   if (!running) {
     running = true;
-    await post('Profiler.enable');
-    await post('Profiler.setSamplingInterval', { interval: 100 });
-    await post('Profiler.start');
+    if (heap) {
+      await post('HeapProfiler.enable');
+      await post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    } else {
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 100 });
+      await post('Profiler.start');
+    }
     return;
   }
   running = false;
-  const { profile } = await post('Profiler.stop');
+  const { profile } = await post(heap ? 'HeapProfiler.stopSampling' : 'Profiler.stop');
   writeFileSync(process.env.PROFILE_REPORT, JSON.stringify(profile));
 });

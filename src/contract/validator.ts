@@ -1,6 +1,6 @@
-// express-openapi-validator, fed the bundled contract: security presence, parameters, headers,
-// content type and bodies of requests (in snake_case, after inflectBodies). Responses are checked
-// elsewhere (src/http/response-validation.ts), in the style the client receives them.
+// express-openapi-validator, fed the bundled contract: parameters, headers, content type and
+// bodies of requests (in snake_case, after inflectBodies). Responses are checked elsewhere
+// (src/http/response-validation.ts), in the style the client receives them.
 import * as OpenApiValidator from 'express-openapi-validator';
 import { OpenApiSpecLoader } from 'express-openapi-validator/dist/framework/openapi.spec.loader.js';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types.js';
@@ -12,9 +12,9 @@ export function contractValidator(spec: OpenApiDocument) {
     apiSpec: structuredClone(spec) as unknown as OpenAPIV3.DocumentV3_1,
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
     validateResponses: false,
-    // Presence only: the default handlers check that the credential header is there. Whether the
-    // credential is good is decided by our authentication, with one database round trip.
-    validateSecurity: true,
+    // Whether a credential was sent is checked just before (src/http/authenticate.ts,
+    // requireCredentials), whether it is good by our authentication, with one database round trip.
+    validateSecurity: false,
     validateFormats: true,
     ignoreUndocumented: false,
     $refParser: { mode: 'dereference' },

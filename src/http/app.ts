@@ -18,6 +18,7 @@ import { chooseInflection, inflectBodies, noteRepeatedKeys } from './inflection-
 import { errorHandler, notFound } from './errors.js';
 import { ProblemError } from './problem.js';
 import { operationRouter } from './router.js';
+import { requireCredentials } from './authenticate.js';
 import { refuseUnknownQueryParameters } from './unknown-query.js';
 import { refuseNulCharacters } from './nul-characters.js';
 import { operationalRoutes } from './operational.js';
@@ -85,6 +86,7 @@ export function createApp(deps: AppDependencies) {
   app.use(inflectBodies(inflector));
   app.use(refuseUnknownQueryParameters());
   app.use(refuseNulCharacters);
+  app.use(requireCredentials);
   app.use(contractValidator(spec));
   app.use(operationRouter(operations, deps.handlers, deps.authenticators));
   app.use(notFound);

@@ -1,9 +1,8 @@
 // Turns every error, whether ours, the validator's, the body parser's or an unexpected one, into
 // a problem+json response. No stack trace or internal message ever reaches the client.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ProblemError, BEARER_REALM, fromDomainError, type FieldError } from './problem.js';
+import { ProblemError, fromDomainError, type FieldError } from './problem.js';
 import { DomainError, validationFailed } from '../errors.js';
-import { operationOf } from './operation.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 
 interface ValidatorError {
@@ -22,7 +21,7 @@ function isValidatorError(err: unknown): err is ValidatorError {
 const toLocation = (path: string) => `request/${path.replace(/^[./]+/, '').replace(/\./g, '/')}`;
 
 /** Maps a thrown value to the problem it should answer. Exported for tests. */
-export function toProblemError(err: unknown, acceptedSchemes: string[] = []): ProblemError {
+export function toProblemError(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
   if (err instanceof DomainError) return fromDomainError(err);
   const e = err as { type?: string; status?: number; message?: string };
@@ -33,13 +32,11 @@ export function toProblemError(err: unknown, acceptedSchemes: string[] = []): Pr
     return new ProblemError(415, 'unsupported_media_type', 'The request body must be UTF-8 JSON.');
   if (isDatabaseUnavailable(err))
     return new ProblemError(503, 'service_unavailable', 'The database is not reachable; try again shortly.', {}, { 'Retry-After': '1' });
-  if (isValidatorError(err)) return fromValidator(err, acceptedSchemes);
+  if (isValidatorError(err)) return fromValidator(err);
   return new ProblemError(500, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
 }
 
-const CREDENTIAL_NAMES: Record<string, string> = { apiKey: 'x-api-key', bearerAuth: 'Authorization: Bearer <access_token>' };
-
-function fromValidator(err: ValidatorError, acceptedSchemes: string[]): ProblemError {
+function fromValidator(err: ValidatorError): ProblemError {
   const fieldErrors: FieldError[] = (err.errors ?? []).map((item) => ({
     location: toLocation(item.path),
     message: item.message,
@@ -48,13 +45,6 @@ function fromValidator(err: ValidatorError, acceptedSchemes: string[]): ProblemE
   switch (err.status) {
     case 400: {
       return fromDomainError(fieldErrors.length > 0 ? validationFailed(fieldErrors) : validationFailed([], err.message));
-    }
-    case 401:
-    {
-      // The validator names only the first scheme; say every one the operation accepts.
-      const accepted = acceptedSchemes.map((s) => CREDENTIAL_NAMES[s] ?? s).join(' or ');
-      const detail = accepted ? `This operation needs credentials: ${accepted}.` : `${err.message}.`;
-      return new ProblemError(401, 'unauthenticated', detail, {}, { 'WWW-Authenticate': BEARER_REALM });
     }
     case 404:
       return new ProblemError(404, 'not_found', 'No resource lives at this path.');
@@ -75,7 +65,7 @@ export type ProblemWriter = (res: Parameters<RequestHandler>[1], problem: Proble
 
 export function errorHandler(writeProblem: ProblemWriter): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const problem = toProblemError(err, operationOf(res)?.security ?? []);
+    const problem = toProblemError(err);
     if (problem.status >= 500) req.log.error({ err }, 'request failed');
     else if (!(err instanceof ProblemError) && !(err instanceof DomainError)) req.log.debug({ err: { message: (err as Error)?.message } }, 'request refused');
     if (res.headersSent) {
