@@ -1,6 +1,6 @@
 // Endpoints for operators and readers, outside the contract: probes and the published reference.
 import { readFileSync, existsSync } from 'node:fs';
-import { Router, type Request } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import { sql, type Kysely } from 'kysely';
 import type { StyledContracts } from '../contract/styled.js';
 import type { Database } from '../db/schema.js';
@@ -19,7 +19,7 @@ function requestedStyle(req: Request): Inflection {
   return parseInflection(req.headers[INFLECTION_HEADER]);
 }
 
-export function operationalRoutes(db: Kysely<Database>, contracts: StyledContracts): Router {
+export function operationalRoutes(db: Kysely<Database>, contracts: StyledContracts): RequestHandler {
   const router = Router();
   // Liveness: the process answers. It never touches the database, so a database outage does not
   // get the process restarted.
@@ -54,5 +54,7 @@ export function operationalRoutes(db: Kysely<Database>, contracts: StyledContrac
     res.set('Content-Security-Policy', DOCS_CSP);
     res.type('html').send(readFileSync(page));
   });
-  return router;
+  // Only these paths enter the router: the API's requests pass by without a router's dispatch.
+  const paths = new Set(['/livez', '/readyz', '/openapi.json', '/docs', '/docs/']);
+  return (req, res, next) => (paths.has(req.path) ? router(req, res, next) : next());
 }

@@ -8,7 +8,7 @@
 // fields chosen below, none of which can hold a credential, so it skips redaction; `req.log`, for
 // handlers' own lines (which may carry anything), is a redacting child made on first use.
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 
@@ -28,8 +28,27 @@ function summary(req: IncomingMessage & { ip?: string; originalUrl?: string }, m
   // `originalUrl`: Express trims `url` inside mounted routers. `ip` is the client's address as
   // Express sees it: X-Forwarded-For counts only from a trusted proxy. `method` as sent: a HEAD
   // is handled as a GET further on (head.ts).
-  return { id: req.id, method, path: String(req.originalUrl ?? req.url).split('?')[0], remoteAddress: req.socket.remoteAddress, ip: req.ip };
+  const url = req.originalUrl ?? req.url ?? '';
+  const query = url.indexOf('?');
+  return { id: req.id, method, path: query < 0 ? url : url.slice(0, query), remoteAddress: req.socket.remoteAddress, ip: req.ip };
 }
+
+const BASE_LOGGER = Symbol('the logger the request context was made with');
+const SENT_METHOD = Symbol('the method as the client sent it');
+const REQUEST_LOGGER = Symbol("the request's own logger, once made");
+type WithContext = IncomingMessage & { [BASE_LOGGER]?: Logger; [SENT_METHOD]?: string; [REQUEST_LOGGER]?: Logger };
+
+// `req.log` is made on first use, by a getter defined once, here, for every request. (A getter
+// defined on each request object gave every request a hidden class of its own, which slows down
+// every later read of any property of it, in Express and everywhere else.)
+Object.defineProperty(http.IncomingMessage.prototype, 'log', {
+  configurable: true,
+  get(this: WithContext) {
+    const base = this[BASE_LOGGER];
+    if (!base) throw new Error('req.log is available behind the request context middleware only');
+    return (this[REQUEST_LOGGER] ??= base.child({ req: summary(this, this[SENT_METHOD]) }));
+  },
+});
 
 export function requestContext(logger: Logger) {
   // No redaction paths: see above. Only this module writes through it.
@@ -40,24 +59,17 @@ export function requestContext(logger: Logger) {
     req.id = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : randomUUID();
     const method = req.method;
     res.setHeader('X-Request-Id', req.id);
-    let log: Logger | undefined;
-    Object.defineProperty(req, 'log', { configurable: true, enumerable: false, get: () => (log ??= logger.child({ req: summary(req, method) })) });
-
+    (req as WithContext)[BASE_LOGGER] = logger;
+    (req as WithContext)[SENT_METHOD] = method;
     const startedAt = Date.now();
-    let logged = false;
-    const logAnswer = () => {
-      if (logged) return;
-      logged = true;
-      res.off('finish', logAnswer);
-      res.off('close', logAnswer);
+    // A response emits 'close' once, when it is answered (after 'finish') or when the client went
+    // away first; it is then logged with the status it would have had.
+    res.once('close', () => {
       const line = { req: summary(req, method), res: { statusCode: res.statusCode }, responseTime: Date.now() - startedAt };
-      // Answered (finish) or the client went away first (close, with the status it would have had).
       const msg = res.writableFinished ? 'request completed' : 'request aborted';
       if (res.statusCode >= 500) accessLog.error(line, msg);
       else accessLog.info(line, msg);
-    };
-    res.on('finish', logAnswer);
-    res.on('close', logAnswer);
+    });
     next();
   };
 }

@@ -4,22 +4,16 @@
 // (whatever the method), or a request that does not accept HTML, passes through untouched.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import express, { Router, type Request } from 'express';
+import express, { Router, type Request, type RequestHandler } from 'express';
 import { WEB_DIST_PATH } from '../paths.js';
 import { ProblemError } from './problem.js';
 
 // The built scripts and styles are the only resources the page loads; the API is same-origin.
 const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-export function webApp(root = WEB_DIST_PATH): Router {
+export function webApp(root = WEB_DIST_PATH): RequestHandler {
   const indexHtml = join(root, 'index.html');
   const router = Router();
-
-  router.use((req, res, next) => {
-    // Everything below is for reading pages; an API path is never shadowed, whatever is built.
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || res.locals.route?.pathKnown) return next('router');
-    next();
-  });
   // Vite puts content-hashed files under assets/: they never change, so browsers may keep them.
   router.use('/assets', express.static(join(root, 'assets'), { index: false, immutable: true, maxAge: '1y' }));
   router.use('/assets', (_req, _res, next) => next(new ProblemError(404, 'not_found', 'No such file of the web interface.')));
@@ -34,7 +28,12 @@ export function webApp(root = WEB_DIST_PATH): Router {
     res.set('Cache-Control', 'no-cache');
     res.sendFile(indexHtml);
   });
-  return router;
+  // Everything in the router is for reading pages; an API path is never shadowed, whatever is
+  // built, and an API request does not even enter the router.
+  return (req, res, next) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || res.locals.route?.pathKnown) return next();
+    router(req, res, next);
+  };
 }
 
 /** A browser navigating to a page asks for HTML first; fetch() and API clients ask for JSON. */
