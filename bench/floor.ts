@@ -12,7 +12,7 @@ import pg from 'pg';
 import { keyBySecretDigest } from '../src/api-keys/repository.js';
 import { isWellFormedApiKey } from '../src/api-keys/secret.js';
 import { digestSecret } from '../src/auth/secrets.js';
-import { bearerSession, refreshTokenSet } from '../src/sessions/repository.js';
+import { bearerSession, refreshTokenSet, touchSession } from '../src/sessions/repository.js';
 import { ACCESS_TOKEN_TTL_S, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet } from '../src/sessions/tokens.js';
 import { firstPage, type ListedUser } from '../src/users/repository.js';
 import { presentUser } from '../src/users/presenter.js';
@@ -44,14 +44,16 @@ async function canListUsers(req: Request): Promise<number> {
   }
   const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
   if (!token || !isAccessToken(token)) return 401;
+  const touchBefore = new Date(now.getTime() - 60_000);
   const [session] = await run('bearer', bearerSession, {
     accessDigest: digestSecret(token),
     issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
     now,
     idleCutoff: new Date(now.getTime() - IDLE_TIMEOUT_MS),
-    touchBefore: new Date(now.getTime() - 60_000),
+    touchBefore,
   });
   if (!session) return 401;
+  if (session.stale) void run('touch', touchSession, { sessionId: session.session_id, now, touchBefore }).catch(() => {});
   return session.is_admin || session.permissions.includes('users.list') ? 200 : 403;
 }
 

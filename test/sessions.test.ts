@@ -1,5 +1,5 @@
 // Signing in (POST /sessions) and bearer authentication of later requests.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
@@ -155,6 +155,27 @@ describe('bearer authentication', () => {
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('invalid_token');
     expect(res.headers['www-authenticate']).toBe('Bearer realm="backoffice", error="invalid_token"');
+  });
+
+  it('keeps a session in use from idling out: its use is noted, at most once a minute', async () => {
+    const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock, env: { SESSION_IDLE_TIMEOUT_S: '200' } });
+    const user = await createUser(database.db, { permissions: ['users.list'] });
+    const set = await signIn(app, user.email, user.password);
+    const lastUsed = async () => (await database.db.selectFrom('sessions').select('last_used_at').where('user_id', '=', user.id).executeTakeFirstOrThrow()).last_used_at.toISOString();
+    const use = () => request(app).get('/users').set('authorization', `Bearer ${set.access_token}`);
+    clock.advance(150_000);
+    await use().expect(200);
+    await vi.waitFor(async () => expect(await lastUsed()).toBe('2026-06-01T10:02:30.000Z'));
+    clock.advance(150_000); // 300 s after sign-in, 150 s after the last use: still alive
+    await use().expect(200);
+    await vi.waitFor(async () => expect(await lastUsed()).toBe('2026-06-01T10:05:00.000Z'));
+    clock.advance(30_000); // used again within the minute: nothing written
+    await use().expect(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await lastUsed()).toBe('2026-06-01T10:05:00.000Z');
+    clock.advance(171_000); // 201 s after the last noted use
+    expect((await use()).status).toBe(401);
   });
 
   it('refuses malformed, unknown, disabled-user and revoked tokens with 401', async () => {
