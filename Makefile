@@ -57,7 +57,7 @@ migrate: build ## Apply database migrations (DATABASE_URL, or the embedded datab
 run: build docs web ## Run the service on http://localhost:3000 (embedded database unless DATABASE_URL is set)
 	node dist/src/main.js
 
-system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server, nginx, Chromium)
+system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server, nginx, PgBouncer, Chromium)
 	scripts/system-deps.sh
 
 test: install system-deps docs web ## Run every test against a throwaway PostgreSQL 15 cluster

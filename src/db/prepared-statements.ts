@@ -13,7 +13,8 @@ import pg from 'pg';
 /**
  * How many distinct texts a process names; texts seen after that run unnamed, as without this
  * client. Kysely builds a new text for every shape of a dynamic query (filters, list lengths), so
- * this bounds what every connection keeps prepared. The service has well under this many.
+ * this bounds what every connection keeps prepared (plus one per statement a migration made
+ * stale, below). The service has well under this many.
  */
 export const MAX_NAMED_STATEMENTS = 500;
 
