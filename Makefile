@@ -63,10 +63,15 @@ system-deps: ## Install the Debian packages the tests need, if missing (PostgreS
 test: install system-deps docs web ## Run every test against a throwaway PostgreSQL 15 cluster
 	$(BIN)/vitest run
 
-bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missing; several minutes)
+bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missing; about 20 minutes)
 	scripts/system-deps.sh bench
 	node --import tsx bench/sign-in.ts 10
 	node --import tsx bench/users-list.ts
+	node --import tsx bench/refresh.ts
+	node --import tsx bench/statements.ts
+	node --import tsx bench/allocation.ts
+	node --import tsx bench/profile.ts users-key
+	node --import tsx bench/profile.ts users-key floor
 	node --import tsx bench/audit-verify.ts
 	node --import tsx bench/audit-insert.ts
 

@@ -60,7 +60,8 @@ async function main() {
       const r = await wrk(`${target.url}${c.path}`, await options(DURATION));
       target.child.kill('SIGUSR2');
       while (!existsSync(report)) await new Promise((done) => setTimeout(done, 50));
-      const { allocated, gcs, gcMs } = JSON.parse(readFileSync(report, 'utf8')) as { allocated: number; gcs: number; gcMs: number };
+      const { allocated, gcs, gcMs, byType } = JSON.parse(readFileSync(report, 'utf8')) as { allocated: number; gcs: number; gcMs: number; byType: Record<string, { count: number; ms: number }> };
+      print(`  ${c.label}: ${Object.entries(byType).map(([type, t]) => `${type} ${t.count}× ${(t.ms / t.count).toFixed(2)} ms`).join(', ')}`);
       const line = [c.label, (allocated / r.requests / 1024).toFixed(1), ((gcs * 1000) / r.requests).toFixed(1), ((gcMs * 1000) / r.requests).toFixed(0), String(r.requests), String(r.failures)];
       print(`  ${line.join(' | ')}`);
       rows.push(line);

@@ -4,7 +4,8 @@
 // lives (a package under node_modules, a folder of src/, Node's own code, garbage collection).
 // Usage: node --import tsx bench/profile.ts [users-key | users-bearer | tokens] [service | floor]
 // (default users-key service; `floor` profiles bench/floor.ts on the same path, to compare).
-// PROFILE_KIND=heap: what allocates, from V8's sampling heap profiler, instead of CPU time.
+// PROFILE_KIND=heap: what allocates, from V8's sampling heap profiler, instead of CPU time;
+// PROFILE_KIND=survivors: what of it outlives the young generation (what scavenges copy).
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -22,5 +22,11 @@ process.on('SIGUSR2', () => {
   profiler = undefined;
   const freed = statistics.reduce((sum, gc) => sum + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize, 0);
   const gcMs = statistics.reduce((sum, gc) => sum + gc.cost, 0) / 1000; // cost is in microseconds
-  writeFileSync(process.env.ALLOCATION_REPORT, JSON.stringify({ allocated: freed + usedAtEnd - usedAtStart, gcs: statistics.length, gcMs }));
+  const byType = {};
+  for (const gc of statistics) {
+    const t = (byType[gc.gcType] ??= { count: 0, ms: 0 });
+    t.count += 1;
+    t.ms += gc.cost / 1000;
+  }
+  writeFileSync(process.env.ALLOCATION_REPORT, JSON.stringify({ allocated: freed + usedAtEnd - usedAtStart, gcs: statistics.length, gcMs, byType }));
 });
