@@ -1,11 +1,14 @@
 // Where the service's CPU time goes on one hot path, per package: the service runs as production
-// runs it with bench/support/profile-probe.mjs preloaded; after a warm-up, V8's sampling profiler
-// records while wrk sends requests, and the samples' self time is summed by where the function
-// lives (a package under node_modules, a folder of src/, Node's own code, garbage collection).
+// runs it; after a warm-up, a profiler records while wrk sends requests, and the samples are summed
+// by where the function lives (a package under node_modules, a folder of src/, Node's own code,
+// garbage collection). The profiler is Linux perf when it works (CPU time of every thread: see
+// bench/support/perf-profile.ts), else V8's own (bench/support/profile-probe.mjs, wall-clock time
+// of the main thread, which a busy machine inflates wherever the thread gets pre-empted).
 // Usage: node --import tsx bench/profile.ts [users-key | users-bearer | tokens] [service | floor]
 // (default users-key service; `floor` profiles bench/floor.ts on the same path, to compare).
-// PROFILE_KIND=heap: what allocates, from V8's sampling heap profiler, instead of CPU time;
-// PROFILE_KIND=survivors: what of it outlives the young generation (what scavenges copy).
+// PROFILE_KIND=v8: V8's CPU profiler even where perf works; PROFILE_KIND=heap: what allocates,
+// from V8's sampling heap profiler, instead of CPU time; PROFILE_KIND=survivors: what of it
+// outlives the young generation (what scavenges copy).
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,12 +19,14 @@ import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js'
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { markdownTable, print } from './support/measure.js';
 import { wrk } from './support/wrk.js';
+import { PERF_NODE_ARGS, cpuByPlace, perfWorks, recordPerf } from './support/perf-profile.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 const PATH_KIND = process.argv[2] ?? 'users-key';
 const TARGET = process.argv[3] ?? 'service';
+const KIND = process.env.PROFILE_KIND ?? (perfWorks() ? 'perf' : 'v8');
 
 interface CallFrame {
   url: string;
@@ -90,8 +95,8 @@ async function main() {
   const database = await benchDatabase('bench_profile', { migrate: false });
   const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
   const report = join(dir, 'profile.json');
-  const env = { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', PROFILE_REPORT: report, PROFILE_KIND: process.env.PROFILE_KIND ?? 'cpu' };
-  const probe = ['--import', resolve('bench/support/profile-probe.mjs')];
+  const env = { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', PROFILE_REPORT: report, PROFILE_KIND: KIND };
+  const probe = KIND === 'perf' ? PERF_NODE_ARGS : ['--import', resolve('bench/support/profile-probe.mjs')];
   const service = await startProcess(SERVICE_SCRIPT, env, TARGET === 'floor' ? [] : probe);
   // The floor runs on the database the service migrated.
   const floor = TARGET === 'floor' ? await startProcess('bench/floor.ts', env, probe) : undefined;
@@ -121,6 +126,20 @@ async function main() {
     }
     const run = (seconds: number) => wrk(`${target.url}${options.path}`, { connections: CONNECTIONS, seconds, headers: options.headers, script: options.script?.() });
     await run(WARM_UP);
+    if (KIND === 'perf') {
+      let answered = 0;
+      const script = await recordPerf(target.child.pid!, join(dir, 'perf.data'), async () => {
+        const r = await run(DURATION);
+        answered = r.requests;
+        print(`${TARGET}, ${PATH_KIND}: ${options.path}, ${r.requests} requests in ${DURATION} s (${r.rps.toFixed(0)}/s, failures ${r.failures})`);
+      });
+      const totals = cpuByPlace(script);
+      const all = [...totals.values()].reduce((a, b) => a + b, 0);
+      print(`CPU of the process (every thread), from perf: ${((all * 1000) / answered).toFixed(0)} µs per request`);
+      const rows = [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([where, ms]) => [where, ((ms * 1000) / answered).toFixed(1), `${((ms / all) * 100).toFixed(1)} %`]);
+      print(markdownTable(['where (innermost JavaScript function, with what it called)', 'µs of CPU per request', 'share'], rows));
+      return;
+    }
     rmSync(report, { force: true });
     target.child.kill('SIGUSR2');
     const r = await run(DURATION);

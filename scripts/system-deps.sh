@@ -3,10 +3,10 @@
 # the PostgreSQL 15 server binaries, nginx (the load balancer of the multi-process tests),
 # PgBouncer (the connection pooler of test/pgbouncer.test.ts) and Chromium (the end-to-end tests
 # of the web interface). With `bench`, also wrk (the load generator
-# of bench/). Needs root (or sudo) only when something is missing.
+# of bench/) and perf (its profiles). Needs root (or sudo) only when something is missing.
 set -euo pipefail
 missing=()
-[ "${1:-}" = bench ] && { [ -x /usr/bin/wrk ] || missing+=(wrk); }
+[ "${1:-}" = bench ] && { [ -x /usr/bin/wrk ] || missing+=(wrk); [ -x /usr/bin/perf ] || missing+=(linux-perf); }
 [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
 [ -x /usr/sbin/nginx ] || missing+=(nginx)
 [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
