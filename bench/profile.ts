@@ -8,7 +8,8 @@
 // (default users-key service; `floor` profiles bench/floor.ts on the same path, to compare).
 // PROFILE_KIND=v8: V8's CPU profiler even where perf works; PROFILE_KIND=heap: what allocates,
 // from V8's sampling heap profiler, instead of CPU time; PROFILE_KIND=survivors: what of it
-// outlives the young generation (what scavenges copy).
+// outlives the young generation (what scavenges copy). BENCH_PROFILE_DRILL=<place> (perf only):
+// that place's functions one by one.
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,7 +20,7 @@ import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js'
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { markdownTable, print } from './support/measure.js';
 import { wrk } from './support/wrk.js';
-import { PERF_NODE_ARGS, cpuByPlace, perfWorks, recordPerf } from './support/perf-profile.js';
+import { PERF_NODE_ARGS, cpuByFunctionIn, cpuByPlace, perfWorks, recordPerf, removeSymbols } from './support/perf-profile.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -138,6 +139,12 @@ async function main() {
       print(`CPU of the process (every thread), from perf: ${((all * 1000) / answered).toFixed(0)} µs per request`);
       const rows = [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([where, ms]) => [where, ((ms * 1000) / answered).toFixed(1), `${((ms / all) * 100).toFixed(1)} %`]);
       print(markdownTable(['where (innermost JavaScript function, with what it called)', 'µs of CPU per request', 'share'], rows));
+      // BENCH_PROFILE_DRILL=src/http: that place's functions one by one.
+      const drill = process.env.BENCH_PROFILE_DRILL;
+      if (drill) {
+        const inside = [...cpuByFunctionIn(script, drill).entries()].filter(([k]) => !totals.has(k) || k === drill).sort((a, b) => b[1] - a[1]);
+        print(`\n${drill}, by function:\n${markdownTable(['function', 'µs of CPU per request'], inside.slice(0, 25).map(([k, ms]) => [k, ((ms * 1000) / answered).toFixed(1)]))}`);
+      }
       return;
     }
     rmSync(report, { force: true });
@@ -172,6 +179,7 @@ async function main() {
   } finally {
     if (floor) await stopProcess(floor.child);
     await stopProcess(service.child);
+    if (KIND === 'perf') removeSymbols(target.child.pid!);
     await database.stop();
   }
 }

@@ -44,16 +44,19 @@ describe('the prepared-statement client', () => {
     expect((await read()).rows).toEqual([{ id: 1, label: null, size: null }]); // ...and the next use works
   });
 
-  it(`names at most ${MAX_NAMED_STATEMENTS} texts per process; later ones run unnamed`, async () => {
-    const fresh = new PreparingClient({ connectionString: database.url });
-    await fresh.connect();
+  it("names the statements a Pool's own query() runs (the callback form), re-preparing a stale one there too", async () => {
+    const pool = new pg.Pool({ connectionString: database.url, max: 1, Client: PreparingClient });
     try {
-      for (let i = 0; i < MAX_NAMED_STATEMENTS + 20; i++) {
-        expect((await fresh.query(`select $1::int + ${i} as n`, [1])).rows).toEqual([{ n: 1 + i }]);
-      }
-      expect((await preparedOn(fresh)).length).toBeLessThanOrEqual(MAX_NAMED_STATEMENTS);
+      expect((await pool.query('select $1::int * 2 as n', [21])).rows).toEqual([{ n: 42 }]);
+      const prepared = await pool.query<{ statement: string }>('select statement from pg_prepared_statements');
+      expect(prepared.rows.map((r) => r.statement)).toContain('select $1::int * 2 as n');
+      await pool.query('create table narrowed (id int primary key, note text)');
+      await pool.query('insert into narrowed values (1, $1)', ['kept']);
+      expect((await pool.query('select * from narrowed where id = $1', [1])).rows).toEqual([{ id: 1, note: 'kept' }]);
+      await pool.query('alter table narrowed drop column note');
+      expect((await pool.query('select * from narrowed where id = $1', [1])).rows).toEqual([{ id: 1 }]);
     } finally {
-      await fresh.end();
+      await pool.end();
     }
   });
 
@@ -68,6 +71,20 @@ describe('the prepared-statement client', () => {
       expect((await sql<{ n: number }>`select ${3}::int as n`.execute(db)).rows).toEqual([{ n: 3 }]);
     } finally {
       await db.destroy();
+    }
+  });
+
+  // Last: it uses up the names of this process.
+  it(`names at most ${MAX_NAMED_STATEMENTS} texts per process; later ones run unnamed`, async () => {
+    const fresh = new PreparingClient({ connectionString: database.url });
+    await fresh.connect();
+    try {
+      for (let i = 0; i < MAX_NAMED_STATEMENTS + 20; i++) {
+        expect((await fresh.query(`select $1::int + ${i} as n`, [1])).rows).toEqual([{ n: 1 + i }]);
+      }
+      expect((await preparedOn(fresh)).length).toBeLessThanOrEqual(MAX_NAMED_STATEMENTS);
+    } finally {
+      await fresh.end();
     }
   });
 });

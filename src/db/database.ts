@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Database } from './schema.js';
 import { startEmbeddedPostgres } from './embedded.js';
 import { PreparingClient } from './prepared-statements.js';
+import { runFixedStatementsOnPool } from './fixed-statement.js';
 
 // int8 (bigint, count(*)) as a JS number: our counts stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -59,6 +60,7 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
     client.on('error', (err) => log.warn({ err: { message: err.message } }, 'database connection lost while in use'));
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  runFixedStatementsOnPool(db, pool);
   return {
     db,
     pool,

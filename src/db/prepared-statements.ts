@@ -36,35 +36,45 @@ function isStalePlan(err: unknown): boolean {
   return (err as { code?: string; routine?: string }).code === '0A000' && (err as { routine?: string }).routine === 'RevalidateCachedQuery';
 }
 
+type Callback = (err: Error | undefined, result: pg.QueryResult) => void;
+
 export class PreparingClient extends pg.Client {
   /** Texts prepared anew under another name on this connection, after their plan went stale. */
   #renamed = new Map<string, string>();
 
-  // Kysely calls query(text, values); everything else (no parameters: transaction control,
-  // migrations' multi-statement DDL; config objects; callbacks) goes to pg unchanged.
+  // query(text, values) and query(text, values, callback), as Kysely and pg's Pool#query call it;
+  // everything else (no parameters: transaction control, migrations' multi-statement DDL; config
+  // objects) goes to pg unchanged.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(...args: unknown[]): any {
     const [text, values, callback] = args;
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && callback === undefined) {
+    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && (callback === undefined || typeof callback === 'function')) {
       const name = this.#renamed.get(text) ?? statementName(text);
-      if (name !== undefined) return this.#execute(name, text, values);
+      if (name !== undefined) {
+        if (callback) return this.#run(name, text, values, callback as Callback);
+        return new Promise((resolve, reject) => this.#run(name, text, values, (err, result) => (err ? reject(err) : resolve(result))));
+      }
     }
     return (super.query as (...a: unknown[]) => unknown)(...args);
   }
 
-  async #execute(name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
-    try {
-      return await super.query({ name, text, values });
-    } catch (err) {
-      if (!isStalePlan(err)) throw err;
-      // A migration of a rolling deploy changed the columns this statement returns (`select *`):
-      // PostgreSQL will refuse this prepared statement for the connection's life. Prepare the text
-      // again under a new name; outside a transaction, run it again now (inside one, the
-      // transaction has failed and its caller sees the error; the next use gets the new name).
-      const fresh = `${name}_${this.#renamed.size + 1}`;
-      this.#renamed.set(text, fresh);
-      if (this.getTransactionStatus() !== 'I') throw err;
-      return super.query({ name: fresh, text, values });
-    }
+  // With a callback, which pg calls as soon as the answer is read (a Pool hands the connection on
+  // from there), rather than a promise.
+  #run(name: string, text: string, values: unknown[], callback: Callback): void {
+    super.query({ name, text, values }, (err: Error | undefined, result: pg.QueryResult) => {
+      if (err && isStalePlan(err)) {
+        // A migration of a rolling deploy changed the columns this statement returns (`select *`):
+        // PostgreSQL will refuse this prepared statement for the connection's life. Prepare the
+        // text again under a new name; outside a transaction, run it again now (inside one, the
+        // transaction has failed and its caller sees the error; the next use gets the new name).
+        const fresh = `${name}_${this.#renamed.size + 1}`;
+        this.#renamed.set(text, fresh);
+        if (this.getTransactionStatus() === 'I') {
+          super.query({ name: fresh, text, values }, callback);
+          return;
+        }
+      }
+      callback(err, result);
+    });
   }
 }

@@ -13,6 +13,7 @@ import { createHandlers } from '../../src/handlers/index.js';
 import { buildServices } from '../../src/services.js';
 import { withDatabase } from './postgres.js';
 import { PreparingClient } from '../../src/db/prepared-statements.js';
+import { runFixedStatementsOnPool } from '../../src/db/fixed-statement.js';
 import { ManualClock, type Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Dependencies } from '../../src/dependencies.js';
@@ -41,6 +42,7 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   // (57P01); that is expected, not an error of the test.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  runFixedStatementsOnPool(db, pool); // as the service's src/db/database.ts does
   return {
     url,
     db,

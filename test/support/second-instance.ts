@@ -6,10 +6,12 @@ import type { Database } from '../../src/db/schema.js';
 import { createTestApp } from './context.js';
 import type { Clock } from '../../src/clock.js';
 import { PreparingClient } from '../../src/db/prepared-statements.js';
+import { runFixedStatementsOnPool } from '../../src/db/fixed-statement.js';
 
 export async function secondInstance(url: string, options: { clock?: Clock; env?: Record<string, string> } = {}) {
   const pool = new pg.Pool({ connectionString: url, max: 5, Client: PreparingClient });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  runFixedStatementsOnPool(db, pool);
   const { app, logs } = createTestApp(db, options);
   return { app, logs, db, close: () => db.destroy() };
 }
