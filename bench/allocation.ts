@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { seedUsers } from '../src/cli/seed.js';
 import { apiKeyService } from '../src/api-keys/service.js';
+import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
@@ -34,7 +35,7 @@ async function main() {
   try {
     const { db } = database;
     await seedUsers(db, { users: 1000, seed: 1 });
-    const { secret } = await apiKeyService(db, systemClock).create({ userId: null, permissions: 'all' }, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
     const template = readFileSync('bench/refresh.lua', 'utf8');

@@ -7,6 +7,7 @@
 //   GET /users?limit=n   with x-api-key or Authorization: Bearer (the first page, no filters)
 //   POST /tokens         refresh, with the service's one-statement rotation
 // Env: DATABASE_URL, PORT. Pool of 10 connections, as the service's default.
+import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
 import pg from 'pg';
 import { keyBySecretDigest } from '../src/api-keys/repository.js';
@@ -88,6 +89,7 @@ app.post('/tokens', express.json(), async (req, res) => {
     successorSealed: sealTokenSet(set, refreshToken),
     ip: req.ip ?? '',
     userAgent: req.headers['user-agent'] ?? '',
+    requestId: randomUUID(), // the service records its request id with the event
   });
   if (result!.outcome !== 'issued' && result!.outcome !== 'replayed') return refuse(res, 401);
   res.status(201).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });

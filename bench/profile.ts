@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { seedUsers } from '../src/cli/seed.js';
 import { apiKeyService } from '../src/api-keys/service.js';
+import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
@@ -122,7 +123,7 @@ async function main() {
       const [session] = await openSessions(db, admin, 1);
       options = { path: '/users?limit=50', headers: { authorization: `Bearer ${session!.access_token}` } };
     } else {
-      const { secret } = await apiKeyService(db, systemClock).create({ userId: null, permissions: 'all' }, { name: 'bench', permissions: ['users.list'] });
+      const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
       options = { path: '/users?limit=50', headers: { 'x-api-key': secret } };
     }
     const run = (seconds: number) => wrk(`${target.url}${options.path}`, { connections: CONNECTIONS, seconds, headers: options.headers, script: options.script?.() });

@@ -91,6 +91,37 @@ describe('POST /tokens', () => {
     expect(events.length).toBeGreaterThanOrEqual(1);
   });
 
+  it('records the rotation, and a reuse with the revocation, as the user acting on their own session, with the request id', async () => {
+    const { app, clock, user, set } = await setUp();
+    const session = (await database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow()).id;
+    const events = (type: string) => database.db.selectFrom('security_events').selectAll().where('session_id', '=', session).where('type', '=', type).execute();
+    const byUser = {
+      user_id: user.id,
+      session_id: session,
+      actor_type: 'user',
+      actor_id: user.id,
+      actor_session_id: session,
+      actor_label: expect.stringMatching(/^Test Person \d+$/),
+      target_type: 'session',
+      target_id: session,
+      target_label: expect.stringMatching(/^Test Person \d+$/),
+      ip_address: expect.stringMatching(/127\.0\.0\.1/),
+      user_agent: 'refreshing agent',
+      changes: null,
+    };
+    const rotated = await request(app).post('/tokens').set('authorization', `Bearer ${set.access_token}`).set('x-request-id', 'rotate-1').set('user-agent', 'refreshing agent').send({ refresh_token: set.refresh_token });
+    expect(rotated.status).toBe(201);
+    expect(await events('tokens_refreshed')).toEqual([expect.objectContaining({ ...byUser, request_id: 'rotate-1', details: { generation: 2 } })]);
+    const [refreshed] = await events('tokens_refreshed');
+    expect(refreshed!.actor_label).toBe(refreshed!.target_label);
+
+    clock.advance(11_000);
+    const reused = await request(app).post('/tokens').set('authorization', `Bearer ${set.access_token}`).set('x-request-id', 'reuse-1').set('user-agent', 'refreshing agent').send({ refresh_token: set.refresh_token });
+    expect(reused.body.code).toBe('refresh_token_reused');
+    expect(await events('refresh_token_reused')).toEqual([expect.objectContaining({ ...byUser, request_id: 'reuse-1', details: {} })]);
+    expect(await events('session_revoked')).toEqual([expect.objectContaining({ ...byUser, request_id: 'reuse-1', details: { reason: 'refresh_token_reused' } })]);
+  });
+
   it('inside the grace window gives the same new token set again; just past it, revokes', async () => {
     const { app, clock, set } = await setUp();
     const first = await refresh(app, set);
