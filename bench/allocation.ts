@@ -3,7 +3,7 @@
 // how many collections that costs. The service runs as production runs it, with
 // bench/support/allocation-probe.mjs preloaded; after a warm-up, the probe counts while wrk sends
 // requests for BENCH_DURATION seconds. To compare with another build (before a change), point
-// BENCH_SERVICE_SCRIPT at its server.js: the service migrates the database itself here.
+// BENCH_SERVICE_SCRIPT at its main.js: the service migrates the database itself here.
 // Usage: node --import tsx bench/allocation.ts [service | floor] (`floor`: bench/floor.ts, to compare)
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,7 +35,7 @@ async function main() {
   try {
     const { db } = database;
     await seedUsers(db, { users: 1000, seed: 1 });
-    const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
     const template = readFileSync('bench/refresh.lua', 'utf8');

@@ -123,7 +123,7 @@ async function main() {
       const [session] = await openSessions(db, admin, 1);
       options = { path: '/users?limit=50', headers: { authorization: `Bearer ${session!.access_token}` } };
     } else {
-      const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+      const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
       options = { path: '/users?limit=50', headers: { 'x-api-key': secret } };
     }
     const run = (seconds: number) => wrk(`${target.url}${options.path}`, { connections: CONNECTIONS, seconds, headers: options.headers, script: options.script?.() });

@@ -30,7 +30,7 @@ async function main() {
     const { db } = database;
     await seedUsers(db, { users: 100_000, seed: 1 });
     await sql`vacuum analyze`.execute(db);
-    const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
     const backend = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;

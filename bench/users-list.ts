@@ -1,7 +1,7 @@
 // Benchmark of GET /users?limit=50 against its floor (see docs/BENCHMARKS.md for how to run it and
 // the results). In one run:
 //  1. a throwaway PostgreSQL 15 (or DATABASE_URL), migrated, seeded with 100,000 users;
-//  2. three servers, each in its own process: the service (dist/src/server.js as `make run` starts
+//  2. three servers, each in its own process: the service (dist/src/main.js as `make run` starts
 //     it, NODE_ENV=production, response validation off, access log on), the floor (bench/floor.ts:
 //     Express 5 + pg running the service's own statements, prepared), and a bare Express app
 //     answering the same page from memory (context: what no database costs);
@@ -46,7 +46,7 @@ async function main() {
     await seedUsers(db, { users: USERS, seed: 1 });
     await sql`vacuum analyze users`.execute(db);
     print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    const { secret } = await apiKeyService(db, systemClock).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
 
