@@ -26,6 +26,9 @@ const BEARER = /^bearer +(\S+) *$/i;
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 pool.on('error', () => {});
+// The service's cursor signing key (made at its first start; the floor starts after the service):
+// the next_cursor of a page is signed, so the floor signs it too.
+const cursorKey = (await pool.query<{ secret: Buffer }>("select secret from service_secrets where name = 'cursor_signing'")).rows[0]!.secret;
 
 /** Runs one of the service's statements, prepared under a name of its own. */
 async function run<P, R>(name: string, statement: FixedStatement<P, R>, values: P): Promise<R[]> {
@@ -69,7 +72,7 @@ app.get('/users', async (req, res) => {
   const rows: ListedUser[] = await run('page', firstPage, { limit: limit + 1, afterCreatedAt: '', afterId: '', status: '', role: '', pattern: '' });
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  res.json({ data: page.map(presentUser), next_cursor: rows.length > limit && last ? encodeCursor({ createdAt: last.cursor_created_at, id: last.id }) : null });
+  res.json({ data: page.map(presentUser), next_cursor: rows.length > limit && last ? encodeCursor(cursorKey, { createdAt: last.cursor_created_at, id: last.id }, {}) : null });
 });
 
 app.post('/tokens', express.json(), async (req, res) => {
