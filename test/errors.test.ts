@@ -45,11 +45,24 @@ describe('problem+json errors', () => {
     expectProblem(await request(app).get('/users/extra/segments'), 404, 'not_found');
   });
 
+  it('answers a path parameter that is not valid percent-encoding with 400, not 500', async () => {
+    const { app } = createTestApp(database.db);
+    // A credential, refused later: without one, the request is answered 401 before its path is judged.
+    const res = await request(app).get('/users/%E0%A4%A').set('authorization', 'Bearer nope');
+    expectProblem(res, 400, 'validation_failed');
+  });
+
+  it('serves the paths as the contract writes them: /USERS is not /users', async () => {
+    const { app } = createTestApp(database.db);
+    expectProblem(await request(app).get('/USERS').set('authorization', 'Bearer nope').set('accept', 'application/json'), 404, 'not_found');
+    expectProblem(await request(app).get('/Sessions/current').set('authorization', 'Bearer nope').set('accept', 'application/json'), 404, 'not_found');
+  });
+
   it('answers a wrong method with 405 and an Allow header', async () => {
     const { app } = createTestApp(database.db);
     const res = await request(app).delete('/users');
     expectProblem(res, 405, 'method_not_allowed');
-    expect(res.headers.allow).toBe('POST, GET'); // the operations /users has in the contract
+    expect(res.headers.allow).toBe('GET, HEAD, POST'); // the operations /users has in the contract, and HEAD as GET is
   });
 
   it('answers a wrong content type with 415', async () => {

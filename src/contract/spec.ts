@@ -100,38 +100,53 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
   return operations;
 }
 
-/** The one conversion of an OpenAPI path template to a regular expression (a trailing slash allowed). */
+/** The one conversion of an OpenAPI path template to a regular expression (a trailing slash allowed); each `{name}` is a group. */
 export function pathPattern(template: string): RegExp {
-  return new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+  return new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '([^/]+)')}/?$`);
 }
 
 /** Where a request lands in the contract: the path template it addresses, and the operation of its method. */
 export interface RouteMatch {
-  /** True when some operation lives at this path, whatever its method. */
-  pathKnown: boolean;
+  /** The path template the path matched (the operation's when there is one), whatever the method; undefined for a path outside the contract. */
+  pathTemplate: string | undefined;
   operation: OperationInfo | undefined;
+  /** The operation's path parameters, decoded, by name; undefined when one is not valid percent-encoding. */
+  pathParams: Record<string, string> | undefined;
 }
 
 /** Matches a method and path against the contract's operations, one test per path template. */
 export function routeMatcher(operations: OperationInfo[]) {
-  const byPath = new Map<string, { pattern: RegExp; methods: Map<string, OperationInfo> }>();
+  const byPath = new Map<string, { template: string; pattern: RegExp; names: string[]; methods: Map<string, OperationInfo> }>();
   for (const op of operations) {
-    const entry = byPath.get(op.path) ?? { pattern: pathPattern(op.path), methods: new Map<string, OperationInfo>() };
+    const names = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+    const entry = byPath.get(op.path) ?? { template: op.path, pattern: pathPattern(op.path), names, methods: new Map<string, OperationInfo>() };
     entry.methods.set(op.method.toUpperCase(), op);
     byPath.set(op.path, entry);
   }
   const entries = [...byPath.values()];
   return (method: string, path: string): RouteMatch => {
-    let pathKnown = false;
+    let pathTemplate: string | undefined;
     // Several templates may match one path (`/sessions/current`, `/sessions/{id}`): the first with the method wins.
     for (const entry of entries) {
-      if (!entry.pattern.test(path)) continue;
-      pathKnown = true;
+      const found = entry.pattern.exec(path);
+      if (!found) continue;
+      pathTemplate ??= entry.template;
       const operation = entry.methods.get(method);
-      if (operation) return { pathKnown, operation };
+      if (!operation) continue;
+      return { pathTemplate: entry.template, operation, pathParams: decodeParams(entry.names, found) };
     }
-    return { pathKnown, operation: undefined };
+    return { pathTemplate, operation: undefined, pathParams: {} };
   };
+}
+
+function decodeParams(names: string[], found: RegExpExecArray): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  try {
+    names.forEach((name, i) => (params[name] = decodeURIComponent(found[i + 1]!)));
+  } catch {
+    return undefined;
+  }
+  return params;
 }
 
 /** Finds the operation a method and path address (tests and tools; the service matches once per request). */

@@ -1,6 +1,6 @@
 // Authentication and authorization of one operation: who is calling (API key or bearer session),
 // then whether that caller holds the permission the operation declares in the contract.
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { OperationInfo, SecurityScheme } from '../contract/spec.js';
 import type { Authenticators, Principal } from '../auth/principal.js';
 import { bearerToken } from '../auth/bearer.js';
@@ -26,38 +26,39 @@ export const requireCredentials: RequestHandler = (req, res, next) => {
   next(unauthenticated('unauthenticated', `This operation needs credentials: ${op.security.map((scheme) => CREDENTIAL_NAMES[scheme]).join(' or ')}.`));
 };
 
-export function authenticate(op: OperationInfo, authenticators: Authenticators): RequestHandler {
+/** Who is calling and whether they may call `op`: sets res.locals.principal, or throws a refusal. */
+export function authenticate(op: OperationInfo, authenticators: Authenticators): (req: Request, res: Response) => Promise<void> {
   const acceptsKey = op.security.includes('apiKey');
   const acceptsBearer = op.security.includes('bearerAuth');
   // `x-authenticated-by: handler`: the handler checks the credential itself (POST /tokens accepts
-  // an expired access token, which this middleware would refuse).
+  // an expired access token, which this step would refuse).
   const skip = (!acceptsKey && !acceptsBearer) || op.raw['x-authenticated-by'] === 'handler';
-  if (skip) return (_req, _res, next) => next();
+  if (skip) return async () => {};
 
-  return async (req, res, next) => {
+  return async (req, res) => {
     const apiKey = req.get('x-api-key');
     const authorization = req.get('authorization');
     if (apiKey !== undefined && authorization !== undefined) {
       throw invalid('ambiguous_credentials', 'Send either x-api-key or Authorization, not both.');
     }
     const context = { ip: req.ip ?? '' };
+    let principal: Principal;
     if (apiKey !== undefined && acceptsKey) {
-      res.locals.principal = await authenticators.apiKey(apiKey, context);
+      principal = await authenticators.apiKey(apiKey, context);
     } else if (authorization !== undefined && acceptsBearer) {
       const token = bearerToken(authorization);
       if (!token) throw refused('invalid_token', 'The Authorization header must be "Bearer <access_token>".');
-      res.locals.principal = await authenticators.bearer(token, context);
+      principal = await authenticators.bearer(token, context);
     } else {
       const accepted = [acceptsKey && 'x-api-key', acceptsBearer && 'Authorization: Bearer'].filter(Boolean).join(' or ');
       throw unauthenticated('unauthenticated', `This operation needs credentials: ${accepted}.`);
     }
+    res.locals.principal = principal;
     // A password set by someone else is replaced before the account is used for anything else.
-    const principal = res.locals.principal as Principal;
     if (principal.kind === 'user' && principal.passwordChangeRequired && op.raw['x-allowed-before-password-change'] !== true) {
       throw forbidden('password_change_required', 'Your password was set by someone else: choose your own with PUT /me/password first.');
     }
     const permission = op.requiredPermission;
-    if (permission && !res.locals.principal?.permissions.has(permission)) throw permissionDenied(permission);
-    next();
+    if (permission && !principal.permissions.has(permission)) throw permissionDenied(permission);
   };
 }

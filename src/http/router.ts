@@ -1,17 +1,26 @@
 // Routes come from the contract: each operation is served by the handler of its operationId,
-// behind authentication and the operation's declared permission.
-import { Router, type Request, type Response } from 'express';
+// behind authentication and the operation's declared permission. The request's operation is
+// already matched (operation.ts), so it is dispatched straight to its handler: an Express Router
+// of every path would test the path against each route again.
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AnyResult, HandlerMap, OperationId } from '../contract/handler-types.js';
 import type { OperationInfo } from '../contract/spec.js';
 import type { Authenticators } from '../auth/principal.js';
 import { authenticate } from './authenticate.js';
+import { operationOf } from './operation.js';
 
-export function operationRouter(operations: OperationInfo[], handlers: HandlerMap, authenticators: Authenticators): Router {
-  const router = Router();
+type Handle = (req: Request, res: Response) => Promise<void>;
+
+export function operationRouter(operations: OperationInfo[], handlers: HandlerMap, authenticators: Authenticators): RequestHandler {
+  const routes = new Map<OperationInfo, Handle>();
   for (const op of operations) {
     const handler = handlers[op.operationId as OperationId] as unknown as ((input: unknown) => Promise<AnyResult>) | undefined;
     if (!handler) throw new Error(`No handler for operation ${op.operationId}`);
-    router[op.method](op.expressPath, authenticate(op, authenticators), async (req: Request, res: Response) => {
+    const authenticated = authenticate(op, authenticators);
+    routes.set(op, async (req, res) => {
+      await authenticated(req, res);
+      // Decoded by the match, checked (and coerced) by the contract validator.
+      req.params = res.locals.route?.pathParams ?? {};
       const input = {
         body: req.body,
         query: req.query,
@@ -35,5 +44,10 @@ export function operationRouter(operations: OperationInfo[], handlers: HandlerMa
       else res.json(result.body);
     });
   }
-  return router;
+  return (req: Request, res: Response, next: NextFunction) => {
+    const op = operationOf(res);
+    const route = op && routes.get(op);
+    if (!route) return next();
+    route(req, res).catch(next);
+  };
 }

@@ -31,7 +31,7 @@ export function webApp(root = WEB_DIST_PATH): RequestHandler {
   // Everything in the router is for reading pages; an API path is never shadowed, whatever is
   // built, and an API request does not even enter the router.
   return (req, res, next) => {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || res.locals.route?.pathKnown) return next();
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || res.locals.route?.pathTemplate !== undefined) return next();
     router(req, res, next);
   };
 }
