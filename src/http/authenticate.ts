@@ -26,14 +26,14 @@ export const requireCredentials: RequestHandler = (req, res, next) => {
   next(unauthenticated('unauthenticated', `This operation needs credentials: ${op.security.map((scheme) => CREDENTIAL_NAMES[scheme]).join(' or ')}.`));
 };
 
-/** Who is calling and whether they may call `op`: sets res.locals.principal, or throws a refusal. */
-export function authenticate(op: OperationInfo, authenticators: Authenticators): (req: Request, res: Response) => Promise<void> {
+/** Who is calling and whether they may call `op`: sets res.locals.principal, or throws a refusal. Undefined for an operation without this step. */
+export function authenticate(op: OperationInfo, authenticators: Authenticators): ((req: Request, res: Response) => Promise<void>) | undefined {
   const acceptsKey = op.security.includes('apiKey');
   const acceptsBearer = op.security.includes('bearerAuth');
   // `x-authenticated-by: handler`: the handler checks the credential itself (POST /tokens accepts
   // an expired access token, which this step would refuse).
   const skip = (!acceptsKey && !acceptsBearer) || op.raw['x-authenticated-by'] === 'handler';
-  if (skip) return async () => {};
+  if (skip) return undefined;
 
   return async (req, res) => {
     const apiKey = req.get('x-api-key');

@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 declare module 'http' {
   interface IncomingMessage {
     /** This request's id, as echoed in X-Request-Id. */
-    id: string;
+    readonly id: string;
     /** A logger whose lines carry this request's summary; redacted like every other line. */
     log: Logger;
   }
@@ -33,20 +33,38 @@ function summary(req: IncomingMessage & { ip?: string; originalUrl?: string }, m
   return { id: req.id, method, path: query < 0 ? url : url.slice(0, query), remoteAddress: req.socket.remoteAddress, ip: req.ip };
 }
 
-const BASE_LOGGER = Symbol('the logger the request context was made with');
-const SENT_METHOD = Symbol('the method as the client sent it');
-const REQUEST_LOGGER = Symbol("the request's own logger, once made");
-type WithContext = IncomingMessage & { [BASE_LOGGER]?: Logger; [SENT_METHOD]?: string; [REQUEST_LOGGER]?: Logger };
+/** What this module keeps of a request, in one property: each property added to a request object after Node made it costs a copy of its property store. */
+interface Context {
+  /** The request id, as echoed in X-Request-Id. */
+  readonly id: string;
+  readonly logger: Logger;
+  /** The method as the client sent it. */
+  readonly method: string;
+  /** When the request was received, in ms. */
+  readonly startedAt: number;
+  /** The request's own logger, once made. */
+  requestLogger?: Logger;
+}
+const CONTEXT = Symbol('the request context');
+type WithContext = IncomingMessage & { [CONTEXT]?: Context };
 
-// `req.log` is made on first use, by a getter defined once, here, for every request. (A getter
+// `req.id` and `req.log` (made on first use) are getters defined once, here, for every request. (A getter
 // defined on each request object gave every request a hidden class of its own, which slows down
 // every later read of any property of it, in Express and everywhere else.)
+Object.defineProperty(http.IncomingMessage.prototype, 'id', {
+  configurable: true,
+  get(this: WithContext) {
+    const context = this[CONTEXT];
+    if (!context) throw new Error('req.id is available behind the request context middleware only');
+    return context.id;
+  },
+});
 Object.defineProperty(http.IncomingMessage.prototype, 'log', {
   configurable: true,
   get(this: WithContext) {
-    const base = this[BASE_LOGGER];
-    if (!base) throw new Error('req.log is available behind the request context middleware only');
-    return (this[REQUEST_LOGGER] ??= base.child({ req: summary(this, this[SENT_METHOD]) }));
+    const context = this[CONTEXT];
+    if (!context) throw new Error('req.log is available behind the request context middleware only');
+    return (context.requestLogger ??= context.logger.child({ req: summary(this, context.method) }));
   },
 });
 
@@ -54,22 +72,24 @@ export function requestContext(logger: Logger) {
   // No redaction paths: see above. Only this module writes through it.
   const accessLog = logger.child({}, { redact: [] });
 
+  // A response emits 'close' once, when it is answered (after 'finish') or when the client went
+  // away first; it is then logged with the status it would have had. One listener for every
+  // response (`this` is the response), not a closure per request.
+  function logAnswer(this: Response) {
+    const req = this.req as WithContext & Request;
+    const context = req[CONTEXT]!;
+    const line = { req: summary(req, context.method), res: { statusCode: this.statusCode }, responseTime: Date.now() - context.startedAt };
+    const msg = this.writableFinished ? 'request completed' : 'request aborted';
+    if (this.statusCode >= 500) accessLog.error(line, msg);
+    else accessLog.info(line, msg);
+  }
+
   return function requestContextMiddleware(req: Request, res: Response, next: NextFunction) {
     const sent = req.headers['x-request-id'];
-    req.id = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : randomUUID();
-    const method = req.method;
-    res.setHeader('X-Request-Id', req.id);
-    (req as WithContext)[BASE_LOGGER] = logger;
-    (req as WithContext)[SENT_METHOD] = method;
-    const startedAt = Date.now();
-    // A response emits 'close' once, when it is answered (after 'finish') or when the client went
-    // away first; it is then logged with the status it would have had.
-    res.once('close', () => {
-      const line = { req: summary(req, method), res: { statusCode: res.statusCode }, responseTime: Date.now() - startedAt };
-      const msg = res.writableFinished ? 'request completed' : 'request aborted';
-      if (res.statusCode >= 500) accessLog.error(line, msg);
-      else accessLog.info(line, msg);
-    });
+    const id = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    (req as WithContext)[CONTEXT] = { id, logger, method: req.method, startedAt: Date.now() };
+    res.on('close', logAnswer);
     next();
   };
 }

@@ -3,13 +3,28 @@
 // already matched (operation.ts), so it is dispatched straight to its handler: an Express Router
 // of every path would test the path against each route again.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AnyResult, HandlerMap, OperationId } from '../contract/handler-types.js';
+import type { AnyResult, HandlerMap, OperationId, RequestInfo } from '../contract/handler-types.js';
 import type { OperationInfo } from '../contract/spec.js';
 import type { Authenticators } from '../auth/principal.js';
 import { authenticate } from './authenticate.js';
 import { operationOf } from './operation.js';
 
 type Handle = (req: Request, res: Response) => Promise<void>;
+
+/** What a handler knows of the request; the request's logger is made only when a handler writes a line. */
+class HandlerRequest implements RequestInfo {
+  readonly requestId: string;
+  readonly ip: string;
+  readonly userAgent: string;
+  constructor(private readonly req: Request) {
+    this.requestId = req.id;
+    this.ip = req.ip ?? req.socket.remoteAddress ?? '';
+    this.userAgent = req.headers['user-agent'] ?? '';
+  }
+  get log() {
+    return this.req.log;
+  }
+}
 
 export function operationRouter(operations: OperationInfo[], handlers: HandlerMap, authenticators: Authenticators): RequestHandler {
   const routes = new Map<OperationInfo, Handle>();
@@ -18,26 +33,17 @@ export function operationRouter(operations: OperationInfo[], handlers: HandlerMa
     if (!handler) throw new Error(`No handler for operation ${op.operationId}`);
     const authenticated = authenticate(op, authenticators);
     routes.set(op, async (req, res) => {
-      await authenticated(req, res);
+      if (authenticated) await authenticated(req, res);
       // Decoded by the match, checked (and coerced) by the contract validator.
       req.params = res.locals.route?.pathParams ?? {};
-      const input = {
+      const result = await handler({
         body: req.body,
         query: req.query,
         path: req.params,
         headers: req.headers,
         principal: res.locals.principal ?? null,
-        request: {
-          requestId: req.id,
-          ip: req.ip ?? req.socket.remoteAddress ?? '',
-          userAgent: req.get('user-agent') ?? '',
-          // A getter: the request's logger is made only when a handler writes a line.
-          get log() {
-            return req.log;
-          },
-        },
-      };
-      const result = await handler(input);
+        request: new HandlerRequest(req),
+      });
       res.status(result.status);
       if (result.headers) res.set(result.headers);
       if (result.body === undefined) res.end();
