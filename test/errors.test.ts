@@ -153,10 +153,24 @@ describe('request ids and security headers', () => {
     expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('sends nosniff and no X-Powered-By', async () => {
+  it('sends helmet’s security headers on every answer (a refusal, a success, every time) and no X-Powered-By', async () => {
     const { app } = createTestApp(database.db);
-    const res = await request(app).get('/users');
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.headers['x-powered-by']).toBeUndefined();
+    const answers = [await request(app).get('/users'), await request(app).get('/livez'), await request(app).get('/users'), await request(app).post('/sessions').send({})];
+    for (const res of answers) {
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(res.headers['content-security-policy']).toContain("frame-ancestors 'self'");
+      expect(res.headers['strict-transport-security']).toMatch(/^max-age=\d{8}; includeSubDomains$/);
+      expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+      expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expect(res.headers['origin-agent-cluster']).toBe('?1');
+      expect(res.headers['x-dns-prefetch-control']).toBe('off');
+      expect(res.headers['x-download-options']).toBe('noopen');
+      expect(res.headers['x-permitted-cross-domain-policies']).toBe('none');
+      expect(res.headers['x-xss-protection']).toBe('0');
+      expect(res.headers['x-powered-by']).toBeUndefined();
+    }
   });
 });

@@ -1,6 +1,5 @@
 // The Express application, assembled from its parts in the order a request meets them.
 import express, { type Response } from 'express';
-import helmet from 'helmet';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
@@ -26,6 +25,7 @@ import { webApp } from './web-app.js';
 import { noStore } from './cache-control.js';
 import { headAsGet } from './head.js';
 import { series } from './series.js';
+import { securityHeaders } from './security-headers.js';
 
 export interface AppDependencies {
   spec: OpenApiDocument;
@@ -77,7 +77,7 @@ export function createApp(deps: AppDependencies) {
   app.use(
     series(
       requestContext(deps.logger),
-      helmet(),
+      securityHeaders(),
       operationalRoutes(deps.db, contracts),
       // HEAD is matched, validated and handled as the GET it mirrors (before the operation is matched).
       headAsGet,
