@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { AuditEventRow } from './repository.js';
 
 /** The hash before the first seal. */
 export const GENESIS = Buffer.alloc(32);
@@ -12,26 +13,8 @@ export const GENESIS = Buffer.alloc(32);
 /** A microsecond timestamp as PostgreSQL prints it: exactly what is stored, no rounding through Date. */
 const micros = (column: string) => sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
-export interface HashedEventRow {
-  id: string;
-  type: string;
-  occurred_at: string;
-  user_id: string | null;
-  session_id: string | null;
-  actor_type: string;
-  actor_id: string | null;
-  actor_session_id: string | null;
-  actor_label: string | null;
-  target_type: string | null;
-  target_id: string | null;
-  target_label: string | null;
-  ip_address: string | null;
-  user_agent: string | null;
-  request_id: string | null;
-  details: unknown;
-  changes: unknown;
-  hash: Buffer | null;
-}
+/** What is hashed of an event: every column but the seal's id. */
+export type HashedEventRow = AuditEventRow;
 
 /** Events as hashed, in id order. */
 export function selectEventsToHash(db: Kysely<Database>) {

@@ -1,6 +1,6 @@
 // Reading the journal: pages newest first by (occurred_at, id), and sign-ins per hour.
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import type { Database } from '../db/schema.js';
+import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
+import type { Database, SecurityEventsTable } from '../db/schema.js';
 import type { AuditCursor } from './cursor.js';
 
 export interface AuditFilter {
@@ -17,25 +17,13 @@ export interface AuditFilter {
   before?: Date;
 }
 
-export interface ListedAuditEvent {
-  id: string;
-  type: string;
-  occurred_at: string;
+/** A journal row as the audit trail reads it: `occurred_at` as PostgreSQL prints it, to the microsecond (text, not a Date). */
+export type AuditEventRow = Omit<Selectable<SecurityEventsTable>, 'occurred_at' | 'seal_id'> & { occurred_at: string };
+
+export type ListedAuditEvent = Omit<AuditEventRow, 'session_id' | 'hash'> & {
+  /** The position of the row in the list, for the next page's cursor. */
   cursor_occurred_at: string;
-  actor_type: string;
-  actor_id: string | null;
-  actor_session_id: string | null;
-  actor_label: string | null;
-  target_type: string | null;
-  target_id: string | null;
-  target_label: string | null;
-  user_id: string | null;
-  ip_address: string | null;
-  user_agent: string | null;
-  request_id: string | null;
-  details: Record<string, unknown>;
-  changes: Record<string, unknown> | null;
-}
+};
 
 type EventQuery = SelectQueryBuilder<Database, 'security_events', object>;
 
