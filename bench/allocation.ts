@@ -12,7 +12,7 @@ import { seedUsers } from '../src/cli/seed.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
-import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { markdownTable, print } from './support/measure.js';
 import { wrk } from './support/wrk.js';
@@ -26,7 +26,7 @@ async function main() {
   const database = await benchDatabase('bench_allocation', { migrate: false });
   const dir = mkdtempSync(join(tmpdir(), 'bench-allocation-'));
   const report = join(dir, 'report.json');
-  const env = { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', ALLOCATION_REPORT: report };
+  const env = { DATABASE_URL: database.url, ...SERVICE_ENV, ALLOCATION_REPORT: report };
   const probe = ['--import', resolve('bench/support/allocation-probe.mjs')];
   const service = await startProcess(SERVICE_SCRIPT, env, TARGET === 'floor' ? [] : probe);
   // The floor runs on the database the service migrated.

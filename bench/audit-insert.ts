@@ -3,30 +3,18 @@
 // This times that insert alone, one statement at a time from one connection, into the table as it
 // was (migrations before the audit trail) and as it is, in alternating rounds so that both see the
 // same background load. Uses DATABASE_URL when set, else a throwaway PostgreSQL 15.
-import pg from 'pg';
-import { sql, Kysely, PostgresDialect } from 'kysely';
+import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../src/db/schema.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { startCluster, withDatabase } from '../test/support/postgres.js';
+import { benchDatabase } from './support/database.js';
 
 const INSERTS = Number(process.env.BENCH_INSERTS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main() {
-  const cluster = process.env.DATABASE_URL ? undefined : await startCluster();
-  const adminUrl = process.env.DATABASE_URL ?? cluster!.adminUrl;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query('drop database if exists bench_audit_insert');
-  await admin.query('create database bench_audit_insert');
-  await admin.end();
-  const pool = new pg.Pool({ connectionString: withDatabase(adminUrl, 'bench_audit_insert'), max: 1 });
-  pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const database = await benchDatabase('bench_audit_insert', { poolMax: 1 });
+  const { db } = database;
   try {
-    await migrateToLatest(db);
     // The table before the audit trail: its columns and its two indexes.
     await sql`
       create table events_before (id bigserial primary key, type text not null, occurred_at timestamptz not null,
@@ -64,8 +52,7 @@ async function main() {
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
     print(`median: before ${median(results.map((r) => r.before)).toFixed(3)} ms, after ${median(results.map((r) => r.after)).toFixed(3)} ms per event`);
   } finally {
-    await db.destroy();
-    cluster?.stop();
+    await database.stop();
   }
 }
 

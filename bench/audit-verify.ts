@@ -3,13 +3,10 @@
 // changes of rights with before/after), then is sealed as the maintenance step does, then verified
 // as `backoffice audit verify` does (every seal re-hashed, every event re-read and re-hashed).
 // Prints the time of each step; nothing here is a pass/fail threshold.
-import pg from 'pg';
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import type { Database } from '../src/db/schema.js';
-import { migrateToLatest } from '../src/db/migrate.js';
+import { sql } from 'kysely';
 import { sealAuditEvents } from '../src/audit/seal.js';
 import { verifyAuditTrail } from '../src/audit/verify.js';
-import { startCluster, withDatabase } from '../test/support/postgres.js';
+import { benchDatabase } from './support/database.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -17,18 +14,9 @@ const print = (line: string) => process.stdout.write(`${line}\n`);
 const seconds = (since: number) => ((Date.now() - since) / 1000).toFixed(2);
 
 async function main() {
-  const cluster = process.env.DATABASE_URL ? undefined : await startCluster();
-  const adminUrl = process.env.DATABASE_URL ?? cluster!.adminUrl;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query('drop database if exists bench_audit');
-  await admin.query('create database bench_audit');
-  await admin.end();
-  const pool = new pg.Pool({ connectionString: withDatabase(adminUrl, 'bench_audit'), max: 2 });
-  pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const database = await benchDatabase('bench_audit', { poolMax: 2 });
+  const { db } = database;
   try {
-    await migrateToLatest(db);
     let t = Date.now();
     // One event a few seconds apart over the last days: 60 % sign-ins, 30 % refreshes, 10 % key rotations with before/after.
     await sql`
@@ -58,8 +46,7 @@ async function main() {
       print(`round ${round}: verified ${report.seals} seals and ${report.eventsChecked} events in ${seconds(t)} s`);
     }
   } finally {
-    await db.destroy();
-    cluster?.stop();
+    await database.stop();
   }
 }
 

@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
-import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { describe, markdownTable, measure, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
@@ -38,7 +38,7 @@ async function main() {
   const children: Awaited<ReturnType<typeof startProcess>>['child'][] = [];
   try {
     const admin = await createAdmin(db);
-    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
+    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
     children.push(service.child);
     const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
     children.push(floor.child);

@@ -20,7 +20,7 @@ import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { encodeCursor } from '../src/users/cursor.js';
 import { systemClock } from '../src/clock.js';
-import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { describe, markdownTable, measure, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
@@ -40,7 +40,7 @@ async function main() {
   const { db } = database;
   const children: Awaited<ReturnType<typeof startProcess>>['child'][] = [];
   try {
-    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' });
+    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
     children.push(service.child);
     let t = Date.now();
     await seedUsers(db, { users: USERS, seed: 1 });

@@ -19,8 +19,8 @@ export interface BenchDatabase {
   stop(): Promise<void>;
 }
 
-/** `migrate: false` leaves the migrations to the service (a build of other code may have others). */
-export async function benchDatabase(name: string, options: { migrate?: boolean } = {}): Promise<BenchDatabase> {
+/** `migrate: false` leaves the migrations to the service (a build of other code may have others); `poolMax`: connections of `db` (4). */
+export async function benchDatabase(name: string, options: { migrate?: boolean; poolMax?: number } = {}): Promise<BenchDatabase> {
   const cluster = process.env.DATABASE_URL ? undefined : await startCluster();
   const adminUrl = process.env.DATABASE_URL ?? cluster!.adminUrl;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -29,7 +29,7 @@ export async function benchDatabase(name: string, options: { migrate?: boolean }
   await admin.query(`create database ${name}`);
   await admin.end();
   const url = withDatabase(adminUrl, name);
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 4 });
   pool.on('error', () => {}); // idle connections dropped when the cluster stops
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   if (options.migrate !== false) await migrateToLatest(db);

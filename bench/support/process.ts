@@ -21,6 +21,9 @@ async function freePort(): Promise<number> {
  */
 export const SERVICE_SCRIPT = process.env.BENCH_SERVICE_SCRIPT ?? 'dist/src/main.js';
 
+/** The service's settings in the HTTP benchmarks: production mode, response validation off, the access log on (to /dev/null), a pool of 10 (the floor's). */
+export const SERVICE_ENV = { NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' };
+
 export async function startProcess(script: string, env: Record<string, string>, extraNodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const nodeArgs = [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...extraNodeArgs];
