@@ -58,7 +58,7 @@ async function canListUsers(req: Request): Promise<number> {
   });
   if (!session) return 401;
   if (session.stale) void run('touch', touchSession, { sessionId: session.session_id, now, touchBefore }).catch(() => {});
-  return session.is_admin || session.permissions.includes('users.list') ? 200 : 403;
+  return session.permissions === null || session.permissions.includes('users.list') ? 200 : 403; // null: the admin role
 }
 
 const app = express();

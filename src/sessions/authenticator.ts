@@ -36,7 +36,7 @@ export function bearerAuthenticator({ db, clock, config, logger }: Dependencies)
       kind: 'user',
       userId: row.user_id,
       sessionId: row.session_id,
-      permissions: new Set(row.is_admin ? PERMISSIONS : row.permissions),
+      permissions: new Set(row.permissions === null ? PERMISSIONS : row.permissions), // null: the admin role
       passwordChangeRequired: row.must_change_password,
     };
   };

@@ -1,0 +1,73 @@
+// The bearer lookup's SQL (src/sessions/repository.ts bearerSession, src/sessions/liveness.ts)
+// is written for PostgreSQL's CPU: the admin role answers "every permission" as null permissions,
+// and the liveness rule sends `now` once. These tests hold both to what they replaced.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { sql } from 'kysely';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createUser, signIn } from './support/sessions.js';
+import { sessionIsLive } from '../src/sessions/liveness.js';
+import { PERMISSIONS } from '../src/auth/permissions.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+describe('the bearer lookup: permissions from the current roles', () => {
+  it('a user without a role, or whose roles give nothing, is not taken for an administrator', async () => {
+    const { app } = createTestApp(database.db);
+    const roleless = await createUser(database.db);
+    const emptyRole = await createUser(database.db);
+    const role = await database.db.insertInto('roles').values({ name: `empty-${emptyRole.id}` }).returning('id').executeTakeFirstOrThrow();
+    await database.db.insertInto('user_roles').values({ user_id: emptyRole.id, role_id: role.id }).execute();
+    for (const user of [roleless, emptyRole]) {
+      const { access_token } = await signIn(app, user.email, user.password);
+      const me = await request(app).get('/me').set('authorization', `Bearer ${access_token}`).expect(200);
+      expect(me.body.permissions, user.email).toEqual([]);
+      await request(app).get('/users').set('authorization', `Bearer ${access_token}`).expect(403);
+    }
+  });
+
+  it('an administrator who holds other roles too has every permission; losing the admin role leaves the others', async () => {
+    const { app } = createTestApp(database.db);
+    const user = await createUser(database.db, { roles: ['admin'], permissions: ['users.list'] });
+    const { access_token } = await signIn(app, user.email, user.password);
+    const me = () => request(app).get('/me').set('authorization', `Bearer ${access_token}`).expect(200);
+    expect([...(await me()).body.permissions].sort()).toEqual([...PERMISSIONS].sort());
+    await sql`delete from user_roles where user_id = ${user.id} and role_id = (select id from roles where built_in and name = 'admin')`.execute(database.db);
+    expect((await me()).body.permissions).toEqual(['users.list']);
+  });
+});
+
+describe('the liveness rule', () => {
+  it('a session is live until the first of: signed out, revoked, its expiry, its idle timeout (each end at the instant itself)', async () => {
+    const now = new Date('2026-06-01T10:00:00.000Z');
+    const idleCutoff = new Date('2026-05-25T10:00:00.000Z');
+    const at = (ms: number) => new Date(now.getTime() + ms);
+    const user = await createUser(database.db);
+    // Every end before, at and after `now` (and none), and the last use before, at and after the cutoff.
+    const ends = [null, at(-1), at(0), at(1)];
+    const cases = [];
+    for (const ended_at of ends)
+      for (const revoked_at of ends)
+        for (const expires_at of [at(-1), at(0), at(1), at(86_400_000)])
+          for (const last_used_at of [new Date(idleCutoff.getTime() - 1), idleCutoff, new Date(idleCutoff.getTime() + 1)])
+            cases.push({ ended_at, revoked_at, expires_at, last_used_at });
+    const rows = await database.db
+      .insertInto('sessions')
+      .values(cases.map((c) => ({ ...c, user_id: user.id, ip_address: '127.0.0.1', user_agent: 'liveness', created_at: at(-86_400_000) })))
+      .returning('id')
+      .execute();
+    const live = new Set(
+      (await database.db.selectFrom('sessions').select('id').where('user_agent', '=', 'liveness').where(sessionIsLive('sessions', { now, idleCutoff })).execute()).map((r) => r.id),
+    );
+    // The rule as docs/AUTH.md states it, one end at a time.
+    const expected = cases.map(
+      (c) => (c.ended_at === null || c.ended_at > now) && (c.revoked_at === null || c.revoked_at > now) && c.expires_at > now && c.last_used_at > idleCutoff,
+    );
+    expect(rows.map((r) => live.has(r.id))).toEqual(expected);
+    expect(expected.filter(Boolean).length).toBeGreaterThan(0);
+  });
+});
