@@ -1,9 +1,15 @@
 // What each hot-path statement costs PostgreSQL: the service's own statements (their compiled
-// text), run one after another on one connection BENCH_STATEMENT_RUNS times each, named
-// (prepared, as the service runs them by default) and unnamed (DB_PREPARED_STATEMENTS=false), with
-// the CPU the connection's backend process used meanwhile; then PostgreSQL's own timing of one
+// text), run on one connection BENCH_STATEMENT_RUNS times each, named (prepared, as the service runs
+// them by default) and unnamed (DB_PREPARED_STATEMENTS=false), with the CPU the connection's backend
+// used meanwhile (to the nanosecond, /proc/<pid>/schedstat); then PostgreSQL's own timing of one
 // execution (EXPLAIN ANALYZE of the prepared statement, after the runs).
-// The key lookup is the reference: the bearer path's session statement should cost no more.
+// The runs are cut into BENCH_STATEMENT_ROUNDS rounds that take the statements in turn, seconds
+// apart, so that a neighbour's load falls on all of them alike; each figure is the median over the
+// rounds [range], and the bearer statement's cost is compared with the key lookup's round by round.
+// The key lookup (an operator's key, the cheapest) is the reference: the bearer path's session
+// statement (an administrator's) should cost no more. The other two show the ordinary cases: a key
+// made by a user (its creator's permissions are checked) and a user holding a role.
+import { loadavg } from 'node:os';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { apiKeyService } from '../src/api-keys/service.js';
@@ -14,13 +20,15 @@ import { bearerSession } from '../src/sessions/repository.js';
 import { firstPage } from '../src/users/repository.js';
 import { digestSecret } from '../src/auth/secrets.js';
 import { seedUsers } from '../src/cli/seed.js';
+import { createUserWithPassword } from '../src/users/credentials.js';
 import { ACCESS_TOKEN_TTL_S } from '../src/sessions/tokens.js';
 import type { FixedStatement } from '../src/db/fixed-statement.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
-import { processCpuSeconds } from './support/cpu.js';
-import { markdownTable, print } from './support/measure.js';
+import { threadCpuSeconds } from './support/cpu.js';
+import { markdownTable, median, percent, print, range } from './support/measure.js';
 
 const RUNS = Number(process.env.BENCH_STATEMENT_RUNS ?? 20_000);
+const ROUNDS = Number(process.env.BENCH_STATEMENT_ROUNDS ?? 10);
 
 async function main() {
   const database = await benchDatabase('bench_statements');
@@ -30,55 +38,80 @@ async function main() {
     const { db } = database;
     await seedUsers(db, { users: 100_000, seed: 1 });
     await sql`vacuum analyze`.execute(db);
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const keys = apiKeyService({ db, clock: systemClock });
+    const { secret } = await keys.create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
+    // A key as a signed-in administrator makes it (POST /api-keys): its creator is the admin.
+    const made = await keys.create(OPERATOR, { name: 'bench by admin', permissions: ['users.list'] });
+    await db.updateTable('api_keys').set({ created_by: admin.id }).where('name', '=', 'bench by admin').execute();
+    // A user holding a role of three permissions.
+    const role = await db.insertInto('roles').values({ name: 'bench reader' }).returning('id').executeTakeFirstOrThrow();
+    await db.insertInto('role_permissions').values(['users.list', 'users.read', 'tasks.list'].map((permission) => ({ role_id: role.id, permission }))).execute();
+    const readerEmail = 'bench-reader@example.com';
+    const reader = { email: readerEmail, ...(await createUserWithPassword(db, { email: readerEmail, firstName: 'Bench', lastName: 'Reader', password: 'benchmark passphrase 1234', roles: ['bench reader'] })) };
+    const [readerSession] = await openSessions(db, reader, 1);
     const backend = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
 
     const now = new Date();
+    const bearerValues = (accessToken: string) =>
+      bearerSession.parameters({
+        accessDigest: digestSecret(accessToken),
+        issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
+        now,
+        idleCutoff: new Date(now.getTime() - 7 * 24 * 3600 * 1000),
+        touchBefore: new Date(now.getTime() - 60_000),
+      });
     const cases: { label: string; statement: FixedStatement<never, unknown>; values: unknown[]; expectRows: number }[] = [
       { label: 'API key lookup', statement: keyBySecretDigest as never, values: keyBySecretDigest.parameters({ digest: digestSecret(secret) }), expectRows: 1 },
-      {
-        label: 'bearer session',
-        statement: bearerSession as never,
-        values: bearerSession.parameters({
-          accessDigest: digestSecret(session!.access_token),
-          issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
-          now,
-          idleCutoff: new Date(now.getTime() - 7 * 24 * 3600 * 1000),
-          touchBefore: new Date(now.getTime() - 60_000),
-        }),
-        expectRows: 1,
-      },
+      { label: 'bearer session', statement: bearerSession as never, values: bearerValues(session!.access_token), expectRows: 1 },
+      { label: 'API key lookup, key made by the admin', statement: keyBySecretDigest as never, values: keyBySecretDigest.parameters({ digest: digestSecret(made.secret) }), expectRows: 1 },
+      { label: 'bearer session, user with a role', statement: bearerSession as never, values: bearerValues(readerSession!.access_token), expectRows: 1 },
       { label: 'first page of 50 users', statement: firstPage as never, values: firstPage.parameters({ limit: 51, afterCreatedAt: '', afterId: '', status: '', role: '', pattern: '' }), expectRows: 51 },
     ];
-    print(`${RUNS} executions of each statement on one connection; CPU of its backend process per execution`);
-    const rows: string[][] = [];
+    const perRound = Math.ceil(RUNS / ROUNDS);
+    print(`${perRound * ROUNDS} executions of each statement on one connection, in ${ROUNDS} rounds taking the statements in turn; CPU of its backend process per execution, median over the rounds [range]`);
+    const named = (c: (typeof cases)[number]) => `bench_${c.label.replace(/\W+/g, '_').toLowerCase()}`;
+    const runner = (c: (typeof cases)[number], name: string | undefined) => () =>
+      client.query(name ? { name, text: c.statement.sql, values: c.values } : { text: c.statement.sql, values: c.values });
     for (const c of cases) {
-      const cost = async (name: string | undefined) => {
-        const run = () => client.query(name ? { name, text: c.statement.sql, values: c.values } : { text: c.statement.sql, values: c.values });
+      for (const name of [named(c), undefined]) {
+        const run = runner(c, name);
         for (let i = 0; i < 200; i++) await run(); // warm-up; a named statement settles on its plan
         const check = await run();
         if (check.rows.length !== c.expectRows) throw new Error(`${c.label}: ${check.rows.length} rows, expected ${c.expectRows}`);
-        const before = processCpuSeconds(backend);
-        const started = process.hrtime.bigint();
-        for (let i = 0; i < RUNS; i++) await run();
-        const wallUs = Number(process.hrtime.bigint() - started) / 1000 / RUNS;
-        return { cpuUs: ((processCpuSeconds(backend) - before) * 1e6) / RUNS, wallUs };
-      };
-      const name = `bench_${c.label.replace(/\W+/g, '_').toLowerCase()}`;
-      const prepared = await cost(name);
-      const unprepared = await cost(undefined);
+      }
+    }
+    const samples = cases.map(() => ({ prepared: [] as number[], unprepared: [] as number[], wall: [] as number[] }));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, c] of cases.entries()) {
+        for (const name of [named(c), undefined]) {
+          const run = runner(c, name);
+          const before = threadCpuSeconds(backend);
+          const started = process.hrtime.bigint();
+          for (let n = 0; n < perRound; n++) await run();
+          const wallUs = Number(process.hrtime.bigint() - started) / 1000 / perRound;
+          const cpuUs = ((threadCpuSeconds(backend) - before) * 1e6) / perRound;
+          if (name) samples[i]!.prepared.push(cpuUs), samples[i]!.wall.push(wallUs);
+          else samples[i]!.unprepared.push(cpuUs);
+        }
+      }
+    }
+    const rows: string[][] = [];
+    for (const [i, c] of cases.entries()) {
       // PostgreSQL's own account of one execution of the prepared statement (the plan it settled on).
       const explain = await client.query<{ 'QUERY PLAN': string }>(
-        `explain (analyze, timing on) execute ${name}(${c.values.map((v) => (Buffer.isBuffer(v) ? `'\\x${v.toString('hex')}'` : v instanceof Date ? `'${v.toISOString()}'` : `'${String(v)}'`)).join(', ')})`,
+        `explain (analyze, timing on) execute ${named(c)}(${c.values.map((v) => (Buffer.isBuffer(v) ? `'\\x${v.toString('hex')}'` : v instanceof Date ? `'${v.toISOString()}'` : `'${String(v)}'`)).join(', ')})`,
       );
       const lines = explain.rows.map((r) => r['QUERY PLAN']);
       const timing = (label: string) => lines.find((l) => l.startsWith(label))?.replace(/^[^:]+:\s*/, '') ?? '–';
-      const line = [c.label, prepared.cpuUs.toFixed(0), unprepared.cpuUs.toFixed(0), prepared.wallUs.toFixed(0), timing('Planning Time'), timing('Execution Time')];
+      const µs = (v: number) => v.toFixed(1);
+      const line = [c.label, range(samples[i]!.prepared, µs), range(samples[i]!.unprepared, (v) => v.toFixed(0)), median(samples[i]!.wall).toFixed(0), timing('Planning Time'), timing('Execution Time')];
       print(`  ${line.join(' | ')}`);
       rows.push(line);
     }
+    const ratios = samples[1]!.prepared.map((bearer, round) => bearer / samples[0]!.prepared[round]!);
+    print(`  bearer session / API key lookup, prepared, per round: ${range(ratios, percent)}  (${ratios.map(percent).join(', ')})`);
     print('');
     print(
       markdownTable(
@@ -86,6 +119,8 @@ async function main() {
         rows,
       ),
     );
+    print('');
+    print(`bearer session / API key lookup, prepared: ${range(ratios, percent)} (median of ${ROUNDS} rounds [range]); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   } finally {
     await client.end();
     await database.stop();

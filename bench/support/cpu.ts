@@ -20,6 +20,18 @@ export function processCpuSeconds(pid: number): number {
   return f ? (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND : 0;
 }
 
+/**
+ * CPU seconds used so far by the process's main thread, to the nanosecond (/proc/<pid>/schedstat;
+ * /proc/<pid>/stat counts 10 ms ticks): for a single-threaded process such as a PostgreSQL backend.
+ */
+export function threadCpuSeconds(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+  } catch {
+    return 0; // the process is gone
+  }
+}
+
 /** The pids of the direct children of `pid` (e.g. the backends of a PostgreSQL postmaster). */
 export function childPids(pid: number): number[] {
   return readdirSync('/proc')
