@@ -92,8 +92,12 @@ async function main() {
           for (let n = 0; n < perRound; n++) await run();
           const wallUs = Number(process.hrtime.bigint() - started) / 1000 / perRound;
           const cpuUs = ((threadCpuSeconds(backend) - before) * 1e6) / perRound;
-          if (name) samples[i]!.prepared.push(cpuUs), samples[i]!.wall.push(wallUs);
-          else samples[i]!.unprepared.push(cpuUs);
+          if (name) {
+            samples[i]!.prepared.push(cpuUs);
+            samples[i]!.wall.push(wallUs);
+          } else {
+            samples[i]!.unprepared.push(cpuUs);
+          }
         }
       }
     }
