@@ -30,6 +30,14 @@ import { markdownTable, median, percent, print, range } from './support/measure.
 const RUNS = Number(process.env.BENCH_STATEMENT_RUNS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_STATEMENT_ROUNDS ?? 10);
 
+/** A parameter as an SQL literal, for EXPLAIN EXECUTE (which takes no parameters of its own). */
+function literal(value: unknown): string {
+  if (!Buffer.isBuffer(value)) return `'${String(value)}'`;
+  // A Date goes as a binary timestamptz (src/db/fixed-statement.ts): 8 bytes; the digests are 32.
+  if (value.length === 8) return `'${new Date(Number(value.readBigInt64BE() / 1000n) + Date.UTC(2000, 0, 1)).toISOString()}'`;
+  return `'\\x${value.toString('hex')}'`;
+}
+
 async function main() {
   const database = await benchDatabase('bench_statements');
   const client = new pg.Client({ connectionString: database.url });
@@ -105,7 +113,7 @@ async function main() {
     for (const [i, c] of cases.entries()) {
       // PostgreSQL's own account of one execution of the prepared statement (the plan it settled on).
       const explain = await client.query<{ 'QUERY PLAN': string }>(
-        `explain (analyze, timing on) execute ${named(c)}(${c.values.map((v) => (Buffer.isBuffer(v) ? `'\\x${v.toString('hex')}'` : v instanceof Date ? `'${v.toISOString()}'` : `'${String(v)}'`)).join(', ')})`,
+        `explain (analyze, timing on) execute ${named(c)}(${c.values.map(literal).join(', ')})`,
       );
       const lines = explain.rows.map((r) => r['QUERY PLAN']);
       const timing = (label: string) => lines.find((l) => l.startsWith(label))?.replace(/^[^:]+:\s*/, '') ?? '–';
