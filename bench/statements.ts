@@ -32,6 +32,7 @@ const ROUNDS = Number(process.env.BENCH_STATEMENT_ROUNDS ?? 10);
 
 /** A parameter as an SQL literal, for EXPLAIN EXECUTE (which takes no parameters of its own). */
 function literal(value: unknown): string {
+  if (value instanceof Date) return `'${value.toISOString()}'`; // a build that sends Dates as text
   if (!Buffer.isBuffer(value)) return `'${String(value)}'`;
   // A Date goes as a binary timestamptz (src/db/fixed-statement.ts): 8 bytes; the digests are 32.
   if (value.length === 8) return `'${new Date(Number(value.readBigInt64BE() / 1000n) + Date.UTC(2000, 0, 1)).toISOString()}'`;
