@@ -13,7 +13,7 @@ import pg from 'pg';
 import { keyBySecretDigest } from '../src/api-keys/repository.js';
 import { isWellFormedApiKey } from '../src/api-keys/secret.js';
 import { digestSecret } from '../src/auth/secrets.js';
-import { bearerSession, refreshTokenSet, touchSession } from '../src/sessions/repository.js';
+import { EVERY_PERMISSION, bearerSession, refreshTokenSet, touchSession } from '../src/sessions/repository.js';
 import { ACCESS_TOKEN_TTL_S, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet } from '../src/sessions/tokens.js';
 import { firstPage, type ListedUser } from '../src/users/repository.js';
 import { presentUser } from '../src/users/presenter.js';
@@ -58,7 +58,7 @@ async function canListUsers(req: Request): Promise<number> {
   });
   if (!session) return 401;
   if (session.stale) void run('touch', touchSession, { sessionId: session.session_id, now, touchBefore }).catch(() => {});
-  return session.permissions === null || session.permissions.includes('users.list') ? 200 : 403; // null: the admin role
+  return session.permissions.includes(EVERY_PERMISSION) || session.permissions.includes('users.list') ? 200 : 403;
 }
 
 const app = express();

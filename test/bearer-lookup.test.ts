@@ -1,5 +1,5 @@
 // The bearer lookup's SQL (src/sessions/repository.ts bearerSession, src/sessions/liveness.ts)
-// is written for PostgreSQL's CPU: the admin role answers "every permission" as null permissions,
+// is written for PostgreSQL's CPU: the admin role answers "every permission" as the mark `*`,
 // and the liveness rule sends `now` once. These tests hold both to what they replaced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
@@ -38,6 +38,14 @@ describe('the bearer lookup: permissions from the current roles', () => {
     expect([...(await me()).body.permissions].sort()).toEqual([...PERMISSIONS].sort());
     await sql`delete from user_roles where user_id = ${user.id} and role_id = (select id from roles where built_in and name = 'admin')`.execute(database.db);
     expect((await me()).body.permissions).toEqual(['users.list']);
+  });
+
+  it('a role cannot be given the mark that stands for every permission: the database refuses it, so no one but an administrator is taken for one', async () => {
+    const role = await database.db.insertInto('roles').values({ name: `mark-${Date.now()}` }).returning('id').executeTakeFirstOrThrow();
+    for (const permission of ['*', '', 'users', 'users.list ', 'Users.List']) {
+      await expect(database.db.insertInto('role_permissions').values({ role_id: role.id, permission }).execute(), JSON.stringify(permission)).rejects.toThrow(/role_permissions_permission_name/);
+    }
+    await database.db.insertInto('role_permissions').values({ role_id: role.id, permission: 'api_keys.manage' }).execute();
   });
 });
 

@@ -9,7 +9,7 @@ import { PERMISSIONS } from '../auth/permissions.js';
 import { refused } from '../errors.js';
 import { livenessAt } from './liveness.js';
 import { ACCESS_TOKEN_TTL_S, digestToken, isAccessToken } from './tokens.js';
-import { bearerSession, touchSession } from './repository.js';
+import { EVERY_PERMISSION, bearerSession, touchSession } from './repository.js';
 
 const TOUCH_EVERY_MS = 60_000;
 
@@ -36,7 +36,7 @@ export function bearerAuthenticator({ db, clock, config, logger }: Dependencies)
       kind: 'user',
       userId: row.user_id,
       sessionId: row.session_id,
-      permissions: new Set(row.permissions === null ? PERMISSIONS : row.permissions), // null: the admin role
+      permissions: new Set(row.permissions?.includes(EVERY_PERMISSION) ? PERMISSIONS : row.permissions),
       passwordChangeRequired: row.must_change_password,
     };
   };

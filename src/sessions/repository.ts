@@ -18,12 +18,19 @@ export interface BearerSession {
   /** The password was set by someone else and must be changed first. */
   must_change_password: boolean;
   /**
-   * null when the user holds the built-in admin role, which counts as every permission of the
-   * catalogue; else the permissions of the user's roles (`array(...)` of no rows is '{}', never
-   * null), which may repeat one that two roles give.
+   * `[EVERY_PERMISSION]` when the user holds the built-in admin role, which counts as every
+   * permission of the catalogue; else the permissions of the user's roles, which may repeat one
+   * that two roles give.
    */
-  permissions: string[] | null;
+  permissions: string[];
 }
+
+/**
+ * Stands for the admin role's "every permission" in the bearer lookup. Not a permission name (a
+ * role can only hold the catalogue's), so only the admin branch can produce it: anything else the
+ * statement could return (no roles, an empty or null array) grants nothing, it fails closed.
+ */
+export const EVERY_PERMISSION = '*';
 
 /**
  * The session of an access token, in ONE statement run on every bearer request (compiled once;
@@ -40,7 +47,7 @@ export const bearerSession = fixedStatement(
       case when exists (
         select 1 from user_roles ur join roles r on r.id = ur.role_id
         where ur.user_id = s.user_id and r.built_in and r.name = ${sql.lit(ADMIN_ROLE)}
-      ) then null else array(
+      ) then array[${sql.lit(EVERY_PERMISSION)}] else array(
         select rp.permission from user_roles ur join role_permissions rp on rp.role_id = ur.role_id
         where ur.user_id = s.user_id
       ) end as permissions
