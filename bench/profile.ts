@@ -4,8 +4,10 @@
 // garbage collection). The profiler is Linux perf when it works (CPU time of every thread: see
 // bench/support/perf-profile.ts), else V8's own (bench/support/profile-probe.mjs, wall-clock time
 // of the main thread, which a busy machine inflates wherever the thread gets pre-empted).
-// Usage: node --import tsx bench/profile.ts [users-key | users-bearer | tokens] [service | floor]
-// (default users-key service; `floor` profiles bench/floor.ts on the same path, to compare).
+// Usage: node --import tsx bench/profile.ts [users-key | users-bearer | tokens | sign-in] [service | floor]
+// (default users-key service; `floor` profiles bench/floor.ts on the same path, to compare; sign-in
+// is POST /sessions at 8 connections, as bench/sign-in.ts floods it, service only: its floor is raw
+// argon2id, and argon2's own native work, in the hashing threads, is counted apart).
 // PROFILE_KIND=v8: V8's CPU profiler even where perf works; PROFILE_KIND=heap: what allocates,
 // from V8's sampling heap profiler, instead of CPU time; PROFILE_KIND=survivors: what of it
 // outlives the young generation (what scavenges copy). BENCH_PROFILE_DRILL=<place> (perf only):
@@ -23,10 +25,11 @@ import { markdownTable, print } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { PERF_NODE_ARGS, cpuByFunctionIn, cpuByPlace, perfWorks, recordPerf, removeSymbols } from './support/perf-profile.js';
 
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const PATH_KIND_ARG = process.argv[2] ?? 'users-key';
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? (PATH_KIND_ARG === 'sign-in' ? 8 : 32));
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
-const PATH_KIND = process.argv[2] ?? 'users-key';
+const PATH_KIND = PATH_KIND_ARG;
 const TARGET = process.argv[3] ?? 'service';
 const KIND = process.env.PROFILE_KIND ?? (perfWorks() ? 'perf' : 'v8');
 
@@ -119,6 +122,13 @@ async function main() {
       };
       let half = 0;
       options = { path: '/tokens', script: () => script(half++) };
+    } else if (PATH_KIND === 'sign-in') {
+      if (TARGET === 'floor') throw new Error('sign-in has no floor app: its reference is raw argon2id (bench/sign-in.ts)');
+      // Every sign-in succeeds and clears its pair's failures, so the throttle never refuses one.
+      const file = join(dir, 'sign-in.lua');
+      const body = JSON.stringify({ session: { email: admin.email, password: 'benchmark passphrase 1234' } });
+      writeFileSync(file, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${body}'\n`);
+      options = { path: '/sessions', script: () => file };
     } else if (PATH_KIND === 'users-bearer') {
       const [session] = await openSessions(db, admin, 1);
       options = { path: '/users?limit=50', headers: { authorization: `Bearer ${session!.access_token}` } };
@@ -135,6 +145,7 @@ async function main() {
         answered = r.requests;
         print(`${TARGET}, ${PATH_KIND}: ${options.path}, ${r.requests} requests in ${DURATION} s (${r.rps.toFixed(0)}/s, failures ${r.failures})`);
       });
+      if (process.env.BENCH_PROFILE_KEEP) writeFileSync(process.env.BENCH_PROFILE_KEEP, script); // the samples, for a closer look
       const totals = cpuByPlace(script);
       const all = [...totals.values()].reduce((a, b) => a + b, 0);
       print(`CPU of the process (every thread), from perf: ${((all * 1000) / answered).toFixed(0)} µs per request`);

@@ -8,7 +8,7 @@ import { startCluster, withDatabase } from '../../test/support/postgres.js';
 import { createUserWithPassword } from '../../src/users/credentials.js';
 import { newTokenSet, digestToken, type TokenSet } from '../../src/sessions/tokens.js';
 import { openSession } from '../../src/sessions/repository.js';
-import { clearPairFailures } from '../../src/throttle/sign-in-throttle.js';
+import { emailDigest } from '../../src/throttle/sign-in-throttle.js';
 import { parentPid } from './cpu.js';
 
 export interface BenchDatabase {
@@ -65,7 +65,7 @@ export async function openSessions(db: Kysely<Database>, user: { id: string; ema
       expiresAt: new Date(now.getTime() + 30 * 24 * 3600 * 1000),
       accessDigest: digestToken(set.access_token),
       refreshDigest: digestToken(set.refresh_token),
-      clearThrottle: clearPairFailures(user.email, '127.0.0.1'),
+      emailDigest: emailDigest(user.email),
     });
     sets.push(set);
   }

@@ -5,7 +5,7 @@ import type { Dependencies } from '../dependencies.js';
 import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } from '../auth/passwords.js';
 import { DomainError, rateLimited, refused, unauthenticated } from '../errors.js';
 import { recordSecurityEvent } from '../security-events/recorder.js';
-import { clearPairFailures, signInThrottle } from '../throttle/sign-in-throttle.js';
+import { signInThrottle } from '../throttle/sign-in-throttle.js';
 import { findCredentials, setPasswordHash } from '../users/credentials.js';
 import { assertMayActOn, isSelf, type Authority } from '../auth/authority.js';
 import { rolesOfUser } from '../roles/repository.js';
@@ -76,7 +76,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
       expiresAt: new Date(now.getTime() + lifetimeS * 1000),
       accessDigest: digestToken(set.access_token),
       refreshDigest: digestToken(set.refresh_token),
-      clearThrottle: clearPairFailures(email, client.ip),
+      emailDigest: attempt.emailDigest,
       requestId: client.requestId ?? null,
     });
     return set;

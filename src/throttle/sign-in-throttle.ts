@@ -13,6 +13,7 @@
 // a burst of parallel guesses cannot go past the limit, and a failure costs no further write.
 // Rows older than the window are deleted by the periodic sweep (src/maintenance).
 import { sql, type Kysely } from 'kysely';
+import { fixedStatement } from '../db/fixed-statement.js';
 import type { Database } from '../db/schema.js';
 import type { UserRow } from '../users/repository.js';
 import { digestSecret } from '../auth/secrets.js';
@@ -42,34 +43,43 @@ export type Attempt =
   /** Refused: seconds until an attempt may go ahead, and which limit refused it. */
   | { locked: true; retryAfter: number; limitedBy: ThrottleLimit; account: Pick<Account, 'id'> | undefined }
   /** Under way: recorded as a failure until `succeeded` (or the sign-in's session) clears it. */
-  | { locked: false; attemptId: number; account: Account | undefined };
+  | { locked: false; attemptId: number; emailDigest: Buffer; account: Account | undefined };
+
+/**
+ * Begins an attempt and reads the account, in one statement compiled once (see `begin`). The
+ * address is "known" when the account has a session opened from it (sessions are kept for
+ * SESSION_RETENTION_DAYS after they end).
+ */
+const beginAttempt = fixedStatement(
+  (
+    _db,
+    p: { address: string; emailDigest: Buffer; ip: string; now: Date } & { [K in keyof ThrottleLimits]: number },
+  ) => sql<{ attempt_id: number | null; unlocks_at: Date | null; limited_by: ThrottleLimit | null } & Partial<Account>>`
+    with u as (select id, status, password_hash from users where lower(email) = ${p.address})
+    select a.attempt_id, a.unlocks_at, a.limited_by, u.id, u.status, u.password_hash
+    from sign_in_attempt_begin(
+      ${p.emailDigest}, ${p.ip},
+      exists (select 1 from sessions s where s.user_id = (select id from u) and s.ip_address = ${p.ip}),
+      ${p.now}, ${p.windowS}, ${p.maxFailuresPerEmailAndIp}, ${p.maxFailuresPerIp},
+      ${p.accountSlowdownAfter}, ${p.accountMaxDelayS}) a
+    left join u on true`,
+);
 
 export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
   return {
     /**
      * Begins an attempt on `email` from `ip`: refused when blocked or slowed, else recorded. In the
-     * same round trip, the account the e-mail names (signing in needs it next). The address is
-     * "known" when the account has a session opened from it (sessions are kept for
-     * SESSION_RETENTION_DAYS after they end).
+     * same round trip, the account the e-mail names (signing in needs it next).
      */
     async begin(email: string, ip: string, now: Date): Promise<Attempt> {
-      const address = normalise(email);
-      const { rows } = await sql<{ attempt_id: number | null; unlocks_at: Date | null; limited_by: ThrottleLimit | null } & Partial<Account>>`
-        with u as (select id, status, password_hash from users where lower(email) = ${address})
-        select a.attempt_id, a.unlocks_at, a.limited_by, u.id, u.status, u.password_hash
-        from sign_in_attempt_begin(
-          ${emailDigest(email)}, ${ip},
-          exists (select 1 from sessions s where s.user_id = (select id from u) and s.ip_address = ${ip}),
-          ${now}, ${limits.windowS}, ${limits.maxFailuresPerEmailAndIp}, ${limits.maxFailuresPerIp},
-          ${limits.accountSlowdownAfter}, ${limits.accountMaxDelayS}) a
-        left join u on true`.execute(db);
-      const row = rows[0]!;
-      if (row.attempt_id === null) {
-        const retryAfter = Math.max(1, Math.ceil((row.unlocks_at!.getTime() - now.getTime()) / 1000));
-        return { locked: true, retryAfter, limitedBy: row.limited_by!, account: row.id ? { id: row.id } : undefined };
+      const digest = emailDigest(email);
+      const [row] = await beginAttempt.execute(db, { ...limits, address: normalise(email), emailDigest: digest, ip, now });
+      if (row!.attempt_id === null) {
+        const retryAfter = Math.max(1, Math.ceil((row!.unlocks_at!.getTime() - now.getTime()) / 1000));
+        return { locked: true, retryAfter, limitedBy: row!.limited_by!, account: row!.id ? { id: row!.id } : undefined };
       }
-      const account = row.id ? { id: row.id, status: row.status!, password_hash: row.password_hash ?? null } : undefined;
-      return { locked: false, attemptId: row.attempt_id, account };
+      const account = row!.id ? { id: row!.id, status: row!.status!, password_hash: row!.password_hash ?? null } : undefined;
+      return { locked: false, attemptId: row!.attempt_id, emailDigest: digest, account };
     },
 
     /** The attempt succeeded without a sign-in (a password change): it no longer counts. */
@@ -84,8 +94,8 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
  * own attempt among them), not those of other addresses, which still slow the account down.
  * Sessions run it in the statement that opens the session, to save a round trip.
  */
-export function clearPairFailures(email: string, ip: string) {
-  return sql`delete from sign_in_failures where email_digest = ${emailDigest(email)} and ip_address = ${ip}`;
+export function clearPairFailures(emailDigest: Buffer, ip: string) {
+  return sql`delete from sign_in_failures where email_digest = ${emailDigest} and ip_address = ${ip}`;
 }
 
 export type SignInThrottle = ReturnType<typeof signInThrottle>;
