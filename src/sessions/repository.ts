@@ -157,7 +157,7 @@ export async function endSession(db: Db, sessionId: string, now: Date): Promise<
  * that forgets the failures of this e-mail digest from this address), in one statement (one round
  * trip, atomic), compiled once: sign-in throughput is what the benchmark measures.
  */
-const openSessionStatement = fixedStatement(
+export const openSessionStatement = fixedStatement(
   (
     _db,
     p: {

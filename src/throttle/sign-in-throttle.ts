@@ -50,7 +50,7 @@ export type Attempt =
  * address is "known" when the account has a session opened from it (sessions are kept for
  * SESSION_RETENTION_DAYS after they end).
  */
-const beginAttempt = fixedStatement(
+export const beginAttempt = fixedStatement(
   (
     _db,
     p: { address: string; emailDigest: Buffer; ip: string; now: Date } & { [K in keyof ThrottleLimits]: number },
