@@ -67,6 +67,13 @@ export function contractValidator(spec: OpenApiDocument): RequestHandler {
     }
     const pathParams = route.pathParams;
     if (!pathParams) throw new BadRequest({ path: req.path, message: 'malformed uri' });
+    // The library compiles and keeps its checks per operation and request content type, the
+    // type's parameters included: `application/json; x=<anything>`, or any type at all on an
+    // operation that takes no body, would add an entry per request, without bound. It decides by
+    // the media type alone (the body parser has read the body, refusing every charset but UTF-8):
+    // it gets that, and no type where no body is taken.
+    const sent = req.headers['content-type'];
+    if (sent !== undefined) req.headers['content-type'] = op.requestBodySchema ? mediaTypeOf(sent) : undefined;
     (req as unknown as OpenApiRequest).openapi = {
       expressRoute: op.expressPath,
       openApiRoute: op.path,
@@ -86,6 +93,9 @@ export function contractValidator(spec: OpenApiDocument): RequestHandler {
     loading.then((ready) => ready(req, res, next)).catch(next);
   };
 }
+
+/** `Application/JSON; charset=utf-8` -> `application/json`. */
+const mediaTypeOf = (contentType: string) => contentType.split(';', 1)[0]!.trim().toLowerCase();
 
 /** The validator reports a broken contract only on the first request; check it at start-up instead. */
 export async function assertContractLoads(spec: OpenApiDocument): Promise<void> {
