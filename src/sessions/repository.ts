@@ -151,6 +151,20 @@ export async function endSession(db: Db, sessionId: string, now: Date): Promise<
   return result.numUpdatedRows > 0n;
 }
 
+/** What opening a session writes. */
+export interface NewSession {
+  userId: string;
+  ip: string;
+  userAgent: string;
+  now: Date;
+  expiresAt: Date;
+  accessDigest: Buffer;
+  refreshDigest: Buffer;
+  /** The signing-in e-mail's digest (the throttle's `emailDigest`): its failures from `ip` are cleared. */
+  emailDigest: Buffer;
+  requestId: string | null;
+}
+
 /**
  * Opens a session with its first token set, notes the sign-in on the user, records the event (the
  * user acting, on the new session: src/audit) and runs `clearPairFailures` (the throttle's statement
@@ -158,20 +172,7 @@ export async function endSession(db: Db, sessionId: string, now: Date): Promise<
  * trip, atomic), compiled once: sign-in throughput is what the benchmark measures.
  */
 export const openSessionStatement = fixedStatement(
-  (
-    _db,
-    p: {
-      userId: string;
-      ip: string;
-      userAgent: string;
-      now: Date;
-      expiresAt: Date;
-      accessDigest: Buffer;
-      refreshDigest: Buffer;
-      emailDigest: Buffer;
-      requestId: string | null;
-    },
-  ) => sql<{ id: string }>`
+  (_db, p: NewSession) => sql<{ id: string }>`
     with s as (
       insert into sessions (user_id, ip_address, user_agent, created_at, last_used_at, expires_at)
       values (${p.userId}, ${p.ip}, ${p.userAgent}, ${p.now}, ${p.now}, ${p.expiresAt})
@@ -195,18 +196,7 @@ export const openSessionStatement = fixedStatement(
 
 export async function openSession(
   db: Kysely<Database>,
-  v: {
-    userId: string;
-    ip: string;
-    userAgent: string;
-    now: Date;
-    expiresAt: Date;
-    accessDigest: Buffer;
-    refreshDigest: Buffer;
-    /** The signing-in e-mail's digest (the throttle's `emailDigest`): its failures from `ip` are cleared. */
-    emailDigest: Buffer;
-    requestId?: string | null;
-  },
+  v: Omit<NewSession, 'requestId'> & { requestId?: string | null },
 ): Promise<string> {
   const [row] = await openSessionStatement.execute(db, { ...v, requestId: v.requestId ?? null });
   return row!.id;
