@@ -16,7 +16,7 @@ help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 install: node_modules/.installed ## Install the npm dependencies (npm ci)
-node_modules/.installed: package.json package-lock.json $(wildcard patches/*.patch)
+node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
