@@ -5,13 +5,11 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { AuditEventRow } from './repository.js';
+import { EVENT_COLUMNS, micros, type AuditEventRow } from './repository.js';
 
 /** The hash before the first seal. */
 export const GENESIS = Buffer.alloc(32);
 
-/** A microsecond timestamp as PostgreSQL prints it: exactly what is stored, no rounding through Date. */
-const micros = (column: string) => sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** What is hashed of an event: every column but the seal's id. */
 export type HashedEventRow = AuditEventRow;
@@ -20,25 +18,7 @@ export type HashedEventRow = AuditEventRow;
 export function selectEventsToHash(db: Kysely<Database>) {
   return db
     .selectFrom('security_events')
-    .select([
-      'id',
-      'type',
-      'user_id',
-      'session_id',
-      'actor_type',
-      'actor_id',
-      'actor_session_id',
-      'actor_label',
-      'target_type',
-      'target_id',
-      'target_label',
-      'ip_address',
-      'user_agent',
-      'request_id',
-      'details',
-      'changes',
-      'hash',
-    ])
+    .select([...EVENT_COLUMNS, 'session_id', 'hash'])
     .select(micros('occurred_at').as('occurred_at'))
     .orderBy('id');
 }

@@ -44,6 +44,28 @@ function applyFilter(query: EventQuery, filter: AuditFilter): EventQuery {
   return q;
 }
 
+/** The columns of an event the audit trail reads (besides its time, printed: `micros`), listing and hashing alike. */
+export const EVENT_COLUMNS = [
+  'id',
+  'type',
+  'user_id',
+  'actor_type',
+  'actor_id',
+  'actor_session_id',
+  'actor_label',
+  'target_type',
+  'target_id',
+  'target_label',
+  'ip_address',
+  'user_agent',
+  'request_id',
+  'details',
+  'changes',
+] as const;
+
+/** A microsecond timestamp as PostgreSQL prints it: exactly what is stored, no rounding through Date. */
+export const micros = (column: string) => sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
 /** One page, newest first; `limit + 1` rows tell whether more follow. */
 export function listAuditPage(db: Kysely<Database>, options: { limit: number; after?: AuditCursor; filter: AuditFilter }): Promise<ListedAuditEvent[]> {
   let query = applyFilter(db.selectFrom('security_events'), options.filter);
@@ -51,25 +73,9 @@ export function listAuditPage(db: Kysely<Database>, options: { limit: number; af
     query = query.where(sql<boolean>`(occurred_at, id) < (${options.after.occurredAt}::timestamptz, ${options.after.id}::bigint)`);
   }
   return query
-    .select([
-      'id',
-      'type',
-      'actor_type',
-      'actor_id',
-      'actor_session_id',
-      'actor_label',
-      'target_type',
-      'target_id',
-      'target_label',
-      'user_id',
-      'ip_address',
-      'user_agent',
-      'request_id',
-      'details',
-      'changes',
-    ])
+    .select(EVENT_COLUMNS)
     .select(sql<string>`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as('occurred_at'))
-    .select(sql<string>`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_occurred_at'))
+    .select(micros('occurred_at').as('cursor_occurred_at'))
     .orderBy('occurred_at', 'desc')
     .orderBy('id', 'desc')
     .limit(options.limit + 1)
