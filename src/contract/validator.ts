@@ -27,10 +27,8 @@ const OPTIONS = {
   $refParser: { mode: 'dereference' },
 } as const;
 
-type Validate = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], next: Parameters<RequestHandler>[2]) => void;
-
 /** Loads the contract as the library's middleware() does, and returns its request validation for one matched operation. */
-async function loadValidator(spec: OpenApiDocument): Promise<{ apiDoc: OpenAPIV3.DocumentV3_1; validate: Validate }> {
+async function loadValidator(spec: OpenApiDocument): Promise<{ apiDoc: OpenAPIV3.DocumentV3_1; validate: RequestHandler }> {
   // The validator mutates what it is given (it drops components.examples): hand it a copy.
   const apiSpec = structuredClone(spec) as unknown as OpenAPIV3.DocumentV3_1;
   const library = new OpenApiValidator({ apiSpec, ...OPTIONS });

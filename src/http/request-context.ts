@@ -51,19 +51,21 @@ type WithContext = IncomingMessage & { [CONTEXT]?: Context };
 // `req.id` and `req.log` (made on first use) are getters defined once, here, for every request. (A getter
 // defined on each request object gave every request a hidden class of its own, which slows down
 // every later read of any property of it, in Express and everywhere else.)
+function contextOf(req: WithContext, what: string): Context {
+  const context = req[CONTEXT];
+  if (!context) throw new Error(`req.${what} is available behind the request context middleware only`);
+  return context;
+}
 Object.defineProperty(http.IncomingMessage.prototype, 'id', {
   configurable: true,
   get(this: WithContext) {
-    const context = this[CONTEXT];
-    if (!context) throw new Error('req.id is available behind the request context middleware only');
-    return context.id;
+    return contextOf(this, 'id').id;
   },
 });
 Object.defineProperty(http.IncomingMessage.prototype, 'log', {
   configurable: true,
   get(this: WithContext) {
-    const context = this[CONTEXT];
-    if (!context) throw new Error('req.log is available behind the request context middleware only');
+    const context = contextOf(this, 'log');
     return (context.requestLogger ??= context.logger.child({ req: summary(this, context.method) }));
   },
 });
