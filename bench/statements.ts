@@ -8,7 +8,9 @@
 // rounds [range], and the bearer statement's cost is compared with the key lookup's round by round.
 // The key lookup (an operator's key, the cheapest) is the reference: the bearer path's session
 // statement (an administrator's) should cost no more. The other two show the ordinary cases: a key
-// made by a user (its creator's permissions are checked) and a user holding a role.
+// made by a user (its creator's permissions are checked) and a user holding a role; `select 1`,
+// what every statement costs before it reads anything. BENCH_SHAPE=production: the tables of a
+// database in use (seedProductionShape), where every read is an index probe.
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { sql } from 'kysely';
@@ -23,7 +25,7 @@ import { seedUsers } from '../src/cli/seed.js';
 import { createUserWithPassword } from '../src/users/credentials.js';
 import { ACCESS_TOKEN_TTL_S } from '../src/sessions/tokens.js';
 import type { FixedStatement } from '../src/db/fixed-statement.js';
-import { benchDatabase, createAdmin, openSessions } from './support/database.js';
+import { benchDatabase, createAdmin, openSessions, seedProductionShape } from './support/database.js';
 import { threadCpuSeconds } from './support/cpu.js';
 import { markdownTable, median, percent, print, range } from './support/measure.js';
 
@@ -46,6 +48,7 @@ async function main() {
   try {
     const { db } = database;
     await seedUsers(db, { users: 100_000, seed: 1 });
+    if (process.env.BENCH_SHAPE === 'production') await seedProductionShape(db);
     await sql`vacuum analyze`.execute(db);
     const keys = apiKeyService({ db, clock: systemClock });
     const { secret } = await keys.create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
@@ -77,6 +80,8 @@ async function main() {
       { label: 'API key lookup, key made by the admin', statement: keyBySecretDigest as never, values: keyBySecretDigest.parameters({ digest: digestSecret(made.secret) }), expectRows: 1 },
       { label: 'bearer session, user with a role', statement: bearerSession as never, values: bearerValues(readerSession!.access_token), expectRows: 1 },
       { label: 'first page of 50 users', statement: firstPage as never, values: firstPage.parameters({ limit: 51, afterCreatedAt: '', afterId: '', status: '', role: '', pattern: '' }), expectRows: 51 },
+      // What any statement costs, whatever it reads: the protocol, the executor and the commit.
+      { label: 'select 1 (the cost of any statement)', statement: { sql: 'select 1' } as never, values: [], expectRows: 1 },
     ];
     const perRound = Math.ceil(RUNS / ROUNDS);
     print(`${perRound * ROUNDS} executions of each statement on one connection, in ${ROUNDS} rounds taking the statements in turn; CPU of its backend process per execution, median over the rounds [range]`);
@@ -114,7 +119,7 @@ async function main() {
     for (const [i, c] of cases.entries()) {
       // PostgreSQL's own account of one execution of the prepared statement (the plan it settled on).
       const explain = await client.query<{ 'QUERY PLAN': string }>(
-        `explain (analyze, timing on) execute ${named(c)}(${c.values.map(literal).join(', ')})`,
+        `explain (analyze, timing on) execute ${named(c)}${c.values.length ? `(${c.values.map(literal).join(', ')})` : ''}`,
       );
       const lines = explain.rows.map((r) => r['QUERY PLAN']);
       const timing = (label: string) => lines.find((l) => l.startsWith(label))?.replace(/^[^:]+:\s*/, '') ?? '–';

@@ -11,6 +11,7 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { createUser, signIn } from './support/sessions.js';
 import { ManualClock } from '../src/clock.js';
 import { generateSecret } from '../src/auth/secrets.js';
+import { ADMIN_ROLE_ID, PERMISSIONS } from '../src/auth/permissions.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -131,7 +132,7 @@ describe('security headers on every answer path', () => {
 });
 
 describe('the bearer lookup’s admin mark', () => {
-  it('a role named "admin" that is not the built-in one, or a role renamed to it, grants only its own permissions', async () => {
+  it('a role named "admin" that is not the built-in one grants only its own permissions; renaming the built-in role changes nothing', async () => {
     const { app } = createTestApp(database.db);
     const admin = await createUser(database.db, { roles: ['admin'] });
     const adminToken = (await signIn(app, admin.email, admin.password)).access_token;
@@ -144,7 +145,7 @@ describe('the bearer lookup’s admin mark', () => {
     expect(star.status).toBe(400);
     // Straight in the database: the built-in role renamed, and a role named "admin" that is not built in.
     const user = await createUser(database.db);
-    await sql`update roles set name = 'admin-was-built-in' where built_in and name = 'admin'`.execute(database.db);
+    await sql`update roles set name = 'admin-was-built-in' where id = ${ADMIN_ROLE_ID}`.execute(database.db);
     let access_token: string;
     try {
       const fake = await database.db.insertInto('roles').values({ name: 'admin' }).returning('id').executeTakeFirstOrThrow();
@@ -153,13 +154,30 @@ describe('the bearer lookup’s admin mark', () => {
       access_token = (await signIn(app, user.email, user.password)).access_token;
       const me = await request(app).get('/me').set('authorization', `Bearer ${access_token}`).expect(200);
       expect(me.body.permissions).toEqual(['users.list']);
-      // The renamed built-in role no longer makes its holder an administrator (fails closed).
-      await request(app).get('/roles').set('authorization', `Bearer ${adminToken}`).expect(403);
+      // What makes the admin role is its id, not its name: its holders keep every right.
+      await request(app).get('/roles').set('authorization', `Bearer ${adminToken}`).expect(200);
+      const adminMe = await request(app).get('/me').set('authorization', `Bearer ${adminToken}`).expect(200);
+      expect([...adminMe.body.permissions].sort()).toEqual([...PERMISSIONS].sort());
     } finally {
       await sql`delete from roles where name = 'admin' and not built_in`.execute(database.db);
-      await sql`update roles set name = 'admin' where built_in and name = 'admin-was-built-in'`.execute(database.db);
+      await sql`update roles set name = 'admin' where id = ${ADMIN_ROLE_ID}`.execute(database.db);
     }
     await request(app).get('/roles').set('authorization', `Bearer ${access_token}`).expect(403);
+  });
+
+  it('forging an admin role in the database is refused: a second built-in role, the flag on another role, or the admin role moved to another id', async () => {
+    const other = await database.db.insertInto('roles').values({ name: `other-${Date.now()}` }).returning('id').executeTakeFirstOrThrow();
+    const forgeries = [
+      sql`insert into roles (name, built_in) values ('second admin', true)`,
+      sql`update roles set built_in = true where id = ${other.id}`,
+      sql`update roles set id = gen_random_uuid() where id = ${ADMIN_ROLE_ID}`,
+      sql`update roles set built_in = false where id = ${ADMIN_ROLE_ID}`,
+    ];
+    for (const forgery of forgeries) {
+      await expect(forgery.execute(database.db)).rejects.toMatchObject({ code: '23514', constraint: 'roles_built_in_is_admin' });
+    }
+    const builtIn = await database.db.selectFrom('roles').select(['id', 'name']).where('built_in', '=', true).execute();
+    expect(builtIn).toEqual([{ id: ADMIN_ROLE_ID, name: 'admin' }]);
   });
 
   it('an administrator who is disabled gets nothing from the mark', async () => {

@@ -1,7 +1,7 @@
 // Queries on API keys and their secret digests. Functions take the database or a transaction.
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeysTable, Database } from '../db/schema.js';
-import { ADMIN_ROLE } from '../auth/permissions.js';
+import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { fixedStatement } from '../db/fixed-statement.js';
 
 /** The key's own row, as stored. */
@@ -26,8 +26,7 @@ const effectivePermissions = sql<string[]>`case
   when k.created_by is null then k.permissions
   when c.status <> 'active' then '{}'::text[]
   when exists (
-    select 1 from user_roles ur join roles r on r.id = ur.role_id
-    where ur.user_id = k.created_by and r.built_in and r.name = ${sql.lit(ADMIN_ROLE)}
+    select 1 from user_roles ur where ur.user_id = k.created_by and ur.role_id = ${sql.lit(ADMIN_ROLE_ID)}
   ) then k.permissions
   else array(
     select p from unnest(k.permissions) with ordinality as kp(p, n)

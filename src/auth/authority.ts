@@ -5,7 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Principal } from './principal.js';
-import { ADMIN_ROLE, type Permission } from './permissions.js';
+import { ADMIN_ROLE_ID, type Permission } from './permissions.js';
 import { DomainError } from '../errors.js';
 
 /**
@@ -69,8 +69,7 @@ export async function assertAnotherAdminRemains(trx: Kysely<Database>, userId: s
     select exists (
       select 1 from users u
       join user_roles ur on ur.user_id = u.id
-      join roles r on r.id = ur.role_id
-      where r.built_in and r.name = ${ADMIN_ROLE} and u.status = 'active' and u.id <> ${userId}
+      where ur.role_id = ${ADMIN_ROLE_ID} and u.status = 'active' and u.id <> ${userId}
     ) as others`.execute(trx);
   if (!rows[0]?.others) {
     throw new DomainError('conflict', 'last_admin', 'This is the last active administrator; make another user an administrator first.');

@@ -11,5 +11,12 @@ export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);
 }
 
-/** The built-in role that holds every permission, including ones added to the catalogue later. */
+/** The name of the built-in role that holds every permission, including ones added to the catalogue later. */
 export const ADMIN_ROLE = 'admin';
+
+/**
+ * The admin role's id: what makes a role the admin role, in the code and in SQL (its name is only
+ * shown). Fixed by migration 20261208T1000_admin_role_id, after which the database lets no other
+ * role be built in and this one not be otherwise.
+ */
+export const ADMIN_ROLE_ID = '00000000-0000-4000-8000-000000000001';

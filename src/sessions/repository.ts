@@ -4,7 +4,7 @@ import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, SessionsTable } from '../db/schema.js';
 import { sessionIsLive, type Liveness } from './liveness.js';
 import { fixedStatement } from '../db/fixed-statement.js';
-import { ADMIN_ROLE } from '../auth/permissions.js';
+import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { clearPairFailures } from '../throttle/sign-in-throttle.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -46,8 +46,7 @@ export const bearerSession = fixedStatement(
   (_db, p: { accessDigest: Buffer; issuedAfter: Date; now: Date; idleCutoff: Date; touchBefore: Date }) => sql<BearerSession>`
     select s.id as session_id, s.user_id, s.last_used_at < ${p.touchBefore} as stale, u.must_change_password,
       case when exists (
-        select 1 from user_roles ur join roles r on r.id = ur.role_id
-        where ur.user_id = s.user_id and r.built_in and r.name = ${sql.lit(ADMIN_ROLE)}
+        select 1 from user_roles ur where ur.user_id = s.user_id and ur.role_id = ${sql.lit(ADMIN_ROLE_ID)}
       ) then array[${sql.lit(EVERY_PERMISSION)}] else array(
         select rp.permission from user_roles ur join role_permissions rp on rp.role_id = ur.role_id
         where ur.user_id = s.user_id

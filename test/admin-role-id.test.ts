@@ -1,0 +1,54 @@
+// The admin role is the role with a fixed id (migration 20261208T1000_admin_role_id,
+// ADMIN_ROLE_ID): an existing database's admin role, made with a random id, takes the fixed one,
+// and its holders keep every right across the migration.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { Migrator, sql } from 'kysely';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { signIn } from './support/sessions.js';
+import { migrations } from '../src/db/migrations/index.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { ADMIN_ROLE_ID, PERMISSIONS } from '../src/auth/permissions.js';
+import { hashPassword } from '../src/auth/passwords.js';
+
+const MIGRATION = '20261208T1000_admin_role_id';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase({ empty: true });
+});
+afterAll(() => database.destroy());
+
+describe('migration 20261208T1000_admin_role_id', () => {
+  it('gives an existing admin role the fixed id; its holders stay administrators and its other references follow', async () => {
+    const { db } = database;
+    const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < MIGRATION));
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => before } });
+    const { error } = await migrator.migrateToLatest();
+    expect(error).toBeUndefined();
+
+    const { id: oldId } = await db.selectFrom('roles').select('id').where('built_in', '=', true).executeTakeFirstOrThrow();
+    expect(oldId).not.toBe(ADMIN_ROLE_ID);
+    const password = 'a long enough passphrase 1234';
+    const user = await db
+      .insertInto('users')
+      .values({ email: 'old-admin@example.com', first_name: 'Old', last_name: 'Admin', password_hash: await hashPassword(password) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db.insertInto('user_roles').values({ user_id: user.id, role_id: oldId }).execute();
+
+    expect(await migrateToLatest(db)).toContain(MIGRATION);
+
+    const roles = await db.selectFrom('roles').select(['id', 'name', 'built_in']).execute();
+    expect(roles).toEqual([{ id: ADMIN_ROLE_ID, name: 'admin', built_in: true }]);
+    const held = await db.selectFrom('user_roles').select('role_id').where('user_id', '=', user.id).execute();
+    expect(held).toEqual([{ role_id: ADMIN_ROLE_ID }]);
+    const { app } = createTestApp(db);
+    const { access_token } = await signIn(app, 'old-admin@example.com', password);
+    const me = await request(app).get('/me').set('authorization', `Bearer ${access_token}`).expect(200);
+    expect([...me.body.permissions].sort()).toEqual([...PERMISSIONS].sort());
+    await request(app).get('/roles').set('authorization', `Bearer ${access_token}`).expect(200);
+    // The id can no longer move: the role's references would not follow an id the code does not know.
+    await expect(sql`update roles set id = ${oldId} where id = ${ADMIN_ROLE_ID}`.execute(db)).rejects.toMatchObject({ code: '23514' });
+  });
+});
