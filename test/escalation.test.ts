@@ -9,7 +9,9 @@ import { createUser, signIn } from './support/sessions.js';
 import { makeApiKey, makeRole } from './support/access-fixtures.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
 import type { Kysely } from 'kysely';
+import type { PoolClient } from 'pg';
 import type { Database } from '../src/db/schema.js';
+import { PERMISSIONS } from '../src/auth/permissions.js';
 
 let database: TestDatabase;
 let app: ReturnType<typeof createTestApp>['app'];
@@ -51,6 +53,13 @@ function expectOutranked(res: request.Response, missing: string[]) {
   expect(res.status, res.text).toBe(403);
   expect(res.body).toMatchObject({ code: 'target_outranks_caller', missing_permissions: missing });
 }
+
+/** Every permission of the catalogue but these (what an administrator holds beyond them). */
+const missingBesides = (held: string[]) => PERMISSIONS.filter((p) => !held.includes(p)).sort();
+
+/** The session_revoked events recorded for this user. */
+const revocationsOf = (userId: string) =>
+  database.db.selectFrom('security_events').select('id').where('type', '=', 'session_revoked').where('user_id', '=', userId).execute();
 
 async function adminKey(permissions: string[], body: Record<string, unknown> = {}) {
   const res = await request(app).post('/api-keys').set('authorization', admin.auth).send({ name: `wide ${Math.random()}`, permissions, ...body });
@@ -182,17 +191,17 @@ describe('users, roles and sessions', () => {
 });
 
 /**
- * Runs `send` while another transaction (an administrator's concurrent change, as the service makes
- * it: the role row locked, its permissions replaced) holds role `roleId` and adds `added` to it;
- * that transaction commits once `send`'s request has answered or is waiting for a lock.
+ * Runs `send` while another transaction holds open the change `prepare` makes on its connection (an
+ * administrator's concurrent change, locked and written as the service does it, not committed yet);
+ * that transaction commits once `send`'s request has answered or is waiting for a lock. So the
+ * request is judged either before the change (it did not wait) or after it (it waited), never on a
+ * state the change is about to replace.
  */
-async function whileRoleGainsPermission(roleId: string, added: string, send: () => request.Test): Promise<request.Response> {
+async function whileChangeIsOpen(prepare: (other: PoolClient) => Promise<void>, send: () => request.Test): Promise<request.Response> {
   const other = await database.pool.connect();
   try {
     await other.query('begin');
-    await other.query('select id from roles where id = $1 for update', [roleId]);
-    await other.query('insert into role_permissions (role_id, permission) values ($1, $2)', [roleId, added]);
-    await other.query('update roles set updated_at = now() where id = $1', [roleId]);
+    await prepare(other);
     let settled = false;
     const pending = send().then((res) => {
       settled = true;
@@ -206,6 +215,24 @@ async function whileRoleGainsPermission(roleId: string, added: string, send: () 
   } finally {
     other.release();
   }
+}
+
+/** `send` while an administrator adds `added` to role `roleId` (PATCH /roles/{id}: the role row locked, its permissions replaced). */
+function whileRoleGainsPermission(roleId: string, added: string, send: () => request.Test): Promise<request.Response> {
+  return whileChangeIsOpen(async (other) => {
+    await other.query('select id from roles where id = $1 for update', [roleId]);
+    await other.query('insert into role_permissions (role_id, permission) values ($1, $2)', [roleId, added]);
+    await other.query('update roles set updated_at = now() where id = $1', [roleId]);
+  }, send);
+}
+
+/** `send` while an administrator grants the admin role to `userId` (PATCH /users/{id}: the user row locked, its roles replaced). */
+function whileUserBecomesAdmin(userId: string, send: () => request.Test): Promise<request.Response> {
+  return whileChangeIsOpen(async (other) => {
+    await other.query('select id from users where id = $1 for update', [userId]);
+    await other.query(`insert into user_roles (user_id, role_id) select $1, id from roles where built_in and name = 'admin'`, [userId]);
+    await other.query('update users set updated_at = now() where id = $1', [userId]);
+  }, send);
 }
 
 describe('concurrent changes: the target is judged on what it holds when the change is written', () => {
@@ -238,6 +265,51 @@ describe('concurrent changes: the target is judged on what it holds when the cha
     expectOutranked(res, ['users.create']);
     const held = await database.db.selectFrom('user_roles').select('role_id').where('user_id', '=', target.id).execute();
     expect(held.map((r) => r.role_id)).toEqual([role.id]);
+  });
+
+  it('a user manager racing an administrator who adds a permission to a role cannot hand that permission out by granting the role', async () => {
+    const manager = await person(database.db, { permissions: ['users.update', 'users.create', 'tasks.list'] });
+    const target = await createUser(database.db, { permissions: [] });
+    for (const [method, send] of [
+      ['PATCH', (role: string) => request(app).patch(`/users/${target.id}`).set('authorization', manager.auth).send({ roles: [role] })],
+      ['POST', (role: string) => request(app).post('/users').set('authorization', manager.auth).send({ email: `granted-${Math.random()}@example.com`, first_name: 'G', last_name: 'R', roles: [role] })],
+    ] as const) {
+      const role = await makeRole(database.db, ['tasks.list']);
+      const res = await whileRoleGainsPermission(role.id, 'roles.manage', () => send(role.name));
+      expect(res.status, `${method}: ${res.text}`).toBe(403);
+      expect(res.body).toMatchObject({ code: 'permission_denied', required_permission: 'roles.manage', missing_permissions: ['roles.manage'] });
+      const holders = await database.db.selectFrom('user_roles').select('user_id').where('role_id', '=', role.id).execute();
+      expect(holders, method).toEqual([]);
+    }
+  });
+
+  it('a session manager racing an administrator who makes the target an administrator cannot sign the target out', async () => {
+    const manager = await person(database.db, { permissions: ['sessions.manage', 'tasks.list'] });
+    for (const one of [false, true]) {
+      const target = await person(database.db, { permissions: ['tasks.list'] });
+      const session = await database.db.selectFrom('sessions').select('id').where('user_id', '=', target.id).executeTakeFirstOrThrow();
+      const path = one ? `/users/${target.id}/sessions/${session.id}` : `/users/${target.id}/sessions`;
+      const res = await whileUserBecomesAdmin(target.id, () => request(app).delete(path).set('authorization', manager.auth));
+      expectOutranked(res, missingBesides(['sessions.manage', 'tasks.list']));
+      expectContractResponse(res, 'DELETE', path);
+      expect((await request(app).get('/me').set('authorization', target.auth)).status).toBe(200);
+      expect(await revocationsOf(target.id)).toEqual([]);
+    }
+  });
+
+  it('a session manager racing an administrator who adds a permission to the target\u2019s role cannot sign the target out', async () => {
+    const manager = await person(database.db, { permissions: ['sessions.manage', 'tasks.list'] });
+    for (const one of [false, true]) {
+      const role = await makeRole(database.db, ['tasks.list']);
+      const user = await createUser(database.db, { roles: [role.name] });
+      const set = await signIn(app, user.email, user.password);
+      const session = await database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      const path = one ? `/users/${user.id}/sessions/${session.id}` : `/users/${user.id}/sessions`;
+      const res = await whileRoleGainsPermission(role.id, 'users.create', () => request(app).delete(path).set('authorization', manager.auth));
+      expectOutranked(res, ['users.create']);
+      expect((await request(app).get('/me').set('authorization', `Bearer ${set.access_token}`)).status).toBe(200);
+      expect(await revocationsOf(user.id)).toEqual([]);
+    }
   });
 });
 

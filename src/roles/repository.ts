@@ -30,12 +30,21 @@ export async function lockRole(db: Kysely<Database>, id: string): Promise<RoleRo
   return locked && findRoleById(db, id);
 }
 
-/** The roles with these names (case does not matter). */
-export function findRolesByName(db: Kysely<Database>, names: readonly string[]): Promise<RoleRow[]> {
-  if (names.length === 0) return Promise.resolve([]);
-  return selectRoles(db)
-    .where(sql<string>`lower(r.name)`, 'in', names.map((n) => n.toLowerCase()))
+/**
+ * The roles with these names (case does not matter), locked against change (FOR SHARE, as
+ * lockRolesOfUser) until the transaction ends, then read by id in a second statement (see
+ * lockRole): a grant is judged on what the roles hold when it is written.
+ */
+export async function lockRolesByName(db: Kysely<Database>, names: readonly string[]): Promise<RoleRow[]> {
+  if (names.length === 0) return [];
+  const locked = await db
+    .selectFrom('roles')
+    .select('id')
+    .where(sql<string>`lower(name)`, 'in', names.map((n) => n.toLowerCase()))
+    .forShare()
     .execute();
+  if (locked.length === 0) return [];
+  return selectRoles(db).where('r.id', 'in', locked.map((r) => r.id)).execute();
 }
 
 export async function insertRole(db: Kysely<Database>, values: { name: string; description: string; now: Date }): Promise<string> {
@@ -75,7 +84,8 @@ export async function setUserRoles(db: Kysely<Database>, userId: string, roleIds
  * The roles a user holds, locked against change (FOR SHARE: a role's changes and deletion wait) until
  * the transaction ends, then read with their permissions in a second statement (see lockRole), so a
  * check on what the user holds stays true until the change it allows is written. The user's row
- * must be locked already: it guards the user's set of roles.
+ * must be locked already (FOR UPDATE to change the user's roles, FOR SHARE at least to judge them):
+ * it guards the user's set of roles.
  */
 export async function lockRolesOfUser(db: Kysely<Database>, userId: string): Promise<RoleRow[]> {
   await db

@@ -8,7 +8,8 @@ import { recordSecurityEvent } from '../security-events/recorder.js';
 import { signInThrottle } from '../throttle/sign-in-throttle.js';
 import { findCredentials, setPasswordHash } from '../users/credentials.js';
 import { assertMayActOn, isSelf, type Authority } from '../auth/authority.js';
-import { rolesOfUser } from '../roles/repository.js';
+import { lockRolesOfUser } from '../roles/repository.js';
+import { lockUserForShare } from '../users/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import * as repo from './repository.js';
 import { actorOf } from '../audit/context.js';
@@ -150,8 +151,19 @@ export function sessionService({ db, clock, config }: Dependencies) {
    * every permission they hold; one's own sessions may always be ended.
    */
   async function revokeUserSessions(authority: Authority, userId: string, sessionId: string | undefined, client: ClientInfo): Promise<boolean> {
-    if (!isSelf(authority, userId)) assertMayActOn(authority, permissionsOfRoles(await rolesOfUser(db, userId)), 'This user');
-    return revoke(userId, sessionId, client, isSelf(authority, userId) ? 'revoked_by_user' : 'revoked_by_administrator', actorOf(authority));
+    const self = isSelf(authority, userId);
+    const now = clock.now();
+    return db.transaction().execute(async (trx) => {
+      if (!self) {
+        // Judged in the revoking transaction, on the user and roles locked: a grant of wider rights
+        // in progress is waited for, and none starts before the sessions are ended.
+        if (!(await lockUserForShare(trx, userId))) return false;
+        assertMayActOn(authority, permissionsOfRoles(await lockRolesOfUser(trx, userId)), 'This user');
+      }
+      const where = { userId, ...(sessionId ? { sessionId } : {}) };
+      const revoked = await revokeSessions(trx, where, self ? 'revoked_by_user' : 'revoked_by_administrator', now, client, actorOf(authority));
+      return revoked.length > 0;
+    });
   }
 
   async function signOut(userId: string, sessionId: string, client: ClientInfo): Promise<void> {

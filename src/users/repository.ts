@@ -119,6 +119,16 @@ export function findUserForUpdate(db: Kysely<Database>, id: string): Promise<Use
   return db.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+/**
+ * Locks the user's row FOR SHARE until the transaction ends, for a check on what the user holds
+ * that must stay true until the change it allows is written: changes of the user's roles and
+ * status (which take FOR UPDATE) wait, and this waits for one in progress. False when no user has
+ * this id.
+ */
+export async function lockUserForShare(db: Kysely<Database>, id: string): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').where('id', '=', id).forShare().executeTakeFirst()) !== undefined;
+}
+
 export async function insertUser(
   db: Kysely<Database>,
   user: { email: string; first_name: string; last_name: string; password_hash: string | null; must_change_password: boolean; now: Date },

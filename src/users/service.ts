@@ -6,7 +6,7 @@ import type { ServiceDeps } from '../dependencies.js';
 import { DomainError, permissionDenied } from '../errors.js';
 import { translateUniqueViolation } from '../db/unique-violation.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
-import { findRolesByName, lockRolesOfUser, setUserRoles, type RoleRow } from '../roles/repository.js';
+import { lockRolesByName, lockRolesOfUser, setUserRoles, type RoleRow } from '../roles/repository.js';
 import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
 import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, type Authority } from '../auth/authority.js';
 import * as users from './repository.js';
@@ -27,9 +27,12 @@ const roleNames = (roles: readonly { name: string }[]) => roles.map((r) => r.nam
 export function userService({ db, clock }: ServiceDeps) {
   const cursorKey = serviceSecret(db, clock, 'cursor_signing');
 
-  /** The roles named, checked to exist; those not in `held` already are checked to grant nothing the caller lacks. */
+  /**
+   * The roles named, checked to exist and locked until the transaction ends; those not in `held`
+   * already are checked to grant nothing the caller lacks.
+   */
   async function grantableRoles(trx: Kysely<Database>, authority: Authority, names: readonly string[], held: readonly RoleRow[] = []) {
-    const roles = await findRolesByName(trx, names);
+    const roles = await lockRolesByName(trx, names);
     const found = new Set(roles.map((r) => r.name.toLowerCase()));
     const missing = names.find((n) => !found.has(n.toLowerCase()));
     if (missing) {
