@@ -97,7 +97,7 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
     case 'users':
       return <UsersPage userId={id} myPermissions={me.permissions} />;
     case 'roles':
-      return <RolesPage roleId={id} />;
+      return <RolesPage roleId={id} myPermissions={me.permissions} />;
     case 'api-keys':
       return <ApiKeysPage myPermissions={me.permissions} />;
     case 'audit':

@@ -1,7 +1,28 @@
-// Checkboxes for permissions, grouped by resource (`users.list` -> users: list).
+// Checkboxes for permissions, grouped by resource (`users.list` -> users: list). A permission the
+// person may not toggle is shown disabled, with why (`locked`).
 import { useI18n } from './i18n.js';
 
-export function PermissionPicker({ legend, available, value, onChange, idPrefix }: { legend: string; available: readonly string[]; value: readonly string[]; onChange: (next: string[]) => void; idPrefix: string }) {
+/** Why a permission's box cannot be toggled: a short `title`, and the id of the element that explains it (aria-describedby). */
+export interface Locked {
+  title: string;
+  describedBy: string;
+}
+
+export function PermissionPicker({
+  legend,
+  available,
+  value,
+  onChange,
+  idPrefix,
+  locked = () => undefined,
+}: {
+  legend: string;
+  available: readonly string[];
+  value: readonly string[];
+  onChange: (next: string[]) => void;
+  idPrefix: string;
+  locked?: (permission: string) => Locked | undefined;
+}) {
   const { t } = useI18n();
   const groups = new Map<string, string[]>();
   for (const permission of available) {
@@ -17,12 +38,23 @@ export function PermissionPicker({ legend, available, value, onChange, idPrefix 
         <fieldset key={resource} class="group">
           <legend>{resource}</legend>
           <div class="checks">
-            {permissions.map((permission) => (
-              <label key={permission} for={`${idPrefix}-${permission}`}>
-                <input type="checkbox" id={`${idPrefix}-${permission}`} value={permission} checked={value.includes(permission)} onChange={(e) => toggle(permission, (e.currentTarget as HTMLInputElement).checked)} />
-                {permission}
-              </label>
-            ))}
+            {permissions.map((permission) => {
+              const why = locked(permission);
+              return (
+                <label key={permission} for={`${idPrefix}-${permission}`} title={why?.title}>
+                  <input
+                    type="checkbox"
+                    id={`${idPrefix}-${permission}`}
+                    value={permission}
+                    checked={value.includes(permission)}
+                    disabled={why !== undefined}
+                    aria-describedby={why?.describedBy}
+                    onChange={(e) => toggle(permission, (e.currentTarget as HTMLInputElement).checked)}
+                  />
+                  {permission}
+                </label>
+              );
+            })}
           </div>
         </fieldset>
       ))}

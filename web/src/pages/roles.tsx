@@ -1,17 +1,21 @@
-// Roles: the list, create, and edit a role's permissions. The built-in admin role is read-only.
+// Roles: the list, create, and edit a role's permissions. The built-in admin role is read-only. A
+// permission the person may not add or remove is shown disabled, with why (the server's rule,
+// docs/AUTH.md: PATCH /roles/{id} needs every permission added, and every permission the role
+// holds if any is removed).
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
-import { PermissionPicker } from '../permission-picker.js';
+import { PermissionPicker, type Locked } from '../permission-picker.js';
+import { lacking } from '../authority.js';
 import { href, navigate } from '../router.js';
 import { ErrorMessage, Field, ListState, PageTitle } from '../ui.js';
 
 type Role = components['schemas']['Role'];
 type Permission = components['schemas']['Permission'];
 
-export function RolesPage({ roleId }: { roleId?: string | undefined }) {
+export function RolesPage({ roleId, myPermissions }: { roleId?: string | undefined; myPermissions: readonly Permission[] }) {
   const { t } = useI18n();
   const roles = useLoad(() => call(() => api.GET('/roles')), []);
   const catalogue = useLoad(() => call(() => api.GET('/permissions')), []);
@@ -24,7 +28,7 @@ export function RolesPage({ roleId }: { roleId?: string | undefined }) {
         <a href={href('roles', 'new')}>{t('roles.new')}</a>
       </div>
       {editing && catalogue.data && (
-        <RoleForm key={roleId} role={editing === 'new' ? null : editing} available={catalogue.data.data} onSaved={() => (roles.reload(), navigate('roles'))} />
+        <RoleForm key={roleId} role={editing === 'new' ? null : editing} available={catalogue.data.data} myPermissions={myPermissions} onSaved={() => (roles.reload(), navigate('roles'))} />
       )}
       <ErrorMessage error={catalogue.error} onRetry={catalogue.reload} />
       <ListState loaded={roles} empty={t('roles.empty')}>
@@ -65,11 +69,22 @@ export function RolesPage({ roleId }: { roleId?: string | undefined }) {
   );
 }
 
-function RoleForm({ role, available, onSaved }: { role: Role | null; available: readonly Permission[]; onSaved: () => void }) {
+function RoleForm({ role, available, myPermissions, onSaved }: { role: Role | null; available: readonly Permission[]; myPermissions: readonly Permission[]; onSaved: () => void }) {
   const { t } = useI18n();
   const [name, setName] = useState(role?.name ?? '');
   const [description, setDescription] = useState(role?.description ?? '');
   const [permissions, setPermissions] = useState<string[]>(role?.permissions ?? []);
+
+  // Judged against the role as saved, as the server does: adding needs the permission; removing
+  // any needs every permission the role holds.
+  const saved: readonly string[] = role?.permissions ?? [];
+  const outranked = lacking(myPermissions, saved);
+  const cannotRemove = t('roles.cannotRemove', { permissions: outranked.join(', ') });
+  const locked = (permission: string): Locked | undefined => {
+    if (saved.includes(permission)) return outranked.length > 0 ? { title: cannotRemove, describedBy: 'role-cannot-remove' } : undefined;
+    return myPermissions.includes(permission as Permission) ? undefined : { title: t('authority.needs', { permissions: permission }), describedBy: 'role-cannot-add' };
+  };
+  const cannotAdd = available.some((p) => !saved.includes(p) && !myPermissions.includes(p));
 
   const { busy, error, submit } = useSubmit(async () => {
     const body = { name, description, permissions: permissions as Permission[] };
@@ -83,7 +98,17 @@ function RoleForm({ role, available, onSaved }: { role: Role | null; available: 
       <h2 id="role-form-title">{role ? t('roles.editTitle', { name: role.name }) : t('roles.createTitle')}</h2>
       <Field label={t('roles.name')} id="role-name" required maxLength={64} value={name} onInput={(e: InputEvent) => setName((e.currentTarget as HTMLInputElement).value)} />
       <Field label={t('roles.description')} id="role-description" maxLength={500} value={description} onInput={(e: InputEvent) => setDescription((e.currentTarget as HTMLInputElement).value)} />
-      <PermissionPicker legend={t('roles.permissions')} idPrefix="role-permission" available={available} value={permissions} onChange={setPermissions} />
+      <PermissionPicker legend={t('roles.permissions')} idPrefix="role-permission" available={available} value={permissions} onChange={setPermissions} locked={locked} />
+      {cannotAdd && (
+        <p id="role-cannot-add" class="hint">
+          {t('roles.cannotAdd')}
+        </p>
+      )}
+      {outranked.length > 0 && (
+        <p id="role-cannot-remove" class="hint">
+          {cannotRemove}
+        </p>
+      )}
       <ErrorMessage error={error} />
       <div class="actions">
         <button type="submit" disabled={busy}>
