@@ -764,8 +764,8 @@ export interface components {
              */
             code: string;
             /**
-             * @description Id of the request, as in the `X-Request-Id` response header.
-             * @example 01J9Z8Q6W3M4V7T2K5X8R1N0PB
+             * @description Id of the request, as in the `X-Request-Id` response header (the service's own, or that of a trusted proxy; never one a client chose).
+             * @example 0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07
              */
             request_id: string;
             /**
@@ -1305,8 +1305,8 @@ export interface components {
             /** @example Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0 */
             user_agent: string | null;
             /**
-             * @description The `X-Request-Id` of the request that made the change (null on the command line and for events recorded before request ids were).
-             * @example 01J9Z8Q6W3M4V7T2K5X8R1N0PB
+             * @description The id of the request that made the change, as answered in its `X-Request-Id` response header (the service's own, or that of a trusted proxy; never one a client chose). Null on the command line and for events recorded before request ids were.
+             * @example 0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07
              */
             request_id: string | null;
             /**
@@ -1417,7 +1417,7 @@ export interface components {
                  *       "status": 400,
                  *       "detail": "request/body/session must have required property 'password'",
                  *       "code": "validation_failed",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB",
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07",
                  *       "errors": [
                  *         {
                  *           "location": "request/body/session/password",
@@ -1475,7 +1475,7 @@ export interface components {
                  *       "status": 500,
                  *       "detail": "An unexpected error occurred; quote the request id when reporting it.",
                  *       "code": "internal_error",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1496,7 +1496,7 @@ export interface components {
                  *       "status": 503,
                  *       "detail": "The database is not reachable; try again shortly.",
                  *       "code": "service_unavailable",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1536,7 +1536,7 @@ export interface components {
                  *       "status": 413,
                  *       "detail": "The request body is larger than 100 KiB.",
                  *       "code": "payload_too_large",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1557,7 +1557,7 @@ export interface components {
                  *       "status": 415,
                  *       "detail": "The request body must be application/json.",
                  *       "code": "unsupported_media_type",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1579,7 +1579,7 @@ export interface components {
                  *       "status": 429,
                  *       "detail": "Too many failed password attempts; try again in 540 seconds.",
                  *       "code": "rate_limited",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB",
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07",
                  *       "retry_after": 540
                  *     }
                  */
@@ -1610,7 +1610,7 @@ export interface components {
                  *       "status": 404,
                  *       "detail": "No session with this id.",
                  *       "code": "session_not_found",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1701,7 +1701,7 @@ export interface components {
                  *       "status": 409,
                  *       "detail": "Another user already has this e-mail address.",
                  *       "code": "email_taken",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1722,7 +1722,7 @@ export interface components {
                  *       "status": 404,
                  *       "detail": "No user has this id.",
                  *       "code": "not_found",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1763,7 +1763,7 @@ export interface components {
                  *       "status": 409,
                  *       "detail": "This is the last active administrator; make another user an administrator first.",
                  *       "code": "last_admin",
-                 *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1908,7 +1908,7 @@ export interface components {
                  *           "user_id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
                  *           "ip_address": "203.0.113.7",
                  *           "user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
-                 *           "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB",
+                 *           "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07",
                  *           "details": {
                  *             "grace_period_seconds": 3600
                  *           },
@@ -1941,7 +1941,7 @@ export interface components {
                  *           "user_id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
                  *           "ip_address": "203.0.113.7",
                  *           "user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
-                 *           "request_id": "01J9Z8PX5B2G0C8N4T6V9W3YQA",
+                 *           "request_id": "7c3d9e1b-2a4f-4b6c-8d0e-1f5a9b3c7e24",
                  *           "details": {},
                  *           "changes": {
                  *             "before": {
@@ -2150,8 +2150,8 @@ export interface components {
     };
     headers: {
         /**
-         * @description The request's id, as sent in `X-Request-Id` or generated. Quote it when reporting a problem.
-         * @example 01J9Z8Q6W3M4V7T2K5X8R1N0PB
+         * @description The request's id: a new UUID made by the service for every request, or, only for a request that came through a proxy the deployment trusts (`TRUST_PROXY`), the `X-Request-Id` that proxy set. An `X-Request-Id` sent by anyone else is never the id (it is logged beside it, as the client's own). The audit and security events of the request are recorded with this id. Quote it when reporting a problem.
+         * @example 0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07
          */
         XRequestId: string;
         /**
@@ -2327,7 +2327,7 @@ export interface operations {
                      *       "status": 401,
                      *       "detail": "The e-mail address or the password is wrong.",
                      *       "code": "invalid_credentials",
-                     *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -2505,7 +2505,7 @@ export interface operations {
                      *       "status": 400,
                      *       "detail": "This password is too common; choose another.",
                      *       "code": "password_rejected",
-                     *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -2557,7 +2557,7 @@ export interface operations {
                      *       "status": 401,
                      *       "detail": "This refresh token was already used; the session has been revoked.",
                      *       "code": "refresh_token_reused",
-                     *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -2607,7 +2607,7 @@ export interface operations {
                      *       "status": 401,
                      *       "detail": "This refresh token was already used; the session has been revoked.",
                      *       "code": "refresh_token_reused",
-                     *       "request_id": "01J9Z8Q6W3M4V7T2K5X8R1N0PB"
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
