@@ -70,10 +70,27 @@ describe(`${PROCESSES} server processes behind nginx`, () => {
     // The client connects from 127.0.0.2 and claims to be 203.0.113.9; nginx appends the real address.
     const res = await client.send({ method: 'GET', path: '/users', headers: { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'client-ip-check-1' } }, { localAddress: '127.0.0.2' });
     expect(res.status).toBe(401);
-    const logged = () => servers.flatMap((s) => s.records()).find((r) => (r.req as { id?: string } | undefined)?.id === 'client-ip-check-1');
+    const logged = () => servers.flatMap((s) => s.records()).find((r) => (r.req as { id?: string } | undefined)?.id === res.headers['x-request-id']);
     await expect.poll(logged, { timeout: 10_000, interval: 50 }).toBeDefined();
     const line = logged();
     expect((line!.req as { ip: string }).ip).toBe('127.0.0.2');
+  });
+
+  it("audit trail poisoning through the load balancer: a client's X-Request-Id is replaced by nginx's $request_id, which the service records", async () => {
+    const user = await createUser(database.db);
+    const chosen = 'someone-elses-request-id';
+    const res = await client.send({ ...signInRequest(user.email, user.password), headers: { ...json, 'x-request-id': chosen } }, { localAddress: '127.0.0.2' });
+    expect(res.status).toBe(201);
+    const id = String(res.headers['x-request-id']);
+    expect(id).toMatch(/^[0-9a-f]{32}$/); // nginx's $request_id
+    await expect.poll(() => service.nginx.accessLog().find((line) => line.requestId === id), { timeout: 5_000, interval: 20 }).toMatchObject({ proxyRequestId: id });
+    const events = await database.db.selectFrom('security_events').select(['type', 'request_id']).where('user_id', '=', user.id).where('type', '=', 'sign_in_succeeded').execute();
+    expect(events).toEqual([{ type: 'sign_in_succeeded', request_id: id }]);
+    expect(await database.db.selectFrom('security_events').select('id').where('request_id', '=', chosen).execute()).toEqual([]);
+    // The service's access line: nginx's id, and no client id (nginx did not pass it on).
+    const logged = () => servers.flatMap((s) => s.records()).find((r) => r.msg === 'request completed' && (r.req as { id?: string } | undefined)?.id === id);
+    await expect.poll(logged, { timeout: 10_000, interval: 50 }).toBeDefined();
+    expect(logged()!.req).not.toHaveProperty('clientRequestId');
   });
 });
 

@@ -92,12 +92,12 @@ describe('logs', () => {
   it('writes one structured line per request with its id, and never a credential', async () => {
     const { app, logs } = createTestApp(database.db);
     const secrets = ['boa_SECRETACCESS', 'bok_SECRETKEY', 'session=SECRETCOOKIE'];
-    await request(app).get('/users').set('authorization', `Bearer ${secrets[0]}`).set('x-request-id', 'log-test-1');
+    const first = await request(app).get('/users').set('authorization', `Bearer ${secrets[0]}`).set('x-request-id', 'log-test-1');
     await request(app).get('/users').set('x-api-key', secrets[1]!).set('cookie', secrets[2]!);
     await request(app).post('/sessions').send({ session: { email: 'a@b.co', password: 'hunter2-SECRETPASSWORD' } });
     const text = logs.text();
     for (const secret of [...secrets, 'SECRETPASSWORD']) expect(text).not.toContain(secret.split('_').pop());
-    const line = logs.records().find((r) => (r.req as { id?: string } | undefined)?.id === 'log-test-1');
-    expect(line).toMatchObject({ level: 30, req: { method: 'GET', path: '/users' }, res: { statusCode: 401 } });
+    const line = logs.records().find((r) => (r.req as { id?: string } | undefined)?.id === first.headers['x-request-id']);
+    expect(line).toMatchObject({ level: 30, req: { clientRequestId: 'log-test-1', method: 'GET', path: '/users' }, res: { statusCode: 401 } });
   });
 });

@@ -6,12 +6,12 @@ import request from 'supertest';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { captureLogs } from './support/context.js';
-import { requestContext } from '../src/http/request-context.js';
+import { requestContext, type TrustProxy } from '../src/http/request-context.js';
 
-function appWith(handler: express.RequestHandler) {
+function appWith(handler: express.RequestHandler, trustProxy?: TrustProxy) {
   const logs = captureLogs();
   const app = express();
-  app.use(requestContext(logs.logger));
+  app.use(requestContext(logs.logger, trustProxy));
   app.use(express.json());
   app.post('/echo', handler);
   return { app, logs };
@@ -23,9 +23,9 @@ describe('request context', () => {
       req.log.info({ body: req.body as unknown }, 'handler line');
       res.status(204).end();
     });
-    await request(app).post('/echo?q=hidden').set('x-request-id', 'ctx-1').send({ password: 'SECRETPASSWORD', refresh_token: 'SECRETTOKEN', name: 'kept' });
+    const res = await request(app).post('/echo?q=hidden').set('x-request-id', 'ctx-1').send({ password: 'SECRETPASSWORD', refresh_token: 'SECRETTOKEN', name: 'kept' });
     const line = logs.records().find((r) => r.msg === 'handler line');
-    expect(line).toMatchObject({ req: { id: 'ctx-1', method: 'POST', path: '/echo' }, body: { password: '[redacted]', refresh_token: '[redacted]', name: 'kept' } });
+    expect(line).toMatchObject({ req: { id: res.headers['x-request-id'], clientRequestId: 'ctx-1', method: 'POST', path: '/echo' }, body: { password: '[redacted]', refresh_token: '[redacted]', name: 'kept' } });
     expect(logs.text()).not.toContain('SECRET');
     expect(logs.text()).not.toContain('hidden');
   });
@@ -40,8 +40,8 @@ describe('request context', () => {
       res.status(204).end();
     });
     app.use('/outer', mounted);
-    await request(app).get('/outer/inner?x=1').set('x-request-id', 'ctx-mounted');
-    const lines = logs.records().filter((r) => (r.req as { id?: string }).id === 'ctx-mounted');
+    const res = await request(app).get('/outer/inner?x=1').set('x-request-id', 'ctx-mounted');
+    const lines = logs.records().filter((r) => (r.req as { id?: string }).id === res.headers['x-request-id']);
     expect(lines.map((r) => [r.msg, (r.req as { path: string }).path])).toEqual([
       ['inside', '/outer/inner'],
       ['request completed', '/outer/inner'],
@@ -71,11 +71,33 @@ describe('request context', () => {
     socket.write('POST /echo HTTP/1.1\r\nHost: x\r\nX-Request-Id: ctx-abort\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
     await expect.poll(() => answer).toBeDefined();
     socket.destroy();
-    const aborted = () => logs.records().filter((r) => (r.req as { id?: string }).id === 'ctx-abort');
+    // No answer to read the id from: found by the client's own id, logged beside it.
+    const aborted = () => logs.records().filter((r) => (r.req as { clientRequestId?: string }).clientRequestId === 'ctx-abort');
     await expect.poll(() => aborted().length).toBe(1);
     answer!();
     await new Promise((resolve) => server.close(resolve));
     expect(aborted()).toHaveLength(1);
     expect(aborted()[0]).toMatchObject({ msg: 'request aborted', level: 30 });
+  });
+
+  it("asks whether the immediate peer is trusted only of a request that sent a sane id, and then takes that id", async () => {
+    const asked: [string, number][] = [];
+    const trust: TrustProxy = (address, hop) => {
+      asked.push([address, hop]);
+      return true;
+    };
+    const { app, logs } = appWith((_req, res) => {
+      res.status(204).end();
+    }, trust);
+    const none = await request(app).post('/echo').send({});
+    const insane = await request(app).post('/echo').set('x-request-id', 'not sane').send({});
+    expect(asked).toEqual([]);
+    expect(none.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(insane.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const proxied = await request(app).post('/echo').set('x-request-id', 'from-the-proxy').set('x-forwarded-for', '203.0.113.9').send({});
+    expect(proxied.headers['x-request-id']).toBe('from-the-proxy');
+    expect(asked).toEqual([[expect.stringMatching(/127\.0\.0\.1$/), 0]]);
+    const line = logs.records().find((r) => (r.req as { id?: string }).id === 'from-the-proxy');
+    expect(line!.req).not.toHaveProperty('clientRequestId');
   });
 });

@@ -38,11 +38,10 @@ afterAll(() => service?.stop());
 
 const json = { 'content-type': 'application/json' };
 
-/** Sends through nginx (or to one process), keeping the request id to prove the logs hold the request. */
+/** Sends through nginx (or to one process), keeping the request id answered to prove the logs hold the request. */
 async function send(req: RawRequest, via: HttpClient = client): Promise<RawResponse> {
-  const id = `scan-${++sent}`;
-  requestIds.push(id);
-  const res = await via.send({ ...req, headers: { ...req.headers, 'x-request-id': id } });
+  const res = await via.send({ ...req, headers: { ...req.headers, 'x-request-id': `scan-${++sent}` } });
+  requestIds.push(String(res.headers['x-request-id']));
   if (res.status >= 500) throw new Error(`${req.method} ${req.path} answered ${res.status}: ${res.text}`);
   return res;
 }

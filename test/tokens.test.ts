@@ -91,7 +91,7 @@ describe('POST /tokens', () => {
     expect(events.length).toBeGreaterThanOrEqual(1);
   });
 
-  it('records the rotation, and a reuse with the revocation, as the user acting on their own session, with the request id', async () => {
+  it('records the rotation, and a reuse with the revocation, as the user acting on their own session, with the request id answered (not the one sent)', async () => {
     const { app, clock, user, set } = await setUp();
     const session = (await database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow()).id;
     const events = (type: string) => database.db.selectFrom('security_events').selectAll().where('session_id', '=', session).where('type', '=', type).execute();
@@ -111,15 +111,19 @@ describe('POST /tokens', () => {
     };
     const rotated = await request(app).post('/tokens').set('authorization', `Bearer ${set.access_token}`).set('x-request-id', 'rotate-1').set('user-agent', 'refreshing agent').send({ refresh_token: set.refresh_token });
     expect(rotated.status).toBe(201);
-    expect(await events('tokens_refreshed')).toEqual([expect.objectContaining({ ...byUser, request_id: 'rotate-1', details: { generation: 2 } })]);
+    expect(rotated.headers['x-request-id']).not.toBe('rotate-1');
+    expect(await events('tokens_refreshed')).toEqual([expect.objectContaining({ ...byUser, request_id: rotated.headers['x-request-id'], details: { generation: 2 } })]);
     const [refreshed] = await events('tokens_refreshed');
     expect(refreshed!.actor_label).toBe(refreshed!.target_label);
 
     clock.advance(11_000);
     const reused = await request(app).post('/tokens').set('authorization', `Bearer ${set.access_token}`).set('x-request-id', 'reuse-1').set('user-agent', 'refreshing agent').send({ refresh_token: set.refresh_token });
     expect(reused.body.code).toBe('refresh_token_reused');
-    expect(await events('refresh_token_reused')).toEqual([expect.objectContaining({ ...byUser, request_id: 'reuse-1', details: {} })]);
-    expect(await events('session_revoked')).toEqual([expect.objectContaining({ ...byUser, request_id: 'reuse-1', details: { reason: 'refresh_token_reused' } })]);
+    const reuseId = reused.headers['x-request-id'] as string;
+    expect(reuseId).not.toBe('reuse-1');
+    expect(reused.body.request_id).toBe(reuseId);
+    expect(await events('refresh_token_reused')).toEqual([expect.objectContaining({ ...byUser, request_id: reuseId, details: {} })]);
+    expect(await events('session_revoked')).toEqual([expect.objectContaining({ ...byUser, request_id: reuseId, details: { reason: 'refresh_token_reused' } })]);
   });
 
   it('inside the grace window gives the same new token set again; just past it, revokes', async () => {

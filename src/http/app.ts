@@ -76,7 +76,8 @@ export function createApp(deps: AppDependencies) {
   // router step has a cost of its own, and none of these is mounted at a path).
   app.use(
     series(
-      requestContext(deps.logger),
+      // The request id may come from a trusted proxy only; with none trusted, no request checks.
+      requestContext(deps.logger, options.trustProxy ? app.get('trust proxy fn') : undefined),
       securityHeaders(),
       operationalRoutes(deps.db, contracts),
       // HEAD is matched, validated and handled as the GET it mirrors (before the operation is matched).

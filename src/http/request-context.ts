@@ -1,5 +1,11 @@
-// Request ids and access logs: every request gets an id (the client's X-Request-Id when it is
-// sane, else a new one), echoed in the response, and one access line when it is answered.
+// Request ids and access logs: every request gets an id, answered in X-Request-Id and recorded
+// with the audit and security events it causes, and one access line when it is answered.
+//
+// The id is a new UUID, unless the request came through a proxy that `trust proxy` (TRUST_PROXY)
+// names and that proxy sent a sane X-Request-Id (nginx's $request_id): the same rule as for
+// X-Forwarded-For. A client's own X-Request-Id is never the id, or anyone could give its audit
+// events the id of someone else's request; a sane one is logged beside the id as
+// `clientRequestId`, so a client can still be traced by it.
 //
 // Written on pino directly rather than through pino-http: pino-http makes a child logger per
 // request and sends both the child's bindings and the access line through pino's redaction, which
@@ -14,7 +20,7 @@ import type { Logger } from 'pino';
 
 declare module 'http' {
   interface IncomingMessage {
-    /** This request's id, as echoed in X-Request-Id. */
+    /** This request's id, as answered in X-Request-Id: the service's own, or a trusted proxy's. */
     readonly id: string;
     /** A logger whose lines carry this request's summary; redacted like every other line. */
     log: Logger;
@@ -23,20 +29,27 @@ declare module 'http' {
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** Express's compiled `trust proxy` setting (app.get('trust proxy fn')): is this address, `hop` proxies away, trusted? */
+export type TrustProxy = (address: string, hop: number) => boolean;
+
 /** What a log line says about a request: no query string (it may carry cursors or searches), no headers, no body. */
-function summary(req: IncomingMessage & { ip?: string; originalUrl?: string }, method: string | undefined) {
+function summary(req: IncomingMessage & { ip?: string; originalUrl?: string }, context: Context) {
   // `originalUrl`: Express trims `url` inside mounted routers. `ip` is the client's address as
   // Express sees it: X-Forwarded-For counts only from a trusted proxy. `method` as sent: a HEAD
   // is handled as a GET further on (head.ts).
   const url = req.originalUrl ?? req.url ?? '';
   const query = url.indexOf('?');
-  return { id: req.id, method, path: query < 0 ? url : url.slice(0, query), remoteAddress: req.socket.remoteAddress, ip: req.ip };
+  // `clientRequestId` undefined is left out of the line.
+  const path = query < 0 ? url : url.slice(0, query);
+  return { id: context.id, clientRequestId: context.clientId, method: context.method, path, remoteAddress: req.socket.remoteAddress, ip: req.ip };
 }
 
 /** What this module keeps of a request, in one property: each property added to a request object after Node made it costs a copy of its property store. */
 interface Context {
-  /** The request id, as echoed in X-Request-Id. */
+  /** The request id, as answered in X-Request-Id. */
   readonly id: string;
+  /** The sane X-Request-Id of a client that is not a trusted proxy: logged, never the id. */
+  readonly clientId: string | undefined;
   readonly logger: Logger;
   /** The method as the client sent it. */
   readonly method: string;
@@ -66,11 +79,15 @@ Object.defineProperty(http.IncomingMessage.prototype, 'log', {
   configurable: true,
   get(this: WithContext) {
     const context = contextOf(this, 'log');
-    return (context.requestLogger ??= context.logger.child({ req: summary(this, context.method) }));
+    return (context.requestLogger ??= context.logger.child({ req: summary(this, context) }));
   },
 });
 
-export function requestContext(logger: Logger) {
+/**
+ * `trustProxy`: Express's compiled `trust proxy` setting, or undefined when no proxy is trusted
+ * (then no request pays for a trust check).
+ */
+export function requestContext(logger: Logger, trustProxy?: TrustProxy) {
   // No redaction paths: see above. Only this module writes through it.
   const accessLog = logger.child({}, { redact: [] });
 
@@ -80,17 +97,20 @@ export function requestContext(logger: Logger) {
   function logAnswer(this: Response) {
     const req = this.req as WithContext & Request;
     const context = req[CONTEXT]!;
-    const line = { req: summary(req, context.method), res: { statusCode: this.statusCode }, responseTime: Date.now() - context.startedAt };
+    const line = { req: summary(req, context), res: { statusCode: this.statusCode }, responseTime: Date.now() - context.startedAt };
     const msg = this.writableFinished ? 'request completed' : 'request aborted';
     if (this.statusCode >= 500) accessLog.error(line, msg);
     else accessLog.info(line, msg);
   }
 
   return function requestContextMiddleware(req: Request, res: Response, next: NextFunction) {
-    const sent = req.headers['x-request-id'];
-    const id = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : randomUUID();
+    const header = req.headers['x-request-id'];
+    const sent = typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : undefined;
+    // Hop 0: the immediate peer, the socket's address (X-Forwarded-For plays no part in it).
+    const fromProxy = sent !== undefined && trustProxy !== undefined && trustProxy(req.socket.remoteAddress ?? '', 0);
+    const id = fromProxy ? sent : randomUUID();
     res.setHeader('X-Request-Id', id);
-    (req as WithContext)[CONTEXT] = { id, logger, method: req.method, startedAt: Date.now() };
+    (req as WithContext)[CONTEXT] = { id, clientId: fromProxy ? undefined : sent, logger, method: req.method, startedAt: Date.now() };
     res.on('close', logAnswer);
     next();
   };

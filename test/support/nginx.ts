@@ -10,8 +10,8 @@ const NGINX = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
 
 export interface LoadBalancer {
   url: string;
-  /** The access log: one line per request, `client upstream status request_id`. */
-  accessLog(): { client: string; upstream: string; status: number; requestId: string }[];
+  /** The access log: one line per request, `client upstream status request_id nginx's_request_id`. */
+  accessLog(): { client: string; upstream: string; status: number; requestId: string; proxyRequestId: string }[];
   stop(): Promise<void>;
 }
 
@@ -29,7 +29,8 @@ pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
 events { worker_connections 1024; }
 http {
-  log_format balanced '$remote_addr $upstream_addr $status $upstream_http_x_request_id';
+  # The id the service answered, and the one nginx made and sent it ($request_id).
+  log_format balanced '$remote_addr $upstream_addr $status $upstream_http_x_request_id $request_id';
   access_log ${dir}/access.log balanced;
   client_body_temp_path ${dir}/client_body;
   proxy_temp_path ${dir}/proxy;
@@ -50,6 +51,8 @@ ${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
       proxy_set_header Host $host;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header X-Forwarded-Proto $scheme;
+      # The request id, made here: a client's own X-Request-Id must not pass (TRUST_PROXY trusts this one).
+      proxy_set_header X-Request-Id $request_id;
     }
   }
 }
@@ -76,8 +79,8 @@ ${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
         .split('\n')
         .filter(Boolean)
         .map((line) => {
-          const [client, upstream, status, requestId] = line.split(' ');
-          return { client: client!, upstream: upstream!, status: Number(status), requestId: requestId! };
+          const [client, upstream, status, requestId, proxyRequestId] = line.split(' ');
+          return { client: client!, upstream: upstream!, status: Number(status), requestId: requestId!, proxyRequestId: proxyRequestId! };
         }),
     async stop() {
       child.kill('SIGQUIT');

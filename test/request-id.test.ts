@@ -1,0 +1,165 @@
+// Request ids, attacked: the id a request is answered, logged and recorded with is the server's own,
+// unless the request came through a proxy that TRUST_PROXY names (which sets it, as nginx's
+// $request_id). A caller's X-Request-Id never becomes the id of its audit or security events: if
+// it did, anyone could give their changes the id of someone else's request, or one id to thousands.
+// A sane one is kept in the access line as `clientRequestId`, for the caller's own tracing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createUser, signIn } from './support/sessions.js';
+import { makeApiKey } from './support/access-fixtures.js';
+import { systemClock } from '../src/clock.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const json = (res: request.Response) => JSON.parse(res.text) as Record<string, unknown>;
+
+/** Every event (audit trail and security events share one table) recorded with `requestId`. */
+const eventsWithId = (requestId: string) => database.db.selectFrom('security_events').select(['type', 'request_id']).where('request_id', '=', requestId).execute();
+
+/** The access lines of the request answered `requestId`. */
+const accessLines = (logs: ReturnType<typeof createTestApp>['logs'], requestId: string) =>
+  logs.records().filter((r) => r.msg === 'request completed' && (r.req as { id?: string }).id === requestId);
+
+describe('a caller that is not a trusted proxy (TRUST_PROXY unset)', () => {
+  it("audit trail poisoning: a caller's chosen X-Request-Id is not stored as the request_id of its audit event", async () => {
+    const { app } = createTestApp(database.db, { clock: systemClock });
+    const auditor = await makeApiKey(database.db, ['audit.read']);
+    // The victim's request: an administrator creates a user; its id is in the trail.
+    const admin = await createUser(database.db, { roles: ['admin'] });
+    const adminToken = (await signIn(app, admin.email, admin.password)).access_token;
+    const victim = await request(app).post('/users').set('authorization', `Bearer ${adminToken}`).send({ email: 'victim-made@request-id.example', first_name: 'Made', last_name: 'ByAdmin' });
+    expect(victim.status).toBe(201);
+    const victimId = victim.headers['x-request-id'] as string;
+    expect(await eventsWithId(victimId)).toEqual([{ type: 'user_created', request_id: victimId }]);
+
+    // The attacker's key makes changes claiming the victim's request id.
+    const attacker = await makeApiKey(database.db, ['users.create']);
+    const answered: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await request(app)
+        .post('/users')
+        .set('x-api-key', attacker.secret)
+        .set('x-request-id', victimId)
+        .send({ email: `attacker-made-${i}@request-id.example`, first_name: 'Made', last_name: 'ByAttacker' });
+      expect(res.status).toBe(201);
+      answered.push(res.headers['x-request-id'] as string);
+      // Read back as an investigator would: GET /audit-events, filtered on the new user.
+      const trail = await request(app).get('/audit-events').query({ target_id: res.body.id }).set('x-api-key', auditor.secret);
+      expect(trail.status).toBe(200);
+      expect(trail.body.data).toEqual([expect.objectContaining({ type: 'user_created', actor: expect.objectContaining({ type: 'api_key', id: attacker.id }), request_id: answered[i] })]);
+    }
+    // Each change carries the server's own id: a new UUID each time, the one answered.
+    for (const id of answered) expect(id).toMatch(UUID);
+    expect(new Set(answered).size).toBe(3);
+    expect(answered).not.toContain(victimId);
+    // Searching the trail by the victim's id still finds the victim's event alone.
+    expect(await eventsWithId(victimId)).toEqual([{ type: 'user_created', request_id: victimId }]);
+  });
+
+  it('audit trail poisoning by a signed-in person: the bearer of a session cannot choose the request_id of its change either', async () => {
+    const { app } = createTestApp(database.db, { clock: systemClock });
+    const manager = await createUser(database.db, { permissions: ['roles.manage'] });
+    const token = (await signIn(app, manager.email, manager.password)).access_token;
+    const res = await request(app).post('/roles').set('authorization', `Bearer ${token}`).set('x-request-id', 'chosen-by-the-bearer').send({ name: 'request-id-role', permissions: [] });
+    expect(res.status).toBe(201);
+    expect(res.headers['x-request-id']).toMatch(UUID);
+    expect(await eventsWithId('chosen-by-the-bearer')).toEqual([]);
+    expect(await eventsWithId(res.headers['x-request-id'] as string)).toEqual([{ type: 'role_created', request_id: res.headers['x-request-id'] }]);
+  });
+
+  it("security event poisoning: a sign-in, a failed one and a refresh are recorded with the server's id, not the caller's", async () => {
+    const { app } = createTestApp(database.db, { clock: systemClock });
+    const user = await createUser(database.db);
+    const chosen = 'someone-elses-request';
+    const failed = await request(app).post('/sessions').set('x-request-id', chosen).send({ session: { email: user.email, password: 'not the password, long enough' } });
+    expect(failed.status).toBe(401);
+    const signedIn = await request(app).post('/sessions').set('x-request-id', chosen).send({ session: { email: user.email, password: user.password } });
+    expect(signedIn.status).toBe(201);
+    const refreshed = await request(app).post('/tokens').set('authorization', `Bearer ${signedIn.body.access_token}`).set('x-request-id', chosen).send({ refresh_token: signedIn.body.refresh_token });
+    expect(refreshed.status).toBe(201);
+
+    expect(await eventsWithId(chosen)).toEqual([]);
+    const ids = [failed, signedIn, refreshed].map((res) => res.headers['x-request-id'] as string);
+    for (const id of ids) expect(id).toMatch(UUID);
+    expect(new Set(ids).size).toBe(3);
+    expect(await eventsWithId(ids[0]!)).toEqual([{ type: 'sign_in_failed', request_id: ids[0] }]);
+    expect(await eventsWithId(ids[1]!)).toEqual([{ type: 'sign_in_succeeded', request_id: ids[1] }]);
+    expect(await eventsWithId(ids[2]!)).toEqual([{ type: 'tokens_refreshed', request_id: ids[2] }]);
+  });
+
+  it("answers the server's id in X-Request-Id and in a problem's request_id, and logs the caller's sane id beside it as clientRequestId", async () => {
+    const { app, logs } = createTestApp(database.db);
+    const res = await request(app).get('/users').set('x-request-id', 'my-trace:42');
+    expect(res.status).toBe(401);
+    const id = res.headers['x-request-id'] as string;
+    expect(id).toMatch(UUID);
+    expect(json(res).request_id).toBe(id);
+    expect(accessLines(logs, id)).toEqual([expect.objectContaining({ req: expect.objectContaining({ id, clientRequestId: 'my-trace:42', method: 'GET', path: '/users' }) })]);
+  });
+
+  it('ignores an insane X-Request-Id: not the id, not in the log', async () => {
+    const { app, logs } = createTestApp(database.db);
+    for (const insane of ['has spaces', 'x'.repeat(129), 'quote"d', 'new\u00e9line']) {
+      const res = await request(app).get('/livez').set('x-request-id', insane);
+      const id = res.headers['x-request-id'] as string;
+      expect(id).toMatch(UUID);
+      const [line] = accessLines(logs, id);
+      expect(line!.req).not.toHaveProperty('clientRequestId');
+    }
+    expect(logs.text()).not.toContain('has spaces');
+    expect(logs.text()).not.toContain('x'.repeat(129));
+  });
+
+  it('logs no clientRequestId when the caller sends none', async () => {
+    const { app, logs } = createTestApp(database.db);
+    const res = await request(app).get('/livez');
+    const [line] = accessLines(logs, res.headers['x-request-id'] as string);
+    expect(line!.req).not.toHaveProperty('clientRequestId');
+  });
+});
+
+describe('behind a trusted proxy (TRUST_PROXY names the peer: here the test, on loopback)', () => {
+  it("takes the proxy's X-Request-Id as the request's id: answered, in a problem, in the log and on the audit event", async () => {
+    const { app, logs } = createTestApp(database.db, { clock: systemClock, env: { TRUST_PROXY: 'loopback' } });
+    const key = await makeApiKey(database.db, ['users.create']);
+    const proxyId = 'f3b1c0de9a8b7c6d5e4f30211a2b3c4d'; // as nginx's $request_id
+    const made = await request(app).post('/users').set('x-api-key', key.secret).set('x-request-id', proxyId).send({ email: 'via-proxy@request-id.example', first_name: 'Via', last_name: 'Proxy' });
+    expect(made.status).toBe(201);
+    expect(made.headers['x-request-id']).toBe(proxyId);
+    expect(await eventsWithId(proxyId)).toEqual([{ type: 'user_created', request_id: proxyId }]);
+    const [line] = accessLines(logs, proxyId);
+    expect(line!.req).not.toHaveProperty('clientRequestId');
+
+    const refused = await request(app).get('/users').set('x-request-id', 'proxy-id-2');
+    expect(refused.headers['x-request-id']).toBe('proxy-id-2');
+    expect(json(refused).request_id).toBe('proxy-id-2');
+  });
+
+  it('takes the address forms TRUST_PROXY accepts (an address, a hop count)', async () => {
+    for (const trust of ['127.0.0.1,::1', '1']) {
+      const { app } = createTestApp(database.db, { env: { TRUST_PROXY: trust } });
+      const res = await request(app).get('/livez').set('x-request-id', `proxy-${trust.length}`);
+      expect(res.headers['x-request-id'], `TRUST_PROXY=${trust}`).toBe(`proxy-${trust.length}`);
+    }
+  });
+
+  it("makes its own id when the trusted proxy sends none, or an insane one", async () => {
+    const { app } = createTestApp(database.db, { env: { TRUST_PROXY: 'loopback' } });
+    expect((await request(app).get('/livez')).headers['x-request-id']).toMatch(UUID);
+    expect((await request(app).get('/livez').set('x-request-id', 'bad id')).headers['x-request-id']).toMatch(UUID);
+  });
+
+  it('proxy impersonation: a peer that TRUST_PROXY does not name, claiming a trusted address in X-Forwarded-For, does not choose the id', async () => {
+    const { app, logs } = createTestApp(database.db, { env: { TRUST_PROXY: '10.0.0.5' } });
+    const res = await request(app).get('/livez').set('x-forwarded-for', '10.0.0.5').set('x-request-id', 'posing-as-the-proxy');
+    const id = res.headers['x-request-id'] as string;
+    expect(id).toMatch(UUID);
+    expect(accessLines(logs, id)).toEqual([expect.objectContaining({ req: expect.objectContaining({ clientRequestId: 'posing-as-the-proxy' }) })]);
+  });
+});
