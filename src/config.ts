@@ -33,7 +33,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       DB_PREPARED_STATEMENTS: bool({ default: true, desc: 'Named prepared statements; false behind a pooler in transaction mode (PgBouncer before 1.21)' }),
       LOG_LEVEL: str({ choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
       VALIDATE_RESPONSES: bool({ default: undefined, desc: 'Validate responses against the contract (default: on outside production)' }),
-      TRUST_PROXY: trustProxy({ default: false, desc: 'Which proxies may set X-Forwarded-For' }),
+      TRUST_PROXY: trustProxy({ default: false, desc: 'Which proxies may set X-Forwarded-For and X-Request-Id' }),
       BODY_LIMIT_BYTES: num({ default: 100 * 1024 }),
       SHUTDOWN_GRACE_MS: num({ default: 10_000, desc: 'How long in-flight requests may take after SIGTERM' }),
       SESSION_LIFETIME_S: num({ default: 30 * 24 * 3600, desc: 'Absolute lifetime of a session (seconds)' }),
