@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import express from 'express';
 import request from 'supertest';
-import { createServer } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { captureLogs } from './support/context.js';
 import { requestContext, type TrustProxy } from '../src/http/request-context.js';
@@ -99,5 +99,36 @@ describe('request context', () => {
     expect(asked).toEqual([[expect.stringMatching(/127\.0\.0\.1$/), 0]]);
     const line = logs.records().find((r) => (r.req as { id?: string }).id === 'from-the-proxy');
     expect(line!.req).not.toHaveProperty('clientRequestId');
+  });
+
+  it('asks once per connection: requests kept alive on one connection share its verdict', async () => {
+    let asked = 0;
+    const { app } = appWith(
+      (_req, res) => {
+        res.status(204).end();
+      },
+      () => ++asked > 0,
+    );
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(
+        await new Promise<string>((resolve, reject) => {
+          const req = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/echo', agent, headers: { 'x-request-id': `kept-${i}` } }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(String(res.headers['x-request-id'])));
+          });
+          req.on('error', reject);
+          req.end();
+        }),
+      );
+    }
+    agent.destroy();
+    await new Promise((resolve) => server.close(resolve));
+    expect(ids).toEqual(['kept-0', 'kept-1', 'kept-2']);
+    expect(asked).toBe(1);
   });
 });
