@@ -1,10 +1,11 @@
 // What each part of the bearer statement costs PostgreSQL: the service's statement (its compiled
 // text, for an administrator) against the API key lookup (an operator's key, issue 16's reference),
 // and the bearer statement cut down one part at a time: nothing read (`select 1`), the token alone,
-// with its session, with its user, with the admin check. Each is named (prepared), run on one
-// connection, the cases taken in turn over BENCH_STATEMENT_ROUNDS rounds of BENCH_PARTS_RUNS
-// executions; backend CPU per execution (/proc/<pid>/schedstat), median over the rounds, and each
-// against the key lookup round by round.
+// with its session, with its user, with the admin check; and the statement as it was before the
+// admin role had a fixed id. Each is named (prepared), run on one connection, the cases taken in
+// turn over BENCH_STATEMENT_ROUNDS rounds of BENCH_PARTS_RUNS executions; backend CPU per
+// execution (/proc/<pid>/schedstat), median over the rounds, and each against the key lookup
+// round by round.
 // BENCH_SHAPE=production: the tables of a database in use (seedProductionShape). The cuts are
 // written here by hand from src/sessions/repository.ts: they measure its parts, not the service.
 import pg from 'pg';
@@ -49,6 +50,13 @@ const CUTS: { label: string; text: string }[] = [
   },
 ];
 
+/** The statement as it was before the admin role had a fixed id: "holds it" read roles too, by the role's name. */
+function adminByName(statement: string): string {
+  const byId = `select 1 from user_roles ur where ur.user_id = s.user_id and ur.role_id = '${ADMIN_ROLE_ID}'`;
+  if (!statement.includes(byId)) throw new Error('the admin check is no longer the one this benchmark replaces');
+  return statement.replace(byId, `select 1 from user_roles ur join roles r on r.id = ur.role_id where ur.user_id = s.user_id and r.built_in and r.name = 'admin'`);
+}
+
 async function main() {
   const database = await benchDatabase('bench_bearer_parts');
   const client = new pg.Client({ connectionString: database.url });
@@ -74,6 +82,7 @@ async function main() {
       { label: 'select 1', text: 'select 1', values: [] as unknown[] },
       ...CUTS.map((cut) => ({ ...cut, values: bearerValues })),
       { label: 'the bearer statement (the service)', text: bearerSession.sql, values: bearerValues },
+      { label: 'the same, the admin role found by its name (before 20261208T1000)', text: adminByName(bearerSession.sql), values: bearerValues },
     ];
     const backend = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
     const run = (i: number) => client.query({ name: `part_${i}`, text: cases[i]!.text, values: cases[i]!.values });
