@@ -6,6 +6,7 @@ import { deref, indexOperations, MissingPermissionDeclarationError, type JsonSch
 import { createHandlers } from '../src/handlers/index.js';
 import { buildServices } from '../src/services.js';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
+import { assertContractLoads } from '../src/contract/validator.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -83,5 +84,14 @@ describe('where the contract says it is served', () => {
     }
     const { app } = createTestApp(database.db);
     expect((await request(app).get('/livez')).headers['strict-transport-security']).toMatch(/max-age=\d{8}/);
+  });
+});
+
+describe('a broken contract stops the service at start-up', () => {
+  it('refuses a contract whose reference leads nowhere, and accepts the real one', async () => {
+    const broken = structuredClone(spec) as unknown as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    broken.paths['/users']!.get!.responses['200'] = { $ref: '#/components/responses/NoSuchResponse' };
+    await expect(assertContractLoads(broken as unknown as typeof spec)).rejects.toThrow(/NoSuchResponse|resolve|\$ref/i);
+    await expect(assertContractLoads(spec)).resolves.toBeUndefined();
   });
 });

@@ -27,8 +27,23 @@ const OPTIONS = {
   $refParser: { mode: 'dereference' },
 } as const;
 
+interface LoadedValidator {
+  apiDoc: OpenAPIV3.DocumentV3_1;
+  validate: RequestHandler;
+}
+
+// One load per contract document: start-up checks it (assertContractLoads) and every app built on
+// it (createApp, in the service and in each test) validates with that same load.
+const loads = new WeakMap<OpenApiDocument, Promise<LoadedValidator>>();
+
+function loadValidator(spec: OpenApiDocument): Promise<LoadedValidator> {
+  let loading = loads.get(spec);
+  if (!loading) loads.set(spec, (loading = load(spec)));
+  return loading;
+}
+
 /** Loads the contract as the library's middleware() does, and returns its request validation for one matched operation. */
-async function loadValidator(spec: OpenApiDocument): Promise<{ apiDoc: OpenAPIV3.DocumentV3_1; validate: RequestHandler }> {
+async function load(spec: OpenApiDocument): Promise<LoadedValidator> {
   // The validator mutates what it is given (it drops components.examples): hand it a copy.
   const apiSpec = structuredClone(spec) as unknown as OpenAPIV3.DocumentV3_1;
   const library = new OpenApiValidator({ apiSpec, ...OPTIONS });
@@ -55,7 +70,7 @@ function allowedMethods(spec: OpenApiDocument): Map<string, string> {
 
 export function contractValidator(spec: OpenApiDocument): RequestHandler {
   const allow = allowedMethods(spec);
-  const validating = ({ apiDoc, validate }: Awaited<ReturnType<typeof loadValidator>>): RequestHandler => (req, res, next) => {
+  const validating = ({ apiDoc, validate }: LoadedValidator): RequestHandler => (req, res, next) => {
     const route = res.locals.route;
     const op = route?.operation;
     if (!op) {
@@ -95,11 +110,10 @@ export function contractValidator(spec: OpenApiDocument): RequestHandler {
 /** `Application/JSON; charset=utf-8` -> `application/json`. */
 const mediaTypeOf = (contentType: string) => contentType.split(';', 1)[0]!.trim().toLowerCase();
 
-/** The validator reports a broken contract only on the first request; check it at start-up instead. */
+/**
+ * The validator would report a broken contract only on the first request: load it at start-up
+ * instead, so the service refuses to start. The apps built on `spec` then use this load.
+ */
 export async function assertContractLoads(spec: OpenApiDocument): Promise<void> {
-  await new OpenApiSpecLoader({
-    apiDoc: structuredClone(spec) as unknown as OpenAPIV3.DocumentV3_1,
-    validateApiSpec: true,
-    $refParser: { mode: 'dereference' },
-  }).load();
+  await loadValidator(spec);
 }
