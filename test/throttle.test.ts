@@ -159,6 +159,57 @@ describe('lockout abuse', () => {
   });
 });
 
+describe('IPv6: a network, not an address, is one client', () => {
+  const inNetwork = (network: string, i: number) => `${network}:${(0x1000 + i).toString(16)}:${i}:0:${i + 1}`;
+
+  it('an attacker rotating through the addresses of one IPv6 /64 is blocked like a single address, for the pair and across e-mails', async () => {
+    const clock = new ManualClock(new Date('2026-11-04T10:00:00.000Z'));
+    const env = { TRUST_PROXY: 'loopback', SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP: '4', SIGN_IN_MAX_FAILURES_PER_IP: '6' };
+    const { app } = createTestApp(database.db, { clock, env });
+    const owner = await createUser(database.db);
+    const attacker = '2001:db8:aa:1';
+    // A new address of the /64 for every guess: the pair (e-mail, network) stops at its limit (4).
+    for (let i = 0; i < 4; i++) expect((await attempt(app, owner.email, `v6 guess ${i}`, inNetwork(attacker, i))).status).toBe(401);
+    const blocked = await attempt(app, owner.email, owner.password, inNetwork(attacker, 99));
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.code).toBe('rate_limited');
+    // The event names the very address that was refused, not the network.
+    const [event] = await database.db.selectFrom('security_events').select(['ip_address', 'details']).where('user_id', '=', owner.id).where('type', '=', 'sign_in_throttled').execute();
+    expect(event).toMatchObject({ ip_address: inNetwork(attacker, 99), details: { limit: 'email_and_ip' } });
+    // Spraying other e-mails from another /64, address by address: the network's count across e-mails (6) stops it.
+    const sprayer = '2001:db8:aa:2';
+    for (let i = 0; i < 6; i++) expect((await attempt(app, `sprayed${i}@example.com`, 'spray guess 1', inNetwork(sprayer, i))).status).toBe(401);
+    const sprayed = await attempt(app, 'sprayed-more@example.com', 'spray guess 1', inNetwork(sprayer, 50));
+    expect(sprayed.status).toBe(429);
+    // The owner, from another network, gets in at once.
+    expect((await attempt(app, owner.email, owner.password, '2001:db8:bb:1::7')).status).toBe(201);
+  });
+
+  it('an IPv4 address written as IPv4-mapped IPv6 is counted as that IPv4 address', async () => {
+    const clock = new ManualClock(new Date('2026-11-05T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock, env: { TRUST_PROXY: 'loopback' } });
+    const owner = await createUser(database.db);
+    for (let i = 0; i < 10; i++) {
+      const ip = i % 2 ? '203.0.113.77' : '::ffff:203.0.113.77';
+      expect((await attempt(app, owner.email, `mapped guess ${i}`, ip)).status).toBe(401);
+    }
+    expect((await attempt(app, owner.email, owner.password, '203.0.113.77')).status).toBe(429);
+    expect((await attempt(app, owner.email, owner.password, '::ffff:203.0.113.77')).status).toBe(429);
+  });
+
+  it('a successful sign-in clears the failures of its own network: the owner mistyping on a phone whose address changes within the /64', async () => {
+    const clock = new ManualClock(new Date('2026-11-06T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock, env: { TRUST_PROXY: 'loopback' } });
+    const owner = await createUser(database.db);
+    const phone = '2001:db8:cc:1';
+    for (let i = 0; i < 9; i++) expect((await attempt(app, owner.email, `typo ${i}`, inNetwork(phone, i))).status).toBe(401);
+    expect((await attempt(app, owner.email, owner.password, inNetwork(phone, 20))).status).toBe(201);
+    // The count starts again: nine more typos from yet other addresses of the /64 are not blocked.
+    for (let i = 0; i < 9; i++) expect((await attempt(app, owner.email, `typo again ${i}`, inNetwork(phone, 30 + i))).status).toBe(401);
+    expect((await attempt(app, owner.email, owner.password, inNetwork(phone, 40))).status).toBe(201);
+  });
+});
+
 describe('password change throttling', () => {
   it('counts a wrong current password as a failed attempt and, once locked, refuses even the right one', async () => {
     const clock = new ManualClock(new Date('2026-08-01T10:00:00.000Z'));

@@ -5,7 +5,7 @@ import type { Database, SessionsTable } from '../db/schema.js';
 import { sessionIsLive, type Liveness } from './liveness.js';
 import { fixedStatement } from '../db/fixed-statement.js';
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
-import { clearPairFailures } from '../throttle/sign-in-throttle.js';
+import { clearPairFailures, throttledAddress } from '../throttle/sign-in-throttle.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type SessionRow = Selectable<SessionsTable>;
@@ -161,6 +161,8 @@ export interface NewSession {
   refreshDigest: Buffer;
   /** The signing-in e-mail's digest (the throttle's `emailDigest`): its failures from `ip` are cleared. */
   emailDigest: Buffer;
+  /** `ip` as the throttle counts it (throttledAddress). */
+  countedAddress: string;
   requestId: string | null;
 }
 
@@ -188,15 +190,15 @@ export const openSessionStatement = fixedStatement(
         'user', ${p.userId}, n.name, 'session', s.id, n.name, ${p.requestId}
       from s, (select first_name || ' ' || last_name as name from users where id = ${p.userId}) n
     ), c as (
-      ${clearPairFailures(p.emailDigest, p.ip)}
+      ${clearPairFailures(p.emailDigest, p.countedAddress)}
     )
     select id from s`,
 );
 
 export async function openSession(
   db: Kysely<Database>,
-  v: Omit<NewSession, 'requestId'> & { requestId?: string | null },
+  v: Omit<NewSession, 'requestId' | 'countedAddress'> & { requestId?: string | null },
 ): Promise<string> {
-  const [row] = await openSessionStatement.execute(db, { ...v, requestId: v.requestId ?? null });
+  const [row] = await openSessionStatement.execute(db, { ...v, countedAddress: throttledAddress(v.ip), requestId: v.requestId ?? null });
   return row!.id;
 }

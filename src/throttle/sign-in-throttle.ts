@@ -6,12 +6,14 @@
 //  - the account as a whole only slows down: after S failures from any addresses, each attempt
 //    must wait 1, 2, 4, ... up to D seconds after the newest failure (a distributed attack gets a
 //    guess a minute at most). Addresses the account has signed in from before are not slowed.
-// The e-mail is counted whether or not an account has it (stored as a digest).
+// The e-mail is counted whether or not an account has it (stored as a digest). The client IP is
+// counted by its network for IPv6 (throttledAddress).
 //
 // An attempt is recorded when it begins, atomically with the check (the SQL function
 // sign_in_attempt_begin, in migration 20261205T1000), and counts as a failure until it succeeds:
 // a burst of parallel guesses cannot go past the limit, and a failure costs no further write.
 // Rows older than the window are deleted by the periodic sweep (src/maintenance).
+import ipaddr from 'ipaddr.js';
 import { sql, type Kysely } from 'kysely';
 import { fixedStatement } from '../db/fixed-statement.js';
 import type { Database } from '../db/schema.js';
@@ -34,6 +36,21 @@ export interface ThrottleLimits {
 export type ThrottleLimit = 'email_and_ip' | 'ip' | 'account';
 
 const normalise = (email: string) => email.trim().toLowerCase();
+
+/**
+ * What the throttle counts as one client address: an IPv4 address (also when written as
+ * IPv4-mapped IPv6, `::ffff:192.0.2.1`), or the /64 network of an IPv6 address. A subscriber is
+ * given a /64 at least (RFC 6177) and may use any of its 2^64 addresses, so counting IPv6
+ * addresses one by one would give an attacker a fresh count for every guess. Anything that does
+ * not parse as an address (never the case for a socket's) is counted as it is.
+ */
+export function throttledAddress(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  const [a, b, c, d] = (address as ipaddr.IPv6).parts;
+  return `${new ipaddr.IPv6([a!, b!, c!, d!, 0, 0, 0, 0]).toString()}/64`;
+}
 export const emailDigest = (email: string) => digestSecret(`email:${normalise(email)}`);
 
 /** The account an e-mail names, as signing in needs it. */
@@ -46,19 +63,19 @@ export type Attempt =
   | { locked: false; attemptId: number; emailDigest: Buffer; account: Account | undefined };
 
 /**
- * Begins an attempt and reads the account, in one statement compiled once (see `begin`). The
- * address is "known" when the account has a session opened from it (sessions are kept for
- * SESSION_RETENTION_DAYS after they end).
+ * Begins an attempt and reads the account, in one statement compiled once (see `begin`). `ip` is
+ * "known" when the account has a session opened from that very address (sessions are kept for
+ * SESSION_RETENTION_DAYS after they end); failures are counted by `counted`, its throttledAddress.
  */
 export const beginAttempt = fixedStatement(
   (
     _db,
-    p: { address: string; emailDigest: Buffer; ip: string; now: Date } & { [K in keyof ThrottleLimits]: number },
+    p: { address: string; emailDigest: Buffer; ip: string; counted: string; now: Date } & { [K in keyof ThrottleLimits]: number },
   ) => sql<{ attempt_id: number | null; unlocks_at: Date | null; limited_by: ThrottleLimit | null } & Partial<Account>>`
     with u as (select id, status, password_hash from users where lower(email) = ${p.address})
     select a.attempt_id, a.unlocks_at, a.limited_by, u.id, u.status, u.password_hash
     from sign_in_attempt_begin(
-      ${p.emailDigest}, ${p.ip},
+      ${p.emailDigest}, ${p.counted},
       exists (select 1 from sessions s where s.user_id = (select id from u) and s.ip_address = ${p.ip}),
       ${p.now}, ${p.windowS}, ${p.maxFailuresPerEmailAndIp}, ${p.maxFailuresPerIp},
       ${p.accountSlowdownAfter}, ${p.accountMaxDelayS}) a
@@ -73,7 +90,7 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
      */
     async begin(email: string, ip: string, now: Date): Promise<Attempt> {
       const digest = emailDigest(email);
-      const [row] = await beginAttempt.execute(db, { ...limits, address: normalise(email), emailDigest: digest, ip, now });
+      const [row] = await beginAttempt.execute(db, { ...limits, address: normalise(email), emailDigest: digest, ip, counted: throttledAddress(ip), now });
       if (row!.attempt_id === null) {
         const retryAfter = Math.max(1, Math.ceil((row!.unlocks_at!.getTime() - now.getTime()) / 1000));
         return { locked: true, retryAfter, limitedBy: row!.limited_by!, account: row!.id ? { id: row!.id } : undefined };
@@ -92,10 +109,11 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
 /**
  * What a successful sign-in clears: the failures of its pair (the owner's own typing errors, its
  * own attempt among them), not those of other addresses, which still slow the account down.
- * Sessions run it in the statement that opens the session, to save a round trip.
+ * `counted`: the client's throttledAddress. Sessions run it in the statement that opens the
+ * session, to save a round trip.
  */
-export function clearPairFailures(emailDigest: Buffer, ip: string) {
-  return sql`delete from sign_in_failures where email_digest = ${emailDigest} and ip_address = ${ip}`;
+export function clearPairFailures(emailDigest: Buffer, counted: string) {
+  return sql`delete from sign_in_failures where email_digest = ${emailDigest} and ip_address = ${counted}`;
 }
 
 export type SignInThrottle = ReturnType<typeof signInThrottle>;
