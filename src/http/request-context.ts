@@ -18,6 +18,7 @@ import http, { type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { mayHoldSecret } from '../auth/secrets.js';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -120,7 +121,9 @@ export function requestContext(logger: Logger, trustProxy?: TrustProxy) {
 
   return function requestContextMiddleware(req: Request, res: Response, next: NextFunction) {
     const header = req.headers['x-request-id'];
-    const sent = typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : undefined;
+    // An id holding what looks like a secret (a caller's own key or token, sent by mistake or on
+    // purpose) is not sane: it would be logged, answered and recorded in clear.
+    const sent = typeof header === 'string' && SANE_REQUEST_ID.test(header) && !mayHoldSecret(header) ? header : undefined;
     const fromProxy = sent !== undefined && trustProxy !== undefined && fromTrustedProxy(req.socket, trustProxy);
     const id = fromProxy ? sent : randomUUID();
     res.setHeader('X-Request-Id', id);

@@ -18,6 +18,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       add constraint ${constraint} foreign key (role_id) references roles (id) on delete cascade on update cascade`.execute(db);
   }
   await sql`update roles set id = ${ADMIN_ROLE_ID} where built_in and name = 'admin'`.execute(db);
+  // A built-in role renamed in the database was no longer the admin role (the code knew it by
+  // name): it granted its own permissions only, and becomes an ordinary role, so that nobody
+  // gains every right at the migration and the constraint below holds (it failed the migration).
+  await sql`update roles set built_in = false where built_in and id <> ${ADMIN_ROLE_ID}`.execute(db);
   await sql`alter table roles add constraint roles_built_in_is_admin check (built_in = (id = ${sql.lit(ADMIN_ROLE_ID)}))`.execute(db);
 }
 
