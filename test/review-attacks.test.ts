@@ -237,6 +237,42 @@ describe('migration 20261208T1000_admin_role_id on existing databases', () => {
   });
 });
 
+describe('the admin role known by its id: attacks on the name', () => {
+  it('name squatting: with the admin role renamed in the database, a role named admin makes nobody an administrator (bearer, key, last-admin)', async () => {
+    const own = await createTestDatabase();
+    try {
+      const { db } = own;
+      const { app } = createTestApp(db);
+      await db.updateTable('roles').set({ name: 'root' }).where('id', '=', ADMIN_ROLE_ID).execute();
+      const manager = await createUser(db, { permissions: ['roles.manage', 'users.update', 'api_keys.manage', 'users.list'] });
+      const managerAuth = `Bearer ${(await signIn(app, manager.email, manager.password)).access_token}`;
+      const made = await request(app).post('/roles').set('authorization', managerAuth).send({ name: 'admin', permissions: ['users.list'] });
+      expect(made.status, made.text).toBe(201);
+      const granted = await request(app).patch(`/users/${manager.id}`).set('authorization', managerAuth).send({ roles: [`role-${manager.id}`, 'admin'] });
+      expect(granted.status, granted.text).toBe(200);
+      // The bearer lookup: no new permission.
+      const me = await request(app).get('/me').set('authorization', managerAuth);
+      expect([...me.body.permissions].sort()).toEqual(['api_keys.manage', 'roles.manage', 'users.list', 'users.update']);
+      // The key lookup: a key the manager makes is worth what the manager holds, not more.
+      const key = await request(app).post('/api-keys').set('authorization', managerAuth).send({ name: 'squat', permissions: ['users.list'] });
+      expect(key.status, key.text).toBe(201);
+      await db.updateTable('api_keys').set({ permissions: ['users.list', 'users.create'] }).where('id', '=', key.body.api_key.id).execute();
+      expect((await request(app).post('/users').set('x-api-key', key.body.secret).send({ email: 'squat@example.com', first_name: 'S', last_name: 'Q' })).status).toBe(403);
+      // The last-admin check: the only holder of the real admin role (now named root) stays.
+      const root = await createUser(db, { roles: ['root'] });
+      const rootAuth = `Bearer ${(await signIn(app, root.email, root.password)).access_token}`;
+      expect([...(await request(app).get('/me').set('authorization', rootAuth)).body.permissions].sort()).toEqual([...PERMISSIONS].sort());
+      const others = await db.selectFrom('user_roles').select('user_id').where('role_id', '=', ADMIN_ROLE_ID).execute();
+      for (const { user_id } of others) if (user_id !== root.id) await db.deleteFrom('user_roles').where('user_id', '=', user_id).where('role_id', '=', ADMIN_ROLE_ID).execute();
+      const demote = await request(app).patch(`/users/${root.id}`).set('authorization', rootAuth).send({ roles: ['admin'] });
+      expect(demote.status, demote.text).toBe(409);
+      expect(demote.body.code).toBe('last_admin');
+    } finally {
+      await own.destroy();
+    }
+  });
+});
+
 // Deadlocks an attacker could provoke: two requests taking the same rows in opposite orders make
 // PostgreSQL abort one of them (40P01), a 500. Every rights-changing operation is run for real
 // while another transaction, taking the locks another operation takes in the order the service
