@@ -1,9 +1,11 @@
 // A signed-in person without a permission sees which permission the server asked for (403), and
 // the pages their permissions do not open are not offered; an action on a target holding more
 // than the person is shown disabled with why, and a key worth less than declared is marked; on the
-// roles page, a permission the person may not add or remove is shown disabled with why.
+// roles page, a permission the person may not add or remove, and on the users page a role they may
+// not grant or take away, a user they may not disable, an operation they lack, are shown disabled
+// with why.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { createAdministrator, createPerson, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
 import { apiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
@@ -12,6 +14,8 @@ import { systemClock } from '../../src/clock.js';
 const VIEWER = { email: 'viewer@example.com', password: 'correct horse battery staple', firstName: 'Vera', lastName: 'Viewer' };
 const KEEPER = { email: 'keeper@example.com', password: 'correct horse battery staple', firstName: 'Kim', lastName: 'Keeper' };
 const ROLER = { email: 'roler@example.com', password: 'correct horse battery staple', firstName: 'Rae', lastName: 'Roler' };
+const MANAGER = { email: 'manager@example.com', password: 'correct horse battery staple', firstName: 'Max', lastName: 'Manager' };
+const READER = { email: 'reader@example.com', password: 'correct horse battery staple', firstName: 'Rita', lastName: 'Reader' };
 const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Admin' };
 let service: Awaited<ReturnType<typeof startService>>;
 
@@ -39,6 +43,16 @@ beforeAll(async () => {
     await db.insertInto('role_permissions').values(permissions.map((permission) => ({ role_id: role.id, permission }))).execute();
   }
   await createPerson(db, ROLER, 'role-roler');
+  // A user manager lacking api_keys.manage (which the keeper holds), and one who may only read users.
+  for (const [name, permissions] of [
+    ['user-manager', ['users.list', 'users.read', 'users.create', 'users.update', 'users.disable', 'roles.manage', 'tasks.list']],
+    ['user-reader', ['users.list', 'users.read']],
+  ] as const) {
+    const role = await db.insertInto('roles').values({ name }).returning('id').executeTakeFirstOrThrow();
+    await db.insertInto('role_permissions').values(permissions.map((permission) => ({ role_id: role.id, permission }))).execute();
+  }
+  await createPerson(db, MANAGER, 'user-manager');
+  await createPerson(db, READER, 'user-reader');
   await createAdministrator(db, ADMIN);
 });
 afterAll(() => service.stop());
@@ -76,8 +90,9 @@ describe('actions on a target that holds more than the person', () => {
       const wide = page.getByRole('row', { name: /Wide/ });
       const rotateWide = wide.getByRole('button', { name: 'Rotate Wide' });
       await rotateWide.waitFor();
-      expect(await rotateWide.isDisabled()).toBe(true);
-      expect(await wide.getByText('Needs roles.manage, users.create, which you do not have.').isVisible()).toBe(true);
+      const needs = 'Needs roles.manage, users.create, which you do not have.';
+      expect(await lockState(page, rotateWide)).toEqual({ enabled: false, title: needs, why: needs });
+      expect(await wide.getByText(needs).isVisible()).toBe(true);
       // Revoking stays open to every key manager.
       expect(await wide.getByRole('button', { name: 'Revoke Wide' }).isDisabled()).toBe(false);
       const narrowed = page.getByRole('row', { name: /Narrowed/ });
@@ -90,16 +105,21 @@ describe('actions on a target that holds more than the person', () => {
   });
 });
 
-/** The role's permission checkbox: whether it is checked and enabled, its title, and the text its aria-describedby points at. */
-async function permissionBox(page: Page, permission: string) {
-  const box = page.getByRole('checkbox', { name: permission, exact: true });
-  const describedBy = await box.getAttribute('aria-describedby');
+/** A control: whether it is enabled, its title, and the text its aria-describedby points at. */
+async function lockState(page: Page, control: Locator, title: Locator = control) {
+  const describedBy = await control.getAttribute('aria-describedby');
   return {
-    checked: await box.isChecked(),
-    enabled: await box.isEnabled(),
-    title: await page.locator(`label[for="role-permission-${permission}"]`).getAttribute('title'),
+    enabled: await control.isEnabled(),
+    title: await title.getAttribute('title'),
     why: describedBy === null ? null : await page.locator(`#${describedBy}`).textContent(),
   };
+}
+
+/** A checkbox (a role's permission, a user's role) by its label: checked or not, and its lock state (the title is its label's). */
+async function box(page: Page, name: string) {
+  const checkbox = page.getByRole('checkbox', { name, exact: true });
+  const id = await checkbox.getAttribute('id');
+  return { checked: await checkbox.isChecked(), ...(await lockState(page, checkbox, page.locator(`label[for="${id}"]`))) };
 }
 
 async function editRole(page: Page, name: string) {
@@ -120,15 +140,15 @@ describe('the roles page', () => {
       // may add only what it holds.
       await editRole(page, 'ops-wide');
       const cannotRemove = 'This role holds users.create, which you do not have: you cannot remove any of its permissions.';
-      expect(await permissionBox(page, 'users.create')).toEqual({ checked: true, enabled: false, title: cannotRemove, why: cannotRemove });
-      expect(await permissionBox(page, 'tasks.list')).toEqual({ checked: true, enabled: false, title: cannotRemove, why: cannotRemove });
-      expect(await permissionBox(page, 'users.list')).toEqual({
+      expect(await box(page, 'users.create')).toEqual({ checked: true, enabled: false, title: cannotRemove, why: cannotRemove });
+      expect(await box(page, 'tasks.list')).toEqual({ checked: true, enabled: false, title: cannotRemove, why: cannotRemove });
+      expect(await box(page, 'users.list')).toEqual({
         checked: false,
         enabled: false,
         title: 'Needs users.list, which you do not have.',
         why: 'You can only add permissions you hold yourself.',
       });
-      expect(await permissionBox(page, 'roles.manage')).toEqual({ checked: false, enabled: true, title: null, why: null });
+      expect(await box(page, 'roles.manage')).toEqual({ checked: false, enabled: true, title: null, why: null });
       await screenshot(page, 'role-authority');
       // What stays allowed is accepted by the server, and the locked permissions are kept.
       await page.getByLabel('Description').fill('Operations');
@@ -146,8 +166,8 @@ describe('the roles page', () => {
 
       // ops-narrow holds nothing the manager lacks: its permissions may be removed.
       await editRole(page, 'ops-narrow');
-      expect(await permissionBox(page, 'tasks.list')).toEqual({ checked: true, enabled: true, title: null, why: null });
-      expect((await permissionBox(page, 'users.create')).enabled).toBe(false);
+      expect(await box(page, 'tasks.list')).toEqual({ checked: true, enabled: true, title: null, why: null });
+      expect((await box(page, 'users.create')).enabled).toBe(false);
       expect(await page.locator('#role-cannot-remove').count()).toBe(0);
     } finally {
       await browser.close();
@@ -163,8 +183,121 @@ describe('the roles page', () => {
       await editRole(page, 'ops-wide');
       const boxes = page.getByRole('group', { name: 'Permissions' }).getByRole('checkbox');
       expect(await boxes.count()).toBeGreaterThan(10);
-      for (const box of await boxes.all()) expect(await box.isEnabled(), (await box.getAttribute('value')) ?? '').toBe(true);
-      expect(await permissionBox(page, 'users.create')).toEqual({ checked: true, enabled: true, title: null, why: null });
+      for (const checkbox of await boxes.all()) expect(await checkbox.isEnabled(), (await checkbox.getAttribute('value')) ?? '').toBe(true);
+      expect(await box(page, 'users.create')).toEqual({ checked: true, enabled: true, title: null, why: null });
+      expect(await page.locator('.hint').count()).toBe(0);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+async function openUser(page: Page, email: string) {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).click();
+  await page.getByRole('link', { name: email }).click();
+  await page.getByRole('heading', { name: email }).waitFor();
+}
+
+async function newUser(page: Page) {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).click();
+  await page.getByRole('link', { name: 'New user' }).click();
+  await page.getByRole('heading', { name: 'New user' }).waitFor();
+}
+
+describe('the users page', () => {
+  const cannotGrant = 'You can only grant a role whose every permission you hold yourself.';
+  const needsKeys = 'Needs api_keys.manage, which you do not have.';
+
+  it('shows disabled, with why, the roles a user manager may not grant or take away, and disabling a user holding more than it', async () => {
+    const browser = await openBrowser();
+    try {
+      const { page } = browser;
+      await signIn(page, service.baseUrl, MANAGER);
+      await page.getByRole('heading', { name: 'Home' }).waitFor();
+
+      // Creating: a role giving api_keys.manage cannot be granted; one giving no more than the manager holds can.
+      await newUser(page);
+      expect(await box(page, 'key-keeper')).toEqual({ checked: false, enabled: false, title: needsKeys, why: cannotGrant });
+      expect((await box(page, 'admin')).enabled).toBe(false);
+      expect(await box(page, 'ops-wide')).toEqual({ checked: false, enabled: true, title: null, why: null });
+      await page.getByLabel('E-mail').fill('olive@example.com');
+      await page.getByLabel('First name').fill('Olive');
+      await page.getByLabel('Last name').fill('Ops');
+      await page.getByLabel('ops-wide').check();
+      await page.getByRole('button', { name: 'Create' }).click();
+      await page.getByRole('heading', { name: 'olive@example.com' }).waitFor();
+
+      // The keeper holds api_keys.manage: none of its roles can be taken away, it cannot be
+      // disabled; a role the manager may grant still can be, and the server agrees.
+      await openUser(page, KEEPER.email);
+      const cannotRemove = 'This user holds api_keys.manage, which you do not have: you cannot take any of their roles away.';
+      expect(await box(page, 'key-keeper')).toEqual({ checked: true, enabled: false, title: cannotRemove, why: cannotRemove });
+      expect(await box(page, 'nobody-much')).toEqual({ checked: false, enabled: true, title: null, why: null });
+      expect(await lockState(page, page.getByRole('button', { name: 'Disable' }))).toEqual({ enabled: false, title: needsKeys, why: needsKeys });
+      expect(await lockState(page, page.getByLabel('Status'))).toEqual({ enabled: false, title: needsKeys, why: needsKeys });
+      expect(await page.getByRole('button', { name: 'Save' }).isEnabled()).toBe(true);
+      await screenshot(page, 'user-authority');
+      await page.getByLabel('nobody-much').check();
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Saved.').waitFor();
+      // Judged against the user as saved: the role just granted cannot be taken away either.
+      await expect.poll(() => box(page, 'nobody-much')).toEqual({ checked: true, enabled: false, title: cannotRemove, why: cannotRemove });
+      await page.getByLabel('Language').selectOption('fr');
+      await expect.poll(() => page.locator('#user-cannot-remove-roles').textContent()).toBe(
+        "Cet utilisateur a api_keys.manage, que vous n'avez pas : vous ne pouvez lui retirer aucun rôle.",
+      );
+      expect(await page.locator('#status-why').textContent()).toBe("Il faut api_keys.manage, que vous n'avez pas.");
+      await page.getByLabel('Langue').selectOption('en');
+
+      // The viewer holds nothing the manager lacks: its roles may be taken away, it may be disabled.
+      await openUser(page, VIEWER.email);
+      expect(await box(page, 'nobody-much')).toEqual({ checked: true, enabled: true, title: null, why: null });
+      expect(await lockState(page, page.getByRole('button', { name: 'Disable' }))).toEqual({ enabled: true, title: null, why: null });
+      expect(await page.getByLabel('Status').isEnabled()).toBe(true);
+      expect(await page.locator('#user-cannot-remove-roles, #status-why').count()).toBe(0);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('shows disabled, with why, creating, saving and disabling to a person lacking users.create, users.update, users.disable', async () => {
+    const browser = await openBrowser();
+    try {
+      const { page } = browser;
+      await signIn(page, service.baseUrl, READER);
+      await page.getByRole('heading', { name: 'Home' }).waitFor();
+      await openUser(page, VIEWER.email);
+      const needsUpdate = 'Needs users.update, which you do not have.';
+      const needsDisable = 'Needs users.disable, which you do not have.';
+      expect(await lockState(page, page.getByRole('button', { name: 'Save' }))).toEqual({ enabled: false, title: needsUpdate, why: needsUpdate });
+      expect(await lockState(page, page.getByRole('button', { name: 'Disable' }))).toEqual({ enabled: false, title: needsDisable, why: needsDisable });
+      await newUser(page);
+      const needsCreate = 'Needs users.create, which you do not have.';
+      expect(await lockState(page, page.getByRole('button', { name: 'Create' }))).toEqual({ enabled: false, title: needsCreate, why: needsCreate });
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('leaves every role and action enabled for an administrator', async () => {
+    const browser = await openBrowser();
+    try {
+      const { page } = browser;
+      await signIn(page, service.baseUrl, ADMIN);
+      await page.getByRole('heading', { name: 'Home' }).waitFor();
+      await newUser(page);
+      const roles = page.getByRole('group', { name: 'Roles' }).getByRole('checkbox');
+      await roles.first().waitFor();
+      expect(await roles.count()).toBeGreaterThan(5);
+      for (const checkbox of await roles.all()) expect(await checkbox.isEnabled()).toBe(true);
+      expect(await page.getByRole('button', { name: 'Create' }).isEnabled()).toBe(true);
+
+      await openUser(page, KEEPER.email);
+      expect(await box(page, 'key-keeper')).toEqual({ checked: true, enabled: true, title: null, why: null });
+      for (const checkbox of await roles.all()) expect(await checkbox.isEnabled()).toBe(true);
+      expect(await lockState(page, page.getByRole('button', { name: 'Disable' }))).toEqual({ enabled: true, title: null, why: null });
+      expect(await page.getByLabel('Status').isEnabled()).toBe(true);
+      expect(await page.getByRole('button', { name: 'Save' }).isEnabled()).toBe(true);
       expect(await page.locator('.hint').count()).toBe(0);
     } finally {
       await browser.close();

@@ -1,12 +1,8 @@
-// Checkboxes for permissions, grouped by resource (`users.list` -> users: list). A permission the
+// Checkboxes for permissions, grouped by resource (`users.list` -> users: list), and the one
+// checkbox every rights picker uses (permissions of a role or a key, roles of a user): one the
 // person may not toggle is shown disabled, with why (`locked`).
 import { useI18n } from './i18n.js';
-
-/** Why a permission's box cannot be toggled: a short `title`, and the id of the element that explains it (aria-describedby). */
-export interface Locked {
-  title: string;
-  describedBy: string;
-}
+import type { Locked } from './ui.js';
 
 export function PermissionPicker({
   legend,
@@ -38,26 +34,30 @@ export function PermissionPicker({
         <fieldset key={resource} class="group">
           <legend>{resource}</legend>
           <div class="checks">
-            {permissions.map((permission) => {
-              const why = locked(permission);
-              return (
-                <label key={permission} for={`${idPrefix}-${permission}`} title={why?.title}>
-                  <input
-                    type="checkbox"
-                    id={`${idPrefix}-${permission}`}
-                    value={permission}
-                    checked={value.includes(permission)}
-                    disabled={why !== undefined}
-                    aria-describedby={why?.describedBy}
-                    onChange={(e) => toggle(permission, (e.currentTarget as HTMLInputElement).checked)}
-                  />
-                  {permission}
-                </label>
-              );
-            })}
+            {permissions.map((permission) => (
+              <Check key={permission} id={`${idPrefix}-${permission}`} label={permission} value={permission} checked={value.includes(permission)} locked={locked(permission)} onChange={(on) => toggle(permission, on)} />
+            ))}
           </div>
         </fieldset>
       ))}
     </fieldset>
+  );
+}
+
+/** A checkbox and its label; when `locked`, disabled and greyed, the reason as the label's title and its hint tied by aria-describedby. */
+export function Check({ id, label, value, checked, locked, onChange }: { id: string; label: string; value?: string; checked: boolean; locked?: Locked | undefined; onChange: (on: boolean) => void }) {
+  return (
+    <label for={id} title={locked?.title}>
+      <input
+        type="checkbox"
+        id={id}
+        value={value}
+        checked={checked}
+        disabled={locked !== undefined}
+        aria-describedby={locked?.describedBy}
+        onChange={(e) => onChange((e.currentTarget as HTMLInputElement).checked)}
+      />
+      {label}
+    </label>
   );
 }

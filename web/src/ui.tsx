@@ -2,7 +2,7 @@
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { describeError } from './api/problem.js';
-import { useI18n } from './i18n.js';
+import { useI18n, type T } from './i18n.js';
 import type { Loaded } from './load.js';
 
 /** The server's explanation of a failure, announced to screen readers. */
@@ -76,5 +76,26 @@ export function PageTitle({ children }: { children: ComponentChildren }) {
     <h1 tabIndex={-1} ref={ref}>
       {children}
     </h1>
+  );
+}
+
+/** Why a control is disabled: a short `title`, and the id of the element that explains it (its aria-describedby). */
+export interface Locked {
+  title: string;
+  describedBy: string;
+}
+
+/** A control that needs `missing`, permissions the person lacks: its Locked, explained by the element `describedBy`; none missing, undefined. */
+export function lockedFor(t: T, describedBy: string, missing: readonly string[]): Locked | undefined {
+  return missing.length === 0 ? undefined : { title: t('authority.needs', { permissions: missing.join(', ') }), describedBy };
+}
+
+/** The hint a locked control points at. */
+export function Why({ locked }: { locked: Locked | undefined }) {
+  if (!locked) return null;
+  return (
+    <p id={locked.describedBy} class="hint">
+      {locked.title}
+    </p>
   );
 }

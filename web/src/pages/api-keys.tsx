@@ -8,7 +8,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
-import { ErrorMessage, Field, ListState, Notice, PageTitle } from '../ui.js';
+import { ErrorMessage, Field, ListState, Notice, PageTitle, Why, lockedFor } from '../ui.js';
 import { lacking } from '../authority.js';
 
 type ApiKey = components['schemas']['ApiKey'];
@@ -199,7 +199,7 @@ function KeyTable({ keys, myPermissions, onRevoke, onRotate }: { keys: ApiKey[];
       <tbody>
         {keys.map((key) => {
           // Rotating hands the secret to the person: they must hold every permission of the key.
-          const missing = lacking(myPermissions, key.permissions);
+          const rotateLocked = lockedFor(t, `rotate-why-${key.id}`, lacking(myPermissions, key.permissions));
           return (
             <tr key={key.id}>
               <td>{key.name}</td>
@@ -223,20 +223,17 @@ function KeyTable({ keys, myPermissions, onRevoke, onRotate }: { keys: ApiKey[];
                       type="button"
                       class="secondary"
                       onClick={() => onRotate(key)}
-                      disabled={missing.length > 0}
+                      disabled={rotateLocked !== undefined}
+                      title={rotateLocked?.title}
                       aria-label={t('apiKeys.rotateNamed', { name: key.name })}
-                      aria-describedby={missing.length > 0 ? `rotate-why-${key.id}` : undefined}
+                      aria-describedby={rotateLocked?.describedBy}
                     >
                       {t('apiKeys.rotate')}
                     </button>
                     <button type="button" class="danger" onClick={() => onRevoke(key)} aria-label={t('apiKeys.revokeNamed', { name: key.name })}>
                       {t('apiKeys.revoke')}
                     </button>
-                    {missing.length > 0 && (
-                      <small id={`rotate-why-${key.id}`} class="hint">
-                        {t('authority.needs', { permissions: missing.join(', ') })}
-                      </small>
-                    )}
+                    <Why locked={rotateLocked} />
                   </>
                 )}
               </td>

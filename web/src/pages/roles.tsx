@@ -7,10 +7,10 @@ import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
-import { PermissionPicker, type Locked } from '../permission-picker.js';
-import { lacking } from '../authority.js';
+import { PermissionPicker } from '../permission-picker.js';
+import { lacking, lackingToToggle } from '../authority.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, PageTitle } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle, lockedFor, type Locked } from '../ui.js';
 
 type Role = components['schemas']['Role'];
 type Permission = components['schemas']['Permission'];
@@ -80,11 +80,14 @@ function RoleForm({ role, available, myPermissions, onSaved }: { role: Role | nu
   const saved: readonly string[] = role?.permissions ?? [];
   const outranked = lacking(myPermissions, saved);
   const cannotRemove = t('roles.cannotRemove', { permissions: outranked.join(', ') });
+  const missingToToggle = (permission: string) => lackingToToggle(myPermissions, { holds: saved, has: saved.includes(permission) }, [permission]);
   const locked = (permission: string): Locked | undefined => {
-    if (saved.includes(permission)) return outranked.length > 0 ? { title: cannotRemove, describedBy: 'role-cannot-remove' } : undefined;
-    return myPermissions.includes(permission as Permission) ? undefined : { title: t('authority.needs', { permissions: permission }), describedBy: 'role-cannot-add' };
+    const missing = missingToToggle(permission);
+    if (missing.length === 0) return undefined;
+    if (saved.includes(permission)) return { title: cannotRemove, describedBy: 'role-cannot-remove' };
+    return lockedFor(t, 'role-cannot-add', missing);
   };
-  const cannotAdd = available.some((p) => !saved.includes(p) && !myPermissions.includes(p));
+  const cannotAdd = available.some((p) => !saved.includes(p) && missingToToggle(p).length > 0);
 
   const { busy, error, submit } = useSubmit(async () => {
     const body = { name, description, permissions: permissions as Permission[] };

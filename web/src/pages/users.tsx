@@ -1,20 +1,24 @@
-// Users: a paged list (cursor) with filters, create, edit names/roles/status, disable. Disabling
-// someone who holds permissions the signed-in person lacks is shown disabled, with why.
+// Users: a paged list (cursor) with filters, create, edit names/roles/status, disable. What the
+// server would refuse for lack of a right is shown disabled, with why (web/src/authority.ts): a
+// role the person may not grant or take away, disabling someone holding more than they do, and an
+// operation whose permission (users.create, users.update, users.disable) they lack.
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle } from '../ui.js';
-import { lacking } from '../authority.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor, type Locked } from '../ui.js';
+import { lacking, lackingToToggle } from '../authority.js';
+import { Check } from '../permission-picker.js';
 
 type User = components['schemas']['User'];
+type Role = components['schemas']['Role'];
 type Status = User['status'];
 const PAGE_SIZE = 20;
 
 export function UsersPage({ userId, myPermissions }: { userId?: string | undefined; myPermissions: readonly string[] }) {
-  if (userId === 'new') return <CreateUser />;
+  if (userId === 'new') return <CreateUser myPermissions={myPermissions} />;
   if (userId) return <EditUser id={userId} myPermissions={myPermissions} />;
   return <UserList />;
 }
@@ -102,23 +106,50 @@ function UserList() {
   );
 }
 
-/** Role names as checkboxes when the person may list roles, otherwise a comma-separated field. */
-function RolesInput({ value, onChange }: { value: string[]; onChange: (roles: string[]) => void }) {
+/** The permissions the named roles give (from GET /roles, where the admin role lists the whole catalogue). */
+function permissionsOf(roles: readonly Role[], names: readonly string[]): string[] {
+  return roles.filter((role) => names.includes(role.name)).flatMap((role) => role.permissions);
+}
+
+/**
+ * The user's roles as checkboxes when the person may list roles (roles.manage), judged against the
+ * roles as saved (`saved`, none for a new user), as the server does: a role the person may not
+ * grant or take away is disabled, with why. Otherwise a comma-separated field: the server decides.
+ */
+function RolesInput({ roles, saved, myPermissions, value, onChange }: { roles: readonly Role[] | undefined; saved: readonly string[]; myPermissions: readonly string[]; value: string[]; onChange: (roles: string[]) => void }) {
   const { t } = useI18n();
-  const roles = useLoad(() => call(() => api.GET('/roles')), []);
-  if (roles.data) {
+  if (roles) {
+    const holds = permissionsOf(roles, saved);
+    const outranked = lacking(myPermissions, holds);
+    const cannotRemove = t('users.cannotRemoveRoles', { permissions: outranked.join(', ') });
+    const locked = (role: Role): Locked | undefined => {
+      const has = saved.includes(role.name);
+      const missing = lackingToToggle(myPermissions, { holds, has }, role.permissions);
+      if (missing.length === 0) return undefined;
+      return has ? { title: cannotRemove, describedBy: 'user-cannot-remove-roles' } : lockedFor(t, 'user-cannot-grant', missing);
+    };
+    const cannotGrant = roles.some((role) => locked(role)?.describedBy === 'user-cannot-grant');
     return (
-      <fieldset>
-        <legend>{t('users.roles')}</legend>
-        <div class="checks">
-          {roles.data.data.map((role) => (
-            <label key={role.id} for={`role-${role.id}`}>
-              <input type="checkbox" id={`role-${role.id}`} checked={value.includes(role.name)} onChange={(e) => onChange((e.currentTarget as HTMLInputElement).checked ? [...value, role.name] : value.filter((r) => r !== role.name))} />
-              {role.name}
-            </label>
-          ))}
-        </div>
-      </fieldset>
+      <>
+        <fieldset>
+          <legend>{t('users.roles')}</legend>
+          <div class="checks">
+            {roles.map((role) => (
+              <Check key={role.id} id={`role-${role.id}`} label={role.name} checked={value.includes(role.name)} locked={locked(role)} onChange={(on) => onChange(on ? [...value, role.name] : value.filter((r) => r !== role.name))} />
+            ))}
+          </div>
+        </fieldset>
+        {cannotGrant && (
+          <p id="user-cannot-grant" class="hint">
+            {t('users.cannotGrant')}
+          </p>
+        )}
+        {outranked.length > 0 && (
+          <p id="user-cannot-remove-roles" class="hint">
+            {cannotRemove}
+          </p>
+        )}
+      </>
     );
   }
   return (
@@ -132,11 +163,13 @@ function RolesInput({ value, onChange }: { value: string[]; onChange: (roles: st
   );
 }
 
-function CreateUser() {
+function CreateUser({ myPermissions }: { myPermissions: readonly string[] }) {
   const { t } = useI18n();
+  const roleList = useLoad(() => call(() => api.GET('/roles')), []);
   const [form, setForm] = useState({ email: '', first_name: '', last_name: '', password: '' });
   const [roles, setRoles] = useState<string[]>([]);
   const set = (field: keyof typeof form) => (e: InputEvent) => setForm({ ...form, [field]: (e.currentTarget as HTMLInputElement).value });
+  const createLocked = lockedFor(t, 'create-why', lacking(myPermissions, ['users.create']));
 
   const { busy, error, submit } = useSubmit(async () => {
     const { password, ...rest } = form;
@@ -152,14 +185,15 @@ function CreateUser() {
         <Field label={t('users.firstName')} id="new-first-name" required value={form.first_name} onInput={set('first_name')} />
         <Field label={t('users.lastName')} id="new-last-name" required value={form.last_name} onInput={set('last_name')} />
         <Field label={t('users.initialPassword')} id="new-password" type="password" autoComplete="new-password" hint={t('users.initialPasswordHint')} value={form.password} onInput={set('password')} />
-        <RolesInput value={roles} onChange={setRoles} />
+        <RolesInput roles={roleList.data?.data} saved={[]} myPermissions={myPermissions} value={roles} onChange={setRoles} />
         <ErrorMessage error={error} />
         <div class="actions">
-          <button type="submit" disabled={busy}>
+          <button type="submit" disabled={busy || createLocked !== undefined} title={createLocked?.title} aria-describedby={createLocked?.describedBy}>
             {busy ? t('common.saving') : t('common.create')}
           </button>
           <a href={href('users')}>{t('common.cancel')}</a>
         </div>
+        <Why locked={createLocked} />
       </form>
     </>
   );
@@ -168,10 +202,9 @@ function CreateUser() {
 function EditUser({ id, myPermissions }: { id: string; myPermissions: readonly string[] }) {
   const { t } = useI18n();
   const user = useLoad(() => call(() => api.GET('/users/{id}', { params: { path: { id } } })), [id]);
-  // What the user holds, from the roles' permissions (readable with roles.manage; without it the
-  // server alone decides).
+  // Readable with roles.manage: the roles' permissions tell what the user holds; without it the
+  // server alone decides.
   const roles = useLoad(() => call(() => api.GET('/roles')), []);
-  const held = roles.data && user.data ? roles.data.data.filter((role) => user.data!.roles.includes(role.name)).flatMap((role) => role.permissions) : [];
   // Kept here: the form below is rebuilt from the saved user after each change.
   const [saved, setSaved] = useState(false);
   if (user.error) return <ErrorMessage error={user.error} onRetry={user.reload} />;
@@ -179,13 +212,12 @@ function EditUser({ id, myPermissions }: { id: string; myPermissions: readonly s
   return (
     <>
       {saved && <Notice tone="success">{t('common.saved')}</Notice>}
-      <EditUserForm key={user.data.updated_at} user={user.data} missing={lacking(myPermissions, held)} onChanged={(done) => (setSaved(done), done && user.reload())} />
+      <EditUserForm key={user.data.updated_at} user={user.data} roleList={roles.data?.data} myPermissions={myPermissions} onChanged={(done) => (setSaved(done), done && user.reload())} />
     </>
   );
 }
 
-/** `missing`: permissions the user holds and the signed-in person lacks; then neither may they disable or re-enable the user. */
-function EditUserForm({ user, missing, onChanged }: { user: User; missing: string[]; onChanged: (saved: boolean) => void }) {
+function EditUserForm({ user, roleList, myPermissions, onChanged }: { user: User; roleList: readonly Role[] | undefined; myPermissions: readonly string[]; onChanged: (saved: boolean) => void }) {
   const { t } = useI18n();
   const [firstName, setFirstName] = useState(user.first_name);
   const [lastName, setLastName] = useState(user.last_name);
@@ -193,6 +225,9 @@ function EditUserForm({ user, missing, onChanged }: { user: User; missing: strin
   const [status, setStatus] = useState<Status>(user.status);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const saveLocked = lockedFor(t, 'save-why', lacking(myPermissions, ['users.update']));
+  // Disabling or re-enabling needs users.disable and everything the user holds.
+  const statusLocked = lockedFor(t, 'status-why', lacking(myPermissions, ['users.disable', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
 
   const run = async (action: () => Promise<unknown>) => {
     setBusy(true);
@@ -226,36 +261,27 @@ function EditUserForm({ user, missing, onChanged }: { user: User; missing: strin
       <form onSubmit={submit} class="narrow">
         <Field label={t('users.firstName')} id="edit-first-name" required value={firstName} onInput={(e: InputEvent) => setFirstName((e.currentTarget as HTMLInputElement).value)} />
         <Field label={t('users.lastName')} id="edit-last-name" required value={lastName} onInput={(e: InputEvent) => setLastName((e.currentTarget as HTMLInputElement).value)} />
-        <RolesInput value={roles} onChange={setRoles} />
+        <RolesInput roles={roleList} saved={user.roles} myPermissions={myPermissions} value={roles} onChange={setRoles} />
         <div class="field">
           <label for="edit-status">{t('users.status')}</label>
-          <select
-            id="edit-status"
-            value={status}
-            disabled={missing.length > 0}
-            aria-describedby={missing.length > 0 ? 'outranked-why' : undefined}
-            onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value as Status)}
-          >
+          <select id="edit-status" value={status} disabled={statusLocked !== undefined} title={statusLocked?.title} aria-describedby={statusLocked?.describedBy} onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value as Status)}>
             <option value="active">{t('users.status.active')}</option>
             <option value="disabled">{t('users.status.disabled')}</option>
           </select>
         </div>
         <ErrorMessage error={error} />
         <div class="actions">
-          <button type="submit" disabled={busy}>
+          <button type="submit" disabled={busy || saveLocked !== undefined} title={saveLocked?.title} aria-describedby={saveLocked?.describedBy}>
             {busy ? t('common.saving') : t('common.save')}
           </button>
           {user.status === 'active' && (
-            <button type="button" class="danger" disabled={busy || missing.length > 0} aria-describedby={missing.length > 0 ? 'outranked-why' : undefined} onClick={disable}>
+            <button type="button" class="danger" disabled={busy || statusLocked !== undefined} title={statusLocked?.title} aria-describedby={statusLocked?.describedBy} onClick={disable}>
               {t('users.disable')}
             </button>
           )}
         </div>
-        {missing.length > 0 && (
-          <p id="outranked-why" class="hint">
-            {t('authority.needs', { permissions: missing.join(', ') })}
-          </p>
-        )}
+        <Why locked={saveLocked} />
+        <Why locked={statusLocked} />
       </form>
     </>
   );
