@@ -17,9 +17,8 @@ import { keyBySecretDigest } from '../src/api-keys/repository.js';
 import { bearerSession } from '../src/sessions/repository.js';
 import { digestSecret } from '../src/auth/secrets.js';
 import { seedUsers } from '../src/cli/seed.js';
-import { ACCESS_TOKEN_TTL_S } from '../src/sessions/tokens.js';
 import { ADMIN_ROLE_ID } from '../src/auth/permissions.js';
-import { benchDatabase, createAdmin, openSessions, seedProductionShape } from './support/database.js';
+import { bearerStatementValues, benchDatabase, createAdmin, openSessions, seedProductionShape } from './support/database.js';
 import { threadCpuSeconds } from './support/cpu.js';
 import { median, percent, print, range } from './support/measure.js';
 
@@ -69,14 +68,7 @@ async function main() {
     const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
-    const now = new Date();
-    const bearerValues = bearerSession.parameters({
-      accessDigest: digestSecret(session!.access_token),
-      issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
-      now,
-      idleCutoff: new Date(now.getTime() - 7 * 24 * 3600 * 1000),
-      touchBefore: new Date(now.getTime() - 60_000),
-    });
+    const bearerValues = bearerStatementValues(session!.access_token, new Date());
     const cases = [
       { label: 'API key lookup (the reference)', text: keyBySecretDigest.sql, values: keyBySecretDigest.parameters({ digest: digestSecret(secret) }) },
       { label: 'select 1', text: 'select 1', values: [] as unknown[] },

@@ -23,9 +23,8 @@ import { firstPage } from '../src/users/repository.js';
 import { digestSecret } from '../src/auth/secrets.js';
 import { seedUsers } from '../src/cli/seed.js';
 import { createUserWithPassword } from '../src/users/credentials.js';
-import { ACCESS_TOKEN_TTL_S } from '../src/sessions/tokens.js';
 import type { FixedStatement } from '../src/db/fixed-statement.js';
-import { benchDatabase, createAdmin, openSessions, seedProductionShape } from './support/database.js';
+import { bearerStatementValues, benchDatabase, createAdmin, openSessions, seedProductionShape } from './support/database.js';
 import { threadCpuSeconds } from './support/cpu.js';
 import { markdownTable, median, percent, print, range } from './support/measure.js';
 
@@ -66,14 +65,7 @@ async function main() {
     const backend = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
 
     const now = new Date();
-    const bearerValues = (accessToken: string) =>
-      bearerSession.parameters({
-        accessDigest: digestSecret(accessToken),
-        issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
-        now,
-        idleCutoff: new Date(now.getTime() - 7 * 24 * 3600 * 1000),
-        touchBefore: new Date(now.getTime() - 60_000),
-      });
+    const bearerValues = (accessToken: string) => bearerStatementValues(accessToken, now);
     const cases: { label: string; statement: FixedStatement<never, unknown>; values: unknown[]; expectRows: number }[] = [
       { label: 'API key lookup', statement: keyBySecretDigest as never, values: keyBySecretDigest.parameters({ digest: digestSecret(secret) }), expectRows: 1 },
       { label: 'bearer session', statement: bearerSession as never, values: bearerValues(session!.access_token), expectRows: 1 },

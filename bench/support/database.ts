@@ -6,8 +6,9 @@ import type { Database } from '../../src/db/schema.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { startCluster, withDatabase } from '../../test/support/postgres.js';
 import { createUserWithPassword } from '../../src/users/credentials.js';
-import { newTokenSet, digestToken, type TokenSet } from '../../src/sessions/tokens.js';
-import { openSession } from '../../src/sessions/repository.js';
+import { newTokenSet, digestToken, ACCESS_TOKEN_TTL_S, type TokenSet } from '../../src/sessions/tokens.js';
+import { bearerSession, openSession } from '../../src/sessions/repository.js';
+import { livenessAt } from '../../src/sessions/liveness.js';
 import { emailDigest } from '../../src/throttle/sign-in-throttle.js';
 import { parentPid } from './cpu.js';
 
@@ -62,6 +63,16 @@ export async function seedProductionShape(db: Kysely<Database>): Promise<void> {
   await sql`insert into api_keys (name, permissions, display_prefix, last_characters, created_at, updated_at)
     select 'key ' || g, '{users.list}', 'bo_', 'abcd', now(), now() from generate_series(1, 10000) g`.execute(db);
   await sql`insert into api_key_secrets (digest, api_key_id, created_at) select sha256(id::text::bytea), id, now() from api_keys`.execute(db);
+}
+
+/** The bearer statement's parameters for an access token at `now`, as the authenticator makes them (default idle timeout, touch once a minute). */
+export function bearerStatementValues(accessToken: string, now: Date): unknown[] {
+  return bearerSession.parameters({
+    accessDigest: digestToken(accessToken),
+    issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
+    ...livenessAt(now, 7 * 24 * 3600),
+    touchBefore: new Date(now.getTime() - 60_000),
+  });
 }
 
 /** An administrator (every permission, through the built-in admin role). */
