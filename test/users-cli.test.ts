@@ -9,6 +9,7 @@ import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { signIn } from './support/sessions.js';
 import { createFirstAdministrator } from '../src/users/bootstrap.js';
+import { ADMIN_ROLE_ID } from '../src/auth/permissions.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -45,6 +46,27 @@ describe('first administrator', () => {
       expect(me.body.permissions).toContain('sessions.manage');
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('is given the admin role by its id: after the role was renamed and a role took the name "admin", the squatter is not what it gets', async () => {
+    const fresh = await createTestDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-first-admin-'));
+    try {
+      await fresh.db.updateTable('roles').set({ name: 'root' }).where('id', '=', ADMIN_ROLE_ID).execute();
+      const squatter = await fresh.db.insertInto('roles').values({ name: 'admin' }).returning('id').executeTakeFirstOrThrow();
+      const created = await createFirstAdministrator(fresh.db, 'root@backoffice.local', dataDir);
+      const held = await fresh.db
+        .selectFrom('user_roles')
+        .innerJoin('users', 'users.id', 'user_roles.user_id')
+        .select('user_roles.role_id')
+        .where('users.email', '=', created!.email)
+        .execute();
+      expect(held).toEqual([{ role_id: ADMIN_ROLE_ID }]);
+      expect(held).not.toContainEqual({ role_id: squatter.id });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      await fresh.destroy();
     }
   });
 });

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { ADMIN_ROLE } from '../auth/permissions.js';
+import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { createUserWithPassword } from './credentials.js';
 
 export const FIRST_ADMINISTRATOR_FILE = 'first-administrator.txt';
@@ -35,7 +35,9 @@ export async function createFirstAdministrator(db: Kysely<Database>, email: stri
     { mode: 0o600, flag: 'wx' },
   );
   try {
-    await createUserWithPassword(db, { email, firstName: 'First', lastName: 'Administrator', password, roles: [ADMIN_ROLE], mustChangePassword: true });
+    // The admin role by its id: whatever it is called now, and never a role that took its old name.
+    const admin = await db.selectFrom('roles').select('name').where('id', '=', ADMIN_ROLE_ID).executeTakeFirstOrThrow();
+    await createUserWithPassword(db, { email, firstName: 'First', lastName: 'Administrator', password, roles: [admin.name], mustChangePassword: true });
   } catch (err) {
     rmSync(passwordFile, { force: true });
     throw err;
