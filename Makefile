@@ -69,6 +69,8 @@ bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missin
 	node --import tsx bench/users-list.ts
 	node --import tsx bench/refresh.ts
 	node --import tsx bench/statements.ts
+	node --import tsx bench/bearer-parts.ts
+	BENCH_SHAPE=production node --import tsx bench/bearer-parts.ts
 	node --import tsx bench/allocation.ts
 	node --import tsx bench/profile.ts users-key
 	node --import tsx bench/profile.ts users-key floor
