@@ -1,8 +1,8 @@
 // What each part of the bearer statement costs PostgreSQL: the service's statement (its compiled
-// text, for an administrator) against the API key lookup (an operator's key, issue 16's reference),
-// and the bearer statement cut down one part at a time: nothing read (`select 1`), the token alone,
-// with its session, with its user, with the admin check; and the statement as it was before the
-// admin role had a fixed id. Each is named (prepared), run on one connection, the cases taken in
+// text, for an administrator) against the API key lookup (an operator's key: the reference
+// docs/BENCHMARKS.md holds the bearer statement to), and the bearer statement cut down one part at
+// a time: nothing read (`select 1`), the token alone, with its session, with its user, with the
+// admin check; and the statement as it was before the admin role had a fixed id. Each is named (prepared), run on one connection, the cases taken in
 // turn over BENCH_STATEMENT_ROUNDS rounds of BENCH_PARTS_RUNS executions; backend CPU per
 // execution (/proc/<pid>/schedstat), median over the rounds, and each against the key lookup
 // round by round.

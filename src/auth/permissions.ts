@@ -11,7 +11,10 @@ export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);
 }
 
-/** The name of the built-in role that holds every permission, including ones added to the catalogue later. */
+/**
+ * The name the built-in admin role is created with (migration 20261121T1210_roles). Only a name:
+ * the role may be renamed, and is known by ADMIN_ROLE_ID below.
+ */
 export const ADMIN_ROLE = 'admin';
 
 /**

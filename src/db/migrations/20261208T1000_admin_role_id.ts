@@ -1,8 +1,8 @@
 // The built-in admin role gets a fixed, well-known id, and it is the only role that can be built
 // in: `built_in` holds exactly for that id. "Holds the admin role" is then one probe of
 // user_roles' primary key by (user_id, role_id), with no read of roles, on every bearer request
-// (bench/bearer-parts.ts: 7 µs of PostgreSQL's CPU on a database of production shape), and it no
-// longer depends on the role's name: renaming the role in the database changes nothing.
+// (its cost: docs/BENCHMARKS.md, "The bearer statement, part by part"), and it no longer depends
+// on the role's name: renaming the role in the database changes nothing.
 // The code's copy of the id is ADMIN_ROLE_ID (src/auth/permissions.ts); a migration keeps its own,
 // as it must not change with the code. The role's references follow the new id (on update
 // cascade); audit events written before keep the id the role had then (the trail is sealed).
