@@ -37,6 +37,8 @@ export type ThrottleLimit = 'email_and_ip' | 'ip' | 'account';
 
 const normalise = (email: string) => email.trim().toLowerCase();
 
+export const emailDigest = (email: string) => digestSecret(`email:${normalise(email)}`);
+
 /**
  * What the throttle counts as one client address: an IPv4 address (also when written as
  * IPv4-mapped IPv6, `::ffff:192.0.2.1`), or the /64 network of an IPv6 address. A subscriber is
@@ -51,7 +53,6 @@ export function throttledAddress(ip: string): string {
   const [a, b, c, d] = (address as ipaddr.IPv6).parts;
   return `${new ipaddr.IPv6([a!, b!, c!, d!, 0, 0, 0, 0]).toString()}/64`;
 }
-export const emailDigest = (email: string) => digestSecret(`email:${normalise(email)}`);
 
 /** The account an e-mail names, as signing in needs it. */
 export type Account = Pick<UserRow, 'id' | 'status' | 'password_hash'>;
