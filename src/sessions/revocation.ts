@@ -11,7 +11,7 @@ import * as repo from './repository.js';
 export interface ClientInfo {
   ip: string;
   userAgent: string;
-  /** The request's X-Request-Id, recorded with the events it causes. */
+  /** The request's id (as answered in X-Request-Id, never one the client chose), recorded with the events it causes. */
   requestId?: string | null;
 }
 
