@@ -1,6 +1,8 @@
 // Signing in, refreshing with rotation and reuse detection, listing and ending sessions, changing
 // a password. Handlers call these; the rules of the issue live here.
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } from '../auth/passwords.js';
 import { DomainError, rateLimited, refused, unauthenticated } from '../errors.js';
@@ -137,13 +139,16 @@ export function sessionService({ db, clock, config }: Dependencies) {
     return repo.findLiveSession(db, sessionId, liveness(clock.now()));
   }
 
+  /** Revokes one session (or all, without sessionId) of a user, in `trx`; false when there was none to revoke. */
+  async function revokeIn(trx: Kysely<Database>, now: Date, userId: string, sessionId: string | undefined, client: ClientInfo, reason: string, actor?: Actor) {
+    const revoked = await revokeSessions(trx, { userId, ...(sessionId ? { sessionId } : {}) }, reason, now, client, actor);
+    return revoked.length > 0;
+  }
+
   /** Revokes one session (or all, without sessionId) of a user; false when there was none to revoke. */
   async function revoke(userId: string, sessionId: string | undefined, client: ClientInfo, reason: string, actor?: Actor): Promise<boolean> {
     const now = clock.now();
-    return db.transaction().execute(async (trx) => {
-      const revoked = await revokeSessions(trx, { userId, ...(sessionId ? { sessionId } : {}) }, reason, now, client, actor);
-      return revoked.length > 0;
-    });
+    return db.transaction().execute((trx) => revokeIn(trx, now, userId, sessionId, client, reason, actor));
   }
 
   /**
@@ -160,9 +165,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
         if (!(await lockUserForShare(trx, userId))) return false;
         assertMayActOn(authority, permissionsOfRoles(await lockRolesOfUser(trx, userId)), 'This user');
       }
-      const where = { userId, ...(sessionId ? { sessionId } : {}) };
-      const revoked = await revokeSessions(trx, where, self ? 'revoked_by_user' : 'revoked_by_administrator', now, client, actorOf(authority));
-      return revoked.length > 0;
+      return revokeIn(trx, now, userId, sessionId, client, self ? 'revoked_by_user' : 'revoked_by_administrator', actorOf(authority));
     });
   }
 
