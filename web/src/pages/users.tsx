@@ -122,13 +122,14 @@ function RolesInput({ roles, saved, myPermissions, value, onChange }: { roles: r
     const holds = permissionsOf(roles, saved);
     const outranked = lacking(myPermissions, holds);
     const cannotRemove = t('users.cannotRemoveRoles', { permissions: outranked.join(', ') });
+    const missingToToggle = (role: Role) => lackingToToggle(myPermissions, { holds, has: saved.includes(role.name) }, role.permissions);
     const locked = (role: Role): Locked | undefined => {
-      const has = saved.includes(role.name);
-      const missing = lackingToToggle(myPermissions, { holds, has }, role.permissions);
+      const missing = missingToToggle(role);
       if (missing.length === 0) return undefined;
-      return has ? { title: cannotRemove, describedBy: 'user-cannot-remove-roles' } : lockedFor(t, 'user-cannot-grant', missing);
+      return saved.includes(role.name) ? { title: cannotRemove, describedBy: 'user-cannot-remove-roles' } : lockedFor(t, 'user-cannot-grant', missing);
     };
-    const cannotGrant = roles.some((role) => locked(role)?.describedBy === 'user-cannot-grant');
+    // Some role the user lacks may not be granted: the hint the locked boxes point to is shown.
+    const cannotGrant = roles.some((role) => !saved.includes(role.name) && missingToToggle(role).length > 0);
     return (
       <>
         <fieldset>
