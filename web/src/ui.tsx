@@ -4,6 +4,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import { describeError } from './api/problem.js';
 import { useI18n, type T } from './i18n.js';
 import type { Loaded } from './load.js';
+import { lacking, lackingToToggle } from './authority.js';
 
 /** The server's explanation of a failure, announced to screen readers. */
 export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
@@ -98,4 +99,52 @@ export function Why({ locked }: { locked: Locked | undefined }) {
       {locked.title}
     </p>
   );
+}
+
+/**
+ * The boxes of a set the person may not tick or untick (permissions on a role, roles on a user),
+ * judged against the target as saved, as the server does (lackingToToggle): each box's Locked, and
+ * the two hints they point at (`ids.add`: some box cannot be added; `ids.remove`: the target holds
+ * what the person lacks, so nothing can be removed).
+ */
+export function toggleLocks<I>(
+  t: T,
+  mine: readonly string[],
+  holds: readonly string[],
+  items: readonly I[],
+  facts: (item: I) => { has: boolean; gives: readonly string[] },
+  hints: { ids: { add: string; remove: string }; add: string; remove: (permissions: string) => string },
+): { locked: (item: I) => Locked | undefined; hints: ComponentChildren } {
+  const outranked = lacking(mine, holds);
+  const removeHint = hints.remove(outranked.join(', '));
+  const missing = (item: I) => {
+    const { has, gives } = facts(item);
+    return { has, missing: lackingToToggle(mine, { holds, has }, gives) };
+  };
+  const locked = (item: I): Locked | undefined => {
+    const box = missing(item);
+    if (box.missing.length === 0) return undefined;
+    return box.has ? { title: removeHint, describedBy: hints.ids.remove } : lockedFor(t, hints.ids.add, box.missing);
+  };
+  const cannotAdd = items.some((item) => {
+    const box = missing(item);
+    return !box.has && box.missing.length > 0;
+  });
+  return {
+    locked,
+    hints: (
+      <>
+        {cannotAdd && (
+          <p id={hints.ids.add} class="hint">
+            {hints.add}
+          </p>
+        )}
+        {outranked.length > 0 && (
+          <p id={hints.ids.remove} class="hint">
+            {removeHint}
+          </p>
+        )}
+      </>
+    ),
+  };
 }

@@ -8,9 +8,8 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
-import { lacking, lackingToToggle } from '../authority.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, PageTitle, lockedFor, type Locked } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle, toggleLocks } from '../ui.js';
 
 type Role = components['schemas']['Role'];
 type Permission = components['schemas']['Permission'];
@@ -78,16 +77,11 @@ function RoleForm({ role, available, myPermissions, onSaved }: { role: Role | nu
   // Judged against the role as saved, as the server does: adding needs the permission; removing
   // any needs every permission the role holds.
   const saved: readonly string[] = role?.permissions ?? [];
-  const outranked = lacking(myPermissions, saved);
-  const cannotRemove = t('roles.cannotRemove', { permissions: outranked.join(', ') });
-  const missingToToggle = (permission: string) => lackingToToggle(myPermissions, { holds: saved, has: saved.includes(permission) }, [permission]);
-  const locked = (permission: string): Locked | undefined => {
-    const missing = missingToToggle(permission);
-    if (missing.length === 0) return undefined;
-    if (saved.includes(permission)) return { title: cannotRemove, describedBy: 'role-cannot-remove' };
-    return lockedFor(t, 'role-cannot-add', missing);
-  };
-  const cannotAdd = available.some((p) => !saved.includes(p) && missingToToggle(p).length > 0);
+  const { locked, hints } = toggleLocks<string>(t, myPermissions, saved, available, (permission) => ({ has: saved.includes(permission), gives: [permission] }), {
+    ids: { add: 'role-cannot-add', remove: 'role-cannot-remove' },
+    add: t('roles.cannotAdd'),
+    remove: (permissions) => t('roles.cannotRemove', { permissions }),
+  });
 
   const { busy, error, submit } = useSubmit(async () => {
     const body = { name, description, permissions: permissions as Permission[] };
@@ -102,16 +96,7 @@ function RoleForm({ role, available, myPermissions, onSaved }: { role: Role | nu
       <Field label={t('roles.name')} id="role-name" required maxLength={64} value={name} onInput={(e: InputEvent) => setName((e.currentTarget as HTMLInputElement).value)} />
       <Field label={t('roles.description')} id="role-description" maxLength={500} value={description} onInput={(e: InputEvent) => setDescription((e.currentTarget as HTMLInputElement).value)} />
       <PermissionPicker legend={t('roles.permissions')} idPrefix="role-permission" available={available} value={permissions} onChange={setPermissions} locked={locked} />
-      {cannotAdd && (
-        <p id="role-cannot-add" class="hint">
-          {t('roles.cannotAdd')}
-        </p>
-      )}
-      {outranked.length > 0 && (
-        <p id="role-cannot-remove" class="hint">
-          {cannotRemove}
-        </p>
-      )}
+      {hints}
       <ErrorMessage error={error} />
       <div class="actions">
         <button type="submit" disabled={busy}>

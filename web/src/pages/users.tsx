@@ -8,8 +8,8 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor, type Locked } from '../ui.js';
-import { lacking, lackingToToggle } from '../authority.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor, toggleLocks } from '../ui.js';
+import { lacking } from '../authority.js';
 import { Check } from '../permission-picker.js';
 
 type User = components['schemas']['User'];
@@ -119,17 +119,11 @@ function permissionsOf(roles: readonly Role[], names: readonly string[]): string
 function RolesInput({ roles, saved, myPermissions, value, onChange }: { roles: readonly Role[] | undefined; saved: readonly string[]; myPermissions: readonly string[]; value: string[]; onChange: (roles: string[]) => void }) {
   const { t } = useI18n();
   if (roles) {
-    const holds = permissionsOf(roles, saved);
-    const outranked = lacking(myPermissions, holds);
-    const cannotRemove = t('users.cannotRemoveRoles', { permissions: outranked.join(', ') });
-    const missingToToggle = (role: Role) => lackingToToggle(myPermissions, { holds, has: saved.includes(role.name) }, role.permissions);
-    const locked = (role: Role): Locked | undefined => {
-      const missing = missingToToggle(role);
-      if (missing.length === 0) return undefined;
-      return saved.includes(role.name) ? { title: cannotRemove, describedBy: 'user-cannot-remove-roles' } : lockedFor(t, 'user-cannot-grant', missing);
-    };
-    // Some role the user lacks may not be granted: the hint the locked boxes point to is shown.
-    const cannotGrant = roles.some((role) => !saved.includes(role.name) && missingToToggle(role).length > 0);
+    const { locked, hints } = toggleLocks(t, myPermissions, permissionsOf(roles, saved), roles, (role) => ({ has: saved.includes(role.name), gives: role.permissions }), {
+      ids: { add: 'user-cannot-grant', remove: 'user-cannot-remove-roles' },
+      add: t('users.cannotGrant'),
+      remove: (permissions) => t('users.cannotRemoveRoles', { permissions }),
+    });
     return (
       <>
         <fieldset>
@@ -140,16 +134,7 @@ function RolesInput({ roles, saved, myPermissions, value, onChange }: { roles: r
             ))}
           </div>
         </fieldset>
-        {cannotGrant && (
-          <p id="user-cannot-grant" class="hint">
-            {t('users.cannotGrant')}
-          </p>
-        )}
-        {outranked.length > 0 && (
-          <p id="user-cannot-remove-roles" class="hint">
-            {cannotRemove}
-          </p>
-        )}
+        {hints}
       </>
     );
   }
