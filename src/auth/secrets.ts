@@ -63,10 +63,10 @@ export function isWellFormedSecret(prefix: string, value: string): boolean {
   return checksum(prefix, body) === sum;
 }
 
-// A secret's body standing alone (43 base62 characters, not part of a longer run): what a secret
-// pasted where it does not belong (a header that is logged) looks like, with or without its prefix
-// and checksum. Longer runs (a 64-digit hex trace id) are not a secret of ours.
-const SECRET_BODY = /(?<![0-9A-Za-z])[0-9A-Za-z]{43}(?![0-9A-Za-z])/;
+// A secret's body standing alone (BODY_LENGTH base62 characters, not part of a longer run): what a
+// secret pasted where it does not belong (a header that is logged) looks like, with or without its
+// prefix and checksum. Longer runs (a 64-digit hex trace id) are not a secret of ours.
+const SECRET_BODY = new RegExp(`(?<![0-9A-Za-z])[0-9A-Za-z]{${BODY_LENGTH}}(?![0-9A-Za-z])`);
 
 /** True when `text` may hold one of these secrets: never log or store it. */
 export function mayHoldSecret(text: string): boolean {

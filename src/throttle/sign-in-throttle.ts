@@ -36,7 +36,6 @@ export interface ThrottleLimits {
 export type ThrottleLimit = 'email_and_ip' | 'ip' | 'account';
 
 const normalise = (email: string) => email.trim().toLowerCase();
-
 export const emailDigest = (email: string) => digestSecret(`email:${normalise(email)}`);
 
 /**
