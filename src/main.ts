@@ -1,5 +1,6 @@
 // The entry point. Run directly (`node dist/src/main.js`): read config, migrate, listen; on SIGTERM
-// stop accepting, let in-flight requests finish (up to SHUTDOWN_GRACE_MS), close the pool and exit 0.
+// fail readiness, stop accepting, let in-flight requests finish and keep-alive connections close
+// without a reset (up to SHUTDOWN_GRACE_MS: HttpServer.shutDown), close the pool and exit 0.
 // Imported (tests): `buildService` wires the service from configuration without listening.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -18,10 +19,13 @@ import { createApp } from './http/app.js';
 import { systemClock } from './clock.js';
 import { createFirstAdministrator } from './users/bootstrap.js';
 import { startSweeper } from './maintenance/sweeper.js';
+import { drainSwitch, type Drain } from './http/drain.js';
 
 export interface Service {
   app: ReturnType<typeof createApp>;
   database: DatabaseHandle;
+  /** On at shutdown: readiness fails and answers close their connection (shared with the HTTP server). */
+  drain: Drain;
   /** Stops background work (the sweep); then the database may close. */
   stopBackgroundWork(): Promise<void>;
 }
@@ -40,6 +44,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     }
     const deps = { db: database.db, clock: systemClock, logger, config };
     const services = buildServices(deps);
+    const drain = drainSwitch();
     const app = createApp({
       spec,
       db: database.db,
@@ -47,9 +52,10 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       handlers: createHandlers(services),
       authenticators: services.authenticators,
       options: { validateResponses: config.validateResponses, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes },
+      drain,
     });
     const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;
-    return { app, database, stopBackgroundWork: async () => sweeper?.stop() };
+    return { app, database, drain, stopBackgroundWork: async () => sweeper?.stop() };
   } catch (err) {
     await database.close();
     throw err;
@@ -68,8 +74,8 @@ async function main() {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const { app, database, stopBackgroundWork } = await buildService(config, logger);
-  const server = createHttpServer(app);
+  const { app, database, drain, stopBackgroundWork } = await buildService(config, logger);
+  const server = createHttpServer(app, drain);
   server.listen(config.port, config.host);
   await once(server, 'listening');
   const { address, port, family } = server.address() as AddressInfo;
@@ -82,19 +88,12 @@ async function main() {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
-    server.drain();
-    const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
-    forced.unref();
-    server.close(async () => {
-      clearTimeout(forced);
-      await stopBackgroundWork();
-      await database.close();
-      logger.info('stopped');
-      process.exit(0);
-    });
-    // Keep-alive connections with no request in flight are closed now, the busy ones when done.
-    server.closeIdleConnections();
+    logger.info({ signal }, 'shutting down: readiness fails, no new connections, finishing in-flight requests');
+    await server.shutDown(config.shutdownGraceMs);
+    await stopBackgroundWork();
+    await database.close();
+    logger.info('stopped');
+    process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -26,6 +26,7 @@ import { noStore } from './cache-control.js';
 import { headAsGet } from './head.js';
 import { series } from './series.js';
 import { securityHeaders } from './security-headers.js';
+import { drainSwitch, type Drain } from './drain.js';
 
 export interface AppDependencies {
   spec: OpenApiDocument;
@@ -38,6 +39,8 @@ export interface AppDependencies {
     trustProxy: boolean | number | string;
     bodyLimitBytes: number;
   };
+  /** The shutdown switch readiness reads (main.ts shares it with the HTTP server); off by default. */
+  drain?: Drain;
 }
 
 export function createApp(deps: AppDependencies) {
@@ -79,7 +82,7 @@ export function createApp(deps: AppDependencies) {
       // The request id may come from a trusted proxy only; with none trusted, no request checks.
       requestContext(deps.logger, options.trustProxy ? app.get('trust proxy fn') : undefined),
       securityHeaders(),
-      operationalRoutes(deps.db, contracts),
+      operationalRoutes(deps.db, contracts, deps.drain ?? drainSwitch()),
       // HEAD is matched, validated and handled as the GET it mirrors (before the operation is matched).
       headAsGet,
       matchOperation(routeMatcher(operations)),

@@ -8,6 +8,7 @@ import { docsHtmlPath } from '../paths.js';
 import { INFLECTION_HEADER, INFLECTIONS, parseInflection, type Inflection } from './inflection.js';
 import { ProblemError } from './problem.js';
 import { DOCS_CSP } from './docs-sandbox.js';
+import type { Drain } from './drain.js';
 
 /**
  * The key style a reader asks the contract or the reference in: `?style=` first (a link, a browser
@@ -19,15 +20,17 @@ function requestedStyle(req: Request): Inflection {
   return parseInflection(req.headers[INFLECTION_HEADER]);
 }
 
-export function operationalRoutes(db: Kysely<Database>, contracts: StyledContracts): RequestHandler {
+export function operationalRoutes(db: Kysely<Database>, contracts: StyledContracts, drain: Drain): RequestHandler {
   const router = Router();
   // Liveness: the process answers. It never touches the database, so a database outage does not
   // get the process restarted.
   router.get('/livez', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // Readiness: the database answers; a load balancer stops sending traffic while it does not.
+  // Readiness: the database answers and the process is not shutting down; a load balancer stops
+  // sending traffic while it is not ready.
   router.get('/readyz', async (req, res) => {
+    if (drain.draining) throw new ProblemError(503, 'service_unavailable', 'The process is shutting down.');
     try {
       await sql`select 1`.execute(db);
       res.json({ status: 'ok' });

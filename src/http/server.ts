@@ -2,9 +2,11 @@
 // sees them (headers over the 16 KiB limit, bytes that are not HTTP) and answers them itself with
 // an empty body; we answer those with a problem+json document too, like every other error.
 import http from 'node:http';
+import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { ProblemError } from './problem.js';
+import { drainSwitch, type Drain } from './drain.js';
 
 function parserProblem(code: string | undefined): ProblemError {
   switch (code) {
@@ -38,29 +40,47 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 
 export interface HttpServer extends http.Server {
   /**
-   * Shutting down: every answer from now on carries `Connection: close`, so a keep-alive client
-   * does not send another request on a connection that is about to close (and the connection
-   * closes as soon as its answer is sent, rather than after the keep-alive timeout).
+   * Shuts down without resetting a client's request. The drain switch goes on first (readiness
+   * answers 503, and every answer from now on carries `Connection: close`, so its client sends
+   * nothing more on that connection); then the listener closes (a new connection is refused at
+   * connect: its client knows nothing was sent). Settles when the last connection has closed, or
+   * after `graceMs`, when whatever is left is closed.
+   *
+   * A keep-alive connection idle at the signal is not closed by us: its client may be writing a
+   * request onto it at this very moment, and closing it would reset that request (the client could
+   * not tell whether it ran). It closes after its next answer, when its client closes it, or at the
+   * keep-alive timeout every answer announced (`Keep-Alive: timeout=5`), after which a client
+   * honouring it sends nothing. So a drain lasts up to that timeout when clients hold idle
+   * connections, and `graceMs` bounds it.
    */
-  drain(): void;
+  shutDown(graceMs: number): Promise<void>;
 }
 
-export function createHttpServer(app: http.RequestListener): HttpServer {
-  let draining = false;
+export function createHttpServer(app: http.RequestListener, drain: Drain = drainSwitch()): HttpServer {
   const server = http.createServer((req, res) => {
     // Decided when the headers go out, not when the request came in: a request that started
     // before SIGTERM and answers after it closes its connection too.
     const writeHead = res.writeHead;
     res.writeHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
-      if (draining && !this.headersSent) this.setHeader('Connection', 'close');
+      if (drain.draining && !this.headersSent) this.setHeader('Connection', 'close');
       return writeHead.apply(this, args);
     } as typeof writeHead;
     app(req, res);
   });
   server.on('clientError', answerClientError);
   return Object.assign(server, {
-    drain() {
-      draining = true;
+    shutDown(graceMs: number) {
+      drain.start();
+      return new Promise<void>((resolve) => {
+        const forced = setTimeout(() => server.closeAllConnections(), graceMs);
+        forced.unref();
+        // net.Server's close, not http.Server's: the latter also closes idle keep-alive connections
+        // at once (Node 19+), which is the reset described above.
+        net.Server.prototype.close.call(server, () => {
+          clearTimeout(forced);
+          resolve();
+        });
+      });
     },
   });
 }
