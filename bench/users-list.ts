@@ -11,6 +11,9 @@
 //  4. then the table grows past 1,000,000 users and the first page is compared with the page that
 //     starts after the millionth user.
 // The load comes from wrk (a C program in its own process). Prints a markdown table at the end.
+// BENCH_VARIANT_ENV (e.g. "METRICS_PORT=0") and/or BENCH_VARIANT_SCRIPT (another build's main.js)
+// add a second service process, the variant, measured in every round right after the service with
+// both credentials: what a setting or a change costs, side by side under the same load.
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +36,14 @@ const DEEP = Number(process.env.BENCH_DEEP ?? 1_000_000);
 // Load on each server and path before the rounds: V8 optimises the request path for ~10 s after start.
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 const PATH = '/users?limit=50';
+const VARIANT_ENV = Object.fromEntries(
+  (process.env.BENCH_VARIANT_ENV ?? '')
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+) as Record<string, string>;
+const VARIANT_SCRIPT = process.env.BENCH_VARIANT_SCRIPT;
+const WITH_VARIANT = VARIANT_SCRIPT !== undefined || Object.keys(VARIANT_ENV).length > 0;
 
 async function main() {
   // The service migrates the database (so BENCH_SERVICE_SCRIPT may name another build to compare).
@@ -58,11 +69,15 @@ async function main() {
     writeFileSync(join(dir, 'users.json'), await page.text());
     const bare = await startProcess('bench/bare-express.ts', { USERS_JSON_FILE: join(dir, 'users.json') });
     children.push(bare.child);
-    const targets: Record<'service' | 'floor' | 'bare', Target & { url: string }> = {
+    const variant = WITH_VARIANT ? await startProcess(VARIANT_SCRIPT ?? SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, ...VARIANT_ENV }) : undefined;
+    if (variant) children.push(variant.child);
+    const targets: Record<'service' | 'floor' | 'bare', Target & { url: string }> & { variant?: Target & { url: string } } = {
       service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
       floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
       bare: { url: bare.url, pid: bare.child.pid!, postmaster: database.postmaster },
+      ...(variant ? { variant: { url: variant.url, pid: variant.child.pid!, postmaster: database.postmaster } } : {}),
     };
+    if (variant) print(`variant: ${VARIANT_SCRIPT ?? SERVICE_SCRIPT} with ${JSON.stringify(VARIANT_ENV)}`);
 
     // The same answer, byte for byte, or the comparison means nothing.
     for (const [credential, headers] of [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]] as const) {
@@ -72,6 +87,7 @@ async function main() {
       };
       const fromService = await answer(targets.service);
       const fromFloor = await answer(targets.floor);
+      if (targets.variant && (await answer(targets.variant)) !== fromService) throw new Error(`the variant answers GET ${PATH} (${credential}) differently from the service`);
       if (fromService !== fromFloor) throw new Error(`service and floor answer GET ${PATH} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
       print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
     }
@@ -80,7 +96,7 @@ async function main() {
     const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, seconds = DURATION) =>
       measure(label, `${target.url}${PATH}`, target, { connections: CONNECTIONS, seconds, headers });
     print(`warming up each server and path for ${WARM_UP} s`);
-    for (const target of [targets.bare, targets.floor, targets.service]) {
+    for (const target of [targets.bare, targets.floor, targets.service, ...(targets.variant ? [targets.variant] : [])]) {
       const credentials: Record<string, string>[] = target === targets.bare ? [{}] : [{ 'x-api-key': secret }, await bearer()];
       for (const headers of credentials) {
         await wrk(`${target.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
@@ -88,16 +104,19 @@ async function main() {
     }
 
     print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${USERS} users`);
-    const rounds: Record<'bare' | 'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement>[] = [];
+    type Round = Record<'bare' | 'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement> & { variantKey?: Measurement; variantBearer?: Measurement };
+    const rounds: Round[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       print(`round ${round}`);
       const token = await bearer(); // a fresh session: access tokens live 600 s
-      const r = {
+      const r: Round = {
         bare: await run('bare Express, from memory', targets.bare, {}),
         floorKey: await run('floor, API key', targets.floor, { 'x-api-key': secret }),
         serviceKey: await run('service, API key', targets.service, { 'x-api-key': secret }),
+        ...(targets.variant ? { variantKey: await run('variant, API key', targets.variant, { 'x-api-key': secret }) } : {}),
         floorBearer: await run('floor, bearer', targets.floor, token),
         serviceBearer: await run('service, bearer', targets.service, token),
+        ...(targets.variant ? { variantBearer: await run('variant, bearer', targets.variant, token) } : {}),
       };
       for (const m of Object.values(r)) print(describe(m));
       print(
@@ -114,10 +133,12 @@ async function main() {
       floorBearer: rounds.map((r) => r.floorBearer.rps / r.bare.rps),
     };
     const ms = (v: number) => v.toFixed(2);
-    const row = (label: string, key: keyof (typeof rounds)[number], ratio: string) => {
-      const m = medianOf(rounds.map((r) => r[key]));
-      return [label, range(rounds.map((r) => r[key].rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), key === 'bare' ? '–' : ms(m.postgresMs), ratio];
+    const row = (label: string, key: keyof Round, ratio: string) => {
+      const m = medianOf(rounds.map((r) => r[key]!));
+      return [label, range(rounds.map((r) => r[key]!.rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), key === 'bare' ? '–' : ms(m.postgresMs), ratio];
     };
+    const ofService = (variantKey: 'variantKey' | 'variantBearer', serviceKey: 'serviceKey' | 'serviceBearer') =>
+      `${range(rounds.map((r) => r[variantKey]!.rps / r[serviceKey].rps), percent)} of the service`;
     const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
     print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
     print(
@@ -127,8 +148,10 @@ async function main() {
           row('bare Express, from memory', 'bare', '–'),
           row('floor, API key', 'floorKey', `${range(ratios.floorKey, percent)} of bare`),
           row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
+          ...(targets.variant ? [row('variant, API key', 'variantKey', ofService('variantKey', 'serviceKey'))] : []),
           row('floor, bearer', 'floorBearer', `${range(ratios.floorBearer, percent)} of bare`),
           row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
+          ...(targets.variant ? [row('variant, bearer', 'variantBearer', ofService('variantBearer', 'serviceBearer'))] : []),
         ],
       ),
     );

@@ -25,6 +25,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       NODE_ENV: str({ choices: ['development', 'test', 'production'], default: 'development' }),
       HOST: str({ default: '0.0.0.0', desc: 'Address to listen on' }),
       PORT: port({ default: 3000 }),
+      METRICS_HOST: str({ default: '127.0.0.1', desc: 'Address of the metrics listener (GET /metrics)' }),
+      METRICS_PORT: num({ default: 9464, desc: 'Port of the metrics listener; 0 turns it off' }),
       DATABASE_URL: url({ default: undefined, desc: 'PostgreSQL URL; unset means the embedded PGlite database' }),
       DATA_DIR: str({ default: './data', desc: 'Where the embedded database keeps its files' }),
       DB_POOL_MAX: num({ default: 10, desc: 'Connections per process; keep processes x this under max_connections' }),
@@ -60,6 +62,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       },
     },
   );
+  if (!Number.isInteger(e.METRICS_PORT) || e.METRICS_PORT < 0 || e.METRICS_PORT > 65_535) {
+    throw new ConfigError('Invalid configuration:\n  METRICS_PORT: expected a port number, or 0 for no metrics listener');
+  }
   // Retry-After is at most a day in the contract: no throttle may make anyone wait longer.
   for (const name of ['SIGN_IN_THROTTLE_WINDOW_S', 'SIGN_IN_ACCOUNT_MAX_DELAY_S'] as const) {
     if (e[name] < 1 || e[name] > 86_400) throw new ConfigError(`Invalid configuration:\n  ${name}: expected 1 to 86400 seconds`);
@@ -68,6 +73,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     env: e.NODE_ENV,
     host: e.HOST,
     port: e.PORT,
+    /** The metrics listener; undefined when METRICS_PORT is 0. */
+    metrics: e.METRICS_PORT === 0 ? undefined : { host: e.METRICS_HOST, port: e.METRICS_PORT },
     databaseUrl: e.DATABASE_URL as string | undefined,
     dataDir: e.DATA_DIR,
     db: {

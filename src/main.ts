@@ -20,12 +20,16 @@ import { systemClock } from './clock.js';
 import { createFirstAdministrator } from './users/bootstrap.js';
 import { startSweeper } from './maintenance/sweeper.js';
 import { drainSwitch, type Drain } from './http/drain.js';
+import { serviceMetrics, type ServiceMetrics } from './metrics/registry.js';
+import { startMetricsServer } from './metrics/server.js';
 
 export interface Service {
   app: ReturnType<typeof createApp>;
   database: DatabaseHandle;
   /** On at shutdown: readiness fails and answers close their connection (shared with the HTTP server). */
   drain: Drain;
+  /** The metrics, when the configuration serves them (METRICS_PORT). */
+  metrics: ServiceMetrics | undefined;
   /** Stops background work (the sweep); then the database may close. */
   stopBackgroundWork(): Promise<void>;
 }
@@ -42,7 +46,8 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       // The path only: the password is in a file its owner alone can read, never in the log.
       if (created) logger.warn(created, `first administrator ${created.email} created; its password is in ${created.passwordFile} (readable by this user only)`);
     }
-    const deps = { db: database.db, clock: systemClock, logger, config };
+    const metrics = config.metrics ? serviceMetrics({ db: database.db, pool: database.pool, clock: systemClock }) : undefined;
+    const deps = { db: database.db, clock: systemClock, logger, config, outcomes: metrics?.outcomes };
     const services = buildServices(deps);
     const drain = drainSwitch();
     const app = createApp({
@@ -53,9 +58,10 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       authenticators: services.authenticators,
       options: { validateResponses: config.validateResponses, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes },
       drain,
+      observeRequest: metrics?.observeRequest,
     });
     const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;
-    return { app, database, drain, stopBackgroundWork: async () => sweeper?.stop() };
+    return { app, database, drain, metrics, stopBackgroundWork: async () => sweeper?.stop() };
   } catch (err) {
     await database.close();
     throw err;
@@ -74,7 +80,8 @@ async function main() {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const { app, database, drain, stopBackgroundWork } = await buildService(config, logger);
+  const { app, database, drain, metrics, stopBackgroundWork } = await buildService(config, logger);
+  const metricsServer = metrics && config.metrics ? await startMetricsServer(metrics.registry, config.metrics.host, config.metrics.port, logger) : undefined;
   const server = createHttpServer(app, drain);
   server.listen(config.port, config.host);
   await once(server, 'listening');
@@ -83,6 +90,7 @@ async function main() {
   const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
   const everywhere = address === '0.0.0.0' || address === '::';
   logger.info({ address, port, database: database.kind }, `listening on ${url}${everywhere ? ' (every interface)' : ''}`);
+  if (metricsServer) logger.info({ metrics: config.metrics }, `metrics on http://${config.metrics!.host}:${config.metrics!.port}/metrics`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -90,6 +98,7 @@ async function main() {
     stopping = true;
     logger.info({ signal }, 'shutting down: readiness fails, no new connections, finishing in-flight requests');
     await server.shutDown(config.shutdownGraceMs);
+    metricsServer?.close();
     await stopBackgroundWork();
     await database.close();
     logger.info('stopped');

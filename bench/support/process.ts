@@ -29,7 +29,9 @@ export async function startProcess(script: string, env: Record<string, string>, 
   const nodeArgs = [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...extraNodeArgs];
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`make build\` first (make bench does).`);
   const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
-  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  // The service's metrics listener on (as in production), on a free port of its own: several services run at once.
+  const metricsPort = String(await freePort());
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], { env: { ...process.env, METRICS_PORT: metricsPort, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {

@@ -8,22 +8,32 @@ import { refused } from '../errors.js';
 import { digestSecret } from '../auth/secrets.js';
 import { isWellFormedApiKey } from './secret.js';
 import { findKeyBySecretDigest, recordKeyUse } from './repository.js';
+import { uncounted, type ApiKeyOutcome, type Outcomes } from '../outcomes.js';
 
 /** Last-used time and IP are written at most this often per key. */
 export const LAST_USED_INTERVAL_MS = 60_000;
 
-const invalid = () => refused('invalid_api_key', 'The API key is unknown or revoked.');
+/** The refusal, counted by its outcome. */
+function refusal(outcomes: Outcomes, outcome: Exclude<ApiKeyOutcome, 'accepted'>) {
+  outcomes.apiKeyAuthentication(outcome);
+  switch (outcome) {
+    case 'invalid':
+      return refused('invalid_api_key', 'The API key is unknown or revoked.');
+    case 'expired':
+      return refused('api_key_expired', 'The API key has expired.');
+    case 'creator_disabled':
+      return refused('api_key_creator_disabled', 'The user who created this API key is disabled, so the key no longer works.');
+  }
+}
 
-export function apiKeyAuthenticator({ db, clock, logger }: Dependencies) {
+export function apiKeyAuthenticator({ db, clock, logger, outcomes = uncounted }: Dependencies) {
   return async (secret: string, request: { ip: string }): Promise<Principal> => {
-    if (!isWellFormedApiKey(secret)) throw invalid();
+    if (!isWellFormedApiKey(secret)) throw refusal(outcomes, 'invalid');
     const now = clock.now();
     const key = await findKeyBySecretDigest(db, digestSecret(secret));
-    if (!key || key.revoked_at || (key.retires_at && key.retires_at <= now)) throw invalid();
-    if (key.expires_at && key.expires_at <= now) throw refused('api_key_expired', 'The API key has expired.');
-    if (key.creator_status === 'disabled') {
-      throw refused('api_key_creator_disabled', 'The user who created this API key is disabled, so the key no longer works.');
-    }
+    if (!key || key.revoked_at || (key.retires_at && key.retires_at <= now)) throw refusal(outcomes, 'invalid');
+    if (key.expires_at && key.expires_at <= now) throw refusal(outcomes, 'expired');
+    if (key.creator_status === 'disabled') throw refusal(outcomes, 'creator_disabled');
     if (!key.last_used_at || now.getTime() - key.last_used_at.getTime() >= LAST_USED_INTERVAL_MS) {
       // Not awaited: the answer does not wait for bookkeeping. The UPDATE is conditional, so
       // concurrent requests on several processes still write once a minute at most.
@@ -31,6 +41,7 @@ export function apiKeyAuthenticator({ db, clock, logger }: Dependencies) {
         logger.warn({ err: { message: (err as Error).message }, apiKeyId: key.id }, 'could not record API key use'),
       );
     }
+    outcomes.apiKeyAuthentication('accepted');
     return { kind: 'api_key', apiKeyId: key.id, permissions: new Set(key.permissions) };
   };
 }

@@ -62,3 +62,9 @@ export async function sealAuditEvents(db: Kysely<Database>, now: Date, batchSize
     if (sealed < batchSize) return { events, seals };
   }
 }
+
+/** How long the oldest audit event not sealed yet has waited, in seconds (0 when all are sealed). */
+export async function sealLagSeconds(db: Kysely<Database>, now: Date): Promise<number> {
+  const oldest = await db.selectFrom('security_events').select('occurred_at').where('seal_id', 'is', null).orderBy('id').limit(1).executeTakeFirst();
+  return oldest ? Math.max(0, (now.getTime() - oldest.occurred_at.getTime()) / 1000) : 0;
+}

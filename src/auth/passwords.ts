@@ -38,6 +38,13 @@ function hashingPool(): Piscina<HashJob, string | boolean> {
   return pool;
 }
 
+/** The hashing pool now, for metrics: threads, busy ones, jobs waiting, jobs done (all 0 before its first job). */
+export function hashingPoolState() {
+  if (!pool) return { threads: 0, busy: 0, queued: 0, completed: 0 };
+  const threads = pool.threads.length;
+  return { threads, busy: threads - pool.idleThreads, queued: pool.queueSize, completed: pool.completed };
+}
+
 export async function hashPassword(password: string): Promise<string> {
   return (await hashingPool().run({ op: 'hash', password, options: ARGON2_PARAMETERS })) as string;
 }

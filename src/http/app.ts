@@ -27,6 +27,7 @@ import { headAsGet } from './head.js';
 import { series } from './series.js';
 import { securityHeaders } from './security-headers.js';
 import { drainSwitch, type Drain } from './drain.js';
+import { requestMetrics, type ObserveRequest } from './request-metrics.js';
 
 export interface AppDependencies {
   spec: OpenApiDocument;
@@ -41,6 +42,8 @@ export interface AppDependencies {
   };
   /** The shutdown switch readiness reads (main.ts shares it with the HTTP server); off by default. */
   drain?: Drain;
+  /** Where every answered request is counted (the metrics); nowhere when absent. */
+  observeRequest?: ObserveRequest;
 }
 
 export function createApp(deps: AppDependencies) {
@@ -79,6 +82,7 @@ export function createApp(deps: AppDependencies) {
   // router step has a cost of its own, and none of these is mounted at a path).
   app.use(
     series(
+      ...(deps.observeRequest ? [requestMetrics(deps.observeRequest)] : []),
       // The request id may come from a trusted proxy only; with none trusted, no request checks.
       requestContext(deps.logger, options.trustProxy ? app.get('trust proxy fn') : undefined),
       securityHeaders(),

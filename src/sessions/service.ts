@@ -18,6 +18,7 @@ import { actorOf } from '../audit/context.js';
 import { livenessAt } from './liveness.js';
 import { revokeSessions, truncateUserAgent, type ClientInfo } from './revocation.js';
 import type { Actor } from '../audit/events.js';
+import { uncounted } from '../outcomes.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
 export type { ClientInfo };
@@ -32,7 +33,7 @@ const invalidCredentials = () => unauthenticated('invalid_credentials', 'The e-m
 const tooManyAttempts = (retryAfter: number) =>
   rateLimited(`Too many failed password attempts; try again in ${retryAfter} seconds.`, retryAfter);
 
-export function sessionService({ db, clock, config }: Dependencies) {
+export function sessionService({ db, clock, config, outcomes = uncounted }: Dependencies) {
   const throttle = signInThrottle(db, config.signInThrottle);
   const { lifetimeS, idleTimeoutS, refreshGraceS } = config.sessions;
   const liveness = (now: Date) => livenessAt(now, idleTimeoutS);
@@ -50,6 +51,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
         userAgent,
         details: { limit: attempt.limitedBy, retry_after: attempt.retryAfter },
       });
+      outcomes.signIn('throttled');
       throw tooManyAttempts(attempt.retryAfter);
     }
     const user = attempt.account;
@@ -65,6 +67,7 @@ export function sessionService({ db, clock, config }: Dependencies) {
         userAgent,
         details: { reason: !user ? 'unknown_email' : !passwordOk ? 'wrong_password' : 'account_disabled' },
       });
+      outcomes.signIn('failed');
       throw invalidCredentials();
     }
     const now = clock.now();
@@ -82,12 +85,13 @@ export function sessionService({ db, clock, config }: Dependencies) {
       emailDigest: attempt.emailDigest,
       requestId: client.requestId ?? null,
     });
+    outcomes.signIn('succeeded');
     return set;
   }
 
   async function refresh(accessToken: string, refreshToken: string, client: ClientInfo): Promise<TokenSet> {
-    if (!isAccessToken(accessToken)) throw refused('invalid_token', 'The access token is malformed.');
-    if (!isRefreshToken(refreshToken)) throw refused('invalid_refresh_token', 'The refresh token is malformed.');
+    if (!isAccessToken(accessToken)) throw refusedRefresh('invalid_token', 'The access token is malformed.');
+    if (!isRefreshToken(refreshToken)) throw refusedRefresh('invalid_refresh_token', 'The refresh token is malformed.');
     const now = clock.now();
     // Made before the call, which stores it only if this caller is the one that rotates: the seal's
     // key comes from the refresh token, which the database never holds. One round trip.
@@ -107,22 +111,31 @@ export function sessionService({ db, clock, config }: Dependencies) {
     });
     switch (result!.outcome) {
       case 'issued':
+        outcomes.refresh('issued');
         return set;
       case 'replayed':
         // Used up within the grace window: the very set the rotation gave (two tabs at once).
+        outcomes.refresh('replayed');
         return unsealTokenSet(result!.successor_sealed!, refreshToken);
       case 'invalid_refresh_token':
-        throw refused('invalid_refresh_token', 'The refresh token is unknown.');
+        throw refusedRefresh('invalid_refresh_token', 'The refresh token is unknown.');
       case 'invalid_token':
-        throw refused('invalid_token', 'The access token does not belong to the session of the refresh token.');
+        throw refusedRefresh('invalid_token', 'The access token does not belong to the session of the refresh token.');
       case 'session_ended':
-        throw refused('session_ended', 'The session was signed out or revoked.');
+        throw refusedRefresh('session_ended', 'The session was signed out or revoked.');
       case 'session_expired':
-        throw refused('session_expired', 'The session has expired; sign in again.');
+        throw refusedRefresh('session_expired', 'The session has expired; sign in again.');
       case 'reused':
         // Used up before the grace window: someone holds a copy. The session is revoked.
+        outcomes.refresh('reused');
         throw refused('refresh_token_reused', 'This refresh token was already used; the session has been revoked.');
     }
+  }
+
+  /** A refresh refused for a bad or dead token (not a reuse), counted as such. */
+  function refusedRefresh(code: string, message: string) {
+    outcomes.refresh('refused');
+    return refused(code, message);
   }
 
   async function listSessions(userId: string) {

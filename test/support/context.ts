@@ -85,6 +85,8 @@ type Overrides = Partial<Omit<AppDependencies, 'options' | 'db'>> & {
   clock?: Clock;
   /** Environment variables for the configuration (see src/config.ts). */
   env?: Record<string, string>;
+  /** Where domain outcomes are counted (src/outcomes.ts). */
+  outcomes?: Dependencies['outcomes'];
 };
 
 /** The real app on a test database, with a manual clock; any dependency can be replaced. */
@@ -93,7 +95,7 @@ export function createTestApp(db: Kysely<Database>, overrides: Overrides = {}) {
   const clock = overrides.clock ?? new ManualClock(new Date());
   const config = testConfig(overrides.env);
   const logger = overrides.logger ?? logs.logger;
-  const deps: Dependencies = { db, clock, logger, config };
+  const deps: Dependencies = { db, clock, logger, config, outcomes: overrides.outcomes };
   const services = buildServices(deps);
   const app = createApp({
     spec,
@@ -102,6 +104,7 @@ export function createTestApp(db: Kysely<Database>, overrides: Overrides = {}) {
     handlers: overrides.handlers ?? createHandlers(services),
     authenticators: overrides.authenticators ?? services.authenticators,
     options: { validateResponses: true, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes, ...overrides.options },
+    observeRequest: overrides.observeRequest,
   });
   return { app, logs, clock, deps };
 }

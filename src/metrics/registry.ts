@@ -1,0 +1,126 @@
+// The service's Prometheus metrics (prom-client), in one registry: what docs/DEPLOYMENT.md lists
+// for dashboards and alerts. Requests are observed by the HTTP edge (src/http/request-metrics.ts)
+// and domain outcomes through the Outcomes interface (src/outcomes.ts), both one label lookup and
+// an increment per request; pool, hashing and seal figures are read when Prometheus scrapes.
+// Every label takes one of a fixed few values (an operationId, a status class, an outcome, a
+// state): never a path, a user, an e-mail or a key id.
+import client from 'prom-client';
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../clock.js';
+import type { Outcomes, SignInOutcome, RefreshOutcome, ApiKeyOutcome } from '../outcomes.js';
+import { hashingPoolState } from '../auth/passwords.js';
+import { sealLagSeconds } from '../audit/seal.js';
+
+export interface MetricSources {
+  db: Kysely<Database>;
+  pool: pg.Pool;
+  clock: Clock;
+}
+
+/** The label of a request no operation of the contract matched (probes, the web app, a 404). */
+export const NO_OPERATION = 'none';
+
+// From a probe's fraction of a millisecond to a slow sign-in's seconds.
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
+
+const SIGN_IN_OUTCOMES: readonly SignInOutcome[] = ['succeeded', 'failed', 'throttled'];
+const REFRESH_OUTCOMES: readonly RefreshOutcome[] = ['issued', 'replayed', 'reused', 'refused'];
+const API_KEY_OUTCOMES: readonly ApiKeyOutcome[] = ['accepted', 'invalid', 'expired', 'creator_disabled'];
+
+/** A counter of outcomes whose every outcome is a series from the start (0 until it happens), so rates and alerts see it. */
+function outcomeCounter<T extends string>(registry: client.Registry, name: string, help: string, outcomes: readonly T[]) {
+  const counter = new client.Counter({ name, help, labelNames: ['outcome'], registers: [registry] });
+  for (const outcome of outcomes) counter.inc({ outcome }, 0);
+  return (outcome: T) => counter.inc({ outcome });
+}
+
+export function serviceMetrics({ db, pool, clock }: MetricSources) {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const requests = new client.Histogram({
+    name: 'backoffice_http_request_duration_seconds',
+    help: 'Requests answered, by operationId (none: outside the contract) and status class, and how long they took',
+    labelNames: ['operation', 'status_class'],
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+
+  const outcomes: Outcomes = {
+    signIn: outcomeCounter(registry, 'backoffice_sign_ins_total', 'Sign-ins (POST /sessions) by outcome', SIGN_IN_OUTCOMES),
+    refresh: outcomeCounter(registry, 'backoffice_token_refreshes_total', 'Token refreshes (POST /tokens) by outcome', REFRESH_OUTCOMES),
+    apiKeyAuthentication: outcomeCounter(registry, 'backoffice_api_key_authentications_total', 'Requests authenticated by an x-api-key, by outcome', API_KEY_OUTCOMES),
+  };
+
+  new client.Gauge({
+    name: 'backoffice_db_pool_connections',
+    help: 'Database connections of this process, by state (in_use: lent to a request; idle: open, free)',
+    labelNames: ['state'],
+    registers,
+    collect() {
+      this.set({ state: 'in_use' }, pool.totalCount - pool.idleCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+    },
+  });
+  new client.Gauge({
+    name: 'backoffice_db_pool_waiting',
+    help: 'Queries waiting for a free database connection of this process',
+    registers,
+    collect() {
+      this.set(pool.waitingCount);
+    },
+  });
+  new client.Gauge({
+    name: 'backoffice_password_hash_threads',
+    help: 'Argon2 hashing threads, by state (busy, idle)',
+    labelNames: ['state'],
+    registers,
+    collect() {
+      const { threads, busy } = hashingPoolState();
+      this.set({ state: 'busy' }, busy);
+      this.set({ state: 'idle' }, threads - busy);
+    },
+  });
+  new client.Gauge({
+    name: 'backoffice_password_hash_queue',
+    help: 'Password hashes and verifications waiting for a hashing thread',
+    registers,
+    collect() {
+      this.set(hashingPoolState().queued);
+    },
+  });
+  new client.Counter({
+    name: 'backoffice_password_hashes_total',
+    help: 'Password hashes and verifications done',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(hashingPoolState().completed);
+    },
+  });
+  new client.Gauge({
+    name: 'backoffice_audit_seal_lag_seconds',
+    help: 'How long the oldest audit event not sealed yet has waited (0: all sealed); the same figure from every process',
+    registers,
+    aggregator: 'max',
+    async collect() {
+      // NaN (no figure) while the database does not answer; the pool gauges and the 503s say why.
+      this.set(await sealLagSeconds(db, clock.now()).catch(() => Number.NaN));
+    },
+  });
+
+  return {
+    registry,
+    outcomes,
+    /** One answered request: its operationId (undefined outside the contract), status and duration. */
+    observeRequest(operationId: string | undefined, status: number, seconds: number) {
+      requests.observe({ operation: operationId ?? NO_OPERATION, status_class: STATUS_CLASSES[Math.floor(status / 100) - 1] ?? '5xx' }, seconds);
+    },
+  };
+}
+
+export type ServiceMetrics = ReturnType<typeof serviceMetrics>;
