@@ -652,6 +652,179 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/meetings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the meetings of a time range
+         * @description The meetings overlapping `[from, until)` (at most 92 days), cancelled ones included, ordered by
+         *     start time then id, with keyset pagination as in `GET /users`: pass `next-cursor` as `cursor`
+         *     for the next page (the cursor is bound to `from`, `until` and `attendee_id`). With
+         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400`
+         *     with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
+         *     or attends them.
+         *
+         *     **Required permission:** `meetings.list`
+         */
+        get: operations["listMeetings"];
+        put?: never;
+        /**
+         * Plan a meeting
+         * @description Plans a meeting and answers it with its address in `Location`. `ends-at` must be after
+         *     `starts-at` and at most 24 hours later; every attendee and the organizer must be active users
+         *     (`400 validation_failed` naming the field otherwise, and nothing is written). The organizer is
+         *     the signed-in caller unless `organizer-id` names someone else; an API key must name one.
+         *
+         *     **Required permission:** `meetings.create`
+         */
+        post: operations["createMeeting"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reunions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the meetings of a time range (French path)
+         * @description French name of `GET /meetings`; same behaviour.
+         *     The meetings overlapping `[from, until)` (at most 92 days), cancelled ones included, ordered by
+         *     start time then id, with keyset pagination as in `GET /users`: pass `next-cursor` as `cursor`
+         *     for the next page (the cursor is bound to `from`, `until` and `attendee_id`). With
+         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400`
+         *     with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
+         *     or attends them.
+         *
+         *     **Required permission:** `meetings.list`
+         */
+        get: operations["listReunions"];
+        put?: never;
+        /**
+         * Plan a meeting (French path)
+         * @description French name of `POST /meetings`; same behaviour.
+         *     Plans a meeting and answers it with its address in `Location`. `ends-at` must be after
+         *     `starts-at` and at most 24 hours later; every attendee and the organizer must be active users
+         *     (`400 validation_failed` naming the field otherwise, and nothing is written). The organizer is
+         *     the signed-in caller unless `organizer-id` names someone else; an API key must name one.
+         *
+         *     **Required permission:** `meetings.create`
+         */
+        post: operations["createReunion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/meetings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The meeting's id. Any text up to 100 characters is accepted here and looked up: an id that is
+                 *     not a meeting's (unknown, malformed, or another kind of resource's) answers `404`, the same as
+                 *     an unknown one, and a caller without the operation's permission gets its `403` first, whatever
+                 *     the id.
+                 * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+                 */
+                id: components["parameters"]["MeetingId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a meeting
+         * @description One meeting, in the same shape as in `GET /meetings`. Visible to every holder of
+         *     `meetings.read`.
+         *
+         *     **Required permission:** `meetings.read`
+         */
+        get: operations["getMeeting"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a meeting
+         * @description Deletes the meeting and its list of attendees (the audit journal keeps what it was). To call a
+         *     meeting off and keep it visible, `PATCH` its `status` to `cancelled` instead.
+         *
+         *     **Required permission:** `meetings.delete`
+         */
+        delete: operations["deleteMeeting"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a meeting
+         * @description Changes any of the fields sent (`null` clears `description` or `location`); `attendee-ids` is
+         *     the complete new set. Cancelling is `status: cancelled`. The permission is the only source of
+         *     the right: organising or attending a meeting gives none, so an organizer without
+         *     `meetings.update` cannot change their own meeting. Bad input (`400`) changes nothing.
+         *
+         *     **Required permission:** `meetings.update`
+         */
+        patch: operations["updateMeeting"];
+        trace?: never;
+    };
+    "/reunions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The meeting's id. Any text up to 100 characters is accepted here and looked up: an id that is
+                 *     not a meeting's (unknown, malformed, or another kind of resource's) answers `404`, the same as
+                 *     an unknown one, and a caller without the operation's permission gets its `403` first, whatever
+                 *     the id.
+                 * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+                 */
+                id: components["parameters"]["MeetingId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a meeting (French path)
+         * @description French name of `GET /meetings/{id}`; same behaviour.
+         *     One meeting, in the same shape as in `GET /meetings`. Visible to every holder of
+         *     `meetings.read`.
+         *
+         *     **Required permission:** `meetings.read`
+         */
+        get: operations["getReunion"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a meeting (French path)
+         * @description French name of `DELETE /meetings/{id}`; same behaviour.
+         *     Deletes the meeting and its list of attendees (the audit journal keeps what it was). To call a
+         *     meeting off and keep it visible, `PATCH` its `status` to `cancelled` instead.
+         *
+         *     **Required permission:** `meetings.delete`
+         */
+        delete: operations["deleteReunion"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a meeting (French path)
+         * @description French name of `PATCH /meetings/{id}`; same behaviour.
+         *     Changes any of the fields sent (`null` clears `description` or `location`); `attendee-ids` is
+         *     the complete new set. Cancelling is `status: cancelled`. The permission is the only source of
+         *     the right: organising or attending a meeting gives none, so an organizer without
+         *     `meetings.update` cannot change their own meeting. Bad input (`400`) changes nothing.
+         *
+         *     **Required permission:** `meetings.update`
+         */
+        patch: operations["updateReunion"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -716,7 +889,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.create" | "tasks.update" | "meetings.list" | "meetings.create" | "meetings.update";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.create" | "tasks.update" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete";
         ProblemFieldError: {
             /**
              * @description Where the problem is, as `request/<part>/<path>` (body, query, headers, params). Body paths
@@ -1219,11 +1392,12 @@ export interface components {
          *     `session_revoked` (with `details.reason`), `password_changed`. Changes of rights:
          *     `api_key_created`, `api_key_updated`, `api_key_rotated` (with `details.grace_period_seconds`),
          *     `api_key_revoked`, `role_created`, `role_updated`, `role_deleted`, `user_created`,
-         *     `user_updated`, `user_disabled`. Reads are never recorded, and neither are refused operations.
+         *     `user_updated`, `user_disabled`. Meetings: `meeting_created`, `meeting_updated`,
+         *     `meeting_deleted`. Reads are never recorded, and neither are refused operations.
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted";
         /**
          * @description Who acted: a signed-in `user` (with the session used), an `api-key`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
@@ -1259,14 +1433,14 @@ export interface components {
              * @example api_key
              * @enum {string}
              */
-            type: "user" | "role" | "api_key" | "session";
+            type: "user" | "role" | "api_key" | "session" | "meeting";
             /**
              * Format: uuid
              * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
              */
             id: string;
             /**
-             * @description Its name when the event was recorded (a user's name, a role's or a key's name; for a session, its owner's name).
+             * @description Its name when the event was recorded (a user's name, a role's or a key's name; for a session, its owner's name; a meeting's title).
              * @example ci-deploy
              */
             label: string | null;
@@ -1362,6 +1536,200 @@ export interface components {
                  */
                 throttled: number;
             }[];
+        };
+        /**
+         * @description A person of a meeting, as they are now: a disabled user stays in their meetings, shown
+         *     `disabled`.
+         */
+        MeetingPerson: {
+            /**
+             * Format: uuid
+             * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+             */
+            id: string;
+            /**
+             * @description First and last name.
+             * @example Ada Lovelace
+             */
+            label: string;
+            /**
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "disabled";
+        };
+        /** @description Who created the resource, a signed-in person or an API key, and their name now. */
+        CreatedBy: {
+            /**
+             * @example user
+             * @enum {string}
+             */
+            type: "user" | "api_key";
+            /**
+             * Format: uuid
+             * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+             */
+            id: string;
+            /**
+             * @description The person's first and last name, or the key's name.
+             * @example Ada Lovelace
+             */
+            label: string;
+        };
+        /**
+         * @description A meeting: a time span of at most 24 hours, half-open (`[starts_at, ends_at)`), an organizer and
+         *     the people attending. **The organizer always attends:** `attendee-ids` and `attendees` include
+         *     them, whether or not they were listed when the meeting was planned.
+         */
+        Meeting: {
+            /**
+             * Format: uuid
+             * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+             */
+            id: string;
+            /** @example Quarterly review */
+            title: string;
+            /** @example Figures of the quarter, then the plan for the next one. */
+            description: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-12-15T09:00:00.000Z
+             */
+            "starts-at": string;
+            /**
+             * Format: date-time
+             * @example 2026-12-15T10:30:00.000Z
+             */
+            "ends-at": string;
+            /** @example Room 4 */
+            location: string | null;
+            /**
+             * @example scheduled
+             * @enum {string}
+             */
+            status: "scheduled" | "cancelled";
+            /**
+             * Format: uuid
+             * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+             */
+            "organizer-id": string;
+            organizer: components["schemas"]["MeetingPerson"];
+            /**
+             * @description The ids of `attendees`, in the same order; send them back as they are in a `PATCH`.
+             * @example [
+             *       "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+             *       "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+             *     ]
+             */
+            "attendee-ids": string[];
+            /** @description The people attending, the organizer included, by name. */
+            attendees: components["schemas"]["MeetingPerson"][];
+            "created-by": components["schemas"]["CreatedBy"];
+            /**
+             * Format: date-time
+             * @example 2026-12-01T08:00:00.000Z
+             */
+            "created-at": string;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T08:00:00.000Z
+             */
+            "updated-at": string;
+        };
+        /** @description One page of meetings, by start time then id. */
+        MeetingPage: {
+            data: components["schemas"]["Meeting"][];
+            /**
+             * @description Pass as `cursor` for the next page; `null` on the last page.
+             * @example null
+             */
+            "next-cursor": string | null;
+        };
+        MeetingCreateRequest: {
+            /**
+             * @description Unicode-normalised (NFC) and trimmed; no control or bidirectional control characters.
+             * @example Quarterly review
+             */
+            title: string;
+            /**
+             * @description Free text; line breaks kept. Blank or `null` means none.
+             * @example Figures of the quarter, then the plan for the next one.
+             */
+            description?: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-12-15T09:00:00Z
+             */
+            "starts-at": string;
+            /**
+             * Format: date-time
+             * @description After `starts-at`, and at most 24 hours after it.
+             * @example 2026-12-15T10:30:00Z
+             */
+            "ends-at": string;
+            /** @example Room 4 */
+            location?: string | null;
+            /**
+             * @description The people invited: 0 to 100 distinct active users. The organizer is added when not listed.
+             * @example [
+             *       "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+             *     ]
+             */
+            "attendee-ids"?: string[];
+            /**
+             * Format: uuid
+             * @description An active user. Defaults to the signed-in caller; an API key is nobody, so a key must name
+             *     one (`400` otherwise).
+             * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+             */
+            "organizer-id"?: string;
+            /**
+             * @default scheduled
+             * @example scheduled
+             * @enum {string}
+             */
+            status: "scheduled" | "cancelled";
+        };
+        /**
+         * @description The fields to change; at least one. `null` clears `description` or `location`. The new times
+         *     together must still make a span of at most 24 hours.
+         */
+        MeetingUpdateRequest: {
+            /** @example Quarterly review */
+            title?: string;
+            /** @example null */
+            description?: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-12-15T09:30:00Z
+             */
+            "starts-at"?: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-15T11:00:00Z
+             */
+            "ends-at"?: string;
+            /** @example Room 4 */
+            location?: string | null;
+            /**
+             * @description The complete new set of people invited (0 to 100; the organizer stays among them). A person
+             *     added must be an active user; one already attending may stay after being disabled.
+             * @example [
+             *       "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+             *     ]
+             */
+            "attendee-ids"?: string[];
+            /**
+             * Format: uuid
+             * @description A new organizer, an active user; they are added to the attendees (the former one stays among them unless `attendee-ids` says otherwise).
+             * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+             */
+            "organizer-id"?: string;
+            /**
+             * @example cancelled
+             * @enum {string}
+             */
+            status?: "scheduled" | "cancelled";
         };
     };
     responses: {
@@ -2019,6 +2387,221 @@ export interface components {
                 "application/json": components["schemas"]["AuditEventPage"];
             };
         };
+        /** @description One page of the meetings overlapping the range. */
+        MeetingPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
+                 *           "title": "Quarterly review",
+                 *           "description": "Figures of the quarter, then the plan for the next one.",
+                 *           "starts-at": "2026-12-15T09:00:00.000Z",
+                 *           "ends-at": "2026-12-15T10:30:00.000Z",
+                 *           "location": "Room 4",
+                 *           "status": "scheduled",
+                 *           "organizer-id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "organizer": {
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "status": "active"
+                 *           },
+                 *           "attendee-ids": [
+                 *             "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+                 *           ],
+                 *           "attendees": [
+                 *             {
+                 *               "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *               "label": "Ada Lovelace",
+                 *               "status": "active"
+                 *             },
+                 *             {
+                 *               "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *               "label": "Grace Hopper",
+                 *               "status": "disabled"
+                 *             }
+                 *           ],
+                 *           "created-by": {
+                 *             "type": "user",
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace"
+                 *           },
+                 *           "created-at": "2026-12-01T08:00:00.000Z",
+                 *           "updated-at": "2026-12-01T08:00:00.000Z"
+                 *         },
+                 *         {
+                 *           "id": "9c2b7e4f-1d3a-4b6c-8e5f-a0b1c2d3e4f5",
+                 *           "title": "Support hand-over",
+                 *           "description": null,
+                 *           "starts-at": "2026-12-17T16:00:00.000Z",
+                 *           "ends-at": "2026-12-17T16:30:00.000Z",
+                 *           "location": null,
+                 *           "status": "cancelled",
+                 *           "organizer-id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "organizer": {
+                 *             "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *             "label": "Grace Hopper",
+                 *             "status": "disabled"
+                 *           },
+                 *           "attendee-ids": [
+                 *             "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+                 *           ],
+                 *           "attendees": [
+                 *             {
+                 *               "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *               "label": "Grace Hopper",
+                 *               "status": "disabled"
+                 *             }
+                 *           ],
+                 *           "created-by": {
+                 *             "type": "api_key",
+                 *             "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *             "label": "calendar-sync"
+                 *           },
+                 *           "created-at": "2026-12-02T11:20:00.000Z",
+                 *           "updated-at": "2026-12-09T07:45:00.000Z"
+                 *         }
+                 *       ],
+                 *       "next-cursor": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingPage"];
+            };
+        };
+        /** @description The meeting, planned. */
+        MeetingCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                Location: components["headers"]["Location"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
+                 *       "title": "Quarterly review",
+                 *       "description": "Figures of the quarter, then the plan for the next one.",
+                 *       "starts-at": "2026-12-15T09:00:00.000Z",
+                 *       "ends-at": "2026-12-15T10:30:00.000Z",
+                 *       "location": "Room 4",
+                 *       "status": "scheduled",
+                 *       "organizer-id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *       "organizer": {
+                 *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "label": "Ada Lovelace",
+                 *         "status": "active"
+                 *       },
+                 *       "attendee-ids": [
+                 *         "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+                 *       ],
+                 *       "attendees": [
+                 *         {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         {
+                 *           "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "label": "Grace Hopper",
+                 *           "status": "disabled"
+                 *         }
+                 *       ],
+                 *       "created-by": {
+                 *         "type": "user",
+                 *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "label": "Ada Lovelace"
+                 *       },
+                 *       "created-at": "2026-12-01T08:00:00.000Z",
+                 *       "updated-at": "2026-12-01T08:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Meeting"];
+            };
+        };
+        /** @description The meeting. */
+        Meeting: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
+                 *       "title": "Quarterly review",
+                 *       "description": "Figures of the quarter, then the plan for the next one.",
+                 *       "starts-at": "2026-12-15T09:00:00.000Z",
+                 *       "ends-at": "2026-12-15T10:30:00.000Z",
+                 *       "location": "Room 4",
+                 *       "status": "scheduled",
+                 *       "organizer-id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *       "organizer": {
+                 *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "label": "Ada Lovelace",
+                 *         "status": "active"
+                 *       },
+                 *       "attendee-ids": [
+                 *         "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+                 *       ],
+                 *       "attendees": [
+                 *         {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         {
+                 *           "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "label": "Grace Hopper",
+                 *           "status": "disabled"
+                 *         }
+                 *       ],
+                 *       "created-by": {
+                 *         "type": "user",
+                 *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "label": "Ada Lovelace"
+                 *       },
+                 *       "created-at": "2026-12-01T08:00:00.000Z",
+                 *       "updated-at": "2026-12-01T08:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Meeting"];
+            };
+        };
+        /**
+         * @description No meeting has this id: unknown, malformed, deleted, or the id of something else. The answer is
+         *     the same in every case, so it says nothing of what exists.
+         */
+        MeetingNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:not_found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "No meeting has this id.",
+                 *       "code": "not_found",
+                 *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -2112,7 +2695,7 @@ export interface components {
          * @description Only events about this kind of object.
          * @example api_key
          */
-        AuditTargetTypeFilter: "user" | "role" | "api_key" | "session";
+        AuditTargetTypeFilter: "user" | "role" | "api_key" | "session" | "meeting";
         /**
          * @description Only events about this user, role, API key or session.
          * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
@@ -2133,6 +2716,31 @@ export interface components {
          * @example 2026-11-21T00:00:00Z
          */
         AuditBefore: string;
+        /**
+         * @description Start of the range (inclusive). Meetings overlapping `[from, until)` are listed: a meeting
+         *     ending exactly at `from` or starting exactly at `until` does not overlap it.
+         * @example 2026-12-14T00:00:00Z
+         */
+        MeetingFrom: string;
+        /**
+         * @description End of the range (exclusive); after `from`, and at most 92 days after it (`400` otherwise).
+         * @example 2026-12-21T00:00:00Z
+         */
+        MeetingUntil: string;
+        /**
+         * @description Only the meetings this person takes part in (the organizer always does), by user id, or `me`
+         *     for the signed-in caller. An API key is nobody: `me` with an API key answers `400`.
+         * @example me
+         */
+        MeetingAttendeeFilter: string;
+        /**
+         * @description The meeting's id. Any text up to 100 characters is accepted here and looked up: an id that is
+         *     not a meeting's (unknown, malformed, or another kind of resource's) answers `404`, the same as
+         *     an unknown one, and a caller without the operation's permission gets its `403` first, whatever
+         *     the id.
+         * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+         */
+        MeetingId: string;
     };
     requestBodies: {
         Refresh: {
@@ -2168,6 +2776,11 @@ export interface components {
          * @example 540
          */
         RetryAfter: number;
+        /**
+         * @description The address of the resource just created.
+         * @example /meetings/5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+         */
+        Location: string;
     };
     pathItems: never;
 }
@@ -2203,6 +2816,12 @@ export type AuditTarget = components['schemas']['AuditTarget'];
 export type AuditEvent = components['schemas']['AuditEvent'];
 export type AuditEventPage = components['schemas']['AuditEventPage'];
 export type SignInsPerHour = components['schemas']['SignInsPerHour'];
+export type MeetingPerson = components['schemas']['MeetingPerson'];
+export type CreatedBy = components['schemas']['CreatedBy'];
+export type Meeting = components['schemas']['Meeting'];
+export type MeetingPage = components['schemas']['MeetingPage'];
+export type MeetingCreateRequest = components['schemas']['MeetingCreateRequest'];
+export type MeetingUpdateRequest = components['schemas']['MeetingUpdateRequest'];
 export type ResponseSessionList = components['responses']['SessionList'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
@@ -2225,6 +2844,10 @@ export type ResponseRole = components['responses']['Role'];
 export type ResponseApiKeyWithSecret = components['responses']['ApiKeyWithSecret'];
 export type ResponseApiKey = components['responses']['ApiKey'];
 export type ResponseAuditEventPage = components['responses']['AuditEventPage'];
+export type ResponseMeetingPage = components['responses']['MeetingPage'];
+export type ResponseMeetingCreated = components['responses']['MeetingCreated'];
+export type ResponseMeeting = components['responses']['Meeting'];
+export type ResponseMeetingNotFound = components['responses']['MeetingNotFound'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
 export type ParameterLimit = components['parameters']['Limit'];
@@ -2246,11 +2869,16 @@ export type ParameterAuditTargetIdFilter = components['parameters']['AuditTarget
 export type ParameterAuditUserIdFilter = components['parameters']['AuditUserIdFilter'];
 export type ParameterAuditSince = components['parameters']['AuditSince'];
 export type ParameterAuditBefore = components['parameters']['AuditBefore'];
+export type ParameterMeetingFrom = components['parameters']['MeetingFrom'];
+export type ParameterMeetingUntil = components['parameters']['MeetingUntil'];
+export type ParameterMeetingAttendeeFilter = components['parameters']['MeetingAttendeeFilter'];
+export type ParameterMeetingId = components['parameters']['MeetingId'];
 export type RequestBodyRefresh = components['requestBodies']['Refresh'];
 export type HeaderXRequestId = components['headers']['XRequestId'];
 export type HeaderCacheControlNoStore = components['headers']['CacheControlNoStore'];
 export type HeaderWwwAuthenticate = components['headers']['WWWAuthenticate'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
+export type HeaderLocation = components['headers']['Location'];
 export type $defs = Record<string, never>;
 export interface operations {
     listSessions: {
@@ -3612,6 +4240,424 @@ export interface operations {
             200: components["responses"]["AuditEventPage"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMeetings: {
+        parameters: {
+            query: {
+                /**
+                 * @description Start of the range (inclusive). Meetings overlapping `[from, until)` are listed: a meeting
+                 *     ending exactly at `from` or starting exactly at `until` does not overlap it.
+                 * @example 2026-12-14T00:00:00Z
+                 */
+                from: components["parameters"]["MeetingFrom"];
+                /**
+                 * @description End of the range (exclusive); after `from`, and at most 92 days after it (`400` otherwise).
+                 * @example 2026-12-21T00:00:00Z
+                 */
+                until: components["parameters"]["MeetingUntil"];
+                /**
+                 * @description Only the meetings this person takes part in (the organizer always does), by user id, or `me`
+                 *     for the signed-in caller. An API key is nobody: `me` with an API key answers `400`.
+                 * @example me
+                 */
+                attendee_id?: components["parameters"]["MeetingAttendeeFilter"];
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `next-cursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MeetingPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMeeting: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Quarterly review",
+                 *       "description": "Figures of the quarter, then the plan for the next one.",
+                 *       "starts-at": "2026-12-15T09:00:00Z",
+                 *       "ends-at": "2026-12-15T10:30:00Z",
+                 *       "location": "Room 4",
+                 *       "attendee-ids": [
+                 *         "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+                 *       ],
+                 *       "organizer-id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["MeetingCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listReunions: {
+        parameters: {
+            query: {
+                /**
+                 * @description Start of the range (inclusive). Meetings overlapping `[from, until)` are listed: a meeting
+                 *     ending exactly at `from` or starting exactly at `until` does not overlap it.
+                 * @example 2026-12-14T00:00:00Z
+                 */
+                from: components["parameters"]["MeetingFrom"];
+                /**
+                 * @description End of the range (exclusive); after `from`, and at most 92 days after it (`400` otherwise).
+                 * @example 2026-12-21T00:00:00Z
+                 */
+                until: components["parameters"]["MeetingUntil"];
+                /**
+                 * @description Only the meetings this person takes part in (the organizer always does), by user id, or `me`
+                 *     for the signed-in caller. An API key is nobody: `me` with an API key answers `400`.
+                 * @example me
+                 */
+                attendee_id?: components["parameters"]["MeetingAttendeeFilter"];
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `next-cursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MeetingPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createReunion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Quarterly review",
+                 *       "description": "Figures of the quarter, then the plan for the next one.",
+                 *       "starts-at": "2026-12-15T09:00:00Z",
+                 *       "ends-at": "2026-12-15T10:30:00Z",
+                 *       "location": "Room 4",
+                 *       "attendee-ids": [
+                 *         "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+                 *       ],
+                 *       "organizer-id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["MeetingCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMeeting: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The meeting's id. Any text up to 100 characters is accepted here and looked up: an id that is
+                 *     not a meeting's (unknown, malformed, or another kind of resource's) answers `404`, the same as
+                 *     an unknown one, and a caller without the operation's permission gets its `403` first, whatever
+                 *     the id.
+                 * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+                 */
+                id: components["parameters"]["MeetingId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Meeting"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MeetingNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMeeting: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The meeting's id. Any text up to 100 characters is accepted here and looked up: an id that is
+                 *     not a meeting's (unknown, malformed, or another kind of resource's) answers `404`, the same as
+                 *     an unknown one, and a caller without the operation's permission gets its `403` first, whatever
+                 *     the id.
+                 * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+                 */
+                id: components["parameters"]["MeetingId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MeetingNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMeeting: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The meeting's id. Any text up to 100 characters is accepted here and looked up: an id that is
+                 *     not a meeting's (unknown, malformed, or another kind of resource's) answers `404`, the same as
+                 *     an unknown one, and a caller without the operation's permission gets its `403` first, whatever
+                 *     the id.
+                 * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+                 */
+                id: components["parameters"]["MeetingId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "starts-at": "2026-12-15T09:30:00Z",
+                 *       "ends-at": "2026-12-15T11:00:00Z",
+                 *       "location": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Meeting"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MeetingNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getReunion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The meeting's id. Any text up to 100 characters is accepted here and looked up: an id that is
+                 *     not a meeting's (unknown, malformed, or another kind of resource's) answers `404`, the same as
+                 *     an unknown one, and a caller without the operation's permission gets its `403` first, whatever
+                 *     the id.
+                 * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+                 */
+                id: components["parameters"]["MeetingId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Meeting"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MeetingNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteReunion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The meeting's id. Any text up to 100 characters is accepted here and looked up: an id that is
+                 *     not a meeting's (unknown, malformed, or another kind of resource's) answers `404`, the same as
+                 *     an unknown one, and a caller without the operation's permission gets its `403` first, whatever
+                 *     the id.
+                 * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+                 */
+                id: components["parameters"]["MeetingId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MeetingNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateReunion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The meeting's id. Any text up to 100 characters is accepted here and looked up: an id that is
+                 *     not a meeting's (unknown, malformed, or another kind of resource's) answers `404`, the same as
+                 *     an unknown one, and a caller without the operation's permission gets its `403` first, whatever
+                 *     the id.
+                 * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
+                 */
+                id: components["parameters"]["MeetingId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "starts-at": "2026-12-15T09:30:00Z",
+                 *       "ends-at": "2026-12-15T11:00:00Z",
+                 *       "location": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Meeting"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MeetingNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
