@@ -2720,7 +2720,8 @@ export interface components {
         AuditBefore: string;
         /**
          * @description Start of the range (inclusive). Meetings overlapping `[from, until)` are listed: a meeting
-         *     ending exactly at `from` or starting exactly at `until` does not overlap it.
+         *     ending exactly at `from` or starting exactly at `until` does not overlap it. The colons of a timestamp may be sent as they are; a `+` of an offset
+         *     must be encoded (`%2B`), as in any query.
          * @example 2026-12-14T00:00:00Z
          */
         MeetingFrom: string;
@@ -4313,7 +4314,8 @@ export interface operations {
             query: {
                 /**
                  * @description Start of the range (inclusive). Meetings overlapping `[from, until)` are listed: a meeting
-                 *     ending exactly at `from` or starting exactly at `until` does not overlap it.
+                 *     ending exactly at `from` or starting exactly at `until` does not overlap it. The colons of a timestamp may be sent as they are; a `+` of an offset
+                 *     must be encoded (`%2B`), as in any query.
                  * @example 2026-12-14T00:00:00Z
                  */
                 from: components["parameters"]["MeetingFrom"];
@@ -4414,7 +4416,8 @@ export interface operations {
             query: {
                 /**
                  * @description Start of the range (inclusive). Meetings overlapping `[from, until)` are listed: a meeting
-                 *     ending exactly at `from` or starting exactly at `until` does not overlap it.
+                 *     ending exactly at `from` or starting exactly at `until` does not overlap it. The colons of a timestamp may be sent as they are; a `+` of an offset
+                 *     must be encoded (`%2B`), as in any query.
                  * @example 2026-12-14T00:00:00Z
                  */
                 from: components["parameters"]["MeetingFrom"];

@@ -8,6 +8,7 @@ import { roleService } from './roles/service.js';
 import { apiKeyService } from './api-keys/service.js';
 import { sessionService } from './sessions/service.js';
 import { auditService } from './audit/service.js';
+import { meetingService } from './meetings/service.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { bearerAuthenticator } from './sessions/authenticator.js';
 
@@ -17,6 +18,7 @@ export interface Services {
   apiKeys: ReturnType<typeof apiKeyService>;
   sessions: ReturnType<typeof sessionService>;
   audit: ReturnType<typeof auditService>;
+  meetings: ReturnType<typeof meetingService>;
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
 }
@@ -28,6 +30,7 @@ export function buildServices(deps: Dependencies): Services {
     apiKeys: apiKeyService(deps),
     sessions: sessionService(deps),
     audit: auditService(deps),
+    meetings: meetingService(deps),
     authenticators: { apiKey: apiKeyAuthenticator(deps), bearer: bearerAuthenticator(deps) },
   };
 }

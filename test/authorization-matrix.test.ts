@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
-import { expectContractResponse } from './support/contract.js';
-import { makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
+import { expectContractResponse, requiredQuery } from './support/contract.js';
+import { makeApiKey, makeMeeting, makeRole, makeUser } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
 import { ManualClock } from '../src/clock.js';
@@ -20,8 +20,11 @@ const secured = indexOperations(spec).filter((op) => op.security.length > 0);
 const PASSWORD = 'matrix passphrase 1234';
 
 let database: TestDatabase;
+/** An active user, for the people a request example names. */
+let attendee: string;
 beforeAll(async () => {
   database = await createTestDatabase();
+  attendee = (await makeUser(database.db)).id;
 });
 afterAll(() => database.destroy());
 
@@ -35,7 +38,10 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   utilisateurs: async (db) => (await makeUser(db)).id,
   roles: async (db) => (await makeRole(db, [])).id,
   'api-keys': async (db) => (await makeApiKey(db, [])).id,
+  meetings: async (db) => (await makeMeeting(db)).id,
+  reunions: async (db) => (await makeMeeting(db)).id,
 };
+
 
 /** A signed-in caller (through the real POST /sessions), when the case has one. */
 interface Caller {
@@ -60,7 +66,7 @@ async function concretePath(op: OperationInfo, caller?: Caller): Promise<string>
     if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add one to RESOURCES in ${import.meta.url}`);
     path = path.replace(placeholder, await make(database.db));
   }
-  return path;
+  return `${path}${requiredQuery(op)}`;
 }
 
 /** The contract's own request example, with names and e-mails made unique so that it can be replayed. */
@@ -75,6 +81,9 @@ function exampleBody(op: OperationInfo, caller?: Caller): unknown {
     const body = example as Record<string, unknown>;
     if (typeof body.email === 'string') body.email = `matrix-${unique}@example.com`;
     if (typeof body.name === 'string') body.name = `${body.name} ${unique}`;
+    // People named in a meeting must be active users.
+    if (typeof body.organizer_id === 'string') body.organizer_id = attendee;
+    if (Array.isArray(body.attendee_ids)) body.attendee_ids = [attendee];
     // What only the signed-in caller can know: their password, their refresh token.
     if (caller && typeof body.current_password === 'string') body.current_password = caller.password;
     if (caller && typeof body.refresh_token === 'string') body.refresh_token = caller.refreshToken;

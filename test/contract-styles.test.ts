@@ -11,9 +11,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, spec, type TestDatabase } from './support/context.js';
+import { requiredQuery } from './support/contract.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { startValidationProxy, type PrismProcess } from './support/prism.js';
-import { adminRoleId, makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
+import { adminRoleId, makeApiKey, makeMeeting, makeRole, makeUser } from './support/access-fixtures.js';
 import { deref, indexOperations, type OpenApiDocument, type OperationInfo } from '../src/contract/spec.js';
 import { INFLECTIONS, styleKey, type Inflection } from '../src/http/inflection.js';
 import { hashPassword } from '../src/auth/passwords.js';
@@ -75,7 +76,10 @@ const RESOURCES: Record<string, () => Promise<string>> = {
   utilisateurs: async () => (await makeUser(database.db)).id,
   roles: async () => (await makeRole(database.db, ['tasks.list'])).id,
   'api-keys': async () => (await makeApiKey(database.db, ['tasks.list'])).id,
+  meetings: async () => (await makeMeeting(database.db)).id,
+  reunions: async () => (await makeMeeting(database.db)).id,
 };
+
 
 /** The path of a success case: real resources (sessions exist only by signing in). */
 async function successPath(op: OperationInfo, caller: Caller | undefined): Promise<string> {
@@ -90,17 +94,17 @@ async function successPath(op: OperationInfo, caller: Caller | undefined): Promi
     if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add one to RESOURCES in test/contract-styles.test.ts`);
     path = path.replace(placeholder, await make());
   }
-  return path;
+  return `${path}${requiredQuery(op)}`;
 }
 
 /** Any uuid in every path parameter: for answers decided before the resource is looked up, and for 404. */
-const unknownPath = (op: OperationInfo) => op.path.replace(/\{[^}]+\}/g, () => randomUUID());
+const unknownPath = (op: OperationInfo) => `${op.path.replace(/\{[^}]+\}/g, () => randomUUID())}${requiredQuery(op)}`;
 
 /**
  * The request example of the operation in the style's own contract, with what must be unique or
  * real put in, found by the style's key names.
  */
-function exampleBody(contract: OpenApiDocument, op: OperationInfo, style: Inflection, fill: Record<string, string>): unknown {
+function exampleBody(contract: OpenApiDocument, op: OperationInfo, style: Inflection, fill: Record<string, unknown>): unknown {
   const operation = contract.paths[op.path]![op.method]!;
   const media = deref(contract, operation.requestBody)?.content?.['application/json'];
   if (!media) return undefined;
@@ -110,7 +114,7 @@ function exampleBody(contract: OpenApiDocument, op: OperationInfo, style: Inflec
   const replace = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(replace);
     if (value === null || typeof value !== 'object') return value;
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, styledFill.has(key) && typeof inner === 'string' ? styledFill.get(key) : replace(inner)]));
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, styledFill.has(key) && typeof inner === typeof styledFill.get(key) ? styledFill.get(key) : replace(inner)]));
   };
   return replace(structuredClone(example));
 }
@@ -157,13 +161,14 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
   // or the password it is called with, so it gets a fresh administrator of its own.
   if (!op.security.includes('bearerAuth')) throw new Error(`${op.operationId} takes API keys only: give this file a caller for it`);
   const caller = op.method === 'get' ? shared.adminCaller : await signedIn([adminRole]);
-  const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken };
+  // People a meeting names must be active users.
+  const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken, organizer_id: caller.userId, attendee_ids: [shared.adminCaller.userId] };
   const body = exampleBody(contract, op, style, fill);
   const withBody = body === undefined ? {} : { body };
   const headers = (credential: Record<string, string>) => ({ ...base.headers, ...credential });
   const success = headers({ authorization: `Bearer ${caller.accessToken}` });
   cases.push({ ...base, ...withBody, name: 'success', expect: isSuccess, path: await successPath(op, caller), headers: success });
-  cases.push({ ...base, ...withBody, name: 'unknown query parameter', expect: is(400), path: `${unknownPath(op)}?unknown_parameter=1`, headers: success });
+  cases.push({ ...base, ...withBody, name: 'unknown query parameter', expect: is(400), path: `${unknownPath(op)}${requiredQuery(op) ? '&' : '?'}unknown_parameter=1`, headers: success });
   cases.push({ ...base, ...withBody, name: 'refused credential', expect: is(401), path: unknownPath(op), headers: headers({ authorization: 'Bearer boa_not-a-real-token' }) });
   if (op.requiredPermission && documents(op, 403)) {
     cases.push({ ...base, ...withBody, name: 'without the permission', expect: is(403), path: unknownPath(op), headers: headers(shared.nobody) });

@@ -7,6 +7,7 @@ import { createHandlers } from '../src/handlers/index.js';
 import { buildServices } from '../src/services.js';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
 import { assertContractLoads } from '../src/contract/validator.js';
+import { requiredQuery } from './support/contract.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -34,7 +35,7 @@ describe('the contract is what is served', () => {
       handlers,
       authenticators: { apiKey: async () => principal, bearer: async () => ({ ...principal, kind: 'user', userId: 'u', sessionId: 's' }) },
     });
-    const concretePath = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+    const concretePath = `${path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000')}${requiredQuery(op)}`;
     let req = request(app)[op.method](concretePath);
     if (op.security.includes('bearerAuth')) req = req.set('authorization', 'Bearer t');
     else if (op.security.includes('apiKey')) req = req.set('x-api-key', 'k');

@@ -29,6 +29,21 @@ describe('Prism mock of the contract (snake_case, the default)', () => {
     expect(await mine.json()).toEqual(documented);
   });
 
+  it('answers the meetings of a week, and a meeting planned under the French path, with the documented examples', async () => {
+    const page = await fetch(`${prism.url}/meetings?from=2026-12-14T00:00:00Z&until=2026-12-21T00:00:00Z&attendee_id=me`, { headers: { authorization: 'Bearer any', accept: 'application/json' } });
+    expect(page.status).toBe(200);
+    expect(await page.json()).toEqual(spec.components.responses.MeetingPage.content['application/json'].example);
+    const planned = await fetch(`${prism.url}/reunions`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'any', 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ title: 'Revue', starts_at: '2026-12-15T09:00:00Z', ends_at: '2026-12-15T10:00:00Z', organizer_id: '0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90' }),
+    });
+    expect(planned.status).toBe(201);
+    expect(await planned.json()).toEqual(spec.components.responses.MeetingCreated.content['application/json'].example);
+    const unknown = await fetch(`${prism.url}/meetings/5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e`, { headers: { 'x-api-key': 'any', prefer: 'code=404' } });
+    expect(await unknown.json()).toMatchObject({ code: 'not_found', detail: 'No meeting has this id.' });
+  });
+
   it('answers GET /users with 401 without credentials', async () => {
     const res = await fetch(`${prism.url}/users`, { headers: { accept: 'application/json' } });
     expect(res.status).toBe(401);

@@ -9,6 +9,7 @@ import { apiKeyHandlers } from './api-keys.js';
 import { sessionHandlers } from './sessions.js';
 import { meHandlers } from './me.js';
 import { auditHandlers } from './audit.js';
+import { meetingHandlers } from './meetings.js';
 
 export function createHandlers(services: Services): HandlerMap {
   return {
@@ -20,5 +21,6 @@ export function createHandlers(services: Services): HandlerMap {
     ...sessionHandlers(services),
     ...meHandlers(services),
     ...auditHandlers(services),
+    ...meetingHandlers(services),
   };
 }

@@ -39,6 +39,20 @@ export async function makeUser(
   return { id: user.id, email };
 }
 
+/** A meeting organised (and attended) by a new user, written straight in the database. */
+export async function makeMeeting(db: Kysely<Database>, options: { startsAt?: Date; minutes?: number; organizerId?: string } = {}) {
+  const organizerId = options.organizerId ?? (await makeUser(db)).id;
+  const startsAt = options.startsAt ?? new Date('2026-12-15T09:00:00Z');
+  const endsAt = new Date(startsAt.getTime() + (options.minutes ?? 60) * 60_000);
+  const meeting = await db
+    .insertInto('meetings')
+    .values({ title: `meeting-${randomUUID().slice(0, 8)}`, description: null, location: null, starts_at: startsAt, ends_at: endsAt, organizer_id: organizerId, created_by_user_id: organizerId, created_by_api_key_id: null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db.insertInto('meeting_attendees').values({ meeting_id: meeting.id, user_id: organizerId, starts_at: startsAt, ends_at: endsAt }).execute();
+  return { id: meeting.id, organizerId };
+}
+
 /** An API key issued from the operator's side (no creator), holding exactly `permissions`. */
 export async function makeApiKey(db: Kysely<Database>, permissions: string[], options: { clock?: Clock; expiresAt?: string; name?: string } = {}) {
   const service = apiKeyService({ db, clock: options.clock ?? systemClock });

@@ -4,7 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
 import type { Response } from 'supertest';
-import { indexOperations, operationMatcher, deref, type JsonSchema } from '../../src/contract/spec.js';
+import { indexOperations, operationMatcher, deref, type JsonSchema, type OperationInfo } from '../../src/contract/spec.js';
 import { spec } from './context.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -58,4 +58,15 @@ export function expectContractResponse(res: Response, method: string, path: stri
   const valid = validate(res.body);
   expect(validate.errors ?? [], `${op.operationId} ${res.status} body`).toEqual([]);
   expect(valid).toBe(true);
+}
+
+/**
+ * The contract's example of every required query parameter of `op` (GET /meetings' range), as a
+ * query string starting with `?`, or '' when it has none: what a test calling every operation adds
+ * to a path for the request to reach the operation's later steps.
+ */
+export function requiredQuery(op: OperationInfo): string {
+  const parameters = [...(op.raw.parameters ?? []), ...(deref(spec, spec.paths[op.path])?.parameters ?? [])].map((p: JsonSchema) => deref(spec, p)!);
+  const required = parameters.filter((p) => p.in === 'query' && p.required);
+  return required.length === 0 ? '' : `?${required.map((p) => `${p.name}=${encodeURIComponent(String(p.example))}`).join('&')}`;
 }

@@ -15,6 +15,7 @@ import * as m20261205T1200PasswordChangeRequired from './20261205T1200_password_
 import * as m20261206T1000RefreshFunction from './20261206T1000_refresh_function.js';
 import * as m20261207T1000PermissionNames from './20261207T1000_permission_names.js';
 import * as m20261208T1000AdminRoleId from './20261208T1000_admin_role_id.js';
+import * as m20261211T1000Meetings from './20261211T1000_meetings.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '20261206T1000_refresh_function': m20261206T1000RefreshFunction,
   '20261207T1000_permission_names': m20261207T1000PermissionNames,
   '20261208T1000_admin_role_id': m20261208T1000AdminRoleId,
+  '20261211T1000_meetings': m20261211T1000Meetings,
 };

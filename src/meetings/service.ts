@@ -1,0 +1,206 @@
+// Planning meetings. The permission of each operation (x-required-permission, checked before the
+// handler runs) is the only source of a right: organising or attending a meeting gives none, and
+// every holder of meetings.read/list sees every meeting (docs/AUTH.md). An id that is not a
+// meeting's, well-formed or not, is the same 404.
+import type { Kysely } from 'kysely';
+import type { components } from '../../generated/openapi.js';
+import type { Database } from '../db/schema.js';
+import type { ServiceDeps } from '../dependencies.js';
+import type { Principal } from '../auth/principal.js';
+import { DomainError, validationFailed } from '../errors.js';
+import { cleanName, cleanText } from '../text/normalize.js';
+import { recordAuditEvent } from '../audit/recorder.js';
+import { auditContext, type Origin } from '../audit/context.js';
+import { changesBetween } from '../audit/changes.js';
+import { serviceSecret } from '../auth/service-secrets.js';
+import { UUID } from '../uuid.js';
+import * as meetings from './repository.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+
+export const DEFAULT_PAGE_SIZE = 50;
+/** The longest meeting, and the widest range a list may ask for (a quarter: 92 days). */
+export const MAX_MEETING_MS = 24 * 3600_000;
+export const MAX_RANGE_MS = 92 * 24 * 3600_000;
+
+type CreateInput = components['schemas']['MeetingCreateRequest'];
+type UpdateInput = components['schemas']['MeetingUpdateRequest'];
+
+const notFound = () => new DomainError('not_found', 'not_found', 'No meeting has this id.');
+const fieldError = (field: string, message: string, code: string, where = 'body') =>
+  validationFailed([{ location: `request/${where}/${field}`, message, error_code: code }]);
+
+const cleanTitle = (value: string) => cleanName(value, { location: 'request/body/title', maxLength: 200 });
+const cleanLocation = (value: string | null) => (value === null ? null : cleanName(value, { location: 'request/body/location', maxLength: 200 }));
+/** A blank description is no description. */
+const cleanDescription = (value: string | null) => (value === null ? null : cleanText(value, { location: 'request/body/description', maxLength: 10_000 }) || null);
+
+/** ends_at after starts_at and at most 24 hours later; the field named is the one the caller sent (ends_at when both). */
+function assertSpan(startsAt: Date, endsAt: Date, field: 'starts_at' | 'ends_at') {
+  if (endsAt.getTime() <= startsAt.getTime()) throw fieldError(field, 'ends_at must be after starts_at', 'ends_before_start');
+  if (endsAt.getTime() - startsAt.getTime() > MAX_MEETING_MS) throw fieldError(field, 'a meeting lasts at most 24 hours', 'too_long');
+}
+
+/** A meeting's id as the database knows it, or undefined when the text cannot be one (then nothing is looked up). */
+const meetingId = (id: string) => (UUID.test(id.toLowerCase()) ? id.toLowerCase() : undefined);
+
+/** What the journal keeps of a meeting (sets sorted, as changesBetween compares them). */
+function snapshot(m: meetings.MeetingFields & { attendee_ids: readonly string[] }) {
+  return {
+    title: m.title,
+    description: m.description,
+    starts_at: m.starts_at.toISOString(),
+    ends_at: m.ends_at.toISOString(),
+    location: m.location,
+    status: m.status,
+    organizer_id: m.organizer_id,
+    attendee_ids: [...m.attendee_ids].sort(),
+  };
+}
+
+export function meetingService({ db, clock }: ServiceDeps) {
+  const cursorKey = serviceSecret(db, clock, 'cursor_signing');
+
+  /**
+   * Checks, under a share lock kept until the transaction ends, that every person `added` to a
+   * meeting is an active user: unknown and disabled are the same answer, naming the field.
+   */
+  async function assertActive(trx: Kysely<Database>, added: readonly string[], field: 'attendee_ids' | 'organizer_id') {
+    const statuses = await meetings.lockUserStatuses(trx, added);
+    const inactive = added.find((id) => statuses.get(id) !== 'active');
+    if (inactive) throw fieldError(field, `${inactive} is not an active user`, 'inactive_user');
+  }
+
+  async function get(id: string) {
+    const known = meetingId(id);
+    const meeting = known && (await meetings.findListedMeeting(db, known));
+    if (!meeting) throw notFound();
+    return meeting;
+  }
+
+  return {
+    get,
+
+    async list(caller: Principal, query: { from: string; until: string; attendee_id?: string; limit?: number; cursor?: string }) {
+      const from = new Date(query.from);
+      const until = new Date(query.until);
+      if (until.getTime() <= from.getTime()) throw fieldError('until', 'must be after from', 'range_empty', 'query');
+      if (until.getTime() - from.getTime() > MAX_RANGE_MS) throw fieldError('until', 'must be at most 92 days after from', 'range_too_long', 'query');
+      let attendeeId = query.attendee_id?.toLowerCase();
+      if (attendeeId === 'me') {
+        if (caller.kind !== 'user') throw fieldError('attendee_id', '`me` is the signed-in person, and an API key is nobody: name a user id', 'me_without_person', 'query');
+        attendeeId = caller.userId;
+      }
+      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+      const scope = { from, until, attendeeId };
+      const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor, scope);
+      const rows = await meetings.listMeetingsPage(db, { from, until, attendeeId, after, limit });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const nextCursor = rows.length > limit && last ? encodeCursor(await cursorKey(), { startsAt: last.cursor_starts_at, id: last.id }, scope) : null;
+      return { page, nextCursor };
+    },
+
+    async create(caller: Principal, input: CreateInput, origin: Origin) {
+      const fields: meetings.MeetingFields = {
+        title: cleanTitle(input.title),
+        description: cleanDescription(input.description ?? null),
+        starts_at: new Date(input.starts_at),
+        ends_at: new Date(input.ends_at),
+        location: cleanLocation(input.location ?? null),
+        status: input.status ?? 'scheduled',
+        organizer_id: (input.organizer_id ?? (caller.kind === 'user' ? caller.userId : undefined))?.toLowerCase() ?? '',
+      };
+      if (!fields.organizer_id) throw fieldError('organizer_id', 'an API key must name the organizer, an active user', 'required');
+      assertSpan(fields.starts_at, fields.ends_at, 'ends_at');
+      // The organizer always attends.
+      const attendeeIds = [...new Set([...(input.attendee_ids ?? []).map((id) => id.toLowerCase()), fields.organizer_id])];
+      const id = await db.transaction().execute(async (trx) => {
+        await assertActive(trx, [fields.organizer_id], 'organizer_id');
+        await assertActive(trx, attendeeIds, 'attendee_ids');
+        const now = clock.now();
+        const meetingId = await meetings.insertMeeting(trx, {
+          ...fields,
+          created_by_user_id: caller.kind === 'user' ? caller.userId : null,
+          created_by_api_key_id: caller.kind === 'api_key' ? caller.apiKeyId : null,
+          now,
+        });
+        await meetings.addAttendees(trx, { id: meetingId, ...fields }, attendeeIds);
+        await recordAuditEvent(trx, {
+          type: 'meeting_created',
+          at: now,
+          context: auditContext(caller, origin),
+          target: { type: 'meeting', id: meetingId, label: fields.title },
+          changes: { before: null, after: snapshot({ ...fields, attendee_ids: attendeeIds }) },
+        });
+        return meetingId;
+      });
+      return get(id);
+    },
+
+    async update(caller: Principal, id: string, input: UpdateInput, origin: Origin) {
+      const known = meetingId(id);
+      if (!known) throw notFound();
+      const sent: Partial<meetings.MeetingFields> = {
+        title: input.title === undefined ? undefined : cleanTitle(input.title),
+        description: input.description === undefined ? undefined : cleanDescription(input.description),
+        starts_at: input.starts_at === undefined ? undefined : new Date(input.starts_at),
+        ends_at: input.ends_at === undefined ? undefined : new Date(input.ends_at),
+        location: input.location === undefined ? undefined : cleanLocation(input.location),
+        status: input.status,
+        organizer_id: input.organizer_id?.toLowerCase(),
+      };
+      await db.transaction().execute(async (trx) => {
+        const meeting = await meetings.findMeetingForUpdate(trx, known);
+        if (!meeting) throw notFound();
+        const next: meetings.MeetingFields = {
+          title: sent.title ?? meeting.title,
+          description: sent.description === undefined ? meeting.description : sent.description,
+          starts_at: sent.starts_at ?? meeting.starts_at,
+          ends_at: sent.ends_at ?? meeting.ends_at,
+          location: sent.location === undefined ? meeting.location : sent.location,
+          status: sent.status ?? meeting.status,
+          organizer_id: sent.organizer_id ?? meeting.organizer_id,
+        };
+        assertSpan(next.starts_at, next.ends_at, sent.ends_at ? 'ends_at' : 'starts_at');
+        // The attendees: the new set when sent, else the current one; the organizer always among them.
+        const wanted = new Set([...(input.attendee_ids?.map((a) => a.toLowerCase()) ?? meeting.attendee_ids), next.organizer_id]);
+        const added = [...wanted].filter((a) => !meeting.attendee_ids.includes(a));
+        const removed = meeting.attendee_ids.filter((a) => !wanted.has(a));
+        // Only people joining must be active: someone disabled may stay in the meetings they were in.
+        if (next.organizer_id !== meeting.organizer_id) await assertActive(trx, [next.organizer_id], 'organizer_id');
+        await assertActive(trx, added, 'attendee_ids');
+        const changes = changesBetween(snapshot({ ...meeting, attendee_ids: meeting.attendee_ids }), snapshot({ ...next, attendee_ids: [...wanted] }));
+        if (!changes) return;
+        const now = clock.now();
+        await meetings.updateMeetingFields(trx, known, { ...next, now });
+        await meetings.removeAttendees(trx, known, removed);
+        await meetings.addAttendees(trx, { id: known, ...next }, added);
+        await recordAuditEvent(trx, {
+          type: 'meeting_updated',
+          at: now,
+          context: auditContext(caller, origin),
+          target: { type: 'meeting', id: known, label: next.title },
+          changes,
+        });
+      });
+      return get(known);
+    },
+
+    async delete(caller: Principal, id: string, origin: Origin) {
+      const known = meetingId(id);
+      if (!known) throw notFound();
+      await db.transaction().execute(async (trx) => {
+        const meeting = await meetings.findMeetingForUpdate(trx, known);
+        if (!meeting) throw notFound();
+        await meetings.deleteMeeting(trx, known);
+        await recordAuditEvent(trx, {
+          type: 'meeting_deleted',
+          at: clock.now(),
+          context: auditContext(caller, origin),
+          target: { type: 'meeting', id: known, label: meeting.title },
+          changes: { before: snapshot(meeting), after: null },
+        });
+      });
+    },
+  };
+}
