@@ -1,5 +1,6 @@
 // Queries on meetings and their attendees. Functions take the database or a transaction.
 import { sql, type Kysely, type Selectable } from 'kysely';
+import type { components } from '../../generated/openapi.js';
 import type { Database, MeetingsTable } from '../db/schema.js';
 import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
 import type { MeetingCursor } from './cursor.js';
@@ -7,11 +8,7 @@ import type { MeetingCursor } from './cursor.js';
 export type MeetingRow = Omit<Selectable<MeetingsTable>, 'during'>;
 
 /** A person of a meeting as it is shown: their name and status now (a disabled user stays in their meetings). */
-export interface MeetingPerson {
-  id: string;
-  label: string;
-  status: 'active' | 'disabled';
-}
+export type MeetingPerson = components['schemas']['MeetingPerson'];
 
 /**
  * A meeting as the API shows it: timestamps already in ISO 8601 (formatted by PostgreSQL, as
@@ -28,7 +25,7 @@ export interface ListedMeeting {
   status: 'scheduled' | 'cancelled';
   organizer: MeetingPerson;
   attendees: MeetingPerson[];
-  created_by: { type: 'user' | 'api_key'; id: string; label: string };
+  created_by: components['schemas']['CreatedBy'];
   created_at: string;
   updated_at: string;
   cursor_starts_at: string;

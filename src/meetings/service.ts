@@ -12,6 +12,7 @@ import { cleanName, cleanText } from '../text/normalize.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
+import type { AuditEventType, Changes } from '../audit/events.js';
 import { serviceSecret } from '../auth/service-secrets.js';
 import { UUID } from '../uuid.js';
 import * as meetings from './repository.js';
@@ -55,6 +56,11 @@ function snapshot(m: meetings.MeetingFields & { attendee_ids: readonly string[] 
     organizer_id: m.organizer_id,
     attendee_ids: [...m.attendee_ids].sort(),
   };
+}
+
+/** A meeting's event in the journal, in the change's transaction; the target is labelled with its title. */
+function record(trx: Kysely<Database>, type: AuditEventType, at: Date, caller: Principal, origin: Origin, meeting: { id: string; title: string }, changes: Changes) {
+  return recordAuditEvent(trx, { type, at, context: auditContext(caller, origin), target: { type: 'meeting', id: meeting.id, label: meeting.title }, changes });
 }
 
 export function meetingService({ db, clock }: ServiceDeps) {
@@ -125,13 +131,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
           now,
         });
         await meetings.addAttendees(trx, { id: meetingId, ...fields }, attendeeIds);
-        await recordAuditEvent(trx, {
-          type: 'meeting_created',
-          at: now,
-          context: auditContext(caller, origin),
-          target: { type: 'meeting', id: meetingId, label: fields.title },
-          changes: { before: null, after: snapshot({ ...fields, attendee_ids: attendeeIds }) },
-        });
+        await record(trx, 'meeting_created', now, caller, origin, { id: meetingId, title: fields.title }, { before: null, after: snapshot({ ...fields, attendee_ids: attendeeIds }) });
         return meetingId;
       });
       return get(id);
@@ -175,13 +175,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
         await meetings.updateMeetingFields(trx, known, { ...next, now });
         await meetings.removeAttendees(trx, known, removed);
         await meetings.addAttendees(trx, { id: known, ...next }, added);
-        await recordAuditEvent(trx, {
-          type: 'meeting_updated',
-          at: now,
-          context: auditContext(caller, origin),
-          target: { type: 'meeting', id: known, label: next.title },
-          changes,
-        });
+        await record(trx, 'meeting_updated', now, caller, origin, { id: known, title: next.title }, changes);
       });
       return get(known);
     },
@@ -193,13 +187,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
         const meeting = await meetings.findMeetingForUpdate(trx, known);
         if (!meeting) throw notFound();
         await meetings.deleteMeeting(trx, known);
-        await recordAuditEvent(trx, {
-          type: 'meeting_deleted',
-          at: clock.now(),
-          context: auditContext(caller, origin),
-          target: { type: 'meeting', id: known, label: meeting.title },
-          changes: { before: snapshot(meeting), after: null },
-        });
+        await record(trx, 'meeting_deleted', clock.now(), caller, origin, { id: known, title: meeting.title }, { before: snapshot(meeting), after: null });
       });
     },
   };
