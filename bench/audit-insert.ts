@@ -20,7 +20,7 @@ async function main() {
       create table events_before (id bigserial primary key, type text not null, occurred_at timestamptz not null,
         user_id uuid, session_id uuid, ip_address text not null, user_agent text not null, details jsonb not null default '{}'::jsonb);
       create index events_before_user_idx on events_before (user_id, occurred_at)`.execute(db);
-    const userId = (await sql<{ id: string }>`insert into users (email, first_name, last_name) values ('bench@example.com', 'Ada', 'Lovelace') returning id`.execute(db)).rows[0]!.id;
+    const userId = (await sql<{ id: string }>`insert into users (email, email_key, first_name, last_name) values ('bench@example.com', 'bench@example.com', 'Ada', 'Lovelace') returning id`.execute(db)).rows[0]!.id;
     const ua = 'Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0';
 
     const before = async () => {

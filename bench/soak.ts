@@ -111,7 +111,7 @@ const MIX: Traffic[] = [
 async function seed(databaseUrl: string): Promise<{ users: { email: string; password: string }[]; key: string }> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const role = await db.insertInto('roles').values({ name: 'soak' }).returning('id').executeTakeFirstOrThrow();
+  const role = await db.insertInto('roles').values({ name: 'soak', name_key: 'soak' }).returning('id').executeTakeFirstOrThrow();
   await db.insertInto('role_permissions').values(['users.list', 'users.read', 'api_keys.manage'].map((permission) => ({ role_id: role.id, permission }))).execute();
   const users = [];
   for (let i = 0; i < USERS; i++) {

@@ -57,7 +57,7 @@ async function main() {
     const made = await keys.create(OPERATOR, { name: 'bench by admin', permissions: ['users.list'] });
     await db.updateTable('api_keys').set({ created_by: admin.id }).where('name', '=', 'bench by admin').execute();
     // A user holding a role of three permissions.
-    const role = await db.insertInto('roles').values({ name: 'bench reader' }).returning('id').executeTakeFirstOrThrow();
+    const role = await db.insertInto('roles').values({ name: 'bench reader', name_key: 'bench reader' }).returning('id').executeTakeFirstOrThrow();
     await db.insertInto('role_permissions').values(['users.list', 'users.read', 'tasks.list'].map((permission) => ({ role_id: role.id, permission }))).execute();
     const readerEmail = 'bench-reader@example.com';
     const reader = { email: readerEmail, ...(await createUserWithPassword(db, { email: readerEmail, firstName: 'Bench', lastName: 'Reader', password: 'benchmark passphrase 1234', roles: ['bench reader'] })) };

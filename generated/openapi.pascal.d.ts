@@ -213,9 +213,10 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Creates an active user. The e-mail address is unique without regard to case (`409 email_taken`,
-         *     also when two requests race). Every role granted must exist (`400 unknown_role`) and hold only
-         *     permissions the caller has (`403`).
+         * @description Creates an active user. The e-mail address is unique as RFC 8265 compares usernames, case and
+         *     full-width letters aside (`409 email_taken`, also when two requests race). Names are trimmed and
+         *     stored in Unicode NFC; a control or bidirectional control character in them is a `400`. Every
+         *     role granted must exist (`400 unknown_role`) and hold only permissions the caller has (`403`).
          *
          *     **Required permission:** `users.create`
          */
@@ -1100,13 +1101,19 @@ export interface components {
         UserCreateRequest: {
             /**
              * Format: email
-             * @description Unique without regard to case.
+             * @description Unique as RFC 8265 compares usernames, case and full-width letters aside, after trimming (`409 email_taken`).
              * @example grace@example.com
              */
             Email: string;
-            /** @example Grace */
+            /**
+             * @description Trimmed and stored in Unicode NFC; a control or bidirectional control character (U+202A-U+202E, U+2066-U+2069) is refused (`400`).
+             * @example Grace
+             */
             FirstName: string;
-            /** @example Hopper */
+            /**
+             * @description Trimmed and stored in Unicode NFC; a control or bidirectional control character (U+202A-U+202E, U+2066-U+2069) is refused (`400`).
+             * @example Hopper
+             */
             LastName: string;
             /**
              * @description Names of the roles to grant. The caller must hold every permission of each role.
@@ -1126,9 +1133,15 @@ export interface components {
         };
         /** @description The fields to change; at least one. */
         UserUpdateRequest: {
-            /** @example Grace */
+            /**
+             * @description Trimmed and stored in Unicode NFC; a control or bidirectional control character (U+202A-U+202E, U+2066-U+2069) is refused (`400`).
+             * @example Grace
+             */
             FirstName?: string;
-            /** @example Hopper */
+            /**
+             * @description Trimmed and stored in Unicode NFC; a control or bidirectional control character (U+202A-U+202E, U+2066-U+2069) is refused (`400`).
+             * @example Hopper
+             */
             LastName?: string;
             /**
              * @description The complete new set of role names. The caller must hold every permission of each role granted.
@@ -1195,11 +1208,14 @@ export interface components {
         };
         RoleCreateRequest: {
             /**
-             * @description Unique without regard to case.
+             * @description Unique as RFC 8265 compares usernames, case and full-width letters aside, after trimming (`409 name_taken`). Trimmed and stored in Unicode NFC; a control or bidirectional control character (U+202A-U+202E, U+2066-U+2069) is refused (`400`).
              * @example support
              */
             Name: string;
-            /** @example Answers customers; reads user records. */
+            /**
+             * @description Trimmed and stored in Unicode NFC; line breaks and tabs are kept, any other control or bidirectional control character is refused (`400`).
+             * @example Answers customers; reads user records.
+             */
             Description?: string;
             /**
              * @description The caller must hold every permission it puts in a role.
@@ -1212,9 +1228,15 @@ export interface components {
         };
         /** @description The fields to change; at least one. `Permissions` replaces the whole set. */
         RoleUpdateRequest: {
-            /** @example customer-support */
+            /**
+             * @description Unique as RFC 8265 compares usernames, case and full-width letters aside, after trimming (`409 name_taken`). Trimmed and stored in Unicode NFC; a control or bidirectional control character (U+202A-U+202E, U+2066-U+2069) is refused (`400`).
+             * @example customer-support
+             */
             Name?: string;
-            /** @example Answers customers. */
+            /**
+             * @description Trimmed and stored in Unicode NFC; line breaks and tabs are kept, any other control or bidirectional control character is refused (`400`).
+             * @example Answers customers.
+             */
             Description?: string;
             /**
              * @example [
@@ -1332,7 +1354,7 @@ export interface components {
         };
         ApiKeyCreateRequest: {
             /**
-             * @description Unique among keys that are not revoked, without regard to case.
+             * @description Unique among keys that are not revoked, as RFC 8265 compares usernames, case and full-width letters aside, after trimming (`409 name_taken`). Trimmed and stored in Unicode NFC; a control or bidirectional control character (U+202A-U+202E, U+2066-U+2069) is refused (`400`).
              * @example CRM sync
              */
             Name: string;
@@ -1361,7 +1383,10 @@ export interface components {
         };
         /** @description The fields to change; at least one. */
         ApiKeyUpdateRequest: {
-            /** @example CRM nightly sync */
+            /**
+             * @description Unique among keys that are not revoked, as RFC 8265 compares usernames (`409 name_taken`). Trimmed and stored in Unicode NFC; a control or bidirectional control character (U+202A-U+202E, U+2066-U+2069) is refused (`400`).
+             * @example CRM nightly sync
+             */
             Name?: string;
             /**
              * Format: date-time

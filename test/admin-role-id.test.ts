@@ -30,11 +30,12 @@ describe('migration 20261208T1000_admin_role_id', () => {
     const { id: oldId } = await db.selectFrom('roles').select('id').where('built_in', '=', true).executeTakeFirstOrThrow();
     expect(oldId).not.toBe(ADMIN_ROLE_ID);
     const password = 'a long enough passphrase 1234';
-    const user = await db
-      .insertInto('users')
-      .values({ email: 'old-admin@example.com', first_name: 'Old', last_name: 'Admin', password_hash: await hashPassword(password) })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    // Written as the schema was then (no email_key yet).
+    const [user] = (
+      await sql<{ id: string }>`insert into users (email, first_name, last_name, password_hash)
+        values ('old-admin@example.com', 'Old', 'Admin', ${await hashPassword(password)}) returning id`.execute(db)
+    ).rows;
+    if (!user) throw new Error('no user inserted');
     await db.insertInto('user_roles').values({ user_id: user.id, role_id: oldId }).execute();
 
     expect(await migrateToLatest(db)).toContain(MIGRATION);

@@ -25,6 +25,7 @@ import { PERMISSIONS } from '../src/auth/permissions.js';
 import { digestSecret, generateSecret } from '../src/auth/secrets.js';
 import { newTokenSet } from '../src/sessions/tokens.js';
 import { ManualClock } from '../src/clock.js';
+import { apiKeyRow } from './support/rows.js';
 
 const RUNS = Number(process.env.AUTHORITY_MODEL_RUNS ?? 50);
 const STEPS = Number(process.env.AUTHORITY_MODEL_STEPS ?? 15);
@@ -322,7 +323,7 @@ async function seed(r: Real, init: Initial): Promise<Model> {
     const now = r.clock.now();
     const key = await r.db
       .insertInto('api_keys')
-      .values({ name: `seed${i}`, permissions: k.permissions, display_prefix: secret.slice(0, 8), last_characters: secret.slice(-4), created_by: createdBy, created_at: now, updated_at: now, expires_at: new Date(now.getTime() + 7 * DAY) })
+      .values(apiKeyRow({ name: `seed${i}`, permissions: k.permissions, display_prefix: secret.slice(0, 8), last_characters: secret.slice(-4), created_by: createdBy, created_at: now, updated_at: now, expires_at: new Date(now.getTime() + 7 * DAY) }))
       .returning('id')
       .executeTakeFirstOrThrow();
     await r.db.insertInto('api_key_secrets').values({ digest: digestSecret(secret), api_key_id: key.id, created_at: now }).execute();

@@ -8,6 +8,7 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { createUser, signIn } from './support/sessions.js';
 import { sessionIsLive } from '../src/sessions/liveness.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
+import { roleRow } from './support/rows.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -20,7 +21,7 @@ describe('the bearer lookup: permissions from the current roles', () => {
     const { app } = createTestApp(database.db);
     const roleless = await createUser(database.db);
     const emptyRole = await createUser(database.db);
-    const role = await database.db.insertInto('roles').values({ name: `empty-${emptyRole.id}` }).returning('id').executeTakeFirstOrThrow();
+    const role = await database.db.insertInto('roles').values(roleRow({ name: `empty-${emptyRole.id}` })).returning('id').executeTakeFirstOrThrow();
     await database.db.insertInto('user_roles').values({ user_id: emptyRole.id, role_id: role.id }).execute();
     for (const user of [roleless, emptyRole]) {
       const { access_token } = await signIn(app, user.email, user.password);
@@ -41,7 +42,7 @@ describe('the bearer lookup: permissions from the current roles', () => {
   });
 
   it('a role cannot be given the mark that stands for every permission: the database refuses it, so no one but an administrator is taken for one', async () => {
-    const role = await database.db.insertInto('roles').values({ name: `mark-${Date.now()}` }).returning('id').executeTakeFirstOrThrow();
+    const role = await database.db.insertInto('roles').values(roleRow({ name: `mark-${Date.now()}` })).returning('id').executeTakeFirstOrThrow();
     for (const permission of ['*', '', 'users', 'users.list ', 'Users.List']) {
       await expect(database.db.insertInto('role_permissions').values({ role_id: role.id, permission }).execute(), JSON.stringify(permission)).rejects.toThrow(/role_permissions_permission_name/);
     }

@@ -12,6 +12,7 @@ import { createUser } from './support/sessions.js';
 import { sweep } from '../src/maintenance/sweeper.js';
 import { sealAuditEvents } from '../src/audit/seal.js';
 import { verifyAuditTrail } from '../src/audit/verify.js';
+import { userRow } from './support/rows.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -26,7 +27,7 @@ describe('embedded PGlite database', () => {
     const res = await request(first.app).get('/users');
     expect(res.status).toBe(401);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    await first.database.db.insertInto('users').values({ email: 'persisted@example.com', first_name: 'P', last_name: 'Q' }).execute();
+    await first.database.db.insertInto('users').values(userRow({ email: 'persisted@example.com', first_name: 'P', last_name: 'Q' })).execute();
     // Signing in runs the throttle's PL/pgSQL function and its advisory locks: PGlite has them too.
     const user = await createUser(first.database.db);
     const wrong = await request(first.app).post('/sessions').send({ session: { email: user.email, password: 'not the password at all' } });

@@ -12,6 +12,7 @@ import { createUser, signIn } from './support/sessions.js';
 import { ManualClock } from '../src/clock.js';
 import { generateSecret } from '../src/auth/secrets.js';
 import { ADMIN_ROLE_ID, PERMISSIONS } from '../src/auth/permissions.js';
+import { roleRow } from './support/rows.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -145,10 +146,10 @@ describe('the bearer lookup’s admin mark', () => {
     expect(star.status).toBe(400);
     // Straight in the database: the built-in role renamed, and a role named "admin" that is not built in.
     const user = await createUser(database.db);
-    await sql`update roles set name = 'admin-was-built-in' where id = ${ADMIN_ROLE_ID}`.execute(database.db);
+    await sql`update roles set name = 'admin-was-built-in', name_key = 'admin-was-built-in' where id = ${ADMIN_ROLE_ID}`.execute(database.db);
     let access_token: string;
     try {
-      const fake = await database.db.insertInto('roles').values({ name: 'admin' }).returning('id').executeTakeFirstOrThrow();
+      const fake = await database.db.insertInto('roles').values(roleRow({ name: 'admin' })).returning('id').executeTakeFirstOrThrow();
       await database.db.insertInto('role_permissions').values({ role_id: fake.id, permission: 'users.list' }).execute();
       await database.db.insertInto('user_roles').values({ user_id: user.id, role_id: fake.id }).execute();
       access_token = (await signIn(app, user.email, user.password)).access_token;
@@ -160,15 +161,15 @@ describe('the bearer lookup’s admin mark', () => {
       expect([...adminMe.body.permissions].sort()).toEqual([...PERMISSIONS].sort());
     } finally {
       await sql`delete from roles where name = 'admin' and not built_in`.execute(database.db);
-      await sql`update roles set name = 'admin' where id = ${ADMIN_ROLE_ID}`.execute(database.db);
+      await sql`update roles set name = 'admin', name_key = 'admin' where id = ${ADMIN_ROLE_ID}`.execute(database.db);
     }
     await request(app).get('/roles').set('authorization', `Bearer ${access_token}`).expect(403);
   });
 
   it('forging an admin role in the database is refused: a second built-in role, the flag on another role, or the admin role moved to another id', async () => {
-    const other = await database.db.insertInto('roles').values({ name: `other-${Date.now()}` }).returning('id').executeTakeFirstOrThrow();
+    const other = await database.db.insertInto('roles').values(roleRow({ name: `other-${Date.now()}` })).returning('id').executeTakeFirstOrThrow();
     const forgeries = [
-      sql`insert into roles (name, built_in) values ('second admin', true)`,
+      sql`insert into roles (name, name_key, built_in) values ('second admin', 'second admin', true)`,
       sql`update roles set built_in = true where id = ${other.id}`,
       sql`update roles set id = gen_random_uuid() where id = ${ADMIN_ROLE_ID}`,
       sql`update roles set built_in = false where id = ${ADMIN_ROLE_ID}`,

@@ -15,6 +15,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { ADMIN_ROLE_ID, PERMISSIONS } from '../src/auth/permissions.js';
 import { hashPassword } from '../src/auth/passwords.js';
 import { systemClock } from '../src/clock.js';
+import { roleRow } from './support/rows.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -135,13 +136,23 @@ describe('migration 20261208T1000_admin_role_id on existing databases', () => {
     return old;
   }
 
-  async function personHolding(db: TestDatabase['db'], roleIds: string[]) {
+  /** A user holding the roles, written as the schema before (`migrated`: after) the migrations has it. */
+  async function personHolding(db: TestDatabase['db'], roleIds: string[], { migrated = false } = {}) {
     const password = 'a long enough passphrase 1234';
     const email = `holder-${Math.random()}@example.com`;
-    const { id } = await db.insertInto('users').values({ email, first_name: 'Role', last_name: 'Holder', password_hash: await hashPassword(password) }).returning('id').executeTakeFirstOrThrow();
+    const hash = await hashPassword(password);
+    const [{ id }] = (
+      migrated
+        ? await sql<{ id: string }>`insert into users (email, email_key, first_name, last_name, password_hash) values (${email}, ${email}, 'Role', 'Holder', ${hash}) returning id`.execute(db)
+        : await sql<{ id: string }>`insert into users (email, first_name, last_name, password_hash) values (${email}, 'Role', 'Holder', ${hash}) returning id`.execute(db)
+    ).rows as [{ id: string }];
     if (roleIds.length) await db.insertInto('user_roles').values(roleIds.map((role_id) => ({ user_id: id, role_id }))).execute();
     return { id, email, password };
   }
+
+  /** A role as the schema before the migration has it (no name_key yet). */
+  const oldRole = async (db: TestDatabase['db'], name: string) =>
+    (await sql<{ id: string }>`insert into roles (name) values (${name}) returning id`.execute(db)).rows[0]!;
 
   async function permissionsOf(db: TestDatabase['db'], who: { email: string; password: string }) {
     const { app } = createTestApp(db);
@@ -158,16 +169,15 @@ describe('migration 20261208T1000_admin_role_id on existing databases', () => {
       // Renamed in the database (the API refuses): by the rule of the time, no longer the admin role.
       const { id: renamed } = await db.updateTable('roles').set({ name: 'superusers' }).where('built_in', '=', true).returning('id').executeTakeFirstOrThrow();
       await db.insertInto('role_permissions').values({ role_id: renamed, permission: 'users.list' }).execute();
-      const real = await db.insertInto('roles').values({ name: 'ops' }).returning('id').executeTakeFirstOrThrow();
+      const real = await oldRole(db, 'ops');
       await db.insertInto('role_permissions').values({ role_id: real.id, permission: 'roles.manage' }).execute();
       const holder = await personHolding(db, [renamed]);
       const other = await personHolding(db, [real.id]);
-      const heldBefore = await permissionsOf(db, holder);
-      expect(heldBefore).toEqual(['users.list']);
 
       expect(await migrateToLatest(db)).toContain(MIGRATION);
 
-      expect(await permissionsOf(db, holder)).toEqual(heldBefore);
+      // What the role granted by the rule of the time (the renamed role was no longer the admin role).
+      expect(await permissionsOf(db, holder)).toEqual(['users.list']);
       expect(await permissionsOf(db, other)).toEqual(['roles.manage']);
       // No role carries the admin id; none is built in.
       expect(await db.selectFrom('roles').select('id').where((eb) => eb.or([eb('id', '=', ADMIN_ROLE_ID), eb('built_in', '=', true)])).execute()).toEqual([]);
@@ -181,7 +191,7 @@ describe('migration 20261208T1000_admin_role_id on existing databases', () => {
     try {
       const { db } = old;
       const { id: builtIn } = await db.updateTable('roles').set({ name: 'root' }).where('built_in', '=', true).returning('id').executeTakeFirstOrThrow();
-      const impostor = await db.insertInto('roles').values({ name: 'admin' }).returning('id').executeTakeFirstOrThrow();
+      const impostor = await oldRole(db, 'admin');
       await db.insertInto('role_permissions').values({ role_id: impostor.id, permission: 'tasks.list' }).execute();
       const ofImpostor = await personHolding(db, [impostor.id]);
       const ofRoot = await personHolding(db, [builtIn]);
@@ -209,7 +219,7 @@ describe('migration 20261208T1000_admin_role_id on existing databases', () => {
       expect(made.status, made.text).toBe(201);
       expect(made.body).toMatchObject({ built_in: false, permissions: ['users.list'] });
       expect(made.body.id).not.toBe(ADMIN_ROLE_ID);
-      const holder = await personHolding(db, [made.body.id as string]);
+      const holder = await personHolding(db, [made.body.id as string], { migrated: true });
       expect(await permissionsOf(db, holder)).toEqual(['users.list']);
     } finally {
       await old.destroy();
@@ -218,7 +228,7 @@ describe('migration 20261208T1000_admin_role_id on existing databases', () => {
 
   it('a new built-in role or a role taking the admin id is refused by the database; the API cannot set either', async () => {
     const { db } = database;
-    await expect(db.insertInto('roles').values({ name: `fake-admin-${Math.random()}`, built_in: true }).execute()).rejects.toMatchObject({ code: '23514' });
+    await expect(db.insertInto('roles').values(roleRow({ name: `fake-admin-${Math.random()}`, built_in: true })).execute()).rejects.toMatchObject({ code: '23514' });
     await expect(sql`update roles set built_in = false where id = ${ADMIN_ROLE_ID}`.execute(db)).rejects.toMatchObject({ code: '23514' });
     const { app } = createTestApp(db);
     const key = await makeApiKey(db, ['roles.manage', 'users.list']);
@@ -243,7 +253,7 @@ describe('the admin role known by its id: attacks on the name', () => {
     try {
       const { db } = own;
       const { app } = createTestApp(db);
-      await db.updateTable('roles').set({ name: 'root' }).where('id', '=', ADMIN_ROLE_ID).execute();
+      await db.updateTable('roles').set(roleRow({ name: 'root' })).where('id', '=', ADMIN_ROLE_ID).execute();
       const manager = await createUser(db, { permissions: ['roles.manage', 'users.update', 'api_keys.manage', 'users.list'] });
       const managerAuth = `Bearer ${(await signIn(app, manager.email, manager.password)).access_token}`;
       const made = await request(app).post('/roles').set('authorization', managerAuth).send({ name: 'admin', permissions: ['users.list'] });
@@ -345,7 +355,7 @@ describe('deadlocks: every pair of rights-changing operations, in every lock ord
     ],
     'creating a user with both roles': (f) => [
       ['select id from roles where lower(name) in ($1, $2) for share', [f.r.name, f.r2.name]],
-      ["insert into users (email, first_name, last_name) values ('made-' || gen_random_uuid() || '@example.com', 'M', 'U') returning id", []],
+      ["insert into users (email, email_key, first_name, last_name) select e, e, 'M', 'U' from (select 'made-' || gen_random_uuid() || '@example.com' as e) m returning id", []],
     ],
     'the user refreshing': (f) => [
       ['select s.id from session_tokens t join sessions s on s.id = t.session_id where s.user_id = $1 and t.used_at is null for update of s, t', [f.user.id]],

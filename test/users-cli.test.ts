@@ -10,6 +10,7 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { signIn } from './support/sessions.js';
 import { createFirstAdministrator } from '../src/users/bootstrap.js';
 import { ADMIN_ROLE_ID } from '../src/auth/permissions.js';
+import { roleRow } from './support/rows.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -53,8 +54,8 @@ describe('first administrator', () => {
     const fresh = await createTestDatabase();
     const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-first-admin-'));
     try {
-      await fresh.db.updateTable('roles').set({ name: 'root' }).where('id', '=', ADMIN_ROLE_ID).execute();
-      const squatter = await fresh.db.insertInto('roles').values({ name: 'admin' }).returning('id').executeTakeFirstOrThrow();
+      await fresh.db.updateTable('roles').set(roleRow({ name: 'root' })).where('id', '=', ADMIN_ROLE_ID).execute();
+      const squatter = await fresh.db.insertInto('roles').values(roleRow({ name: 'admin' })).returning('id').executeTakeFirstOrThrow();
       const created = await createFirstAdministrator(fresh.db, 'root@backoffice.local', dataDir);
       const held = await fresh.db
         .selectFrom('user_roles')

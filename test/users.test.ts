@@ -10,6 +10,7 @@ import { rotateServiceSecret } from '../src/auth/service-secrets.js';
 import { encodeCursor } from '../src/users/cursor.js';
 import { ManualClock } from '../src/clock.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
+import { userRow } from './support/rows.js';
 
 let database: TestDatabase;
 let listKey: string;
@@ -30,7 +31,7 @@ describe('GET /users', () => {
     const later = [];
     for (let i = 1; i <= 7; i++) {
       const at = `2025-01-01T00:00:00.00${i}00${i}Z`;
-      const row = await database.db.insertInto('users').values({ email: `micro-${i}@walk.example`, first_name: 'Micro', last_name: 'Second', created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow();
+      const row = await database.db.insertInto('users').values(userRow({ email: `micro-${i}@walk.example`, first_name: 'Micro', last_name: 'Second', created_at: at, updated_at: at })).returning('id').executeTakeFirstOrThrow();
       later.push(row.id);
     }
     const { app } = createTestApp(database.db);

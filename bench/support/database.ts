@@ -53,15 +53,15 @@ export async function benchDatabase(name: string, options: { migrate?: boolean; 
  * read by sequential scans, which hid what the admin check cost: bench/bearer-parts.ts).
  */
 export async function seedProductionShape(db: Kysely<Database>): Promise<void> {
-  const role = await db.insertInto('roles').values({ name: 'seeded reader' }).returning('id').executeTakeFirstOrThrow();
+  const role = await db.insertInto('roles').values({ name: 'seeded reader', name_key: 'seeded reader' }).returning('id').executeTakeFirstOrThrow();
   await db.insertInto('role_permissions').values(['users.list', 'users.read'].map((permission) => ({ role_id: role.id, permission }))).execute();
   await sql`insert into user_roles (user_id, role_id) select id, ${role.id} from users`.execute(db);
   await sql`insert into sessions (user_id, ip_address, user_agent, created_at, last_used_at, expires_at)
     select id, '10.0.0.1', '', now(), now(), now() + interval '30 days' from users`.execute(db);
   await sql`insert into session_tokens (session_id, generation, access_digest, refresh_digest, issued_at)
     select id, 1, sha256(('a' || id::text)::bytea), sha256(('r' || id::text)::bytea), now() from sessions`.execute(db);
-  await sql`insert into api_keys (name, permissions, display_prefix, last_characters, created_at, updated_at)
-    select 'key ' || g, '{users.list}', 'bo_', 'abcd', now(), now() from generate_series(1, 10000) g`.execute(db);
+  await sql`insert into api_keys (name, name_key, permissions, display_prefix, last_characters, created_at, updated_at)
+    select 'key ' || g, 'key ' || g, '{users.list}', 'bo_', 'abcd', now(), now() from generate_series(1, 10000) g`.execute(db);
   await sql`insert into api_key_secrets (digest, api_key_id, created_at) select sha256(id::text::bytea), id, now() from api_keys`.execute(db);
 }
 

@@ -3,6 +3,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeysTable, Database } from '../db/schema.js';
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { fixedStatement } from '../db/fixed-statement.js';
+import { uniqueNameKey } from '../text/normalize.js';
 
 /** The key's own row, as stored. */
 export type ApiKeyRecord = Selectable<ApiKeysTable>;
@@ -123,7 +124,7 @@ export async function insertKey(db: Kysely<Database>, key: NewKey): Promise<stri
   const { now, ...values } = key;
   const row = await db
     .insertInto('api_keys')
-    .values({ ...values, created_at: now, updated_at: now })
+    .values({ ...values, name_key: uniqueNameKey(values.name), created_at: now, updated_at: now })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
@@ -148,5 +149,6 @@ export async function updateKey(
   fields: Partial<Pick<ApiKeyRecord, 'name' | 'permissions' | 'expires_at' | 'display_prefix' | 'last_characters' | 'revoked_at' | 'created_by'>> & { now: Date },
 ): Promise<void> {
   const { now, ...rest } = fields;
-  await db.updateTable('api_keys').set({ ...rest, updated_at: now }).where('id', '=', id).execute();
+  const key = rest.name === undefined ? {} : { name_key: uniqueNameKey(rest.name) };
+  await db.updateTable('api_keys').set({ ...rest, ...key, updated_at: now }).where('id', '=', id).execute();
 }

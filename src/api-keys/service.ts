@@ -11,6 +11,7 @@ import { newApiKeySecret } from './secret.js';
 import { recordAuditEvent, type AuditEventInput } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween, iso } from '../audit/changes.js';
+import { cleanName } from '../text/normalize.js';
 
 const notFound = () => new DomainError('not_found', 'not_found', 'No API key has this id.');
 const revoked = () => new DomainError('conflict', 'api_key_revoked', 'This API key is revoked; create a new one.');
@@ -27,7 +28,10 @@ function parseExpiry(value: string | null | undefined, now: Date): Date | null |
   return at;
 }
 
-const translateUnique = <T>(work: () => Promise<T>) => translateUniqueViolation('api_keys_name_lower_key', nameTaken, work);
+const translateUnique = <T>(work: () => Promise<T>) => translateUniqueViolation('api_keys_name_key_key', nameTaken, work);
+
+/** A key's name as it is stored (src/text/normalize.ts); names are compared by their key. */
+const cleanKeyName = (name: string) => cleanName(name, { location: 'request/body/name', maxLength: 100 });
 
 /** The key's fields the audit trail shows: its permissions sorted, dates as the API prints them. */
 const audited = (key: { name: string; permissions: string[]; expires_at: Date | null }) => ({
@@ -60,8 +64,9 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
      * operator (created_by null: the key keeps its set). An API key cannot make keys: its key would
      * have no creator, so no one to be limited by.
      */
-    async create(authority: Authority, input: { name: string; expires_at?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
+    async create(authority: Authority, sent: { name: string; expires_at?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
       assertNotApiKey(authority);
+      const input = { ...sent, name: cleanKeyName(sent.name) };
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now) ?? null;
       assertMayGrant(authority, input.permissions, 'an API key');
@@ -83,7 +88,8 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
       return { key: await get(id), secret: fresh.secret };
     },
 
-    async update(authority: Authority, id: string, input: { name?: string; expires_at?: string | null; permissions?: string[] }, origin: Origin = COMMAND_LINE) {
+    async update(authority: Authority, id: string, sent: { name?: string; expires_at?: string | null; permissions?: string[] }, origin: Origin = COMMAND_LINE) {
+      const input = sent.name === undefined ? sent : { ...sent, name: cleanKeyName(sent.name) };
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now);
       await translateUnique(() =>

@@ -8,6 +8,7 @@ import { Faker, en, fr, de, base } from '@faker-js/faker';
 import { SingleBar, Presets } from 'cli-progress';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { uniqueNameKey } from '../text/normalize.js';
 import { withDatabase } from './database.js';
 import { osUser } from '../audit/context.js';
 
@@ -40,6 +41,7 @@ export async function seedUsers(db: Kysely<Database>, options: SeedOptions): Pro
   for (let start = 0; start < options.users; start += SEED_BATCH_SIZE) {
     const size = Math.min(SEED_BATCH_SIZE, options.users - start);
     const emails: string[] = [];
+    const keys: string[] = [];
     const firsts: string[] = [];
     const lasts: string[] = [];
     const statuses: string[] = [];
@@ -50,6 +52,7 @@ export async function seedUsers(db: Kysely<Database>, options: SeedOptions): Pro
       const lastName = faker.person.lastName();
       const local = faker.internet.username({ firstName, lastName }).toLowerCase().replace(/[^a-z0-9._-]/g, '');
       emails.push(`${local || 'user'}.${run}${n}@${faker.internet.domainName()}`);
+      keys.push(uniqueNameKey(emails.at(-1)!));
       firsts.push(firstName);
       lasts.push(lastName);
       statuses.push(faker.number.int(99) < 5 ? 'disabled' : 'active');
@@ -59,8 +62,8 @@ export async function seedUsers(db: Kysely<Database>, options: SeedOptions): Pro
     // Each user with its audit event (the command line created it), in the same statement.
     const result = await sql<{ n: number }>`
       with u as (
-        insert into users (email, first_name, last_name, status, created_at, updated_at)
-        select e, f, l, s, c, c from unnest(${emails}::text[], ${firsts}::text[], ${lasts}::text[], ${statuses}::text[], ${created}::timestamptz[]) as t(e, f, l, s, c)
+        insert into users (email, email_key, first_name, last_name, status, created_at, updated_at)
+        select e, k, f, l, s, c, c from unnest(${emails}::text[], ${keys}::text[], ${firsts}::text[], ${lasts}::text[], ${statuses}::text[], ${created}::timestamptz[]) as t(e, k, f, l, s, c)
         on conflict do nothing
         returning id, email, first_name, last_name, status, created_at
       ), e as (

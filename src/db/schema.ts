@@ -6,6 +6,8 @@ type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 export interface UsersTable {
   id: Generated<string>;
   email: string;
+  /** uniqueNameKey(email) (src/text/normalize.ts): what e-mails are unique by and looked up by. */
+  email_key: string;
   first_name: string;
   last_name: string;
   status: ColumnType<'active' | 'disabled', 'active' | 'disabled' | undefined, 'active' | 'disabled'>;
@@ -20,6 +22,8 @@ export interface UsersTable {
 export interface RolesTable {
   id: Generated<string>;
   name: string;
+  /** uniqueNameKey(name): what role names are unique by and looked up by. */
+  name_key: string;
   description: ColumnType<string, string | undefined, string>;
   built_in: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: Timestamp;
@@ -39,6 +43,8 @@ export interface UserRolesTable {
 export interface ApiKeysTable {
   id: Generated<string>;
   name: string;
+  /** uniqueNameKey(name): unique among the keys in use. */
+  name_key: string;
   permissions: string[];
   display_prefix: string;
   last_characters: string;

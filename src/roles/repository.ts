@@ -1,8 +1,12 @@
 // Queries on roles, their permissions and who holds them. Functions take the database or a transaction.
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, RolesTable } from '../db/schema.js';
+import { uniqueNameKey } from '../text/normalize.js';
 
 export type RoleRow = Selectable<RolesTable> & { permissions: string[] };
+
+/** The key a role is looked up by from a name as someone typed it (`--role Admin`, a grant). */
+export const roleNameKey = (name: string) => uniqueNameKey(name.trim());
 
 function selectRoles(db: Kysely<Database>) {
   return db
@@ -12,7 +16,7 @@ function selectRoles(db: Kysely<Database>) {
 }
 
 export function listRoles(db: Kysely<Database>): Promise<RoleRow[]> {
-  return selectRoles(db).orderBy(sql`lower(r.name)`).execute();
+  return selectRoles(db).orderBy('r.name_key').execute();
 }
 
 export function findRoleById(db: Kysely<Database>, id: string): Promise<RoleRow | undefined> {
@@ -31,7 +35,7 @@ export async function lockRole(db: Kysely<Database>, id: string): Promise<RoleRo
 }
 
 /**
- * The roles with these names (case does not matter), locked against change (FOR SHARE, as
+ * The roles with these names (compared by their uniqueNameKey: case and width do not matter), locked against change (FOR SHARE, as
  * lockRolesOfUser) until the transaction ends, then read by id in a second statement (see
  * lockRole): a grant is judged on what the roles hold when it is written.
  */
@@ -40,7 +44,7 @@ export async function lockRolesByName(db: Kysely<Database>, names: readonly stri
   const locked = await db
     .selectFrom('roles')
     .select('id')
-    .where(sql<string>`lower(name)`, 'in', names.map((n) => n.toLowerCase()))
+    .where('name_key', 'in', names.map(roleNameKey))
     .forShare()
     .execute();
   if (locked.length === 0) return [];
@@ -50,7 +54,7 @@ export async function lockRolesByName(db: Kysely<Database>, names: readonly stri
 export async function insertRole(db: Kysely<Database>, values: { name: string; description: string; now: Date }): Promise<string> {
   const row = await db
     .insertInto('roles')
-    .values({ name: values.name, description: values.description, created_at: values.now, updated_at: values.now })
+    .values({ name: values.name, name_key: uniqueNameKey(values.name), description: values.description, created_at: values.now, updated_at: values.now })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
@@ -58,7 +62,8 @@ export async function insertRole(db: Kysely<Database>, values: { name: string; d
 
 export async function updateRoleFields(db: Kysely<Database>, id: string, fields: { name?: string; description?: string; now: Date }): Promise<void> {
   const { now, ...rest } = fields;
-  await db.updateTable('roles').set({ ...rest, updated_at: now }).where('id', '=', id).execute();
+  const key = rest.name === undefined ? {} : { name_key: uniqueNameKey(rest.name) };
+  await db.updateTable('roles').set({ ...rest, ...key, updated_at: now }).where('id', '=', id).execute();
 }
 
 export async function replaceRolePermissions(db: Kysely<Database>, roleId: string, permissions: readonly string[]): Promise<void> {

@@ -9,12 +9,22 @@ import { recordAuditEvent } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { permissionsOfRole } from './permissions.js';
+import { cleanName, cleanText } from '../text/normalize.js';
 
 const nameTaken = () => new DomainError('conflict', 'name_taken', 'Another role already has this name.');
 const notFound = () => new DomainError('not_found', 'not_found', 'No role has this id.');
 const builtIn = () => new DomainError('conflict', 'role_built_in', 'The built-in admin role cannot be changed or deleted.');
 
-const translateUnique = <T>(work: () => Promise<T>) => translateUniqueViolation('roles_name_lower_key', nameTaken, work);
+const translateUnique = <T>(work: () => Promise<T>) => translateUniqueViolation('roles_name_key_key', nameTaken, work);
+
+/** A role's name and description as they are stored (src/text/normalize.ts): names are compared by their key. */
+function cleanRoleText<T extends { name?: string; description?: string }>(input: T): T {
+  return {
+    ...input,
+    ...(input.name === undefined ? {} : { name: cleanName(input.name, { location: 'request/body/name', maxLength: 64 }) }),
+    ...(input.description === undefined ? {} : { description: cleanText(input.description, { location: 'request/body/description', maxLength: 500 }) }),
+  };
+}
 
 /** The role's fields the audit trail shows, its permissions sorted and each once. */
 const audited = (role: { name: string; description: string; permissions: readonly string[] }) => ({
@@ -33,7 +43,8 @@ export function roleService({ db, clock }: ServiceDeps) {
   return {
     list: () => roles.listRoles(db),
 
-    async create(authority: Authority, input: { name: string; description?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
+    async create(authority: Authority, sent: { name: string; description?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
+      const input = cleanRoleText(sent);
       assertMayGrant(authority, input.permissions, 'a role');
       const id = await translateUnique(() =>
         db.transaction().execute(async (trx) => {
@@ -48,7 +59,8 @@ export function roleService({ db, clock }: ServiceDeps) {
       return (await roles.findRoleById(db, id))!;
     },
 
-    async update(authority: Authority, id: string, input: { name?: string; description?: string; permissions?: string[] }, origin: Origin = COMMAND_LINE) {
+    async update(authority: Authority, id: string, sent: { name?: string; description?: string; permissions?: string[] }, origin: Origin = COMMAND_LINE) {
+      const input = cleanRoleText(sent);
       await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const role = await roles.lockRole(trx, id);

@@ -18,6 +18,7 @@ import { sql, type Kysely } from 'kysely';
 import { fixedStatement } from '../db/fixed-statement.js';
 import type { Database } from '../db/schema.js';
 import type { UserRow } from '../users/repository.js';
+import { emailKey } from '../users/names.js';
 import { digestSecret } from '../auth/secrets.js';
 
 export interface ThrottleLimits {
@@ -35,8 +36,8 @@ export interface ThrottleLimits {
 /** Which count refused an attempt. */
 export type ThrottleLimit = 'email_and_ip' | 'ip' | 'account';
 
-const normalise = (email: string) => email.trim().toLowerCase();
-export const emailDigest = (email: string) => digestSecret(`email:${normalise(email)}`);
+/** An e-mail is counted by the key that finds its account (the same digest for any spelling of it). */
+export const emailDigest = (email: string) => digestSecret(`email:${emailKey(email)}`);
 
 /**
  * What the throttle counts as one client address: an IPv4 address (also when written as
@@ -72,7 +73,7 @@ export const beginAttempt = fixedStatement(
     _db,
     p: { address: string; emailDigest: Buffer; ip: string; counted: string; now: Date } & { [K in keyof ThrottleLimits]: number },
   ) => sql<{ attempt_id: number | null; unlocks_at: Date | null; limited_by: ThrottleLimit | null } & Partial<Account>>`
-    with u as (select id, status, password_hash from users where lower(email) = ${p.address})
+    with u as (select id, status, password_hash from users where email_key = ${p.address})
     select a.attempt_id, a.unlocks_at, a.limited_by, u.id, u.status, u.password_hash
     from sign_in_attempt_begin(
       ${p.emailDigest}, ${p.counted},
@@ -90,7 +91,7 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
      */
     async begin(email: string, ip: string, now: Date): Promise<Attempt> {
       const digest = emailDigest(email);
-      const [row] = await beginAttempt.execute(db, { ...limits, address: normalise(email), emailDigest: digest, ip, counted: throttledAddress(ip), now });
+      const [row] = await beginAttempt.execute(db, { ...limits, address: emailKey(email), emailDigest: digest, ip, counted: throttledAddress(ip), now });
       if (row!.attempt_id === null) {
         const retryAfter = Math.max(1, Math.ceil((row!.unlocks_at!.getTime() - now.getTime()) / 1000));
         return { locked: true, retryAfter, limitedBy: row!.limited_by!, account: row!.id ? { id: row!.id } : undefined };

@@ -1,20 +1,18 @@
 // What signing in and password changes need from the users table, and creating a user with a
 // password (the command line and the first administrator).
 import type { Kysely, Transaction } from 'kysely';
-import { sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { hashPassword } from '../auth/passwords.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { COMMAND_LINE, actorOf } from '../audit/context.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
+import { EMAIL_UNIQUE_INDEX, cleanUserText, emailKey } from './names.js';
+import { roleNameKey } from '../roles/repository.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 export async function findUserByEmail(db: Db, email: string) {
-  return db
-    .selectFrom('users')
-    .select(['id', 'status', 'password_hash'])
-    .where(sql<string>`lower(email)`, '=', email.trim().toLowerCase())
-    .executeTakeFirst();
+  return db.selectFrom('users').select(['id', 'status', 'password_hash']).where('email_key', '=', emailKey(email)).executeTakeFirst();
 }
 
 /** The e-mail (the throttle's key) and password hash of a user. */
@@ -48,18 +46,19 @@ export interface NewUser {
 
 /** Creates an active user with a hashed password (the caller checks the password policy), recorded as the command line's act. */
 export async function createUserWithPassword(db: Kysely<Database>, user: NewUser): Promise<{ id: string }> {
+  const { email, first_name: firstName, last_name: lastName } = cleanUserText({ email: user.email, first_name: user.firstName, last_name: user.lastName }, 'options');
   const passwordHash = await hashPassword(user.password);
-  return db.transaction().execute(async (trx) => {
-    const taken = await findUserByEmail(trx, user.email);
-    if (taken) throw new DuplicateEmailError(`A user with the e-mail ${user.email} already exists.`);
+  const duplicate = () => new DuplicateEmailError(`A user with the e-mail ${email} already exists.`);
+  const created = await db.transaction().execute(async (trx) => {
+    if (await findUserByEmail(trx, email)) throw duplicate();
     const created = await trx
       .insertInto('users')
-      .values({ email: user.email.trim(), first_name: user.firstName, last_name: user.lastName, password_hash: passwordHash, must_change_password: user.mustChangePassword ?? false })
+      .values({ email, email_key: emailKey(email), first_name: firstName, last_name: lastName, password_hash: passwordHash, must_change_password: user.mustChangePassword ?? false })
       .returning('id')
       .executeTakeFirstOrThrow();
     const roles: string[] = [];
     for (const name of user.roles ?? []) {
-      const role = await trx.selectFrom('roles').select(['id', 'name']).where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
+      const role = await trx.selectFrom('roles').select(['id', 'name']).where('name_key', '=', roleNameKey(name)).executeTakeFirst();
       if (!role) throw new Error(`No role named ${name}.`);
       await trx.insertInto('user_roles').values({ user_id: created.id, role_id: role.id }).execute();
       roles.push(role.name);
@@ -68,11 +67,15 @@ export async function createUserWithPassword(db: Kysely<Database>, user: NewUser
       type: 'user_created',
       at: new Date(),
       context: { actor: actorOf({ kind: 'operator' }), ...COMMAND_LINE },
-      target: { type: 'user', id: created.id, label: `${user.firstName} ${user.lastName}` },
+      target: { type: 'user', id: created.id, label: `${firstName} ${lastName}` },
       userId: created.id,
       details: { password_set: true },
-      changes: { before: null, after: { email: user.email.trim(), first_name: user.firstName, last_name: user.lastName, status: 'active', roles: roles.sort() } },
+      changes: { before: null, after: { email, first_name: firstName, last_name: lastName, status: 'active', roles: roles.sort() } },
     });
     return created;
+  }).catch((err: unknown) => {
+    // A concurrent creation of the same address passed the check above: the index decides.
+    throw isUniqueViolation(err, EMAIL_UNIQUE_INDEX) ? duplicate() : err;
   });
+  return created;
 }

@@ -3,6 +3,8 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { UserCursor } from './cursor.js';
 import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
+import { uniqueNameKey } from '../text/normalize.js';
+import { emailKey } from './names.js';
 
 export type UserRow = Selectable<UsersTable>;
 /**
@@ -10,7 +12,7 @@ export type UserRow = Selectable<UsersTable>;
  * PostgreSQL: a page of 50 users would otherwise parse and re-print 150 dates in the event loop),
  * role names, and the exact sort key for the cursor.
  */
-export type ListedUser = Omit<UserRow, 'password_hash' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password'> & {
+export type ListedUser = Omit<UserRow, 'password_hash' | 'email_key' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password'> & {
   created_at: string;
   updated_at: string;
   last_sign_in_at: string | null;
@@ -64,7 +66,7 @@ function pageQuery(db: Kysely<Database>, shape: { after: boolean; status: boolea
           .innerJoin('roles as r', 'r.id', 'ur.role_id')
           .select('ur.user_id')
           .whereRef('ur.user_id', '=', 'u.id')
-          .where(sql<string>`lower(r.name)`, '=', p.role),
+          .where('r.name_key', '=', p.role),
       ),
     );
   }
@@ -106,7 +108,7 @@ export function listUsersPage(db: Kysely<Database>, options: { limit: number; af
     afterCreatedAt: after?.createdAt ?? '',
     afterId: after?.id ?? '',
     status: filter.status ?? '',
-    role: filter.role?.toLowerCase() ?? '',
+    role: filter.role ? uniqueNameKey(filter.role.trim()) : '',
     pattern: filter.search ? likePattern(filter.search) : '',
   });
 }
@@ -134,7 +136,11 @@ export async function insertUser(
   user: { email: string; first_name: string; last_name: string; password_hash: string | null; must_change_password: boolean; now: Date },
 ): Promise<string> {
   const { now, ...values } = user;
-  const row = await db.insertInto('users').values({ ...values, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+  const row = await db
+    .insertInto('users')
+    .values({ ...values, email_key: emailKey(values.email), created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 

@@ -1,15 +1,17 @@
-// Managing users. E-mail uniqueness is the unique index on lower(email): two racing creates both
-// reach the INSERT and the loser gets 409, with nothing written.
+// Managing users. E-mail uniqueness is the unique index on the address's key (src/users/names.ts:
+// RFC 8265's comparison, so case and full-width letters do not make a second address): two racing
+// creates both reach the INSERT and the loser gets 409, with nothing written.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError, permissionDenied } from '../errors.js';
 import { translateUniqueViolation } from '../db/unique-violation.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
-import { lockRolesByName, lockRolesOfUser, setUserRoles, type RoleRow } from '../roles/repository.js';
+import { lockRolesByName, lockRolesOfUser, roleNameKey, setUserRoles, type RoleRow } from '../roles/repository.js';
 import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
 import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, type Authority } from '../auth/authority.js';
 import * as users from './repository.js';
+import { EMAIL_UNIQUE_INDEX, cleanUserText } from './names.js';
 import { revokeSessions } from '../sessions/revocation.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
@@ -33,8 +35,8 @@ export function userService({ db, clock }: ServiceDeps) {
    */
   async function grantableRoles(trx: Kysely<Database>, authority: Authority, names: readonly string[], held: readonly RoleRow[] = []) {
     const roles = await lockRolesByName(trx, names);
-    const found = new Set(roles.map((r) => r.name.toLowerCase()));
-    const missing = names.find((n) => !found.has(n.toLowerCase()));
+    const found = new Set(roles.map((r) => r.name_key));
+    const missing = names.find((n) => !found.has(roleNameKey(n)));
     if (missing) {
       throw new DomainError('invalid', 'unknown_role', `There is no role named ${missing}.`, {
         errors: [{ location: 'request/body/roles', message: `unknown role ${missing}` }],
@@ -79,7 +81,8 @@ export function userService({ db, clock }: ServiceDeps) {
       return { page, nextCursor };
     },
 
-    async create(authority: Authority, input: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string }, origin: Origin = COMMAND_LINE) {
+    async create(authority: Authority, sent: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string }, origin: Origin = COMMAND_LINE) {
+      const input = cleanUserText(sent);
       let passwordHash: string | null = null;
       if (input.password !== undefined) {
         const violation = passwordPolicyViolation(input.password);
@@ -88,7 +91,7 @@ export function userService({ db, clock }: ServiceDeps) {
         }
         passwordHash = await hashPassword(input.password);
       }
-      const id = await translateUniqueViolation('users_email_lower_key', emailTaken, () =>
+      const id = await translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () =>
         db.transaction().execute(async (trx) => {
           const roles = await grantableRoles(trx, authority, input.roles ?? []);
           const userId = await users.insertUser(trx, {
@@ -119,9 +122,10 @@ export function userService({ db, clock }: ServiceDeps) {
     async update(
       authority: Authority,
       id: string,
-      input: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' },
+      sent: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' },
       origin: Origin = COMMAND_LINE,
     ) {
+      const input = cleanUserText(sent);
       // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
       if (input.status !== undefined && lacking(authority, ['users.disable']).length > 0) throw permissionDenied('users.disable');
       await db.transaction().execute(async (trx) => {

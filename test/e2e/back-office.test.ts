@@ -3,6 +3,7 @@
 // sign out; and the users and roles pages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
+import { userRow } from '../support/rows.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
 let service: Awaited<ReturnType<typeof startService>>;
@@ -161,7 +162,7 @@ describe('the back office in a browser', () => {
     // Pages of 20, followed by the server's cursor and back.
     await service.database.db
       .insertInto('users')
-      .values(Array.from({ length: 25 }, (_, i) => ({ email: `bulk${String(i).padStart(2, '0')}@example.com`, first_name: 'Bulk', last_name: `User ${i}` })))
+      .values(Array.from({ length: 25 }, (_, i) => userRow({ email: `bulk${String(i).padStart(2, '0')}@example.com`, first_name: 'Bulk', last_name: `User ${i}` })))
       .execute();
     await page.getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => page.getByRole('row').count()).toBe(21);

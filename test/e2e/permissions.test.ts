@@ -10,6 +10,7 @@ import { createAdministrator, createPerson, openBrowser, screenshot, signIn, sta
 import { apiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { systemClock } from '../../src/clock.js';
+import { roleRow } from '../support/rows.js';
 
 const VIEWER = { email: 'viewer@example.com', password: 'correct horse battery staple', firstName: 'Vera', lastName: 'Viewer' };
 const KEEPER = { email: 'keeper@example.com', password: 'correct horse battery staple', firstName: 'Kim', lastName: 'Keeper' };
@@ -22,9 +23,9 @@ let service: Awaited<ReturnType<typeof startService>>;
 beforeAll(async () => {
   service = await startService();
   const { db } = service.database;
-  await db.insertInto('roles').values({ name: 'nobody-much', description: 'Signs in, nothing else' }).execute();
+  await db.insertInto('roles').values(roleRow({ name: 'nobody-much', description: 'Signs in, nothing else' })).execute();
   await createPerson(db, VIEWER, 'nobody-much');
-  const keeperRole = await db.insertInto('roles').values({ name: 'key-keeper' }).returning('id').executeTakeFirstOrThrow();
+  const keeperRole = await db.insertInto('roles').values(roleRow({ name: 'key-keeper' })).returning('id').executeTakeFirstOrThrow();
   await db.insertInto('role_permissions').values(['api_keys.manage', 'users.list'].map((permission) => ({ role_id: keeperRole.id, permission }))).execute();
   await createPerson(db, KEEPER, 'key-keeper');
   // A key wider than the keeper (from the command line), and one the keeper made when it also held users.read.
@@ -39,7 +40,7 @@ beforeAll(async () => {
     ['ops-wide', ['tasks.list', 'users.create']],
     ['ops-narrow', ['tasks.list']],
   ] as const) {
-    const role = await db.insertInto('roles').values({ name }).returning('id').executeTakeFirstOrThrow();
+    const role = await db.insertInto('roles').values(roleRow({ name })).returning('id').executeTakeFirstOrThrow();
     await db.insertInto('role_permissions').values(permissions.map((permission) => ({ role_id: role.id, permission }))).execute();
   }
   await createPerson(db, ROLER, 'role-roler');
@@ -48,7 +49,7 @@ beforeAll(async () => {
     ['user-manager', ['users.list', 'users.read', 'users.create', 'users.update', 'users.disable', 'roles.manage', 'tasks.list']],
     ['user-reader', ['users.list', 'users.read']],
   ] as const) {
-    const role = await db.insertInto('roles').values({ name }).returning('id').executeTakeFirstOrThrow();
+    const role = await db.insertInto('roles').values(roleRow({ name })).returning('id').executeTakeFirstOrThrow();
     await db.insertInto('role_permissions').values(permissions.map((permission) => ({ role_id: role.id, permission }))).execute();
   }
   await createPerson(db, MANAGER, 'user-manager');

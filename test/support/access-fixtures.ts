@@ -14,9 +14,10 @@ import { permissionsOfRoles } from '../../src/roles/permissions.js';
 import { refused } from '../../src/errors.js';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.js';
 import { createTestApp } from './context.js';
+import { roleRow, userRow } from './rows.js';
 
 export async function makeRole(db: Kysely<Database>, permissions: readonly string[], name = `role-${randomUUID().slice(0, 8)}`) {
-  const role = await db.insertInto('roles').values({ name }).returning('id').executeTakeFirstOrThrow();
+  const role = await db.insertInto('roles').values(roleRow({ name })).returning('id').executeTakeFirstOrThrow();
   if (permissions.length > 0) await db.insertInto('role_permissions').values(permissions.map((permission) => ({ role_id: role.id, permission }))).execute();
   return { id: role.id, name };
 }
@@ -32,7 +33,7 @@ export async function makeUser(
   const email = options.email ?? `user-${randomUUID().slice(0, 8)}@example.com`;
   const user = await db
     .insertInto('users')
-    .values({ email, first_name: 'Test', last_name: 'User', password_hash: options.passwordHash ?? null, ...(options.createdAt ? { created_at: options.createdAt, updated_at: options.createdAt } : {}) })
+    .values(userRow({ email, first_name: 'Test', last_name: 'User', password_hash: options.passwordHash ?? null, ...(options.createdAt ? { created_at: options.createdAt, updated_at: options.createdAt } : {}) }))
     .returning('id')
     .executeTakeFirstOrThrow();
   if (options.roleIds?.length) await db.insertInto('user_roles').values(options.roleIds.map((role_id) => ({ user_id: user.id, role_id }))).execute();

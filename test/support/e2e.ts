@@ -14,6 +14,7 @@ import type { Database } from '../../src/db/schema.js';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { createTestApp, createTestDatabase } from './context.js';
+import { userRow } from './rows.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 /** Without the networking flags Chromium keeps dialling Google's hosts, which this machine refuses. */
@@ -103,7 +104,7 @@ export function createAdministrator(db: Kysely<Database>, person: Person): Promi
 export async function createPerson(db: Kysely<Database>, person: Person, role: string): Promise<void> {
   const user = await db
     .insertInto('users')
-    .values({ email: person.email, first_name: person.firstName, last_name: person.lastName, password_hash: await hashPassword(person.password) })
+    .values(userRow({ email: person.email, first_name: person.firstName, last_name: person.lastName, password_hash: await hashPassword(person.password) }))
     .returning('id')
     .executeTakeFirstOrThrow();
   const held = await db.selectFrom('roles').select('id').where('name', '=', role).executeTakeFirstOrThrow();

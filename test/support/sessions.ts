@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 type App = Parameters<typeof request>[0];
 import type { Database } from '../../src/db/schema.js';
 import { createUserWithPassword } from '../../src/users/credentials.js';
+import { roleRow } from './rows.js';
 
 let counter = 0;
 
@@ -17,7 +18,7 @@ export async function createUser(
   const password = options.password ?? `a long test password ${counter}`;
   const { id } = await createUserWithPassword(db, { email, firstName: 'Test', lastName: `Person ${counter}`, password, roles: options.roles ?? [] });
   if (options.permissions?.length) {
-    const role = await db.insertInto('roles').values({ name: `role-${id}` }).returning('id').executeTakeFirstOrThrow();
+    const role = await db.insertInto('roles').values(roleRow({ name: `role-${id}` })).returning('id').executeTakeFirstOrThrow();
     await db.insertInto('role_permissions').values(options.permissions.map((permission) => ({ role_id: role.id, permission }))).execute();
     await db.insertInto('user_roles').values({ user_id: id, role_id: role.id }).execute();
   }
