@@ -2,6 +2,8 @@
 // fail readiness, stop accepting, let in-flight requests finish and keep-alive connections close
 // without a reset (up to SHUTDOWN_GRACE_MS: HttpServer.shutDown), close the pool and exit 0.
 // Imported (tests): `buildService` wires the service from configuration without listening.
+// First: with tracing configured, pg must be instrumented before anything loads it.
+import { tracerProvider } from './tracing/setup.js';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -22,6 +24,7 @@ import { startSweeper } from './maintenance/sweeper.js';
 import { drainSwitch, type Drain } from './http/drain.js';
 import { serviceMetrics, type ServiceMetrics } from './metrics/registry.js';
 import { startMetricsServer } from './metrics/server.js';
+import { SERVICE_NAME } from './tracing/start.js';
 
 export interface Service {
   app: ReturnType<typeof createApp>;
@@ -59,6 +62,7 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       options: { validateResponses: config.validateResponses, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes },
       drain,
       observeRequest: metrics?.observeRequest,
+      tracer: tracerProvider?.getTracer(SERVICE_NAME),
     });
     const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;
     return { app, database, drain, metrics, stopBackgroundWork: async () => sweeper?.stop() };
@@ -99,6 +103,7 @@ async function main() {
     logger.info({ signal }, 'shutting down: readiness fails, no new connections, finishing in-flight requests');
     await server.shutDown(config.shutdownGraceMs);
     metricsServer?.close();
+    await tracerProvider?.shutdown(); // the spans still batched are sent
     await stopBackgroundWork();
     await database.close();
     logger.info('stopped');

@@ -2,6 +2,7 @@
 // no install script), in a pool of worker threads (piscina), so it never blocks the event loop.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { trace, SpanStatusCode } from '@opentelemetry/api';
 import { dictionary } from '@zxcvbn-ts/language-common';
 import type { HashJob } from './password-hash-worker.js';
 
@@ -45,13 +46,31 @@ export function hashingPoolState() {
   return { threads, busy: threads - pool.idleThreads, queued: pool.queueSize, completed: pool.completed };
 }
 
+// With tracing on (src/tracing), each hash or verification is a span of the request that asked
+// for it, from the wait for a thread to the answer; off, the API's tracer is a no-op.
+const tracer = trace.getTracer('backoffice-api');
+
+/** The job on the pool, inside a span named after it. */
+function runTraced(name: string, job: HashJob): Promise<string | boolean> {
+  return tracer.startActiveSpan(name, async (span) => {
+    try {
+      return await hashingPool().run(job);
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
 export async function hashPassword(password: string): Promise<string> {
-  return (await hashingPool().run({ op: 'hash', password, options: ARGON2_PARAMETERS })) as string;
+  return (await runTraced('argon2id hash', { op: 'hash', password, options: ARGON2_PARAMETERS })) as string;
 }
 
 export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
   try {
-    return (await hashingPool().run({ op: 'verify', hash: passwordHash, password })) === true;
+    return (await runTraced('argon2id verify', { op: 'verify', hash: passwordHash, password })) === true;
   } catch {
     return false; // a malformed stored hash never signs anyone in
   }

@@ -28,6 +28,8 @@ import { series } from './series.js';
 import { securityHeaders } from './security-headers.js';
 import { drainSwitch, type Drain } from './drain.js';
 import { requestMetrics, type ObserveRequest } from './request-metrics.js';
+import { requestTracing } from './request-tracing.js';
+import type { Tracer } from '@opentelemetry/api';
 
 export interface AppDependencies {
   spec: OpenApiDocument;
@@ -44,6 +46,8 @@ export interface AppDependencies {
   drain?: Drain;
   /** Where every answered request is counted (the metrics); nowhere when absent. */
   observeRequest?: ObserveRequest;
+  /** With tracing on, the tracer of the request spans; absent, requests are not traced (and pay nothing for it). */
+  tracer?: Tracer;
 }
 
 export function createApp(deps: AppDependencies) {
@@ -82,6 +86,7 @@ export function createApp(deps: AppDependencies) {
   // router step has a cost of its own, and none of these is mounted at a path).
   app.use(
     series(
+      ...(deps.tracer ? [requestTracing(deps.tracer, options.trustProxy ? app.get('trust proxy fn') : undefined)] : []),
       ...(deps.observeRequest ? [requestMetrics(deps.observeRequest)] : []),
       // The request id may come from a trusted proxy only; with none trusted, no request checks.
       requestContext(deps.logger, options.trustProxy ? app.get('trust proxy fn') : undefined),

@@ -105,6 +105,7 @@ export function createTestApp(db: Kysely<Database>, overrides: Overrides = {}) {
     authenticators: overrides.authenticators ?? services.authenticators,
     options: { validateResponses: true, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes, ...overrides.options },
     observeRequest: overrides.observeRequest,
+    tracer: overrides.tracer,
   });
   return { app, logs, clock, deps };
 }
