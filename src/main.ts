@@ -103,7 +103,8 @@ async function main() {
     logger.info({ signal }, 'shutting down: readiness fails, no new connections, finishing in-flight requests');
     await server.shutDown(config.shutdownGraceMs);
     metricsServer?.close();
-    await tracerProvider?.shutdown(); // the spans still batched are sent
+    // The spans still batched are sent; a collector that does not answer does not stop the exit.
+    await tracerProvider?.shutdown().catch((err: unknown) => logger.warn({ err: { message: (err as Error).message } }, 'traces not sent'));
     await stopBackgroundWork();
     await database.close();
     logger.info('stopped');
