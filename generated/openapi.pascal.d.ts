@@ -826,6 +826,175 @@ export interface paths {
         patch: operations["updateReunion"];
         trace?: never;
     };
+    "/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tasks
+         * @description One page of tasks, with keyset pagination: pass `NextCursor` as `cursor` for the next page
+         *     (the cursor is bound to the filters and the order). Filters combine: `status` (one or more),
+         *     `assignee_id` (or `me`), `due_before`, `due_after`, and `search` on the title. Ordered by
+         *     `CreatedAt` (default) or `DueAt` (tasks without a due date last), then by id. Every task
+         *     of the organisation is listed to a holder of `tasks.list`, whoever created or holds it.
+         *
+         *     **Required permission:** `tasks.list`
+         */
+        get: operations["listTasks"];
+        put?: never;
+        /**
+         * Create a task
+         * @description Creates a task, recorded as created by the caller (the signed-in person, or the API key).
+         *     `status` defaults to `todo`, `Priority` to `normal`. The assignee, when given, must be an
+         *     active user (`400 invalid_assignee`). Titles and descriptions are stored Unicode-normalised
+         *     (NFC) and trimmed; bidirectional control characters are refused (`400 validation_failed`).
+         *     Answers `201` with the task and its `Location`.
+         *
+         *     **Required permission:** `tasks.create`
+         */
+        post: operations["createTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/taches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tasks (French path)
+         * @description French name of `GET /tasks`; same behaviour.
+         *     One page of tasks, with keyset pagination: pass `NextCursor` as `cursor` for the next page
+         *     (the cursor is bound to the filters and the order). Filters combine: `status` (one or more),
+         *     `assignee_id` (or `me`), `due_before`, `due_after`, and `search` on the title. Ordered by
+         *     `CreatedAt` (default) or `DueAt` (tasks without a due date last), then by id. Every task
+         *     of the organisation is listed to a holder of `tasks.list`, whoever created or holds it.
+         *
+         *     **Required permission:** `tasks.list`
+         */
+        get: operations["listTaches"];
+        put?: never;
+        /**
+         * Create a task (French path)
+         * @description French name of `POST /tasks`; same behaviour.
+         *     Creates a task, recorded as created by the caller (the signed-in person, or the API key).
+         *     `status` defaults to `todo`, `Priority` to `normal`. The assignee, when given, must be an
+         *     active user (`400 invalid_assignee`). Titles and descriptions are stored Unicode-normalised
+         *     (NFC) and trimmed; bidirectional control characters are refused (`400 validation_failed`).
+         *     Answers `201` with the task and its `Location`.
+         *
+         *     **Required permission:** `tasks.create`
+         */
+        post: operations["createTache"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tasks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The task's id. Anything that is not the id of a task (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+                 */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a task
+         * @description One task, in the same shape as in `GET /tasks`.
+         *
+         *     **Required permission:** `tasks.read`
+         */
+        get: operations["getTask"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a task
+         * @description Deletes the task for good (the audit journal keeps what it was). Answers `204`; a task already
+         *     deleted is `404`.
+         *
+         *     **Required permission:** `tasks.delete`
+         */
+        delete: operations["deleteTask"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a task
+         * @description Changes any writable field; `null` clears `Description`, `DueAt` or `assignee_id`. Becoming
+         *     `done` sets `CompletedAt`, leaving `done` clears it. The new assignee must be an active user
+         *     (`400 invalid_assignee`). Needs `tasks.update` whoever the caller is: being the task's assignee
+         *     or creator gives no right of its own. A change that changes nothing writes nothing.
+         *
+         *     **Required permission:** `tasks.update`
+         */
+        patch: operations["updateTask"];
+        trace?: never;
+    };
+    "/taches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The task's id. Anything that is not the id of a task (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+                 */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a task (French path)
+         * @description French name of `GET /tasks/{id}`; same behaviour.
+         *     One task, in the same shape as in `GET /tasks`.
+         *
+         *     **Required permission:** `tasks.read`
+         */
+        get: operations["getTache"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a task (French path)
+         * @description French name of `DELETE /tasks/{id}`; same behaviour.
+         *     Deletes the task for good (the audit journal keeps what it was). Answers `204`; a task already
+         *     deleted is `404`.
+         *
+         *     **Required permission:** `tasks.delete`
+         */
+        delete: operations["deleteTache"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a task (French path)
+         * @description French name of `PATCH /tasks/{id}`; same behaviour.
+         *     Changes any writable field; `null` clears `Description`, `DueAt` or `assignee_id`. Becoming
+         *     `done` sets `CompletedAt`, leaving `done` clears it. The new assignee must be an active user
+         *     (`400 invalid_assignee`). Needs `tasks.update` whoever the caller is: being the task's assignee
+         *     or creator gives no right of its own. A change that changes nothing writes nothing.
+         *
+         *     **Required permission:** `tasks.update`
+         */
+        patch: operations["updateTache"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -890,7 +1059,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.create" | "tasks.update" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete";
         ProblemFieldError: {
             /**
              * @description Where the problem is, as `request/<part>/<path>` (body, query, headers, params). Body paths
@@ -1418,11 +1587,12 @@ export interface components {
          *     `api_key_created`, `api_key_updated`, `api_key_rotated` (with `details.grace_period_seconds`),
          *     `api_key_revoked`, `role_created`, `role_updated`, `role_deleted`, `user_created`,
          *     `user_updated`, `user_disabled`. Meetings: `meeting_created`, `meeting_updated`,
-         *     `meeting_deleted`. Reads are never recorded, and neither are refused operations.
+         *     `meeting_deleted`. Tasks: `task_created`, `task_updated`, `task_deleted`. Reads are never
+         *     recorded, and neither are refused operations.
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted";
         /**
          * @description Who acted: a signed-in `User` (with the session used), an `ApiKey`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
@@ -1458,14 +1628,14 @@ export interface components {
              * @example api_key
              * @enum {string}
              */
-            Type: "user" | "role" | "api_key" | "session" | "meeting";
+            Type: "user" | "role" | "api_key" | "session" | "meeting" | "task";
             /**
              * Format: uuid
              * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
              */
             Id: string;
             /**
-             * @description Its name when the event was recorded (a user's name, a role's or a key's name; for a session, its owner's name; a meeting's title).
+             * @description Its name when the event was recorded (a user's name, a role's or a key's name; for a session, its owner's name; a meeting's or a task's title).
              * @example ci-deploy
              */
             Label: string | null;
@@ -1563,10 +1733,10 @@ export interface components {
             }[];
         };
         /**
-         * @description A person of a meeting, as they are now: a disabled user stays in their meetings, shown
-         *     `disabled`.
+         * @description A person, as they are now: a user disabled since stays where they were (in their meetings, on
+         *     the tasks assigned to them), shown `disabled`.
          */
-        MeetingPerson: {
+        Person: {
             /**
              * Format: uuid
              * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
@@ -1638,7 +1808,7 @@ export interface components {
              * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
              */
             OrganizerId: string;
-            Organizer: components["schemas"]["MeetingPerson"];
+            Organizer: components["schemas"]["Person"];
             /**
              * @description The ids of `Attendees`, in the same order; send them back as they are in a `PATCH`.
              * @example [
@@ -1648,7 +1818,7 @@ export interface components {
              */
             AttendeeIds: string[];
             /** @description The people attending, the organizer included, by name. */
-            Attendees: components["schemas"]["MeetingPerson"][];
+            Attendees: components["schemas"]["Person"][];
             CreatedBy: components["schemas"]["CreatedBy"];
             /**
              * Format: date-time
@@ -1755,6 +1925,113 @@ export interface components {
              * @enum {string}
              */
             Status?: "scheduled" | "cancelled";
+        };
+        /**
+         * @description Where the task stands. `CompletedAt` is set when it becomes `done` and cleared when it leaves `done`.
+         * @example in_progress
+         * @enum {string}
+         */
+        TaskStatus: "todo" | "in_progress" | "done" | "cancelled";
+        /**
+         * @example high
+         * @enum {string}
+         */
+        TaskPriority: "low" | "normal" | "high" | "urgent";
+        Task: {
+            /**
+             * Format: uuid
+             * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+             */
+            Id: string;
+            /** @example Call back the Lyon office */
+            Title: string;
+            /** @example About the March invoices. */
+            Description: string | null;
+            Status: components["schemas"]["TaskStatus"];
+            Priority: components["schemas"]["TaskPriority"];
+            /**
+             * Format: date-time
+             * @example 2026-12-15T17:00:00.000Z
+             */
+            DueAt: string | null;
+            /**
+             * Format: uuid
+             * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
+             */
+            AssigneeId: string | null;
+            /** @description The person named by `assignee_id`, null when the task is not assigned. */
+            Assignee: components["schemas"]["Person"] | null;
+            CreatedBy: components["schemas"]["CreatedBy"];
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:30:00.000Z
+             */
+            CreatedAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            UpdatedAt: string;
+            /**
+             * Format: date-time
+             * @description When the task became `done`; null unless it is `done`.
+             * @example null
+             */
+            CompletedAt: string | null;
+        };
+        /** @description One page of tasks, in a stable order. */
+        TaskPage: {
+            Data: components["schemas"]["Task"][];
+            /**
+             * @description Opaque cursor of the next page, `null` on the last page.
+             * @example eyJrIjoiMjAyNi0xMi0wMSJ9
+             */
+            NextCursor: string | null;
+        };
+        TaskCreateRequest: {
+            /**
+             * @description One line, 1 to 200 characters once trimmed; no control or bidirectional control characters.
+             * @example Call back the Lyon office
+             */
+            Title: string;
+            /**
+             * @description Up to 10,000 characters; line breaks kept, no bidirectional control characters. Blank is stored as null.
+             * @example About the March invoices.
+             */
+            Description?: string | null;
+            Status?: components["schemas"]["TaskStatus"];
+            Priority?: components["schemas"]["TaskPriority"];
+            /**
+             * Format: date-time
+             * @example 2026-12-15T17:00:00Z
+             */
+            DueAt?: string | null;
+            /**
+             * Format: uuid
+             * @description An active user (`400 invalid_assignee` otherwise).
+             * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
+             */
+            AssigneeId?: string | null;
+        };
+        /** @description The fields to change; at least one. `null` clears an optional field (`Description`, `DueAt`, `assignee_id`). */
+        TaskUpdateRequest: {
+            /** @example Call back the Lyon office */
+            Title?: string;
+            /** @example About the March invoices. */
+            Description?: string | null;
+            Status?: components["schemas"]["TaskStatus"];
+            Priority?: components["schemas"]["TaskPriority"];
+            /**
+             * Format: date-time
+             * @example 2026-12-15T17:00:00Z
+             */
+            DueAt?: string | null;
+            /**
+             * Format: uuid
+             * @description An active user (`400 invalid_assignee` otherwise), or null to unassign.
+             * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
+             */
+            AssigneeId?: string | null;
         };
     };
     responses: {
@@ -2627,6 +2904,152 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description One page of tasks. */
+        TaskPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Data": [
+                 *         {
+                 *           "Id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *           "Title": "Call back the Lyon office",
+                 *           "Description": "About the March invoices.",
+                 *           "Status": "in_progress",
+                 *           "Priority": "high",
+                 *           "DueAt": "2026-12-15T17:00:00.000Z",
+                 *           "AssigneeId": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "Assignee": {
+                 *             "Id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *             "Label": "Grace Hopper",
+                 *             "Status": "active"
+                 *           },
+                 *           "CreatedBy": {
+                 *             "Type": "user",
+                 *             "Id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "Label": "Ada Lovelace"
+                 *           },
+                 *           "CreatedAt": "2026-12-01T09:30:00.000Z",
+                 *           "UpdatedAt": "2026-12-02T10:00:00.000Z",
+                 *           "CompletedAt": null
+                 *         },
+                 *         {
+                 *           "Id": "c81f4b2a-6e3d-4a97-b5c0-2d9e7f1a3b64",
+                 *           "Title": "Renew the école's insurance",
+                 *           "Description": null,
+                 *           "Status": "todo",
+                 *           "Priority": "normal",
+                 *           "DueAt": null,
+                 *           "AssigneeId": null,
+                 *           "Assignee": null,
+                 *           "CreatedBy": {
+                 *             "Type": "api_key",
+                 *             "Id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *             "Label": "CRM sync"
+                 *           },
+                 *           "CreatedAt": "2026-12-03T14:05:00.000Z",
+                 *           "UpdatedAt": "2026-12-03T14:05:00.000Z",
+                 *           "CompletedAt": null
+                 *         }
+                 *       ],
+                 *       "NextCursor": "eyJrIjoiMjAyNi0xMi0wM1QxNDowNTowMC4wMDAwMDBaIiwiaSI6ImM4MWY0YjJhLTZlM2QtNGE5Ny1iNWMwLTJkOWU3ZjFhM2I2NCJ9.q1Vb0uT4m9Xc2Lr7Hs3Kd8Pw5Yz6Nf0Ag2Je1Ri4Oo8"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskPage"];
+            };
+        };
+        /** @description The task, created. */
+        TaskCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                Location: components["headers"]["Location"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *       "Title": "Call back the Lyon office",
+                 *       "Description": "About the March invoices.",
+                 *       "Status": "todo",
+                 *       "Priority": "high",
+                 *       "DueAt": "2026-12-15T17:00:00.000Z",
+                 *       "AssigneeId": null,
+                 *       "Assignee": null,
+                 *       "CreatedBy": {
+                 *         "Type": "user",
+                 *         "Id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "Label": "Ada Lovelace"
+                 *       },
+                 *       "CreatedAt": "2026-12-01T09:30:00.000Z",
+                 *       "UpdatedAt": "2026-12-01T09:30:00.000Z",
+                 *       "CompletedAt": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["Task"];
+            };
+        };
+        /** @description The task. */
+        Task: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *       "Title": "Call back the Lyon office",
+                 *       "Description": "About the March invoices.",
+                 *       "Status": "done",
+                 *       "Priority": "high",
+                 *       "DueAt": "2026-12-15T17:00:00.000Z",
+                 *       "AssigneeId": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *       "Assignee": {
+                 *         "Id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "Label": "Grace Hopper",
+                 *         "Status": "active"
+                 *       },
+                 *       "CreatedBy": {
+                 *         "Type": "api_key",
+                 *         "Id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *         "Label": "CRM sync"
+                 *       },
+                 *       "CreatedAt": "2026-12-01T09:30:00.000Z",
+                 *       "UpdatedAt": "2026-12-02T10:00:00.000Z",
+                 *       "CompletedAt": "2026-12-02T10:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Task"];
+            };
+        };
+        /** @description No task has this id (also for a malformed id, or the id of something that is not a task). */
+        TaskNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Type": "urn:problem:backoffice:not_found",
+                 *       "Title": "Not found",
+                 *       "Status": 404,
+                 *       "Detail": "No task has this id.",
+                 *       "Code": "not_found",
+                 *       "RequestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -2720,7 +3143,7 @@ export interface components {
          * @description Only events about this kind of object.
          * @example api_key
          */
-        AuditTargetTypeFilter: "user" | "role" | "api_key" | "session" | "meeting";
+        AuditTargetTypeFilter: "user" | "role" | "api_key" | "session" | "meeting" | "task";
         /**
          * @description Only events about this user, role, API key or session.
          * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
@@ -2767,6 +3190,49 @@ export interface components {
          * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
          */
         MeetingId: string;
+        /**
+         * @description Only tasks with one of these statuses, comma-separated (`todo,in_progress`).
+         * @example [
+         *       "todo",
+         *       "in_progress"
+         *     ]
+         */
+        TaskStatusFilter: components["schemas"]["TaskStatus"][];
+        /**
+         * @description Only tasks assigned to this user; `me` is the signed-in caller. An API key is nobody's: with
+         *     `me` it gets `400 assignee_me_without_user`.
+         * @example me
+         */
+        TaskAssigneeFilter: string;
+        /**
+         * @description Only tasks due strictly before this time (tasks without a due date are left out).
+         * @example 2027-01-01T00:00:00Z
+         */
+        TaskDueBefore: string;
+        /**
+         * @description Only tasks due at or after this time (tasks without a due date are left out).
+         * @example 2026-12-01T00:00:00Z
+         */
+        TaskDueAfter: string;
+        /**
+         * @description Only tasks whose title contains this text, without regard to case or accents (`ecole` finds
+         *     `École`). Served by a trigram index: three characters or more narrow a large list fastest.
+         * @example lyon
+         */
+        TaskSearch: string;
+        /**
+         * @description The order of the list: `CreatedAt` (oldest first, the default) or `DueAt` (soonest first,
+         *     tasks without a due date last). Ties are broken by id, so the order is stable.
+         * @example due_at
+         */
+        TaskSort: "created_at" | "due_at";
+        /**
+         * @description The task's id. Anything that is not the id of a task (a malformed id, another kind of
+         *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+         *     permission; a caller without it gets `403` whatever the id.
+         * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+         */
+        TaskId: string;
     };
     requestBodies: {
         Refresh: {
@@ -2842,12 +3308,18 @@ export type AuditTarget = components['schemas']['AuditTarget'];
 export type AuditEvent = components['schemas']['AuditEvent'];
 export type AuditEventPage = components['schemas']['AuditEventPage'];
 export type SignInsPerHour = components['schemas']['SignInsPerHour'];
-export type MeetingPerson = components['schemas']['MeetingPerson'];
+export type Person = components['schemas']['Person'];
 export type CreatedBy = components['schemas']['CreatedBy'];
 export type Meeting = components['schemas']['Meeting'];
 export type MeetingPage = components['schemas']['MeetingPage'];
 export type MeetingCreateRequest = components['schemas']['MeetingCreateRequest'];
 export type MeetingUpdateRequest = components['schemas']['MeetingUpdateRequest'];
+export type TaskStatus = components['schemas']['TaskStatus'];
+export type TaskPriority = components['schemas']['TaskPriority'];
+export type Task = components['schemas']['Task'];
+export type TaskPage = components['schemas']['TaskPage'];
+export type TaskCreateRequest = components['schemas']['TaskCreateRequest'];
+export type TaskUpdateRequest = components['schemas']['TaskUpdateRequest'];
 export type ResponseSessionList = components['responses']['SessionList'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
@@ -2874,6 +3346,10 @@ export type ResponseMeetingPage = components['responses']['MeetingPage'];
 export type ResponseMeetingCreated = components['responses']['MeetingCreated'];
 export type ResponseMeeting = components['responses']['Meeting'];
 export type ResponseMeetingNotFound = components['responses']['MeetingNotFound'];
+export type ResponseTaskPage = components['responses']['TaskPage'];
+export type ResponseTaskCreated = components['responses']['TaskCreated'];
+export type ResponseTask = components['responses']['Task'];
+export type ResponseTaskNotFound = components['responses']['TaskNotFound'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
 export type ParameterLimit = components['parameters']['Limit'];
@@ -2899,6 +3375,13 @@ export type ParameterMeetingFrom = components['parameters']['MeetingFrom'];
 export type ParameterMeetingUntil = components['parameters']['MeetingUntil'];
 export type ParameterMeetingAttendeeFilter = components['parameters']['MeetingAttendeeFilter'];
 export type ParameterMeetingId = components['parameters']['MeetingId'];
+export type ParameterTaskStatusFilter = components['parameters']['TaskStatusFilter'];
+export type ParameterTaskAssigneeFilter = components['parameters']['TaskAssigneeFilter'];
+export type ParameterTaskDueBefore = components['parameters']['TaskDueBefore'];
+export type ParameterTaskDueAfter = components['parameters']['TaskDueAfter'];
+export type ParameterTaskSearch = components['parameters']['TaskSearch'];
+export type ParameterTaskSort = components['parameters']['TaskSort'];
+export type ParameterTaskId = components['parameters']['TaskId'];
 export type RequestBodyRefresh = components['requestBodies']['Refresh'];
 export type HeaderXRequestId = components['headers']['XRequestId'];
 export type HeaderCacheControlNoStore = components['headers']['CacheControlNoStore'];
@@ -4684,6 +5167,442 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MeetingNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTasks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `NextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only tasks with one of these statuses, comma-separated (`todo,in_progress`).
+                 * @example [
+                 *       "todo",
+                 *       "in_progress"
+                 *     ]
+                 */
+                status?: components["parameters"]["TaskStatusFilter"];
+                /**
+                 * @description Only tasks assigned to this user; `me` is the signed-in caller. An API key is nobody's: with
+                 *     `me` it gets `400 assignee_me_without_user`.
+                 * @example me
+                 */
+                assignee_id?: components["parameters"]["TaskAssigneeFilter"];
+                /**
+                 * @description Only tasks due strictly before this time (tasks without a due date are left out).
+                 * @example 2027-01-01T00:00:00Z
+                 */
+                due_before?: components["parameters"]["TaskDueBefore"];
+                /**
+                 * @description Only tasks due at or after this time (tasks without a due date are left out).
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                due_after?: components["parameters"]["TaskDueAfter"];
+                /**
+                 * @description Only tasks whose title contains this text, without regard to case or accents (`ecole` finds
+                 *     `École`). Served by a trigram index: three characters or more narrow a large list fastest.
+                 * @example lyon
+                 */
+                search?: components["parameters"]["TaskSearch"];
+                /**
+                 * @description The order of the list: `CreatedAt` (oldest first, the default) or `DueAt` (soonest first,
+                 *     tasks without a due date last). Ties are broken by id, so the order is stable.
+                 * @example due_at
+                 */
+                sort?: components["parameters"]["TaskSort"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["TaskPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Title": "Call back the Lyon office",
+                 *       "Description": "About the March invoices.",
+                 *       "Priority": "high",
+                 *       "DueAt": "2026-12-15T17:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["TaskCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTaches: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `NextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only tasks with one of these statuses, comma-separated (`todo,in_progress`).
+                 * @example [
+                 *       "todo",
+                 *       "in_progress"
+                 *     ]
+                 */
+                status?: components["parameters"]["TaskStatusFilter"];
+                /**
+                 * @description Only tasks assigned to this user; `me` is the signed-in caller. An API key is nobody's: with
+                 *     `me` it gets `400 assignee_me_without_user`.
+                 * @example me
+                 */
+                assignee_id?: components["parameters"]["TaskAssigneeFilter"];
+                /**
+                 * @description Only tasks due strictly before this time (tasks without a due date are left out).
+                 * @example 2027-01-01T00:00:00Z
+                 */
+                due_before?: components["parameters"]["TaskDueBefore"];
+                /**
+                 * @description Only tasks due at or after this time (tasks without a due date are left out).
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                due_after?: components["parameters"]["TaskDueAfter"];
+                /**
+                 * @description Only tasks whose title contains this text, without regard to case or accents (`ecole` finds
+                 *     `École`). Served by a trigram index: three characters or more narrow a large list fastest.
+                 * @example lyon
+                 */
+                search?: components["parameters"]["TaskSearch"];
+                /**
+                 * @description The order of the list: `CreatedAt` (oldest first, the default) or `DueAt` (soonest first,
+                 *     tasks without a due date last). Ties are broken by id, so the order is stable.
+                 * @example due_at
+                 */
+                sort?: components["parameters"]["TaskSort"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["TaskPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTache: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Title": "Call back the Lyon office",
+                 *       "Description": "About the March invoices.",
+                 *       "Priority": "high",
+                 *       "DueAt": "2026-12-15T17:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["TaskCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The task's id. Anything that is not the id of a task (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+                 */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Task"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TaskNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The task's id. Anything that is not the id of a task (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+                 */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TaskNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The task's id. Anything that is not the id of a task (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+                 */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Status": "done"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Task"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TaskNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTache: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The task's id. Anything that is not the id of a task (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+                 */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Task"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TaskNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTache: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The task's id. Anything that is not the id of a task (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+                 */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TaskNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateTache: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The task's id. Anything that is not the id of a task (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
+                 */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Status": "done"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Task"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TaskNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];

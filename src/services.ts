@@ -9,6 +9,7 @@ import { apiKeyService } from './api-keys/service.js';
 import { sessionService } from './sessions/service.js';
 import { auditService } from './audit/service.js';
 import { meetingService } from './meetings/service.js';
+import { taskService } from './tasks/service.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { bearerAuthenticator } from './sessions/authenticator.js';
 
@@ -19,6 +20,7 @@ export interface Services {
   sessions: ReturnType<typeof sessionService>;
   audit: ReturnType<typeof auditService>;
   meetings: ReturnType<typeof meetingService>;
+  tasks: ReturnType<typeof taskService>;
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
 }
@@ -31,6 +33,7 @@ export function buildServices(deps: Dependencies): Services {
     sessions: sessionService(deps),
     audit: auditService(deps),
     meetings: meetingService(deps),
+    tasks: taskService(deps),
     authenticators: { apiKey: apiKeyAuthenticator(deps), bearer: bearerAuthenticator(deps) },
   };
 }

@@ -7,7 +7,7 @@ import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
 import { expectContractResponse, requiredQuery } from './support/contract.js';
-import { makeApiKey, makeMeeting, makeRole, makeUser } from './support/access-fixtures.js';
+import { makeApiKey, makeMeeting, makeRole, makeTask, makeUser } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
 import { ManualClock } from '../src/clock.js';
@@ -40,6 +40,8 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   'api-keys': async (db) => (await makeApiKey(db, [])).id,
   meetings: async (db) => (await makeMeeting(db)).id,
   reunions: async (db) => (await makeMeeting(db)).id,
+  tasks: async (db) => (await makeTask(db)).id,
+  taches: async (db) => (await makeTask(db)).id,
 };
 
 

@@ -14,7 +14,7 @@ import { createTestDatabase, spec, type TestDatabase } from './support/context.j
 import { requiredQuery } from './support/contract.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { startValidationProxy, type PrismProcess } from './support/prism.js';
-import { adminRoleId, makeApiKey, makeMeeting, makeRole, makeUser } from './support/access-fixtures.js';
+import { adminRoleId, makeApiKey, makeMeeting, makeRole, makeTask, makeUser } from './support/access-fixtures.js';
 import { deref, indexOperations, type OpenApiDocument, type OperationInfo } from '../src/contract/spec.js';
 import { INFLECTIONS, styleKey, type Inflection } from '../src/http/inflection.js';
 import { hashPassword } from '../src/auth/passwords.js';
@@ -78,6 +78,8 @@ const RESOURCES: Record<string, () => Promise<string>> = {
   'api-keys': async () => (await makeApiKey(database.db, ['tasks.list'])).id,
   meetings: async () => (await makeMeeting(database.db)).id,
   reunions: async () => (await makeMeeting(database.db)).id,
+  tasks: async () => (await makeTask(database.db)).id,
+  taches: async () => (await makeTask(database.db)).id,
 };
 
 

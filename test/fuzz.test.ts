@@ -14,7 +14,7 @@ import { HttpClient, type RawResponse } from './support/http-client.js';
 import { RequestArbitraries, type Credential, type FuzzRequest } from './support/fuzz/arbitraries.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
 import { installWriteJournal, journalSince, unexpectedWrites } from './support/write-journal.js';
-import { makeApiKey, makeRole } from './support/access-fixtures.js';
+import { makeApiKey, makeRole, makeTask } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { indexOperations, operationMatcher, type JsonSchema } from '../src/contract/spec.js';
 import { KeyInflector, parseInflection, type Inflection } from '../src/http/inflection.js';
@@ -104,7 +104,8 @@ beforeAll(async () => {
   const role = await makeRole(database.db, ['users.list']);
   const spareKey = await makeApiKey(database.db, ['users.list'], { clock });
   keep(spareKey.secret, 'API key');
-  knownIds = { users: [victim.id], sessions: [victimSession.id], roles: [role.id], 'api-keys': [spareKey.id] };
+  const task = await makeTask(database.db, { assigneeId: victim.id });
+  knownIds = { users: [victim.id], sessions: [victimSession.id], roles: [role.id], 'api-keys': [spareKey.id], tasks: [task.id], taches: [task.id] };
 
   tables = await tableNames(database.db);
   await installWriteJournal(database.db, tables);

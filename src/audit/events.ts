@@ -1,7 +1,7 @@
 // What an audit event is: the actions recorded, who acted, on what. Shared by the recorder, the
 // reader and the sealer; the contract's AuditEvent schema is the public shape of the same thing.
 
-/** Sign-in and session events (recorded since the sessions issue), changes of rights, and changes of meetings. */
+/** Sign-in and session events (recorded since the sessions issue), changes of rights, and changes of meetings and tasks. */
 export const AUDIT_EVENT_TYPES = [
   'sign_in_succeeded',
   'sign_in_failed',
@@ -23,12 +23,15 @@ export const AUDIT_EVENT_TYPES = [
   'meeting_created',
   'meeting_updated',
   'meeting_deleted',
+  'task_created',
+  'task_updated',
+  'task_deleted',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
 export const ACTOR_TYPES = ['user', 'api_key', 'cli', 'anonymous', 'unknown'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
-export const TARGET_TYPES = ['user', 'role', 'api_key', 'session', 'meeting'] as const;
+export const TARGET_TYPES = ['user', 'role', 'api_key', 'session', 'meeting', 'task'] as const;
 export type TargetType = (typeof TARGET_TYPES)[number];
 
 /**

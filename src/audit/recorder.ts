@@ -53,6 +53,8 @@ function targetLabel(target: Target): RawBuilder<string | null> {
       return sql`(select u.first_name || ' ' || u.last_name from sessions s join users u on u.id = s.user_id where s.id = ${target.id})`;
     case 'meeting':
       return sql`(select title from meetings where id = ${target.id})`;
+    case 'task':
+      return sql`(select title from tasks where id = ${target.id})`;
   }
 }
 

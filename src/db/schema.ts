@@ -169,6 +169,27 @@ export interface MeetingAttendeesTable {
   ends_at: Timestamp;
 }
 
+export type TaskStatus = 'todo' | 'in_progress' | 'done' | 'cancelled';
+export type TaskPriority = 'low' | 'normal' | 'high' | 'urgent';
+
+export interface TasksTable {
+  id: Generated<string>;
+  title: string;
+  description: Nullable<string>;
+  status: ColumnType<TaskStatus, TaskStatus | undefined, TaskStatus>;
+  priority: ColumnType<TaskPriority, TaskPriority | undefined, TaskPriority>;
+  due_at: Nullable<Date | string>;
+  assignee_id: Nullable<string>;
+  /** Exactly one of the two creators is set (a check constraint says so). */
+  created_by_user_id: Nullable<string>;
+  created_by_api_key_id: Nullable<string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  completed_at: Nullable<Date | string>;
+  /** 1 at creation, one more at every UPDATE (the repository's statements add it). */
+  version: ColumnType<number, never, number>;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -184,4 +205,5 @@ export interface Database {
   service_secrets: ServiceSecretsTable;
   meetings: MeetingsTable;
   meeting_attendees: MeetingAttendeesTable;
+  tasks: TasksTable;
 }

@@ -10,6 +10,7 @@ import { sessionHandlers } from './sessions.js';
 import { meHandlers } from './me.js';
 import { auditHandlers } from './audit.js';
 import { meetingHandlers } from './meetings.js';
+import { taskHandlers } from './tasks.js';
 
 export function createHandlers(services: Services): HandlerMap {
   return {
@@ -22,5 +23,6 @@ export function createHandlers(services: Services): HandlerMap {
     ...meHandlers(services),
     ...auditHandlers(services),
     ...meetingHandlers(services),
+    ...taskHandlers(services),
   };
 }

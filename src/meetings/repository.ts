@@ -8,7 +8,7 @@ import type { MeetingCursor } from './cursor.js';
 export type MeetingRow = Omit<Selectable<MeetingsTable>, 'during'>;
 
 /** A person of a meeting as it is shown: their name and status now (a disabled user stays in their meetings). */
-export type MeetingPerson = components['schemas']['MeetingPerson'];
+export type MeetingPerson = components['schemas']['Person'];
 
 /**
  * A meeting as the API shows it: timestamps already in ISO 8601 (formatted by PostgreSQL, as

@@ -54,6 +54,17 @@ export async function makeMeeting(db: Kysely<Database>, options: { startsAt?: Da
   return { id: meeting.id, organizerId };
 }
 
+/** A task, created by a new user of its own (straight in the table). */
+export async function makeTask(db: Kysely<Database>, options: { title?: string; assigneeId?: string } = {}) {
+  const creator = await makeUser(db);
+  const task = await db
+    .insertInto('tasks')
+    .values({ title: options.title ?? `task-${randomUUID().slice(0, 8)}`, created_by_user_id: creator.id, assignee_id: options.assigneeId ?? null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: task.id, creatorId: creator.id };
+}
+
 /** An API key issued from the operator's side (no creator), holding exactly `permissions`. */
 export async function makeApiKey(db: Kysely<Database>, permissions: string[], options: { clock?: Clock; expiresAt?: string; name?: string } = {}) {
   const service = apiKeyService({ db, clock: options.clock ?? systemClock });

@@ -15,6 +15,7 @@ import * as m20261205T1200PasswordChangeRequired from './20261205T1200_password_
 import * as m20261206T1000RefreshFunction from './20261206T1000_refresh_function.js';
 import * as m20261207T1000PermissionNames from './20261207T1000_permission_names.js';
 import * as m20261208T1000AdminRoleId from './20261208T1000_admin_role_id.js';
+import * as m20261210T1000Tasks from './20261210T1000_tasks.js';
 import * as m20261211T1000Meetings from './20261211T1000_meetings.js';
 import * as m20261212T1000UniqueNameKeys from './20261212T1000_unique_name_keys.js';
 
@@ -34,6 +35,7 @@ export const migrations: Record<string, Migration> = {
   '20261206T1000_refresh_function': m20261206T1000RefreshFunction,
   '20261207T1000_permission_names': m20261207T1000PermissionNames,
   '20261208T1000_admin_role_id': m20261208T1000AdminRoleId,
+  '20261210T1000_tasks': m20261210T1000Tasks,
   '20261211T1000_meetings': m20261211T1000Meetings,
   '20261212T1000_unique_name_keys': m20261212T1000UniqueNameKeys,
 };

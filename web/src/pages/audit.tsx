@@ -12,7 +12,7 @@ type EventType = components['schemas']['AuditEventType'];
 const TYPES: EventType[] = [
   'sign_in_succeeded', 'sign_in_failed', 'sign_in_throttled', 'tokens_refreshed', 'refresh_token_reused', 'session_revoked', 'password_changed',
   'api_key_created', 'api_key_updated', 'api_key_rotated', 'api_key_revoked', 'role_created', 'role_updated', 'role_deleted',
-  'user_created', 'user_updated', 'user_disabled',
+  'user_created', 'user_updated', 'user_disabled', 'task_created', 'task_updated', 'task_deleted',
 ];
 const PAGE_SIZE = 20;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

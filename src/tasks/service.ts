@@ -1,0 +1,183 @@
+// Managing tasks. Who may do what is the operation's permission alone, checked by the HTTP edge
+// before the service runs (docs/AUTH.md, "Tasks"): being a task's assignee or creator gives no
+// right of its own, and every holder of tasks.read / tasks.list sees every task. Each change is
+// written with its audit event in one transaction, on the task's row locked FOR UPDATE.
+import type { Kysely } from 'kysely';
+import type { Database, TaskPriority, TaskStatus } from '../db/schema.js';
+import type { ServiceDeps } from '../dependencies.js';
+import type { Principal } from '../auth/principal.js';
+import { DomainError, invalid } from '../errors.js';
+import { cleanName, cleanText } from '../text/normalize.js';
+import { recordAuditEvent } from '../audit/recorder.js';
+import { auditContext, type Origin } from '../audit/context.js';
+import { changesBetween } from '../audit/changes.js';
+import { serviceSecret } from '../auth/service-secrets.js';
+import { UUID } from '../uuid.js';
+import * as tasks from './repository.js';
+import { decodeCursor, encodeCursor, type TaskSort } from './cursor.js';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const TITLE_MAX_LENGTH = 200;
+export const DESCRIPTION_MAX_LENGTH = 10_000;
+
+const notFound = () => new DomainError('not_found', 'not_found', 'No task has this id.');
+
+const invalidAssignee = () =>
+  invalid('invalid_assignee', 'The assignee must be an active user.', {
+    errors: [{ location: 'request/body/assignee_id', message: 'is not an active user', error_code: 'invalid_assignee' }],
+  });
+
+/** `me` names the signed-in person; an API key acts for an application, which is nobody. */
+const meWithoutUser = () =>
+  invalid('assignee_me_without_user', 'assignee_id=me names the signed-in person; an API key is not one: give a user id.', {
+    errors: [{ location: 'request/query/assignee_id', message: 'me needs a signed-in user', error_code: 'assignee_me_without_user' }],
+  });
+
+export interface TaskInput {
+  title?: string;
+  description?: string | null;
+  status?: TaskStatus;
+  priority?: TaskPriority;
+  due_at?: string | null;
+  assignee_id?: string | null;
+}
+
+export interface TaskListQuery {
+  limit?: number;
+  cursor?: string;
+  status?: TaskStatus[];
+  assignee_id?: string;
+  due_before?: string;
+  due_after?: string;
+  search?: string;
+  sort?: TaskSort;
+}
+
+const cleanTitle = (title: string) => cleanName(title, { location: 'request/body/title', maxLength: TITLE_MAX_LENGTH });
+/** A blank description is no description. */
+const cleanDescription = (description: string | null) =>
+  description === null ? null : cleanText(description, { location: 'request/body/description', maxLength: DESCRIPTION_MAX_LENGTH }) || null;
+/** A time as the API prints it (UTC, milliseconds), so that before/after compare equal values. */
+const isoTime = (value: string | null) => (value === null ? null : new Date(value).toISOString());
+
+/** The fields an audit event shows before/after. */
+const auditedFields = (task: tasks.TaskFields & { completed_at: string | null }) => ({
+  title: task.title,
+  description: task.description,
+  status: task.status,
+  priority: task.priority,
+  due_at: task.due_at,
+  assignee_id: task.assignee_id,
+  completed_at: task.completed_at,
+});
+
+export function taskService({ db, clock }: ServiceDeps) {
+  const cursorKey = serviceSecret(db, clock, 'cursor_signing');
+
+  /** Anything that is not a task's id (malformed, or another resource's) is not found, like an unknown one. */
+  async function get(id: string) {
+    const task = UUID.test(id) ? await tasks.findListedTask(db, id) : undefined;
+    if (!task) throw notFound();
+    return task;
+  }
+
+  async function assertAssignable(trx: Kysely<Database>, assigneeId: string | null): Promise<void> {
+    if (assigneeId !== null && !(await tasks.lockActiveUser(trx, assigneeId))) throw invalidAssignee();
+  }
+
+  const creatorOf = (caller: Principal) =>
+    caller.kind === 'user' ? { created_by_user_id: caller.userId, created_by_api_key_id: null } : { created_by_user_id: null, created_by_api_key_id: caller.apiKeyId };
+
+  return {
+    get,
+
+    async list(caller: Principal, query: TaskListQuery) {
+      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+      const sort = query.sort ?? 'created_at';
+      let assigneeId = query.assignee_id;
+      if (assigneeId === 'me') {
+        if (caller.kind !== 'user') throw meWithoutUser();
+        assigneeId = caller.userId;
+      }
+      const filter: tasks.TaskFilter = { statuses: query.status, assigneeId, dueBefore: query.due_before, dueAfter: query.due_after, search: query.search };
+      const scope = { sort, ...filter };
+      const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor, scope);
+      const rows = await tasks.listTasksPage(db, { limit, sort, after, filter });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const nextCursor = rows.length > limit && last ? encodeCursor(await cursorKey(), { key: last.cursor_key, id: last.id }, scope) : null;
+      return { page, nextCursor };
+    },
+
+    async create(caller: Principal, input: TaskInput & { title: string }, origin: Origin) {
+      const fields: tasks.TaskFields = {
+        title: cleanTitle(input.title),
+        description: cleanDescription(input.description ?? null),
+        status: input.status ?? 'todo',
+        priority: input.priority ?? 'normal',
+        due_at: isoTime(input.due_at ?? null),
+        assignee_id: input.assignee_id ?? null,
+      };
+      const id = await db.transaction().execute(async (trx) => {
+        await assertAssignable(trx, fields.assignee_id);
+        const now = clock.now();
+        const completedAt = fields.status === 'done' ? now : null;
+        const taskId = await tasks.insertTask(trx, { ...fields, ...creatorOf(caller), completed_at: completedAt, now });
+        await recordAuditEvent(trx, {
+          type: 'task_created',
+          at: now,
+          context: auditContext(caller, origin),
+          target: { type: 'task', id: taskId, label: fields.title },
+          changes: { before: null, after: auditedFields({ ...fields, completed_at: completedAt?.toISOString() ?? null }) },
+        });
+        return taskId;
+      });
+      return get(id);
+    },
+
+    async update(caller: Principal, id: string, input: TaskInput, origin: Origin) {
+      const wanted: Partial<tasks.TaskFields> = {
+        title: input.title === undefined ? undefined : cleanTitle(input.title),
+        description: input.description === undefined ? undefined : cleanDescription(input.description),
+        status: input.status,
+        priority: input.priority,
+        due_at: input.due_at === undefined ? undefined : isoTime(input.due_at),
+        assignee_id: input.assignee_id,
+      };
+      if (!UUID.test(id)) throw notFound();
+      await db.transaction().execute(async (trx) => {
+        const task = await tasks.lockTask(trx, id);
+        if (!task) throw notFound();
+        // Assigning needs an active user; a task may keep an assignee disabled since.
+        if (wanted.assignee_id !== undefined && wanted.assignee_id !== task.assignee_id) await assertAssignable(trx, wanted.assignee_id);
+        const now = clock.now();
+        const status = wanted.status ?? task.status;
+        // Set when the task becomes done, cleared when it leaves done, kept otherwise.
+        const completedAt = status !== 'done' ? null : task.status === 'done' ? task.completed_at : now.toISOString();
+        const changes = changesBetween(auditedFields(task), { ...wanted, completed_at: completedAt });
+        if (!changes) return; // nothing changes: nothing written, nothing recorded
+        const completion = completedAt === task.completed_at ? {} : { completed_at: completedAt === null ? null : now };
+        await tasks.updateTaskFields(trx, id, { ...wanted, ...completion, now });
+        const title = wanted.title ?? task.title;
+        await recordAuditEvent(trx, { type: 'task_updated', at: now, context: auditContext(caller, origin), target: { type: 'task', id, label: title }, changes });
+      });
+      return get(id);
+    },
+
+    async remove(caller: Principal, id: string, origin: Origin): Promise<void> {
+      if (!UUID.test(id)) throw notFound();
+      await db.transaction().execute(async (trx) => {
+        const task = await tasks.lockTask(trx, id);
+        if (!task) throw notFound();
+        await tasks.deleteTask(trx, id);
+        await recordAuditEvent(trx, {
+          type: 'task_deleted',
+          at: clock.now(),
+          context: auditContext(caller, origin),
+          target: { type: 'task', id, label: task.title },
+          changes: { before: auditedFields(task), after: null },
+        });
+      });
+    },
+  };
+}
