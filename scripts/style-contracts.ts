@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { styledContracts } from '../src/contract/styled.js';
-import { INFLECTIONS } from '../src/http/inflection.js';
+import { INFLECTIONS } from '../src/contract/inflection.js';
 import type { OpenApiDocument } from '../src/contract/spec.js';
 
 const dir = process.argv[2] ?? 'generated';

@@ -12,6 +12,7 @@ import { meetingService } from './meetings/service.js';
 import { taskService } from './tasks/service.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { bearerAuthenticator } from './sessions/authenticator.js';
+import { revokeSessions } from './sessions/revocation.js';
 
 export interface Services {
   users: ReturnType<typeof userService>;
@@ -27,7 +28,7 @@ export interface Services {
 
 export function buildServices(deps: Dependencies): Services {
   return {
-    users: userService(deps),
+    users: userService(deps, revokeSessions),
     roles: roleService(deps),
     apiKeys: apiKeyService(deps),
     sessions: sessionService(deps),

@@ -16,7 +16,7 @@ import { startServerProcess, type ServerProcess } from './support/server-process
 import { startValidationProxy, type PrismProcess } from './support/prism.js';
 import { adminRoleId, makeApiKey, makeMeeting, makeRole, makeTask, makeUser } from './support/access-fixtures.js';
 import { deref, indexOperations, type OpenApiDocument, type OperationInfo } from '../src/contract/spec.js';
-import { INFLECTIONS, styleKey, type Inflection } from '../src/http/inflection.js';
+import { INFLECTIONS, styleKey, type Inflection } from '../src/contract/inflection.js';
 import { hashPassword } from '../src/auth/passwords.js';
 import { bundlePath } from '../src/paths.js';
 

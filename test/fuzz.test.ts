@@ -17,7 +17,8 @@ import { installWriteJournal, journalSince, unexpectedWrites } from './support/w
 import { makeApiKey, makeRole, makeTask } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { indexOperations, operationMatcher, type JsonSchema } from '../src/contract/spec.js';
-import { KeyInflector, parseInflection, type Inflection } from '../src/http/inflection.js';
+import { KeyInflector, type Inflection } from '../src/contract/inflection.js';
+import { parseInflection } from '../src/http/inflection.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 import { generateSecret } from '../src/auth/secrets.js';
 import { createHttpServer } from '../src/http/server.js';

@@ -2,7 +2,8 @@
 // the keys of free-form maps; request bodies accepted in the chosen style.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { KeyInflector, parseInflection } from '../src/http/inflection.js';
+import { KeyInflector } from '../src/contract/inflection.js';
+import { parseInflection } from '../src/http/inflection.js';
 import { firstRepeatedKey } from '../src/http/inflection-middleware.js';
 import type { OpenApiDocument } from '../src/contract/spec.js';
 import { ProblemError } from '../src/http/problem.js';

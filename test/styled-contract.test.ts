@@ -7,7 +7,7 @@ import { createTestApp, createTestDatabase, spec, type TestDatabase } from './su
 import { styleContract, styledContracts, UnstylableContractError } from '../src/contract/styled.js';
 import { responseChecker, ResponseContractError } from '../src/contract/response-validator.js';
 import { indexOperations, type JsonSchema, type OpenApiDocument } from '../src/contract/spec.js';
-import { INFLECTIONS, KeyInflector } from '../src/http/inflection.js';
+import { INFLECTIONS, KeyInflector } from '../src/contract/inflection.js';
 import { ProblemError } from '../src/http/problem.js';
 import { createHandlers } from '../src/handlers/index.js';
 import { buildServices } from '../src/services.js';

@@ -13,6 +13,7 @@ import { migrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { roleService } from '../src/roles/service.js';
 import { userService } from '../src/users/service.js';
+import { revokeSessions } from '../src/sessions/revocation.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { createUserWithPassword, DuplicateEmailError } from '../src/users/credentials.js';
 import { OPERATOR } from '../src/auth/authority.js';
@@ -73,7 +74,7 @@ describe('impersonating the admin role by a look-alike name', () => {
   });
 
   it('finds a role to grant by its key: `--role ADMIN ` names the admin role', async () => {
-    const users = userService({ db: database.db, clock: systemClock });
+    const users = userService({ db: database.db, clock: systemClock }, revokeSessions);
     const user = await users.create(OPERATOR, { email: 'granted@example.com', first_name: 'G', last_name: 'R', roles: [' ADMIN'] });
     expect(user.roles).toEqual(['admin']);
   });
@@ -127,7 +128,7 @@ describe('a second account on the same address', () => {
     expect(shouted.status).toBe(409);
     expect(shouted.body.code).toBe('email_taken');
     // ...and the command line, which has no contract, meets the key and its unique index.
-    const users = userService({ db: database.db, clock: systemClock });
+    const users = userService({ db: database.db, clock: systemClock }, revokeSessions);
     await expect(users.create(OPERATOR, { email: 'ｇｒａｃｅ@example.com', first_name: 'G', last_name: 'H' })).rejects.toMatchObject({ code: 'email_taken' });
     await expect(
       createUserWithPassword(database.db, { email: 'ＧＲＡＣＥ@example.com', firstName: 'G', lastName: 'H', password: 'a long enough passphrase 1234' }),

@@ -90,6 +90,7 @@ export async function openSessions(db: Kysely<Database>, user: { id: string; ema
     await openSession(db, {
       userId: user.id,
       ip: '127.0.0.1',
+      countedAddress: '127.0.0.1',
       userAgent: '',
       now,
       expiresAt: new Date(now.getTime() + 30 * 24 * 3600 * 1000),

@@ -2,12 +2,7 @@
 // as PostgreSQL prints it to the microsecond (as src/users/cursor.ts), signed for the filters of
 // the query (src/pagination/signed-cursor.ts): GET /me/audit-events binds it to the person too.
 import { invalidCursor, openCursor, sealCursor } from '../pagination/signed-cursor.js';
-import type { AuditFilter } from './repository.js';
-
-export interface AuditCursor {
-  occurredAt: string;
-  id: string;
-}
+import type { AuditCursor, AuditFilter } from './repository.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const ID = /^[1-9]\d{0,18}$/;

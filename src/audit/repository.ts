@@ -1,7 +1,12 @@
 // Reading the journal: pages newest first by (occurred_at, id), and sign-ins per hour.
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Database, SecurityEventsTable } from '../db/schema.js';
-import type { AuditCursor } from './cursor.js';
+
+/** A position in the journal: the (occurred_at, id) of the last event of a page, walked on from (signed for clients by cursor.ts). */
+export interface AuditCursor {
+  occurredAt: string;
+  id: string;
+}
 
 export interface AuditFilter {
   types?: readonly string[];

@@ -12,8 +12,12 @@ import { OPERATOR } from '../auth/authority.js';
 import { systemClock } from '../clock.js';
 import { DomainError } from '../errors.js';
 import { userService } from '../users/service.js';
+import { revokeSessions } from '../sessions/revocation.js';
 import { createUserWithPassword, findUserByEmail } from '../users/credentials.js';
 import { withDatabase } from './database.js';
+
+/** The users service as the operator uses it: disabling a user ends their sessions, as through the API. */
+const usersOf = (db: Kysely<Database>) => userService({ db, clock: systemClock }, revokeSessions);
 
 async function userIdByEmail(db: Kysely<Database>, email: string): Promise<string> {
   const user = await findUserByEmail(db, email);
@@ -69,7 +73,7 @@ export function registerUsers(program: Command): void {
     .action((options: { email: string }) =>
       withDatabase(async ({ db }) => {
         const id = await userIdByEmail(db, options.email);
-        await userService({ db, clock: systemClock }).disable(OPERATOR, id).catch(plain);
+        await usersOf(db).disable(OPERATOR, id).catch(plain);
         process.stdout.write(`Disabled user ${id} <${options.email}>.\n`);
       }),
     );
@@ -81,7 +85,7 @@ export function registerUsers(program: Command): void {
     .action((options: { email: string; role?: string[] }) =>
       withDatabase(async ({ db }) => {
         const id = await userIdByEmail(db, options.email);
-        const user = await userService({ db, clock: systemClock }).update(OPERATOR, id, { roles: options.role ?? [] }).catch(plain);
+        const user = await usersOf(db).update(OPERATOR, id, { roles: options.role ?? [] }).catch(plain);
         process.stdout.write(`User ${id} <${options.email}> now holds: ${user.roles.join(', ') || 'no role'}.\n`);
       }),
     );

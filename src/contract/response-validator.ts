@@ -4,7 +4,7 @@
 // production: a response that breaks the contract is our bug, to be found before it ships.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { INFLECTIONS, type Inflection } from '../http/inflection.js';
+import { INFLECTIONS, type Inflection } from './inflection.js';
 import type { JsonSchema, OperationInfo } from './spec.js';
 import type { StyledContracts } from './styled.js';
 

@@ -7,7 +7,7 @@
 // Keys are renamed by the inflector's own rule (styleKey), and examples are walked by the inflector
 // itself, so a free-form map keeps its keys here exactly as it does on the wire. Schema keywords
 // the inflector does not follow are refused, so the two can never silently disagree.
-import { INFLECTION_HEADER, INFLECTIONS, KeyInflector, styleKey, unstyleKey, type Inflection } from '../http/inflection.js';
+import { INFLECTION_HEADER, INFLECTIONS, KeyInflector, styleKey, unstyleKey, type Inflection } from './inflection.js';
 import { HTTP_METHODS, type JsonSchema, type OpenApiDocument } from './spec.js';
 
 export type StyledContracts = Record<Inflection, OpenApiDocument>;
@@ -135,7 +135,7 @@ class ContractStyler {
   private schema(schema: JsonSchema, where: string): JsonSchema {
     if (schema === null || typeof schema !== 'object') return schema;
     for (const keyword of UNSUPPORTED) {
-      if (keyword in schema) throw new UnstylableContractError(`${where} uses ${keyword}, which KeyInflector (src/http/inflection.ts) does not follow: teach it first`);
+      if (keyword in schema) throw new UnstylableContractError(`${where} uses ${keyword}, which KeyInflector (src/contract/inflection.ts) does not follow: teach it first`);
     }
     const out: JsonSchema = { ...schema };
     if (schema.properties) {

@@ -11,7 +11,7 @@ import { styledContracts } from '../contract/styled.js';
 import { responseChecker } from '../contract/response-validator.js';
 import { validateResponses } from './response-validation.js';
 import { requestContext } from './request-context.js';
-import { KeyInflector } from './inflection.js';
+import { KeyInflector } from '../contract/inflection.js';
 import { inflectionOf, matchOperation, operationOf } from './operation.js';
 import { chooseInflection, inflectBodies, noteRepeatedKeys } from './inflection-middleware.js';
 import { errorHandler, notFound } from './errors.js';

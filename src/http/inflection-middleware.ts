@@ -1,11 +1,12 @@
 // Applies x-api-inflection at the edge: request bodies become snake_case before validation, and
 // every JSON response (after response validation, which sees the canonical body) takes the style.
-// Bodies are read strictly under every style (see inflection.ts), and a member name given twice
+// Bodies are read strictly under every style (see src/contract/inflection.ts), and a member name given twice
 // in the JSON text itself is refused too: JSON.parse would silently keep the last one.
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import * as jsonc from 'jsonc-parser';
-import { INFLECTION_HEADER, assertNoForbiddenKeys, invalidBodyKey, parseInflection, type KeyInflector } from './inflection.js';
+import { INFLECTION_HEADER, assertNoForbiddenKeys, invalidBodyKey, type KeyInflector } from '../contract/inflection.js';
+import { parseInflection } from './inflection.js';
 import { inflectionOf, operationOf } from './operation.js';
 
 /** Reads the header first, so even a body-parser error answers in the chosen style. */

@@ -4,7 +4,7 @@
 import type { RequestHandler, Response } from 'express';
 import type { OperationInfo, RouteMatch } from '../contract/spec.js';
 import type { Principal } from '../auth/principal.js';
-import type { Inflection } from './inflection.js';
+import type { Inflection } from '../contract/inflection.js';
 
 declare module 'express-serve-static-core' {
   interface Locals {

@@ -5,7 +5,6 @@ import type { Database, SessionsTable } from '../db/schema.js';
 import { sessionIsLive, type Liveness } from './liveness.js';
 import { fixedStatement } from '../db/fixed-statement.js';
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
-import { clearPairFailures, throttledAddress } from '../throttle/sign-in-throttle.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type SessionRow = Selectable<SessionsTable>;
@@ -161,15 +160,15 @@ export interface NewSession {
   refreshDigest: Buffer;
   /** The signing-in e-mail's digest (the throttle's `emailDigest`): its failures from `ip` are cleared. */
   emailDigest: Buffer;
-  /** `ip` as the throttle counts it (throttledAddress). */
+  /** `ip` as the throttle counts it: the attempt's countedAddress. */
   countedAddress: string;
   requestId: string | null;
 }
 
 /**
  * Opens a session with its first token set, notes the sign-in on the user, records the event (the
- * user acting, on the new session: src/audit) and runs `clearPairFailures` (the throttle's statement
- * that forgets the failures of this e-mail digest from this address), in one statement (one round
+ * user acting, on the new session: src/audit) and forgets the throttle's failures of this e-mail
+ * digest from this address (a success clears its pair: src/throttle), in one statement (one round
  * trip, atomic), compiled once: sign-in throughput is what the benchmark measures.
  */
 export const openSessionStatement = fixedStatement(
@@ -190,15 +189,15 @@ export const openSessionStatement = fixedStatement(
         'user', ${p.userId}, n.name, 'session', s.id, n.name, ${p.requestId}
       from s, (select first_name || ' ' || last_name as name from users where id = ${p.userId}) n
     ), c as (
-      ${clearPairFailures(p.emailDigest, p.countedAddress)}
+      delete from sign_in_failures where email_digest = ${p.emailDigest} and ip_address = ${p.countedAddress}
     )
     select id from s`,
 );
 
 export async function openSession(
   db: Kysely<Database>,
-  v: Omit<NewSession, 'requestId' | 'countedAddress'> & { requestId?: string | null },
+  v: Omit<NewSession, 'requestId'> & { requestId?: string | null },
 ): Promise<string> {
-  const [row] = await openSessionStatement.execute(db, { ...v, countedAddress: throttledAddress(v.ip), requestId: v.requestId ?? null });
+  const [row] = await openSessionStatement.execute(db, { ...v, requestId: v.requestId ?? null });
   return row!.id;
 }

@@ -83,6 +83,7 @@ export function sessionService({ db, clock, config, outcomes = uncounted }: Depe
       accessDigest: digestToken(set.access_token),
       refreshDigest: digestToken(set.refresh_token),
       emailDigest: attempt.emailDigest,
+      countedAddress: attempt.countedAddress,
       requestId: client.requestId ?? null,
     });
     outcomes.signIn('succeeded');

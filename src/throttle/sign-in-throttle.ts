@@ -12,7 +12,10 @@
 // An attempt is recorded when it begins, atomically with the check (the SQL function
 // sign_in_attempt_begin, in migration 20261205T1000), and counts as a failure until it succeeds:
 // a burst of parallel guesses cannot go past the limit, and a failure costs no further write.
-// Rows older than the window are deleted by the periodic sweep (src/maintenance).
+// A successful sign-in clears the failures of its pair (the owner's own typing errors, its own
+// attempt among them; not those of other addresses, which still slow the account down) in the
+// statement that opens its session (src/sessions/repository.ts), by the attempt's emailDigest and
+// countedAddress. Rows older than the window are deleted by the periodic sweep (src/maintenance).
 import ipaddr from 'ipaddr.js';
 import { sql, type Kysely } from 'kysely';
 import { fixedStatement } from '../db/fixed-statement.js';
@@ -61,7 +64,7 @@ export type Attempt =
   /** Refused: seconds until an attempt may go ahead, and which limit refused it. */
   | { locked: true; retryAfter: number; limitedBy: ThrottleLimit; account: Pick<Account, 'id'> | undefined }
   /** Under way: recorded as a failure until `succeeded` (or the sign-in's session) clears it. */
-  | { locked: false; attemptId: number; emailDigest: Buffer; account: Account | undefined };
+  | { locked: false; attemptId: number; emailDigest: Buffer; countedAddress: string; account: Account | undefined };
 
 /**
  * Begins an attempt and reads the account, in one statement compiled once (see `begin`). `ip` is
@@ -91,13 +94,14 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
      */
     async begin(email: string, ip: string, now: Date): Promise<Attempt> {
       const digest = emailDigest(email);
-      const [row] = await beginAttempt.execute(db, { ...limits, address: emailKey(email), emailDigest: digest, ip, counted: throttledAddress(ip), now });
+      const counted = throttledAddress(ip);
+      const [row] = await beginAttempt.execute(db, { ...limits, address: emailKey(email), emailDigest: digest, ip, counted, now });
       if (row!.attempt_id === null) {
         const retryAfter = Math.max(1, Math.ceil((row!.unlocks_at!.getTime() - now.getTime()) / 1000));
         return { locked: true, retryAfter, limitedBy: row!.limited_by!, account: row!.id ? { id: row!.id } : undefined };
       }
       const account = row!.id ? { id: row!.id, status: row!.status!, password_hash: row!.password_hash ?? null } : undefined;
-      return { locked: false, attemptId: row!.attempt_id, emailDigest: digest, account };
+      return { locked: false, attemptId: row!.attempt_id, emailDigest: digest, countedAddress: counted, account };
     },
 
     /** The attempt succeeded without a sign-in (a password change): it no longer counts. */
@@ -105,16 +109,6 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
       await db.deleteFrom('sign_in_failures').where('id', '=', attemptId).execute();
     },
   };
-}
-
-/**
- * What a successful sign-in clears: the failures of its pair (the owner's own typing errors, its
- * own attempt among them), not those of other addresses, which still slow the account down.
- * `counted`: the client's throttledAddress. Sessions run it in the statement that opens the
- * session, to save a round trip.
- */
-export function clearPairFailures(emailDigest: Buffer, counted: string) {
-  return sql`delete from sign_in_failures where email_digest = ${emailDigest} and ip_address = ${counted}`;
 }
 
 export type SignInThrottle = ReturnType<typeof signInThrottle>;

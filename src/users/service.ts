@@ -12,9 +12,9 @@ import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
 import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, type Authority } from '../auth/authority.js';
 import * as users from './repository.js';
 import { EMAIL_UNIQUE_INDEX, cleanUserText } from './names.js';
-import { revokeSessions } from '../sessions/revocation.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
+import type { Actor } from '../audit/events.js';
 import { changesBetween } from '../audit/changes.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { serviceSecret } from '../auth/service-secrets.js';
@@ -26,7 +26,14 @@ const emailTaken = () => new DomainError('conflict', 'email_taken', 'Another use
 
 const roleNames = (roles: readonly { name: string }[]) => roles.map((r) => r.name).sort();
 
-export function userService({ db, clock }: ServiceDeps) {
+/**
+ * Ends every live session of the user and records it, in the caller's transaction: the sessions'
+ * one revocation path (src/sessions/revocation.ts, revokeSessions), handed in by whoever builds
+ * this service. Sessions sit above users (signing in reads users), so users never import them.
+ */
+export type EndSessions = (trx: Kysely<Database>, where: { userId: string }, reason: 'user_disabled', at: Date, origin: Origin, actor: Actor) => Promise<unknown>;
+
+export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions) {
   const cursorKey = serviceSecret(db, clock, 'cursor_signing');
 
   /**
@@ -146,7 +153,7 @@ export function userService({ db, clock }: ServiceDeps) {
         );
         const label = `${input.first_name ?? user.first_name} ${input.last_name ?? user.last_name}`;
         if (changes) await recordAuditEvent(trx, { type: 'user_updated', at: now, context, target: { type: 'user', id, label }, userId: id, changes });
-        if (input.status === 'disabled') await revokeSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
+        if (input.status === 'disabled') await endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
       });
       return get(id);
     },
@@ -165,7 +172,7 @@ export function userService({ db, clock }: ServiceDeps) {
           const target = { type: 'user' as const, id, label: `${user.first_name} ${user.last_name}` };
           await recordAuditEvent(trx, { type: 'user_disabled', at: now, context, target, userId: id, changes: { before: { status: user.status }, after: { status: 'disabled' } } });
         }
-        await revokeSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
+        await endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
       });
       return get(id);
     },

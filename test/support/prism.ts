@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { PROJECT_ROOT, bundlePath } from '../../src/paths.js';
-import type { Inflection } from '../../src/http/inflection.js';
+import type { Inflection } from '../../src/contract/inflection.js';
 import { freePort } from './server-process.js';
 
 export interface PrismProcess {

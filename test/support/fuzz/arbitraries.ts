@@ -3,7 +3,7 @@
 // ones, and broken ones. A new operation in the contract is fuzzed without anyone listing it.
 import fc from 'fast-check';
 import { deref, type JsonSchema, type OpenApiDocument, type OperationInfo } from '../../../src/contract/spec.js';
-import { KeyInflector, type Inflection } from '../../../src/http/inflection.js';
+import { KeyInflector, type Inflection } from '../../../src/contract/inflection.js';
 
 export interface FuzzRequest {
   operationId: string;
