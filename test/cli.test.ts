@@ -96,4 +96,42 @@ describe('backoffice CLI', () => {
       expect(u.last_name.length).toBeGreaterThan(0);
     }
   });
+
+  it('seed --users N --meetings N plans N meetings among the active users, each attended by its organizer, recorded as the command line\u2019s act', async () => {
+    const res = await cli('seed', '--users', '300', '--meetings', '6000', '--seed', '7');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/Inserted 300 users/);
+    expect(res.stdout).toMatch(/Inserted 6000 meetings/);
+    expect(res.stderr).toContain('Seeding meetings');
+    const count = async (query: string) => Number((await sql<{ n: string }>`${sql.raw(query)}`.execute(database.db)).rows[0]!.n);
+    expect(await count('select count(*) as n from meetings')).toBe(6000);
+    // Every meeting: a valid span (the table's constraint), its organizer among 1 to 6 active people, created by them.
+    expect(await count(`select count(*) as n from meetings m where not exists (select 1 from meeting_attendees a where a.meeting_id = m.id and a.user_id = m.organizer_id) or m.created_by_user_id <> m.organizer_id`)).toBe(0);
+    expect(await count(`select count(*) as n from (select meeting_id from meeting_attendees group by meeting_id having count(*) not between 1 and 6) x`)).toBe(0);
+    expect(await count(`select count(*) as n from meeting_attendees a join users u on u.id = a.user_id where u.status <> 'active'`)).toBe(0);
+    expect(await count(`select count(*) as n from security_events where type = 'meeting_created' and actor_type = 'cli' and details @> '{"seeded": true}'`)).toBe(6000);
+    // Readable through the API like any other.
+    const key = await cli('api-keys', 'create', '--name', 'seed reader', '--permissions', 'meetings.list,meetings.read');
+    const secret = key.stdout.trim();
+    const { app } = createTestApp(database.db);
+    const now = Date.now();
+    const page = await request(app).get(`/meetings?from=${new Date(now - 30 * 86400_000).toISOString()}&until=${new Date(now + 30 * 86400_000).toISOString()}&limit=200`).set('x-api-key', secret);
+    expect(page.status, page.text).toBe(200);
+    expect(page.body.data.length).toBeGreaterThan(100);
+  });
+
+  it('seed refuses to seed nothing, and meetings when there is nobody to plan them for', async () => {
+    const nothing = await cli('seed');
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toContain('say what to seed');
+    const empty = await createTestDatabase();
+    try {
+      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'seed', '--meetings', '10'], { env: { ...process.env, DATABASE_URL: empty.url, NODE_ENV: 'development' } }).catch((err: { stdout: string; stderr: string }) => err);
+      expect(stdout).toBe('');
+      expect(stderr).toContain('seed users first');
+      expect(Number((await sql<{ n: string }>`select count(*) as n from meetings`.execute(empty.db)).rows[0]!.n)).toBe(0);
+    } finally {
+      await empty.destroy();
+    }
+  });
 });

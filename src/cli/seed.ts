@@ -1,5 +1,5 @@
-// `backoffice seed --users N`: fills the database with N realistic users (names and e-mail
-// addresses from faker) for demos and benchmarks, in batches of one INSERT ... SELECT unnest(...)
+// `backoffice seed --users N --meetings N`: fills the database with N realistic users (names and
+// e-mail addresses from faker) for demos and benchmarks, then meetings among them (seed-meetings.ts), in batches of one INSERT ... SELECT unnest(...)
 // each, with a progress bar. Seeded users have no password: they cannot sign in. Each is recorded in
 // the audit trail as created by the command line.
 import { randomBytes } from 'node:crypto';
@@ -11,6 +11,7 @@ import type { Database } from '../db/schema.js';
 import { uniqueNameKey } from '../text/normalize.js';
 import { withDatabase } from './database.js';
 import { osUser } from '../audit/context.js';
+import { seedMeetings } from './seed-meetings.js';
 
 export const SEED_BATCH_SIZE = 5_000;
 
@@ -82,22 +83,36 @@ export async function seedUsers(db: Kysely<Database>, options: SeedOptions): Pro
 export function registerSeed(program: Command): void {
   program
     .command('seed')
-    .description('Fill the database with realistic demo users (no passwords)')
-    .requiredOption('--users <n>', 'how many users to create (1 to 10,000,000)', positiveInteger(10_000_000))
+    .description('Fill the database with realistic demo users (no passwords) and meetings among them')
+    .option('--users <n>', 'how many users to create (1 to 10,000,000)', positiveInteger(10_000_000))
+    .option('--meetings <n>', 'how many meetings to plan among the active users (1 to 10,000,000), after the users', positiveInteger(10_000_000))
     .option('--seed <n>', 'random seed, for reproducible names', positiveInteger(2 ** 31))
-    .action((options: { users: number; seed?: number }) =>
-      withDatabase(async ({ db }) => {
-        const bar = new SingleBar({ format: 'Seeding users [{bar}] {percentage}% | {value}/{total} | ETA {eta}s', hideCursor: true, stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1000 }, Presets.shades_classic);
-        bar.start(options.users, 0);
-        const started = Date.now();
-        try {
-          const inserted = await seedUsers(db, { users: options.users, seed: options.seed, onProgress: (done) => bar.update(done) });
-          bar.stop();
-          process.stdout.write(`Inserted ${inserted} users in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
-        } catch (err) {
-          bar.stop();
-          throw err;
+    .action((options: { users?: number; meetings?: number; seed?: number }) => {
+      if (options.users === undefined && options.meetings === undefined) throw new InvalidArgumentError('say what to seed: --users N, --meetings N, or both');
+      return withDatabase(async ({ db }) => {
+        if (options.users !== undefined) {
+          const users = options.users;
+          await withProgress('users', users, (onProgress) => seedUsers(db, { users, seed: options.seed, onProgress }));
         }
-      }),
-    );
+        if (options.meetings !== undefined) {
+          const meetings = options.meetings;
+          await withProgress('meetings', meetings, (onProgress) => seedMeetings(db, { meetings, seed: options.seed, onProgress }));
+        }
+      });
+    });
+}
+
+/** Runs one seeding step behind a progress bar on stderr, then prints what it inserted. */
+async function withProgress(what: string, total: number, step: (onProgress: (done: number) => void) => Promise<number>): Promise<void> {
+  const bar = new SingleBar({ format: `Seeding ${what} [{bar}] {percentage}% | {value}/{total} | ETA {eta}s`, hideCursor: true, stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1000 }, Presets.shades_classic);
+  bar.start(total, 0);
+  const started = Date.now();
+  try {
+    const inserted = await step((done) => bar.update(done));
+    bar.stop();
+    process.stdout.write(`Inserted ${inserted} ${what} in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
+  } catch (err) {
+    bar.stop();
+    throw err;
+  }
 }
