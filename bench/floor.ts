@@ -6,6 +6,7 @@
 // no inflection: what the service adds over this is what bench/ measures.
 //   GET /users?limit=n   with x-api-key or Authorization: Bearer (the first page, no filters)
 //   POST /tokens         refresh, with the service's one-statement rotation
+//   GET /meetings?from&until&attendee_id=<uuid>   one person's first page of a range, either credential
 // Env: DATABASE_URL, PORT. Pool of 10 connections, as the service's default.
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
@@ -19,6 +20,9 @@ import { firstPage, type ListedUser } from '../src/users/repository.js';
 import { presentUser } from '../src/users/presenter.js';
 import { encodeCursor } from '../src/users/cursor.js';
 import type { FixedStatement } from '../src/db/fixed-statement.js';
+import { personFirstPage, type ListedMeeting } from '../src/meetings/repository.js';
+import { presentMeeting } from '../src/meetings/presenter.js';
+import { encodeCursor as encodeMeetingCursor } from '../src/meetings/cursor.js';
 
 const IDLE_TIMEOUT_MS = 7 * 24 * 3600 * 1000; // the service's defaults
 const REFRESH_GRACE_S = 10;
@@ -37,14 +41,15 @@ async function run<P, R>(name: string, statement: FixedStatement<P, R>, values: 
 
 const refuse = (res: Response, status: number) => void res.status(status).json({ status });
 
-async function canListUsers(req: Request): Promise<number> {
+/** 200 when the request's credential is good and holds `permission`, else the refusal's status. */
+async function mayCall(req: Request, permission: string): Promise<number> {
   const now = new Date();
   const apiKey = req.headers['x-api-key'];
   if (typeof apiKey === 'string') {
     if (!isWellFormedApiKey(apiKey)) return 401;
     const [key] = await run('key', keyBySecretDigest, { digest: digestSecret(apiKey) });
     if (!key || key.revoked_at || (key.retires_at && key.retires_at <= now) || (key.expires_at && key.expires_at <= now)) return 401;
-    return key.permissions.includes('users.list') ? 200 : 403;
+    return key.permissions.includes(permission) ? 200 : 403;
   }
   const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
   if (!token || !isAccessToken(token)) return 401;
@@ -58,7 +63,7 @@ async function canListUsers(req: Request): Promise<number> {
   });
   if (!session) return 401;
   if (session.stale) void run('touch', touchSession, { sessionId: session.session_id, now, touchBefore }).catch(() => {});
-  return session.permissions.includes(EVERY_PERMISSION) || session.permissions.includes('users.list') ? 200 : 403;
+  return session.permissions.includes(EVERY_PERMISSION) || session.permissions.includes(permission) ? 200 : 403;
 }
 
 const app = express();
@@ -66,13 +71,24 @@ app.disable('x-powered-by');
 app.set('etag', false);
 
 app.get('/users', async (req, res) => {
-  const status = await canListUsers(req);
+  const status = await mayCall(req, 'users.list');
   if (status !== 200) return refuse(res, status);
   const limit = Number(req.query.limit ?? 50);
   const rows: ListedUser[] = await run('page', firstPage, { limit: limit + 1, afterCreatedAt: '', afterId: '', status: '', role: '', pattern: '' });
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   res.json({ data: page.map(presentUser), next_cursor: rows.length > limit && last ? encodeCursor(cursorKey, { createdAt: last.cursor_created_at, id: last.id }, {}) : null });
+});
+
+app.get('/meetings', async (req, res) => {
+  const status = await mayCall(req, 'meetings.list');
+  if (status !== 200) return refuse(res, status);
+  const limit = Number(req.query.limit ?? 50);
+  const scope = { from: new Date(String(req.query.from)), until: new Date(String(req.query.until)), attendeeId: String(req.query.attendee_id) };
+  const rows: ListedMeeting[] = await run('week', personFirstPage, { ...scope, afterStartsAt: '', afterId: '', limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  res.json({ data: page.map(presentMeeting), next_cursor: rows.length > limit && last ? encodeMeetingCursor(cursorKey, { startsAt: last.cursor_starts_at, id: last.id }, scope) : null });
 });
 
 app.post('/tokens', express.json(), async (req, res) => {

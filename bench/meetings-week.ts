@@ -1,0 +1,164 @@
+// Benchmark of one person's week of meetings, GET /meetings?from=<Monday>&until=<next Monday>&attendee_id=<id>,
+// against its floor (bench/floor.ts runs the service's own statement, prepared), with a million
+// meetings stored (see docs/BENCHMARKS.md for how to run it and the results). In one run:
+//  1. a throwaway PostgreSQL 15 (or DATABASE_URL), migrated by the service, seeded with
+//     BENCH_MEETING_USERS users (2,000) and BENCH_MEETINGS meetings (1,000,000) among them by the
+//     command line's own seeding (2 years around today, 1 to 6 people each: ~17 meetings a week
+//     for a person), then VACUUM ANALYZE;
+//  2. the service (dist/src/main.js, as users-list.ts starts it) and the floor, each in its own process;
+//  3. the plans of the person's week and of the organisation's week (EXPLAIN ANALYZE, BUFFERS);
+//  4. the answers checked byte for byte (API key and bearer), then rounds of (floor, service) with
+//     each credential, seconds apart, so each ratio compares measurements under the same load.
+// The load comes from wrk. Prints a markdown table at the end.
+import { cpus } from 'node:os';
+import pg from 'pg';
+import { sql } from 'kysely';
+import { seedUsers } from '../src/cli/seed.js';
+import { seedMeetings } from '../src/cli/seed-meetings.js';
+import { apiKeyService } from '../src/api-keys/service.js';
+import { OPERATOR } from '../src/auth/authority.js';
+import { systemClock } from '../src/clock.js';
+import { personFirstPage } from '../src/meetings/repository.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { benchDatabase, createAdmin, openSessions } from './support/database.js';
+import { describe, markdownTable, measure, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
+import { wrk } from './support/wrk.js';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const USERS = Number(process.env.BENCH_MEETING_USERS ?? 2_000);
+const MEETINGS = Number(process.env.BENCH_MEETINGS ?? 1_000_000);
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
+
+/** Monday 00:00 UTC of this week, and the next Monday. */
+function thisWeek(): { from: Date; until: Date } {
+  const day = 24 * 3600_000;
+  const today = Math.floor(Date.now() / day) * day;
+  const from = new Date(today - ((new Date(today).getUTCDay() + 6) % 7) * day);
+  return { from, until: new Date(from.getTime() + 7 * day) };
+}
+
+async function main() {
+  const database = await benchDatabase('bench_meetings', { migrate: false });
+  const { db } = database;
+  const children: Awaited<ReturnType<typeof startProcess>>['child'][] = [];
+  try {
+    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
+    children.push(service.child);
+    let t = Date.now();
+    await seedUsers(db, { users: USERS, seed: 1 });
+    print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    t = Date.now();
+    await seedMeetings(db, { meetings: MEETINGS, seed: 1 });
+    print(`seeded ${MEETINGS} meetings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    await sql`vacuum analyze`.execute(db);
+    const { from, until } = thisWeek();
+    // The person: the one with the median number of meetings this week.
+    const counts = await sql<{ user_id: string; n: number }>`
+      select user_id, count(*)::int as n from meeting_attendees
+      where starts_at >= ${from.toISOString()}::timestamptz - interval '24 hours' and starts_at < ${until.toISOString()}::timestamptz and ends_at > ${from.toISOString()}::timestamptz
+      group by user_id order by n, user_id`.execute(db);
+    const person = counts.rows[Math.floor(counts.rows.length / 2)]!;
+    const attendeeRows = Number((await sql<{ n: string }>`select count(*) as n from meeting_attendees`.execute(db)).rows[0]!.n);
+    print(`${attendeeRows} attendee rows; the person ${person.user_id} has ${person.n} meetings in the week of ${from.toISOString().slice(0, 10)} (median of ${counts.rows.length} people)`);
+    const path = `/meetings?from=${from.toISOString()}&until=${until.toISOString()}&attendee_id=${person.user_id}`;
+
+    // The plans, as PostgreSQL runs them (warm buffers: each is run once first).
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    const explain = async (label: string, text: string, values: unknown[]) => {
+      await client.query(text, values);
+      const plan = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers, costs off) ${text}`, values);
+      print(`\n${label}:\n${plan.rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
+    };
+    await explain(`the person's week (${path})`, personFirstPage.sql, personFirstPage.parameters({ from, until, attendeeId: person.user_id, afterStartsAt: '', afterId: '', limit: 51 }));
+    await explain(
+      "the organisation's week, first page of 50 (the service's statement selects the listed columns of these)",
+      `select m.id from meetings m where m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)') and m.starts_at >= $1::timestamptz - interval '24 hours' and m.starts_at < $2::timestamptz order by m.starts_at, m.id limit 51`,
+      [from.toISOString(), until.toISOString()],
+    );
+    await explain(
+      'the same without the 24-hour bound: `during &&` on the GiST index alone',
+      `select m.id from meetings m where m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)') order by m.starts_at, m.id limit 51`,
+      [from.toISOString(), until.toISOString()],
+    );
+    await client.end();
+
+    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['meetings.list'] });
+    const admin = await createAdmin(db);
+    const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
+    const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
+    children.push(floor.child);
+    const targets: Record<'service' | 'floor', Target & { url: string }> = {
+      service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
+      floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
+    };
+
+    for (const [credential, headers] of [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]] as const) {
+      const answer = async (s: { url: string }) => {
+        const res = await fetch(`${s.url}${path}`, { headers });
+        return `${res.status} ${res.headers.get('content-type')} ${await res.text()}`;
+      };
+      const fromService = await answer(targets.service);
+      const fromFloor = await answer(targets.floor);
+      if (fromService !== fromFloor) throw new Error(`service and floor answer GET ${path} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
+      if (!fromService.startsWith('200 ')) throw new Error(`GET ${path} answered ${fromService.slice(0, 300)}`);
+      print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
+    }
+
+    print(`\nmachine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
+    const run = (label: string, target: Target & { url: string }, headers: Record<string, string>) =>
+      measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
+    print(`warming up each server and credential for ${WARM_UP} s`);
+    for (const target of [targets.floor, targets.service]) {
+      for (const headers of [{ 'x-api-key': secret }, await bearer()]) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
+    }
+
+    print(`\nGET one person's week, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${MEETINGS} meetings`);
+    type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement>;
+    const rounds: Round[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      print(`round ${round}`);
+      const token = await bearer();
+      const r: Round = {
+        floorKey: await run('floor, API key', targets.floor, { 'x-api-key': secret }),
+        serviceKey: await run('service, API key', targets.service, { 'x-api-key': secret }),
+        floorBearer: await run('floor, bearer', targets.floor, token),
+        serviceBearer: await run('service, bearer', targets.service, token),
+      };
+      for (const m of Object.values(r)) print(describe(m));
+      print(`  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}`);
+      rounds.push(r);
+    }
+    const ratios = { key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps), bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps) };
+    const ms = (v: number) => v.toFixed(2);
+    const row = (label: string, key: keyof Round, ratio: string) => {
+      const m = medianOf(rounds.map((r) => r[key]));
+      return [label, range(rounds.map((r) => r[key].rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), ms(m.postgresMs), ratio];
+    };
+    const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
+    print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
+    print(
+      markdownTable(
+        [`one person's week (${person.n} meetings)`, 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
+        [
+          row('floor, API key', 'floorKey', '–'),
+          row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
+          row('floor, bearer', 'floorBearer', '–'),
+          row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
+        ],
+      ),
+    );
+    const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+    print(`\ntarget: service >= 90 % of the floor (medians): API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
+  } finally {
+    await Promise.all(children.map(stopProcess));
+    await database.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
