@@ -2,7 +2,7 @@
 // users first), spread over working hours from a year ago to a year ahead, 15 minutes to 2 hours
 // long, each with 1 to 6 people (the organizer among them, who also made it). Batches of 5,000
 // meetings, each one transaction of three statements (meetings, their attendees, their audit
-// events as the command line's act), fed by unnest(...) arrays: about 40 s for a million.
+// events as the command line's act), fed by unnest(...) arrays (timed in docs/BENCHMARKS.md).
 import { randomUUID } from 'node:crypto';
 import { Faker, en, base } from '@faker-js/faker';
 import { sql, type Kysely } from 'kysely';

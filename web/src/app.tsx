@@ -14,6 +14,7 @@ import { SessionsPage } from './pages/sessions.js';
 import { PasswordPage } from './pages/password.js';
 import { HomePage } from './pages/home.js';
 import { AuditPage } from './pages/audit.js';
+import { MeetingsPage } from './pages/meetings.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
 import { ApiError } from './api/problem.js';
 
@@ -26,6 +27,7 @@ const NAV: { route: string; label: MessageKey; needs: Permission | null }[] = [
   { route: 'users', label: 'nav.users', needs: 'users.list' },
   { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
   { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
+  { route: 'meetings', label: 'nav.meetings', needs: 'meetings.list' },
   { route: 'audit', label: 'nav.audit', needs: 'audit.read' },
   { route: 'sessions', label: 'nav.sessions', needs: null },
   { route: 'password', label: 'nav.password', needs: null },
@@ -100,6 +102,8 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
       return <RolesPage roleId={id} myPermissions={me.permissions} />;
     case 'api-keys':
       return <ApiKeysPage myPermissions={me.permissions} />;
+    case 'meetings':
+      return <MeetingsPage week={id} myPermissions={me.permissions} />;
     case 'audit':
       return <AuditPage />;
     case 'sessions':
