@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createPerson, openBrowser, screenshot, signIn, startService, type BrowserSession } from '../support/e2e.js';
+import { roleRow } from '../support/rows.js';
 
 const PLANNER = { email: 'pat@example.com', password: 'correct horse battery staple', firstName: 'Pat', lastName: 'Planner' };
 const GRACE = { email: 'grace@example.com', password: 'correct horse battery staple', firstName: 'Grace', lastName: 'Hopper' };
@@ -29,7 +30,7 @@ beforeAll(async () => {
     ['looker', ['meetings.list']],
     ['staff', []],
   ] as const) {
-    const role = await db.insertInto('roles').values({ name }).returning('id').executeTakeFirstOrThrow();
+    const role = await db.insertInto('roles').values(roleRow({ name })).returning('id').executeTakeFirstOrThrow();
     if (permissions.length) await db.insertInto('role_permissions').values(permissions.map((permission) => ({ role_id: role.id, permission }))).execute();
   }
   await createPerson(db, PLANNER, 'planner');
