@@ -15,6 +15,7 @@ import { PasswordPage } from './pages/password.js';
 import { HomePage } from './pages/home.js';
 import { AuditPage } from './pages/audit.js';
 import { MeetingsPage } from './pages/meetings.js';
+import { TasksPage } from './pages/tasks.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
 import { ApiError } from './api/problem.js';
 
@@ -27,6 +28,7 @@ const NAV: { route: string; label: MessageKey; needs: Permission | null }[] = [
   { route: 'users', label: 'nav.users', needs: 'users.list' },
   { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
   { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
+  { route: 'tasks', label: 'nav.tasks', needs: 'tasks.list' },
   { route: 'meetings', label: 'nav.meetings', needs: 'meetings.list' },
   { route: 'audit', label: 'nav.audit', needs: 'audit.read' },
   { route: 'sessions', label: 'nav.sessions', needs: null },
@@ -96,6 +98,8 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
   switch (name) {
     case 'home':
       return <HomePage me={me} />;
+    case 'tasks':
+      return <TasksPage taskId={id} me={me} />;
     case 'users':
       return <UsersPage userId={id} myPermissions={me.permissions} />;
     case 'roles':
