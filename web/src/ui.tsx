@@ -1,6 +1,6 @@
 // Small building blocks shared by the pages: messages, list states, labelled fields.
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeError } from './api/problem.js';
 import { useI18n, type T } from './i18n.js';
 import type { Loaded } from './load.js';
@@ -147,4 +147,31 @@ export function toggleLocks<I>(
       </>
     ),
   };
+}
+
+/** The pages of a list paged by cursor seen so far (their cursors), so "previous" needs no server support. */
+export function useCursorPages() {
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  return {
+    cursor: cursors[cursors.length - 1],
+    /** Back to the first page, as when the filters change. */
+    restart: () => setCursors([undefined]),
+    previous: cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined,
+    next: (nextCursor: string | null | undefined) => (nextCursor ? () => setCursors([...cursors, nextCursor]) : undefined),
+  };
+}
+
+/** The previous and next page buttons under a list; a missing action is a disabled button. */
+export function Pager({ label, previous, next }: { label: string; previous: (() => void) | undefined; next: (() => void) | undefined }) {
+  const { t } = useI18n();
+  return (
+    <nav class="actions" aria-label={label}>
+      <button type="button" class="secondary" disabled={!previous} onClick={previous}>
+        {t('common.previous')}
+      </button>
+      <button type="button" class="secondary" disabled={!next} onClick={next}>
+        {t('common.next')}
+      </button>
+    </nav>
+  );
 }

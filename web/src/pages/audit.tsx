@@ -6,7 +6,7 @@ import type { components } from '../../../generated/openapi.js';
 import { describeChanges, describeEvent } from '../audit-line.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../load.js';
-import { Field, ListState, PageTitle } from '../ui.js';
+import { Field, ListState, PageTitle, Pager, useCursorPages } from '../ui.js';
 
 type EventType = components['schemas']['AuditEventType'];
 const TYPES: EventType[] = [
@@ -32,10 +32,9 @@ export function AuditPage() {
   const { t, formatDate } = useI18n();
   const [form, setForm] = useState({ type: '', actor: '', target: '', since: '', before: '' });
   const [filters, setFilters] = useState<Filters>({});
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const { cursor } = pages;
   const page = useLoad(() => call(() => api.GET('/audit-events', { params: { query: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } } })), [filters, cursor]);
-  const nextCursor = page.data?.next_cursor;
   const set = (field: keyof typeof form) => (e: Event) => setForm({ ...form, [field]: (e.currentTarget as HTMLInputElement).value });
 
   const apply = (event: Event) => {
@@ -49,7 +48,7 @@ export function AuditPage() {
       ...(since ? { since } : {}),
       ...(before ? { before } : {}),
     });
-    setCursors([undefined]);
+    pages.restart();
   };
 
   return (
@@ -97,14 +96,7 @@ export function AuditPage() {
                 ))}
               </tbody>
             </table>
-            <nav class="actions" aria-label={t('audit.pages')}>
-              <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-                {t('common.previous')}
-              </button>
-              <button type="button" class="secondary" disabled={!nextCursor} onClick={() => nextCursor && setCursors([...cursors, nextCursor])}>
-                {t('common.next')}
-              </button>
-            </nav>
+            <Pager label={t('audit.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
           </>
         )}
       </ListState>

@@ -8,7 +8,7 @@ import type { components, operations } from '../../../generated/openapi.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor, type Locked } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor, type Locked, Pager, useCursorPages } from '../ui.js';
 import { lacking } from '../authority.js';
 
 type Task = components['schemas']['Task'];
@@ -42,13 +42,12 @@ function TaskList({ me }: { me: Me }) {
   const { t, formatDate } = useI18n();
   const [form, setForm] = useState({ search: '', statuses: [] as Status[], mine: false, dueAfter: '', dueBefore: '', sort: 'created_at' as Query['sort'] });
   const [filters, setFilters] = useState<Query>({});
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const { cursor } = pages;
   const page = useLoad(
     () => call(() => api.GET('/tasks', { params: { query: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } }, querySerializer: COMMA_SEPARATED })),
     [filters, cursor],
   );
-  const nextCursor = page.data?.next_cursor;
   const updateLocked = lockedFor(t, 'task-update-why', lacking(me.permissions, ['tasks.update']));
   const createLocked = lacking(me.permissions, ['tasks.create']);
 
@@ -64,7 +63,7 @@ function TaskList({ me }: { me: Me }) {
       ...(dueBefore ? { due_before: dueBefore } : {}),
       ...(form.sort === 'due_at' ? { sort: 'due_at' as const } : {}),
     });
-    setCursors([undefined]);
+    pages.restart();
   };
   const toggleStatus = (status: Status, on: boolean) => setForm({ ...form, statuses: on ? [...form.statuses, status] : form.statuses.filter((s) => s !== status) });
 
@@ -138,14 +137,7 @@ function TaskList({ me }: { me: Me }) {
               </tbody>
             </table>
             <Why locked={updateLocked} />
-            <nav class="actions" aria-label={t('tasks.pages')}>
-              <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-                {t('common.previous')}
-              </button>
-              <button type="button" class="secondary" disabled={!nextCursor} onClick={() => nextCursor && setCursors([...cursors, nextCursor])}>
-                {t('common.next')}
-              </button>
-            </nav>
+            <Pager label={t('tasks.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
           </>
         )}
       </ListState>

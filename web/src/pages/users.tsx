@@ -8,7 +8,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor, toggleLocks } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages } from '../ui.js';
 import { lacking } from '../authority.js';
 import { Check } from '../permission-picker.js';
 
@@ -30,15 +30,14 @@ function UserList() {
   const [role, setRole] = useState('');
   const [filters, setFilters] = useState<{ search?: string; status?: Status; role?: string }>({});
   // Cursors of the pages seen so far, so "previous" needs no server support.
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const { cursor } = pages;
   const page = useLoad(() => call(() => api.GET('/users', { params: { query: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } } })), [filters, cursor]);
-  const nextCursor = page.data?.next_cursor;
 
   const apply = (event: Event) => {
     event.preventDefault();
     setFilters({ ...(search.trim() ? { search: search.trim() } : {}), ...(status ? { status } : {}), ...(role.trim() ? { role: role.trim() } : {}) });
-    setCursors([undefined]);
+    pages.restart();
   };
 
   return (
@@ -91,14 +90,7 @@ function UserList() {
                 ))}
               </tbody>
             </table>
-            <nav class="actions" aria-label={t('users.pages')}>
-              <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-                {t('common.previous')}
-              </button>
-              <button type="button" class="secondary" disabled={!nextCursor} onClick={() => nextCursor && setCursors([...cursors, nextCursor])}>
-                {t('common.next')}
-              </button>
-            </nav>
+            <Pager label={t('users.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
           </>
         )}
       </ListState>
