@@ -25,6 +25,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       NODE_ENV: str({ choices: ['development', 'test', 'production'], default: 'development' }),
       HOST: str({ default: '0.0.0.0', desc: 'Address to listen on' }),
       PORT: port({ default: 3000 }),
+      WORKERS: num({ default: 1, desc: 'Processes of the service on this host (Node cluster); 1: this process serves' }),
       METRICS_HOST: str({ default: '127.0.0.1', desc: 'Address of the metrics listener (GET /metrics)' }),
       METRICS_PORT: num({ default: 9464, desc: 'Port of the metrics listener; 0 turns it off' }),
       DATABASE_URL: url({ default: undefined, desc: 'PostgreSQL URL; unset means the embedded PGlite database' }),
@@ -62,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       },
     },
   );
+  if (!Number.isInteger(e.WORKERS) || e.WORKERS < 1 || e.WORKERS > 256) throw new ConfigError('Invalid configuration:\n  WORKERS: expected a whole number of processes from 1 to 256');
   if (!Number.isInteger(e.METRICS_PORT) || e.METRICS_PORT < 0 || e.METRICS_PORT > 65_535) {
     throw new ConfigError('Invalid configuration:\n  METRICS_PORT: expected a port number, or 0 for no metrics listener');
   }
@@ -73,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     env: e.NODE_ENV,
     host: e.HOST,
     port: e.PORT,
+    workers: e.WORKERS,
     /** The metrics listener; undefined when METRICS_PORT is 0. */
     metrics: e.METRICS_PORT === 0 ? undefined : { host: e.METRICS_HOST, port: e.METRICS_PORT },
     databaseUrl: e.DATABASE_URL as string | undefined,

@@ -16,12 +16,13 @@ export const REDACTED_PATHS = [
   '*.api_key',
 ];
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/** `bindings`: more fields on every line (the process id, when several processes share one output: WORKERS). */
+export function createLogger(level: string, destination?: DestinationStream, bindings: Record<string, unknown> = {}): Logger {
   return pino(
     {
       level,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      base: { service: 'backoffice-api' },
+      base: { service: 'backoffice-api', ...bindings },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     destination,

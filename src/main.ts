@@ -25,6 +25,8 @@ import { drainSwitch, type Drain } from './http/drain.js';
 import { serviceMetrics, type ServiceMetrics } from './metrics/registry.js';
 import { startMetricsServer } from './metrics/server.js';
 import { SERVICE_NAME } from './tracing/start.js';
+import { isWorker, offerMetricsToPrimary, runPrimary } from './cluster.js';
+import { shareHashingAmong } from './auth/passwords.js';
 
 export interface Service {
   app: ReturnType<typeof createApp>;
@@ -83,9 +85,13 @@ async function main() {
     }
     throw err;
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.workers > 1 ? { pid: process.pid } : {});
+  // WORKERS > 1: this process starts and watches the workers, which run the rest of main().
+  if (config.workers > 1 && !isWorker()) return runPrimary(config, logger);
+  if (isWorker()) shareHashingAmong(config.workers);
   const { app, database, drain, metrics, stopBackgroundWork } = await buildService(config, logger);
-  const metricsServer = metrics && config.metrics ? await startMetricsServer(metrics.registry, config.metrics.host, config.metrics.port, logger) : undefined;
+  if (metrics && isWorker()) offerMetricsToPrimary(metrics.registry);
+  const metricsServer = metrics && config.metrics && !isWorker() ? await startMetricsServer(metrics.registry, config.metrics.host, config.metrics.port, logger) : undefined;
   const server = createHttpServer(app, drain);
   server.listen(config.port, config.host);
   await once(server, 'listening');

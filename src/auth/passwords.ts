@@ -22,6 +22,16 @@ export const ARGON2_PARAMETERS = {
 export const HASH_THREADS = availableParallelism() + 2;
 export const HASH_THREAD_NICE = 10;
 
+// Threads of this process's pool: HASH_THREADS, or its share when several processes of the
+// service run on the host (WORKERS: shareHashingAmong), so that N processes do not start N times
+// cores + 2 threads (and N times their memory).
+let threads = HASH_THREADS;
+
+/** One of `processes` processes of the service on this host: a share of the cores, plus 2. Before the first hash. */
+export function shareHashingAmong(processes: number): void {
+  threads = Math.ceil(availableParallelism() / processes) + 2;
+}
+
 // From src/ (tests, tsx) the worker is TypeScript and needs tsx's loader; from dist/ it is JavaScript.
 const workerUrl = new URL(`./password-hash-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
@@ -31,8 +41,8 @@ function hashingPool(): Piscina<HashJob, string | boolean> {
   pool ??= new Piscina({
     filename: workerUrl.href,
     execArgv: workerUrl.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [],
-    minThreads: HASH_THREADS,
-    maxThreads: HASH_THREADS,
+    minThreads: threads,
+    maxThreads: threads,
     niceIncrement: HASH_THREAD_NICE,
     recordTiming: false, // piscina's run and wait histograms: nobody reads them
   });

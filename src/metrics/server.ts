@@ -3,10 +3,14 @@
 // serves it and a proxy in front cannot expose it by accident. Nothing else is served here.
 import http from 'node:http';
 import { once } from 'node:events';
-import type { Registry } from 'prom-client';
+/** What is served: one registry's metrics, or those of every worker summed (src/cluster.ts). */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
 import type { Logger } from 'pino';
 
-export async function startMetricsServer(registry: Registry, host: string, port: number, logger: Logger): Promise<http.Server> {
+export async function startMetricsServer(registry: MetricsSource, host: string, port: number, logger: Logger): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
