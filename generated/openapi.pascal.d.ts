@@ -366,7 +366,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read a role
+         * @description One role, in the same shape as in `GET /roles`, with its `ETag` (to change it with `If-Match`).
+         *
+         *     **Required permission:** `roles.manage`
+         */
+        get: operations["getRole"];
         put?: never;
         post?: never;
         /**
@@ -1541,14 +1547,18 @@ export interface components {
              */
             Permissions: components["schemas"]["Permission"][];
         };
-        /** @description A key and its secret. The secret is shown in this response only; store it now. */
+        /**
+         * @description A key and its secret. The secret is shown in this response only; store it now. The replay of
+         *     this answer for a repeated `Idempotency-Key` (`Idempotent-Replayed: true`) has `secret: null`:
+         *     the secret is never stored, so it cannot be shown again; rotate the key to get a new one.
+         */
         ApiKeyWithSecret: {
             ApiKey: components["schemas"]["ApiKey"];
             /**
-             * @description Sent as `x-api-key: <secret>`. Shown once; only its SHA-256 digest is kept.
+             * @description Sent as `x-api-key: <secret>`. Shown once; only its SHA-256 digest is kept. `null` in a replay (see above).
              * @example bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7PQm7_a2x9Tb
              */
-            Secret: string;
+            Secret: string | null;
         };
         /** @description The fields to change; at least one. */
         ApiKeyUpdateRequest: {
@@ -2330,11 +2340,16 @@ export interface components {
                 "application/json": components["schemas"]["UserPage"];
             };
         };
-        /** @description The user. */
-        User: {
+        /**
+         * @description The user created (or, with `Idempotent-Replayed: true`, the kept answer of the first request
+         *     with this `Idempotency-Key`).
+         */
+        UserCreated: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -2356,8 +2371,27 @@ export interface components {
                 "application/json": components["schemas"]["User"];
             };
         };
-        /** @description Conflicts with the current state (a name or e-mail already taken, a built-in role) */
-        Conflict: {
+        /**
+         * @description Conflicts with the current state (a name or e-mail already taken, a revoked key), or
+         *     `idempotency_key_in_progress`: a request with the same `Idempotency-Key` is still running; retry
+         *     after `Retry-After` seconds (it then answers that request's answer). Nothing was created.
+         */
+        CreateConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description This `Idempotency-Key` was used, within the last 24 hours, for a different request (another path,
+         *     body or key style) of yours on this operation. Nothing was done; use a new key for a new request.
+         */
+        IdempotencyKeyReused: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -2366,16 +2400,52 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "Type": "urn:problem:backoffice:email_taken",
-                 *       "Title": "Conflict",
-                 *       "Status": 409,
-                 *       "Detail": "Another user already has this e-mail address.",
-                 *       "Code": "email_taken",
+                 *       "Type": "urn:problem:backoffice:idempotency_key_reused",
+                 *       "Title": "Unprocessable content",
+                 *       "Status": 422,
+                 *       "Detail": "This Idempotency-Key was used for a different request (another path, body or key style); use a new key for a new request.",
+                 *       "Code": "idempotency_key_reused",
                  *       "RequestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
             };
+        };
+        /** @description The user. */
+        User: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *       "Email": "grace@example.com",
+                 *       "FirstName": "Grace",
+                 *       "LastName": "Hopper",
+                 *       "Status": "active",
+                 *       "Roles": [
+                 *         "support"
+                 *       ],
+                 *       "CreatedAt": "2026-04-11T14:05:00.000Z",
+                 *       "UpdatedAt": "2026-04-11T14:05:00.000Z",
+                 *       "LastSignInAt": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["User"];
+            };
+        };
+        /** @description The resource still has the entity tag sent in `If-None-Match`: your copy is current. No body. */
+        NotModified: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
         };
         /** @description No such resource */
         NotFound: {
@@ -2439,11 +2509,40 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The role. */
-        Role: {
+        /**
+         * @description The resource changed since you read it: its entity tag no longer matches `If-Match`. Nothing
+         *     was changed; read the resource again (its current values and `ETag`), then reapply your change.
+         */
+        PreconditionFailed: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Type": "urn:problem:backoffice:precondition_failed",
+                 *       "Title": "Precondition failed",
+                 *       "Status": 412,
+                 *       "Detail": "The resource changed since you read it (If-Match no longer matches its entity tag). Nothing was changed; read it again, then reapply your change.",
+                 *       "Code": "precondition_failed",
+                 *       "RequestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The role created (or, with `Idempotent-Replayed: true`, the kept answer of the first request
+         *     with this `Idempotency-Key`).
+         */
+        RoleCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -2464,11 +2563,60 @@ export interface components {
                 "application/json": components["schemas"]["Role"];
             };
         };
+        /** @description The role. */
+        Role: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Id": "5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83",
+                 *       "Name": "support",
+                 *       "Description": "Answers customers; reads user records.",
+                 *       "Permissions": [
+                 *         "users.list",
+                 *         "users.read"
+                 *       ],
+                 *       "BuiltIn": false,
+                 *       "CreatedAt": "2026-03-01T09:30:00.000Z",
+                 *       "UpdatedAt": "2026-03-01T09:30:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Role"];
+            };
+        };
+        /** @description Conflicts with the current state (a name or e-mail already taken, a built-in role) */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Type": "urn:problem:backoffice:email_taken",
+                 *       "Title": "Conflict",
+                 *       "Status": 409,
+                 *       "Detail": "Another user already has this e-mail address.",
+                 *       "Code": "email_taken",
+                 *       "RequestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The key's metadata and its secret, shown this once. */
         ApiKeyWithSecret: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -2514,6 +2662,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
             };
             content: {
@@ -3092,10 +3241,43 @@ export interface components {
          */
         UserSearch: string;
         /**
+         * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+         *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+         *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+         *     API key, or this signed-in user) and this operation only: another caller's identical key is
+         *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+         *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+         *     and nothing is created or recorded twice. The same key with a different request answers
+         *     `422 idempotency_key_reused`; while the first request is still running, `409
+         *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+         *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+         *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+         *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+         * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+         */
+        IdempotencyKey: string;
+        /**
          * @description The user's id.
          * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
          */
         UserId: string;
+        /**
+         * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+         *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+         *     without a body.
+         * @example "q3N9dF0aLk2VbX7pTz1RcY"
+         */
+        IfNoneMatch: string;
+        /**
+         * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+         *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+         *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+         *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+         *     tag never matches). The check and the change are one atomic step. Without the header the change
+         *     is made whatever the resource's version, as before.
+         * @example "q3N9dF0aLk2VbX7pTz1RcY"
+         */
+        IfMatch: string;
         /**
          * @description The role's id.
          * @example 5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83
@@ -3269,6 +3451,21 @@ export interface components {
          */
         RetryAfter: number;
         /**
+         * @description The entity tag of the resource as answered (RFC 9110, 8.8.3): a strong validator that changes
+         *     whenever the resource does (it is made of the versions kept with its rows, never of the body),
+         *     and differs per key style (`x-api-inflection`), as the body does. Send it back in `If-Match` to
+         *     change the resource only if nobody changed it since, or in `If-None-Match` to read it only if it
+         *     changed.
+         * @example "q3N9dF0aLk2VbX7pTz1RcY"
+         */
+        ETag: string;
+        /**
+         * @description `true` when this answer is the kept answer of an earlier request with the same `Idempotency-Key`,
+         *     sent again: nothing was created this time. Absent on the first answer.
+         * @example true
+         */
+        IdempotentReplayed: "true";
+        /**
          * @description The address of the resource just created.
          * @example /meetings/5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
          */
@@ -3333,12 +3530,18 @@ export type ResponseTooManyRequests = components['responses']['TooManyRequests']
 export type ResponseNoContent = components['responses']['NoContent'];
 export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
 export type ResponseUserPage = components['responses']['UserPage'];
+export type ResponseUserCreated = components['responses']['UserCreated'];
+export type ResponseCreateConflict = components['responses']['CreateConflict'];
+export type ResponseIdempotencyKeyReused = components['responses']['IdempotencyKeyReused'];
 export type ResponseUser = components['responses']['User'];
-export type ResponseConflict = components['responses']['Conflict'];
+export type ResponseNotModified = components['responses']['NotModified'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseForbiddenOutranked = components['responses']['ForbiddenOutranked'];
 export type ResponseConflictLastAdmin = components['responses']['ConflictLastAdmin'];
+export type ResponsePreconditionFailed = components['responses']['PreconditionFailed'];
+export type ResponseRoleCreated = components['responses']['RoleCreated'];
 export type ResponseRole = components['responses']['Role'];
+export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseApiKeyWithSecret = components['responses']['ApiKeyWithSecret'];
 export type ResponseApiKey = components['responses']['ApiKey'];
 export type ResponseAuditEventPage = components['responses']['AuditEventPage'];
@@ -3357,7 +3560,10 @@ export type ParameterCursor = components['parameters']['Cursor'];
 export type ParameterUserStatusFilter = components['parameters']['UserStatusFilter'];
 export type ParameterUserRoleFilter = components['parameters']['UserRoleFilter'];
 export type ParameterUserSearch = components['parameters']['UserSearch'];
+export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type ParameterUserId = components['parameters']['UserId'];
+export type ParameterIfNoneMatch = components['parameters']['IfNoneMatch'];
+export type ParameterIfMatch = components['parameters']['IfMatch'];
 export type ParameterRoleId = components['parameters']['RoleId'];
 export type ParameterExpiringWithinDays = components['parameters']['ExpiringWithinDays'];
 export type ParameterApiKeyId = components['parameters']['ApiKeyId'];
@@ -3387,6 +3593,8 @@ export type HeaderXRequestId = components['headers']['XRequestId'];
 export type HeaderCacheControlNoStore = components['headers']['CacheControlNoStore'];
 export type HeaderWwwAuthenticate = components['headers']['WWWAuthenticate'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
+export type HeaderETag = components['headers']['ETag'];
+export type HeaderIdempotentReplayed = components['headers']['IdempotentReplayed'];
 export type HeaderLocation = components['headers']['Location'];
 export type $defs = Record<string, never>;
 export interface operations {
@@ -3800,6 +4008,22 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3818,13 +4042,14 @@ export interface operations {
             };
         };
         responses: {
-            201: components["responses"]["User"];
+            201: components["responses"]["UserCreated"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3891,6 +4116,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -3904,6 +4136,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["User"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3921,6 +4154,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -3939,6 +4182,7 @@ export interface operations {
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ConflictLastAdmin"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3952,6 +4196,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -3980,6 +4234,7 @@ export interface operations {
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ConflictLastAdmin"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -4125,6 +4380,22 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -4145,13 +4416,52 @@ export interface operations {
             };
         };
         responses: {
-            201: components["responses"]["Role"];
+            201: components["responses"]["RoleCreated"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The role's id.
+                 * @example 5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83
+                 */
+                id: components["parameters"]["RoleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Role"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4165,6 +4475,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -4183,6 +4503,7 @@ export interface operations {
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4196,6 +4517,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -4227,6 +4558,7 @@ export interface operations {
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -4315,6 +4647,22 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -4338,9 +4686,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4354,6 +4703,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -4367,6 +4723,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ApiKey"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4384,6 +4741,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -4401,6 +4768,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4414,6 +4782,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -4442,6 +4820,7 @@ export interface operations {
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -4457,6 +4836,22 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -4483,9 +4878,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -14,6 +14,10 @@ export type ErrorKind =
   | 'not_found'
   /** The request collides with the current state (a name taken, the last administrator). */
   | 'conflict'
+  /** The request's precondition (If-Match) does not hold: the resource changed since the caller read it. */
+  | 'precondition_failed'
+  /** Well-formed, but at odds with what the request claims to be (an Idempotency-Key used for another request). */
+  | 'unprocessable'
   /** Too many attempts; `retry_after` says when to try again. */
   | 'rate_limited'
   /** A broken invariant of our own: never the caller's fault. */

@@ -13,6 +13,7 @@ import { taskService } from './tasks/service.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { bearerAuthenticator } from './sessions/authenticator.js';
 import { revokeSessions } from './sessions/revocation.js';
+import { idempotencyService } from './idempotency/service.js';
 
 export interface Services {
   users: ReturnType<typeof userService>;
@@ -22,6 +23,8 @@ export interface Services {
   audit: ReturnType<typeof auditService>;
   meetings: ReturnType<typeof meetingService>;
   tasks: ReturnType<typeof taskService>;
+  /** Creates made once per Idempotency-Key. */
+  idempotency: ReturnType<typeof idempotencyService>;
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
 }
@@ -35,6 +38,7 @@ export function buildServices(deps: Dependencies): Services {
     audit: auditService(deps),
     meetings: meetingService(deps),
     tasks: taskService(deps),
+    idempotency: idempotencyService(deps),
     authenticators: { apiKey: apiKeyAuthenticator(deps), bearer: bearerAuthenticator(deps) },
   };
 }

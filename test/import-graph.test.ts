@@ -34,6 +34,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/security-events/'],
   ['src/audit/'],
   ['src/auth/'],
+  // Creates made once per Idempotency-Key, and revisions and preconditions (docs/SAFE-WRITES.md):
+  // asked by every changeable resource's service, and read by their repositories.
+  ['src/idempotency/', 'src/revisions/'],
   ['src/pagination/'],
   ['src/text/'],
   // Ground: the contract document itself (the permission catalogue is its enum), errors, clock,

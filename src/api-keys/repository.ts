@@ -4,6 +4,7 @@ import type { ApiKeysTable, Database } from '../db/schema.js';
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { fixedStatement } from '../db/fixed-statement.js';
 import { uniqueNameKey } from '../text/normalize.js';
+import { apiKeyRevision } from '../revisions/revisions.js';
 
 /** The key's own row, as stored. */
 export type ApiKeyRecord = Selectable<ApiKeysTable>;
@@ -101,8 +102,22 @@ export function listKeys(db: Kysely<Database>, filter: { expiringBefore?: Date }
   return query.orderBy('k.created_at').orderBy('k.id').execute();
 }
 
-export function findKeyById(db: Kysely<Database>, id: string): Promise<ApiKeyRow | undefined> {
-  return selectShown(db).where('k.id', '=', id).executeTakeFirst();
+/** A key as shown, with its revision (what its entity tag is made of). */
+export type ShownApiKey = ApiKeyRow & { revision: string };
+
+export function findKeyById(db: Kysely<Database>, id: string): Promise<ShownApiKey | undefined> {
+  return selectShown(db).select(apiKeyRevision.as('revision')).where('k.id', '=', id).executeTakeFirst();
+}
+
+/** The key's current revision (read under the lock of a change, to check its If-Match). */
+export async function findKeyRevision(db: Kysely<Database>, id: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('api_keys as k')
+    .leftJoin('users as c', 'c.id', 'k.created_by')
+    .select(apiKeyRevision.as('revision'))
+    .where('k.id', '=', id)
+    .executeTakeFirst();
+  return row?.revision;
 }
 
 /** The key's row, locked until the transaction ends: changes of one key run one after the other. */

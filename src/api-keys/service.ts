@@ -12,6 +12,14 @@ import { recordAuditEvent, type AuditEventInput } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween, iso } from '../audit/changes.js';
 import { cleanName } from '../text/normalize.js';
+import type { Seal } from '../idempotency/service.js';
+import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
+
+/** A key made or rotated: its row as shown, and the secret, which leaves this module here only. */
+export interface KeyWithSecret {
+  key: keys.ShownApiKey;
+  secret: string;
+}
 
 const notFound = () => new DomainError('not_found', 'not_found', 'No API key has this id.');
 const revoked = () => new DomainError('conflict', 'api_key_revoked', 'This API key is revoked; create a new one.');
@@ -63,14 +71,16 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
      * By a signed-in user (the key is then worth at most what they hold, now and later) or the
      * operator (created_by null: the key keeps its set). An API key cannot make keys: its key would
      * have no creator, so no one to be limited by.
+     * `seal` (an Idempotency-Key's) runs last in the transaction, with the key and its secret.
      */
-    async create(authority: Authority, sent: { name: string; expires_at?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
+    async create(authority: Authority, sent: { name: string; expires_at?: string; permissions: string[] }, origin: Origin = COMMAND_LINE, seal?: Seal<KeyWithSecret>): Promise<KeyWithSecret> {
       assertNotApiKey(authority);
       const input = { ...sent, name: cleanKeyName(sent.name) };
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now) ?? null;
       assertMayGrant(authority, input.permissions, 'an API key');
       const fresh = newApiKeySecret();
+      let sealed: KeyWithSecret | undefined;
       const id = await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const key = {
@@ -82,13 +92,23 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
           const keyId = await keys.insertKey(trx, { ...key, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
           await keys.insertSecret(trx, keyId, fresh.digest, now);
           await recordAuditEvent(trx, { type: 'api_key_created', ...keyEvent(authority, origin, { id: keyId, ...key }, now), changes: { before: null, after: audited(key) } });
+          if (seal) {
+            sealed = { key: (await keys.findKeyById(trx, keyId))!, secret: fresh.secret };
+            await seal(trx, sealed);
+          }
           return keyId;
         }),
       );
-      return { key: await get(id), secret: fresh.secret };
+      return sealed ?? { key: await get(id), secret: fresh.secret };
     },
 
-    async update(authority: Authority, id: string, sent: { name?: string; expires_at?: string | null; permissions?: string[] }, origin: Origin = COMMAND_LINE) {
+    async update(
+      authority: Authority,
+      id: string,
+      sent: { name?: string; expires_at?: string | null; permissions?: string[] },
+      origin: Origin = COMMAND_LINE,
+      precondition?: Precondition,
+    ) {
       const input = sent.name === undefined ? sent : { ...sent, name: cleanKeyName(sent.name) };
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now);
@@ -96,6 +116,7 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
         db.transaction().execute(async (trx) => {
           const row = await keys.lockKey(trx, id);
           if (!row) throw notFound();
+          if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id))!);
           if (row.revoked_at) throw revoked();
           const widened = input.permissions?.find((p) => !row.permissions.includes(p));
           if (widened) {
@@ -121,10 +142,11 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
      * a check on the target: it only removes rights, and a leaked key must be revocable by any key
      * manager at once (docs/AUTH.md).
      */
-    async revoke(authority: Authority, id: string, origin: Origin = COMMAND_LINE) {
+    async revoke(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
       await db.transaction().execute(async (trx) => {
         const row = await keys.lockKey(trx, id);
         if (!row) throw notFound();
+        if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id))!);
         if (row.revoked_at) return;
         const now = clock.now();
         await keys.updateKey(trx, id, { revoked_at: now, now });
@@ -138,10 +160,11 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
      * from now on and stops when they are disabled, as a key they created would. Bound to its
      * former creator, it would outlive the person who took its secret.
      */
-    async rotate(authority: Authority, id: string, graceSeconds = 0, origin: Origin = COMMAND_LINE) {
+    async rotate(authority: Authority, id: string, graceSeconds = 0, origin: Origin = COMMAND_LINE, seal?: Seal<KeyWithSecret>): Promise<KeyWithSecret> {
       assertNotApiKey(authority);
       const now = clock.now();
       const fresh = newApiKeySecret();
+      let sealed: KeyWithSecret | undefined;
       await db.transaction().execute(async (trx) => {
         const row = await keys.lockKey(trx, id);
         if (!row) throw notFound();
@@ -158,8 +181,12 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
           details: { grace_period_seconds: graceSeconds },
           changes: changesBetween(row, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy }),
         });
+        if (seal) {
+          sealed = { key: (await keys.findKeyById(trx, id))!, secret: fresh.secret };
+          await seal(trx, sealed);
+        }
       });
-      return { key: await get(id), secret: fresh.secret };
+      return sealed ?? { key: await get(id), secret: fresh.secret };
     },
   };
 }

@@ -3,6 +3,8 @@
 import type { operations } from '../../generated/openapi.js';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
+import type { IdempotencyRequest } from '../idempotency/service.js';
+import type { Precondition } from '../revisions/precondition.js';
 
 export type OperationId = keyof operations;
 
@@ -29,10 +31,20 @@ export interface InputOf<O> {
   /** The authenticated caller; `null` on public operations. */
   principal: Principal | null;
   request: RequestInfo;
+  /** The request's Idempotency-Key, on the operations that take one (hand it to `idempotency.once`). */
+  idempotency: IdempotencyRequest | undefined;
+  /** The request's If-Match, on the operations that take one: checked by the service under its write's lock. */
+  precondition: Precondition | undefined;
 }
 
 export type ResultOf<O> = {
-  [S in SuccessStatus<O>]: { status: S; body: JsonOf<ResponsesOf<O>[S]>; headers?: Record<string, string> };
+  [S in SuccessStatus<O>]: {
+    status: S;
+    body: JsonOf<ResponsesOf<O>[S]>;
+    headers?: Record<string, string>;
+    /** The resource's revision: the router answers it as an ETag in the client's key style (and 304 to a GET whose If-None-Match holds). */
+    revision?: string;
+  };
 }[SuccessStatus<O>];
 
 type HandlerOf<O> = (input: InputOf<O>) => Promise<ResultOf<O>>;
@@ -47,4 +59,5 @@ export interface AnyResult {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  revision?: string;
 }

@@ -25,6 +25,8 @@ export interface OperationInfo {
   requiredPermission: string | null;
   /** Names of the query parameters the operation (or its path item) declares. */
   queryParameters: ReadonlySet<string>;
+  /** Names of the header parameters it declares, lower-case (`idempotency-key`, `if-match`, ...). */
+  headerParameters: ReadonlySet<string>;
   requestBodySchema: JsonSchema | undefined;
   /** JSON response schemas by status code. */
   responseSchemas: Map<number, JsonSchema>;
@@ -78,6 +80,13 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
         const schema = content?.['application/json']?.schema ?? content?.['application/problem+json']?.schema;
         if (schema) responseSchemas.set(Number(status), schema);
       }
+      const parameterNames = (where: 'query' | 'header') =>
+        new Set(
+          [...((item.parameters as JsonSchema[] | undefined) ?? []), ...((op.parameters as JsonSchema[] | undefined) ?? [])]
+            .map((parameter) => deref(spec, parameter))
+            .filter((parameter) => parameter?.in === where)
+            .map((parameter) => String(parameter!.name)),
+        );
       operations.push({
         operationId: op.operationId,
         method,
@@ -85,12 +94,8 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
         expressPath: path.replace(/\{([^}]+)\}/g, ':$1'),
         security,
         requiredPermission: declared === undefined || declared === 'authenticated' ? null : String(declared),
-        queryParameters: new Set(
-          [...((item.parameters as JsonSchema[] | undefined) ?? []), ...((op.parameters as JsonSchema[] | undefined) ?? [])]
-            .map((parameter) => deref(spec, parameter))
-            .filter((parameter) => parameter?.in === 'query')
-            .map((parameter) => String(parameter!.name)),
-        ),
+        queryParameters: parameterNames('query'),
+        headerParameters: new Set([...parameterNames('header')].map((name) => name.toLowerCase())),
         requestBodySchema: deref(spec, op.requestBody)?.content?.['application/json']?.schema,
         responseSchemas,
         raw: op,

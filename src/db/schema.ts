@@ -17,6 +17,8 @@ export interface UsersTable {
   last_sign_in_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** The password was set by someone else: the user must choose their own before anything else. */
   must_change_password: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The row's revision, bumped by a trigger on every change (entity tags, docs/SAFE-WRITES.md). */
+  version: ColumnType<number, never, never>;
 }
 
 export interface RolesTable {
@@ -28,6 +30,8 @@ export interface RolesTable {
   built_in: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** See UsersTable.version. */
+  version: ColumnType<number, never, never>;
 }
 
 export interface RolePermissionsTable {
@@ -55,6 +59,8 @@ export interface ApiKeysTable {
   revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   last_used_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   last_used_ip: string | null;
+  /** See UsersTable.version. */
+  version: ColumnType<number, never, never>;
 }
 
 export interface ApiKeySecretsTable {
@@ -190,6 +196,18 @@ export interface TasksTable {
   version: ColumnType<number, never, number>;
 }
 
+/** Answers of creates made with an Idempotency-Key (src/idempotency). */
+export interface IdempotencyKeysTable {
+  key_digest: Buffer;
+  fingerprint: Buffer;
+  status: number;
+  headers: ColumnType<Record<string, string>, string, string>;
+  body: string;
+  revision: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -197,6 +215,7 @@ export interface Database {
   user_roles: UserRolesTable;
   api_keys: ApiKeysTable;
   api_key_secrets: ApiKeySecretsTable;
+  idempotency_keys: IdempotencyKeysTable;
   sessions: SessionsTable;
   session_tokens: SessionTokensTable;
   sign_in_failures: SignInFailuresTable;

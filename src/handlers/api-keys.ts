@@ -2,38 +2,57 @@
 import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
 import { presentApiKey } from '../api-keys/presenter.js';
+import type { ShownApiKey } from '../api-keys/repository.js';
+import type { KeyWithSecret } from '../api-keys/service.js';
+import type { Answer } from '../idempotency/service.js';
 import { requireCaller, signedInUser } from '../auth/caller.js';
 import { NO_STORE } from './headers.js';
 
+/** One key, with its revision (the router answers it as the ETag). */
+const shown = (key: ShownApiKey) => ({ status: 200 as const, body: presentApiKey(key), revision: key.revision });
 
-export function apiKeyHandlers({ apiKeys: keys }: Services) {
+/** A key and its secret, shown this once. */
+const withSecret = <S extends 200 | 201>(status: S, { key, secret }: KeyWithSecret) => ({
+  status,
+  body: { api_key: presentApiKey(key), secret: secret as string | null },
+  headers: NO_STORE,
+  revision: key.revision,
+});
+
+/**
+ * What an Idempotency-Key keeps of an answer with a secret: everything but the secret, which is
+ * never stored (docs/SAFE-WRITES.md). A replay says `secret: null`: the key exists, its secret was
+ * shown to the first answer only; rotate the key for a new one.
+ */
+const withoutSecret = (first: ReturnType<typeof withSecret>): Answer => ({ ...first, body: { ...first.body, secret: null } });
+
+export function apiKeyHandlers({ apiKeys: keys, idempotency }: Services) {
 
   const listApiKeys: Handler<'listApiKeys'> = async ({ query }) => {
     const rows = await keys.list({ expiringWithinDays: query?.expiring_within_days });
     return { status: 200, body: { data: rows.map(presentApiKey) } };
   };
 
-  const getApiKey: Handler<'getApiKey'> = async ({ path }) => ({ status: 200, body: presentApiKey(await keys.get(path.id)) });
+  const getApiKey: Handler<'getApiKey'> = async ({ path }) => shown(await keys.get(path.id));
 
-  const createApiKey: Handler<'createApiKey'> = async ({ body, principal, request }) => {
-    const { key, secret } = await keys.create(signedInUser(principal), body, request);
-    return { status: 201, body: { api_key: presentApiKey(key), secret }, headers: NO_STORE };
-  };
+  const createApiKey: Handler<'createApiKey'> = ({ body, principal, request, idempotency: key }) =>
+    idempotency.once(key, (seal) => keys.create(signedInUser(principal), body, request, seal), (made: KeyWithSecret) => withSecret(201, made), withoutSecret);
 
-  const updateApiKey: Handler<'updateApiKey'> = async ({ body, path, principal, request }) => ({
-    status: 200,
-    body: presentApiKey(await keys.update(requireCaller(principal), path.id, body, request)),
-  });
+  const updateApiKey: Handler<'updateApiKey'> = async ({ body, path, principal, request, precondition }) =>
+    shown(await keys.update(requireCaller(principal), path.id, body, request, precondition));
 
-  const revokeApiKey: Handler<'revokeApiKey'> = async ({ path, principal, request }) => {
-    await keys.revoke(requireCaller(principal), path.id, request);
+  const revokeApiKey: Handler<'revokeApiKey'> = async ({ path, principal, request, precondition }) => {
+    await keys.revoke(requireCaller(principal), path.id, request, precondition);
     return { status: 204, body: undefined };
   };
 
-  const rotateApiKey: Handler<'rotateApiKey'> = async ({ body, path, principal, request }) => {
-    const { key, secret } = await keys.rotate(requireCaller(principal), path.id, body.grace_period_seconds ?? 0, request);
-    return { status: 200, body: { api_key: presentApiKey(key), secret }, headers: NO_STORE };
-  };
+  const rotateApiKey: Handler<'rotateApiKey'> = ({ body, path, principal, request, idempotency: key }) =>
+    idempotency.once(
+      key,
+      (seal) => keys.rotate(requireCaller(principal), path.id, body.grace_period_seconds ?? 0, request, seal),
+      (made: KeyWithSecret) => withSecret(200, made),
+      withoutSecret,
+    );
 
   return { listApiKeys, getApiKey, createApiKey, updateApiKey, revokeApiKey, rotateApiKey };
 }

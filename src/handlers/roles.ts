@@ -2,26 +2,29 @@
 import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
 import { presentRole } from '../roles/presenter.js';
+import type { RoleRow } from '../roles/repository.js';
+import { roleRevision } from '../revisions/revisions.js';
 import { requireCaller } from '../auth/caller.js';
 
-export function roleHandlers({ roles }: Services) {
+/** One role, with its revision (the router answers it as the ETag). */
+const shown = <S extends 200 | 201>(status: S, role: RoleRow) => ({ status, body: presentRole(role), revision: roleRevision(role) });
+
+export function roleHandlers({ roles, idempotency }: Services) {
 
   const listRoles: Handler<'listRoles'> = async () => ({ status: 200, body: { data: (await roles.list()).map(presentRole) } });
 
-  const createRole: Handler<'createRole'> = async ({ body, principal, request }) => ({
-    status: 201,
-    body: presentRole(await roles.create(requireCaller(principal), body, request)),
-  });
+  const getRole: Handler<'getRole'> = async ({ path }) => shown(200, await roles.get(path.id));
 
-  const updateRole: Handler<'updateRole'> = async ({ body, path, principal, request }) => ({
-    status: 200,
-    body: presentRole(await roles.update(requireCaller(principal), path.id, body, request)),
-  });
+  const createRole: Handler<'createRole'> = ({ body, principal, request, idempotency: key }) =>
+    idempotency.once(key, (seal) => roles.create(requireCaller(principal), body, request, seal), (role: RoleRow) => shown(201, role));
 
-  const deleteRole: Handler<'deleteRole'> = async ({ path, principal, request }) => {
-    await roles.remove(requireCaller(principal), path.id, request);
+  const updateRole: Handler<'updateRole'> = async ({ body, path, principal, request, precondition }) =>
+    shown(200, await roles.update(requireCaller(principal), path.id, body, request, precondition));
+
+  const deleteRole: Handler<'deleteRole'> = async ({ path, principal, request, precondition }) => {
+    await roles.remove(requireCaller(principal), path.id, request, precondition);
     return { status: 204, body: undefined };
   };
 
-  return { listRoles, createRole, updateRole, deleteRole };
+  return { listRoles, getRole, createRole, updateRole, deleteRole };
 }

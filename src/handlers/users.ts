@@ -2,31 +2,29 @@
 import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
 import { presentUser as present } from '../users/presenter.js';
+import type { ShownUser } from '../users/repository.js';
 import { requireCaller } from '../auth/caller.js';
 
-export function userHandlers({ users }: Services) {
+/** One user, with its revision (the router answers it as the ETag). */
+const shown = <S extends 200 | 201>(status: S, user: ShownUser) => ({ status, body: present(user), revision: user.revision });
+
+export function userHandlers({ users, idempotency }: Services) {
 
   const listUsers: Handler<'listUsers'> = async ({ query }) => {
     const { page, nextCursor } = await users.list(query ?? {});
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
   };
 
-  const getUser: Handler<'getUser'> = async ({ path }) => ({ status: 200, body: present(await users.get(path.id)) });
+  const getUser: Handler<'getUser'> = async ({ path }) => shown(200, await users.get(path.id));
 
-  const createUser: Handler<'createUser'> = async ({ body, principal, request }) => ({
-    status: 201,
-    body: present(await users.create(requireCaller(principal), body, request)),
-  });
+  const createUser: Handler<'createUser'> = ({ body, principal, request, idempotency: key }) =>
+    idempotency.once(key, (seal) => users.create(requireCaller(principal), body, request, seal), (user: ShownUser) => shown(201, user));
 
-  const updateUser: Handler<'updateUser'> = async ({ body, path, principal, request }) => ({
-    status: 200,
-    body: present(await users.update(requireCaller(principal), path.id, body, request)),
-  });
+  const updateUser: Handler<'updateUser'> = async ({ body, path, principal, request, precondition }) =>
+    shown(200, await users.update(requireCaller(principal), path.id, body, request, precondition));
 
-  const disableUser: Handler<'disableUser'> = async ({ path, principal, request }) => ({
-    status: 200,
-    body: present(await users.disable(requireCaller(principal), path.id, request)),
-  });
+  const disableUser: Handler<'disableUser'> = async ({ path, principal, request, precondition }) =>
+    shown(200, await users.disable(requireCaller(principal), path.id, request, precondition));
 
   return { listUsers, listUtilisateurs: listUsers, getUser, createUser, updateUser, disableUser };
 }

@@ -1,4 +1,5 @@
 // The Express application, assembled from its parts in the order a request meets them.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -17,6 +18,7 @@ import { chooseInflection, inflectBodies, noteRepeatedKeys } from './inflection-
 import { errorHandler, notFound } from './errors.js';
 import { ProblemError } from './problem.js';
 import { operationRouter } from './router.js';
+import { noteBodyDigest } from './idempotency-request.js';
 import { requireCredentials } from './authenticate.js';
 import { refuseUnknownQueryParameters } from './unknown-query.js';
 import { refuseNulCharacters } from './nul-characters.js';
@@ -50,6 +52,12 @@ export interface AppDependencies {
   tracer?: Tracer;
 }
 
+/** express.json's `verify`: what is read from a body's raw bytes before it is parsed. */
+function noteRequestBody(req: IncomingMessage, res: ServerResponse, raw: Buffer) {
+  noteRepeatedKeys(req, res, raw);
+  noteBodyDigest(req, raw);
+}
+
 export function createApp(deps: AppDependencies) {
   const { spec, options } = deps;
   const operations = indexOperations(spec);
@@ -79,8 +87,9 @@ export function createApp(deps: AppDependencies) {
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
   app.set('query parser', 'simple');
-  // No ETag: answers are per-caller JSON the contract offers no conditional requests for, and
-  // hashing each body (SHA-1 of ~15 KB for a page of users) is CPU spent on every request.
+  // No body-hash ETag: the contract's tags name row versions (src/http/entity-tags.ts), set by the
+  // router on the operations that offer them; hashing each body (SHA-1 of ~15 KB for a page of
+  // users) would be CPU spent on every request, and wrong for tags that must not follow the body.
   app.set('etag', false);
   // The steps every request meets, in order, as one step of Express's router (series.ts: each
   // router step has a cost of its own, and none of these is mounted at a path).
@@ -98,7 +107,7 @@ export function createApp(deps: AppDependencies) {
       webApp(),
       noStore,
       chooseInflection,
-      express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'], verify: noteRepeatedKeys }),
+      express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'], verify: noteRequestBody }),
       // Before inflectBodies: its res.json wrapper then runs last, on the body in the client's style.
       ...(checker ? [validateResponses(checker)] : []),
       inflectBodies(inflector),

@@ -13,8 +13,10 @@ const TITLES: Record<number, string> = {
   405: 'Method not allowed',
   406: 'Not acceptable',
   409: 'Conflict',
+  412: 'Precondition failed',
   413: 'Payload too large',
   415: 'Unsupported media type',
+  422: 'Unprocessable content',
   429: 'Too many requests',
   500: 'Internal server error',
   503: 'Service unavailable',
@@ -67,6 +69,8 @@ const STATUS: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  precondition_failed: 412,
+  unprocessable: 422,
   rate_limited: 429,
   internal: 500,
 };
@@ -84,6 +88,6 @@ export function fromDomainError(err: DomainError): ProblemError {
   // RFC 6750: the challenge names invalid_token when a credential was sent and refused.
   if (err.kind === 'unauthenticated') headers['WWW-Authenticate'] = BEARER_REALM;
   if (err.kind === 'credential_refused') headers['WWW-Authenticate'] = `${BEARER_REALM}, error="invalid_token"`;
-  if (err.kind === 'rate_limited' && err.details.retry_after !== undefined) headers['Retry-After'] = String(err.details.retry_after);
+  if (err.details.retry_after !== undefined) headers['Retry-After'] = String(err.details.retry_after);
   return new ProblemError(status, err.code, err.detail, err.details as Extras, headers, TITLE_OF_CODE[err.code] ?? TITLES[status] ?? 'Error');
 }

@@ -7,7 +7,9 @@ import type { AnyResult, HandlerMap, OperationId, RequestInfo } from '../contrac
 import type { OperationInfo } from '../contract/spec.js';
 import type { Authenticators } from '../auth/principal.js';
 import { authenticate } from './authenticate.js';
-import { operationOf } from './operation.js';
+import { inflectionOf, operationOf } from './operation.js';
+import { idempotencyRequestOf } from './idempotency-request.js';
+import { entityTag, ifMatchPrecondition, notModified } from './entity-tags.js';
 
 type Handle = (req: Request, res: Response) => Promise<void>;
 
@@ -32,6 +34,7 @@ export function operationRouter(operations: OperationInfo[], handlers: HandlerMa
     const handler = handlers[op.operationId as OperationId] as unknown as ((input: unknown) => Promise<AnyResult>) | undefined;
     if (!handler) throw new Error(`No handler for operation ${op.operationId}`);
     const authenticated = authenticate(op, authenticators);
+    const conditional = op.headerParameters.has('if-match');
     routes.set(op, async (req, res) => {
       if (authenticated) await authenticated(req, res);
       // Decoded by the match, checked (and coerced) by the contract validator.
@@ -43,9 +46,20 @@ export function operationRouter(operations: OperationInfo[], handlers: HandlerMa
         headers: req.headers,
         principal: res.locals.principal ?? null,
         request: new HandlerRequest(req),
+        idempotency: idempotencyRequestOf(req, res),
+        precondition: conditional ? ifMatchPrecondition(req.headers['if-match'], inflectionOf(res)) : undefined,
       });
       res.status(result.status);
       if (result.headers) res.set(result.headers);
+      if (result.revision !== undefined) {
+        const tag = entityTag(result.revision, inflectionOf(res));
+        res.set('ETag', tag);
+        // RFC 9110, 13.1.2: the client's copy is current; 304 carries the tag and no body.
+        if (req.method === 'GET' && notModified(req.headers['if-none-match'], tag)) {
+          res.status(304).end();
+          return;
+        }
+      }
       if (result.body === undefined) res.end();
       else res.json(result.body);
     });

@@ -3,6 +3,7 @@
 //  - sessions over (signed out, revoked, expired or idle) for longer than the retention period,
 //    with their token sets (cascade). A live session keeps every generation of its tokens: an old
 //    refresh token presented again must still be recognised as reused.
+//  - answers kept for an Idempotency-Key past their 24 hours (src/idempotency).
 // API keys are kept: they are the record of who did what. The maintenance step (maintain(), below)
 // also seals the audit events recorded since its last run and deletes those past their retention.
 // Every server process runs it on a timer (SWEEP_INTERVAL_S); `backoffice sweep` does it once.
@@ -14,6 +15,7 @@ import type { Clock } from '../clock.js';
 import { sealAuditEvents } from '../audit/seal.js';
 import { deleteExpiredAuditEvents } from '../audit/retention.js';
 import { livenessAt, sessionIsLive } from '../sessions/liveness.js';
+import { deleteExpiredAnswers } from '../idempotency/repository.js';
 
 export interface SweepPolicy {
   throttleWindowS: number;
@@ -24,6 +26,7 @@ export interface SweepPolicy {
 export interface SweepResult {
   signInAttempts: number;
   sessions: number;
+  idempotencyAnswers: number;
 }
 
 // sign_in_failures has no index on failed_at (one less index to write on every sign-in attempt):
@@ -59,7 +62,8 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
         limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   });
-  return { signInAttempts, sessions };
+  const idempotencyAnswers = await inBatches(() => deleteExpiredAnswers(db, now, BATCH));
+  return { signInAttempts, sessions, idempotencyAnswers };
 }
 
 export interface MaintenanceResult extends SweepResult {

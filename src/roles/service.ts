@@ -10,6 +10,9 @@ import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { permissionsOfRole } from './permissions.js';
 import { cleanName, cleanText } from '../text/normalize.js';
+import type { Seal } from '../idempotency/service.js';
+import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
+import { roleRevision } from '../revisions/revisions.js';
 
 const nameTaken = () => new DomainError('conflict', 'name_taken', 'Another role already has this name.');
 const notFound = () => new DomainError('not_found', 'not_found', 'No role has this id.');
@@ -43,9 +46,17 @@ export function roleService({ db, clock }: ServiceDeps) {
   return {
     list: () => roles.listRoles(db),
 
-    async create(authority: Authority, sent: { name: string; description?: string; permissions: string[] }, origin: Origin = COMMAND_LINE) {
+    async get(id: string) {
+      const role = await roles.findRoleById(db, id);
+      if (!role) throw notFound();
+      return role;
+    },
+
+    /** `seal` (an Idempotency-Key's) runs last in the transaction, with the role as created. */
+    async create(authority: Authority, sent: { name: string; description?: string; permissions: string[] }, origin: Origin = COMMAND_LINE, seal?: Seal<roles.RoleRow>) {
       const input = cleanRoleText(sent);
       assertMayGrant(authority, input.permissions, 'a role');
+      let sealed: roles.RoleRow | undefined;
       const id = await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const now = clock.now();
@@ -53,18 +64,29 @@ export function roleService({ db, clock }: ServiceDeps) {
           const roleId = await roles.insertRole(trx, { ...role, now });
           await roles.replaceRolePermissions(trx, roleId, input.permissions);
           await recordAuditEvent(trx, { type: 'role_created', ...roleEvent(authority, origin, { id: roleId, ...role }, now), changes: { before: null, after: audited(role) } });
+          if (seal) {
+            sealed = (await roles.findRoleById(trx, roleId))!;
+            await seal(trx, sealed);
+          }
           return roleId;
         }),
       );
-      return (await roles.findRoleById(db, id))!;
+      return sealed ?? (await roles.findRoleById(db, id))!;
     },
 
-    async update(authority: Authority, id: string, sent: { name?: string; description?: string; permissions?: string[] }, origin: Origin = COMMAND_LINE) {
+    async update(
+      authority: Authority,
+      id: string,
+      sent: { name?: string; description?: string; permissions?: string[] },
+      origin: Origin = COMMAND_LINE,
+      precondition?: Precondition,
+    ) {
       const input = cleanRoleText(sent);
       await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const role = await roles.lockRole(trx, id);
           if (!role) throw notFound();
+          assertPrecondition(precondition, roleRevision(role));
           if (role.built_in) throw builtIn();
           if (input.permissions) {
             const held = permissionsOfRole(role) as string[];
@@ -83,10 +105,11 @@ export function roleService({ db, clock }: ServiceDeps) {
       return (await roles.findRoleById(db, id))!;
     },
 
-    async remove(authority: Authority, id: string, origin: Origin = COMMAND_LINE) {
+    async remove(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
       await db.transaction().execute(async (trx) => {
         const role = await roles.lockRole(trx, id);
         if (!role) throw notFound();
+        assertPrecondition(precondition, roleRevision(role));
         if (role.built_in) throw builtIn();
         assertMayActOn(authority, permissionsOfRole(role), 'This role');
         await roles.deleteRole(trx, id);

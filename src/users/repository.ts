@@ -3,6 +3,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { UserCursor } from './cursor.js';
 import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
+import { userRevision } from '../revisions/revisions.js';
 import { uniqueNameKey } from '../text/normalize.js';
 import { emailKey } from './names.js';
 
@@ -12,7 +13,7 @@ export type UserRow = Selectable<UsersTable>;
  * PostgreSQL: a page of 50 users would otherwise parse and re-print 150 dates in the event loop),
  * role names, and the exact sort key for the cursor.
  */
-export type ListedUser = Omit<UserRow, 'password_hash' | 'email_key' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password'> & {
+export type ListedUser = Omit<UserRow, 'password_hash' | 'email_key' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password' | 'version'> & {
   created_at: string;
   updated_at: string;
   last_sign_in_at: string | null;
@@ -113,8 +114,16 @@ export function listUsersPage(db: Kysely<Database>, options: { limit: number; af
   });
 }
 
-export function findListedUser(db: Kysely<Database>, id: string): Promise<ListedUser | undefined> {
-  return selectListed(db).where('u.id', '=', id).executeTakeFirst();
+/** A user as shown, with its revision (what its entity tag is made of). */
+export type ShownUser = ListedUser & { revision: string };
+
+export function findListedUser(db: Kysely<Database>, id: string): Promise<ShownUser | undefined> {
+  return selectListed(db).select(userRevision('u').as('revision')).where('u.id', '=', id).executeTakeFirst();
+}
+
+/** The user's current revision (read under the lock of a change, to check its If-Match). */
+export async function findUserRevision(db: Kysely<Database>, id: string): Promise<string | undefined> {
+  return (await db.selectFrom('users as u').select(userRevision('u').as('revision')).where('u.id', '=', id).executeTakeFirst())?.revision;
 }
 
 export function findUserForUpdate(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {

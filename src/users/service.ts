@@ -18,6 +18,8 @@ import type { Actor } from '../audit/events.js';
 import { changesBetween } from '../audit/changes.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { serviceSecret } from '../auth/service-secrets.js';
+import type { Seal } from '../idempotency/service.js';
+import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 
@@ -88,7 +90,13 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
       return { page, nextCursor };
     },
 
-    async create(authority: Authority, sent: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string }, origin: Origin = COMMAND_LINE) {
+    /** `seal` (an Idempotency-Key's) runs last in the transaction, with the user as created. */
+    async create(
+      authority: Authority,
+      sent: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string },
+      origin: Origin = COMMAND_LINE,
+      seal?: Seal<users.ShownUser>,
+    ) {
       const input = cleanUserText(sent);
       let passwordHash: string | null = null;
       if (input.password !== undefined) {
@@ -98,6 +106,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
         }
         passwordHash = await hashPassword(input.password);
       }
+      let sealed: users.ShownUser | undefined;
       const id = await translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () =>
         db.transaction().execute(async (trx) => {
           const roles = await grantableRoles(trx, authority, input.roles ?? []);
@@ -120,10 +129,14 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
             details: { password_set: passwordHash !== null },
             changes: { before: null, after: { email: input.email, first_name: input.first_name, last_name: input.last_name, status: 'active', roles: roleNames(roles) } },
           });
+          if (seal) {
+            sealed = (await users.findListedUser(trx, userId))!;
+            await seal(trx, sealed);
+          }
           return userId;
         }),
       );
-      return get(id);
+      return sealed ?? get(id);
     },
 
     async update(
@@ -131,6 +144,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
       id: string,
       sent: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' },
       origin: Origin = COMMAND_LINE,
+      precondition?: Precondition,
     ) {
       const input = cleanUserText(sent);
       // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
@@ -140,6 +154,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
         const user = await users.findUserForUpdate(trx, id);
         if (!user) throw notFound();
         const held = await lockRolesOfUser(trx, id);
+        if (precondition) assertPrecondition(precondition, (await users.findUserRevision(trx, id))!);
         const roles = input.roles ? await grantableRoles(trx, authority, input.roles, held) : held;
         const removesRole = held.some((h) => !roles.some((r) => r.id === h.id));
         if (removesRole || input.status !== undefined) await assertMayTakeFrom(trx, authority, user, held, { roles, status: input.status ?? user.status });
@@ -159,11 +174,12 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
     },
 
     /** Disables the user and revokes every session of theirs, in one transaction (idempotent); the record stays. */
-    async disable(authority: Authority, id: string, origin: Origin = COMMAND_LINE) {
+    async disable(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
       await db.transaction().execute(async (trx) => {
         const user = await users.findUserForUpdate(trx, id);
         if (!user) throw notFound();
         const held = await lockRolesOfUser(trx, id);
+        if (precondition) assertPrecondition(precondition, (await users.findUserRevision(trx, id))!);
         await assertMayTakeFrom(trx, authority, user, held, { roles: held, status: 'disabled' });
         const now = clock.now();
         const context = auditContext(authority, origin);

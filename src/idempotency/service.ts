@@ -1,0 +1,111 @@
+// Creates that a retry cannot double (docs/SAFE-WRITES.md). A create made with an Idempotency-Key
+// stores its answer in its own transaction, as the last statement before COMMIT: the work and the
+// answer are committed together or not at all, so no crash can leave a creation without its
+// answer (or an answer without its creation), and the create pays one statement for it.
+// A request whose key already has an answer finds out when its own transaction tries to store one:
+// that transaction is rolled back, whatever it did, and the stored answer is replayed (the same
+// request) or refused (another request under the same key). A retry thus costs what the first
+// attempt cost, in a transaction that commits nothing; the first attempt, the common case, pays
+// no lookup beforehand.
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { ServiceDeps } from '../dependencies.js';
+import { DomainError } from '../errors.js';
+import { findAnswer, storeAnswer } from './repository.js';
+
+/** How long an answer is kept and replayed (Stripe's and the IETF draft's usual 24 hours). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+/** The Idempotency-Key of one request, with what makes it this caller's and this request. */
+export interface IdempotencyRequest {
+  /** Who asks: `user:<id>` or `api_key:<id>`. Another caller's key value is another key. */
+  caller: string;
+  /** The operationId: one key may serve two different operations. */
+  operation: string;
+  key: string;
+  /** SHA-256 of the request as received (method, path, key style, body bytes): what "the same request" means. */
+  fingerprint: Buffer;
+}
+
+/** What a handler answers, as far as storing it goes. */
+export interface Answer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The revision the answer's ETag names. */
+  revision?: string;
+}
+
+/** Run by a service last in the transaction of a create, with what it made. */
+export type Seal<T> = (trx: Kysely<Database>, made: T) => Promise<void>;
+
+export const REPLAY_HEADER = 'Idempotent-Replayed';
+
+const inProgress = () =>
+  new DomainError('conflict', 'idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed; retry it shortly.', { retry_after: 1 });
+const reused = () =>
+  new DomainError('unprocessable', 'idempotency_key_reused', 'This Idempotency-Key was used for a different request (another path, body or key style); use a new key for a new request.');
+
+/** The stored answer was found by the store, not by us: our transaction must not commit. */
+class AnsweredAlready extends Error {}
+
+const keyDigestOf = (r: IdempotencyRequest) => createHash('sha256').update(`${r.caller}\n${r.operation}\n${r.key}`).digest();
+
+export function idempotencyService({ db, clock }: ServiceDeps) {
+  return {
+    /**
+     * Runs a create once per key: `work` does it, handing `seal` (when there is a key) to the
+     * service, which calls it last in its transaction; `answer` turns what was made into the
+     * answer. `kept` is what is stored and replayed when it must differ from the first answer (a
+     * secret shown once is never stored).
+     */
+    async once<T, A extends Answer>(
+      request: IdempotencyRequest | undefined,
+      work: (seal: Seal<T> | undefined) => Promise<T>,
+      answer: (made: T) => A,
+      kept: (first: A) => Answer = (first) => first,
+    ): Promise<A> {
+      if (!request) return answer(await work(undefined));
+      const keyDigest = keyDigestOf(request);
+      let first: A | undefined;
+      try {
+        await work(async (trx, made) => {
+          first = answer(made);
+          const stored = kept(first);
+          const now = clock.now();
+          const outcome = await storeAnswer(trx, {
+            keyDigest,
+            // The advisory lock's name: 64 bits of the key's digest (a collision only makes a request wait for a retry).
+            lockId: keyDigest.readBigInt64BE(0),
+            fingerprint: request.fingerprint,
+            answer: {
+              status: stored.status,
+              headers: stored.headers ?? {},
+              body: stored.body === undefined ? '' : JSON.stringify(stored.body),
+              revision: stored.revision ?? null,
+            },
+            now,
+            expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+          });
+          if (outcome === 'in_progress') throw inProgress();
+          if (outcome === 'taken') throw new AnsweredAlready();
+        });
+        return first!;
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'idempotency_key_in_progress') throw err;
+        // Whatever this attempt ran into (the name it would create taken by the first attempt, a
+        // right lost since), a live answer under the key decides.
+        const found = await findAnswer(db, keyDigest, clock.now()).catch(() => undefined);
+        if (!found) throw err instanceof AnsweredAlready ? inProgress() : err;
+        if (!found.fingerprint.equals(request.fingerprint)) throw reused();
+        return {
+          status: found.status,
+          headers: { ...found.headers, [REPLAY_HEADER]: 'true' },
+          body: found.body === '' ? undefined : JSON.parse(found.body),
+          ...(found.revision === null ? {} : { revision: found.revision }),
+        } as Answer as A;
+      }
+    },
+  };
+}
