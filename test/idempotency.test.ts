@@ -3,13 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeUser, testBearer } from './support/access-fixtures.js';
 import { secondInstance } from './support/second-instance.js';
 import { ManualClock } from '../src/clock.js';
-import { sweep } from '../src/maintenance/sweeper.js';
 
 let database: TestDatabase;
 let adminId: string;

@@ -74,6 +74,15 @@ export function ApiKeysPage({ myPermissions }: { myPermissions: readonly Permiss
   );
 }
 
+/**
+ * The secret of a create or rotate answer. Only the replay of an Idempotency-Key has none (it is
+ * never stored), and the back office sends no key on these two, so a missing one is a bug.
+ */
+function secretOf(answer: { secret: string | null }): string {
+  if (answer.secret === null) throw new Error('The answer carries no secret.');
+  return answer.secret;
+}
+
 function CreateKeyForm({ myPermissions, onCreated }: { myPermissions: readonly Permission[]; onCreated: (created: { name: string; secret: string }) => void }) {
   const { t } = useI18n();
   const [name, setName] = useState('');
@@ -84,7 +93,7 @@ function CreateKeyForm({ myPermissions, onCreated }: { myPermissions: readonly P
     // The key expires at the end of the chosen day, UTC.
     const body = { name, permissions: permissions as Permission[], ...(expires ? { expires_at: `${expires}T23:59:59Z` } : {}) };
     const created = await call(() => api.POST('/api-keys', { body }));
-    onCreated({ name: created.api_key.name, secret: created.secret });
+    onCreated({ name: created.api_key.name, secret: secretOf(created) });
     setName('');
     setPermissions([]);
   });
@@ -121,7 +130,7 @@ function RotateKeyForm({ apiKey, onRotated, onCancel }: { apiKey: ApiKey; onRota
   const [grace, setGrace] = useState<number>(0);
   const { busy, error, submit } = useSubmit(async () => {
     const rotated = await call(() => api.POST('/api-keys/{id}/rotate', { params: { path: { id: apiKey.id } }, body: { grace_period_seconds: grace } }));
-    onRotated({ name: rotated.api_key.name, secret: rotated.secret });
+    onRotated({ name: rotated.api_key.name, secret: secretOf(rotated) });
   });
   return (
     <form onSubmit={submit} aria-labelledby="rotate-key-title" class="panel">
