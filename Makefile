@@ -63,7 +63,7 @@ system-deps: ## Install the Debian packages the tests need, if missing (PostgreS
 test: install system-deps docs web ## Run every test against a throwaway PostgreSQL 15 cluster
 	$(BIN)/vitest run
 
-bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missing; about 20 minutes)
+bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missing; about 20 minutes, plus seeding a million meetings)
 	scripts/system-deps.sh bench
 	node --import tsx bench/sign-in.ts 10
 	node --import tsx bench/users-list.ts
@@ -76,6 +76,7 @@ bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missin
 	node --import tsx bench/profile.ts users-key floor
 	node --import tsx bench/audit-verify.ts
 	node --import tsx bench/audit-insert.ts
+	node --import tsx bench/meetings-week.ts
 
 fuzz: install system-deps ## Fuzz every operation of the contract longer than make test does (FUZZ_REQUESTS, FUZZ_SEED)
 	FUZZ_REQUESTS=$${FUZZ_REQUESTS:-100000} $(BIN)/vitest run test/fuzz.test.ts

@@ -3,10 +3,10 @@
 //
 // A meeting is the half-open span [starts_at, ends_at) of at most 24 hours. Two questions must be
 // fast with a million meetings stored (docs/BENCHMARKS.md has the plans):
-// - every meeting overlapping a range: `during && range` on a GiST index; since no meeting lasts
-//   more than 24 hours, the overlapping ones also start within [from - 24 h, until), so the btree
-//   on (starts_at, id) can walk them in page order from a cursor, which the planner prefers when
-//   a page (LIMIT) is asked for.
+// - every meeting overlapping a range: `during && range` on a GiST index answers overlap without
+//   an order; a page is asked in (starts_at, id) order, and since no meeting lasts more than 24
+//   hours the overlapping ones start within [from - 24 h, until), so the btree on (starts_at, id)
+//   walks them in page order from a cursor (src/meetings/repository.ts says which is used where).
 // - one person's meetings overlapping a range: meeting_attendees carries each meeting's times
 //   (kept equal by the database: a composite foreign key with ON UPDATE CASCADE), so the btree on
 //   (user_id, starts_at, meeting_id) finds them in page order without visiting any other meeting
