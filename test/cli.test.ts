@@ -120,7 +120,26 @@ describe('backoffice CLI', () => {
     expect(page.body.data.length).toBeGreaterThan(40); // ~120 of 1,500 meetings over two years fall in these 60 days
   });
 
-  it('seed refuses to seed nothing, and meetings when there is nobody to plan them for', async () => {
+  it('seed --tasks N makes N tasks among the active users, recorded as the command line\u2019s act, readable and searchable through the API', async () => {
+    const res = await cli('seed', '--tasks', '1234', '--seed', '7');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/Inserted 1234 tasks/);
+    expect(res.stderr).toContain('Seeding tasks');
+    const count = async (query: string) => Number((await sql<{ n: string }>`${sql.raw(query)}`.execute(database.db)).rows[0]!.n);
+    expect(await count('select count(*) as n from tasks')).toBe(1234);
+    // Made and assigned by active people only; completed exactly when done (the table's check); every status there.
+    expect(await count(`select count(*) as n from tasks t join users u on u.id in (t.created_by_user_id, t.assignee_id) where u.status <> 'active'`)).toBe(0);
+    expect(await count(`select count(distinct status) as n from tasks`)).toBe(4);
+    expect(await count(`select count(*) as n from security_events where type = 'task_created' and actor_type = 'cli' and details @> '{"seeded": true}'`)).toBe(1234);
+    const key = await cli('api-keys', 'create', '--name', 'task reader', '--permissions', 'tasks.list');
+    const { app } = createTestApp(database.db);
+    const page = await request(app).get('/tasks?search=ecole&limit=200').set('x-api-key', key.stdout.trim());
+    expect(page.status, page.text).toBe(200);
+    expect(page.body.data.length).toBeGreaterThan(10); // one title in 12 names the école
+    expect(page.body.data.every((t: { title: string }) => t.title.includes('école'))).toBe(true);
+  });
+
+  it('seed refuses to seed nothing, and meetings or tasks when there is nobody to make them for', async () => {
     const nothing = await cli('seed');
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toContain('say what to seed');
@@ -130,6 +149,9 @@ describe('backoffice CLI', () => {
       expect(stdout).toBe('');
       expect(stderr).toContain('seed users first');
       expect(Number((await sql<{ n: string }>`select count(*) as n from meetings`.execute(empty.db)).rows[0]!.n)).toBe(0);
+      const tasks = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'seed', '--tasks', '10'], { env: { ...process.env, DATABASE_URL: empty.url, NODE_ENV: 'development' } }).catch((err: { stdout: string; stderr: string }) => err);
+      expect(tasks.stderr).toContain('seed users first');
+      expect(Number((await sql<{ n: string }>`select count(*) as n from tasks`.execute(empty.db)).rows[0]!.n)).toBe(0);
     } finally {
       await empty.destroy();
     }

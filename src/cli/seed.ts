@@ -1,5 +1,5 @@
-// `backoffice seed --users N --meetings N`: fills the database with N realistic users (names and
-// e-mail addresses from faker) for demos and benchmarks, then meetings among them (seed-meetings.ts), in batches of one INSERT ... SELECT unnest(...)
+// `backoffice seed --users N --meetings N --tasks N`: fills the database with N realistic users (names and
+// e-mail addresses from faker) for demos and benchmarks, then meetings and tasks among them (seed-meetings.ts, seed-tasks.ts), in batches of one INSERT ... SELECT unnest(...)
 // each, with a progress bar. Seeded users have no password: they cannot sign in. Each is recorded in
 // the audit trail as created by the command line.
 import { randomBytes } from 'node:crypto';
@@ -12,6 +12,7 @@ import { uniqueNameKey } from '../text/normalize.js';
 import { withDatabase } from './database.js';
 import { osUser } from '../audit/context.js';
 import { seedMeetings } from './seed-meetings.js';
+import { seedTasks } from './seed-tasks.js';
 
 export const SEED_BATCH_SIZE = 5_000;
 
@@ -83,12 +84,15 @@ export async function seedUsers(db: Kysely<Database>, options: SeedOptions): Pro
 export function registerSeed(program: Command): void {
   program
     .command('seed')
-    .description('Fill the database with realistic demo users (no passwords) and meetings among them')
+    .description('Fill the database with realistic demo users (no passwords), and meetings and tasks among them')
     .option('--users <n>', 'how many users to create (1 to 10,000,000)', positiveInteger(10_000_000))
     .option('--meetings <n>', 'how many meetings to plan among the active users (1 to 10,000,000), after the users', positiveInteger(10_000_000))
+    .option('--tasks <n>', 'how many tasks to make among the active users (1 to 10,000,000), after the users', positiveInteger(10_000_000))
     .option('--seed <n>', 'random seed, for reproducible names', positiveInteger(2 ** 31))
-    .action((options: { users?: number; meetings?: number; seed?: number }) => {
-      if (options.users === undefined && options.meetings === undefined) throw new InvalidArgumentError('say what to seed: --users N, --meetings N, or both');
+    .action((options: { users?: number; meetings?: number; tasks?: number; seed?: number }) => {
+      if (options.users === undefined && options.meetings === undefined && options.tasks === undefined) {
+        throw new InvalidArgumentError('say what to seed: --users N, --meetings N, --tasks N, or several');
+      }
       return withDatabase(async ({ db }) => {
         if (options.users !== undefined) {
           const users = options.users;
@@ -97,6 +101,10 @@ export function registerSeed(program: Command): void {
         if (options.meetings !== undefined) {
           const meetings = options.meetings;
           await withProgress('meetings', meetings, (onProgress) => seedMeetings(db, { meetings, seed: options.seed, onProgress }));
+        }
+        if (options.tasks !== undefined) {
+          const tasks = options.tasks;
+          await withProgress('tasks', tasks, (onProgress) => seedTasks(db, { tasks, seed: options.seed, onProgress }));
         }
       });
     });
