@@ -15,6 +15,7 @@ import { changesBetween } from '../audit/changes.js';
 import type { AuditEventType, Changes } from '../audit/events.js';
 import { serviceSecret } from '../auth/service-secrets.js';
 import { UUID } from '../uuid.js';
+import { parseInstant } from '../instant.js';
 import * as meetings from './repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
@@ -87,8 +88,8 @@ export function meetingService({ db, clock }: ServiceDeps) {
     get,
 
     async list(caller: Principal, query: { from: string; until: string; attendee_id?: string; limit?: number; cursor?: string }) {
-      const from = new Date(query.from);
-      const until = new Date(query.until);
+      const from = parseInstant(query.from, 'request/query/from');
+      const until = parseInstant(query.until, 'request/query/until');
       if (until.getTime() <= from.getTime()) throw fieldError('until', 'must be after from', 'range_empty', 'query');
       if (until.getTime() - from.getTime() > MAX_RANGE_MS) throw fieldError('until', 'must be at most 92 days after from', 'range_too_long', 'query');
       let attendeeId = query.attendee_id?.toLowerCase();
@@ -110,8 +111,8 @@ export function meetingService({ db, clock }: ServiceDeps) {
       const fields: meetings.MeetingFields = {
         title: cleanTitle(input.title),
         description: cleanDescription(input.description ?? null),
-        starts_at: new Date(input.starts_at),
-        ends_at: new Date(input.ends_at),
+        starts_at: parseInstant(input.starts_at, 'request/body/starts_at'),
+        ends_at: parseInstant(input.ends_at, 'request/body/ends_at'),
         location: cleanLocation(input.location ?? null),
         status: input.status ?? 'scheduled',
         organizer_id: (input.organizer_id ?? (caller.kind === 'user' ? caller.userId : undefined))?.toLowerCase() ?? '',
@@ -143,8 +144,8 @@ export function meetingService({ db, clock }: ServiceDeps) {
       const sent: Partial<meetings.MeetingFields> = {
         title: input.title === undefined ? undefined : cleanTitle(input.title),
         description: input.description === undefined ? undefined : cleanDescription(input.description),
-        starts_at: input.starts_at === undefined ? undefined : new Date(input.starts_at),
-        ends_at: input.ends_at === undefined ? undefined : new Date(input.ends_at),
+        starts_at: input.starts_at === undefined ? undefined : parseInstant(input.starts_at, 'request/body/starts_at'),
+        ends_at: input.ends_at === undefined ? undefined : parseInstant(input.ends_at, 'request/body/ends_at'),
         location: input.location === undefined ? undefined : cleanLocation(input.location),
         status: input.status,
         organizer_id: input.organizer_id?.toLowerCase(),

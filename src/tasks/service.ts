@@ -13,6 +13,7 @@ import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { serviceSecret } from '../auth/service-secrets.js';
 import { UUID } from '../uuid.js';
+import { parseInstant } from '../instant.js';
 import * as tasks from './repository.js';
 import { decodeCursor, encodeCursor, type TaskSort } from './cursor.js';
 
@@ -57,8 +58,15 @@ const cleanTitle = (title: string) => cleanName(title, { location: 'request/body
 /** A blank description is no description. */
 const cleanDescription = (description: string | null) =>
   description === null ? null : cleanText(description, { location: 'request/body/description', maxLength: DESCRIPTION_MAX_LENGTH }) || null;
-/** A time as the API prints it (UTC, milliseconds), so that before/after compare equal values. */
-const isoTime = (value: string | null) => (value === null ? null : new Date(value).toISOString());
+/** A due date as the API prints it (UTC, milliseconds), so that before/after compare equal values. */
+const dueTime = (value: string | null) => (value === null ? null : parseInstant(value, 'request/body/due_at').toISOString());
+/** A due-date filter as sent (PostgreSQL reads it to the microsecond), once it is known to name an instant. */
+function dueFilter(value: string | undefined, name: 'due_before' | 'due_after') {
+  if (value !== undefined) parseInstant(value, `request/query/${name}`);
+  return value;
+}
+/** A user's id as the database prints it (lower case): the same person sent in capitals is no change to record. */
+const lowerId = (value: string | null | undefined) => (typeof value === 'string' ? value.toLowerCase() : value);
 
 /** The fields an audit event shows before/after. */
 const auditedFields = (task: tasks.TaskFields & { completed_at: string | null }) => ({
@@ -99,7 +107,7 @@ export function taskService({ db, clock }: ServiceDeps) {
         if (caller.kind !== 'user') throw meWithoutUser();
         assigneeId = caller.userId;
       }
-      const filter: tasks.TaskFilter = { statuses: query.status, assigneeId, dueBefore: query.due_before, dueAfter: query.due_after, search: query.search };
+      const filter: tasks.TaskFilter = { statuses: query.status, assigneeId, dueBefore: dueFilter(query.due_before, 'due_before'), dueAfter: dueFilter(query.due_after, 'due_after'), search: query.search };
       const scope = { sort, ...filter };
       const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor, scope);
       const rows = await tasks.listTasksPage(db, { limit, sort, after, filter });
@@ -115,8 +123,8 @@ export function taskService({ db, clock }: ServiceDeps) {
         description: cleanDescription(input.description ?? null),
         status: input.status ?? 'todo',
         priority: input.priority ?? 'normal',
-        due_at: isoTime(input.due_at ?? null),
-        assignee_id: input.assignee_id ?? null,
+        due_at: dueTime(input.due_at ?? null),
+        assignee_id: lowerId(input.assignee_id) ?? null,
       };
       const id = await db.transaction().execute(async (trx) => {
         await assertAssignable(trx, fields.assignee_id);
@@ -141,8 +149,8 @@ export function taskService({ db, clock }: ServiceDeps) {
         description: input.description === undefined ? undefined : cleanDescription(input.description),
         status: input.status,
         priority: input.priority,
-        due_at: input.due_at === undefined ? undefined : isoTime(input.due_at),
-        assignee_id: input.assignee_id,
+        due_at: input.due_at === undefined ? undefined : dueTime(input.due_at),
+        assignee_id: lowerId(input.assignee_id),
       };
       if (!UUID.test(id)) throw notFound();
       await db.transaction().execute(async (trx) => {

@@ -8,6 +8,12 @@ import { validationFailed } from '../errors.js';
 
 /** U+202A–U+202E (embeddings, overrides) and U+2066–U+2069 (isolates). */
 const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/u;
+/**
+ * Half of a UTF-16 surrogate pair standing alone (JSON's "\ud800"): no character at all, which
+ * PostgreSQL refuses in the journal's JSON and UTF-8 would store as U+FFFD. With the u flag the
+ * class matches only unpaired halves; a whole pair (an emoji) is one code point.
+ */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 /** C0 and C1 controls and DEL: a one-line name has no line breaks or tabs either. */
 const LINE_CONTROLS = /[\u0000-\u001F\u007F-\u009F]/u;
 /** The same, but a description may keep its tabs and line breaks. */
@@ -27,6 +33,7 @@ function clean(value: string, rule: TextRule, controls: RegExp): string {
   const fail = (message: string, code: string) => validationFailed([{ location: rule.location, message, error_code: code }]);
   if (BIDI_CONTROLS.test(text)) throw fail('must not contain bidirectional control characters', 'bidi_control');
   if (controls.test(text)) throw fail('must not contain control characters', 'control_character');
+  if (LONE_SURROGATE.test(text)) throw fail('must not contain a lone surrogate (half of a UTF-16 pair)', 'lone_surrogate');
   if (!rule.allowEmpty && text.length === 0) throw fail('must not be blank', 'blank');
   if (text.length > rule.maxLength) throw fail(`must be at most ${rule.maxLength} characters`, 'too_long');
   return text;
