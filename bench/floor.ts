@@ -59,6 +59,7 @@ async function mayCall(req: Request, permission: string): Promise<number> {
     issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
     now,
     idleCutoff: new Date(now.getTime() - IDLE_TIMEOUT_MS),
+    adminsNeedSecondFactor: true, // ADMIN_SECOND_FACTOR's default
     touchBefore,
   });
   if (!session) return 401;

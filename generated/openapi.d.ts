@@ -32,8 +32,44 @@ export interface paths {
          *     signed in from before. An attempt counts from the moment it is received until it succeeds, so
          *     parallel guesses cannot go past a limit; a successful sign-in clears the count of its own
          *     e-mail and address.
+         *
+         *     A person with a second factor gets no token set from the password alone: the answer is
+         *     `202` with a short-lived, single-use `challenge_token`, to send with a code to
+         *     `POST /sessions/second-factor`. The password attempt keeps counting as a failure until that
+         *     second step succeeds. A person without a second factor gets `201` and the token set, as before.
          */
         post: operations["signIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in, second step (a code)
+         * @description Completes a sign-in that `POST /sessions` answered with `202`: the challenge token and one
+         *     second factor, a 6-digit code from the authenticator app (`totp_code`) or a recovery code
+         *     (`recovery_code`). Opens the session and returns the token set, as `POST /sessions` does for a
+         *     person without a second factor.
+         *
+         *     - The challenge token is good once, for 5 minutes, and dies after 5 wrong codes
+         *       (`401 invalid_challenge` then, as for an unknown one: sign in again).
+         *     - A wrong code answers `401 invalid_second_factor` and counts as a failed sign-in of the
+         *       person's e-mail from this address, against the same limits as a wrong password (`429` with
+         *       `Retry-After` once reached).
+         *     - An authenticator code is accepted once: the same code again, or an older one, is refused
+         *       even within its 30 seconds. A recovery code is accepted once, ever.
+         */
+        post: operations["signInSecondFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -132,6 +168,111 @@ export interface paths {
          */
         put: operations["changePassword"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/second-factors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My second factors
+         * @description Whether a second factor is required of me, my authenticator app, and how many recovery codes
+         *     remain. Allowed before enrolling, when a second factor is required.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        get: operations["getMySecondFactors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enrol an authenticator app
+         * @description Makes a new authenticator-app key and answers it once, in base32 and as an `otpauth://` URI
+         *     for a QR code. It is not in force until confirmed with a code at `POST /me/totp/confirm`;
+         *     starting again replaces an unconfirmed key. A person whose app is already enrolled removes it
+         *     first (`409 totp_already_enrolled`). The key is stored encrypted and never answered again.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["startTotpEnrolment"];
+        /**
+         * Remove my authenticator app
+         * @description Removes the authenticator app (enrolled or not yet confirmed). With no second factor left, the
+         *     recovery codes go too; a person whose role requires a second factor is then limited to
+         *     enrolling again. Removing nothing answers `404`.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        delete: operations["removeTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm my authenticator app
+         * @description Puts the key of `POST /me/totp` in force once the app shows a code for it. When this is the
+         *     person's first second factor, the answer holds their 10 recovery codes, shown once; otherwise
+         *     the list is empty and the codes they have stay. A wrong code answers
+         *     `400 invalid_second_factor` and counts as a failed sign-in against the same limits (`429`);
+         *     with no enrolment started, `404`.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["confirmTotpEnrolment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New recovery codes
+         * @description Replaces my recovery codes with 10 new ones, shown once; the old ones stop working. Only for
+         *     a person with a second factor (`409 no_second_factor` otherwise).
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["regenerateRecoveryCodes"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1050,6 +1191,13 @@ export interface components {
              */
             expires_at: string;
             /**
+             * @description How the session was opened: the password alone (a person without a second factor), or the
+             *     password and then an authenticator-app code, a recovery code or a passkey.
+             * @example password_totp
+             * @enum {string}
+             */
+            authentication_method: "password" | "password_totp" | "password_recovery_code" | "password_passkey";
+            /**
              * @description True for the session of the access token that made this request.
              * @example true
              */
@@ -1188,6 +1336,63 @@ export interface components {
              */
             refresh_token: string;
         };
+        /**
+         * @description A second factor: `totp` (a 6-digit code from an authenticator app, RFC 6238), `recovery_code`
+         *     (one of the single-use codes given at enrolment), `passkey` (a WebAuthn credential).
+         * @example totp
+         * @enum {string}
+         */
+        SecondFactorMethod: "totp" | "recovery_code" | "passkey";
+        /**
+         * @description The password was right and the person has a second factor: no token set yet. Send the
+         *     challenge token with a code from the authenticator app or a recovery code to
+         *     `POST /sessions/second-factor`. The token is good once, for `expires_in` seconds, and dies after
+         *     5 wrong codes.
+         */
+        SecondFactorChallenge: {
+            second_factor: {
+                /**
+                 * @description Single-use; sent back with the second factor.
+                 * @example boc_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
+                 */
+                challenge_token: string;
+                /**
+                 * Format: int32
+                 * @description Seconds the challenge token stays good.
+                 * @example 300
+                 */
+                expires_in: number;
+                /**
+                 * @description The second factors this person can use now.
+                 * @example [
+                 *       "totp",
+                 *       "recovery_code"
+                 *     ]
+                 */
+                methods: components["schemas"]["SecondFactorMethod"][];
+            };
+        };
+        /**
+         * @description The challenge token of `POST /sessions` and exactly one second factor: `totp_code` or
+         *     `recovery_code`.
+         */
+        SecondFactorRequest: {
+            /**
+             * @description The `challenge_token` answered by `POST /sessions`.
+             * @example boc_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
+             */
+            challenge_token: string;
+            /**
+             * @description The 6-digit code the authenticator app shows now. A code is accepted once.
+             * @example 492039
+             */
+            totp_code?: string;
+            /**
+             * @description One of the recovery codes (case, spaces and dashes do not matter); each works once.
+             * @example 7kq2m-x9vwd
+             */
+            recovery_code?: string;
+        };
         User: {
             /**
              * Format: uuid
@@ -1256,6 +1461,86 @@ export interface components {
              * @example a long and private sentence of mine
              */
             new_password: string;
+        };
+        /**
+         * @description The signed-in person's second factors. Never a secret: the authenticator app's key and the
+         *     recovery codes are shown once, when they are made.
+         */
+        SecondFactors: {
+            /**
+             * @description Whether a role of this person requires a second factor (the built-in admin role does unless
+             *     the deployment sets `ADMIN_SECOND_FACTOR=optional`). Without one, such a person may only
+             *     enrol (`403 second_factor_required` elsewhere).
+             * @example true
+             */
+            required: boolean;
+            /** @description The authenticator app, or `null` when none is enrolled. */
+            totp: null | {
+                /**
+                 * Format: date-time
+                 * @description When the enrolment was confirmed with a first code.
+                 * @example 2026-12-15T10:00:00.000Z
+                 */
+                enrolled_at: string;
+                /**
+                 * Format: date-time
+                 * @description When a code of it last signed in; `null` before that.
+                 * @example 2026-12-16T08:30:00.000Z
+                 */
+                last_used_at: string | null;
+            };
+            /**
+             * Format: int32
+             * @description Recovery codes not used yet.
+             * @example 10
+             */
+            recovery_codes_remaining: number;
+        };
+        /**
+         * @description A new authenticator-app key, not in force until confirmed with a code at
+         *     `POST /me/totp/confirm`. Shown once: neither is readable through the API again.
+         */
+        TotpEnrolment: {
+            /**
+             * @description The key in base32 (RFC 4648), for typing into the app by hand.
+             * @example JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP
+             */
+            secret: string;
+            /**
+             * Format: uri
+             * @description The `otpauth://totp/` key URI (SHA-1, 6 digits, 30 seconds), for a QR code.
+             * @example otpauth://totp/Back%20office:ada%40example.com?issuer=Back%20office&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30
+             */
+            otpauth_uri: string;
+        };
+        TotpCode: {
+            /**
+             * @description The 6-digit code the authenticator app shows now.
+             * @example 492039
+             */
+            totp_code: string;
+        };
+        /**
+         * @description Recovery codes, shown once: each signs in once in place of a code from the app. Keep them
+         *     somewhere safe (a password manager, on paper). Only their digests are stored.
+         */
+        RecoveryCodes: {
+            /**
+             * @description Empty when confirming a factor left the person's existing codes as they were.
+             * @example [
+             *       "7kq2m-x9vwd",
+             *       "h3t8c-p4nzr",
+             *       "w6j1f-b8mks",
+             *       "q2d9v-t7hxc",
+             *       "m5r3n-k1wzj",
+             *       "c8p6t-z2qvm",
+             *       "x4h7w-d9ncr",
+             *       "f1m8k-s6tqv",
+             *       "t9v2x-j3rbh",
+             *       "n7c5q-w8pkd"
+             *     ]
+             */
+            recovery_codes: string[];
         };
         RefreshRequest: {
             /**
@@ -1597,12 +1882,14 @@ export interface components {
          *     `api_key_created`, `api_key_updated`, `api_key_rotated` (with `details.grace_period_seconds`),
          *     `api_key_revoked`, `role_created`, `role_updated`, `role_deleted`, `user_created`,
          *     `user_updated`, `user_disabled`. Meetings: `meeting_created`, `meeting_updated`,
-         *     `meeting_deleted`. Tasks: `task_created`, `task_updated`, `task_deleted`. Reads are never
-         *     recorded, and neither are refused operations.
+         *     `meeting_deleted`. Tasks: `task_created`, `task_updated`, `task_deleted`. Second factors:
+         *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code, with
+         *     `details.method`), `recovery_code_used` (with `details.remaining`), `recovery_codes_regenerated`.
+         *     Reads are never recorded, and neither are refused operations.
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated";
         /**
          * @description Who acted: a signed-in `user` (with the session used), an `api_key`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
@@ -2064,6 +2351,7 @@ export interface components {
                  *           "last_used_at": "2026-11-20T09:02:00.000Z",
                  *           "refreshed_at": "2026-11-20T08:55:00.000Z",
                  *           "expires_at": "2026-12-20T08:15:00.000Z",
+                 *           "authentication_method": "password_totp",
                  *           "current": true
                  *         },
                  *         {
@@ -2074,6 +2362,7 @@ export interface components {
                  *           "last_used_at": "2026-11-18T12:00:00.000Z",
                  *           "refreshed_at": null,
                  *           "expires_at": "2026-12-02T17:40:00.000Z",
+                 *           "authentication_method": "password",
                  *           "current": false
                  *         }
                  *       ]
@@ -2128,7 +2417,9 @@ export interface components {
         /**
          * @description Permission denied (`permission_denied`, naming the permission), or the signed-in user must first
          *     replace a password someone else set (`password_change_required`: only `PUT /me/password` and
-         *     signing out are allowed until then).
+         *     signing out are allowed until then), or holds a role that requires a second factor and has none
+         *     (`second_factor_required`: only enrolling one, changing the password and signing out are allowed
+         *     until then).
          */
         Forbidden: {
             headers: {
@@ -2296,6 +2587,54 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description No such resource */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:not_found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "No user has this id.",
+                 *       "code": "not_found",
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Recovery codes, shown once. */
+        RecoveryCodes: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "recovery_codes": [
+                 *         "7kq2m-x9vwd",
+                 *         "h3t8c-p4nzr",
+                 *         "w6j1f-b8mks",
+                 *         "q2d9v-t7hxc",
+                 *         "m5r3n-k1wzj",
+                 *         "c8p6t-z2qvm",
+                 *         "x4h7w-d9ncr",
+                 *         "f1m8k-s6tqv",
+                 *         "t9v2x-j3rbh",
+                 *         "n7c5q-w8pkd"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecoveryCodes"];
+            };
+        };
         /** @description One page of users. */
         UserPage: {
             headers: {
@@ -2446,27 +2785,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content?: never;
-        };
-        /** @description No such resource */
-        NotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                "Cache-Control": components["headers"]["CacheControlNoStore"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "urn:problem:backoffice:not_found",
-                 *       "title": "Not found",
-                 *       "status": 404,
-                 *       "detail": "No user has this id.",
-                 *       "code": "not_found",
-                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
         };
         /**
          * @description Permission denied: the caller lacks the operation's permission (`permission_denied`), would hand
@@ -3482,9 +3800,16 @@ export type ProblemFieldError = components['schemas']['ProblemFieldError'];
 export type Problem = components['schemas']['Problem'];
 export type SignInRequest = components['schemas']['SignInRequest'];
 export type TokenSet = components['schemas']['TokenSet'];
+export type SecondFactorMethod = components['schemas']['SecondFactorMethod'];
+export type SecondFactorChallenge = components['schemas']['SecondFactorChallenge'];
+export type SecondFactorRequest = components['schemas']['SecondFactorRequest'];
 export type User = components['schemas']['User'];
 export type Me = components['schemas']['Me'];
 export type PasswordChangeRequest = components['schemas']['PasswordChangeRequest'];
+export type SecondFactors = components['schemas']['SecondFactors'];
+export type TotpEnrolment = components['schemas']['TotpEnrolment'];
+export type TotpCode = components['schemas']['TotpCode'];
+export type RecoveryCodes = components['schemas']['RecoveryCodes'];
 export type RefreshRequest = components['schemas']['RefreshRequest'];
 export type UserPage = components['schemas']['UserPage'];
 export type UserCreateRequest = components['schemas']['UserCreateRequest'];
@@ -3531,13 +3856,14 @@ export type ResponseUnsupportedMediaType = components['responses']['UnsupportedM
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseNoContent = components['responses']['NoContent'];
 export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
+export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseRecoveryCodes = components['responses']['RecoveryCodes'];
 export type ResponseUserPage = components['responses']['UserPage'];
 export type ResponseUserCreated = components['responses']['UserCreated'];
 export type ResponseCreateConflict = components['responses']['CreateConflict'];
 export type ResponseIdempotencyKeyReused = components['responses']['IdempotencyKeyReused'];
 export type ResponseUser = components['responses']['User'];
 export type ResponseNotModified = components['responses']['NotModified'];
-export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseForbiddenOutranked = components['responses']['ForbiddenOutranked'];
 export type ResponseConflictLastAdmin = components['responses']['ConflictLastAdmin'];
 export type ResponsePreconditionFailed = components['responses']['PreconditionFailed'];
@@ -3655,6 +3981,29 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["TokenSetCreated"];
+            /** @description The password is right; the person has a second factor, which must follow. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "second_factor": {
+                     *         "challenge_token": "boc_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                     *         "expires_in": 300,
+                     *         "methods": [
+                     *           "totp",
+                     *           "recovery_code"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SecondFactorChallenge"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             /** @description The e-mail and password do not match an active user. */
             401: {
@@ -3675,6 +4024,57 @@ export interface operations {
                      *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                      *     }
                      */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signInSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "challenge_token": "boc_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                 *       "totp_code": "492039"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SecondFactorRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["TokenSetCreated"];
+            400: components["responses"]["BadRequest"];
+            /**
+             * @description The code is wrong or already used (`invalid_second_factor`), or the challenge token is
+             *     unknown, expired, used or worn out by wrong codes (`invalid_challenge`).
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3793,6 +4193,7 @@ export interface operations {
                      *         "last_used_at": "2026-11-20T09:02:00.000Z",
                      *         "refreshed_at": "2026-11-20T08:55:00.000Z",
                      *         "expires_at": "2026-12-20T08:15:00.000Z",
+                     *         "authentication_method": "password_totp",
                      *         "current": true
                      *       }
                      *     }
@@ -3860,6 +4261,243 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMySecondFactors: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description My second factors. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "required": true,
+                     *       "totp": {
+                     *         "enrolled_at": "2026-12-15T10:00:00.000Z",
+                     *         "last_used_at": "2026-12-16T08:30:00.000Z"
+                     *       },
+                     *       "recovery_codes_remaining": 9
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SecondFactors"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startTotpEnrolment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key, shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "otpauth_uri": "otpauth://totp/Back%20office:ada%40example.com?issuer=Back%20office&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description An authenticator app is already enrolled (`totp_already_enrolled`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:totp_already_enrolled",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "An authenticator app is already enrolled; remove it first.",
+                     *       "code": "totp_already_enrolled",
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeTotp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    confirmTotpEnrolment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "totp_code": "492039"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TotpCode"];
+            };
+        };
+        responses: {
+            200: components["responses"]["RecoveryCodes"];
+            /** @description Request validation failed, or the code is wrong (`invalid_second_factor`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:invalid_second_factor",
+                     *       "title": "Bad request",
+                     *       "status": 400,
+                     *       "detail": "The code is wrong or was already used.",
+                     *       "code": "invalid_second_factor",
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    regenerateRecoveryCodes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: components["responses"]["RecoveryCodes"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No second factor is enrolled (`no_second_factor`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:no_second_factor",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Enrol a second factor first; recovery codes come with it.",
+                     *       "code": "no_second_factor",
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

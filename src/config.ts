@@ -50,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       SWEEP_INTERVAL_S: num({ default: 300, desc: 'How often each process deletes expired sign-in attempts and old sessions (seconds); 0: never' }),
       SESSION_RETENTION_DAYS: num({ default: 30, desc: 'How long a session that is over (with its tokens) is kept before the sweep deletes it' }),
       AUDIT_RETENTION_DAYS: num({ default: 400, desc: 'How long audit events are kept before the sweep deletes them (whole sealed batches)' }),
+      ADMIN_SECOND_FACTOR: str({ choices: ['required', 'optional'], default: 'required', desc: 'Whether holders of the built-in admin role must have a second factor' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {
@@ -111,6 +112,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
         sessionRetentionS: e.SESSION_RETENTION_DAYS * 24 * 3600,
       },
       auditRetentionS: e.AUDIT_RETENTION_DAYS * 24 * 3600,
+    },
+    secondFactor: {
+      /** Holders of the built-in admin role must enrol a second factor before anything else. */
+      requiredForAdmins: e.ADMIN_SECOND_FACTOR === 'required',
     },
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
   };

@@ -10,6 +10,7 @@ import { sessionService } from './sessions/service.js';
 import { auditService } from './audit/service.js';
 import { meetingService } from './meetings/service.js';
 import { taskService } from './tasks/service.js';
+import { secondFactorService } from './second-factor/service.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { bearerAuthenticator } from './sessions/authenticator.js';
 import { revokeSessions } from './sessions/revocation.js';
@@ -25,6 +26,7 @@ export interface Services {
   tasks: ReturnType<typeof taskService>;
   /** Creates made once per Idempotency-Key. */
   idempotency: ReturnType<typeof idempotencyService>;
+  secondFactors: ReturnType<typeof secondFactorService>;
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
 }
@@ -39,6 +41,7 @@ export function buildServices(deps: Dependencies): Services {
     meetings: meetingService(deps),
     tasks: taskService(deps),
     idempotency: idempotencyService(deps),
+    secondFactors: secondFactorService(deps),
     authenticators: { apiKey: apiKeyAuthenticator(deps), bearer: bearerAuthenticator(deps) },
   };
 }

@@ -27,6 +27,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // The domains, each using only those below it.
   ['src/maintenance/'],
   ['src/sessions/'],
+  ['src/second-factor/'],
   ['src/throttle/'],
   ['src/users/'],
   ['src/api-keys/'],

@@ -72,6 +72,7 @@ export function bearerStatementValues(accessToken: string, now: Date): unknown[]
     issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
     ...livenessAt(now, 7 * 24 * 3600),
     touchBefore: new Date(now.getTime() - 60_000),
+    adminsNeedSecondFactor: true, // ADMIN_SECOND_FACTOR's default
   });
 }
 

@@ -26,6 +26,11 @@ export const AUDIT_EVENT_TYPES = [
   'task_created',
   'task_updated',
   'task_deleted',
+  'second_factor_enrolled',
+  'second_factor_removed',
+  'second_factor_failed',
+  'recovery_code_used',
+  'recovery_codes_regenerated',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -9,6 +9,8 @@ export type Principal =
       permissions: ReadonlySet<string>;
       /** The password was set by someone else: only changing it (and signing out) is allowed. */
       passwordChangeRequired?: boolean;
+      /** A role requires a second factor and none is enrolled: only enrolling one (and signing out) is allowed. */
+      secondFactorRequired?: boolean;
     }
   | { kind: 'api_key'; apiKeyId: string; permissions: ReadonlySet<string> };
 

@@ -83,6 +83,7 @@ export interface SessionsTable {
   ended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   revoked_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  authentication_method: ColumnType<AuthenticationMethod, AuthenticationMethod | undefined, AuthenticationMethod>;
 }
 
 export interface SessionTokensTable {
@@ -143,8 +144,46 @@ export interface AuditSealsTable {
   events_deleted_at: Nullable<Date>;
 }
 
+/** How a session was opened: the password alone, or the password and a second factor. */
+export type AuthenticationMethod = 'password' | 'password_totp' | 'password_recovery_code' | 'password_passkey';
+
+/** An authenticator app (TOTP) or a passkey of a person. */
+export interface SecondFactorsTable {
+  id: Generated<string>;
+  user_id: string;
+  kind: 'totp' | 'passkey';
+  name: Nullable<string>;
+  created_at: Timestamp;
+  confirmed_at: Nullable<Date>;
+  last_used_at: Nullable<Date>;
+  totp_secret_sealed: Nullable<Buffer>;
+  /** int8: read back as a string. */
+  totp_last_step: Nullable<string | number>;
+  credential_id: Nullable<string>;
+  public_key: Nullable<Buffer>;
+  sign_count: Nullable<string | number>;
+  transports: Nullable<string[]>;
+}
+
+export interface RecoveryCodesTable {
+  user_id: string;
+  digest: Buffer;
+  created_at: Timestamp;
+  used_at: Nullable<Date>;
+}
+
+export interface SignInChallengesTable {
+  id: Generated<string>;
+  token_digest: Buffer;
+  user_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  failures: ColumnType<number, number | undefined, number>;
+  used_at: Nullable<Date>;
+}
+
 export interface ServiceSecretsTable {
-  name: 'cursor_signing';
+  name: 'cursor_signing' | 'second_factor_sealing';
   secret: Buffer;
   created_at: Date;
 }
@@ -225,4 +264,7 @@ export interface Database {
   meetings: MeetingsTable;
   meeting_attendees: MeetingAttendeesTable;
   tasks: TasksTable;
+  second_factors: SecondFactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  sign_in_challenges: SignInChallengesTable;
 }

@@ -11,6 +11,7 @@ import { meHandlers } from './me.js';
 import { auditHandlers } from './audit.js';
 import { meetingHandlers } from './meetings.js';
 import { taskHandlers } from './tasks.js';
+import { secondFactorHandlers } from './second-factors.js';
 
 export function createHandlers(services: Services): HandlerMap {
   return {
@@ -24,5 +25,6 @@ export function createHandlers(services: Services): HandlerMap {
     ...auditHandlers(services),
     ...meetingHandlers(services),
     ...taskHandlers(services),
+    ...secondFactorHandlers(services),
   };
 }

@@ -13,7 +13,15 @@ const userNotFound = () => notFound('not_found', 'No user has this id.');
 export function sessionHandlers({ sessions }: Services) {
 
   const signIn: Handler<'signIn'> = async ({ body, request }) => {
-    const set = await sessions.signIn(body.session.email, body.session.password, request);
+    const outcome = await sessions.signIn(body.session.email, body.session.password, request);
+    if ('challenge' in outcome) return { status: 202, body: { second_factor: outcome.challenge }, headers: NO_STORE_TOKENS };
+    return { status: 201, body: outcome.tokens, headers: NO_STORE_TOKENS };
+  };
+
+  const signInSecondFactor: Handler<'signInSecondFactor'> = async ({ body, request }) => {
+    // The contract lets exactly one factor through beside the challenge token.
+    const answer = body.totp_code !== undefined ? { totp_code: body.totp_code } : { recovery_code: body.recovery_code! };
+    const set = await sessions.signInSecondFactor(body.challenge_token, answer, request);
     return { status: 201, body: set, headers: NO_STORE_TOKENS };
   };
 
@@ -55,5 +63,5 @@ export function sessionHandlers({ sessions }: Services) {
     return { status: 204, body: undefined };
   };
 
-  return { signIn, listSessions, signOut, revokeSession, listUserSessions, revokeUserSessions, revokeUserSession };
+  return { signIn, signInSecondFactor, listSessions, signOut, revokeSession, listUserSessions, revokeUserSessions, revokeUserSession };
 }

@@ -58,6 +58,10 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators):
     if (principal.kind === 'user' && principal.passwordChangeRequired && op.raw['x-allowed-before-password-change'] !== true) {
       throw forbidden('password_change_required', 'Your password was set by someone else: choose your own with PUT /me/password first.');
     }
+    // A role of this person requires a second factor (docs/AUTH.md): enrolling one comes next.
+    if (principal.kind === 'user' && principal.secondFactorRequired && op.raw['x-allowed-before-second-factor'] !== true) {
+      throw forbidden('second_factor_required', 'A role of yours requires a second factor: enrol one at POST /me/totp first.');
+    }
     const permission = op.requiredPermission;
     if (permission && !principal.permissions.has(permission)) throw permissionDenied(permission);
   };

@@ -78,6 +78,8 @@ const STATUS: Record<ErrorKind, number> = {
 /** Titles that say more than the status's name. */
 const TITLE_OF_CODE: Record<string, string> = {
   invalid_credentials: 'Invalid credentials',
+  invalid_second_factor: 'Invalid second factor',
+  invalid_challenge: 'Invalid challenge',
   validation_failed: 'Request validation failed',
 };
 

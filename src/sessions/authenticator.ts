@@ -25,6 +25,7 @@ export function bearerAuthenticator({ db, clock, config, logger }: Dependencies)
       issuedAfter: new Date(now.getTime() - ACCESS_TOKEN_TTL_S * 1000),
       ...livenessAt(now, config.sessions.idleTimeoutS),
       touchBefore,
+      adminsNeedSecondFactor: config.secondFactor.requiredForAdmins,
     });
     if (!row) throw refuse();
     if (row.stale) {
@@ -38,6 +39,7 @@ export function bearerAuthenticator({ db, clock, config, logger }: Dependencies)
       sessionId: row.session_id,
       permissions: new Set(row.permissions?.includes(EVERY_PERMISSION) ? PERMISSIONS : row.permissions),
       passwordChangeRequired: row.must_change_password,
+      secondFactorRequired: row.second_factor_missing,
     };
   };
 }

@@ -13,6 +13,7 @@ export function presentSession(row: SessionRow, currentSessionId: string | null)
     last_used_at: row.last_used_at.toISOString(),
     refreshed_at: row.refreshed_at ? row.refreshed_at.toISOString() : null,
     expires_at: row.expires_at.toISOString(),
+    authentication_method: row.authentication_method,
     current: row.id === currentSessionId,
   };
 }

@@ -1,10 +1,11 @@
 // Queries on sessions and their token sets. Functions take the database or a transaction; times
 // come from the caller's clock, never from SQL now().
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, SessionsTable } from '../db/schema.js';
+import type { AuthenticationMethod, Database, SessionsTable } from '../db/schema.js';
 import { sessionIsLive, type Liveness } from './liveness.js';
 import { fixedStatement } from '../db/fixed-statement.js';
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
+import { hasSecondFactor } from '../auth/second-factor.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type SessionRow = Selectable<SessionsTable>;
@@ -17,6 +18,8 @@ export interface BearerSession {
   stale: boolean;
   /** The password was set by someone else and must be changed first. */
   must_change_password: boolean;
+  /** The user holds the admin role, the policy requires a second factor of it, and none is enrolled. */
+  second_factor_missing: boolean;
   /**
    * `[EVERY_PERMISSION]` when the user holds the built-in admin role, which counts as every
    * permission of the catalogue; else the permissions of the user's roles, which may repeat one
@@ -42,17 +45,19 @@ export const EVERY_PERMISSION = '*';
  * them was a subquery run on every request for a result thrown away (bench/statements.ts).
  */
 export const bearerSession = fixedStatement(
-  (_db, p: { accessDigest: Buffer; issuedAfter: Date; now: Date; idleCutoff: Date; touchBefore: Date }) => sql<BearerSession>`
+  (_db, p: { accessDigest: Buffer; issuedAfter: Date; now: Date; idleCutoff: Date; touchBefore: Date; adminsNeedSecondFactor: boolean }) => sql<BearerSession>`
     select s.id as session_id, s.user_id, s.last_used_at < ${p.touchBefore} as stale, u.must_change_password,
-      case when exists (
-        select 1 from user_roles ur where ur.user_id = s.user_id and ur.role_id = ${sql.lit(ADMIN_ROLE_ID)}
-      ) then array[${sql.lit(EVERY_PERMISSION)}] else array(
+      (a.admin and ${p.adminsNeedSecondFactor}::boolean and not ${hasSecondFactor('s.user_id')}) as second_factor_missing,
+      case when a.admin then array[${sql.lit(EVERY_PERMISSION)}] else array(
         select rp.permission from user_roles ur join role_permissions rp on rp.role_id = ur.role_id
         where ur.user_id = s.user_id
       ) end as permissions
     from session_tokens t
     join sessions s on s.id = t.session_id
     join users u on u.id = s.user_id
+    cross join lateral (select exists (
+      select 1 from user_roles ur where ur.user_id = s.user_id and ur.role_id = ${sql.lit(ADMIN_ROLE_ID)}
+    ) as admin) a
     where t.access_digest = ${p.accessDigest}
       and t.issued_at > ${p.issuedAfter}
       and ${sessionIsLive('s', { now: p.now, idleCutoff: p.idleCutoff })}
@@ -163,6 +168,8 @@ export interface NewSession {
   /** `ip` as the throttle counts it: the attempt's countedAddress. */
   countedAddress: string;
   requestId: string | null;
+  /** How the person proved who they are. */
+  method: AuthenticationMethod;
 }
 
 /**
@@ -174,8 +181,8 @@ export interface NewSession {
 export const openSessionStatement = fixedStatement(
   (_db, p: NewSession) => sql<{ id: string }>`
     with s as (
-      insert into sessions (user_id, ip_address, user_agent, created_at, last_used_at, expires_at)
-      values (${p.userId}, ${p.ip}, ${p.userAgent}, ${p.now}, ${p.now}, ${p.expiresAt})
+      insert into sessions (user_id, ip_address, user_agent, created_at, last_used_at, expires_at, authentication_method)
+      values (${p.userId}, ${p.ip}, ${p.userAgent}, ${p.now}, ${p.now}, ${p.expiresAt}, ${p.method})
       returning id, generation
     ), t as (
       insert into session_tokens (session_id, generation, access_digest, refresh_digest, issued_at)
@@ -196,8 +203,8 @@ export const openSessionStatement = fixedStatement(
 
 export async function openSession(
   db: Kysely<Database>,
-  v: Omit<NewSession, 'requestId'> & { requestId?: string | null },
+  v: Omit<NewSession, 'requestId' | 'method'> & { requestId?: string | null; method?: AuthenticationMethod },
 ): Promise<string> {
-  const [row] = await openSessionStatement.execute(db, { ...v, requestId: v.requestId ?? null });
+  const [row] = await openSessionStatement.execute(db, { ...v, requestId: v.requestId ?? null, method: v.method ?? 'password' });
   return row!.id;
 }

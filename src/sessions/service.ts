@@ -2,7 +2,7 @@
 // a password. Handlers call these; the rules of the issue live here.
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { AuthenticationMethod, Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } from '../auth/passwords.js';
 import { DomainError, rateLimited, refused, unauthenticated } from '../errors.js';
@@ -19,9 +19,17 @@ import { livenessAt } from './liveness.js';
 import { revokeSessions, truncateUserAgent, type ClientInfo } from './revocation.js';
 import type { Actor } from '../audit/events.js';
 import { uncounted } from '../outcomes.js';
+import { secondFactorService, type SecondFactorAnswer } from '../second-factor/service.js';
+import { recordSecondFactorEvent } from '../second-factor/events.js';
+import { CHALLENGE_TTL_S, challengeFailed, challengeUsed, findLiveChallenge, lockLiveChallenge, openChallenge } from './challenges.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
 export type { ClientInfo };
+
+/** What the password step answers: the token set, or (for a person with a second factor) a challenge. */
+export type SignInOutcome =
+  | { tokens: TokenSet }
+  | { challenge: { challenge_token: string; expires_in: number; methods: ('totp' | 'recovery_code')[] } };
 
 // An unknown e-mail still costs one full verification, against this hash of a random password, so
 // that its answer takes as long as a wrong password's.
@@ -33,13 +41,18 @@ const invalidCredentials = () => unauthenticated('invalid_credentials', 'The e-m
 const tooManyAttempts = (retryAfter: number) =>
   rateLimited(`Too many failed password attempts; try again in ${retryAfter} seconds.`, retryAfter);
 
-export function sessionService({ db, clock, config, outcomes = uncounted }: Dependencies) {
+const invalidChallenge = () => unauthenticated('invalid_challenge', 'The sign-in challenge is unknown, expired or used up; sign in again.');
+const wrongSecondFactor = () => unauthenticated('invalid_second_factor', 'The code is wrong or was already used.');
+
+export function sessionService(deps: Dependencies) {
+  const { db, clock, config, outcomes = uncounted } = deps;
   const throttle = signInThrottle(db, config.signInThrottle);
+  const secondFactors = secondFactorService(deps);
   const { lifetimeS, idleTimeoutS, refreshGraceS } = config.sessions;
   const liveness = (now: Date) => livenessAt(now, idleTimeoutS);
 
-  async function signIn(email: string, password: string, client: ClientInfo): Promise<TokenSet> {
-    const userAgent = truncateUserAgent(client.userAgent);
+  /** Begins a sign-in attempt on `email` (password or second factor); refused, and recorded, while throttled. */
+  async function beginAttempt(email: string, client: ClientInfo) {
     const attempt = await throttle.begin(email, client.ip, clock.now());
     if (attempt.locked) {
       await recordSecurityEvent(db, {
@@ -48,12 +61,18 @@ export function sessionService({ db, clock, config, outcomes = uncounted }: Depe
         userId: attempt.account?.id ?? null,
         ip: client.ip,
         requestId: client.requestId,
-        userAgent,
+        userAgent: truncateUserAgent(client.userAgent),
         details: { limit: attempt.limitedBy, retry_after: attempt.retryAfter },
       });
       outcomes.signIn('throttled');
       throw tooManyAttempts(attempt.retryAfter);
     }
+    return attempt;
+  }
+
+  async function signIn(email: string, password: string, client: ClientInfo): Promise<SignInOutcome> {
+    const userAgent = truncateUserAgent(client.userAgent);
+    const attempt = await beginAttempt(email, client);
     const user = attempt.account;
     const passwordOk = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyPassword(await getDummyHash(), password).then(() => false);
     if (!user || !passwordOk || user.status !== 'active') {
@@ -73,11 +92,22 @@ export function sessionService({ db, clock, config, outcomes = uncounted }: Depe
     const now = clock.now();
     // The parameters changed since this hash was made: store one with today's.
     if (user.password_hash && needsRehash(user.password_hash)) await setPasswordHash(db, user.id, await hashPassword(password), now);
+    // The password alone is not enough: the attempt keeps counting as a failure until the second
+    // step succeeds, so a right password without a code buys no fresh guesses.
+    if (user.has_second_factor) {
+      const [challenge_token, methods] = await Promise.all([openChallenge(db, user.id, now), secondFactors.methodsOf(user.id)]);
+      return { challenge: { challenge_token, expires_in: CHALLENGE_TTL_S, methods } };
+    }
+    return { tokens: await open(user.id, attempt, client, now, 'password') };
+  }
+
+  /** Opens a session for `userId`; the attempt's failures (its e-mail from its address) are forgotten in the same statement. */
+  async function open(userId: string, attempt: { emailDigest: Buffer; countedAddress: string }, client: ClientInfo, now: Date, method: AuthenticationMethod): Promise<TokenSet> {
     const set = newTokenSet();
     await repo.openSession(db, {
-      userId: user.id,
+      userId,
       ip: client.ip,
-      userAgent,
+      userAgent: truncateUserAgent(client.userAgent),
       now,
       expiresAt: new Date(now.getTime() + lifetimeS * 1000),
       accessDigest: digestToken(set.access_token),
@@ -85,9 +115,41 @@ export function sessionService({ db, clock, config, outcomes = uncounted }: Depe
       emailDigest: attempt.emailDigest,
       countedAddress: attempt.countedAddress,
       requestId: client.requestId ?? null,
+      method,
     });
     outcomes.signIn('succeeded');
     return set;
+  }
+
+  /**
+   * The second step of a sign-in: the challenge of the password step and a second factor. A wrong
+   * code counts against the same throttle as a wrong password (the person's e-mail from this
+   * address), wears the challenge out, and is recorded as `second_factor_failed`.
+   */
+  async function signInSecondFactor(challengeToken: string, answer: SecondFactorAnswer, client: ClientInfo): Promise<TokenSet> {
+    const challenge = await findLiveChallenge(db, challengeToken, clock.now());
+    if (!challenge) throw invalidChallenge();
+    const attempt = await beginAttempt(challenge.email, client);
+    if (attempt.account?.status !== 'active') throw invalidChallenge();
+    const now = clock.now();
+    const method = await db.transaction().execute(async (trx) => {
+      if (!(await lockLiveChallenge(trx, challenge.id, now))) return 'dead' as const;
+      const proved = await secondFactors.useForSignIn(trx, challenge.user_id, answer, now, client);
+      if (!proved) {
+        await challengeFailed(trx, challenge.id);
+        const details = { method: 'totp_code' in answer ? 'totp' : 'recovery_code', during: 'sign_in' };
+        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: challenge.user_id, actor: { type: 'anonymous' }, client, details });
+        return 'wrong' as const;
+      }
+      await challengeUsed(trx, challenge.id, now);
+      return proved;
+    });
+    if (method === 'dead') throw invalidChallenge();
+    if (method === 'wrong') {
+      outcomes.signIn('failed');
+      throw wrongSecondFactor();
+    }
+    return open(challenge.user_id, attempt, client, now, method);
   }
 
   async function refresh(accessToken: string, refreshToken: string, client: ClientInfo): Promise<TokenSet> {
@@ -221,6 +283,7 @@ export function sessionService({ db, clock, config, outcomes = uncounted }: Depe
 
   return {
     signIn,
+    signInSecondFactor,
     refresh,
     listSessions,
     listSessionsOfUser,

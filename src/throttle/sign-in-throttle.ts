@@ -23,6 +23,7 @@ import type { Database } from '../db/schema.js';
 import type { UserRow } from '../users/repository.js';
 import { emailKey } from '../users/names.js';
 import { digestSecret } from '../auth/secrets.js';
+import { hasSecondFactor } from '../auth/second-factor.js';
 
 export interface ThrottleLimits {
   /** N: failures of one e-mail from one client IP before that pair is blocked. */
@@ -57,8 +58,8 @@ export function throttledAddress(ip: string): string {
   return `${new ipaddr.IPv6([a!, b!, c!, d!, 0, 0, 0, 0]).toString()}/64`;
 }
 
-/** The account an e-mail names, as signing in needs it. */
-export type Account = Pick<UserRow, 'id' | 'status' | 'password_hash'>;
+/** The account an e-mail names, as signing in needs it: with a second factor, the password is not enough. */
+export type Account = Pick<UserRow, 'id' | 'status' | 'password_hash'> & { has_second_factor: boolean };
 
 export type Attempt =
   /** Refused: seconds until an attempt may go ahead, and which limit refused it. */
@@ -76,8 +77,8 @@ export const beginAttempt = fixedStatement(
     _db,
     p: { address: string; emailDigest: Buffer; ip: string; counted: string; now: Date } & { [K in keyof ThrottleLimits]: number },
   ) => sql<{ attempt_id: number | null; unlocks_at: Date | null; limited_by: ThrottleLimit | null } & Partial<Account>>`
-    with u as (select id, status, password_hash from users where email_key = ${p.address})
-    select a.attempt_id, a.unlocks_at, a.limited_by, u.id, u.status, u.password_hash
+    with u as (select id, status, password_hash, ${hasSecondFactor('users.id')} as has_second_factor from users where email_key = ${p.address})
+    select a.attempt_id, a.unlocks_at, a.limited_by, u.id, u.status, u.password_hash, u.has_second_factor
     from sign_in_attempt_begin(
       ${p.emailDigest}, ${p.counted},
       exists (select 1 from sessions s where s.user_id = (select id from u) and s.ip_address = ${p.ip}),
@@ -100,7 +101,7 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
         const retryAfter = Math.max(1, Math.ceil((row!.unlocks_at!.getTime() - now.getTime()) / 1000));
         return { locked: true, retryAfter, limitedBy: row!.limited_by!, account: row!.id ? { id: row!.id } : undefined };
       }
-      const account = row!.id ? { id: row!.id, status: row!.status!, password_hash: row!.password_hash ?? null } : undefined;
+      const account = row!.id ? { id: row!.id, status: row!.status!, password_hash: row!.password_hash ?? null, has_second_factor: row!.has_second_factor === true } : undefined;
       return { locked: false, attemptId: row!.attempt_id, emailDigest: digest, countedAddress: counted, account };
     },
 

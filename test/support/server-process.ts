@@ -33,7 +33,8 @@ export interface ServerProcess {
 export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> {
   const port = await freePort();
   // No metrics listener unless asked for: processes of parallel tests would all want port 9464.
-  const merged = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', METRICS_PORT: '0', ...env };
+  // Administrators without a second factor are let in, as in every test not about that policy (TEST_ENV in context.ts).
+  const merged = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', METRICS_PORT: '0', ADMIN_SECOND_FACTOR: 'optional', ...env };
   const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
     env: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],

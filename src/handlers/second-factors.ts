@@ -1,0 +1,49 @@
+// Handlers of the signed-in person's second factors: the overview, enrolling and removing an
+// authenticator app, new recovery codes. Keys and codes are answered once, never stored in clear.
+import type { Handler } from '../contract/handler-types.js';
+import type { Services } from '../services.js';
+import { refused } from '../errors.js';
+import { signedInUser } from '../auth/caller.js';
+import type { Principal } from '../auth/principal.js';
+import { NO_STORE } from './headers.js';
+
+export function secondFactorHandlers({ secondFactors, users }: Services) {
+  /** The caller with the e-mail address the authenticator app is labelled with. */
+  async function person(principal: Principal | null) {
+    const me = signedInUser(principal);
+    const user = await users.find(me.userId);
+    // Disabled or deleted between authentication and here.
+    if (!user) throw refused('invalid_token', 'The access token is unknown, expired or revoked.');
+    return { userId: me.userId, sessionId: me.sessionId, email: user.email };
+  }
+
+  const getMySecondFactors: Handler<'getMySecondFactors'> = async ({ principal }) => ({
+    status: 200,
+    body: await secondFactors.overview(signedInUser(principal).userId),
+  });
+
+  const startTotpEnrolment: Handler<'startTotpEnrolment'> = async ({ principal }) => ({
+    status: 201,
+    body: await secondFactors.startTotp(await person(principal)),
+    headers: NO_STORE,
+  });
+
+  const confirmTotpEnrolment: Handler<'confirmTotpEnrolment'> = async ({ principal, body, request }) => ({
+    status: 200,
+    body: { recovery_codes: await secondFactors.confirmTotp(await person(principal), body.totp_code, request) },
+    headers: NO_STORE,
+  });
+
+  const removeTotp: Handler<'removeTotp'> = async ({ principal, request }) => {
+    await secondFactors.removeTotp(await person(principal), request);
+    return { status: 204, body: undefined };
+  };
+
+  const regenerateRecoveryCodes: Handler<'regenerateRecoveryCodes'> = async ({ principal, request }) => ({
+    status: 201,
+    body: { recovery_codes: await secondFactors.regenerateRecoveryCodes(await person(principal), request) },
+    headers: NO_STORE,
+  });
+
+  return { getMySecondFactors, startTotpEnrolment, confirmTotpEnrolment, removeTotp, regenerateRecoveryCodes };
+}

@@ -1,0 +1,148 @@
+// A person's second factors: enrolling and removing an authenticator app, recovery codes, the
+// overview, and checking a factor during sign-in. The policy (holders of the built-in admin role
+// must have one unless ADMIN_SECOND_FACTOR=optional) is enforced at authentication
+// (src/sessions/authenticator.ts); `isRequired` says it for the overview.
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Dependencies } from '../dependencies.js';
+import type { Actor } from '../audit/events.js';
+import { conflict, invalid, notFound, rateLimited } from '../errors.js';
+import { serviceSecret } from '../auth/service-secrets.js';
+import { signInThrottle } from '../throttle/sign-in-throttle.js';
+import { newTotpKey, sealTotpKey, totpStep, unsealTotpKey } from './totp.js';
+import { digestRecoveryCode, newRecoveryCodes } from './recovery-codes.js';
+import { recordSecondFactorEvent, type RequestOrigin } from './events.js';
+import * as repo from './repository.js';
+
+/** A second factor offered at sign-in. */
+export type SecondFactorAnswer = { totp_code: string } | { recovery_code: string };
+
+/** What a second factor proved, as the session records it. */
+export type SecondFactorMethod = 'password_totp' | 'password_recovery_code';
+
+export const invalidSecondFactor = () => invalid('invalid_second_factor', 'The code is wrong or was already used.');
+const tooManyAttempts = (retryAfter: number) => rateLimited(`Too many failed attempts; try again in ${retryAfter} seconds.`, retryAfter);
+
+export interface Person {
+  userId: string;
+  sessionId: string;
+  email: string;
+}
+
+export function secondFactorService({ db, clock, config }: Dependencies) {
+  const sealingKey = serviceSecret(db, clock, 'second_factor_sealing');
+  const throttle = signInThrottle(db, config.signInThrottle);
+  const actor = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
+
+  async function isRequired(userId: string): Promise<boolean> {
+    return config.secondFactor.requiredForAdmins && (await repo.holdsAdminRole(db, userId));
+  }
+
+  async function overview(userId: string) {
+    const [required, totp, remaining] = await Promise.all([isRequired(userId), repo.findTotp(db, userId), repo.countUnusedRecoveryCodes(db, userId)]);
+    return {
+      required,
+      totp: totp?.confirmed_at ? { enrolled_at: totp.confirmed_at.toISOString(), last_used_at: totp.last_used_at?.toISOString() ?? null } : null,
+      recovery_codes_remaining: remaining,
+    };
+  }
+
+  /** A new TOTP key, pending until confirmed; replaces a pending one. Shown once. */
+  async function startTotp(me: Person): Promise<{ secret: string; otpauth_uri: string }> {
+    const { key, base32, uri } = newTotpKey(me.email);
+    const sealed = sealTotpKey(await sealingKey(), me.userId, key);
+    if (!(await repo.putPendingTotp(db, me.userId, sealed, clock.now()))) {
+      throw conflict('totp_already_enrolled', 'An authenticator app is already enrolled; remove it first.');
+    }
+    return { secret: base32, otpauth_uri: uri };
+  }
+
+  /** A new set of recovery codes, in place of every earlier one (in `trx`); answered once. */
+  async function newCodesFor(trx: Transaction<Database>, userId: string, now: Date): Promise<string[]> {
+    const codes = newRecoveryCodes();
+    await repo.replaceRecoveryCodes(trx, userId, codes.map(digestRecoveryCode), now);
+    return codes;
+  }
+
+  /**
+   * Puts the pending TOTP key in force with a first code. A wrong code counts against the sign-in
+   * throttle like a wrong password: a stolen access token must not become a way to guess codes.
+   */
+  async function confirmTotp(me: Person, code: string, client: RequestOrigin): Promise<string[]> {
+    const attempt = await throttle.begin(me.email, client.ip, clock.now());
+    if (attempt.locked) throw tooManyAttempts(attempt.retryAfter);
+    const key = await sealingKey();
+    const now = clock.now();
+    const outcome = await db.transaction().execute(async (trx) => {
+      const row = await repo.lockTotp(trx, me.userId);
+      if (!row || row.confirmed_at) return 'not_started' as const;
+      const step = totpStep(unsealTotpKey(key, me.userId, row.totp_secret_sealed!), code, now);
+      // Asked before this factor counts: codes come with the first factor only.
+      const first = (await repo.countConfirmedFactors(trx, me.userId)) === 0;
+      if (step === null || !(await repo.acceptTotpStep(trx, row.id, step, now, true))) {
+        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'totp', during: 'enrolment' } });
+        return 'wrong' as const;
+      }
+      const codes = first ? await newCodesFor(trx, me.userId, now) : [];
+      await recordSecondFactorEvent(trx, 'second_factor_enrolled', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'totp' } });
+      return codes;
+    });
+    if (outcome === 'wrong') throw invalidSecondFactor();
+    await throttle.succeeded(attempt.attemptId);
+    if (outcome === 'not_started') throw notFound('totp_not_started', 'No authenticator app enrolment is waiting for a code: start one with POST /me/totp.');
+    return outcome;
+  }
+
+  /** Removes the authenticator app; the recovery codes go with the last factor. */
+  async function removeTotp(me: Person, client: RequestOrigin): Promise<void> {
+    const now = clock.now();
+    const removed = await db.transaction().execute(async (trx) => {
+      const row = await repo.deleteTotp(trx, me.userId);
+      if (!row) return false;
+      if (row.confirmed_at) {
+        if ((await repo.countConfirmedFactors(trx, me.userId)) === 0) await repo.replaceRecoveryCodes(trx, me.userId, [], now);
+        await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'totp' } });
+      }
+      return true;
+    });
+    if (!removed) throw notFound('not_found', 'No authenticator app is enrolled.');
+  }
+
+  async function regenerateRecoveryCodes(me: Person, client: RequestOrigin): Promise<string[]> {
+    const now = clock.now();
+    return db.transaction().execute(async (trx) => {
+      if ((await repo.countConfirmedFactors(trx, me.userId)) === 0) throw conflict('no_second_factor', 'Enrol a second factor first; recovery codes come with it.');
+      const codes = await newCodesFor(trx, me.userId, now);
+      await recordSecondFactorEvent(trx, 'recovery_codes_regenerated', { at: now, userId: me.userId, actor: actor(me), client });
+      return codes;
+    });
+  }
+
+  /**
+   * Checks and uses up a second factor of `userId` during sign-in, in the caller's transaction:
+   * what it proved, or null (wrong, replayed, used). A TOTP code's step is accepted once; a
+   * recovery code once, ever. Records `recovery_code_used`; the caller records failures.
+   */
+  async function useForSignIn(trx: Transaction<Database>, userId: string, answer: SecondFactorAnswer, now: Date, client: RequestOrigin): Promise<SecondFactorMethod | null> {
+    if ('totp_code' in answer) {
+      const row = await repo.lockTotp(trx, userId);
+      if (!row?.confirmed_at) return null;
+      const step = totpStep(unsealTotpKey(await sealingKey(), userId, row.totp_secret_sealed!), answer.totp_code, now);
+      return step !== null && (await repo.acceptTotpStep(trx, row.id, step, now, false)) ? 'password_totp' : null;
+    }
+    if (!(await repo.useRecoveryCode(trx, userId, digestRecoveryCode(answer.recovery_code), now))) return null;
+    const remaining = await repo.countUnusedRecoveryCodes(trx, userId);
+    await recordSecondFactorEvent(trx, 'recovery_code_used', { at: now, userId, actor: { type: 'user', userId, sessionId: null }, client, details: { remaining } });
+    return 'password_recovery_code';
+  }
+
+  /** The methods a person can use at sign-in now. */
+  async function methodsOf(userId: string): Promise<('totp' | 'recovery_code')[]> {
+    const [totp, remaining] = await Promise.all([repo.findTotp(db, userId), repo.countUnusedRecoveryCodes(db, userId)]);
+    return [...(totp?.confirmed_at ? (['totp'] as const) : []), ...(remaining > 0 ? (['recovery_code'] as const) : [])];
+  }
+
+  return { isRequired, overview, startTotp, confirmTotp, removeTotp, regenerateRecoveryCodes, useForSignIn, methodsOf };
+}
+
+export type SecondFactorService = ReturnType<typeof secondFactorService>;

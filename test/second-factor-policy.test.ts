@@ -1,0 +1,111 @@
+// The second-factor policy with the service's default (ADMIN_SECOND_FACTOR unset, so `required`):
+// a holder of the built-in admin role without a second factor may only enrol one.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { expectContractResponse } from './support/contract.js';
+import { createUser, signIn } from './support/sessions.js';
+import { enrolTotp, signInWithTotp } from './support/second-factor.js';
+import { adminRoleId } from './support/access-fixtures.js';
+import { ManualClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+const START = new Date('2026-12-15T10:00:00.000Z');
+/** The service's own default: the variable is not set. */
+const DEFAULT_POLICY = { ADMIN_SECOND_FACTOR: undefined };
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+
+async function administrator() {
+  const admin = await createUser(database.db);
+  await database.db.insertInto('user_roles').values({ user_id: admin.id, role_id: await adminRoleId(database.db) }).execute();
+  return admin;
+}
+
+describe('ADMIN_SECOND_FACTOR', () => {
+  it('is required unless the deployment says otherwise, and refuses anything else', () => {
+    expect(loadConfig({}).secondFactor.requiredForAdmins).toBe(true);
+    expect(loadConfig({ ADMIN_SECOND_FACTOR: 'optional' }).secondFactor.requiredForAdmins).toBe(false);
+    expect(() => loadConfig({ ADMIN_SECOND_FACTOR: 'no' })).toThrow(/ADMIN_SECOND_FACTOR/);
+  });
+});
+
+describe('an administrator without a second factor (default policy)', () => {
+  it('signs in with the password (the seed\'s answer) but may only enrol: 403 second_factor_required elsewhere', async () => {
+    const clock = new ManualClock(START);
+    const { app } = createTestApp(database.db, { clock, env: DEFAULT_POLICY });
+    const admin = await administrator();
+    const set = await signIn(app, admin.email, admin.password);
+    for (const [method, path] of [['get', '/users'], ['get', '/me'], ['get', '/roles'], ['post', '/api-keys'], ['get', '/audit-events'], ['get', '/sessions']] as const) {
+      const res = await request(app)[method](path).set(auth(set.access_token)).send(method === 'post' ? { name: 'k', permissions: ['users.list'] } : undefined);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body.code).toBe('second_factor_required');
+    }
+    const refused = await request(app).get('/users').set(auth(set.access_token));
+    expectContractResponse(refused, 'GET', '/users');
+    const overview = await request(app).get('/me/second-factors').set(auth(set.access_token));
+    expect(overview.status).toBe(200);
+    expect(overview.body).toMatchObject({ required: true, totp: null });
+    // Enrolling is what is left, and it lifts the limit on this very session.
+    await enrolTotp(app, set.access_token, clock);
+    expect((await request(app).get('/users').set(auth(set.access_token))).status).toBe(200);
+    // From now on the password alone is not enough.
+    clock.advance(30_000);
+    expect((await request(app).post('/sessions').send({ session: { email: admin.email, password: admin.password } })).status).toBe(202);
+  });
+
+  it('removing the last factor puts the administrator back to enrolling only', async () => {
+    const clock = new ManualClock(START);
+    const { app } = createTestApp(database.db, { clock, env: DEFAULT_POLICY });
+    const admin = await administrator();
+    const first = await signIn(app, admin.email, admin.password);
+    const { secret } = await enrolTotp(app, first.access_token, clock);
+    clock.advance(30_000);
+    const set = await signInWithTotp(app, admin, secret, clock);
+    expect((await request(app).delete('/me/totp').set(auth(set.access_token))).status).toBe(204);
+    expect((await request(app).get('/users').set(auth(set.access_token))).body.code).toBe('second_factor_required');
+  });
+
+  it('signing out and changing the password stay allowed', async () => {
+    const { app } = createTestApp(database.db, { env: DEFAULT_POLICY });
+    const admin = await administrator();
+    const set = await signIn(app, admin.email, admin.password);
+    const changed = await request(app).put('/me/password').set(auth(set.access_token)).send({ current_password: admin.password, new_password: 'another long private sentence' });
+    expect(changed.status).toBe(204);
+    expect((await request(app).delete('/sessions/current').set(auth(set.access_token))).status).toBe(204);
+  });
+
+  it('the first administrator changes the password first, then enrols', async () => {
+    const clock = new ManualClock(START);
+    const { app } = createTestApp(database.db, { clock, env: DEFAULT_POLICY });
+    const admin = await administrator();
+    await database.db.updateTable('users').set({ must_change_password: true }).where('id', '=', admin.id).execute();
+    const set = await signIn(app, admin.email, admin.password);
+    expect((await request(app).post('/me/totp').set(auth(set.access_token))).body.code).toBe('password_change_required');
+    await request(app).put('/me/password').set(auth(set.access_token)).send({ current_password: admin.password, new_password: 'another long private sentence' }).expect(204);
+    expect((await request(app).get('/users').set(auth(set.access_token))).body.code).toBe('second_factor_required');
+    await enrolTotp(app, set.access_token, clock);
+    expect((await request(app).get('/users').set(auth(set.access_token))).status).toBe(200);
+  });
+
+  it('a person without the admin role is not required to enrol', async () => {
+    const { app } = createTestApp(database.db, { env: DEFAULT_POLICY });
+    const person = await createUser(database.db, { permissions: ['users.list'] });
+    const set = await signIn(app, person.email, person.password);
+    expect((await request(app).get('/users').set(auth(set.access_token))).status).toBe(200);
+    expect((await request(app).get('/me/second-factors').set(auth(set.access_token))).body.required).toBe(false);
+  });
+
+  it('with ADMIN_SECOND_FACTOR=optional, an administrator without one is let in', async () => {
+    const { app } = createTestApp(database.db, { env: { ADMIN_SECOND_FACTOR: 'optional' } });
+    const admin = await administrator();
+    const set = await signIn(app, admin.email, admin.password);
+    expect((await request(app).get('/users').set(auth(set.access_token))).status).toBe(200);
+    expect((await request(app).get('/me/second-factors').set(auth(set.access_token))).body.required).toBe(false);
+  });
+});
