@@ -10,7 +10,8 @@ import { expectContractResponse, requiredQuery } from './support/contract.js';
 import { makeApiKey, makeMeeting, makeRole, makeTask, makeUser } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
-import { ManualClock } from '../src/clock.js';
+import { ManualClock, systemClock } from '../src/clock.js';
+import { enrolTotp, totpCode } from './support/second-factor.js';
 import { hashPassword } from '../src/auth/passwords.js';
 import { isPermission } from '../src/auth/permissions.js';
 import type { Kysely } from 'kysely';
@@ -104,11 +105,26 @@ function grantedPermissions(op: OperationInfo): string[] {
   return [...new Set([op.requiredPermission ?? 'tasks.list', ...inExample])];
 }
 
+/**
+ * Operations on the caller's own second factor succeed only once there is one (an authenticator
+ * app enrolled, or pending its first code): set it up first; what it returns replaces body fields.
+ */
+const SECOND_FACTOR_FIRST: Record<string, (app: Parameters<typeof request>[0], caller: Caller) => Promise<Record<string, unknown>>> = {
+  removeTotp: async (app, caller) => (await enrolTotp(app, caller.accessToken, systemClock), {}),
+  regenerateRecoveryCodes: async (app, caller) => (await enrolTotp(app, caller.accessToken, systemClock), {}),
+  confirmTotpEnrolment: async (app, caller) => {
+    const { body } = await request(app).post('/me/totp').set('authorization', `Bearer ${caller.accessToken}`).expect(201);
+    return { totp_code: totpCode(body.secret, new Date()) };
+  },
+};
+
 async function call(op: OperationInfo, headers: Record<string, string>, caller?: Caller) {
-  const { app } = createTestApp(database.db);
+  const { app } = createTestApp(database.db, { clock: systemClock });
   const path = await concretePath(op, caller);
+  const prepared = caller && headers.authorization && SECOND_FACTOR_FIRST[op.operationId] ? await SECOND_FACTOR_FIRST[op.operationId]!(app, caller) : {};
   let req = request(app)[op.method](path).set(headers);
-  const body = exampleBody(op, caller);
+  const example = exampleBody(op, caller);
+  const body = example === undefined ? undefined : { ...(example as object), ...prepared };
   if (body !== undefined) req = req.send(body as object);
   const res = await req;
   expectContractResponse(res, op.method, path);

@@ -16,6 +16,7 @@ import { HomePage } from './pages/home.js';
 import { AuditPage } from './pages/audit.js';
 import { MeetingsPage } from './pages/meetings.js';
 import { TasksPage } from './pages/tasks.js';
+import { SecurityPage } from './pages/security.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
 import { ApiError } from './api/problem.js';
 
@@ -32,6 +33,7 @@ const NAV: { route: string; label: MessageKey; needs: Permission | null }[] = [
   { route: 'meetings', label: 'nav.meetings', needs: 'meetings.list' },
   { route: 'audit', label: 'nav.audit', needs: 'audit.read' },
   { route: 'sessions', label: 'nav.sessions', needs: null },
+  { route: 'security', label: 'nav.security', needs: null },
   { route: 'password', label: 'nav.password', needs: null },
 ];
 
@@ -81,6 +83,17 @@ function SignedIn() {
       </>
     );
   }
+  // Then a role requiring a second factor: enrolling one comes before anything else.
+  if (me.error instanceof ApiError && me.error.problem?.code === 'second_factor_required') {
+    return (
+      <>
+        <Header canSignOut />
+        <main id="main" tabIndex={-1}>
+          <SecurityPage required onEnrolled={me.reload} />
+        </main>
+      </>
+    );
+  }
   const pages = me.data ? NAV.filter((item) => item.needs === null || me.data!.permissions.includes(item.needs)) : [];
   const page = route[0] && route[0] !== 'sign-in' ? route[0] : pages[0]?.route;
   return (
@@ -114,6 +127,8 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
       return <SessionsPage />;
     case 'password':
       return <PasswordPage />;
+    case 'security':
+      return <SecurityPage />;
     default:
       return <PageTitle>{t('error.notFound')}</PageTitle>;
   }

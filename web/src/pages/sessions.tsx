@@ -70,6 +70,7 @@ export function SessionsPage() {
                 <th scope="col">{t('sessions.ip')}</th>
                 <th scope="col">{t('sessions.created')}</th>
                 <th scope="col">{t('sessions.lastUsed')}</th>
+                <th scope="col">{t('sessions.method')}</th>
                 <th scope="col">
                   <span class="visually-hidden">{t('common.actions')}</span>
                 </th>
@@ -84,6 +85,7 @@ export function SessionsPage() {
                   <td>{session.ip_address}</td>
                   <td>{formatDate(session.created_at)}</td>
                   <td>{formatDate(session.last_used_at)}</td>
+                  <td>{t(`sessions.method.${session.authentication_method}`)}</td>
                   <td>
                     {!session.current && (
                       <button type="button" class="secondary" onClick={() => revoke(session)} aria-label={t('sessions.revokeNamed', { device: describeDevice(session.user_agent), ip: session.ip_address })}>

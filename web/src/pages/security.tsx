@@ -1,0 +1,178 @@
+// My second factors: enrol an authenticator app (QR code of the otpauth:// URI, or its key typed
+// by hand), confirm it with a first code, keep the recovery codes (copy, download), make new ones,
+// remove the app. Also the page a person lands on when a role of theirs requires a second factor
+// (`required`): nothing else works until they enrol, and `onEnrolled` then opens the back office.
+import { useEffect, useState } from 'preact/hooks';
+import QRCode from 'qrcode';
+import { api, call } from '../api/client.js';
+import { useI18n } from '../i18n.js';
+import { useLoad, useSubmit } from '../load.js';
+import { ErrorMessage, Field, Loading, Notice, PageTitle } from '../ui.js';
+
+type Enrolment = { secret: string; otpauth_uri: string };
+
+export function SecurityPage({ required = false, onEnrolled }: { required?: boolean; onEnrolled?: () => void } = {}) {
+  const { t, formatDate } = useI18n();
+  const factors = useLoad(() => call(() => api.GET('/me/second-factors')), []);
+  const [enrolment, setEnrolment] = useState<Enrolment | null>(null);
+  const [codes, setCodes] = useState<string[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const start = async () => {
+    setError(null);
+    try {
+      setEnrolment(await call(() => api.POST('/me/totp')));
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const remove = async () => {
+    if (!window.confirm(t('security.removeConfirm'))) return;
+    setError(null);
+    try {
+      await call(() => api.DELETE('/me/totp'));
+      setCodes(null);
+      factors.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const regenerate = async () => {
+    if (!window.confirm(t('security.regenerateConfirm'))) return;
+    setError(null);
+    try {
+      setCodes((await call(() => api.POST('/me/recovery-codes'))).recovery_codes);
+      factors.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  const data = factors.data;
+  return (
+    <>
+      <PageTitle>{t('security.title')}</PageTitle>
+      {required && <Notice tone="warning">{t('security.requiredNotice')}</Notice>}
+      <ErrorMessage error={error} />
+      {codes && codes.length > 0 && <RecoveryCodes codes={codes} onDone={() => (setCodes(null), onEnrolled?.())} />}
+      {factors.error ? (
+        <ErrorMessage error={factors.error} onRetry={factors.reload} />
+      ) : !data ? (
+        <Loading />
+      ) : (
+        <section aria-labelledby="totp-title">
+          <h2 id="totp-title">{t('security.totpTitle')}</h2>
+          {data.totp ? (
+            <>
+              <p>{t('security.totpEnrolled', { date: formatDate(data.totp.enrolled_at) })}</p>
+              <p>{data.totp.last_used_at ? t('security.totpLastUsed', { date: formatDate(data.totp.last_used_at) }) : t('security.totpNeverUsed')}</p>
+              <p>{t('security.codesRemaining', { count: String(data.recovery_codes_remaining) })}</p>
+              <div class="actions">
+                <button type="button" class="secondary" onClick={regenerate}>
+                  {t('security.regenerate')}
+                </button>
+                <button type="button" class="danger" onClick={remove}>
+                  {t('security.remove')}
+                </button>
+              </div>
+            </>
+          ) : enrolment ? (
+            <EnrolTotp
+              enrolment={enrolment}
+              onConfirmed={(recoveryCodes) => {
+                setEnrolment(null);
+                factors.reload();
+                if (recoveryCodes.length > 0) setCodes(recoveryCodes);
+                else onEnrolled?.();
+              }}
+            />
+          ) : (
+            <>
+              <p>{t('security.totpNone')}</p>
+              <button type="button" onClick={start}>
+                {t('security.totpStart')}
+              </button>
+            </>
+          )}
+        </section>
+      )}
+    </>
+  );
+}
+
+function EnrolTotp({ enrolment, onConfirmed }: { enrolment: Enrolment; onConfirmed: (codes: string[]) => void }) {
+  const { t } = useI18n();
+  const [qr, setQr] = useState<string | null>(null);
+  const [code, setCode] = useState('');
+  useEffect(() => {
+    QRCode.toDataURL(enrolment.otpauth_uri, { margin: 1, width: 200 }).then(setQr, () => setQr(null));
+  }, [enrolment.otpauth_uri]);
+
+  const { busy, error, submit } = useSubmit(async () => {
+    const answer = await call(() => api.POST('/me/totp/confirm', { body: { totp_code: code.replace(/\s/g, '') } }));
+    onConfirmed(answer.recovery_codes);
+  });
+
+  return (
+    <>
+      <p>{t('security.scan')}</p>
+      {qr && <img class="qr" src={qr} width={200} height={200} alt={t('security.qrAlt')} />}
+      <p>
+        {t('security.typeKey')} <code class="secret" data-testid="totp-secret">{enrolment.secret}</code>
+      </p>
+      <form onSubmit={submit} class="narrow" aria-busy={busy}>
+        <Field label={t('security.confirmCode')} id="totp-confirm-code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9 ]{6,7}" required value={code} onInput={(e: InputEvent) => setCode((e.currentTarget as HTMLInputElement).value)} />
+        <ErrorMessage error={error} />
+        <button type="submit" disabled={busy}>
+          {busy ? t('common.saving') : t('security.confirm')}
+        </button>
+      </form>
+    </>
+  );
+}
+
+/** The recovery codes, once: the server keeps only their digests. */
+function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void }) {
+  const { t } = useI18n();
+  const [copied, setCopied] = useState(false);
+  const text = `${codes.join('\n')}\n`;
+  const copy = async () => {
+    await navigator.clipboard.writeText(text);
+    setCopied(true);
+  };
+  const download = () => {
+    const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = 'recovery-codes.txt';
+    link.click();
+    URL.revokeObjectURL(url);
+  };
+  return (
+    <section class="message success" aria-labelledby="codes-title">
+      <h2 id="codes-title">{t('security.codesTitle')}</h2>
+      <p>
+        <strong>{t('security.codesOnce')}</strong>
+      </p>
+      <ul class="recovery-codes" data-testid="recovery-codes">
+        {codes.map((code) => (
+          <li key={code}>
+            <code>{code}</code>
+          </li>
+        ))}
+      </ul>
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          {t('apiKeys.copy')}
+        </button>
+        <button type="button" class="secondary" onClick={download}>
+          {t('security.download')}
+        </button>
+        <span role="status">{copied ? t('apiKeys.copied') : ''}</span>
+        <button type="button" class="secondary" onClick={onDone}>
+          {t('security.codesDone')}
+        </button>
+      </div>
+    </section>
+  );
+}
