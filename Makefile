@@ -68,6 +68,8 @@ bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missin
 	node --import tsx bench/sign-in.ts 10
 	node --import tsx bench/users-list.ts
 	node --import tsx bench/refresh.ts
+	node --import tsx bench/scale-out.ts
+	node --import tsx bench/metrics-cost.ts
 	node --import tsx bench/statements.ts
 	node --import tsx bench/bearer-parts.ts
 	BENCH_SHAPE=production node --import tsx bench/bearer-parts.ts

@@ -16,7 +16,7 @@ export interface Measurement extends WrkResult {
 }
 
 export interface Target {
-  /** The server's process. */
+  /** The server's process (with its child processes: WORKERS). */
   pid: number;
   /** PostgreSQL's postmaster (its children are counted), when it runs on this machine. */
   postmaster: number | undefined;
@@ -28,7 +28,8 @@ export async function measure(
   target: Target,
   options: { connections: number; seconds: number; headers?: Record<string, string>; script?: string },
 ): Promise<Measurement> {
-  const stop = countCpu({ node: () => [target.pid], postgres: () => (target.postmaster ? childPids(target.postmaster) : []) });
+  // The server's process and its children: the workers, when it is a cluster's primary (WORKERS).
+  const stop = countCpu({ node: () => [target.pid, ...childPids(target.pid)], postgres: () => (target.postmaster ? childPids(target.postmaster) : []) });
   const r = await wrk(url, options);
   const cpu = stop();
   const answered = Math.max(1, r.requests);

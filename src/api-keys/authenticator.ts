@@ -9,6 +9,7 @@ import { digestSecret } from '../auth/secrets.js';
 import { isWellFormedApiKey } from './secret.js';
 import { findKeyBySecretDigest, recordKeyUse } from './repository.js';
 import { uncounted, type ApiKeyOutcome, type Outcomes } from '../outcomes.js';
+import { useNotes } from '../auth/use-notes.js';
 
 /** Last-used time and IP are written at most this often per key. */
 export const LAST_USED_INTERVAL_MS = 60_000;
@@ -27,6 +28,7 @@ function refusal(outcomes: Outcomes, outcome: Exclude<ApiKeyOutcome, 'accepted'>
 }
 
 export function apiKeyAuthenticator({ db, clock, logger, outcomes = uncounted }: Dependencies) {
+  const noteNow = useNotes(LAST_USED_INTERVAL_MS);
   return async (secret: string, request: { ip: string }): Promise<Principal> => {
     if (!isWellFormedApiKey(secret)) throw refusal(outcomes, 'invalid');
     const now = clock.now();
@@ -34,7 +36,7 @@ export function apiKeyAuthenticator({ db, clock, logger, outcomes = uncounted }:
     if (!key || key.revoked_at || (key.retires_at && key.retires_at <= now)) throw refusal(outcomes, 'invalid');
     if (key.expires_at && key.expires_at <= now) throw refusal(outcomes, 'expired');
     if (key.creator_status === 'disabled') throw refusal(outcomes, 'creator_disabled');
-    if (!key.last_used_at || now.getTime() - key.last_used_at.getTime() >= LAST_USED_INTERVAL_MS) {
+    if ((!key.last_used_at || now.getTime() - key.last_used_at.getTime() >= LAST_USED_INTERVAL_MS) && noteNow(key.id, now.getTime())) {
       // Not awaited: the answer does not wait for bookkeeping. The UPDATE is conditional, so
       // concurrent requests on several processes still write once a minute at most.
       recordKeyUse(db, key.id, { at: now, ip: request.ip, intervalMs: LAST_USED_INTERVAL_MS }).catch((err: unknown) =>

@@ -10,11 +10,13 @@ import { refused } from '../errors.js';
 import { livenessAt } from './liveness.js';
 import { ACCESS_TOKEN_TTL_S, digestToken, isAccessToken } from './tokens.js';
 import { EVERY_PERMISSION, bearerSession, touchSession } from './repository.js';
+import { useNotes } from '../auth/use-notes.js';
 
 const TOUCH_EVERY_MS = 60_000;
 
 export function bearerAuthenticator({ db, clock, config, logger }: Dependencies) {
   const refuse = () => refused('invalid_token', 'The access token is unknown, expired or revoked.');
+  const noteNow = useNotes(TOUCH_EVERY_MS);
   return async (accessToken: string, _request: { ip: string }): Promise<Principal> => {
     // The checksum rejects made-up and mistyped tokens without touching the database.
     if (!isAccessToken(accessToken)) throw refuse();
@@ -28,7 +30,7 @@ export function bearerAuthenticator({ db, clock, config, logger }: Dependencies)
       adminsNeedSecondFactor: config.secondFactor.requiredForAdmins,
     });
     if (!row) throw refuse();
-    if (row.stale) {
+    if (row.stale && noteNow(row.session_id, now.getTime())) {
       touchSession.execute(db, { sessionId: row.session_id, now, touchBefore }).catch((err: unknown) =>
         logger.warn({ err: { message: (err as Error).message }, sessionId: row.session_id }, 'could not note the session use'),
       );
