@@ -30,7 +30,7 @@ export const CHROMIUM_FLAGS = [
 ];
 export const SCREENSHOTS_DIR = join(PROJECT_ROOT, 'test-results', 'screenshots');
 
-export async function startService(options: { clock?: Clock; env?: Record<string, string> } = {}) {
+export async function startService(options: { clock?: Clock; env?: Record<string, string | undefined> } = {}) {
   const database = await createTestDatabase();
   // Dropping the database at the end terminates its connections (57P01); that is expected then.
   database.pool.on('error', (err: Error & { code?: string }) => {
