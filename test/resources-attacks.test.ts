@@ -104,6 +104,18 @@ describe('attack: a lone surrogate (half of a UTF-16 pair) in text people read',
     expect(res.status, res.text).toBe(201);
     expect(res.body.title).toBe('Ship it 🚀');
   });
+
+  it('a title of 200 emoji is 200 characters, as the contract counts them: accepted; 201 are refused', async () => {
+    const rockets = (n: number) => '\u{1F680}'.repeat(n);
+    const res = await send('post', '/tasks', { title: rockets(200) });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.title).toBe(rockets(200));
+    await expectRefused('post', '/tasks', { title: rockets(201) }, 'request/body/title');
+  });
+
+  it('attack: 200 characters that NFC makes 400 (U+0958 decomposes) are refused after normalising, not stored past the limit', async () => {
+    await expectRefused('post', '/tasks', { title: '\u0958'.repeat(200) }, 'request/body/title');
+  });
 });
 
 describe('attack: LIKE wildcards smuggled into a task search as full-width forms', () => {

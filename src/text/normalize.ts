@@ -22,10 +22,17 @@ const TEXT_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
 export interface TextRule {
   /** Where the value came from, as a validation error names it: `request/body/title`. */
   location: string;
-  /** Longest accepted length after normalising, in UTF-16 code units as JSON Schema counts. */
+  /** Longest accepted length after normalising, in characters (code points), as JSON Schema and PostgreSQL's char_length count. */
   maxLength: number;
   /** Whether an empty value (after trimming) is accepted. */
   allowEmpty?: boolean;
+}
+
+/** Characters as people and the contract count them: an emoji is one, not its two UTF-16 halves. */
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
 }
 
 function clean(value: string, rule: TextRule, controls: RegExp): string {
@@ -35,7 +42,7 @@ function clean(value: string, rule: TextRule, controls: RegExp): string {
   if (controls.test(text)) throw fail('must not contain control characters', 'control_character');
   if (LONE_SURROGATE.test(text)) throw fail('must not contain a lone surrogate (half of a UTF-16 pair)', 'lone_surrogate');
   if (!rule.allowEmpty && text.length === 0) throw fail('must not be blank', 'blank');
-  if (text.length > rule.maxLength) throw fail(`must be at most ${rule.maxLength} characters`, 'too_long');
+  if (codePoints(text) > rule.maxLength) throw fail(`must be at most ${rule.maxLength} characters`, 'too_long');
   return text;
 }
 
