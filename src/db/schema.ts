@@ -30,8 +30,8 @@ export interface RolesTable {
   built_in: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
-  /** See UsersTable.version. */
-  version: ColumnType<number, never, never>;
+  /** See UsersTable.version. Also moved by hand when its permissions change (roles/repository.ts, updateRoleFields). */
+  version: ColumnType<number, never, number>;
 }
 
 export interface RolePermissionsTable {

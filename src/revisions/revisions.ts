@@ -21,5 +21,5 @@ export const userRevision = (alias: 'u' | 'c') =>
  */
 export const apiKeyRevision = sql<string>`k.version::text || '/' || coalesce(${userRevision('c')}, '')`;
 
-/** A role: its row's version. Every change of a role, its permissions included, writes its row (updated_at), which bumps it. */
+/** A role: its row's version. Every change of a role, its permissions included, moves it (roles/repository.ts, updateRoleFields). */
 export const roleRevision = (role: { version: number }) => String(role.version);

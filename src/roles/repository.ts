@@ -60,10 +60,19 @@ export async function insertRole(db: Kysely<Database>, values: { name: string; d
   return row.id;
 }
 
+/**
+ * Writes a role's fields as a change of the role: its version moves even when nothing in the row
+ * would (its permissions, kept in role_permissions, are part of it, and `now` may equal the last
+ * write's when the clock has not moved), so its tag never stays on a stale view (docs/SAFE-WRITES.md).
+ */
 export async function updateRoleFields(db: Kysely<Database>, id: string, fields: { name?: string; description?: string; now: Date }): Promise<void> {
   const { now, ...rest } = fields;
   const key = rest.name === undefined ? {} : { name_key: uniqueNameKey(rest.name) };
-  await db.updateTable('roles').set({ ...rest, ...key, updated_at: now }).where('id', '=', id).execute();
+  await db
+    .updateTable('roles')
+    .set((eb) => ({ ...rest, ...key, updated_at: now, version: eb('version', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function replaceRolePermissions(db: Kysely<Database>, roleId: string, permissions: readonly string[]): Promise<void> {
