@@ -7,6 +7,7 @@
 //   GET /users?limit=n   with x-api-key or Authorization: Bearer (the first page, no filters)
 //   POST /tokens         refresh, with the service's one-statement rotation
 //   GET /meetings?from&until&attendee_id=<uuid>   one person's first page of a range, either credential
+//   GET /tasks?limit=n   the first page of tasks (no filters, oldest first), either credential
 // Env: DATABASE_URL, PORT. Pool of 10 connections, as the service's default.
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
@@ -23,6 +24,9 @@ import type { FixedStatement } from '../src/db/fixed-statement.js';
 import { personFirstPage, type ListedMeeting } from '../src/meetings/repository.js';
 import { presentMeeting } from '../src/meetings/presenter.js';
 import { encodeCursor as encodeMeetingCursor } from '../src/meetings/cursor.js';
+import { firstPage as firstTaskPage, type ListedTask } from '../src/tasks/repository.js';
+import { presentTask } from '../src/tasks/presenter.js';
+import { encodeCursor as encodeTaskCursor } from '../src/tasks/cursor.js';
 
 const IDLE_TIMEOUT_MS = 7 * 24 * 3600 * 1000; // the service's defaults
 const REFRESH_GRACE_S = 10;
@@ -90,6 +94,16 @@ app.get('/meetings', async (req, res) => {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   res.json({ data: page.map(presentMeeting), next_cursor: rows.length > limit && last ? encodeMeetingCursor(cursorKey, { startsAt: last.cursor_starts_at, id: last.id }, scope) : null });
+});
+
+app.get('/tasks', async (req, res) => {
+  const status = await mayCall(req, 'tasks.list');
+  if (status !== 200) return refuse(res, status);
+  const limit = Number(req.query.limit ?? 50);
+  const rows: ListedTask[] = await run('tasks', firstTaskPage, { limit: limit + 1, afterKey: '', afterId: '', statuses: [], assigneeId: '', dueBefore: '', dueAfter: '', search: '' });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  res.json({ data: page.map(presentTask), next_cursor: rows.length > limit && last ? encodeTaskCursor(cursorKey, { key: last.cursor_key, id: last.id }, { sort: 'created_at' }) : null });
 });
 
 app.post('/tokens', express.json(), async (req, res) => {

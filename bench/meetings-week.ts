@@ -11,7 +11,6 @@
 //     each credential, seconds apart, so each ratio compares measurements under the same load.
 // The load comes from wrk. Prints a markdown table at the end.
 import { cpus } from 'node:os';
-import pg from 'pg';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { seedMeetings } from '../src/cli/seed-meetings.js';
@@ -23,6 +22,7 @@ import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './suppor
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { describe, markdownTable, measure, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
+import { expectSameAnswers, printPlans } from './support/compare.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -65,26 +65,18 @@ async function main() {
     const path = `/meetings?from=${from.toISOString()}&until=${until.toISOString()}&attendee_id=${person.user_id}`;
 
     // The plans, as PostgreSQL runs them (warm buffers: each is run once first).
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    const explain = async (label: string, text: string, values: unknown[]) => {
-      await client.query(text, values);
-      const plan = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers, costs off) ${text}`, values);
-      print(`\n${label}:\n${plan.rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
-    };
-    await explain(`the person's week (${path})`, personFirstPage.sql, personFirstPage.parameters({ from, until, attendeeId: person.user_id, afterStartsAt: '', afterId: '', limit: 51 }));
-    // The organisation's week, first page: the service's bound (the ordered btree walk), against
-    // the same with the GiST's `during &&` added (a bitmap of both, then a sort of the whole week)
-    // and with `during &&` alone (a walk of every meeting before the week).
     const week = [from.toISOString(), until.toISOString()];
-    for (const [label, where] of [
-      ['the service\'s', `m.starts_at >= $1::timestamptz - interval '24 hours' and m.starts_at < $2::timestamptz and m.ends_at > $1::timestamptz`],
-      ['with `during &&` added', `m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)') and m.starts_at >= $1::timestamptz - interval '24 hours' and m.starts_at < $2::timestamptz`],
-      ['`during &&` alone', `m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)')`],
-    ]) {
-      await explain(`the organisation's week, first page of 50, ${label} predicate`, `select m.id from meetings m where ${where} order by m.starts_at, m.id limit 51`, week);
-    }
-    await client.end();
+    await printPlans(database.url, [
+      { label: `the person's week (${path})`, text: personFirstPage.sql, values: personFirstPage.parameters({ from, until, attendeeId: person.user_id, afterStartsAt: '', afterId: '', limit: 51 }) },
+      // The organisation's week, first page: the service's bound (the ordered btree walk), against
+      // the same with the GiST's `during &&` added (a bitmap of both, then a sort of the whole week)
+      // and with `during &&` alone (a walk of every meeting before the week).
+      ...[
+        ['the service\'s', `m.starts_at >= $1::timestamptz - interval '24 hours' and m.starts_at < $2::timestamptz and m.ends_at > $1::timestamptz`],
+        ['with `during &&` added', `m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)') and m.starts_at >= $1::timestamptz - interval '24 hours' and m.starts_at < $2::timestamptz`],
+        ['`during &&` alone', `m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)')`],
+      ].map(([label, where]) => ({ label: `the organisation's week, first page of 50, ${label} predicate`, text: `select m.id from meetings m where ${where} order by m.starts_at, m.id limit 51`, values: week })),
+    ]);
 
     const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['meetings.list'] });
     const admin = await createAdmin(db);
@@ -96,17 +88,7 @@ async function main() {
       floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
     };
 
-    for (const [credential, headers] of [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]] as const) {
-      const answer = async (s: { url: string }) => {
-        const res = await fetch(`${s.url}${path}`, { headers });
-        return `${res.status} ${res.headers.get('content-type')} ${await res.text()}`;
-      };
-      const fromService = await answer(targets.service);
-      const fromFloor = await answer(targets.floor);
-      if (fromService !== fromFloor) throw new Error(`service and floor answer GET ${path} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
-      if (!fromService.startsWith('200 ')) throw new Error(`GET ${path} answered ${fromService.slice(0, 300)}`);
-      print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
-    }
+    await expectSameAnswers(targets.service, targets.floor, path, [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]]);
 
     print(`\nmachine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
     const run = (label: string, target: Target & { url: string }, headers: Record<string, string>) =>

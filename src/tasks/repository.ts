@@ -67,20 +67,23 @@ const CURSOR_KEY: Record<TaskSort, RawBuilder<string>> = {
   due_at: sql`coalesce(to_char(t.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'infinity')`,
 };
 
+/**
+ * The names beside the task are read by subqueries of the select list, one index probe each for
+ * the page's rows only, rather than joins: with joins, the planner may hash the whole users table
+ * for a page deep in the list (measured: 5.6 ms instead of 0.5 ms with 2,000 users), whereas here
+ * every page is the same walk of the order's index, stopped by the LIMIT.
+ */
 function selectListed(db: Kysely<Database>, sort: TaskSort) {
   return db
     .selectFrom('tasks as t')
-    .leftJoin('users as a', 'a.id', 't.assignee_id')
-    .leftJoin('users as cu', 'cu.id', 't.created_by_user_id')
-    .leftJoin('api_keys as ck', 'ck.id', 't.created_by_api_key_id')
     .select(['t.id', 't.title', 't.description', 't.status', 't.priority', 't.assignee_id'])
     .select([
       isoTimestamp('t.due_at').as('due_at'),
-      sql<string | null>`a.first_name || ' ' || a.last_name`.as('assignee_label'),
-      sql<'active' | 'disabled' | null>`a.status`.as('assignee_status'),
+      sql<string | null>`(select a.first_name || ' ' || a.last_name from users a where a.id = t.assignee_id)`.as('assignee_label'),
+      sql<'active' | 'disabled' | null>`(select a.status from users a where a.id = t.assignee_id)`.as('assignee_status'),
       sql<'user' | 'api_key'>`case when t.created_by_user_id is not null then 'user' else 'api_key' end`.as('created_by_type'),
       sql<string>`coalesce(t.created_by_user_id, t.created_by_api_key_id)`.as('created_by_id'),
-      sql<string>`coalesce(cu.first_name || ' ' || cu.last_name, ck.name)`.as('created_by_label'),
+      sql<string>`coalesce((select u.first_name || ' ' || u.last_name from users u where u.id = t.created_by_user_id), (select k.name from api_keys k where k.id = t.created_by_api_key_id))`.as('created_by_label'),
       isoTimestamp('t.created_at').as('created_at'),
       isoTimestamp('t.updated_at').as('updated_at'),
       isoTimestamp('t.completed_at').as('completed_at'),

@@ -1,0 +1,34 @@
+// What a benchmark checks and shows before it measures a service against its floor: that both give
+// the same answer, byte for byte (else the comparison means nothing), and the plans of the statements.
+import pg from 'pg';
+import { print } from './measure.js';
+
+/** Throws unless the service and the floor answer GET `path` the same (status, type, body) and with 200, for each credential. */
+export async function expectSameAnswers(service: { url: string }, floor: { url: string }, path: string, credentials: readonly (readonly [string, Record<string, string>])[]): Promise<void> {
+  for (const [credential, headers] of credentials) {
+    const answer = async (s: { url: string }) => {
+      const res = await fetch(`${s.url}${path}`, { headers });
+      return `${res.status} ${res.headers.get('content-type')} ${await res.text()}`;
+    };
+    const fromService = await answer(service);
+    const fromFloor = await answer(floor);
+    if (fromService !== fromFloor) throw new Error(`service and floor answer GET ${path} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
+    if (!fromService.startsWith('200 ')) throw new Error(`GET ${path} answered ${fromService.slice(0, 300)}`);
+    print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
+  }
+}
+
+/** Prints each statement's plan as PostgreSQL runs it (EXPLAIN ANALYZE, BUFFERS), warm: each is run once first. */
+export async function printPlans(url: string, statements: readonly { label: string; text: string; values: unknown[] }[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const { label, text, values } of statements) {
+      await client.query(text, values);
+      const plan = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers, costs off) ${text}`, values);
+      print(`\n${label}:\n${plan.rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
+    }
+  } finally {
+    await client.end();
+  }
+}
