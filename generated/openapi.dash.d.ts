@@ -1884,12 +1884,13 @@ export interface components {
          *     `user_updated`, `user_disabled`. Meetings: `meeting_created`, `meeting_updated`,
          *     `meeting_deleted`. Tasks: `task_created`, `task_updated`, `task_deleted`. Second factors:
          *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code, with
-         *     `details.method`), `recovery_code_used` (with `details.remaining`), `recovery_codes_regenerated`.
+         *     `details.method`), `recovery_code_used` (with `details.remaining`), `recovery_codes_regenerated`,
+         *     `second_factors_reset` (with `details.factors`; the person's sessions end).
          *     Reads are never recorded, and neither are refused operations.
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset";
         /**
          * @description Who acted: a signed-in `user` (with the session used), an `api-key`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or

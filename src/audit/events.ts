@@ -31,6 +31,7 @@ export const AUDIT_EVENT_TYPES = [
   'second_factor_failed',
   'recovery_code_used',
   'recovery_codes_regenerated',
+  'second_factors_reset',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -1,4 +1,4 @@
-// `backoffice users create|disable|set-roles`: a user with a password, read from standard input
+// `backoffice users create|disable|set-roles|reset-second-factor`: a user with a password, read from standard input
 // so that it never appears in the shell history or the process list (taken as the user's own, an
 // operator creating their own account, unless --must-change-password says it was chosen for
 // them); disabling a user and replacing their roles go through the same service as the API, as the
@@ -15,6 +15,8 @@ import { userService } from '../users/service.js';
 import { revokeSessions } from '../sessions/revocation.js';
 import { createUserWithPassword, findUserByEmail } from '../users/credentials.js';
 import { withDatabase } from './database.js';
+import { resetSecondFactors } from '../second-factor/reset.js';
+import { COMMAND_LINE } from '../audit/context.js';
 
 /** The users service as the operator uses it: disabling a user ends their sessions, as through the API. */
 const usersOf = (db: Kysely<Database>) => userService({ db, clock: systemClock }, revokeSessions);
@@ -75,6 +77,17 @@ export function registerUsers(program: Command): void {
         const id = await userIdByEmail(db, options.email);
         await usersOf(db).disable(OPERATOR, id).catch(plain);
         process.stdout.write(`Disabled user ${id} <${options.email}>.\n`);
+      }),
+    );
+  users
+    .command('reset-second-factor')
+    .description('Remove every second factor and recovery code of a user (a lost phone) and end their sessions; they sign in with the password again, and an administrator is led to enrol anew')
+    .requiredOption('--email <email>', 'e-mail address of the user')
+    .action((options: { email: string }) =>
+      withDatabase(async ({ db }) => {
+        const id = await userIdByEmail(db, options.email);
+        const outcome = await resetSecondFactors({ db, clock: systemClock }, revokeSessions, OPERATOR, id, COMMAND_LINE).catch(plain);
+        process.stdout.write(outcome === 'reset' ? `Reset the second factors of ${id} <${options.email}>; their sessions are ended.\n` : `User ${id} <${options.email}> has no second factor.\n`);
       }),
     );
   users

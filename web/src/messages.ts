@@ -244,6 +244,7 @@ export const en = {
   'audit.reason.password_changed': 'password changed',
   'audit.reason.user_disabled': 'account disabled',
   'audit.reason.refresh_token_reused': 'refresh token reused',
+  'audit.reason.second_factors_reset': 'second factors reset',
   'audit.nothing': 'nothing',
   'password.requiredTitle': 'Choose your own password',
   'password.requiredNotice': 'Your password was set by someone else. Choose your own to continue: until then nothing else is available.',
@@ -330,6 +331,7 @@ export const en = {
   'audit.line.second_factor_failed': 'Wrong second-factor code for {target}',
   'audit.line.recovery_code_used': '{actor} signed in with a recovery code',
   'audit.line.recovery_codes_regenerated': '{actor} made new recovery codes',
+  'audit.line.second_factors_reset': '{actor} reset the second factors of {target}',
 };
 
 export type MessageKey = keyof typeof en;
@@ -578,6 +580,7 @@ export const fr: Record<MessageKey, string> = {
   'audit.reason.password_changed': 'mot de passe changé',
   'audit.reason.user_disabled': 'compte désactivé',
   'audit.reason.refresh_token_reused': 'jeton de renouvellement réutilisé',
+  'audit.reason.second_factors_reset': 'seconds facteurs réinitialisés',
   'audit.nothing': 'rien',
   'password.requiredTitle': 'Choisissez votre mot de passe',
   'password.requiredNotice': "Votre mot de passe a été choisi par quelqu'un d'autre. Choisissez le vôtre pour continuer : rien d'autre n'est possible d'ici là.",
@@ -664,6 +667,7 @@ export const fr: Record<MessageKey, string> = {
   'audit.line.second_factor_failed': 'Code de second facteur erroné pour {target}',
   'audit.line.recovery_code_used': '{actor} s’est connecté·e avec un code de secours',
   'audit.line.recovery_codes_regenerated': '{actor} a créé de nouveaux codes de secours',
+  'audit.line.second_factors_reset': '{actor} a réinitialisé les seconds facteurs de {target}',
 };
 
 export const LANGUAGES = { en: 'English', fr: 'Français' } as const;
