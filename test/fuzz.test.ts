@@ -323,7 +323,7 @@ describe('the write journal behind the no-partial-write check', () => {
 
     await database.db.updateTable('api_keys').set({ last_used_at: new Date(), last_used_ip: '192.0.2.1' }).where('id', '=', key.id).execute();
     const lastUsed = await journalSince(database.db, mark);
-    expect(lastUsed.map((e) => e.columns)).toEqual([['last_used_at', 'last_used_ip']]);
+    expect(lastUsed.map((e) => e.columns)).toEqual([['last_used_at', 'last_used_ip', 'version']]);
     expect(unexpectedWrites(lastUsed)).toEqual([]);
 
     await expect(
@@ -335,6 +335,6 @@ describe('the write journal behind the no-partial-write check', () => {
     expect(await journalSince(database.db, lastUsed.at(-1)!.id)).toEqual([]);
 
     await database.db.updateTable('api_keys').set({ name: 'renamed', last_used_ip: '192.0.2.2' }).where('id', '=', key.id).execute();
-    expect(unexpectedWrites(await journalSince(database.db, lastUsed.at(-1)!.id)).map((e) => e.columns)).toEqual([['last_used_ip', 'name']]);
+    expect(unexpectedWrites(await journalSince(database.db, lastUsed.at(-1)!.id)).map((e) => e.columns)).toEqual([['last_used_ip', 'name', 'version']]);
   });
 });

@@ -15,7 +15,9 @@ export const WRITTEN_WHEN_REFUSED = new Set<string>(['sign_in_failures', 'securi
  * becomes of the request after (403, 400, 404), so its last-used time and IP are recorded (at most
  * once a minute). The rest of the api_keys row must stay untouched.
  */
-export const COLUMNS_WRITTEN_WHEN_REFUSED: Record<string, string[]> = { api_keys: ['last_used_at', 'last_used_ip'] };
+// `version` moves with them: the key's last use is part of its representation, so its entity tag
+// changes too (docs/SAFE-WRITES.md).
+export const COLUMNS_WRITTEN_WHEN_REFUSED: Record<string, string[]> = { api_keys: ['last_used_at', 'last_used_ip', 'version'] };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function tableNames(db: Kysely<any>): Promise<string[]> {
