@@ -3,8 +3,8 @@
 // the query (src/pagination/signed-cursor.ts): GET /me/audit-events binds it to the person too.
 import { invalidCursor, openCursor, sealCursor } from '../pagination/signed-cursor.js';
 import type { AuditCursor, AuditFilter } from './repository.js';
+import { ISO_MICROS } from '../db/iso-time.js';
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const ID = /^[1-9]\d{0,18}$/;
 
 /** The list and its order, then every filter in a fixed order (absent ones as null). */
@@ -28,6 +28,6 @@ export function encodeAuditCursor(key: Buffer, cursor: AuditCursor, filter: Audi
 
 export function decodeAuditCursor(key: Buffer, value: string, filter: AuditFilter): AuditCursor {
   const { t, i } = openCursor(key, value, scopeOf(filter));
-  if (typeof t === 'string' && TIMESTAMP.test(t) && typeof i === 'string' && ID.test(i)) return { occurredAt: t, id: i };
+  if (typeof t === 'string' && ISO_MICROS.test(t) && typeof i === 'string' && ID.test(i)) return { occurredAt: t, id: i };
   throw invalidCursor();
 }

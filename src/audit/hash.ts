@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { EVENT_COLUMNS, micros, type AuditEventRow } from './repository.js';
+import { EVENT_COLUMNS, type AuditEventRow } from './repository.js';
+import { isoMicros } from '../db/iso-time.js';
 
 /** The hash before the first seal. */
 export const GENESIS = Buffer.alloc(32);
@@ -19,7 +20,7 @@ export function selectEventsToHash(db: Kysely<Database>) {
   return db
     .selectFrom('security_events')
     .select([...EVENT_COLUMNS, 'session_id', 'hash'])
-    .select(micros('occurred_at').as('occurred_at'))
+    .select(isoMicros('occurred_at').as('occurred_at'))
     .orderBy('id');
 }
 
@@ -87,7 +88,7 @@ export function selectSeals(db: Kysely<Database>) {
   return db
     .selectFrom('audit_seals')
     .select(['id', 'event_count', 'first_event_id', 'last_event_id', 'batch_hash', 'previous_hash', 'hash'])
-    .select([micros('sealed_at').as('sealed_at'), micros('oldest_event_at').as('oldest_event_at'), micros('newest_event_at').as('newest_event_at')])
-    .select(sql<string | null>`${micros('events_deleted_at')}`.as('events_deleted_at'))
+    .select([isoMicros('sealed_at').as('sealed_at'), isoMicros('oldest_event_at').as('oldest_event_at'), isoMicros('newest_event_at').as('newest_event_at')])
+    .select(sql<string | null>`${isoMicros('events_deleted_at')}`.as('events_deleted_at'))
     .orderBy('id');
 }

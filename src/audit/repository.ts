@@ -1,6 +1,7 @@
 // Reading the journal: pages newest first by (occurred_at, id), and sign-ins per hour.
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Database, SecurityEventsTable } from '../db/schema.js';
+import { isoMicros, isoMillis } from '../db/iso-time.js';
 
 /** A position in the journal: the (occurred_at, id) of the last event of a page, walked on from (signed for clients by cursor.ts). */
 export interface AuditCursor {
@@ -49,7 +50,7 @@ function applyFilter(query: EventQuery, filter: AuditFilter): EventQuery {
   return q;
 }
 
-/** The columns of an event the audit trail reads (besides its time, printed: `micros`), listing and hashing alike. */
+/** The columns of an event the audit trail reads (besides its time, printed: `isoMicros`), listing and hashing alike. */
 export const EVENT_COLUMNS = [
   'id',
   'type',
@@ -68,9 +69,6 @@ export const EVENT_COLUMNS = [
   'changes',
 ] as const;
 
-/** A microsecond timestamp as PostgreSQL prints it: exactly what is stored, no rounding through Date. */
-export const micros = (column: string) => sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
 /** One page, newest first; `limit + 1` rows tell whether more follow. */
 export function listAuditPage(db: Kysely<Database>, options: { limit: number; after?: AuditCursor; filter: AuditFilter }): Promise<ListedAuditEvent[]> {
   let query = applyFilter(db.selectFrom('security_events'), options.filter);
@@ -79,8 +77,8 @@ export function listAuditPage(db: Kysely<Database>, options: { limit: number; af
   }
   return query
     .select(EVENT_COLUMNS)
-    .select(sql<string>`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as('occurred_at'))
-    .select(micros('occurred_at').as('cursor_occurred_at'))
+    .select(isoMillis('occurred_at').as('occurred_at'))
+    .select(isoMicros('occurred_at').as('cursor_occurred_at'))
     .orderBy('occurred_at', 'desc')
     .orderBy('id', 'desc')
     .limit(options.limit + 1)

@@ -3,6 +3,7 @@
 // PostgreSQL prints it, to the microsecond, as in src/users/cursor.ts.
 import { invalidCursor, openCursor, sealCursor } from '../pagination/signed-cursor.js';
 import { UUID } from '../uuid.js';
+import { ISO_MICROS } from '../db/iso-time.js';
 
 export interface MeetingCursor {
   startsAt: string;
@@ -16,8 +17,6 @@ export interface CursorScope {
   attendeeId?: string | undefined;
 }
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
 const scopeOf = (scope: CursorScope) => ['meetings', 'starts_at,id', scope.from.toISOString(), scope.until.toISOString(), scope.attendeeId?.toLowerCase() ?? null];
 
 export function encodeCursor(key: Buffer, cursor: MeetingCursor, scope: CursorScope): string {
@@ -26,6 +25,6 @@ export function encodeCursor(key: Buffer, cursor: MeetingCursor, scope: CursorSc
 
 export function decodeCursor(key: Buffer, value: string, scope: CursorScope): MeetingCursor {
   const { t, i } = openCursor(key, value, scopeOf(scope));
-  if (typeof t === 'string' && TIMESTAMP.test(t) && typeof i === 'string' && UUID.test(i)) return { startsAt: t, id: i };
+  if (typeof t === 'string' && ISO_MICROS.test(t) && typeof i === 'string' && UUID.test(i)) return { startsAt: t, id: i };
   throw invalidCursor();
 }

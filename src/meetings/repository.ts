@@ -4,6 +4,7 @@ import type { components } from '../../generated/openapi.js';
 import type { Database, MeetingsTable } from '../db/schema.js';
 import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
 import type { MeetingCursor } from './cursor.js';
+import { isoMicros, isoMillis } from '../db/iso-time.js';
 
 export type MeetingRow = Omit<Selectable<MeetingsTable>, 'during'>;
 
@@ -31,22 +32,20 @@ export interface ListedMeeting {
   cursor_starts_at: string;
 }
 
-/** The column as JavaScript's toISOString() prints it (UTC, milliseconds). */
-const isoTimestamp = (column: string) => sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const person = (alias: string) =>
   sql`json_build_object('id', ${sql.ref(`${alias}.id`)}, 'label', ${sql.ref(`${alias}.first_name`)} || ' ' || ${sql.ref(`${alias}.last_name`)}, 'status', ${sql.ref(`${alias}.status`)})`;
 
 /** The listed columns of meeting `m` (joined to its organizer `o` and creator `cu` or `ck`). */
 const listedColumns = sql<ListedMeeting>`
-  m.id, m.title, m.description, ${isoTimestamp('m.starts_at')} as starts_at, ${isoTimestamp('m.ends_at')} as ends_at,
+  m.id, m.title, m.description, ${isoMillis('m.starts_at')} as starts_at, ${isoMillis('m.ends_at')} as ends_at,
   m.location, m.status, ${person('o')} as organizer,
   (select coalesce(json_agg(${person('u')} order by u.first_name, u.last_name, u.id), '[]')
      from meeting_attendees ma join users u on u.id = ma.user_id where ma.meeting_id = m.id) as attendees,
   case when m.created_by_user_id is not null
     then json_build_object('type', 'user', 'id', cu.id, 'label', cu.first_name || ' ' || cu.last_name)
     else json_build_object('type', 'api_key', 'id', ck.id, 'label', ck.name) end as created_by,
-  ${isoTimestamp('m.created_at')} as created_at, ${isoTimestamp('m.updated_at')} as updated_at,
-  to_char(m.starts_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_starts_at`;
+  ${isoMillis('m.created_at')} as created_at, ${isoMillis('m.updated_at')} as updated_at,
+  ${isoMicros('m.starts_at')} as cursor_starts_at`;
 
 const joins = sql`
   join users o on o.id = m.organizer_id

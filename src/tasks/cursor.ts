@@ -4,6 +4,7 @@
 // tasks), or as `infinity` for a task without a due date in the due-date order.
 import { invalidCursor, openCursor, sealCursor } from '../pagination/signed-cursor.js';
 import { UUID } from '../uuid.js';
+import { ISO_MICROS } from '../db/iso-time.js';
 
 export type TaskSort = 'created_at' | 'due_at';
 
@@ -21,8 +22,6 @@ export interface CursorScope {
   dueAfter?: string | undefined;
   search?: string | undefined;
 }
-
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /**
  * The list, its order, then the filters. Statuses are a set (sorted); an assignee is the user's id
@@ -44,7 +43,7 @@ export function encodeCursor(key: Buffer, cursor: TaskCursor, scope: CursorScope
 
 export function decodeCursor(key: Buffer, value: string, scope: CursorScope): TaskCursor {
   const { k, i } = openCursor(key, value, scopeOf(scope));
-  const keyOk = typeof k === 'string' && (TIMESTAMP.test(k) || (scope.sort === 'due_at' && k === 'infinity'));
+  const keyOk = typeof k === 'string' && (ISO_MICROS.test(k) || (scope.sort === 'due_at' && k === 'infinity'));
   if (keyOk && typeof i === 'string' && UUID.test(i)) return { key: k, id: i };
   throw invalidCursor();
 }

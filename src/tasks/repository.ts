@@ -3,6 +3,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database, TaskPriority, TaskStatus } from '../db/schema.js';
 import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
 import type { TaskCursor, TaskSort } from './cursor.js';
+import { isoMicros, isoMillis } from '../db/iso-time.js';
 
 /** The writable fields, as stored (times in ISO 8601). */
 export interface TaskFields {
@@ -50,9 +51,6 @@ export interface TaskFilter {
  */
 const containing = (text: string) => sql<string>`'%' || replace(replace(replace(fold_for_search(${text}), '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%'`;
 
-/** The column as JavaScript's toISOString() prints it (UTC, milliseconds); null stays null. */
-const isoTimestamp = (column: string) => sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /**
  * The order's key: the creation time, or the due date with a missing one as 'infinity' (last).
  * The same expressions as the indexes of migration 20261210T1000_tasks, so they serve the order.
@@ -63,8 +61,8 @@ const SORT_KEY: Record<TaskSort, RawBuilder<Date>> = {
 };
 /** The key to the microsecond ('infinity' as such): a millisecond would skip or repeat rows. */
 const CURSOR_KEY: Record<TaskSort, RawBuilder<string>> = {
-  created_at: sql`to_char(t.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
-  due_at: sql`coalesce(to_char(t.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'infinity')`,
+  created_at: isoMicros('t.created_at'),
+  due_at: sql`coalesce(${isoMicros('t.due_at')}, 'infinity')`,
 };
 
 /**
@@ -78,15 +76,15 @@ function selectListed(db: Kysely<Database>, sort: TaskSort) {
     .selectFrom('tasks as t')
     .select(['t.id', 't.title', 't.description', 't.status', 't.priority', 't.assignee_id'])
     .select([
-      isoTimestamp('t.due_at').as('due_at'),
+      isoMillis('t.due_at').as('due_at'),
       sql<string | null>`(select a.first_name || ' ' || a.last_name from users a where a.id = t.assignee_id)`.as('assignee_label'),
       sql<'active' | 'disabled' | null>`(select a.status from users a where a.id = t.assignee_id)`.as('assignee_status'),
       sql<'user' | 'api_key'>`case when t.created_by_user_id is not null then 'user' else 'api_key' end`.as('created_by_type'),
       sql<string>`coalesce(t.created_by_user_id, t.created_by_api_key_id)`.as('created_by_id'),
       sql<string>`coalesce((select u.first_name || ' ' || u.last_name from users u where u.id = t.created_by_user_id), (select k.name from api_keys k where k.id = t.created_by_api_key_id))`.as('created_by_label'),
-      isoTimestamp('t.created_at').as('created_at'),
-      isoTimestamp('t.updated_at').as('updated_at'),
-      isoTimestamp('t.completed_at').as('completed_at'),
+      isoMillis('t.created_at').as('created_at'),
+      isoMillis('t.updated_at').as('updated_at'),
+      isoMillis('t.completed_at').as('completed_at'),
       CURSOR_KEY[sort].as('cursor_key'),
     ]);
 }
@@ -183,7 +181,7 @@ export function lockTask(db: Kysely<Database>, id: string): Promise<LockedTask |
   return db
     .selectFrom('tasks as t')
     .select(['t.id', 't.title', 't.description', 't.status', 't.priority', 't.assignee_id'])
-    .select([isoTimestamp('t.due_at').as('due_at'), isoTimestamp('t.completed_at').as('completed_at')])
+    .select([isoMillis('t.due_at').as('due_at'), isoMillis('t.completed_at').as('completed_at')])
     .where('t.id', '=', id)
     .forUpdate()
     .executeTakeFirst();

@@ -4,6 +4,7 @@
 // within the same millisecond.
 import { invalidCursor, openCursor, sealCursor } from '../pagination/signed-cursor.js';
 import { UUID } from '../uuid.js';
+import { ISO_MICROS } from '../db/iso-time.js';
 
 export interface UserCursor {
   createdAt: string;
@@ -17,8 +18,6 @@ export interface CursorScope {
   search?: string | undefined;
 }
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
 /** The list and its order, then the filters as the query compares them (roles without regard to case). */
 const scopeOf = (scope: CursorScope) => ['users', 'created_at,id', scope.status ?? null, scope.role?.toLowerCase() ?? null, scope.search ?? null];
 
@@ -28,6 +27,6 @@ export function encodeCursor(key: Buffer, cursor: UserCursor, scope: CursorScope
 
 export function decodeCursor(key: Buffer, value: string, scope: CursorScope): UserCursor {
   const { t, i } = openCursor(key, value, scopeOf(scope));
-  if (typeof t === 'string' && TIMESTAMP.test(t) && typeof i === 'string' && UUID.test(i)) return { createdAt: t, id: i };
+  if (typeof t === 'string' && ISO_MICROS.test(t) && typeof i === 'string' && UUID.test(i)) return { createdAt: t, id: i };
   throw invalidCursor();
 }

@@ -6,6 +6,7 @@ import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
 import { userRevision } from '../revisions/revisions.js';
 import { uniqueNameKey } from '../text/normalize.js';
 import { emailKey } from './names.js';
+import { isoMicros, isoMillis } from '../db/iso-time.js';
 
 export type UserRow = Selectable<UsersTable>;
 /**
@@ -30,16 +31,12 @@ export interface UserFilter {
 /** LIKE treats % and _ as wildcards; a search is for the text as typed. */
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-/** The column as JavaScript's toISOString() prints it (UTC, milliseconds); null stays null. */
-const isoTimestamp = (column: 'u.created_at' | 'u.updated_at' | 'u.last_sign_in_at') =>
-  sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 function selectListed(db: Kysely<Database>) {
   return db
     .selectFrom('users as u')
     .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.status'])
-    .select([isoTimestamp('u.created_at').as('created_at'), isoTimestamp('u.updated_at').as('updated_at'), isoTimestamp('u.last_sign_in_at').as('last_sign_in_at')])
-    .select(sql<string>`to_char(u.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_created_at'))
+    .select([isoMillis('u.created_at').as('created_at'), isoMillis('u.updated_at').as('updated_at'), isoMillis('u.last_sign_in_at').as('last_sign_in_at')])
+    .select(isoMicros('u.created_at').as('cursor_created_at'))
     .select(
       sql<string[]>`array(select r.name from user_roles ur join roles r on r.id = ur.role_id where ur.user_id = u.id order by r.name)`.as('roles'),
     );
