@@ -72,24 +72,17 @@ export function App() {
 function SignedIn() {
   const route = useRoute();
   const me = useLoad(() => call(() => api.GET('/me')), []);
-  // A password someone else set must be replaced before anything else (the server refuses the rest).
-  if (me.error instanceof ApiError && me.error.problem?.code === 'password_change_required') {
+  // What the server refuses everything else for, in its order: a password someone else set is
+  // replaced first, then a role requiring a second factor has one enrolled.
+  const refusal = me.error instanceof ApiError ? me.error.problem?.code : undefined;
+  const required =
+    refusal === 'password_change_required' ? <PasswordPage required onChanged={me.reload} /> : refusal === 'second_factor_required' ? <SecurityPage required onEnrolled={me.reload} /> : null;
+  if (required) {
     return (
       <>
         <Header canSignOut />
         <main id="main" tabIndex={-1}>
-          <PasswordPage required onChanged={me.reload} />
-        </main>
-      </>
-    );
-  }
-  // Then a role requiring a second factor: enrolling one comes before anything else.
-  if (me.error instanceof ApiError && me.error.problem?.code === 'second_factor_required') {
-    return (
-      <>
-        <Header canSignOut />
-        <main id="main" tabIndex={-1}>
-          <SecurityPage required onEnrolled={me.reload} />
+          {required}
         </main>
       </>
     );
