@@ -44,6 +44,23 @@ describe('Prism mock of the contract (snake_case, the default)', () => {
     expect(await unknown.json()).toMatchObject({ code: 'not_found', detail: 'No meeting has this id.' });
   });
 
+  it('answers GET /tasks and /taches with the documented page, and POST /tasks with the documented task and its Location', async () => {
+    const documented = spec.components.responses.TaskPage.content['application/json'].example;
+    for (const path of ['/tasks?status=todo,in_progress&assignee_id=me', '/taches?sort=due_at']) {
+      const res = await fetch(`${prism.url}${path}`, { headers: { 'x-api-key': 'any-key', accept: 'application/json' } });
+      expect(res.status, path).toBe(200);
+      expect(await res.json()).toEqual(documented);
+    }
+    const created = await fetch(`${prism.url}/tasks`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer any', 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ title: 'Call back the Lyon office' }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toMatch(/^\//);
+    expect(await created.json()).toEqual(spec.components.responses.TaskCreated.content['application/json'].example);
+  });
+
   it('answers GET /users with 401 without credentials', async () => {
     const res = await fetch(`${prism.url}/users`, { headers: { accept: 'application/json' } });
     expect(res.status).toBe(401);
