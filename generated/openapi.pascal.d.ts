@@ -3250,6 +3250,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 Location: components["headers"]["Location"];
                 [name: string]: unknown;
             };
@@ -3302,6 +3304,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
             };
             content: {
@@ -3435,6 +3438,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 Location: components["headers"]["Location"];
                 [name: string]: unknown;
             };
@@ -3467,6 +3472,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
             };
             content: {
@@ -5841,6 +5847,22 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -5868,8 +5890,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5939,6 +5963,22 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -5966,8 +6006,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5981,6 +6023,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -5997,6 +6046,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Meeting"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -6014,6 +6064,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -6034,6 +6094,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MeetingNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6047,6 +6108,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -6078,6 +6149,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MeetingNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -6093,6 +6165,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -6109,6 +6188,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Meeting"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -6126,6 +6206,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -6146,6 +6236,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MeetingNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6159,6 +6250,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -6190,6 +6291,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MeetingNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -6279,6 +6381,22 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -6301,8 +6419,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6390,6 +6510,22 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -6412,8 +6548,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6427,6 +6565,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -6442,6 +6587,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Task"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -6459,6 +6605,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -6478,6 +6634,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TaskNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6491,6 +6648,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -6519,6 +6686,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TaskNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -6534,6 +6702,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -6549,6 +6724,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Task"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -6566,6 +6742,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -6585,6 +6771,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TaskNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6598,6 +6785,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -6626,6 +6823,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TaskNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];

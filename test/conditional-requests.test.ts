@@ -35,6 +35,22 @@ const resources = {
     make: async () => `/api-keys/${(await makeApiKey(database.db, ['users.list'])).id}`,
     change: () => ({ name: `changed-${++changes}-${Date.now()}` }),
   },
+  task: {
+    make: async () => {
+      const { app } = createAppWithTestBearer(database.db);
+      return `/tasks/${(await request(app).post('/tasks').set('authorization', auth).send({ title: 'Call back' })).body.id}`;
+    },
+    change: () => ({ title: `Changed ${++changes}` }),
+  },
+  meeting: {
+    make: async () => {
+      const { app } = createAppWithTestBearer(database.db);
+      const startsAt = new Date(Date.now() + 86_400_000);
+      const body = { title: 'Weekly', starts_at: startsAt.toISOString(), ends_at: new Date(startsAt.getTime() + 3_600_000).toISOString() };
+      return `/meetings/${(await request(app).post('/meetings').set('authorization', auth).send(body)).body.id}`;
+    },
+    change: () => ({ title: `Changed ${++changes}` }),
+  },
 };
 
 describe('conditional requests', () => {
@@ -129,7 +145,7 @@ describe('conditional requests', () => {
       const { app } = createAppWithTestBearer(database.db, clock);
       const second = await secondInstance(database.url, { clock });
       try {
-        const apiKey = await makeApiKey(database.db, ['users.list', 'users.read', 'users.update', 'roles.manage']);
+        const apiKey = await makeApiKey(database.db, ['users.list', 'users.read', 'users.update', 'roles.manage', 'tasks.read', 'tasks.update', 'meetings.read', 'meetings.update']);
         const path = await resource.make();
         // API keys are managed by signed-in users only: both instances then take the test bearer.
         const as = (r: request.Test) => (kind === 'api key' ? r.set('authorization', auth) : r.set('x-api-key', apiKey.secret));

@@ -2,28 +2,32 @@
 import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
 import { presentMeeting as present } from '../meetings/presenter.js';
+import type { ShownMeeting } from '../meetings/repository.js';
 import { requireCaller } from '../auth/caller.js';
 
-export function meetingHandlers({ meetings }: Services) {
+/** One meeting, with its revision (the router answers it as the ETag). */
+const shown = (meeting: ShownMeeting) => ({ status: 200 as const, body: present(meeting), revision: meeting.revision });
+
+export function meetingHandlers({ meetings, idempotency }: Services) {
   const listMeetings: Handler<'listMeetings'> = async ({ query, principal }) => {
     const { page, nextCursor } = await meetings.list(requireCaller(principal), query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
   };
 
-  const getMeeting: Handler<'getMeeting'> = async ({ path }) => ({ status: 200, body: present(await meetings.get(path.id)) });
+  const getMeeting: Handler<'getMeeting'> = async ({ path }) => shown(await meetings.get(path.id));
 
-  const createMeeting: Handler<'createMeeting'> = async ({ body, principal, request }) => {
-    const meeting = present(await meetings.create(requireCaller(principal), body, request));
-    return { status: 201, body: meeting, headers: { location: `/meetings/${meeting.id}` } };
-  };
+  const createMeeting: Handler<'createMeeting'> = ({ body, principal, request, idempotency: key }) =>
+    idempotency.once(
+      key,
+      (seal) => meetings.create(requireCaller(principal), body, request, seal),
+      (meeting: ShownMeeting) => ({ status: 201 as const, body: present(meeting), headers: { location: `/meetings/${meeting.id}` }, revision: meeting.revision }),
+    );
 
-  const updateMeeting: Handler<'updateMeeting'> = async ({ body, path, principal, request }) => ({
-    status: 200,
-    body: present(await meetings.update(requireCaller(principal), path.id, body, request)),
-  });
+  const updateMeeting: Handler<'updateMeeting'> = async ({ body, path, principal, request, precondition }) =>
+    shown(await meetings.update(requireCaller(principal), path.id, body, request, precondition));
 
-  const deleteMeeting: Handler<'deleteMeeting'> = async ({ path, principal, request }) => {
-    await meetings.delete(requireCaller(principal), path.id, request);
+  const deleteMeeting: Handler<'deleteMeeting'> = async ({ path, principal, request, precondition }) => {
+    await meetings.delete(requireCaller(principal), path.id, request, precondition);
     return { status: 204, body: undefined };
   };
 

@@ -2,28 +2,32 @@
 import type { Services } from '../services.js';
 import type { Handler } from '../contract/handler-types.js';
 import { presentTask as present } from '../tasks/presenter.js';
+import type { ShownTask } from '../tasks/repository.js';
 import { requireCaller } from '../auth/caller.js';
 
-export function taskHandlers({ tasks }: Services) {
+/** One task, with its revision (the router answers it as the ETag). */
+const shown = (task: ShownTask) => ({ status: 200 as const, body: present(task), revision: task.revision });
+
+export function taskHandlers({ tasks, idempotency }: Services) {
   const listTasks: Handler<'listTasks'> = async ({ query, principal }) => {
     const { page, nextCursor } = await tasks.list(requireCaller(principal), query ?? {});
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
   };
 
-  const getTask: Handler<'getTask'> = async ({ path }) => ({ status: 200, body: present(await tasks.get(path.id)) });
+  const getTask: Handler<'getTask'> = async ({ path }) => shown(await tasks.get(path.id));
 
-  const createTask: Handler<'createTask'> = async ({ body, principal, request }) => {
-    const task = present(await tasks.create(requireCaller(principal), body, request));
-    return { status: 201, body: task, headers: { Location: `/tasks/${task.id}` } };
-  };
+  const createTask: Handler<'createTask'> = ({ body, principal, request, idempotency: key }) =>
+    idempotency.once(
+      key,
+      (seal) => tasks.create(requireCaller(principal), body, request, seal),
+      (task: ShownTask) => ({ status: 201 as const, body: present(task), headers: { Location: `/tasks/${task.id}` }, revision: task.revision }),
+    );
 
-  const updateTask: Handler<'updateTask'> = async ({ body, path, principal, request }) => ({
-    status: 200,
-    body: present(await tasks.update(requireCaller(principal), path.id, body, request)),
-  });
+  const updateTask: Handler<'updateTask'> = async ({ body, path, principal, request, precondition }) =>
+    shown(await tasks.update(requireCaller(principal), path.id, body, request, precondition));
 
-  const deleteTask: Handler<'deleteTask'> = async ({ path, principal, request }) => {
-    await tasks.remove(requireCaller(principal), path.id, request);
+  const deleteTask: Handler<'deleteTask'> = async ({ path, principal, request, precondition }) => {
+    await tasks.remove(requireCaller(principal), path.id, request, precondition);
     return { status: 204, body: undefined };
   };
 

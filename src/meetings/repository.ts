@@ -1,6 +1,7 @@
 // Queries on meetings and their attendees. Functions take the database or a transaction.
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { components } from '../../generated/openapi.js';
+import { meetingRevision } from '../revisions/revisions.js';
 import type { Database, MeetingsTable } from '../db/schema.js';
 import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
 import type { MeetingCursor } from './cursor.js';
@@ -125,9 +126,18 @@ export function listMeetingsPage(
   });
 }
 
-export async function findListedMeeting(db: Kysely<Database>, id: string): Promise<ListedMeeting | undefined> {
-  const { rows } = await sql<ListedMeeting>`select ${listedColumns} from meetings m ${joins} where m.id = ${id}::uuid`.execute(db);
+/** A meeting as shown, with its revision (what its entity tag is made of). */
+export type ShownMeeting = ListedMeeting & { revision: string };
+
+export async function findListedMeeting(db: Kysely<Database>, id: string): Promise<ShownMeeting | undefined> {
+  const { rows } = await sql<ShownMeeting>`select ${listedColumns}, ${meetingRevision} as revision from meetings m ${joins} where m.id = ${id}::uuid`.execute(db);
   return rows[0];
+}
+
+/** The meeting's current revision (read under the lock of a change, to check its If-Match). */
+export async function findMeetingRevision(db: Kysely<Database>, id: string): Promise<string | undefined> {
+  const { rows } = await sql<{ revision: string }>`select ${meetingRevision} as revision from meetings m ${joins} where m.id = ${id}::uuid`.execute(db);
+  return rows[0]?.revision;
 }
 
 /** The meeting's row, locked until the transaction ends, with its attendees' ids (sorted); undefined when no meeting has this id. */

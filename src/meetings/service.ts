@@ -18,6 +18,8 @@ import { UUID } from '../uuid.js';
 import { parseInstant } from '../instant.js';
 import * as meetings from './repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import type { Seal } from '../idempotency/service.js';
+import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 /** The longest meeting, and the widest range a list may ask for (a quarter: 92 days). */
@@ -107,7 +109,8 @@ export function meetingService({ db, clock }: ServiceDeps) {
       return { page, nextCursor };
     },
 
-    async create(caller: Principal, input: CreateInput, origin: Origin) {
+    /** `seal` (an Idempotency-Key's) runs last in the transaction, with the meeting as planned. */
+    async create(caller: Principal, input: CreateInput, origin: Origin, seal?: Seal<meetings.ShownMeeting>) {
       const fields: meetings.MeetingFields = {
         title: cleanTitle(input.title),
         description: cleanDescription(input.description ?? null),
@@ -121,6 +124,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
       assertSpan(fields.starts_at, fields.ends_at, 'ends_at');
       // The organizer always attends.
       const attendeeIds = [...new Set([...(input.attendee_ids ?? []).map((id) => id.toLowerCase()), fields.organizer_id])];
+      let sealed: meetings.ShownMeeting | undefined;
       const id = await db.transaction().execute(async (trx) => {
         await assertActive(trx, [fields.organizer_id], 'organizer_id');
         await assertActive(trx, attendeeIds, 'attendee_ids');
@@ -133,12 +137,16 @@ export function meetingService({ db, clock }: ServiceDeps) {
         });
         await meetings.addAttendees(trx, { id: meetingId, ...fields }, attendeeIds);
         await record(trx, 'meeting_created', now, caller, origin, { id: meetingId, title: fields.title }, { before: null, after: snapshot({ ...fields, attendee_ids: attendeeIds }) });
+        if (seal) {
+          sealed = (await meetings.findListedMeeting(trx, meetingId))!;
+          await seal(trx, sealed);
+        }
         return meetingId;
       });
-      return get(id);
+      return sealed ?? get(id);
     },
 
-    async update(caller: Principal, id: string, input: UpdateInput, origin: Origin) {
+    async update(caller: Principal, id: string, input: UpdateInput, origin: Origin, precondition?: Precondition) {
       const known = meetingId(id);
       if (!known) throw notFound();
       const sent: Partial<meetings.MeetingFields> = {
@@ -153,6 +161,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
       await db.transaction().execute(async (trx) => {
         const meeting = await meetings.findMeetingForUpdate(trx, known);
         if (!meeting) throw notFound();
+        if (precondition) assertPrecondition(precondition, (await meetings.findMeetingRevision(trx, known))!);
         const next: meetings.MeetingFields = {
           title: sent.title ?? meeting.title,
           description: sent.description === undefined ? meeting.description : sent.description,
@@ -181,12 +190,13 @@ export function meetingService({ db, clock }: ServiceDeps) {
       return get(known);
     },
 
-    async delete(caller: Principal, id: string, origin: Origin) {
+    async delete(caller: Principal, id: string, origin: Origin, precondition?: Precondition) {
       const known = meetingId(id);
       if (!known) throw notFound();
       await db.transaction().execute(async (trx) => {
         const meeting = await meetings.findMeetingForUpdate(trx, known);
         if (!meeting) throw notFound();
+        if (precondition) assertPrecondition(precondition, (await meetings.findMeetingRevision(trx, known))!);
         await meetings.deleteMeeting(trx, known);
         await record(trx, 'meeting_deleted', clock.now(), caller, origin, { id: known, title: meeting.title }, { before: snapshot(meeting), after: null });
       });

@@ -23,3 +23,18 @@ export const apiKeyRevision = sql<string>`k.version::text || '/' || coalesce(${u
 
 /** A role: its row's version. Every change of a role, its permissions included, moves it (roles/repository.ts, updateRoleFields). */
 export const roleRevision = (role: { version: number }) => String(role.version);
+
+/**
+ * The label of who created a task or a meeting (users `cu`, api_keys `ck`): a user creator's
+ * version, or an API key creator's name, the only thing of the key they show (the key's version
+ * moves with every use recorded, which would move these tags for nothing).
+ */
+const creatorRevision = sql<string>`coalesce(cu.version::text, 'k:' || ck.name, '')`;
+
+/** A task (`t`, its assignee `a`, its creator `cu` or `ck`): its version, its assignee's (name and status shown), its creator's. */
+export const taskRevision = sql<string>`t.version::text || '/' || coalesce(a.version::text, '') || '/' || ${creatorRevision}`;
+
+/** A meeting (`m`, its organizer `o`, its creator `cu` or `ck`): its version, its organizer's, its creator's, and each attendee's (names and status shown). */
+export const meetingRevision = sql<string>`m.version::text || '/' || o.version::text || '/' || ${creatorRevision} || coalesce((
+    select ';' || string_agg(u.id::text || '.' || u.version::text, ';' order by u.id)
+    from meeting_attendees ma join users u on u.id = ma.user_id where ma.meeting_id = m.id), '')`;

@@ -1,5 +1,6 @@
 // Queries on the tasks table. Functions take the database or a transaction.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { taskRevision } from '../revisions/revisions.js';
 import type { Database, TaskPriority, TaskStatus } from '../db/schema.js';
 import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
 import type { TaskCursor, TaskSort } from './cursor.js';
@@ -172,8 +173,24 @@ export function listTasksPage(db: Kysely<Database>, options: { limit: number; so
   });
 }
 
-export function findListedTask(db: Kysely<Database>, id: string): Promise<ListedTask | undefined> {
-  return selectListed(db, 'created_at').where('t.id', '=', id).executeTakeFirst();
+/** A task as shown, with its revision (what its entity tag is made of). */
+export type ShownTask = ListedTask & { revision: string };
+
+export function findListedTask(db: Kysely<Database>, id: string): Promise<ShownTask | undefined> {
+  return selectListed(db, 'created_at').select(taskRevision.as('revision')).where('t.id', '=', id).executeTakeFirst();
+}
+
+/** The task's current revision (read under the lock of a change, to check its If-Match). */
+export async function findTaskRevision(db: Kysely<Database>, id: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('tasks as t')
+    .leftJoin('users as a', 'a.id', 't.assignee_id')
+    .leftJoin('users as cu', 'cu.id', 't.created_by_user_id')
+    .leftJoin('api_keys as ck', 'ck.id', 't.created_by_api_key_id')
+    .select(taskRevision.as('revision'))
+    .where('t.id', '=', id)
+    .executeTakeFirst();
+  return row?.revision;
 }
 
 /** The task's writable fields, its row locked until the transaction ends (every change of it queues behind). */

@@ -16,6 +16,8 @@ import { UUID } from '../uuid.js';
 import { parseInstant } from '../instant.js';
 import * as tasks from './repository.js';
 import { decodeCursor, encodeCursor, type TaskSort } from './cursor.js';
+import type { Seal } from '../idempotency/service.js';
+import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const TITLE_MAX_LENGTH = 200;
@@ -117,7 +119,8 @@ export function taskService({ db, clock }: ServiceDeps) {
       return { page, nextCursor };
     },
 
-    async create(caller: Principal, input: TaskInput & { title: string }, origin: Origin) {
+    /** `seal` (an Idempotency-Key's) runs last in the transaction, with the task as created. */
+    async create(caller: Principal, input: TaskInput & { title: string }, origin: Origin, seal?: Seal<tasks.ShownTask>) {
       const fields: tasks.TaskFields = {
         title: cleanTitle(input.title),
         description: cleanDescription(input.description ?? null),
@@ -126,6 +129,7 @@ export function taskService({ db, clock }: ServiceDeps) {
         due_at: dueTime(input.due_at ?? null),
         assignee_id: lowerId(input.assignee_id) ?? null,
       };
+      let sealed: tasks.ShownTask | undefined;
       const id = await db.transaction().execute(async (trx) => {
         await assertAssignable(trx, fields.assignee_id);
         const now = clock.now();
@@ -138,12 +142,16 @@ export function taskService({ db, clock }: ServiceDeps) {
           target: { type: 'task', id: taskId, label: fields.title },
           changes: { before: null, after: auditedFields({ ...fields, completed_at: completedAt?.toISOString() ?? null }) },
         });
+        if (seal) {
+          sealed = (await tasks.findListedTask(trx, taskId))!;
+          await seal(trx, sealed);
+        }
         return taskId;
       });
-      return get(id);
+      return sealed ?? get(id);
     },
 
-    async update(caller: Principal, id: string, input: TaskInput, origin: Origin) {
+    async update(caller: Principal, id: string, input: TaskInput, origin: Origin, precondition?: Precondition) {
       const wanted: Partial<tasks.TaskFields> = {
         title: input.title === undefined ? undefined : cleanTitle(input.title),
         description: input.description === undefined ? undefined : cleanDescription(input.description),
@@ -156,6 +164,7 @@ export function taskService({ db, clock }: ServiceDeps) {
       await db.transaction().execute(async (trx) => {
         const task = await tasks.lockTask(trx, id);
         if (!task) throw notFound();
+        if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, id))!);
         // Assigning needs an active user; a task may keep an assignee disabled since.
         if (wanted.assignee_id !== undefined && wanted.assignee_id !== task.assignee_id) await assertAssignable(trx, wanted.assignee_id);
         const now = clock.now();
@@ -172,11 +181,12 @@ export function taskService({ db, clock }: ServiceDeps) {
       return get(id);
     },
 
-    async remove(caller: Principal, id: string, origin: Origin): Promise<void> {
+    async remove(caller: Principal, id: string, origin: Origin, precondition?: Precondition): Promise<void> {
       if (!UUID.test(id)) throw notFound();
       await db.transaction().execute(async (trx) => {
         const task = await tasks.lockTask(trx, id);
         if (!task) throw notFound();
+        if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, id))!);
         await tasks.deleteTask(trx, id);
         await recordAuditEvent(trx, {
           type: 'task_deleted',
