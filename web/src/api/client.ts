@@ -64,6 +64,29 @@ export async function call<R extends Result>(run: () => Promise<R>): Promise<Exc
   return result.data as Exclude<R['data'], undefined>;
 }
 
+/** One resource and its entity tag (RFC 9110 ETag), to send back in If-Match when changing it. */
+export interface Tagged<T> {
+  data: T;
+  etag: string;
+}
+
+/** Runs one call (as call()) on a single resource, keeping the ETag it answers (docs/SAFE-WRITES.md). */
+export async function callTagged<R extends Result>(run: () => Promise<R>): Promise<Tagged<Exclude<R['data'], undefined>>> {
+  let etag = '';
+  const data = await call(async () => {
+    const result = await run();
+    etag = result.response.headers.get('ETag') ?? '';
+    return result;
+  });
+  return { data, etag };
+}
+
+/** The If-Match header of a change made to what was read with this tag (none when the read had none). */
+export const ifMatch = (etag: string): { 'If-Match'?: string } => (etag ? { 'If-Match': etag } : {});
+
+/** The change was refused because someone else changed the record since it was read (412): nothing was saved. */
+export const changedMeanwhile = (error: unknown) => error instanceof ApiError && error.status === 412;
+
 /** Ends this session on the server (DELETE /sessions/current), then forgets the tokens here. */
 export async function signOut(): Promise<void> {
   try {

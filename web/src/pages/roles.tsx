@@ -3,13 +3,13 @@
 // docs/AUTH.md: PATCH /roles/{id} needs every permission added, and every permission the role
 // holds if any is removed).
 import { useState } from 'preact/hooks';
-import { api, call } from '../api/client.js';
+import { api, call, callTagged, changedMeanwhile, ifMatch } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, PageTitle, toggleLocks } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, toggleLocks } from '../ui.js';
 
 type Role = components['schemas']['Role'];
 type Permission = components['schemas']['Permission'];
@@ -26,8 +26,11 @@ export function RolesPage({ roleId, myPermissions }: { roleId?: string | undefin
       <div class="toolbar">
         <a href={href('roles', 'new')}>{t('roles.new')}</a>
       </div>
-      {editing && catalogue.data && (
-        <RoleForm key={roleId} role={editing === 'new' ? null : editing} available={catalogue.data.data} myPermissions={myPermissions} onSaved={() => (roles.reload(), navigate('roles'))} />
+      {editing === 'new' && catalogue.data && (
+        <RoleForm key="new" role={null} available={catalogue.data.data} myPermissions={myPermissions} onSaved={() => (roles.reload(), navigate('roles'))} />
+      )}
+      {editing && editing !== 'new' && catalogue.data && (
+        <EditRole key={editing.id} id={editing.id} available={catalogue.data.data} myPermissions={myPermissions} onSaved={() => (roles.reload(), navigate('roles'))} />
       )}
       <ErrorMessage error={catalogue.error} onRetry={catalogue.reload} />
       <ListState loaded={roles} empty={t('roles.empty')}>
@@ -68,7 +71,47 @@ export function RolesPage({ roleId, myPermissions }: { roleId?: string | undefin
   );
 }
 
-function RoleForm({ role, available, myPermissions, onSaved }: { role: Role | null; available: readonly Permission[]; myPermissions: readonly Permission[]; onSaved: () => void }) {
+/**
+ * A role read on its own, with its ETag: the change is sent with If-Match, and when someone else
+ * changed the role meanwhile (412) nothing is saved and the form shows the role as it now is.
+ */
+function EditRole({ id, available, myPermissions, onSaved }: { id: string; available: readonly Permission[]; myPermissions: readonly Permission[]; onSaved: () => void }) {
+  const { t } = useI18n();
+  const role = useLoad(() => callTagged(() => api.GET('/roles/{id}', { params: { path: { id } } })), [id]);
+  const [stale, setStale] = useState(false);
+  if (role.error) return <ErrorMessage error={role.error} onRetry={role.reload} />;
+  if (!role.data) return <Loading />;
+  return (
+    <>
+      {stale && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
+      <RoleForm
+        key={role.data.etag}
+        role={role.data.data}
+        etag={role.data.etag}
+        available={available}
+        myPermissions={myPermissions}
+        onSaved={onSaved}
+        onStale={() => (setStale(true), role.reload())}
+      />
+    </>
+  );
+}
+
+function RoleForm({
+  role,
+  etag = '',
+  available,
+  myPermissions,
+  onSaved,
+  onStale,
+}: {
+  role: Role | null;
+  etag?: string;
+  available: readonly Permission[];
+  myPermissions: readonly Permission[];
+  onSaved: () => void;
+  onStale?: () => void;
+}) {
   const { t } = useI18n();
   const [name, setName] = useState(role?.name ?? '');
   const [description, setDescription] = useState(role?.description ?? '');
@@ -85,8 +128,13 @@ function RoleForm({ role, available, myPermissions, onSaved }: { role: Role | nu
 
   const { busy, error, submit } = useSubmit(async () => {
     const body = { name, description, permissions: permissions as Permission[] };
-    if (role) await call(() => api.PATCH('/roles/{id}', { params: { path: { id: role.id } }, body }));
-    else await call(() => api.POST('/roles', { body }));
+    try {
+      if (role) await call(() => api.PATCH('/roles/{id}', { params: { path: { id: role.id }, header: ifMatch(etag) }, body }));
+      else await call(() => api.POST('/roles', { body }));
+    } catch (err) {
+      if (onStale && changedMeanwhile(err)) return onStale();
+      throw err;
+    }
     onSaved();
   });
 

@@ -3,7 +3,7 @@
 // role the person may not grant or take away, disabling someone holding more than they do, and an
 // operation whose permission (users.create, users.update, users.disable) they lack.
 import { useState } from 'preact/hooks';
-import { api, call } from '../api/client.js';
+import { api, call, callTagged, changedMeanwhile, ifMatch, type Tagged } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
@@ -179,23 +179,45 @@ function CreateUser({ myPermissions }: { myPermissions: readonly string[] }) {
 
 function EditUser({ id, myPermissions }: { id: string; myPermissions: readonly string[] }) {
   const { t } = useI18n();
-  const user = useLoad(() => call(() => api.GET('/users/{id}', { params: { path: { id } } })), [id]);
+  // With its ETag: every change is sent with If-Match, so it never overwrites someone else's.
+  const user = useLoad(() => callTagged(() => api.GET('/users/{id}', { params: { path: { id } } })), [id]);
   // Readable with roles.manage: the roles' permissions tell what the user holds; without it the
   // server alone decides.
   const roles = useLoad(() => call(() => api.GET('/roles')), []);
   // Kept here: the form below is rebuilt from the saved user after each change.
-  const [saved, setSaved] = useState(false);
+  const [outcome, setOutcome] = useState<'saved' | 'stale' | undefined>();
   if (user.error) return <ErrorMessage error={user.error} onRetry={user.reload} />;
   if (!user.data) return <Loading />;
   return (
     <>
-      {saved && <Notice tone="success">{t('common.saved')}</Notice>}
-      <EditUserForm key={user.data.updated_at} user={user.data} roleList={roles.data?.data} myPermissions={myPermissions} onChanged={(done) => (setSaved(done), done && user.reload())} />
+      {outcome === 'saved' && <Notice tone="success">{t('common.saved')}</Notice>}
+      {outcome === 'stale' && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
+      <EditUserForm
+        key={user.data.etag}
+        user={user.data}
+        roleList={roles.data?.data}
+        myPermissions={myPermissions}
+        onChanged={(done) => {
+          setOutcome(done);
+          // Saved, or refused because the record changed meanwhile: either way the form shows the record as it now is.
+          if (done) user.reload();
+        }}
+      />
     </>
   );
 }
 
-function EditUserForm({ user, roleList, myPermissions, onChanged }: { user: User; roleList: readonly Role[] | undefined; myPermissions: readonly string[]; onChanged: (saved: boolean) => void }) {
+function EditUserForm({
+  user: { data: user, etag },
+  roleList,
+  myPermissions,
+  onChanged,
+}: {
+  user: Tagged<User>;
+  roleList: readonly Role[] | undefined;
+  myPermissions: readonly string[];
+  onChanged: (outcome: 'saved' | 'stale' | undefined) => void;
+}) {
   const { t } = useI18n();
   const [firstName, setFirstName] = useState(user.first_name);
   const [lastName, setLastName] = useState(user.last_name);
@@ -210,12 +232,13 @@ function EditUserForm({ user, roleList, myPermissions, onChanged }: { user: User
   const run = async (action: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);
-    onChanged(false);
+    onChanged(undefined);
     try {
       await action();
-      onChanged(true);
+      onChanged('saved');
     } catch (err) {
-      setError(err);
+      if (changedMeanwhile(err)) onChanged('stale');
+      else setError(err);
     } finally {
       setBusy(false);
     }
@@ -224,10 +247,10 @@ function EditUserForm({ user, roleList, myPermissions, onChanged }: { user: User
     event.preventDefault();
     // The status is sent only when it changes: changing it needs what the user holds.
     const body = { first_name: firstName, last_name: lastName, roles, ...(status !== user.status ? { status } : {}) };
-    void run(() => call(() => api.PATCH('/users/{id}', { params: { path: { id: user.id } }, body })));
+    void run(() => call(() => api.PATCH('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) }, body })));
   };
   const disable = () => {
-    if (window.confirm(t('users.disableConfirm', { email: user.email }))) void run(() => call(() => api.DELETE('/users/{id}', { params: { path: { id: user.id } } })));
+    if (window.confirm(t('users.disableConfirm', { email: user.email }))) void run(() => call(() => api.DELETE('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) } })));
   };
 
   return (
