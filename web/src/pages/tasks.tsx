@@ -3,7 +3,7 @@
 // decides (docs/AUTH.md, "Tasks"): a control whose permission the person lacks (tasks.create,
 // tasks.update, tasks.delete) is shown disabled, with why (web/src/authority.ts).
 import { useState } from 'preact/hooks';
-import { api, call } from '../api/client.js';
+import { api, call, callTagged, changedMeanwhile, ifMatch } from '../api/client.js';
 import type { components, operations } from '../../../generated/openapi.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
@@ -302,19 +302,21 @@ function CreateTask({ me }: { me: Me }) {
 
 function EditTask({ id, me }: { id: string; me: Me }) {
   const { t } = useI18n();
-  const task = useLoad(() => call(() => api.GET('/tasks/{id}', { params: { path: { id } } })), [id]);
-  const [saved, setSaved] = useState(false);
+  // With its ETag: the change is sent with If-Match, so it never overwrites someone else's.
+  const task = useLoad(() => callTagged(() => api.GET('/tasks/{id}', { params: { path: { id } } })), [id]);
+  const [outcome, setOutcome] = useState<'saved' | 'stale' | undefined>();
   if (task.error) return <ErrorMessage error={task.error} onRetry={task.reload} />;
   if (!task.data) return <Loading />;
   return (
     <>
-      {saved && <Notice tone="success">{t('common.saved')}</Notice>}
-      <EditTaskForm key={task.data.updated_at} task={task.data} me={me} onSaved={() => (setSaved(true), task.reload())} />
+      {outcome === 'saved' && <Notice tone="success">{t('common.saved')}</Notice>}
+      {outcome === 'stale' && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
+      <EditTaskForm key={task.data.etag} task={task.data.data} etag={task.data.etag} me={me} onDone={(done) => (setOutcome(done), task.reload())} />
     </>
   );
 }
 
-function EditTaskForm({ task, me, onSaved }: { task: Task; me: Me; onSaved: () => void }) {
+function EditTaskForm({ task, etag, me, onDone }: { task: Task; etag: string; me: Me; onDone: (outcome: 'saved' | 'stale') => void }) {
   const { t, formatDate } = useI18n();
   const [values, setValues] = useState<FormValues>({
     title: task.title,
@@ -326,15 +328,28 @@ function EditTaskForm({ task, me, onSaved }: { task: Task; me: Me; onSaved: () =
   });
   const saveLocked = lockedFor(t, 'task-save-why', lacking(me.permissions, ['tasks.update']));
   const deleteLocked = lockedFor(t, 'task-delete-why', lacking(me.permissions, ['tasks.delete']));
-  const save = useSubmit(async () => {
-    await call(() => api.PATCH('/tasks/{id}', { params: { path: { id: task.id } }, body: body(values) }));
-    onSaved();
-  });
-  const remove = useSubmit(async () => {
-    if (!window.confirm(t('tasks.deleteConfirm', { title: task.title }))) return;
-    await call(() => api.DELETE('/tasks/{id}', { params: { path: { id: task.id } } }));
-    navigate('tasks');
-  });
+  // Someone else changed the task since the form was loaded (412): nothing saved, the form reloads.
+  const unlessStale = async (action: () => Promise<void>) => {
+    try {
+      await action();
+    } catch (err) {
+      if (changedMeanwhile(err)) return onDone('stale');
+      throw err;
+    }
+  };
+  const save = useSubmit(() =>
+    unlessStale(async () => {
+      await call(() => api.PATCH('/tasks/{id}', { params: { path: { id: task.id }, header: ifMatch(etag) }, body: body(values) }));
+      onDone('saved');
+    }),
+  );
+  const remove = useSubmit(() =>
+    unlessStale(async () => {
+      if (!window.confirm(t('tasks.deleteConfirm', { title: task.title }))) return;
+      await call(() => api.DELETE('/tasks/{id}', { params: { path: { id: task.id }, header: ifMatch(etag) } }));
+      navigate('tasks');
+    }),
+  );
   return (
     <>
       <PageTitle>{task.title}</PageTitle>
