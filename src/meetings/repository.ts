@@ -136,7 +136,7 @@ export async function findListedMeeting(db: Kysely<Database>, id: string): Promi
 
 /** The meeting's current revision (read under the lock of a change, to check its If-Match). */
 export async function findMeetingRevision(db: Kysely<Database>, id: string): Promise<string | undefined> {
-  const { rows } = await sql<{ revision: string }>`select ${meetingRevision} as revision from meetings m ${joins} where m.id = ${id}::uuid`.execute(db);
+  const { rows } = await sql<{ revision: string }>`select ${meetingRevision} as revision from meetings m where m.id = ${id}::uuid`.execute(db);
   return rows[0]?.revision;
 }
 

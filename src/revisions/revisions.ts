@@ -25,16 +25,22 @@ export const apiKeyRevision = sql<string>`k.version::text || '/' || coalesce(${u
 export const roleRevision = (role: { version: number }) => String(role.version);
 
 /**
- * The label of who created a task or a meeting (users `cu`, api_keys `ck`): a user creator's
- * version, or an API key creator's name, the only thing of the key they show (the key's version
- * moves with every use recorded, which would move these tags for nothing).
+ * Who created a task or a meeting (the row aliased `alias`): a user creator's version, or an API
+ * key creator's name, the only thing of the key they show (the key's version moves with every use
+ * recorded, which would move these tags for nothing). Subqueries on the row alone, so the
+ * expression fits any statement that reads the row.
  */
-const creatorRevision = sql<string>`coalesce(cu.version::text, 'k:' || ck.name, '')`;
+const creatorRevision = (alias: 't' | 'm') =>
+  sql<string>`coalesce(
+    (select u.version::text from users u where u.id = ${sql.ref(`${alias}.created_by_user_id`)}),
+    (select 'k:' || k.name from api_keys k where k.id = ${sql.ref(`${alias}.created_by_api_key_id`)}), '')`;
 
-/** A task (`t`, its assignee `a`, its creator `cu` or `ck`): its version, its assignee's (name and status shown), its creator's. */
-export const taskRevision = sql<string>`t.version::text || '/' || coalesce(a.version::text, '') || '/' || ${creatorRevision}`;
+/** A task (`t`): its version, its assignee's (name and status shown), its creator's. */
+export const taskRevision = sql<string>`t.version::text || '/' || coalesce((select a.version::text from users a where a.id = t.assignee_id), '')
+  || '/' || ${creatorRevision('t')}`;
 
-/** A meeting (`m`, its organizer `o`, its creator `cu` or `ck`): its version, its organizer's, its creator's, and each attendee's (names and status shown). */
-export const meetingRevision = sql<string>`m.version::text || '/' || o.version::text || '/' || ${creatorRevision} || coalesce((
+/** A meeting (`m`): its version, its organizer's, its creator's, and each attendee's (names and status shown). */
+export const meetingRevision = sql<string>`m.version::text || '/' || coalesce((select o.version::text from users o where o.id = m.organizer_id), '')
+  || '/' || ${creatorRevision('m')} || coalesce((
     select ';' || string_agg(u.id::text || '.' || u.version::text, ';' order by u.id)
     from meeting_attendees ma join users u on u.id = ma.user_id where ma.meeting_id = m.id), '')`;

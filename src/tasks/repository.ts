@@ -184,9 +184,6 @@ export function findListedTask(db: Kysely<Database>, id: string): Promise<ShownT
 export async function findTaskRevision(db: Kysely<Database>, id: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('tasks as t')
-    .leftJoin('users as a', 'a.id', 't.assignee_id')
-    .leftJoin('users as cu', 'cu.id', 't.created_by_user_id')
-    .leftJoin('api_keys as ck', 'ck.id', 't.created_by_api_key_id')
     .select(taskRevision.as('revision'))
     .where('t.id', '=', id)
     .executeTakeFirst();
