@@ -16,8 +16,8 @@ const ROOT = resolve(import.meta.dirname, '..');
  * it); a file of src/ not named here is ground, with the modules every layer reads.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  // Entry points: they see every layer and wire them.
-  ['src/main.ts', 'src/cli/'],
+  // Entry points: they see every layer and wire them (src/cluster.ts: the primary of WORKERS processes).
+  ['src/main.ts', 'src/cluster.ts', 'src/cli/'],
   // The HTTP edge; the services it is handed, built once (the composition root); the contract it
   // serves (validators, key styles, handler types).
   ['src/http/', 'src/handlers/'],
