@@ -2,7 +2,8 @@
 // recovery codes, and the second step of signing in, on the real service and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
+import { sweep } from '../src/maintenance/sweeper.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, passwordStep, secondStep, signInWithTotp, totpCode } from './support/second-factor.js';
@@ -277,6 +278,10 @@ describe('signing in with a second factor', () => {
     const late = await secondStep(app, { challenge_token, totp_code: totpCode(secret, clock.now()) });
     expect(late.status).toBe(401);
     expect(late.body.code).toBe('invalid_challenge');
+    // And the sweep deletes it.
+    const swept = await sweep(database.db, clock.now(), testConfig().sweep.policy);
+    expect(swept.signInChallenges).toBeGreaterThanOrEqual(1);
+    expect(await database.db.selectFrom('sign_in_challenges').select('id').where('user_id', '=', person.id).where('expires_at', '<=', clock.now()).execute()).toEqual([]);
   });
 
   it('a challenge token used for another account: another person\'s code or recovery code does not open it', async () => {

@@ -1,5 +1,6 @@
 // Deletes rows that have served their purpose, so tables stay the size of the live data:
-//  - sign-in attempts older than the throttle window (they no longer count);
+//  - sign-in attempts older than the throttle window (they no longer count), and sign-in
+//    challenges past their 5 minutes (src/sessions/challenges.ts);
 //  - sessions over (signed out, revoked, expired or idle) for longer than the retention period,
 //    with their token sets (cascade). A live session keeps every generation of its tokens: an old
 //    refresh token presented again must still be recognised as reused.
@@ -25,6 +26,8 @@ export interface SweepPolicy {
 
 export interface SweepResult {
   signInAttempts: number;
+  /** Second-step challenges of sign-ins past their 5 minutes (src/sessions/challenges.ts). */
+  signInChallenges: number;
   sessions: number;
   idempotencyAnswers: number;
 }
@@ -62,8 +65,14 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
         limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   });
+  const signInChallenges = await inBatches(async () => {
+    const result = await sql`
+      delete from sign_in_challenges where id in (
+        select id from sign_in_challenges where expires_at <= ${now} limit ${BATCH} for update skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  });
   const idempotencyAnswers = await inBatches(() => deleteExpiredAnswers(db, now, BATCH));
-  return { signInAttempts, sessions, idempotencyAnswers };
+  return { signInAttempts, signInChallenges, sessions, idempotencyAnswers };
 }
 
 export interface MaintenanceResult extends SweepResult {
