@@ -1,8 +1,6 @@
 // The audit trail is tamper-evident: events are sealed in batches by a hash chain, `verify`
 // re-checks the chain and every event still present and names the first that does not match;
 // retention deletes whole sealed batches and the chain still verifies.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
@@ -12,6 +10,8 @@ import { verifyAuditTrail } from '../src/audit/verify.js';
 import { deleteExpiredAuditEvents } from '../src/audit/retention.js';
 import { maintain } from '../src/maintenance/sweeper.js';
 import { testConfig } from './support/context.js';
+import { runCli } from './support/cli.js';
+import { budget } from './support/budgets.js';
 
 let database: TestDatabase;
 beforeEach(async () => {
@@ -119,18 +119,15 @@ describe('verify finds tampering', () => {
     expect((await verify()).problem).toBe(`Seal ${seals[0]} has lost its events before their retention ended.`);
   });
 
-  it('the command line prints the first mismatch and exits 1', async () => {
+  it('the command line prints the first mismatch and exits 1', { timeout: budget({ cliRun: 2 }) }, async () => {
     const ids = await eventIds();
-    const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'audit', 'verify'], { env: { ...process.env, DATABASE_URL: database.url } });
-    const ok = await run().catch((err: { stdout: string; stderr: string }) => ({ stdout: err.stdout + err.stderr }));
-    expect(ok.stdout).toMatch(/^OK: 2 seals \(0 with their events deleted by retention\), 20 events checked, 0 not sealed yet, in [\d.]+ s\.\nHead: [0-9a-f]{64}\n$/);
+    const run = () => runCli(['audit', 'verify'], { databaseUrl: database.url });
+    const ok = await run();
+    expect(ok.stdout, ok.stderr).toMatch(/^OK: 2 seals \(0 with their events deleted by retention\), 20 events checked, 0 not sealed yet, in [\d.]+ s\.\nHead: [0-9a-f]{64}\n$/);
     await sql`update security_events set ip_address = '198.51.100.1' where id = ${ids[0]}`.execute(database.db);
-    const failed = await run().then(
-      () => null,
-      (err: { code: number; stdout: string }) => err,
-    );
-    expect(failed?.code).toBe(1);
-    expect(failed?.stdout).toMatch(new RegExp(`^FAILED: Event ${ids[0]} does not match seal \\d+: it was altered after sealing\\.`));
+    const failed = await run();
+    expect(failed.status).toBe(1);
+    expect(failed.stdout).toMatch(new RegExp(`^FAILED: Event ${ids[0]} does not match seal \\d+: it was altered after sealing\\.`));
   });
 });
 

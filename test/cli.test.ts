@@ -1,41 +1,30 @@
 // The command line, run as an operator would (a child process on the test database): roles list,
 // api-keys create/revoke, seed; bad input exits non-zero with a clear message.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { sql } from 'kysely';
+import { runCli } from './support/cli.js';
+import { budget } from './support/budgets.js';
 
-const run = promisify(execFile);
 let database: TestDatabase;
 beforeAll(async () => {
   database = await createTestDatabase();
 });
 afterAll(() => database.destroy());
 
-async function cli(...args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      env: { ...process.env, DATABASE_URL: database.url, NODE_ENV: 'development' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (...args: string[]) => runCli(args, { databaseUrl: database.url, env: { NODE_ENV: 'development' } });
 
 describe('backoffice CLI', () => {
-  it('roles list shows the built-in admin role', async () => {
+  it('roles list shows the built-in admin role', { timeout: budget({ cliRun: 1 }) }, async () => {
     const res = await cli('roles', 'list');
-    expect(res.code).toBe(0);
+    expect(res.status).toBe(0);
     expect(res.stdout).toMatch(/^admin \(built-in\): users\.list, /m);
   });
 
-  it('api-keys create prints a working secret once; revoke stops it', async () => {
+  it('api-keys create prints a working secret once; revoke stops it', { timeout: budget({ cliRun: 2 }) }, async () => {
     const created = await cli('api-keys', 'create', '--name', 'CLI key', '--permissions', 'users.list', '--expires-at', '2099-01-01T00:00:00Z');
-    expect(created.code, created.stderr).toBe(0);
+    expect(created.status, created.stderr).toBe(0);
     const secret = created.stdout.trim();
     expect(secret).toMatch(/^bok_\w{43}_\w{6}$/);
     expect(created.stderr).toContain('never shown again');
@@ -44,44 +33,44 @@ describe('backoffice CLI', () => {
 
     const id = /Created API key ([0-9a-f-]{36})/.exec(created.stderr)?.[1];
     const revoked = await cli('api-keys', 'revoke', id!);
-    expect(revoked.code).toBe(0);
+    expect(revoked.status).toBe(0);
     expect((await request(app).get('/users').set('x-api-key', secret)).status).toBe(401);
   });
 
-  it('refuses bad input with a message and a non-zero exit code, changing nothing', async () => {
+  it('refuses bad input with a message and a non-zero exit code, changing nothing', { timeout: budget({ cliRun: 5 }) }, async () => {
     const unknown = await cli('api-keys', 'create', '--name', 'Bad', '--permissions', 'users.lst');
-    expect(unknown.code).not.toBe(0);
+    expect(unknown.status).not.toBe(0);
     expect(unknown.stderr).toContain('unknown permission(s): users.lst');
     const past = await cli('api-keys', 'create', '--name', 'Past', '--permissions', 'users.list', '--expires-at', '2001-01-01');
-    expect(past.code).toBe(1);
+    expect(past.status).toBe(1);
     expect(past.stderr).toContain('must be in the future');
     const badId = await cli('api-keys', 'revoke', 'nope');
-    expect(badId.code).not.toBe(0);
+    expect(badId.status).not.toBe(0);
     expect(badId.stderr).toContain('expected the key id');
     const missing = await cli('api-keys', 'revoke', '00000000-0000-4000-8000-000000000000');
-    expect(missing.code).toBe(1);
+    expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('No API key has this id');
     const zero = await cli('seed', '--users', '0');
-    expect(zero.code).not.toBe(0);
+    expect(zero.status).not.toBe(0);
     const keys = await database.db.selectFrom('api_keys').select('name').where('name', 'in', ['Bad', 'Past']).execute();
     expect(keys).toEqual([]);
   });
 
-  it('rotate-cursor-key replaces the cursor signing key and nothing else', async () => {
+  it('rotate-cursor-key replaces the cursor signing key and nothing else', { timeout: budget({ cliRun: 1 }) }, async () => {
     const key = () => database.db.selectFrom('service_secrets').select('secret').where('name', '=', 'cursor_signing').executeTakeFirstOrThrow();
     const before = await key();
     const res = await cli('rotate-cursor-key');
-    expect(res.code, res.stderr).toBe(0);
+    expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toContain('Rotated the cursor signing key');
     const after = await key();
     expect(after.secret).toHaveLength(32);
     expect(after.secret.equals(before.secret)).toBe(false);
   });
 
-  it('seed --users N inserts N realistic users with a progress bar', async () => {
+  it('seed --users N inserts N realistic users with a progress bar', { timeout: budget({ cliRun: 1 }) }, async () => {
     const before = Number((await database.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
     const res = await cli('seed', '--users', '12345', '--seed', '42');
-    expect(res.code, res.stderr).toBe(0);
+    expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/Inserted 12345 users/);
     expect(res.stderr).toContain('Seeding users');
     const after = Number((await database.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
@@ -97,9 +86,9 @@ describe('backoffice CLI', () => {
     }
   });
 
-  it('seed --users N --meetings N plans N meetings among the active users, each attended by its organizer, recorded as the command line\u2019s act', async () => {
+  it('seed --users N --meetings N plans N meetings among the active users, each attended by its organizer, recorded as the command line\u2019s act', { timeout: budget({ cliRun: 2 }) }, async () => {
     const res = await cli('seed', '--users', '300', '--meetings', '1500', '--seed', '7');
-    expect(res.code, res.stderr).toBe(0);
+    expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/Inserted 300 users/);
     expect(res.stdout).toMatch(/Inserted 1500 meetings/);
     expect(res.stderr).toContain('Seeding meetings');
@@ -120,9 +109,9 @@ describe('backoffice CLI', () => {
     expect(page.body.data.length).toBeGreaterThan(40); // ~120 of 1,500 meetings over two years fall in these 60 days
   });
 
-  it('seed --tasks N makes N tasks among the active users, recorded as the command line\u2019s act, readable and searchable through the API', async () => {
+  it('seed --tasks N makes N tasks among the active users, recorded as the command line\u2019s act, readable and searchable through the API', { timeout: budget({ cliRun: 2 }) }, async () => {
     const res = await cli('seed', '--tasks', '1234', '--seed', '7');
-    expect(res.code, res.stderr).toBe(0);
+    expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/Inserted 1234 tasks/);
     expect(res.stderr).toContain('Seeding tasks');
     const count = async (query: string) => Number((await sql<{ n: string }>`${sql.raw(query)}`.execute(database.db)).rows[0]!.n);
@@ -139,17 +128,17 @@ describe('backoffice CLI', () => {
     expect(page.body.data.every((t: { title: string }) => t.title.includes('école'))).toBe(true);
   });
 
-  it('seed refuses to seed nothing, and meetings or tasks when there is nobody to make them for', async () => {
+  it('seed refuses to seed nothing, and meetings or tasks when there is nobody to make them for', { timeout: budget({ cliRun: 3 }) }, async () => {
     const nothing = await cli('seed');
-    expect(nothing.code).toBe(1);
+    expect(nothing.status).toBe(1);
     expect(nothing.stderr).toContain('say what to seed');
     const empty = await createTestDatabase();
     try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'seed', '--meetings', '10'], { env: { ...process.env, DATABASE_URL: empty.url, NODE_ENV: 'development' } }).catch((err: { stdout: string; stderr: string }) => err);
+      const { stdout, stderr } = await runCli(['seed', '--meetings', '10'], { databaseUrl: empty.url, env: { NODE_ENV: 'development' } });
       expect(stdout).toBe('');
       expect(stderr).toContain('seed users first');
       expect(Number((await sql<{ n: string }>`select count(*) as n from meetings`.execute(empty.db)).rows[0]!.n)).toBe(0);
-      const tasks = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'seed', '--tasks', '10'], { env: { ...process.env, DATABASE_URL: empty.url, NODE_ENV: 'development' } }).catch((err: { stdout: string; stderr: string }) => err);
+      const tasks = await runCli(['seed', '--tasks', '10'], { databaseUrl: empty.url, env: { NODE_ENV: 'development' } });
       expect(tasks.stderr).toContain('seed users first');
       expect(Number((await sql<{ n: string }>`select count(*) as n from tasks`.execute(empty.db)).rows[0]!.n)).toBe(0);
     } finally {

@@ -13,12 +13,14 @@ import { sweep } from '../src/maintenance/sweeper.js';
 import { sealAuditEvents } from '../src/audit/seal.js';
 import { verifyAuditTrail } from '../src/audit/verify.js';
 import { userRow } from './support/rows.js';
+import { budget } from './support/budgets.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('embedded PGlite database', () => {
-  it('migrates, serves, and keeps its data across restarts', async () => {
+  // Two starts of the embedded database (WebAssembly PostgreSQL, migrated in this process).
+  it('migrates, serves, and keeps its data across restarts', { timeout: budget({ pgliteStart: 2 }) }, async () => {
     const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir });
     expect(config.databaseUrl).toBeUndefined();
     const first = await buildService(config, captureLogs().logger);

@@ -9,6 +9,7 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { createUser, signIn } from './support/sessions.js';
 import { makeApiKey } from './support/access-fixtures.js';
 import { systemClock } from '../src/clock.js';
+import { budget } from './support/budgets.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -27,7 +28,7 @@ const accessLines = (logs: ReturnType<typeof createTestApp>['logs'], requestId: 
   logs.records().filter((r) => r.msg === 'request completed' && (r.req as { id?: string }).id === requestId);
 
 describe('a caller that is not a trusted proxy (TRUST_PROXY unset)', () => {
-  it("audit trail poisoning: a caller's chosen X-Request-Id is not stored as the request_id of its audit event", async () => {
+  it("audit trail poisoning: a caller's chosen X-Request-Id is not stored as the request_id of its audit event", { timeout: budget({ passwordHash: 2 }) }, async () => {
     const { app } = createTestApp(database.db, { clock: systemClock });
     const auditor = await makeApiKey(database.db, ['audit.read']);
     // The victim's request: an administrator creates a user; its id is in the trail.
@@ -62,7 +63,7 @@ describe('a caller that is not a trusted proxy (TRUST_PROXY unset)', () => {
     expect(await eventsWithId(victimId)).toEqual([{ type: 'user_created', request_id: victimId }]);
   });
 
-  it('audit trail poisoning by a signed-in person: the bearer of a session cannot choose the request_id of its change either', async () => {
+  it('audit trail poisoning by a signed-in person: the bearer of a session cannot choose the request_id of its change either', { timeout: budget({ passwordHash: 2 }) }, async () => {
     const { app } = createTestApp(database.db, { clock: systemClock });
     const manager = await createUser(database.db, { permissions: ['roles.manage'] });
     const token = (await signIn(app, manager.email, manager.password)).access_token;

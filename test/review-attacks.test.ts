@@ -8,7 +8,7 @@ import request from 'supertest';
 import { Migrator, sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
-import { makeApiKey, makeRole } from './support/access-fixtures.js';
+import { makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
 import { HttpClient } from './support/http-client.js';
 import { migrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -310,13 +310,21 @@ describe('deadlocks: every pair of rights-changing operations, in every lock ord
     adminAuth = `Bearer ${(await signIn(app, admin.email, admin.password)).access_token}`;
   });
 
+  // Hundreds of fixtures: their users share one password, hashed once (a hash is the slowest step
+  // of a fixture on a loaded machine, and what is under test here is locking, not hashing); the
+  // other administrator never signs in and has none. The sign-in stays real.
+  const PASSWORD = 'a long password shared by the lock fixtures';
+  let passwordHash: Promise<string> | undefined;
+
   async function fixture(targetIsAdmin: boolean): Promise<Fixture> {
     const r = await makeRole(database.db, ['tasks.list']);
     const r2 = await makeRole(database.db, ['users.list']);
-    const user = await createUser(database.db, { roles: targetIsAdmin ? [r.name, 'admin'] : [r.name] });
+    passwordHash ??= hashPassword(PASSWORD);
+    const made = await makeUser(database.db, { roleIds: targetIsAdmin ? [r.id, ADMIN_ROLE_ID] : [r.id], passwordHash: await passwordHash });
+    const user = { ...made, password: PASSWORD };
     const set = await signIn(app, user.email, user.password);
     const { id: session } = await database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
-    const otherAdmin = (await createUser(database.db, { roles: ['admin'] })).id;
+    const otherAdmin = (await makeUser(database.db, { roleIds: [ADMIN_ROLE_ID] })).id;
     return { user, session, set, r, r2, otherAdmin };
   }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
 import { startServerProcess } from './support/server-process.js';
+import { BUDGET_MS, budget } from './support/budgets.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -13,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => database.destroy());
 
 describe('start-up', () => {
-  it('names the address it really listens on, not localhost', async () => {
+  it('names the address it really listens on, not localhost', { timeout: budget({ serverStart: 1 }) }, async () => {
     const server = await startServerProcess({ DATABASE_URL: database.url, HOST: '127.0.0.1' });
     try {
       const line = server.records().find((r) => typeof r.msg === 'string' && r.msg.startsWith('listening on'));
@@ -27,7 +28,8 @@ describe('start-up', () => {
 describe('make run on an empty database', () => {
   it("puts the first administrator's password in an owner-only file, never in the log, and makes them replace it", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-first-start-'));
-    const server = await startServerProcess({ DATABASE_URL: undefined, DATA_DIR: dataDir }, 120_000);
+    // Up once PGlite has started and migrated in the process.
+    const server = await startServerProcess({ DATABASE_URL: undefined, DATA_DIR: dataDir }, BUDGET_MS.serverStart + BUDGET_MS.pgliteStart);
     try {
       const file = join(dataDir, 'first-administrator.txt');
       expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -52,5 +54,5 @@ describe('make run on an empty database', () => {
       expect(await server.stop()).toBe(0);
       rmSync(dataDir, { recursive: true, force: true });
     }
-  }, 180_000); // PGlite starts and migrates in the process: slow on a loaded machine
+  }, budget({ serverStart: 1, pgliteStart: 1 }));
 });

@@ -2,13 +2,13 @@
 // over for longer than the retention period, with their tokens. Live sessions keep every token
 // generation (reuse detection needs them); security events stay.
 import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser } from './support/sessions.js';
 import { startServerProcess } from './support/server-process.js';
 import { sweep } from '../src/maintenance/sweeper.js';
+import { runCli } from './support/cli.js';
+import { budget } from './support/budgets.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -67,7 +67,7 @@ describe('sweep', () => {
     expect(await sweep(database.db, now, policy)).toEqual({ signInAttempts: 0, signInChallenges: 0, sessions: 0, idempotencyAnswers: 0 });
   });
 
-  it('runs on a timer in the server process, and on demand from the command line', async () => {
+  it('runs on a timer in the server process, and on demand from the command line', { timeout: budget({ serverStart: 1, cliRun: 1 }) }, async () => {
     const old = await insertAttempt(new Date(Date.now() - 2 * 900_000));
     const server = await startServerProcess({ DATABASE_URL: database.url, SWEEP_INTERVAL_S: '1' });
     try {
@@ -79,7 +79,7 @@ describe('sweep', () => {
     }
 
     await insertAttempt(new Date(Date.now() - 2 * 900_000));
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sweep'], { env: { ...process.env, DATABASE_URL: database.url } });
+    const { stdout } = await runCli(['sweep'], { databaseUrl: database.url });
     expect(stdout).toMatch(/^Deleted 1 expired sign-in attempts, \d+ expired sign-in challenges, \d+ old sessions and \d+ expired idempotency answers\.$/m);
   });
 });

@@ -1,6 +1,5 @@
 // The first administrator without the API: `backoffice users create` (password on standard input)
 // and the automatic one on an empty database.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,8 @@ import { signIn } from './support/sessions.js';
 import { createFirstAdministrator } from '../src/users/bootstrap.js';
 import { ADMIN_ROLE_ID } from '../src/auth/permissions.js';
 import { roleRow } from './support/rows.js';
+import { runCli } from './support/cli.js';
+import { budget } from './support/budgets.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -18,14 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => database.destroy());
 
-function cli(args: string[], input: string, url = database.url) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    input,
-    encoding: 'utf8',
-    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' },
-    timeout: 60_000,
-  });
-}
+const cli = (args: string[], input: string, url = database.url) => runCli(args, { databaseUrl: url, input, env: { LOG_LEVEL: 'warn' } });
 
 describe('first administrator', () => {
   it('is created on an empty database with its password written once to an owner-only file, and can sign in with every permission once it has chosen its own', async () => {
@@ -73,9 +67,9 @@ describe('first administrator', () => {
 });
 
 describe('backoffice users create', () => {
-  it('creates a user whose password comes from standard input, with the admin role', async () => {
+  it('creates a user whose password comes from standard input, with the admin role', { timeout: budget({ cliRun: 1 }) }, async () => {
     const password = 'a password typed on stdin';
-    const result = cli(['users', 'create', '--email', 'grace@example.com', '--first-name', 'Grace', '--last-name', 'Hopper', '--role', 'admin'], `${password}\n`);
+    const result = await cli(['users', 'create', '--email', 'grace@example.com', '--first-name', 'Grace', '--last-name', 'Hopper', '--role', 'admin'], `${password}\n`);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/Created user [0-9a-f-]{36} <grace@example.com> with roles admin/);
@@ -85,10 +79,10 @@ describe('backoffice users create', () => {
     expect((await request(app).get('/users').set('authorization', `Bearer ${set.access_token}`)).status).toBe(200);
   });
 
-  it('with --must-change-password, makes the user choose their own password before anything else', async () => {
+  it('with --must-change-password, makes the user choose their own password before anything else', { timeout: budget({ cliRun: 1 }) }, async () => {
     const password = 'chosen by the operator for ada';
     // No role: the refusal comes before any permission check (and the file's administrators stay two).
-    const result = cli(['users', 'create', '--email', 'ada@example.com', '--first-name', 'Ada', '--last-name', 'Lovelace', '--must-change-password'], `${password}\n`);
+    const result = await cli(['users', 'create', '--email', 'ada@example.com', '--first-name', 'Ada', '--last-name', 'Lovelace', '--must-change-password'], `${password}\n`);
     expect(result.status, result.stderr).toBe(0);
     const { app } = createTestApp(database.db);
     const set = await signIn(app, 'ada@example.com', password);
@@ -97,11 +91,11 @@ describe('backoffice users create', () => {
     expect(refused.body.code).toBe('password_change_required');
   });
 
-  it('works on a new empty database: it migrates first, as the service does', async () => {
+  it('works on a new empty database: it migrates first, as the service does', { timeout: budget({ cliRun: 5 }) }, async () => {
     const empty = await createTestDatabase({ empty: true });
     try {
       const password = 'the first password of this database';
-      const created = cli(['users', 'create', '--email', 'first@example.com', '--first-name', 'First', '--last-name', 'Operator', '--role', 'admin'], `${password}\n`, empty.url);
+      const created = await cli(['users', 'create', '--email', 'first@example.com', '--first-name', 'First', '--last-name', 'Operator', '--role', 'admin'], `${password}\n`, empty.url);
       expect(created.status, created.stderr).toBe(0);
       expect(created.stderr).toMatch(/^Applied database migrations first: 20261121T1200_users, /);
       const { app } = createTestApp(empty.db);
@@ -111,7 +105,7 @@ describe('backoffice users create', () => {
       const other = await createTestDatabase({ empty: true });
       try {
         for (const args of [['roles', 'list'], ['sweep'], ['rotate-cursor-key'], ['api-keys', 'create', '--name', 'first', '--permissions', 'users.list', '--expires-at', '2099-01-01']]) {
-          const result = cli(args, '', other.url);
+          const result = await cli(args, '', other.url);
           expect(result.status, `${args.join(' ')}: ${result.stderr}`).toBe(0);
         }
       } finally {
@@ -122,17 +116,17 @@ describe('backoffice users create', () => {
     }
   });
 
-  it('refuses a weak password, a duplicate e-mail and an unknown role, creating nothing', async () => {
+  it('refuses a weak password, a duplicate e-mail and an unknown role, creating nothing', { timeout: budget({ cliRun: 4 }) }, async () => {
     const before = (await database.db.selectFrom('users').select('id').execute()).length;
-    const weak = cli(['users', 'create', '--email', 'weak@example.com', '--first-name', 'W', '--last-name', 'K'], 'short\n');
+    const weak = await cli(['users', 'create', '--email', 'weak@example.com', '--first-name', 'W', '--last-name', 'K'], 'short\n');
     expect(weak.status).toBe(1);
     expect(weak.stderr).toContain('at least 12 characters');
-    const common = cli(['users', 'create', '--email', 'weak@example.com', '--first-name', 'W', '--last-name', 'K'], 'qwerty123456\n');
+    const common = await cli(['users', 'create', '--email', 'weak@example.com', '--first-name', 'W', '--last-name', 'K'], 'qwerty123456\n');
     expect(common.stderr).toContain('too common');
-    const duplicate = cli(['users', 'create', '--email', 'GRACE@example.com', '--first-name', 'G', '--last-name', 'H'], 'another fine password\n');
+    const duplicate = await cli(['users', 'create', '--email', 'GRACE@example.com', '--first-name', 'G', '--last-name', 'H'], 'another fine password\n');
     expect(duplicate.status).toBe(1);
     expect(duplicate.stderr).toContain('already exists');
-    const role = cli(['users', 'create', '--email', 'new@example.com', '--first-name', 'N', '--last-name', 'W', '--role', 'nope'], 'another fine password\n');
+    const role = await cli(['users', 'create', '--email', 'new@example.com', '--first-name', 'N', '--last-name', 'W', '--role', 'nope'], 'another fine password\n');
     expect(role.status).toBe(1);
     expect(role.stderr).toContain('No role named nope');
     expect((await database.db.selectFrom('users').select('id').execute()).length).toBe(before);
@@ -140,14 +134,14 @@ describe('backoffice users create', () => {
 });
 
 describe('backoffice users disable|set-roles', () => {
-  it('keeps the last active administrator: demoting or disabling it exits 1 with last_admin, changing nothing', async () => {
+  it('keeps the last active administrator: demoting or disabling it exits 1 with last_admin, changing nothing', { timeout: budget({ cliRun: 5 }) }, async () => {
     // root@backoffice.local and grace@example.com are the administrators made above.
-    const demoted = cli(['users', 'set-roles', '--email', 'root@backoffice.local'], '');
+    const demoted = await cli(['users', 'set-roles', '--email', 'root@backoffice.local'], '');
     expect(demoted.stderr).toBe('');
     expect(demoted.stdout).toContain('now holds: no role');
     const before = await database.db.selectFrom('users').select(['email', 'status']).where('email', '=', 'grace@example.com').executeTakeFirstOrThrow();
     for (const args of [['set-roles', '--email', 'grace@example.com'], ['disable', '--email', 'grace@example.com']]) {
-      const refused = cli(['users', ...args], '');
+      const refused = await cli(['users', ...args], '');
       expect(refused.status).toBe(1);
       expect(refused.stderr).toContain('last active administrator');
       expect(refused.stderr).toContain('(last_admin)');
@@ -160,8 +154,8 @@ describe('backoffice users disable|set-roles', () => {
       .executeTakeFirst();
     expect(after).toEqual(before);
     // Another administrator again, and then grace may be disabled.
-    expect(cli(['users', 'set-roles', '--email', 'root@backoffice.local', '--role', 'admin'], '').status).toBe(0);
-    const disabled = cli(['users', 'disable', '--email', 'grace@example.com'], '');
+    expect((await cli(['users', 'set-roles', '--email', 'root@backoffice.local', '--role', 'admin'], '')).status).toBe(0);
+    const disabled = await cli(['users', 'disable', '--email', 'grace@example.com'], '');
     expect(disabled.status, disabled.stderr).toBe(0);
   });
 });

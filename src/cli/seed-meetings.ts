@@ -4,7 +4,6 @@
 // meetings, each one transaction of three statements (meetings, their attendees, their audit
 // events as the command line's act), fed by unnest(...) arrays (timed in docs/BENCHMARKS.md).
 import { randomUUID } from 'node:crypto';
-import { Faker, en, base } from '@faker-js/faker';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { osUser } from '../audit/context.js';
@@ -27,6 +26,8 @@ export interface SeedMeetingsOptions {
 export async function seedMeetings(db: Kysely<Database>, options: SeedMeetingsOptions): Promise<number> {
   const people = (await db.selectFrom('users').select('id').where('status', '=', 'active').orderBy('created_at').limit(PEOPLE_POOL).execute()).map((u) => u.id);
   if (people.length === 0) throw new Error('No active user to plan meetings for: seed users first (--users N).');
+  // Loaded here, not with the module: faker is the command line's heaviest import (src/cli/seed.ts).
+  const { Faker, en, base } = await import('@faker-js/faker');
   const faker = new Faker({ locale: [en, base] });
   if (options.seed !== undefined) faker.seed(options.seed);
   const day = 24 * 3600_000;

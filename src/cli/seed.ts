@@ -4,7 +4,6 @@
 // the audit trail as created by the command line.
 import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError, type Command } from 'commander';
-import { Faker, en, fr, de, base } from '@faker-js/faker';
 import { SingleBar, Presets } from 'cli-progress';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -33,6 +32,9 @@ export interface SeedOptions {
 
 /** Inserts `users` new users; returns how many were inserted. */
 export async function seedUsers(db: Kysely<Database>, options: SeedOptions): Promise<number> {
+  // Loaded here, not with the module: faker is the heaviest import of the command line, and every
+  // other command (each one a process of its own) would pay for it at start.
+  const { Faker, en, fr, de, base } = await import('@faker-js/faker');
   const faker = new Faker({ locale: [en, fr, de, base] });
   if (options.seed !== undefined) faker.seed(options.seed);
   // A tag per run keeps addresses unique across runs; the counter keeps them unique within one.

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
 import { userRow } from '../support/rows.js';
+import { budget } from '../support/budgets.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
 let service: Awaited<ReturnType<typeof startService>>;
@@ -22,7 +23,7 @@ afterAll(async () => {
 const get = (path: string, headers: Record<string, string>) => fetch(`${service.baseUrl}${path}`, { headers: { Accept: 'application/json', ...headers } });
 
 describe('the back office in a browser', () => {
-  it('creates an API key with only users.list, whose secret works until it is revoked in the page; sign-out kills the access token', async () => {
+  it('creates an API key with only users.list, whose secret works until it is revoked in the page; sign-out kills the access token', { timeout: budget({ browserFlow: 1 }) }, async () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);
     await page.getByRole('heading', { name: 'Home' }).waitFor();
@@ -101,7 +102,7 @@ describe('the back office in a browser', () => {
     expect(await readStorage(page, 'backoffice.tokens')).toBeNull();
   });
 
-  it('manages roles and users: create a role, edit its permissions, create a user with it, edit, disable', async () => {
+  it('manages roles and users: create a role, edit its permissions, create a user with it, edit, disable', { timeout: budget({ browserFlow: 1 }) }, async () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);
     await page.getByRole('heading', { name: 'Home' }).waitFor();

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.js';
+import { BUDGET_MS } from './budgets.js';
 
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -30,7 +31,7 @@ export interface ServerProcess {
 }
 
 /** `env` is added to this process's environment; a variable given as undefined is removed from it. */
-export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs: number = BUDGET_MS.serverStart): Promise<ServerProcess> {
   const port = await freePort();
   // No metrics listener unless asked for: processes of parallel tests would all want port 9464.
   // Administrators without a second factor are let in, as in every test not about that policy (TEST_ENV in context.ts).
