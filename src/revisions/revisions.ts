@@ -2,7 +2,16 @@
 // its representation is read from, so that the revision, and the entity tag made from it, changes
 // whenever the representation does, without producing a body. One home for every formula; the
 // repositories select these expressions beside the rows they read.
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
+import { PERMISSIONS } from '../auth/permissions.js';
+
+/**
+ * The permission catalogue, which is code: a release that adds or drops a permission changes what a
+ * role shows (the admin role shows every permission, the others their known ones), with no write
+ * to any row, so it is part of a role's revision.
+ */
+const catalogue = createHash('sha256').update(PERMISSIONS.join('\n')).digest('base64url').slice(0, 8);
 
 /**
  * A user (the users row aliased `alias`): its version, and the id and version of each role it
@@ -21,8 +30,8 @@ export const userRevision = (alias: 'u' | 'c') =>
  */
 export const apiKeyRevision = sql<string>`k.version::text || '/' || coalesce(${userRevision('c')}, '')`;
 
-/** A role: its row's version. Every change of a role, its permissions included, moves it (roles/repository.ts, updateRoleFields). */
-export const roleRevision = (role: { version: number }) => String(role.version);
+/** A role: its row's version and the catalogue. Every change of a role, its permissions included, moves it (roles/repository.ts, updateRoleFields). */
+export const roleRevision = (role: { version: number }) => `${role.version}/${catalogue}`;
 
 /**
  * Who created a task or a meeting (the row aliased `alias`): a user creator's version, or an API
