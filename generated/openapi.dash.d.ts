@@ -580,6 +580,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api-keys/leaked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report leaked API keys (secret scanning)
+         * @description For a secret-scanning partner such as GitHub's secret scanning partner program: the partner
+         *     found strings matching the key format in a public place and reports them, `[{token, type,
+         *     url, source}]`, signed. Every reported token that is a key's secret still in force (current,
+         *     or a previous one in its grace period) revokes that key at once, in one transaction, on
+         *     every server process from the next request; the journal records `api_key_leak_reported` with
+         *     the reporter, the `url` and the `source`. A key expired, or whose creator is disabled, is
+         *     revoked too: it could be brought back. The answer says per token, in order, whether it was
+         *     such a key (`true_positive`) or not (`false_positive`: unknown, malformed, already revoked;
+         *     they are not told apart), naming each token by its SHA-256 (`token-hash`), never echoing it.
+         *
+         *     **Signature.** `Github-Public-Key-Signature` is the base64 ECDSA (P-256, SHA-256, DER)
+         *     signature of the body's exact bytes, made with the private key whose public half has the
+         *     identifier in `Github-Public-Key-Identifier`, among those the deployment trusts
+         *     (`LEAK_REPORT_KEYS_FILE`: GitHub's own published list works as it is). Without a valid
+         *     signature the answer is `401 invalid_signature` and nothing changes. A report sent again
+         *     changes nothing either: its keys are already revoked, and it answers `false_positive` for them.
+         *
+         *     **Registering the key format** with a partner: keys match
+         *     `\bbok_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}\b` (prefix `bok_`, 256 random bits in base62, a
+         *     CRC32 checksum in base62); the type name is `backoffice_api_key`.
+         */
+        post: operations["reportLeakedApiKeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys/{id}": {
         parameters: {
             query?: never;
@@ -657,6 +696,41 @@ export interface paths {
          *     **Required permission:** `api_keys.manage`
          */
         post: operations["rotateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The API key's id.
+                 * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read an API key's use per hour
+         * @description The key's requests per hour (UTC) from `from` to `until`, by outcome: `allowed` (admitted, and
+         *     holding the operation's permission), `rate-limited` (`429`), `ip-refused` (`403
+         *     ip_not_allowed`), `permission-refused` (`403 permission_denied`). Every hour of the span is
+         *     present, oldest first, zeros included. Defaults: the last 7 days up to the current hour; at
+         *     most 90 days, which is how long the counts are kept. Each server process counts in memory and
+         *     writes its counts with the rate-limit reconciliation (about once a second), so the current
+         *     hour may lag by that much. Every holder of `api_keys.manage` may read every key's use.
+         *     Signed-in users only.
+         *
+         *     **Required permission:** `api_keys.manage`
+         */
+        get: operations["getApiKeyUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1730,6 +1804,38 @@ export interface components {
              */
             status: "active" | "disabled";
         };
+        /**
+         * @description At most `requests` requests per `per-seconds` seconds, counted over every server process of the
+         *     deployment in fixed windows (`[k·per_seconds, (k+1)·per_seconds)` seconds on the clock). Each
+         *     process decides in memory and reconciles with the others through the database; the most a key
+         *     can get through in one window is `requests + (processes − 1) × floor(0.1 × requests)` with the
+         *     default settings (two processes: at most 10 % over). See the description of this API.
+         */
+        RateLimit: {
+            /**
+             * Format: int32
+             * @example 50
+             */
+            requests: number;
+            /**
+             * Format: int32
+             * @example 10
+             */
+            "per-seconds": number;
+        };
+        /**
+         * @description The addresses and CIDR ranges the key may be used from (IPv4 and IPv6, at most 100); any
+         *     other client address is answered `403 ip_not_allowed`. An IPv4-mapped IPv6 address
+         *     (`::ffff:192.0.2.1`) counts as its IPv4 address. The client address is the one the deployment
+         *     trusts (the connection's, or the `X-Forwarded-For` of a proxy named in `TRUST_PROXY`). Stored in
+         *     canonical form, without repeats; a range with bits set right of its prefix (`192.0.2.5/24`) is
+         *     refused with `400`.
+         * @example [
+         *       "203.0.113.0/24",
+         *       "2001:db8::/48"
+         *     ]
+         */
+        AllowedIps: string[];
         /** @description An API key's metadata. Never its secret nor the secret's digest. */
         ApiKey: {
             /**
@@ -1808,6 +1914,10 @@ export interface components {
              * @example null
              */
             "revoked-at": string | null;
+            /** @description The key's own rate limit; `null` when it carries none (then the deployment's default for keys applies, if one is set). */
+            "rate-limit": components["schemas"]["RateLimit"] | null;
+            /** @description The addresses the key may be used from; `null` when it may be used from anywhere. */
+            "allowed-ips": components["schemas"]["AllowedIps"] | null;
         };
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
@@ -1831,6 +1941,10 @@ export interface components {
              *     ]
              */
             permissions: components["schemas"]["Permission"][];
+            /** @description The key's own rate limit, or `null` for none (the deployment's default for keys then applies, if one is set). */
+            "rate-limit"?: components["schemas"]["RateLimit"] | null;
+            /** @description The addresses the key may be used from, or `null` for anywhere. */
+            "allowed-ips"?: components["schemas"]["AllowedIps"] | null;
         };
         /**
          * @description A key and its secret. The secret is shown in this response only; store it now. The replay of
@@ -1845,6 +1959,40 @@ export interface components {
              */
             secret: string | null;
         };
+        /** @description The candidate secrets found, as GitHub's secret scanning sends them. */
+        LeakReport: {
+            /** @description The string found (not necessarily a well-formed key). */
+            token: string;
+            /** @description The partner's name for the secret type (`backoffice_api_key`). */
+            type?: string;
+            /**
+             * Format: uri
+             * @description Where it was found.
+             */
+            url?: string;
+            /** @description What kind of place (`content`, `commit`, `gist_content`, `issue_comment`, ...). */
+            source?: string;
+        }[];
+        /**
+         * @example [
+         *       {
+         *         "token-hash": "9b2c7e3f0d8a4b6c1e5f7a9d3b2c4e6f8a0b1c3d5e7f9a2b4c6d8e0f1a3b5c7d",
+         *         "token-type": "backoffice_api_key",
+         *         "label": "true_positive"
+         *       }
+         *     ]
+         */
+        LeakReportAnswer: {
+            /** @description SHA-256 of the reported token, in hexadecimal. */
+            "token-hash": string;
+            /** @description The `type` reported with it (empty when none was). */
+            "token-type": string;
+            /**
+             * @description `true_positive`: it was a key in force, now revoked; `false_positive`: anything else.
+             * @enum {string}
+             */
+            label: "true_positive" | "false_positive";
+        }[];
         /** @description The fields to change; at least one. */
         ApiKeyUpdateRequest: {
             /**
@@ -1865,6 +2013,10 @@ export interface components {
              *     ]
              */
             permissions?: components["schemas"]["Permission"][];
+            /** @description The key's own rate limit, or `null` for none (the deployment's default for keys then applies, if one is set). Loosening (a higher rate, a longer window for the same count, `null` when it had one, a wider list) needs every permission of the key, as prolonging it does; tightening needs `api_keys.manage` alone. */
+            "rate-limit"?: components["schemas"]["RateLimit"] | null;
+            /** @description The addresses the key may be used from, or `null` for anywhere. Loosening (a higher rate, a longer window for the same count, `null` when it had one, a wider list) needs every permission of the key, as prolonging it does; tightening needs `api_keys.manage` alone. */
+            "allowed-ips"?: components["schemas"]["AllowedIps"] | null;
         };
         ApiKeyRotateRequest: {
             /**
@@ -1874,6 +2026,43 @@ export interface components {
              * @example 3600
              */
             "grace-period-seconds": number;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "hour": "2026-12-14T09:00:00.000Z",
+         *           "allowed": 1180,
+         *           "rate-limited": 12,
+         *           "ip-refused": 0,
+         *           "permission-refused": 3
+         *         },
+         *         {
+         *           "hour": "2026-12-14T10:00:00.000Z",
+         *           "allowed": 964,
+         *           "rate-limited": 0,
+         *           "ip-refused": 2,
+         *           "permission-refused": 0
+         *         }
+         *       ]
+         *     }
+         */
+        ApiKeyUsage: {
+            data: {
+                /**
+                 * Format: date-time
+                 * @description The start of the hour (UTC).
+                 */
+                hour: string;
+                /** Format: int64 */
+                allowed: number;
+                /** Format: int64 */
+                "rate-limited": number;
+                /** Format: int64 */
+                "ip-refused": number;
+                /** Format: int64 */
+                "permission-refused": number;
+            }[];
         };
         /**
          * @description What happened. Sign-in and session events: `sign_in_succeeded`, `sign_in_failed` (with
@@ -1886,11 +2075,16 @@ export interface components {
          *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code, with
          *     `details.method`), `recovery_code_used` (with `details.remaining`), `recovery_codes_regenerated`,
          *     `second_factors_reset` (with `details.factors`; the person's sessions end).
-         *     Reads are never recorded, and neither are refused operations.
+         *     Reads are never recorded, and neither are refused operations, with two exceptions about API
+         *     keys: `api_key_ip_refused` (a request from an address outside the key's allowlist; at most one
+         *     a minute per key and server process, with `details.refused_before_unrecorded`, the refusals not
+         *     written since the previous one) and `api_key_leak_reported` (a secret-scanning partner reported
+         *     the key's secret in a public place and the key was revoked: `details.reporter`, `details.url`,
+         *     `details.source`).
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset";
         /**
          * @description Who acted: a signed-in `user` (with the session used), an `api-key`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
@@ -2338,6 +2532,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2377,6 +2573,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2426,9 +2624,36 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Too many requests: the caller's rate limit (`RateLimit-Policy`) is reached for the current window, or, at sign-in and password change, the sign-in throttle refuses the attempt. Wait `Retry-After` seconds (also in `retry-after`). A refused request does not count against the limit. */
+        TooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:rate_limited",
+                 *       "title": "Too many requests",
+                 *       "status": 429,
+                 *       "detail": "This 50 requests per 10 s limit is reached; try again in 6 seconds.",
+                 *       "code": "rate_limited",
+                 *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07",
+                 *       "retry-after": 6
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -2437,6 +2662,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2458,6 +2685,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2498,6 +2727,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2519,6 +2750,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2535,34 +2768,13 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests */
-        TooManyRequests: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                "Cache-Control": components["headers"]["CacheControlNoStore"];
-                "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "urn:problem:backoffice:rate_limited",
-                 *       "title": "Too many requests",
-                 *       "status": 429,
-                 *       "detail": "Too many failed password attempts; try again in 540 seconds.",
-                 *       "code": "rate_limited",
-                 *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07",
-                 *       "retry-after": 540
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description Done; nothing to return. */
         NoContent: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content?: never;
@@ -2572,6 +2784,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2593,6 +2807,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2614,6 +2830,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2641,6 +2859,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2690,6 +2910,8 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 ETag: components["headers"]["ETag"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2721,6 +2943,8 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2735,6 +2959,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2757,6 +2983,8 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 ETag: components["headers"]["ETag"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2783,6 +3011,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 ETag: components["headers"]["ETag"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content?: never;
@@ -2798,6 +3028,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2812,6 +3044,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2836,6 +3070,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2862,6 +3098,8 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 ETag: components["headers"]["ETag"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2888,6 +3126,8 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 ETag: components["headers"]["ETag"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2913,6 +3153,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2936,6 +3178,8 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 ETag: components["headers"]["ETag"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2968,7 +3212,9 @@ export interface components {
                  *         "never-expires": false,
                  *         "last-used-at": null,
                  *         "last-used-ip": null,
-                 *         "revoked-at": null
+                 *         "revoked-at": null,
+                 *         "rate-limit": null,
+                 *         "allowed-ips": null
                  *       },
                  *       "secret": "bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7PQm7_a2x9Tb"
                  *     }
@@ -2982,6 +3228,8 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 ETag: components["headers"]["ETag"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3012,7 +3260,14 @@ export interface components {
                  *       "never-expires": false,
                  *       "last-used-at": "2026-11-20T08:15:00.000Z",
                  *       "last-used-ip": "203.0.113.7",
-                 *       "revoked-at": null
+                 *       "revoked-at": null,
+                 *       "rate-limit": {
+                 *         "requests": 50,
+                 *         "per-seconds": 10
+                 *       },
+                 *       "allowed-ips": [
+                 *         "203.0.113.0/24"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["ApiKey"];
@@ -3022,6 +3277,8 @@ export interface components {
         AuditEventPage: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3162,6 +3419,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3253,6 +3512,8 @@ export interface components {
                 ETag: components["headers"]["ETag"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 Location: components["headers"]["Location"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3305,6 +3566,8 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 ETag: components["headers"]["ETag"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3359,6 +3622,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3380,6 +3645,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3441,6 +3708,8 @@ export interface components {
                 ETag: components["headers"]["ETag"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 Location: components["headers"]["Location"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3473,6 +3742,8 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 ETag: components["headers"]["ETag"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3508,6 +3779,8 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -3766,6 +4039,16 @@ export interface components {
          */
         CacheControlNoStore: "no-store";
         /**
+         * @description The rate limit the caller is held to, as the IETF httpapi draft "RateLimit header fields for HTTP" writes it (draft-ietf-httpapi-ratelimit-headers-10): the policy's name, `q` requests per `w` seconds. `"api-key"` is the calling key's own limit (or the deployment's default for keys); `"user"` is a signed-in person's limit on the operations marked as expensive. Sent on every answer to a limited caller once it is identified (not on a 401, nor on a 400, 413 or 415 found before); absent when no limit applies. Windows are fixed, `[k·w, (k+1)·w)` seconds on the clock, the same on every server process.
+         * @example "api-key";q=50;w=10
+         */
+        RateLimitPolicy: string;
+        /**
+         * @description What is left of the limit in `RateLimit-Policy` (same name), as the IETF httpapi draft "RateLimit header fields for HTTP" writes it: `r` requests remaining in the current window and `t` seconds until it ends (the same numbers the service decided with). Each server process counts its own admissions exactly and reconciles with the others every second or so, so `r` may be a little high while several processes serve the caller at once: the limit itself is kept within the bound stated in the description of this API.
+         * @example "api-key";r=37;t=6
+         */
+        RateLimit: string;
+        /**
          * @description RFC 6750 challenge; `error="invalid_token"` when the credentials sent were not accepted.
          * @example Bearer realm="backoffice", error="invalid_token"
          */
@@ -3825,12 +4108,17 @@ export type RoleList = components['schemas']['RoleList'];
 export type RoleCreateRequest = components['schemas']['RoleCreateRequest'];
 export type RoleUpdateRequest = components['schemas']['RoleUpdateRequest'];
 export type ApiKeyCreator = components['schemas']['ApiKeyCreator'];
+export type RateLimit = components['schemas']['RateLimit'];
+export type AllowedIps = components['schemas']['AllowedIps'];
 export type ApiKey = components['schemas']['ApiKey'];
 export type ApiKeyList = components['schemas']['ApiKeyList'];
 export type ApiKeyCreateRequest = components['schemas']['ApiKeyCreateRequest'];
 export type ApiKeyWithSecret = components['schemas']['ApiKeyWithSecret'];
+export type LeakReport = components['schemas']['LeakReport'];
+export type LeakReportAnswer = components['schemas']['LeakReportAnswer'];
 export type ApiKeyUpdateRequest = components['schemas']['ApiKeyUpdateRequest'];
 export type ApiKeyRotateRequest = components['schemas']['ApiKeyRotateRequest'];
+export type ApiKeyUsage = components['schemas']['ApiKeyUsage'];
 export type AuditEventType = components['schemas']['AuditEventType'];
 export type AuditActor = components['schemas']['AuditActor'];
 export type AuditTarget = components['schemas']['AuditTarget'];
@@ -3853,12 +4141,12 @@ export type ResponseSessionList = components['responses']['SessionList'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseForbidden = components['responses']['Forbidden'];
+export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
 export type ResponseTokenSetCreated = components['responses']['TokenSetCreated'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
-export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseNoContent = components['responses']['NoContent'];
 export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
 export type ResponseNotFound = components['responses']['NotFound'];
@@ -3924,6 +4212,8 @@ export type ParameterTaskId = components['parameters']['TaskId'];
 export type RequestBodyRefresh = components['requestBodies']['Refresh'];
 export type HeaderXRequestId = components['headers']['XRequestId'];
 export type HeaderCacheControlNoStore = components['headers']['CacheControlNoStore'];
+export type HeaderRateLimitPolicy = components['headers']['RateLimitPolicy'];
+export type HeaderRateLimit = components['headers']['RateLimit'];
 export type HeaderWwwAuthenticate = components['headers']['WWWAuthenticate'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type HeaderETag = components['headers']['ETag'];
@@ -3950,6 +4240,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4102,6 +4393,7 @@ export interface operations {
             204: components["responses"]["NoContent"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4132,6 +4424,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["SessionNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4156,6 +4449,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4197,6 +4492,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4232,6 +4528,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4276,6 +4574,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4295,6 +4595,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4319,6 +4620,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4339,6 +4642,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4355,6 +4660,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4379,6 +4685,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4413,6 +4720,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4463,6 +4772,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4479,6 +4790,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4628,6 +4940,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4683,6 +4996,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4736,6 +5050,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4774,6 +5089,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4816,6 +5132,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["ConflictLastAdmin"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4870,6 +5187,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4894,6 +5212,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4924,6 +5244,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4948,6 +5269,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5000,6 +5323,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5057,6 +5381,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5095,6 +5420,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5137,6 +5463,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5194,6 +5521,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5224,6 +5552,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5256,7 +5586,14 @@ export interface operations {
                      *           "never-expires": false,
                      *           "last-used-at": "2026-11-20T08:15:00.000Z",
                      *           "last-used-ip": "203.0.113.7",
-                     *           "revoked-at": null
+                     *           "revoked-at": null,
+                     *           "rate-limit": {
+                     *             "requests": 50,
+                     *             "per-seconds": 10
+                     *           },
+                     *           "allowed-ips": [
+                     *             "203.0.113.0/24"
+                     *           ]
                      *         }
                      *       ]
                      *     }
@@ -5267,6 +5604,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5323,6 +5661,65 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reportLeakedApiKeys: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description The identifier of the public key that verifies the signature.
+                 * @example bcb53661c06b4728e59d897fb6165d5c9cda0fd9cdf9d09ead458168deb7518c
+                 */
+                "Github-Public-Key-Identifier": string;
+                /**
+                 * @description Base64 ECDSA P-256 SHA-256 signature (DER) of the request body as sent.
+                 * @example MEQCIQDaMKqrGnE27S0kgMrEK0eYBmyG0LeZismAEz/BgZyt7AIfXt9fErtRS4XaeSt/AO1RtBY66YcAdjxji410VQV4xg==
+                 */
+                "Github-Public-Key-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "token": "bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7PQm7_a2x9Tb",
+                 *         "type": "backoffice_api_key",
+                 *         "url": "https://github.com/octocat/Hello-World/blob/12345600b9cbe38a219f39a9941c9319b600c002/config.env",
+                 *         "source": "content"
+                 *       }
+                 *     ]
+                 */
+                "application/json": components["schemas"]["LeakReport"];
+            };
+        };
+        responses: {
+            /** @description Per reported token, in order, whether it was a key in force (now revoked). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeakReportAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5361,6 +5758,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5402,6 +5800,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5456,6 +5855,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5515,6 +5915,61 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiKeyUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The first hour (rounded down to the hour); default 7 days before `until`.
+                 * @example 2026-12-07T00:00:00Z
+                 */
+                from?: string;
+                /**
+                 * @description The end of the span, excluded (rounded up to the hour); default the end of the current hour.
+                 * @example 2026-12-14T00:00:00Z
+                 */
+                until?: string;
+            };
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The API key's id.
+                 * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's use per hour. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyUsage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5545,6 +6000,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5575,6 +6031,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5610,6 +6067,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["SessionNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5691,6 +6149,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5714,6 +6173,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5723,6 +6184,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5778,6 +6240,7 @@ export interface operations {
             200: components["responses"]["AuditEventPage"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5834,6 +6297,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5894,6 +6358,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5950,6 +6415,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6010,6 +6476,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6051,6 +6518,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MeetingNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6095,6 +6563,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MeetingNotFound"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6152,6 +6621,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6193,6 +6663,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MeetingNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6237,6 +6708,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MeetingNotFound"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6294,6 +6766,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6368,6 +6841,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6423,6 +6897,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6497,6 +6972,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6552,6 +7028,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6592,6 +7069,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TaskNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6635,6 +7113,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TaskNotFound"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6689,6 +7168,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6729,6 +7209,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TaskNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6772,6 +7253,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TaskNotFound"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6826,6 +7308,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -10,6 +10,18 @@ const trustProxy = makeValidator<boolean | number | string>((input) => {
   throw new Error('expected false, true, a hop count, or a list of addresses/subnets');
 });
 
+/** A rate limit written `N/S`: N requests per S seconds (N 1-1,000,000, S 1-86,400); empty or `off`: none. */
+const rateLimit = makeValidator<{ requests: number; perSeconds: number } | null>((input) => {
+  if (input === '' || input === 'off') return null;
+  const match = /^(\d{1,7})\/(\d{1,5})$/.exec(input.trim());
+  const requests = Number(match?.[1]);
+  const perSeconds = Number(match?.[2]);
+  if (!match || requests < 1 || requests > 1_000_000 || perSeconds < 1 || perSeconds > 86_400) {
+    throw new Error('expected N/S (N requests per S seconds, N 1-1000000, S 1-86400), or off');
+  }
+  return { requests, perSeconds };
+});
+
 /** Settings whose meaning changed: starting with one would silently apply a different rule. */
 const RETIRED: Record<string, string> = {
   SIGN_IN_MAX_FAILURES_PER_EMAIL:
@@ -51,6 +63,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       SESSION_RETENTION_DAYS: num({ default: 30, desc: 'How long a session that is over (with its tokens) is kept before the sweep deletes it' }),
       AUDIT_RETENTION_DAYS: num({ default: 400, desc: 'How long audit events are kept before the sweep deletes them (whole sealed batches)' }),
       ADMIN_SECOND_FACTOR: str({ choices: ['required', 'optional'], default: 'required', desc: 'Whether holders of the built-in admin role must have a second factor' }),
+      API_KEY_DEFAULT_RATE_LIMIT: rateLimit({ default: undefined, desc: 'The rate limit of a key that carries none (N/S); off: such keys are not limited' }),
+      USER_RATE_LIMIT: rateLimit({ default: { requests: 120, perSeconds: 60 }, desc: 'Per signed-in person, on the operations marked x-user-rate-limit (N/S); off: none' }),
+      RATE_LIMIT_SYNC_INTERVAL_MS: num({ default: 1000, desc: 'How often each process reconciles its rate-limit counters and writes key usage (ms); 0: only when a limit needs it' }),
+      RATE_LIMIT_UNSYNCED_FRACTION: num({ default: 0.1, desc: 'Share of a limit one process may admit before reconciling: the bound on going over is (processes - 1) x this' }),
+      LEAK_REPORT_KEYS_FILE: str({ default: '', desc: 'JSON file of the public keys that sign leaked-key reports (GitHub secret scanning format); empty: POST /api-keys/leaked refuses every report' }),
+      TEST_CLOCK_FILE: str({ default: '', desc: 'Tests only (NODE_ENV=test): a file holding the time the service reads as now' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {
@@ -72,6 +90,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   for (const name of ['SIGN_IN_THROTTLE_WINDOW_S', 'SIGN_IN_ACCOUNT_MAX_DELAY_S'] as const) {
     if (e[name] < 1 || e[name] > 86_400) throw new ConfigError(`Invalid configuration:\n  ${name}: expected 1 to 86400 seconds`);
   }
+  if (!(e.RATE_LIMIT_UNSYNCED_FRACTION >= 0 && e.RATE_LIMIT_UNSYNCED_FRACTION <= 1)) {
+    throw new ConfigError('Invalid configuration:\n  RATE_LIMIT_UNSYNCED_FRACTION: expected a number from 0 to 1');
+  }
+  if (e.TEST_CLOCK_FILE !== '' && e.NODE_ENV !== 'test') throw new ConfigError('Invalid configuration:\n  TEST_CLOCK_FILE: only with NODE_ENV=test');
   return {
     env: e.NODE_ENV,
     host: e.HOST,
@@ -117,6 +139,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       /** Holders of the built-in admin role must enrol a second factor before anything else. */
       requiredForAdmins: e.ADMIN_SECOND_FACTOR === 'required',
     },
+    rateLimits: {
+      apiKeyDefault: e.API_KEY_DEFAULT_RATE_LIMIT ?? null,
+      user: e.USER_RATE_LIMIT,
+      syncIntervalMs: e.RATE_LIMIT_SYNC_INTERVAL_MS,
+      unsyncedFraction: e.RATE_LIMIT_UNSYNCED_FRACTION,
+    },
+    leakReportKeysFile: e.LEAK_REPORT_KEYS_FILE,
+    testClockFile: e.TEST_CLOCK_FILE,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
   };
 }

@@ -18,7 +18,8 @@ import { assertContractLoads } from './contract/validator.js';
 import { createHandlers } from './handlers/index.js';
 import { buildServices } from './services.js';
 import { createApp } from './http/app.js';
-import { systemClock } from './clock.js';
+import { fileClock, systemClock } from './clock.js';
+import { startReconciliation } from './admission/reconciliation.js';
 import { createFirstAdministrator } from './users/bootstrap.js';
 import { startSweeper } from './maintenance/sweeper.js';
 import { drainSwitch, type Drain } from './http/drain.js';
@@ -51,8 +52,9 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       // The path only: the password is in a file its owner alone can read, never in the log.
       if (created) logger.warn(created, `first administrator ${created.email} created; its password is in ${created.passwordFile} (readable by this user only)`);
     }
-    const metrics = config.metrics ? serviceMetrics({ db: database.db, pool: database.pool, clock: systemClock }) : undefined;
-    const deps = { db: database.db, clock: systemClock, logger, config, outcomes: metrics?.outcomes };
+    const clock = config.testClockFile ? fileClock(config.testClockFile) : systemClock;
+    const metrics = config.metrics ? serviceMetrics({ db: database.db, pool: database.pool, clock }) : undefined;
+    const deps = { db: database.db, clock, logger, config, outcomes: metrics?.outcomes };
     const services = buildServices(deps);
     const drain = drainSwitch();
     const app = createApp({
@@ -61,13 +63,23 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       logger,
       handlers: createHandlers(services),
       authenticators: services.authenticators,
+      admission: services.admission,
       options: { validateResponses: config.validateResponses, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes },
       drain,
       observeRequest: metrics?.observeRequest,
       tracer: tracerProvider?.getTracer(SERVICE_NAME),
     });
     const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;
-    return { app, database, drain, metrics, stopBackgroundWork: async () => sweeper?.stop() };
+    const reconciliation = startReconciliation(services.admission, config.rateLimits.syncIntervalMs, logger);
+    return {
+      app,
+      database,
+      drain,
+      metrics,
+      stopBackgroundWork: async () => {
+        await Promise.all([sweeper?.stop(), reconciliation.stop()]);
+      },
+    };
   } catch (err) {
     await database.close();
     throw err;

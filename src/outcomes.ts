@@ -6,8 +6,8 @@
 export type SignInOutcome = 'succeeded' | 'failed' | 'throttled';
 /** `refused`: a malformed, unknown or mismatched token, or a session ended or expired. */
 export type RefreshOutcome = 'issued' | 'replayed' | 'reused' | 'refused';
-/** `invalid`: malformed, unknown, revoked or retired. */
-export type ApiKeyOutcome = 'accepted' | 'invalid' | 'expired' | 'creator_disabled';
+/** `invalid`: malformed, unknown, revoked or retired; `ip_not_allowed`: from outside the key's allowlist. */
+export type ApiKeyOutcome = 'accepted' | 'invalid' | 'expired' | 'creator_disabled' | 'ip_not_allowed';
 
 export interface Outcomes {
   signIn(outcome: SignInOutcome): void;

@@ -15,11 +15,15 @@ import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { bearerAuthenticator } from './sessions/authenticator.js';
 import { revokeSessions } from './sessions/revocation.js';
 import { idempotencyService } from './idempotency/service.js';
+import { UsageCounter } from './api-keys/usage.js';
+import { admissionService, type Admission } from './admission/admission.js';
+import { leakReportService, loadReporterKeys } from './api-keys/leak-reports.js';
 
 export interface Services {
   users: ReturnType<typeof userService>;
   roles: ReturnType<typeof roleService>;
   apiKeys: ReturnType<typeof apiKeyService>;
+  leakReports: ReturnType<typeof leakReportService>;
   sessions: ReturnType<typeof sessionService>;
   audit: ReturnType<typeof auditService>;
   meetings: ReturnType<typeof meetingService>;
@@ -29,19 +33,24 @@ export interface Services {
   secondFactors: ReturnType<typeof secondFactorService>;
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
+  /** Rate limits and key usage, counted in this process and reconciled through the database. */
+  admission: Admission;
 }
 
 export function buildServices(deps: Dependencies): Services {
+  const usage = new UsageCounter();
   return {
     users: userService(deps, revokeSessions),
     roles: roleService(deps),
-    apiKeys: apiKeyService(deps),
+    apiKeys: apiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
+    leakReports: leakReportService(deps, deps.config.leakReportKeysFile ? loadReporterKeys(deps.config.leakReportKeysFile) : null),
     sessions: sessionService(deps),
     audit: auditService(deps),
     meetings: meetingService(deps),
     tasks: taskService(deps),
     idempotency: idempotencyService(deps),
     secondFactors: secondFactorService(deps),
-    authenticators: { apiKey: apiKeyAuthenticator(deps), bearer: bearerAuthenticator(deps) },
+    authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps) },
+    admission: admissionService(deps, usage),
   };
 }

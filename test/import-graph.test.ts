@@ -25,6 +25,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/contract/'],
   // (new domains: here)
   // The domains, each using only those below it.
+  // Who may call how often, and each key's use: above every domain whose callers it limits.
+  ['src/admission/'],
   ['src/maintenance/'],
   ['src/sessions/'],
   ['src/second-factor/'],
@@ -38,6 +40,8 @@ const LAYERS: readonly (readonly string[])[] = [
   // Creates made once per Idempotency-Key, and revisions and preconditions (docs/SAFE-WRITES.md):
   // asked by every changeable resource's service, and read by their repositories.
   ['src/idempotency/', 'src/revisions/'],
+  // In-process rate limiting reconciled through PostgreSQL: what a principal's limit is.
+  ['src/rate-limits/'],
   ['src/pagination/'],
   ['src/text/'],
   // Ground: the contract document itself (the permission catalogue is its enum), errors, clock,

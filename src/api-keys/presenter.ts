@@ -27,5 +27,7 @@ export function presentApiKey(row: ApiKeyRow): ApiKeyResource {
     last_used_at: iso(row.last_used_at),
     last_used_ip: row.last_used_ip,
     revoked_at: iso(row.revoked_at),
+    rate_limit: row.rate_limit_requests === null ? null : { requests: row.rate_limit_requests, per_seconds: row.rate_limit_per_seconds! },
+    allowed_ips: row.allowed_ips,
   };
 }

@@ -52,6 +52,9 @@ export interface KeyBySecret {
   last_used_at: Date | null;
   /** The end of the grace period when this is a previous secret; null for the current one. */
   retires_at: Date | null;
+  rate_limit_requests: number | null;
+  rate_limit_per_seconds: number | null;
+  allowed_ips: string[] | null;
 }
 
 /** Run on every request made with an API key: compiled once (bench/ runs the same text). */
@@ -60,7 +63,18 @@ export const keyBySecretDigest = fixedStatement((db, p: { digest: Buffer }) =>
     .selectFrom('api_key_secrets as s')
     .innerJoin('api_keys as k', 'k.id', 's.api_key_id')
     .leftJoin('users as c', 'c.id', 'k.created_by')
-    .select(['k.id', effectivePermissions.as('permissions'), 'c.status as creator_status', 'k.expires_at', 'k.revoked_at', 'k.last_used_at', 's.retires_at'])
+    .select([
+      'k.id',
+      effectivePermissions.as('permissions'),
+      'c.status as creator_status',
+      'k.expires_at',
+      'k.revoked_at',
+      'k.last_used_at',
+      's.retires_at',
+      'k.rate_limit_requests',
+      'k.rate_limit_per_seconds',
+      'k.allowed_ips',
+    ])
     .where('s.digest', '=', p.digest),
 );
 
@@ -132,6 +146,9 @@ export interface NewKey {
   last_characters: string;
   created_by: string | null;
   expires_at: Date | null;
+  rate_limit_requests: number | null;
+  rate_limit_per_seconds: number | null;
+  allowed_ips: string[] | null;
   now: Date;
 }
 
@@ -161,7 +178,12 @@ export async function retireCurrentSecret(db: Kysely<Database>, apiKeyId: string
 export async function updateKey(
   db: Kysely<Database>,
   id: string,
-  fields: Partial<Pick<ApiKeyRecord, 'name' | 'permissions' | 'expires_at' | 'display_prefix' | 'last_characters' | 'revoked_at' | 'created_by'>> & { now: Date },
+  fields: Partial<
+    Pick<
+      ApiKeyRecord,
+      'name' | 'permissions' | 'expires_at' | 'display_prefix' | 'last_characters' | 'revoked_at' | 'created_by' | 'rate_limit_requests' | 'rate_limit_per_seconds' | 'allowed_ips'
+    >
+  > & { now: Date },
 ): Promise<void> {
   const { now, ...rest } = fields;
   const key = rest.name === undefined ? {} : { name_key: uniqueNameKey(rest.name) };

@@ -1,6 +1,6 @@
 // API key secrets: `bok_<43 base62 chars>_<6 char checksum>` (see src/auth/secrets.ts), and the
 // parts of one that may be shown later to recognise the key.
-import { digestSecret, generateSecret, isWellFormedSecret } from '../auth/secrets.js';
+import { digestSecret, generateSecret, isWellFormedSecret, secretPattern } from '../auth/secrets.js';
 
 export const API_KEY_PREFIX = 'bok';
 
@@ -16,3 +16,9 @@ export function newApiKeySecret() {
 }
 
 export const isWellFormedApiKey = (value: string) => isWellFormedSecret(API_KEY_PREFIX, value);
+
+/** What a secret-scanning partner matches API keys with (registered with the partner, published in the contract). */
+export const API_KEY_PATTERN = secretPattern(API_KEY_PREFIX);
+
+/** The secret type's name in leaked-key reports. */
+export const API_KEY_SECRET_TYPE = 'backoffice_api_key';

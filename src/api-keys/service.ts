@@ -14,11 +14,22 @@ import { changesBetween, iso } from '../audit/changes.js';
 import { cleanName } from '../text/normalize.js';
 import type { Seal } from '../idempotency/service.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
+import { allowlistNarrows, normalizeAllowedIps } from './allowed-ips.js';
+import type { RateLimit } from '../rate-limits/limiter.js';
+import { readUsage, USAGE_RETENTION_DAYS, type UsageHour } from './usage.js';
 
 /** A key made or rotated: its row as shown, and the secret, which leaves this module here only. */
 export interface KeyWithSecret {
   key: keys.ShownApiKey;
   secret: string;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** A key's limit as the contract writes it. */
+export interface RateLimitInput {
+  requests: number;
+  per_seconds: number;
 }
 
 const notFound = () => new DomainError('not_found', 'not_found', 'No API key has this id.');
@@ -41,14 +52,46 @@ const translateUnique = <T>(work: () => Promise<T>) => translateUniqueViolation(
 /** A key's name as it is stored (src/text/normalize.ts); names are compared by their key. */
 const cleanKeyName = (name: string) => cleanName(name, { location: 'request/body/name', maxLength: 100 });
 
+type LimitColumns = { rate_limit_requests: number | null; rate_limit_per_seconds: number | null; allowed_ips: string[] | null };
+
 /** The key's fields the audit trail shows: its permissions sorted, dates as the API prints them. */
-const audited = (key: { name: string; permissions: string[]; expires_at: Date | null }) => ({
+const audited = (key: { name: string; permissions: string[]; expires_at: Date | null } & LimitColumns) => ({
   name: key.name,
   permissions: [...key.permissions].sort(),
   expires_at: iso(key.expires_at),
+  // Shown only when set: a key without either reads as it did before keys had them.
+  ...(key.rate_limit_requests !== null && { rate_limit: `${key.rate_limit_requests}/${key.rate_limit_per_seconds}s` }),
+  ...(key.allowed_ips !== null && { allowed_ips: key.allowed_ips }),
 });
 
-export function apiKeyService({ db, clock }: ServiceDeps) {
+/** The columns of a limit and a list given in a request (undefined: unchanged). */
+function limitColumns(input: { rate_limit?: RateLimitInput | null; allowed_ips?: string[] | null }): Partial<LimitColumns> {
+  return {
+    ...(input.rate_limit !== undefined && {
+      rate_limit_requests: input.rate_limit?.requests ?? null,
+      rate_limit_per_seconds: input.rate_limit?.per_seconds ?? null,
+    }),
+    ...(input.allowed_ips !== undefined && { allowed_ips: input.allowed_ips === null ? null : normalizeAllowedIps(input.allowed_ips) }),
+  };
+}
+
+const limitOf = (row: LimitColumns): RateLimit | null =>
+  row.rate_limit_requests === null ? null : { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds! };
+
+/**
+ * Whether limit `next` lets through no more than `current` in any span of time (null: the
+ * deployment's default for keys, or no limit at all): no more requests per window, and no higher
+ * rate. 100/10 s to 50/5 s tightens (the same rate, a smaller burst); 100/10 s to 100/20 s too.
+ */
+export function rateLimitTightens(next: RateLimit | null, current: RateLimit | null, fallback: RateLimit | null): boolean {
+  const n = next ?? fallback;
+  const c = current ?? fallback;
+  if (c === null) return true;
+  if (n === null) return false;
+  return n.requests <= c.requests && n.requests * c.perSeconds <= c.requests * n.perSeconds;
+}
+
+export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: RateLimit | null = null) {
   /** An event about key `key` by `authority`; the person concerned is the key's creator. */
   const keyEvent = (authority: Authority, origin: Origin, key: { id: string; name: string; created_by: string | null }, at: Date) =>
     ({ at, context: auditContext(authority, origin), target: { type: 'api_key', id: key.id, label: key.name }, userId: key.created_by }) satisfies Partial<AuditEventInput>;
@@ -62,6 +105,29 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
   return {
     get,
 
+    /**
+     * The key's use per hour over [from, until), every hour present (zeros included): by default
+     * the 7 days up to the end of the current hour; at most the 90 days the counts are kept.
+     */
+    async usage(id: string, span: { from?: string; until?: string } = {}): Promise<UsageHour[]> {
+      const now = clock.now().getTime();
+      const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
+      const until = span.until === undefined ? ceilHour(now + 1) : ceilHour(new Date(span.until).getTime());
+      const from = span.from === undefined ? until - 7 * 24 * HOUR_MS : Math.floor(new Date(span.from).getTime() / HOUR_MS) * HOUR_MS;
+      if (!(from < until) || until - from > USAGE_RETENTION_DAYS * 24 * HOUR_MS) {
+        throw new DomainError('invalid', 'invalid_span', `from must come before until, at most ${USAGE_RETENTION_DAYS} days apart.`, {
+          errors: [{ location: 'request/query/from', message: `must be before until, at most ${USAGE_RETENTION_DAYS} days earlier` }],
+        });
+      }
+      await get(id);
+      const rows = new Map((await readUsage(db, id, new Date(from), new Date(until))).map((r) => [r.hour.getTime(), r]));
+      const hours: UsageHour[] = [];
+      for (let at = from; at < until; at += HOUR_MS) {
+        hours.push(rows.get(at) ?? { hour: new Date(at), allowed: 0, rate_limited: 0, ip_refused: 0, permission_refused: 0 });
+      }
+      return hours;
+    },
+
     list(filter: { expiringWithinDays?: number } = {}) {
       const days = filter.expiringWithinDays;
       return keys.listKeys(db, days === undefined ? {} : { expiringBefore: new Date(clock.now().getTime() + days * 86_400_000) });
@@ -73,11 +139,17 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
      * have no creator, so no one to be limited by.
      * `seal` (an Idempotency-Key's) runs last in the transaction, with the key and its secret.
      */
-    async create(authority: Authority, sent: { name: string; expires_at?: string; permissions: string[] }, origin: Origin = COMMAND_LINE, seal?: Seal<KeyWithSecret>): Promise<KeyWithSecret> {
+    async create(
+      authority: Authority,
+      sent: { name: string; expires_at?: string; permissions: string[]; rate_limit?: RateLimitInput | null; allowed_ips?: string[] | null },
+      origin: Origin = COMMAND_LINE,
+      seal?: Seal<KeyWithSecret>,
+    ): Promise<KeyWithSecret> {
       assertNotApiKey(authority);
       const input = { ...sent, name: cleanKeyName(sent.name) };
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now) ?? null;
+      const limits = { rate_limit_requests: null, rate_limit_per_seconds: null, allowed_ips: null, ...limitColumns(input) };
       assertMayGrant(authority, input.permissions, 'an API key');
       const fresh = newApiKeySecret();
       let sealed: KeyWithSecret | undefined;
@@ -88,6 +160,7 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
             permissions: [...new Set(input.permissions)],
             created_by: authority.kind === 'user' ? authority.userId : null,
             expires_at: expiresAt,
+            ...limits,
           };
           const keyId = await keys.insertKey(trx, { ...key, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
           await keys.insertSecret(trx, keyId, fresh.digest, now);
@@ -105,13 +178,14 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
     async update(
       authority: Authority,
       id: string,
-      sent: { name?: string; expires_at?: string | null; permissions?: string[] },
+      sent: { name?: string; expires_at?: string | null; permissions?: string[]; rate_limit?: RateLimitInput | null; allowed_ips?: string[] | null },
       origin: Origin = COMMAND_LINE,
       precondition?: Precondition,
     ) {
       const input = sent.name === undefined ? sent : { ...sent, name: cleanKeyName(sent.name) };
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now);
+      const limits = limitColumns(input);
       await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const row = await keys.lockKey(trx, id);
@@ -124,12 +198,22 @@ export function apiKeyService({ db, clock }: ServiceDeps) {
               errors: [{ location: 'request/body/permissions', message: `${widened} is not among the key's permissions` }],
             });
           }
-          // Prolonging keeps rights alive: it needs every permission the key will hold. Renaming,
-          // narrowing and an earlier date only take away, as revoking does.
+          // Prolonging keeps rights alive, and loosening a limit or an allowlist lets the key use
+          // them more: both need every permission the key will hold. Renaming, narrowing, an
+          // earlier date and a tighter limit or list only take away, as revoking does.
           const prolongs = expiresAt === null ? row.expires_at !== null : expiresAt !== undefined && row.expires_at !== null && expiresAt > row.expires_at;
-          if (prolongs) assertMayActOn(authority, input.permissions ?? row.permissions, 'This API key');
-          await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, now });
-          const after = { name: input.name, permissions: input.permissions && [...input.permissions].sort(), expires_at: expiresAt === undefined ? undefined : iso(expiresAt) };
+          const next = { ...row, ...limits };
+          const loosens =
+            !rateLimitTightens(limitOf(next), limitOf(row), defaultRateLimit) || !allowlistNarrows(next.allowed_ips, row.allowed_ips);
+          if (prolongs || loosens) assertMayActOn(authority, input.permissions ?? row.permissions, 'This API key');
+          await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, ...limits, now });
+          const after = {
+            name: input.name,
+            permissions: input.permissions && [...input.permissions].sort(),
+            expires_at: expiresAt === undefined ? undefined : iso(expiresAt),
+            ...(input.rate_limit !== undefined && { rate_limit: audited(next).rate_limit ?? null }),
+            ...(input.allowed_ips !== undefined && { allowed_ips: next.allowed_ips }),
+          };
           const changes = changesBetween(audited(row), after);
           if (changes) await recordAuditEvent(trx, { type: 'api_key_updated', ...keyEvent(authority, origin, { ...row, name: input.name ?? row.name }, now), changes });
         }),

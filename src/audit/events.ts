@@ -14,6 +14,8 @@ export const AUDIT_EVENT_TYPES = [
   'api_key_updated',
   'api_key_rotated',
   'api_key_revoked',
+  'api_key_ip_refused',
+  'api_key_leak_reported',
   'role_created',
   'role_updated',
   'role_deleted',

@@ -1,5 +1,6 @@
 // Who is calling: a signed-in person (through a session) or a third-party application (through an
 // API key). Both carry the same kind of permission set, so authorization is one check.
+import type { RateLimit } from '../rate-limits/limiter.js';
 
 export type Principal =
   | {
@@ -12,10 +13,16 @@ export type Principal =
       /** A role requires a second factor and none is enrolled: only enrolling one (and signing out) is allowed. */
       secondFactorRequired?: boolean;
     }
-  | { kind: 'api_key'; apiKeyId: string; permissions: ReadonlySet<string> };
+  | {
+      kind: 'api_key';
+      apiKeyId: string;
+      permissions: ReadonlySet<string>;
+      /** The key's own rate limit; null: the deployment's default for keys, if any. */
+      rateLimit?: RateLimit | null;
+    };
 
 /** Resolves a presented credential to a principal, or throws a refusal (`DomainError`, kind credential_refused). */
 export interface Authenticators {
-  apiKey(secret: string, request: { ip: string }): Promise<Principal>;
+  apiKey(secret: string, request: { ip: string; requestId?: string; userAgent?: string }): Promise<Principal>;
   bearer(accessToken: string, request: { ip: string }): Promise<Principal>;
 }

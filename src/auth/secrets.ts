@@ -77,3 +77,10 @@ export function mayHoldSecret(text: string): boolean {
 export function digestSecret(value: string): Buffer {
   return hash('sha256', value, 'buffer'); // one call, no Hash object
 }
+
+/**
+ * The regular expression a secret-scanning partner registers to find secrets of this kind in
+ * public text: the prefix, the body and the checksum, not inside a longer word. Published in the
+ * contract (POST /api-keys/leaked) for API keys.
+ */
+export const secretPattern = (prefix: string) => new RegExp(`\\b${prefix}_[0-9A-Za-z]{${BODY_LENGTH}}_[0-9A-Za-z]{${CHECKSUM_LENGTH}}\\b`);

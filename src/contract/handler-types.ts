@@ -19,6 +19,8 @@ export interface RequestInfo {
   ip: string;
   userAgent: string;
   log: Logger;
+  /** The body's bytes as received, on operations marked `x-signed-body` (a signature covers them). */
+  signedBody?: Buffer;
 }
 
 /** What a handler receives. Typed by the operation object, so aliases with equal shapes share handlers. */

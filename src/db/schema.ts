@@ -61,6 +61,27 @@ export interface ApiKeysTable {
   last_used_ip: string | null;
   /** See UsersTable.version. */
   version: ColumnType<number, never, never>;
+  rate_limit_requests: ColumnType<number | null, number | null | undefined, number | null>;
+  rate_limit_per_seconds: ColumnType<number | null, number | null | undefined, number | null>;
+  allowed_ips: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+}
+
+/** What every process admitted for one limited caller in one window (src/rate-limits/). */
+export interface RateLimitCountersTable {
+  subject: string;
+  window_start: Date;
+  window_end: Date;
+  count: ColumnType<string, number | string, number | string>;
+}
+
+/** A key's requests in one hour, by outcome. */
+export interface ApiKeyUsageTable {
+  api_key_id: string;
+  hour: Date;
+  allowed: ColumnType<string, number | undefined, number>;
+  rate_limited: ColumnType<string, number | undefined, number>;
+  ip_refused: ColumnType<string, number | undefined, number>;
+  permission_refused: ColumnType<string, number | undefined, number>;
 }
 
 export interface ApiKeySecretsTable {
@@ -255,6 +276,8 @@ export interface Database {
   api_keys: ApiKeysTable;
   api_key_secrets: ApiKeySecretsTable;
   idempotency_keys: IdempotencyKeysTable;
+  rate_limit_counters: RateLimitCountersTable;
+  api_key_usage: ApiKeyUsageTable;
   sessions: SessionsTable;
   session_tokens: SessionTokensTable;
   sign_in_failures: SignInFailuresTable;

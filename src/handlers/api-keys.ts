@@ -26,7 +26,7 @@ const withSecret = <S extends 200 | 201>(status: S, { key, secret }: KeyWithSecr
  */
 const withoutSecret = (first: ReturnType<typeof withSecret>): Answer => ({ ...first, body: { ...first.body, secret: null } });
 
-export function apiKeyHandlers({ apiKeys: keys, idempotency }: Services) {
+export function apiKeyHandlers({ apiKeys: keys, idempotency, leakReports }: Services) {
 
   const listApiKeys: Handler<'listApiKeys'> = async ({ query }) => {
     const rows = await keys.list({ expiringWithinDays: query?.expiring_within_days });
@@ -54,5 +54,21 @@ export function apiKeyHandlers({ apiKeys: keys, idempotency }: Services) {
       withoutSecret,
     );
 
-  return { listApiKeys, getApiKey, createApiKey, updateApiKey, revokeApiKey, rotateApiKey };
+  const getApiKeyUsage: Handler<'getApiKeyUsage'> = async ({ path, query }) => {
+    const hours = await keys.usage(path.id, { from: query?.from, until: query?.until });
+    return { status: 200, body: { data: hours.map((h) => ({ ...h, hour: h.hour.toISOString() })) }, headers: NO_STORE };
+  };
+
+  // Authenticated by the partner's signature over the body (x-authenticated-by: handler).
+  const reportLeakedApiKeys: Handler<'reportLeakedApiKeys'> = async ({ body, headers, request }) => {
+    const header = (name: string) => (typeof headers[name] === 'string' ? headers[name] : undefined);
+    const answers = await leakReports.report(
+      { keyId: header('github-public-key-identifier'), signature: header('github-public-key-signature'), body: request.signedBody },
+      body,
+      request,
+    );
+    return { status: 200, body: answers, headers: NO_STORE };
+  };
+
+  return { listApiKeys, getApiKey, createApiKey, updateApiKey, revokeApiKey, rotateApiKey, getApiKeyUsage, reportLeakedApiKeys };
 }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { HandlerMap } from '../contract/handler-types.js';
 import type { Authenticators } from '../auth/principal.js';
+import type { Admission } from '../admission/admission.js';
 import { indexOperations, routeMatcher, type OpenApiDocument } from '../contract/spec.js';
 import { contractValidator } from '../contract/validator.js';
 import { styledContracts } from '../contract/styled.js';
@@ -32,6 +33,7 @@ import { drainSwitch, type Drain } from './drain.js';
 import { requestMetrics, type ObserveRequest } from './request-metrics.js';
 import { requestTracing } from './request-tracing.js';
 import type { Tracer } from '@opentelemetry/api';
+import { keepSignedBody } from './signed-body.js';
 
 export interface AppDependencies {
   spec: OpenApiDocument;
@@ -39,6 +41,8 @@ export interface AppDependencies {
   logger: Logger;
   handlers: HandlerMap;
   authenticators: Authenticators;
+  /** Rate limits and key usage (src/rate-limits/admission.ts); none: nobody is limited. */
+  admission?: Admission;
   options: {
     validateResponses: boolean;
     trustProxy: boolean | number | string;
@@ -56,6 +60,7 @@ export interface AppDependencies {
 function noteRequestBody(req: IncomingMessage, res: ServerResponse, raw: Buffer) {
   noteRepeatedKeys(req, res, raw);
   noteBodyDigest(req, raw);
+  keepSignedBody(req, res, raw);
 }
 
 export function createApp(deps: AppDependencies) {
@@ -115,7 +120,7 @@ export function createApp(deps: AppDependencies) {
       refuseNulCharacters,
       requireCredentials,
       contractValidator(spec),
-      operationRouter(operations, deps.handlers, deps.authenticators),
+      operationRouter(operations, deps.handlers, deps.authenticators, deps.admission),
     ),
   );
   app.use(notFound);

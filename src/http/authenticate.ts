@@ -1,11 +1,14 @@
 // Authentication and authorization of one operation: who is calling (API key or bearer session),
-// then whether that caller holds the permission the operation declares in the contract.
+// whether its rate limit admits the request (src/rate-limits/), then whether that caller holds
+// the permission the operation declares in the contract.
 import type { Request, RequestHandler, Response } from 'express';
 import type { OperationInfo, SecurityScheme } from '../contract/spec.js';
 import type { Authenticators, Principal } from '../auth/principal.js';
 import { bearerToken } from '../auth/bearer.js';
 import { forbidden, invalid, permissionDenied, refused, unauthenticated } from '../errors.js';
 import { operationOf } from './operation.js';
+import type { Admission } from '../admission/admission.js';
+import { rateLimitRefusal, setRateLimitHeaders } from './rate-limit-headers.js';
 
 const CREDENTIAL_NAMES: Record<SecurityScheme, string> = { apiKey: 'x-api-key', bearerAuth: 'Authorization: Bearer <access_token>' };
 
@@ -27,9 +30,11 @@ export const requireCredentials: RequestHandler = (req, res, next) => {
 };
 
 /** Who is calling and whether they may call `op`: sets res.locals.principal, or throws a refusal. Undefined for an operation without this step. */
-export function authenticate(op: OperationInfo, authenticators: Authenticators): ((req: Request, res: Response) => Promise<void>) | undefined {
+export function authenticate(op: OperationInfo, authenticators: Authenticators, admission?: Admission): ((req: Request, res: Response) => Promise<void>) | undefined {
   const acceptsKey = op.security.includes('apiKey');
   const acceptsBearer = op.security.includes('bearerAuth');
+  // `x-user-rate-limit`: an expensive operation, on which a person is held to USER_RATE_LIMIT.
+  const userRateLimited = op.raw['x-user-rate-limit'] === true;
   // `x-authenticated-by: handler`: the handler checks the credential itself (POST /tokens accepts
   // an expired access token, which this step would refuse).
   const skip = (!acceptsKey && !acceptsBearer) || op.raw['x-authenticated-by'] === 'handler';
@@ -41,7 +46,7 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators):
     if (apiKey !== undefined && authorization !== undefined) {
       throw invalid('ambiguous_credentials', 'Send either x-api-key or Authorization, not both.');
     }
-    const context = { ip: req.ip ?? '' };
+    const context = { ip: req.ip ?? '', requestId: req.id, userAgent: req.headers['user-agent'] };
     let principal: Principal;
     if (apiKey !== undefined && acceptsKey) {
       principal = await authenticators.apiKey(apiKey, context);
@@ -62,7 +67,23 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators):
     if (principal.kind === 'user' && principal.secondFactorRequired && op.raw['x-allowed-before-second-factor'] !== true) {
       throw forbidden('second_factor_required', 'A role of yours requires a second factor: enrol one at POST /me/totp first.');
     }
+    if (admission) {
+      const pending = admission.admit(principal, userRateLimited);
+      // Synchronous unless the limiter must reconcile first (src/rate-limits/limiter.ts).
+      const decision = pending instanceof Promise ? await pending : pending;
+      if (decision) {
+        setRateLimitHeaders(res, principal.kind === 'api_key' ? 'api-key' : 'user', decision);
+        if (!decision.allowed) {
+          admission.recordOutcome(principal, 'rate_limited');
+          throw rateLimitRefusal(decision);
+        }
+      }
+    }
     const permission = op.requiredPermission;
-    if (permission && !principal.permissions.has(permission)) throw permissionDenied(permission);
+    if (permission && !principal.permissions.has(permission)) {
+      admission?.recordOutcome(principal, 'permission_refused');
+      throw permissionDenied(permission);
+    }
+    admission?.recordOutcome(principal, 'allowed');
   };
 }

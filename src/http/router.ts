@@ -10,6 +10,8 @@ import { authenticate } from './authenticate.js';
 import { inflectionOf, operationOf } from './operation.js';
 import { idempotencyRequestOf } from './idempotency-request.js';
 import { entityTag, ifMatchPrecondition, notModified } from './entity-tags.js';
+import { signedBodyOf } from './signed-body.js';
+import type { Admission } from '../admission/admission.js';
 
 type Handle = (req: Request, res: Response) => Promise<void>;
 
@@ -23,17 +25,20 @@ class HandlerRequest implements RequestInfo {
     this.ip = req.ip ?? req.socket.remoteAddress ?? '';
     this.userAgent = req.headers['user-agent'] ?? '';
   }
+  get signedBody() {
+    return signedBodyOf(this.req);
+  }
   get log() {
     return this.req.log;
   }
 }
 
-export function operationRouter(operations: OperationInfo[], handlers: HandlerMap, authenticators: Authenticators): RequestHandler {
+export function operationRouter(operations: OperationInfo[], handlers: HandlerMap, authenticators: Authenticators, admission?: Admission): RequestHandler {
   const routes = new Map<OperationInfo, Handle>();
   for (const op of operations) {
     const handler = handlers[op.operationId as OperationId] as unknown as ((input: unknown) => Promise<AnyResult>) | undefined;
     if (!handler) throw new Error(`No handler for operation ${op.operationId}`);
-    const authenticated = authenticate(op, authenticators);
+    const authenticated = authenticate(op, authenticators, admission);
     const conditional = op.headerParameters.has('if-match');
     routes.set(op, async (req, res) => {
       if (authenticated) await authenticated(req, res);

@@ -17,6 +17,8 @@ import { sealAuditEvents } from '../audit/seal.js';
 import { deleteExpiredAuditEvents } from '../audit/retention.js';
 import { livenessAt, sessionIsLive } from '../sessions/liveness.js';
 import { deleteExpiredAnswers } from '../idempotency/repository.js';
+import { deleteEndedCounters } from '../rate-limits/repository.js';
+import { deleteOldUsage } from '../api-keys/usage.js';
 
 export interface SweepPolicy {
   throttleWindowS: number;
@@ -78,6 +80,9 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
 export interface MaintenanceResult extends SweepResult {
   auditEventsSealed: number;
   auditEventsDeleted: number;
+  /** Rate-limit counters of windows that are over, and key usage hours past their 90 days. */
+  rateLimitCounters: number;
+  apiKeyUsageHours: number;
 }
 
 /** The periodic step: sweep, then seal the audit events waiting, then delete those past their retention. */
@@ -85,7 +90,9 @@ export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPol
   const swept = await sweep(db, now, policy);
   const sealed = await sealAuditEvents(db, now);
   const auditEventsDeleted = await deleteExpiredAuditEvents(db, now, auditRetentionS);
-  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted };
+  const rateLimitCounters = await deleteEndedCounters(db, now);
+  const apiKeyUsageHours = await deleteOldUsage(db, now);
+  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, rateLimitCounters, apiKeyUsageHours };
 }
 
 /** Runs maintain() every `intervalS` seconds (never two runs of this process at once) until stopped. */

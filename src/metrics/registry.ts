@@ -28,7 +28,7 @@ const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
 const SIGN_IN_OUTCOMES: readonly SignInOutcome[] = ['succeeded', 'failed', 'throttled'];
 const REFRESH_OUTCOMES: readonly RefreshOutcome[] = ['issued', 'replayed', 'reused', 'refused'];
-const API_KEY_OUTCOMES: readonly ApiKeyOutcome[] = ['accepted', 'invalid', 'expired', 'creator_disabled'];
+const API_KEY_OUTCOMES: readonly ApiKeyOutcome[] = ['accepted', 'invalid', 'expired', 'creator_disabled', 'ip_not_allowed'];
 
 /** A counter of outcomes whose every outcome is a series from the start (0 until it happens), so rates and alerts see it. */
 function outcomeCounter<T extends string>(registry: client.Registry, name: string, help: string, outcomes: readonly T[]) {

@@ -64,6 +64,22 @@ describe('the back office in a browser', () => {
     expect(await page.content()).not.toContain(secret);
     await screenshot(page, 'api-keys');
 
+    // The key's own page: its limits, and its use per hour with the two requests above (written
+    // by the server's next reconciliation, about a second later).
+    await row.getByRole('link', { name: 'Reporting' }).click();
+    await page.getByRole('heading', { name: 'Requests per hour, last 7 days' }).waitFor();
+    const summary = 'Last 7 days: 1 allowed, 0 rate-limited, 0 refused by the allowlist, 1 refused for lack of a permission.';
+    await expect
+      .poll(async () => {
+        await page.reload();
+        await page.getByRole('heading', { name: 'Requests per hour, last 7 days' }).waitFor();
+        return page.getByText(summary).count();
+      })
+      .toBe(1);
+    await screenshot(page, 'api-key-usage');
+    await page.getByRole('link', { name: 'All API keys' }).click();
+    await row.getByText('expires in 30 days').waitFor();
+
     // Rotating shows a new secret once. With a grace period the old one keeps working meanwhile;
     // without one it stops at once.
     const rotate = async (grace: string) => {

@@ -111,9 +111,10 @@ export function createTestApp(db: Kysely<Database>, overrides: Overrides = {}) {
     logger,
     handlers: overrides.handlers ?? createHandlers(services),
     authenticators: overrides.authenticators ?? services.authenticators,
+    admission: services.admission,
     options: { validateResponses: true, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes, ...overrides.options },
     observeRequest: overrides.observeRequest,
     tracer: overrides.tracer,
   });
-  return { app, logs, clock, deps };
+  return { app, logs, clock, deps, services };
 }

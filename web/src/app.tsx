@@ -111,7 +111,7 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
     case 'roles':
       return <RolesPage roleId={id} myPermissions={me.permissions} />;
     case 'api-keys':
-      return <ApiKeysPage myPermissions={me.permissions} />;
+      return <ApiKeysPage myPermissions={me.permissions} keyId={id} />;
     case 'meetings':
       return <MeetingsPage week={id} myPermissions={me.permissions} />;
     case 'audit':

@@ -19,6 +19,7 @@ import * as m20261210T1000Tasks from './20261210T1000_tasks.js';
 import * as m20261211T1000Meetings from './20261211T1000_meetings.js';
 import * as m20261212T1000UniqueNameKeys from './20261212T1000_unique_name_keys.js';
 import * as m20261213T1000SafeWrites from './20261213T1000_safe_writes.js';
+import * as m20261214T1000PartnerKeys from './20261214T1000_partner_keys.js';
 import * as m20261215T1000SecondFactors from './20261215T1000_second_factors.js';
 
 export const migrations: Record<string, Migration> = {
@@ -41,5 +42,6 @@ export const migrations: Record<string, Migration> = {
   '20261211T1000_meetings': m20261211T1000Meetings,
   '20261212T1000_unique_name_keys': m20261212T1000UniqueNameKeys,
   '20261213T1000_safe_writes': m20261213T1000SafeWrites,
+  '20261214T1000_partner_keys': m20261214T1000PartnerKeys,
   '20261215T1000_second_factors': m20261215T1000SecondFactors,
 };

@@ -1,15 +1,18 @@
 // API keys: create (name, expiration, permissions from the creator's own), the secret shown once,
 // the list with last use, expiry state and creator, a mark on keys worth less than declared (their
 // creator lost rights or is disabled), revoke with confirmation, rotate with an optional grace
-// period (shown disabled, with why, for a key holding permissions the person lacks).
+// period (shown disabled, with why, for a key holding permissions the person lacks). A key's own
+// page (#/api-keys/<id>) shows its rate limit, its allowlist and its use per hour over 7 days.
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
-import { ErrorMessage, Field, ListState, Notice, PageTitle, Why, lockedFor } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor } from '../ui.js';
 import { lacking } from '../authority.js';
+import { href } from '../router.js';
+import { HourlyChart, totalOf, type HourlySeries } from '../hourly-chart.js';
 
 type ApiKey = components['schemas']['ApiKey'];
 type Permission = components['schemas']['Permission'];
@@ -22,7 +25,64 @@ function dateInput(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-export function ApiKeysPage({ myPermissions }: { myPermissions: readonly Permission[] }) {
+export function ApiKeysPage({ myPermissions, keyId }: { myPermissions: readonly Permission[]; keyId?: string }) {
+  return keyId ? <ApiKeyPage id={keyId} /> : <ApiKeyList myPermissions={myPermissions} />;
+}
+
+type UsageOutcome = 'allowed' | 'rate_limited' | 'ip_refused' | 'permission_refused';
+const USAGE_SERIES: HourlySeries<UsageOutcome>[] = [
+  { key: 'allowed', label: 'apiKeys.usage.allowed', colour: '#2e7d32' },
+  { key: 'rate_limited', label: 'apiKeys.usage.rateLimited', colour: '#e0a000' },
+  { key: 'ip_refused', label: 'apiKeys.usage.ipRefused', colour: '#c62828' },
+  { key: 'permission_refused', label: 'apiKeys.usage.permissionRefused', colour: '#6a1b9a' },
+];
+
+/** One key: what limits it, and its use per hour over the last 7 days (GET /api-keys/{id}/usage). */
+function ApiKeyPage({ id }: { id: string }) {
+  const { t } = useI18n();
+  const key = useLoad(() => call(() => api.GET('/api-keys/{id}', { params: { path: { id } } })), [id]);
+  const usage = useLoad(() => call(() => api.GET('/api-keys/{id}/usage', { params: { path: { id } } })), [id]);
+  if (key.error) return <ErrorMessage error={key.error} onRetry={key.reload} />;
+  if (!key.data) return <Loading />;
+  const { rate_limit: limit, allowed_ips: ips } = key.data;
+  const hours = usage.data?.data;
+  return (
+    <>
+      <PageTitle>{key.data.name}</PageTitle>
+      <p>
+        <a href={href('api-keys')}>{t('apiKeys.backToList')}</a>
+      </p>
+      <dl class="panel">
+        <dt>{t('apiKeys.rateLimit')}</dt>
+        <dd>{limit ? t('apiKeys.rateLimitValue', { requests: limit.requests, seconds: limit.per_seconds }) : t('apiKeys.rateLimitNone')}</dd>
+        <dt>{t('apiKeys.allowedIps')}</dt>
+        <dd>{ips ? ips.join(', ') : t('apiKeys.allowedIpsAny')}</dd>
+      </dl>
+      {usage.error ? (
+        <ErrorMessage error={usage.error} onRetry={usage.reload} />
+      ) : !hours ? (
+        <Loading />
+      ) : (
+        <HourlyChart
+          id="usage"
+          title={t('apiKeys.usage.title')}
+          summary={t('apiKeys.usage.summary', {
+            allowed: totalOf(hours, 'allowed'),
+            rateLimited: totalOf(hours, 'rate_limited'),
+            ipRefused: totalOf(hours, 'ip_refused'),
+            permissionRefused: totalOf(hours, 'permission_refused'),
+          })}
+          empty={t('apiKeys.usage.empty')}
+          table={t('apiKeys.usage.table')}
+          series={USAGE_SERIES}
+          hours={hours}
+        />
+      )}
+    </>
+  );
+}
+
+function ApiKeyList({ myPermissions }: { myPermissions: readonly Permission[] }) {
   const { t } = useI18n();
   const keys = useLoad(() => call(() => api.GET('/api-keys')), []);
   const [secret, setSecret] = useState<{ name: string; secret: string } | null>(null);
@@ -211,7 +271,9 @@ function KeyTable({ keys, myPermissions, onRevoke, onRotate }: { keys: ApiKey[];
           const rotateLocked = lockedFor(t, `rotate-why-${key.id}`, lacking(myPermissions, key.permissions));
           return (
             <tr key={key.id}>
-              <td>{key.name}</td>
+              <td>
+                <a href={href('api-keys', key.id)}>{key.name}</a>
+              </td>
               <td>
                 <code>
                   {key.display_prefix}…{key.last_characters}

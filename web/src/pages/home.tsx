@@ -5,7 +5,7 @@ import type { components } from '../../../generated/openapi.js';
 import { describeChanges, describeEvent } from '../audit-line.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../load.js';
-import { SignInChart } from '../sign-in-chart.js';
+import { HourlyChart, totalOf, type HourlySeries } from '../hourly-chart.js';
 import { ErrorMessage, ListState, Loading, PageTitle } from '../ui.js';
 
 type Me = components['schemas']['Me'];
@@ -23,11 +23,29 @@ export function HomePage({ me }: { me: Me }) {
   );
 }
 
+const SIGN_IN_SERIES: HourlySeries<'succeeded' | 'failed' | 'throttled'>[] = [
+  { key: 'succeeded', label: 'home.succeeded', colour: '#2e7d32' },
+  { key: 'failed', label: 'home.failed', colour: '#c62828' },
+  { key: 'throttled', label: 'home.throttled', colour: '#e0a000' },
+];
+
 function Chart() {
+  const { t } = useI18n();
   const counts = useLoad(() => call(() => api.GET('/audit-events/sign-ins-per-hour')), []);
   if (counts.error) return <ErrorMessage error={counts.error} onRetry={counts.reload} />;
   if (!counts.data) return <Loading />;
-  return <SignInChart hours={counts.data.hours} />;
+  const { hours } = counts.data;
+  return (
+    <HourlyChart
+      id="chart"
+      title={t('home.chartTitle')}
+      summary={t('home.chartSummary', { succeeded: totalOf(hours, 'succeeded'), failed: totalOf(hours, 'failed'), throttled: totalOf(hours, 'throttled') })}
+      empty={t('home.chartEmpty')}
+      table={t('home.chartTable')}
+      series={SIGN_IN_SERIES}
+      hours={hours}
+    />
+  );
 }
 
 function MyActivity() {
