@@ -44,9 +44,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/rate-limits/'],
   ['src/pagination/'],
   ['src/text/'],
-  // Ground: the contract document itself (the permission catalogue is its enum), errors, clock,
+  // Ground: the contract document itself and the permission catalogue read from it
+  // (src/auth/permissions.ts: the enum, which a role's revision digests, and the admin role's id), errors, clock,
   // configuration, paths; then the database.
-  ['src/contract/spec.ts', '(ground)'],
+  ['src/contract/spec.ts', 'src/auth/permissions.ts', '(ground)'],
   ['src/db/'],
 ];
 const NEW_DOMAINS = LAYERS.findIndex((layer) => layer.includes('src/maintenance/'));
