@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 describe('editing a record someone else changed meanwhile', () => {
-  it('users and roles: the save is refused (412), the page says so and shows the other change; saving again then works', async () => {
+  it('users, roles and meetings: the save is refused (412), the page says so and shows the other change; saving again then works', async () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);
     await page.getByRole('heading', { name: 'Home' }).waitFor();
@@ -65,5 +65,27 @@ describe('editing a record someone else changed meanwhile', () => {
     await expect.poll(() => page.getByLabel('Description').inputValue()).toBe('Answers customers');
     expect(await page.getByLabel('users.read', { exact: true }).isChecked()).toBe(false);
     expect((await api('GET', `/roles/${role.body.id as string}`)).body).toMatchObject({ description: 'Answers customers', permissions: ['users.list'] });
+
+    // A meeting, opened from the week view: the save and then the delete each meet the other change.
+    const starts = new Date();
+    starts.setHours(10, 0, 0, 0); // today, so in the week the page opens on
+    const meeting = await api('POST', '/meetings', { title: 'Design review', starts_at: starts.toISOString(), ends_at: new Date(starts.getTime() + 3600_000).toISOString(), attendee_ids: [] });
+    const meetingPath = `/meetings/${meeting.body.id as string}`;
+    await page.getByRole('link', { name: 'Meetings' }).click();
+    await page.getByRole('button', { name: 'Design review' }).click();
+    await page.getByRole('heading', { name: 'Change Design review' }).waitFor();
+    expect((await api('PATCH', meetingPath, { location: 'Room 4' })).status).toBe(200);
+    await page.getByLabel('Title').fill('Design review (moved)');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Someone else changed this record while you were editing it.').waitFor();
+    await expect.poll(() => page.getByLabel('Location').inputValue()).toBe('Room 4');
+    expect(await page.getByLabel('Title').inputValue()).toBe('Design review');
+    expect((await api('GET', meetingPath)).body).toMatchObject({ title: 'Design review', location: 'Room 4' });
+    // Deleting what someone else has just changed is refused the same way: the meeting stays.
+    expect((await api('PATCH', meetingPath, { title: 'Design review, with Grace' })).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { name: 'Change Design review, with Grace' }).waitFor();
+    expect(await page.getByLabel('Title').inputValue()).toBe('Design review, with Grace');
+    expect((await api('GET', meetingPath)).status).toBe(200);
   });
 });

@@ -4,7 +4,7 @@
 // meetings.create, Save meetings.update, Delete meetings.delete, whoever organises the meeting;
 // choosing attendees searches GET /users, so it needs users.list.
 import { useState } from 'preact/hooks';
-import { api, call } from '../api/client.js';
+import { api, call, callTagged, changedMeanwhile, ifMatch } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n, type T } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
@@ -80,11 +80,12 @@ export function MeetingsPage({ week, myPermissions }: { week?: string | undefine
       </div>
       <Why locked={createLocked} />
       {editing && (
-        <MeetingForm
+        <EditMeeting
           key={editing === 'new' ? 'new' : editing.id}
-          meeting={editing === 'new' ? null : editing}
+          listed={editing === 'new' ? null : editing}
           monday={monday}
           myPermissions={myPermissions}
+          onStale={meetings.reload}
           onDone={(changed) => {
             setEditing(null);
             if (changed) meetings.reload();
@@ -152,7 +153,39 @@ function personLabel(t: T, person: Person, organizerId: string | undefined): str
   return label;
 }
 
-function MeetingForm({ meeting, monday, myPermissions, onDone }: { meeting: Meeting | null; monday: Date; myPermissions: readonly Permission[]; onDone: (changed: boolean) => void }) {
+type FormProps = { monday: Date; myPermissions: readonly Permission[]; onDone: (changed: boolean) => void };
+
+/**
+ * The meeting opened from the week, read again on its own with its ETag: the change is sent with
+ * If-Match, so it never overwrites someone else's (docs/SAFE-WRITES.md). A person without
+ * meetings.read cannot read it alone: the form then shows the week's copy and sends no tag (the
+ * write goes through as any untagged one would).
+ */
+function EditMeeting({ listed, onStale, ...props }: FormProps & { listed: Meeting | null; onStale: () => void }) {
+  const { t } = useI18n();
+  const tagged = listed !== null && lacking(props.myPermissions, ['meetings.read']).length === 0;
+  const meeting = useLoad(
+    async () => (tagged ? callTagged(() => api.GET('/meetings/{id}', { params: { path: { id: listed.id } } })) : { data: listed, etag: '' }),
+    [listed?.id],
+  );
+  const [stale, setStale] = useState(false);
+  if (meeting.error) return <ErrorMessage error={meeting.error} onRetry={meeting.reload} />;
+  if (!meeting.data) return <Loading />;
+  return (
+    <>
+      {stale && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
+      <MeetingForm
+        key={meeting.data.etag}
+        meeting={meeting.data.data}
+        etag={meeting.data.etag}
+        {...props}
+        onStale={() => (setStale(true), meeting.reload(), onStale())}
+      />
+    </>
+  );
+}
+
+function MeetingForm({ meeting, etag, monday, myPermissions, onDone, onStale }: FormProps & { meeting: Meeting | null; etag: string; onStale: () => void }) {
   const { t } = useI18n();
   // A new meeting: Monday of the shown week (or today, in this week), 09:00 to 10:00.
   const defaultStart = (() => {
@@ -177,24 +210,37 @@ function MeetingForm({ meeting, monday, myPermissions, onDone }: { meeting: Meet
     [search],
   );
 
-  const { busy, error, submit } = useSubmit(async () => {
-    const body = {
-      title,
-      starts_at: new Date(starts).toISOString(),
-      ends_at: new Date(ends).toISOString(),
-      location: location.trim() ? location : null,
-      description: description.trim() ? description : null,
-      attendee_ids: attendees.map((p) => p.id),
-      status,
-    };
-    if (meeting) await call(() => api.PATCH('/meetings/{id}', { params: { path: { id: meeting.id } }, body }));
-    else await call(() => api.POST('/meetings', { body }));
-    onDone(true);
-  });
-  const remove = useSubmit(async () => {
-    await call(() => api.DELETE('/meetings/{id}', { params: { path: { id: meeting!.id } } }));
-    onDone(true);
-  });
+  // Someone else changed the meeting since the form was loaded (412): nothing saved, the form reloads.
+  const unlessStale = async (action: () => Promise<void>) => {
+    try {
+      await action();
+    } catch (err) {
+      if (changedMeanwhile(err)) return onStale();
+      throw err;
+    }
+  };
+  const { busy, error, submit } = useSubmit(() =>
+    unlessStale(async () => {
+      const body = {
+        title,
+        starts_at: new Date(starts).toISOString(),
+        ends_at: new Date(ends).toISOString(),
+        location: location.trim() ? location : null,
+        description: description.trim() ? description : null,
+        attendee_ids: attendees.map((p) => p.id),
+        status,
+      };
+      if (meeting) await call(() => api.PATCH('/meetings/{id}', { params: { path: { id: meeting.id }, header: ifMatch(etag) }, body }));
+      else await call(() => api.POST('/meetings', { body }));
+      onDone(true);
+    }),
+  );
+  const remove = useSubmit(() =>
+    unlessStale(async () => {
+      await call(() => api.DELETE('/meetings/{id}', { params: { path: { id: meeting!.id }, header: ifMatch(etag) } }));
+      onDone(true);
+    }),
+  );
 
   return (
     <form onSubmit={submit} class="panel" aria-labelledby="meeting-form-title">
