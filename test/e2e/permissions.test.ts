@@ -66,7 +66,7 @@ describe('permissions in the page', () => {
       await signIn(page, service.baseUrl, VIEWER);
       await page.getByRole('heading', { name: 'Home' }).waitFor();
       const nav = page.getByRole('navigation', { name: 'Main' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'My sessions', 'Password']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'My sessions', 'Security', 'Password']);
 
       await page.goto(`${service.baseUrl}/#/users`);
       await expect.poll(() => page.getByRole('alert').textContent()).toContain(

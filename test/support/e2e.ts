@@ -14,6 +14,7 @@ import type { Database } from '../../src/db/schema.js';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { createTestApp, createTestDatabase } from './context.js';
+import { startReconciliation } from '../../src/admission/reconciliation.js';
 import { userRow } from './rows.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -39,12 +40,15 @@ export async function startService(options: { clock?: Clock; env?: Record<string
   const service = createTestApp(database.db, { clock: options.clock ?? systemClock, ...(options.env ? { env: options.env } : {}) });
   const server = service.app.listen(0, '127.0.0.1');
   await once(server, 'listening');
+  // The background step every server process runs (src/main.ts): key usage reaches the database.
+  const reconciliation = startReconciliation(service.services.admission, service.deps.config.rateLimits.syncIntervalMs, service.deps.logger);
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     ...service,
     database,
     baseUrl,
     async stop() {
+      await reconciliation.stop();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await database.destroy();

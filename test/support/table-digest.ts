@@ -8,7 +8,9 @@ export type TableDigests = Record<string, string>;
  * Tables a refused request may write on purpose (a failed sign-in counts against the throttle and
  * is recorded as a security event); everything else must be untouched by a refused request.
  */
-export const WRITTEN_WHEN_REFUSED = new Set<string>(['sign_in_failures', 'security_events']);
+// rate_limit_counters and api_key_usage: a refused request is counted too (usage by outcome), and
+// each process's reconciliation writes them in the background, whichever request is running.
+export const WRITTEN_WHEN_REFUSED = new Set<string>(['sign_in_failures', 'security_events', 'rate_limit_counters', 'api_key_usage']);
 
 /**
  * Columns a refused request may write on purpose: an API key that authenticated was used, whatever
