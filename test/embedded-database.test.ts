@@ -14,6 +14,9 @@ import { sealAuditEvents } from '../src/audit/seal.js';
 import { verifyAuditTrail } from '../src/audit/verify.js';
 import { userRow } from './support/rows.js';
 import { budget } from './support/budgets.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { FIRST_ADMINISTRATOR_FILE } from '../src/users/bootstrap.js';
+import { passwordStep, secondStep, totpCode } from './support/second-factor.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -53,5 +56,57 @@ describe('embedded PGlite database', () => {
     expect(rows).toHaveLength(1);
     await second.stopBackgroundWork();
     await second.database.close();
+  });
+});
+
+describe('make run: the first administrator on the embedded database', () => {
+  // As a new user tries it: `make run`'s configuration (no DATABASE_URL: PGlite, one connection,
+  // a 3 s wait for it, ADMIN_SECOND_FACTOR=required), the first administrator from its file.
+  it('chooses a password, enrols an authenticator app, signs out, and signs in again with password and code', { timeout: budget({ pgliteStart: 1, passwordHash: 8 }) }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-2fa-'));
+    const clockFile = join(dir, 'clock');
+    let now = new Date('2026-12-16T10:00:00.000Z');
+    const setClock = (at: Date) => writeFileSync(clockFile, (now = at).toISOString());
+    setClock(now);
+    const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, TEST_CLOCK_FILE: clockFile });
+    expect(config.secondFactor.requiredForAdmins).toBe(true);
+    const service = await buildService(config, captureLogs().logger);
+    try {
+      expect(service.database.kind).toBe('embedded');
+      const app = service.app;
+      const file = readFileSync(join(dir, FIRST_ADMINISTRATOR_FILE), 'utf8');
+      const email = /e-mail: +(\S+)/.exec(file)![1]!;
+      const firstPassword = /password: +(\S+)/.exec(file)![1]!;
+      const password = 'the password I chose for myself';
+      const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+
+      const first = await request(app).post('/sessions').send({ session: { email, password: firstPassword } });
+      expect(first.status).toBe(201);
+      const token = first.body.access_token as string;
+      await request(app).put('/me/password').set(auth(token)).send({ current_password: firstPassword, new_password: password }).expect(204);
+      expect((await request(app).get('/users').set(auth(token))).body.code).toBe('second_factor_required');
+      const started = await request(app).post('/me/totp').set(auth(token));
+      expect(started.status).toBe(201);
+      const secret = started.body.secret as string;
+      const confirmed = await request(app).post('/me/totp/confirm').set(auth(token)).send({ totp_code: totpCode(secret, now) });
+      expect(confirmed.status).toBe(200);
+      expect((await request(app).get('/users').set(auth(token))).status).toBe(200);
+      await request(app).delete('/sessions/current').set(auth(token)).expect(204);
+
+      setClock(new Date(now.getTime() + 30_000)); // the enrolment's code is used up
+      // A wrong code is refused as wrong (401), not as an unreachable database (503).
+      const wrongChallenge = await passwordStep(app, email, password);
+      const wrong = await secondStep(app, { challenge_token: wrongChallenge, totp_code: totpCode(secret, new Date(now.getTime() + 600_000)) });
+      expect(wrong.status, wrong.text).toBe(401);
+      expect(wrong.body.code).toBe('invalid_second_factor');
+      const challenge_token = await passwordStep(app, email, password);
+      const signedIn = await secondStep(app, { challenge_token, totp_code: totpCode(secret, now) });
+      expect(signedIn.status, signedIn.text).toBe(201);
+      expect((await request(app).get('/users').set(auth(signedIn.body.access_token))).status).toBe(200);
+    } finally {
+      await service.stopBackgroundWork();
+      await service.database.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

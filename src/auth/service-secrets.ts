@@ -11,13 +11,16 @@ export type ServiceSecretName = ServiceSecretsTable['name'];
 
 const KEEP_MS = 60_000;
 
-/** Reads a secret, kept in this process for a minute. */
-export function serviceSecret(db: Kysely<Database>, clock: Clock, name: ServiceSecretName): () => Promise<Buffer> {
+/**
+ * Reads a secret, kept in this process for a minute. Inside a transaction, pass it (`on`): the read
+ * then takes no second connection while the transaction holds one (the embedded database has one).
+ */
+export function serviceSecret(db: Kysely<Database>, clock: Clock, name: ServiceSecretName): (on?: Kysely<Database>) => Promise<Buffer> {
   let kept: { secret: Promise<Buffer>; until: number } | undefined;
-  return () => {
+  return (on = db) => {
     const now = clock.now().getTime();
     if (!kept || kept.until <= now) {
-      const secret = db.selectFrom('service_secrets').select('secret').where('name', '=', name).executeTakeFirstOrThrow().then((row) => row.secret);
+      const secret = on.selectFrom('service_secrets').select('secret').where('name', '=', name).executeTakeFirstOrThrow().then((row) => row.secret);
       kept = { secret, until: now + KEEP_MS };
       // A failed read (database down) is not kept: the next request tries again.
       secret.catch(() => (kept = undefined));

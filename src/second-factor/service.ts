@@ -127,7 +127,7 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
     if ('totp_code' in answer) {
       const row = await repo.lockTotp(trx, userId);
       if (!row?.confirmed_at) return null;
-      const step = totpStep(unsealTotpKey(await sealingKey(), userId, row.totp_secret_sealed!), answer.totp_code, now);
+      const step = totpStep(unsealTotpKey(await sealingKey(trx), userId, row.totp_secret_sealed!), answer.totp_code, now);
       return step !== null && (await repo.acceptTotpStep(trx, row.id, step, now, false)) ? 'password_totp' : null;
     }
     if (!(await repo.useRecoveryCode(trx, userId, digestRecoveryCode(answer.recovery_code), now))) return null;
