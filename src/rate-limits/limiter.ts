@@ -18,6 +18,15 @@
 // the default fraction 0.1 keeps two processes within 10 % (N = 50: at most 55). With C = 0
 // (N < 10 by default) every admission is pushed before it is answered: exact, a round trip each.
 // Refused requests consume nothing.
+//
+// At the end of a window (issue 33): a request that waits is decided on the total that the
+// reconciliation carrying it returns, even when that reconciliation starts after its window has
+// ended (it waited behind a slow one). So a counter is never dropped while requests wait on it: a
+// new window starts a new counter beside it, and the old one is pushed with its waiters and
+// dropped once they are decided. The database keeps a window's row COUNTER_KEPT_MS after its end
+// (the maintenance step), so that such a late push adds to the window's total rather than to a
+// fresh row; a reconciliation that starts more than LATE_PUSH_MS after the window (a database that
+// stalled for minutes) refuses its waiters instead: the next window has long begun.
 import type { Clock } from '../clock.js';
 
 export interface RateLimit {
@@ -48,6 +57,11 @@ export interface CounterStore {
   reconcile(batch: CounterDelta[]): Promise<Map<string, number>>;
 }
 
+/** How long after its window ends a counter may still be pushed for the requests waiting on it. */
+export const LATE_PUSH_MS = 60_000;
+/** How long the database keeps a window's counter after the window ends (longer than LATE_PUSH_MS and a statement). */
+export const COUNTER_KEPT_MS = 5 * LATE_PUSH_MS;
+
 export const counterKey = (subject: string, windowStart: Date | number) => `${subject}@${typeof windowStart === 'number' ? windowStart : windowStart.getTime()}`;
 
 interface Counter {
@@ -57,10 +71,17 @@ interface Counter {
   limit: RateLimit;
   synced: number;
   pending: number;
+  /** Requests waiting for a reconciliation to decide them. */
+  waiting: number;
+  /** Set when a reconciliation started too late to carry the waiters (LATE_PUSH_MS): they are refused. */
+  tooLate: boolean;
 }
 
 export class RateLimiter {
+  /** Each subject's counter of the current window. */
   private readonly counters = new Map<string, Counter>();
+  /** Counters of windows that are over, kept while requests wait on them. */
+  private readonly draining = new Set<Counter>();
   private inFlight: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
 
@@ -78,7 +99,8 @@ export class RateLimiter {
     const key = `${subject}/${limit.perSeconds}`;
     let counter = this.counters.get(key);
     if (counter === undefined || counter.windowStart !== windowStart) {
-      counter = { subject: key, windowStart, windowEnd: windowStart + period, limit, synced: 0, pending: 0 };
+      if (counter !== undefined && counter.waiting > 0) this.draining.add(counter);
+      counter = { subject: key, windowStart, windowEnd: windowStart + period, limit, synced: 0, pending: 0, waiting: 0, tooLate: false };
       this.counters.set(key, counter);
     }
     counter.limit = limit;
@@ -90,11 +112,20 @@ export class RateLimiter {
     return this.admitAfterReconciling(counter);
   }
 
-  /** Counts the request as pending, pushes it with the next reconciliation, admits it if the total stays within the limit. */
+  /**
+   * Counts the request as pending, pushes it with the next reconciliation (which carries every
+   * counter with waiters, its window over or not), admits it if the total it returns stays within
+   * the limit.
+   */
   private async admitAfterReconciling(counter: Counter): Promise<Decision> {
     counter.pending++;
-    await this.reconcile();
-    const allowed = counter.synced <= counter.limit.requests;
+    counter.waiting++;
+    try {
+      await this.reconcile();
+    } finally {
+      if (--counter.waiting === 0) this.draining.delete(counter);
+    }
+    const allowed = !counter.tooLate && counter.synced <= counter.limit.requests;
     // A refused request stays counted: the window is full whichever request was the last one in.
     return decision(counter, allowed, this.clock.now().getTime());
   }
@@ -123,10 +154,16 @@ export class RateLimiter {
   private async pushAndRead(): Promise<void> {
     const now = this.clock.now().getTime();
     const batch: { counter: Counter; delta: number }[] = [];
-    for (const [key, counter] of this.counters) {
-      if (counter.windowEnd <= now) {
-        // Over: nothing more will be decided in it, so what it still owes the others is moot.
-        this.counters.delete(key);
+    for (const counter of [...this.counters.values(), ...this.draining]) {
+      if (counter.windowEnd <= now && counter.waiting === 0) {
+        // Over and nobody waits on it: what it still owes the others is moot.
+        if (this.counters.get(counter.subject) === counter) this.counters.delete(counter.subject);
+        this.draining.delete(counter);
+        continue;
+      }
+      if (counter.windowEnd + LATE_PUSH_MS <= now) {
+        // Its row may be gone: a push now would start a fresh count. Its waiters are refused.
+        counter.tooLate = true;
         continue;
       }
       batch.push({ counter, delta: counter.pending });

@@ -2,7 +2,7 @@
 // adds every process's pending admissions and reads back every total.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { counterKey, type CounterDelta, type CounterStore } from './limiter.js';
+import { COUNTER_KEPT_MS, counterKey, type CounterDelta, type CounterStore } from './limiter.js';
 
 export function postgresCounterStore(db: Kysely<Database>): CounterStore {
   return {
@@ -25,8 +25,11 @@ export function postgresCounterStore(db: Kysely<Database>): CounterStore {
   };
 }
 
-/** Deletes the counters of windows that are over (the maintenance step). */
+/**
+ * Deletes the counters of windows over for COUNTER_KEPT_MS (the maintenance step): not at once,
+ * because a reconciliation may still push requests that waited at a window's end into its total.
+ */
 export async function deleteEndedCounters(db: Kysely<Database>, now: Date): Promise<number> {
-  const result = await db.deleteFrom('rate_limit_counters').where('window_end', '<=', now).executeTakeFirst();
+  const result = await db.deleteFrom('rate_limit_counters').where('window_end', '<=', new Date(now.getTime() - COUNTER_KEPT_MS)).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
