@@ -23,19 +23,52 @@ import { ApiError } from './api/problem.js';
 type Me = components['schemas']['Me'];
 type Permission = components['schemas']['Permission'];
 
-/** The pages, and the permission that opens each (null: every signed-in person). */
-const NAV: { route: string; label: MessageKey; needs: Permission | null }[] = [
-  { route: 'home', label: 'nav.home', needs: null },
-  { route: 'users', label: 'nav.users', needs: 'users.list' },
-  { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
-  { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
-  { route: 'tasks', label: 'nav.tasks', needs: 'tasks.list' },
-  { route: 'meetings', label: 'nav.meetings', needs: 'meetings.list' },
-  { route: 'audit', label: 'nav.audit', needs: 'audit.read' },
-  { route: 'sessions', label: 'nav.sessions', needs: null },
-  { route: 'security', label: 'nav.security', needs: null },
-  { route: 'password', label: 'nav.password', needs: null },
+/** A page of the navigation, and the permission that opens it (null: every signed-in person). */
+interface NavPage {
+  route: string;
+  label: MessageKey;
+  needs: Permission | null;
+}
+
+/**
+ * The navigation, in sections (a column beside the page, so more pages add lines, not rows).
+ * A new page goes in the section of the work it serves; a section none of whose pages the person
+ * may open is not shown. Home comes first, alone; the person's own account last.
+ */
+const NAV: { label: MessageKey | null; pages: NavPage[] }[] = [
+  { label: null, pages: [{ route: 'home', label: 'nav.home', needs: null }] },
+  {
+    label: 'nav.section.work',
+    pages: [
+      { route: 'tasks', label: 'nav.tasks', needs: 'tasks.list' },
+      { route: 'meetings', label: 'nav.meetings', needs: 'meetings.list' },
+    ],
+  },
+  {
+    label: 'nav.section.people',
+    pages: [
+      { route: 'users', label: 'nav.users', needs: 'users.list' },
+      { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
+      { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
+    ],
+  },
+  { label: 'nav.section.activity', pages: [{ route: 'audit', label: 'nav.audit', needs: 'audit.read' }] },
+  {
+    label: 'nav.section.account',
+    pages: [
+      { route: 'sessions', label: 'nav.sessions', needs: null },
+      { route: 'security', label: 'nav.security', needs: null },
+      { route: 'password', label: 'nav.password', needs: null },
+    ],
+  },
 ];
+
+type NavSections = typeof NAV;
+
+/** The sections and pages this person may open, in order. */
+function navigationFor(permissions: readonly string[]): NavSections {
+  return NAV.map((section) => ({ ...section, pages: section.pages.filter((item) => item.needs === null || permissions.includes(item.needs)) })).filter((section) => section.pages.length > 0);
+}
 
 export function App() {
   const [signedIn, setSignedIn] = useState(tokens.signedIn);
@@ -87,14 +120,17 @@ function SignedIn() {
       </>
     );
   }
-  const pages = me.data ? NAV.filter((item) => item.needs === null || me.data!.permissions.includes(item.needs)) : [];
-  const page = route[0] && route[0] !== 'sign-in' ? route[0] : pages[0]?.route;
+  const sections = me.data ? navigationFor(me.data.permissions) : [];
+  const page = route[0] && route[0] !== 'sign-in' ? route[0] : sections[0]?.pages[0]?.route;
   return (
     <>
-      <Header me={me.data} pages={pages} current={page} />
-      <main id="main" tabIndex={-1}>
-        {me.error ? <ErrorMessage error={me.error} onRetry={me.reload} /> : !me.data ? <Loading /> : <Page name={page} id={route[1]} me={me.data} />}
-      </main>
+      <Header me={me.data} />
+      <div class="layout">
+        {sections.length > 0 && <Navigation sections={sections} current={page} />}
+        <main id="main" tabIndex={-1}>
+          {me.error ? <ErrorMessage error={me.error} onRetry={me.reload} /> : !me.data ? <Loading /> : <Page name={page} id={route[1]} me={me.data} />}
+        </main>
+      </div>
     </>
   );
 }
@@ -127,7 +163,39 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
   }
 }
 
-function Header({ me, pages = [], current, canSignOut = me !== undefined }: { me?: Me | undefined; pages?: typeof NAV; current?: string | undefined; canSignOut?: boolean }) {
+/** The navigation: links in labelled groups, in reading order (Tab walks them top to bottom). */
+function Navigation({ sections, current }: { sections: NavSections; current: string | undefined }) {
+  const { t } = useI18n();
+  const links = (pages: NavPage[]) => (
+    <ul>
+      {pages.map((item) => (
+        <li key={item.route}>
+          <a href={href(item.route)} aria-current={current === item.route ? 'page' : undefined}>
+            {t(item.label)}
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+  return (
+    <nav class="sidebar" aria-label={t('nav.label')}>
+      {sections.map((section) =>
+        section.label === null ? (
+          <div key="top">{links(section.pages)}</div>
+        ) : (
+          <div key={section.label} role="group" aria-labelledby={`nav-${section.label}`}>
+            <p class="nav-section" id={`nav-${section.label}`}>
+              {t(section.label)}
+            </p>
+            {links(section.pages)}
+          </div>
+        ),
+      )}
+    </nav>
+  );
+}
+
+function Header({ me, canSignOut = me !== undefined }: { me?: Me | undefined; canSignOut?: boolean }) {
   const { t, language, setLanguage } = useI18n();
   return (
     <header class="shell">
@@ -135,19 +203,6 @@ function Header({ me, pages = [], current, canSignOut = me !== undefined }: { me
         {t('app.skip')}
       </a>
       <span class="brand">{t('app.title')}</span>
-      {pages.length > 0 && (
-        <nav aria-label={t('nav.label')}>
-          <ul>
-            {pages.map((item) => (
-              <li key={item.route}>
-                <a href={href(item.route)} aria-current={current === item.route ? 'page' : undefined}>
-                  {t(item.label)}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-      )}
       <div class="language">
         {me && <span class="who">{t('shell.signedInAs', { name: `${me.user.first_name} ${me.user.last_name}` })}</span>}
         <label for="language">{t('lang.label')}</label>

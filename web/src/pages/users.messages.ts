@@ -1,0 +1,32 @@
+// The users page. Each key's English and French side by side.
+import { pageMessages } from '../page-messages.js';
+
+export const usersMessages = pageMessages({
+  'users.title': { en: 'Users', fr: 'Utilisateurs' },
+  'users.empty': { en: 'No user matches.', fr: 'Aucun utilisateur ne correspond.' },
+  'users.email': { en: 'E-mail', fr: 'E-mail' },
+  'users.name': { en: 'Name', fr: 'Nom' },
+  'users.firstName': { en: 'First name', fr: 'Prénom' },
+  'users.lastName': { en: 'Last name', fr: 'Nom' },
+  'users.status': { en: 'Status', fr: 'Statut' },
+  'users.roles': { en: 'Roles', fr: 'Rôles' },
+  'users.created': { en: 'Created', fr: 'Créé le' },
+  'users.lastSignIn': { en: 'Last sign-in', fr: 'Dernière connexion' },
+  'users.status.active': { en: 'active', fr: 'actif' },
+  'users.status.disabled': { en: 'disabled', fr: 'désactivé' },
+  'users.filters': { en: 'Filter users', fr: 'Filtrer les utilisateurs' },
+  'users.search': { en: 'Search e-mail or name', fr: 'Chercher un e-mail ou un nom' },
+  'users.role': { en: 'Role', fr: 'Rôle' },
+  'users.filter': { en: 'Filter', fr: 'Filtrer' },
+  'users.new': { en: 'New user', fr: 'Nouvel utilisateur' },
+  'users.pages': { en: 'Pages', fr: 'Pages' },
+  'users.rolesHint': { en: 'Role names, separated by commas.', fr: 'Noms des rôles, séparés par des virgules.' },
+  'users.createTitle': { en: 'New user', fr: 'Nouvel utilisateur' },
+  'users.initialPassword': { en: 'Initial password (optional)', fr: 'Mot de passe initial (facultatif)' },
+  'users.initialPasswordHint': { en: '12 to 128 characters. Without one, the user cannot sign in until a password is set. With one, they must choose their own at first sign-in.', fr: "12 à 128 caractères. Sans mot de passe, l'utilisateur ne peut pas se connecter. Avec, il devra choisir le sien à sa première connexion." },
+  'users.back': { en: 'Back to the users', fr: 'Retour aux utilisateurs' },
+  'users.disable': { en: 'Disable', fr: 'Désactiver' },
+  'users.disableConfirm': { en: 'Disable {email} and sign them out everywhere?', fr: 'Désactiver {email} et fermer toutes ses sessions ?' },
+  'users.cannotGrant': { en: 'You can only grant a role whose every permission you hold yourself.', fr: "Vous ne pouvez attribuer qu'un rôle dont vous avez vous-même toutes les permissions." },
+  'users.cannotRemoveRoles': { en: 'This user holds {permissions}, which you do not have: you cannot take any of their roles away.', fr: "Cet utilisateur a {permissions}, que vous n'avez pas : vous ne pouvez lui retirer aucun rôle." },
+});
