@@ -5,7 +5,7 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { expectContractResponse } from './support/contract.js';
 import { createHandlers } from '../src/handlers/index.js';
 import { buildServices } from '../src/services.js';
-import type { HandlerMap } from '../src/contract/handler-types.js';
+import type { HandlerMap } from '../src/handlers/types.js';
 
 let database: TestDatabase;
 beforeAll(async () => {

@@ -18,11 +18,10 @@ const ROOT = resolve(import.meta.dirname, '..');
 const LAYERS: readonly (readonly string[])[] = [
   // Entry points: they see every layer and wire them (src/cluster.ts: the primary of WORKERS processes).
   ['src/main.ts', 'src/cluster.ts', 'src/cli/'],
-  // The HTTP edge; the services it is handed, built once (the composition root); the contract it
-  // serves (validators, key styles, handler types).
+  // The HTTP edge (and the handlers' types, derived from the contract); the services it is
+  // handed, built once (the composition root).
   ['src/http/', 'src/handlers/'],
   ['src/services.ts'],
-  ['src/contract/'],
   // (new domains: here)
   // The domains, each using only those below it.
   // Who may call how often, and each key's use: above every domain whose callers it limits.
@@ -36,18 +35,20 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/roles/'],
   ['src/security-events/'],
   ['src/audit/'],
-  ['src/auth/'],
   // Creates made once per Idempotency-Key, and revisions and preconditions (docs/SAFE-WRITES.md):
   // asked by every changeable resource's service, and read by their repositories.
   ['src/idempotency/', 'src/revisions/'],
+  // Who is calling and what they may do: the principal, the permission catalogue (read from the
+  // contract; a role's revision digests it), password and secret hashing.
+  ['src/auth/'],
   // In-process rate limiting reconciled through PostgreSQL: what a principal's limit is.
   ['src/rate-limits/'],
   ['src/pagination/'],
   ['src/text/'],
-  // Ground: the contract document itself and the permission catalogue read from it
-  // (src/auth/permissions.ts: the enum, which a role's revision digests, and the admin role's id), errors, clock,
-  // configuration, paths; then the database.
-  ['src/contract/spec.ts', 'src/auth/permissions.ts', '(ground)'],
+  // The contract document and what is read from it alone: validators, key styles, path aliases.
+  ['src/contract/'],
+  // Ground: errors, clock, configuration, paths; then the database.
+  ['(ground)'],
   ['src/db/'],
 ];
 const NEW_DOMAINS = LAYERS.findIndex((layer) => layer.includes('src/maintenance/'));
@@ -67,10 +68,10 @@ function rankOf(file: string): number {
 
 /**
  * A domain's repository.ts is the database tier of that domain: besides its own folder it reads
- * only what sits at or below the auth catalogue (a repository that calls up into a domain's rules
- * has its layers upside down).
+ * only what sits at or below the shared machinery of writes (revisions, idempotency) and the auth
+ * catalogue (a repository that calls up into a domain's rules has its layers upside down).
  */
-const REPOSITORY_FLOOR = LAYERS.findIndex((layer) => layer.includes('src/auth/'));
+const REPOSITORY_FLOOR = LAYERS.findIndex((layer) => layer.includes('src/revisions/'));
 
 function sourceFiles(dir = join(ROOT, 'src')): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

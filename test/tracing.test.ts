@@ -17,7 +17,7 @@ import { SERVICE_NAME } from '../src/tracing/start.js';
 import { tracingConfigured } from '../src/tracing/setup.js';
 import { createHandlers } from '../src/handlers/index.js';
 import { buildServices } from '../src/services.js';
-import type { HandlerMap } from '../src/contract/handler-types.js';
+import type { HandlerMap } from '../src/handlers/types.js';
 
 let database: TestDatabase;
 beforeAll(async () => {

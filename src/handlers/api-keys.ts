@@ -1,6 +1,6 @@
 // Handlers of the API key operations. The contract lets only signed-in users in (bearerAuth).
 import type { Services } from '../services.js';
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import { presentApiKey } from '../api-keys/presenter.js';
 import type { ShownApiKey } from '../api-keys/repository.js';
 import type { KeyWithSecret } from '../api-keys/service.js';

@@ -1,6 +1,6 @@
 // Handlers of the audit journal: everything (audit.read), one's own, and sign-ins per hour.
 import type { Services } from '../services.js';
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import { presentAuditEvent } from '../audit/presenter.js';
 import { signedInUser } from '../auth/caller.js';
 

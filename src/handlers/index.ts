@@ -1,5 +1,5 @@
 // The handler map: one entry per operationId of the contract, checked by the compiler.
-import type { HandlerMap } from '../contract/handler-types.js';
+import type { HandlerMap } from './types.js';
 import type { Services } from '../services.js';
 import { userHandlers } from './users.js';
 import { tokenHandlers } from './tokens.js';

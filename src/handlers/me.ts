@@ -1,5 +1,5 @@
 // Handlers of the signed-in user: who am I, and changing my password.
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import type { Services } from '../services.js';
 import type { Permission } from '../auth/permissions.js';
 import { refused } from '../errors.js';

@@ -1,6 +1,6 @@
 // Handlers of the Meetings operations (and their French paths, /reunions).
 import type { Services } from '../services.js';
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import { presentMeeting as present } from '../meetings/presenter.js';
 import type { ShownMeeting } from '../meetings/repository.js';
 import { requireCaller } from '../auth/caller.js';

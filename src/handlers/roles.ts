@@ -1,6 +1,6 @@
 // Handlers of the Roles operations.
 import type { Services } from '../services.js';
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import { presentRole } from '../roles/presenter.js';
 import type { RoleRow } from '../roles/repository.js';
 import { roleRevision } from '../revisions/revisions.js';

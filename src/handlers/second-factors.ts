@@ -1,6 +1,6 @@
 // Handlers of the signed-in person's second factors: the overview, enrolling and removing an
 // authenticator app, new recovery codes. Keys and codes are answered once, never stored in clear.
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import type { Services } from '../services.js';
 import { refused } from '../errors.js';
 import { signedInUser } from '../auth/caller.js';

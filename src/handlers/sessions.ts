@@ -1,6 +1,6 @@
 // Handlers of signing in and of session management: one's own sessions, and (with
 // sessions.manage) any user's.
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import type { Services } from '../services.js';
 import { notFound } from '../errors.js';
 import { presentSession } from '../sessions/presenter.js';

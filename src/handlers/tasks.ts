@@ -1,6 +1,6 @@
 // Handlers of the Tasks operations (and their French paths, /taches).
 import type { Services } from '../services.js';
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import { presentTask as present } from '../tasks/presenter.js';
 import type { ShownTask } from '../tasks/repository.js';
 import { requireCaller } from '../auth/caller.js';

@@ -1,7 +1,7 @@
 // Handlers of refreshing a login token set (POST /tokens and its French name POST /jetons).
 // The operation is marked `x-authenticated-by: handler`: the access token may have expired, so
 // the service, not the middleware, checks it belongs to the refresh token's session.
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import type { Services } from '../services.js';
 import { bearerToken } from '../auth/bearer.js';
 import { refused, unauthenticated } from '../errors.js';

@@ -1,4 +1,4 @@
-// Handler types derived from the generated contract: a handler map must serve every operationId,
+// The handlers' types (the HTTP edge's), derived from the generated contract: a handler map must serve every operationId,
 // take that operation's parameters and body, and return one of its documented success bodies.
 import type { operations } from '../../generated/openapi.js';
 import type { Logger } from 'pino';

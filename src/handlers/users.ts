@@ -1,6 +1,6 @@
 // Handlers of the Users operations.
 import type { Services } from '../services.js';
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import { presentUser as present } from '../users/presenter.js';
 import type { ShownUser } from '../users/repository.js';
 import { requireCaller } from '../auth/caller.js';

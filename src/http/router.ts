@@ -3,7 +3,7 @@
 // already matched (operation.ts), so it is dispatched straight to its handler: an Express Router
 // of every path would test the path against each route again.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AnyResult, HandlerMap, OperationId, RequestInfo } from '../contract/handler-types.js';
+import type { AnyResult, HandlerMap, OperationId, RequestInfo } from '../handlers/types.js';
 import type { OperationInfo } from '../contract/spec.js';
 import type { Authenticators } from '../auth/principal.js';
 import { authenticate } from './authenticate.js';
