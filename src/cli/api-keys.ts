@@ -1,11 +1,15 @@
-// `backoffice api-keys create|revoke`: the operator's way to issue a key (the secret is printed
-// once, on stdout, and never stored) and to revoke one.
+// `backoffice api-keys create|update|revoke`: the operator's way to issue a key (the secret is
+// printed once, on stdout, and never stored), to change one (name, expiry, narrower permissions,
+// rate limit, IP allowlist) and to revoke one. What is sent is checked as the API checks it: the
+// contract's schema first (src/contract/request-body.ts, the same words as a 400 of the API), then
+// the same service (docs/PARTNER-KEYS.md).
 import { InvalidArgumentError, type Command } from 'commander';
-import { apiKeyService } from '../api-keys/service.js';
+import { apiKeyService, type RateLimitInput } from '../api-keys/service.js';
 import { OPERATOR } from '../auth/authority.js';
 import { isPermission } from '../auth/permissions.js';
 import { systemClock } from '../clock.js';
-import { DomainError } from '../errors.js';
+import { DomainError, validationFailed } from '../errors.js';
+import { requestBodyErrors } from '../contract/request-body.js';
 import { UUID } from '../uuid.js';
 import { withDatabase } from './database.js';
 
@@ -21,6 +25,46 @@ function futureDate(value: string): string {
   return new Date(value).toISOString();
 }
 
+function keyId(value: string): string {
+  if (!UUID.test(value.toLowerCase())) throw new InvalidArgumentError('expected the key id (a UUID)');
+  return value;
+}
+
+// (An option's parser cannot answer null: commander takes it for a missing value. `none` and `any`
+// stay words until the body is built.)
+
+/** `N/S`: N requests per S seconds, as API_KEY_DEFAULT_RATE_LIMIT is written; `none`: no limit of its own. Ranges: the contract's. */
+function rateLimitOption(value: string): RateLimitInput | 'none' {
+  if (value === 'none') return value;
+  const match = /^(\d+)\/(\d+)$/.exec(value.trim());
+  if (!match) throw new InvalidArgumentError('expected N/S (N requests per S seconds), e.g. 100/60, or none');
+  return { requests: Number(match[1]), per_seconds: Number(match[2]) };
+}
+
+/** Comma-separated addresses and CIDR ranges; `any`: from anywhere. */
+function allowedIpsOption(value: string): string[] | 'any' {
+  if (value === 'any') return value;
+  return value.split(',').map((entry) => entry.trim()).filter(Boolean);
+}
+
+/** `never`: no expiration date (not recommended). */
+const expiryOption = (value: string) => (value === 'never' ? value : futureDate(value));
+
+/** The fields of the options given, as the API's body writes them (a word for none: null). */
+const limitFields = (options: { rateLimit?: RateLimitInput | 'none'; allowedIps?: string[] | 'any' }) => ({
+  ...(options.rateLimit !== undefined && { rate_limit: options.rateLimit === 'none' ? null : options.rateLimit }),
+  ...(options.allowedIps !== undefined && { allowed_ips: options.allowedIps === 'any' ? null : options.allowedIps }),
+});
+
+/** The body as the API would receive it, refused with the API's words when the contract refuses it. */
+function checked<T extends object>(schemaName: string, body: T): T {
+  const errors = requestBodyErrors(schemaName, body);
+  if (errors.length > 0) throw validationFailed(errors);
+  return body;
+}
+
+const describeLimits = (key: { rate_limit_requests: number | null; rate_limit_per_seconds: number | null; allowed_ips: string[] | null }) =>
+  `rate limit ${key.rate_limit_requests === null ? 'none of its own' : `${key.rate_limit_requests} per ${key.rate_limit_per_seconds} s`}, allowed from ${key.allowed_ips?.join(', ') ?? 'anywhere'}`;
 
 /** Service errors become one readable line and exit code 1, as every other CLI error. */
 function plain(err: unknown): never {
@@ -36,23 +80,48 @@ export function registerApiKeys(program: Command): void {
     .requiredOption('--name <name>', 'unique name of the key')
     .requiredOption('--permissions <list>', 'comma-separated permissions, e.g. users.list,users.read', permissionList)
     .option('--expires-at <date>', 'expiration date (recommended), ISO 8601', futureDate)
-    .action((options: { name: string; permissions: string[]; expiresAt?: string }) =>
+    .option('--rate-limit <N/S>', 'at most N requests per S seconds, e.g. 100/60 (default: the deployment\'s API_KEY_DEFAULT_RATE_LIMIT)', rateLimitOption)
+    .option('--allowed-ips <list>', 'comma-separated addresses and CIDR ranges it may be used from, e.g. 203.0.113.0/24,2001:db8::/48 (default: anywhere)', allowedIpsOption)
+    .action((options: { name: string; permissions: string[]; expiresAt?: string; rateLimit?: RateLimitInput | 'none'; allowedIps?: string[] | 'any' }) =>
       withDatabase(async ({ db }) => {
-        const { key, secret } = await apiKeyService({ db, clock: systemClock })
-          .create(OPERATOR, { name: options.name, permissions: options.permissions, expires_at: options.expiresAt })
-          .catch(plain);
-        process.stderr.write(`Created API key ${key.id} (${key.name})${key.expires_at ? '' : ' without an expiration date (not recommended)'}.\n`);
+        const body = checked('ApiKeyCreateRequest', {
+          name: options.name,
+          permissions: options.permissions,
+          ...(options.expiresAt !== undefined && { expires_at: options.expiresAt }),
+          ...limitFields(options),
+        });
+        const { key, secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, body).catch(plain);
+        process.stderr.write(`Created API key ${key.id} (${key.name})${key.expires_at ? '' : ' without an expiration date (not recommended)'}; ${describeLimits(key)}.\n`);
         process.stderr.write('Copy the secret now: it is never shown again.\n');
         process.stdout.write(`${secret}\n`);
       }),
     );
   keys
+    .command('update')
+    .description('Change an API key: its name, expiration date, permissions (narrowing only), rate limit or IP allowlist')
+    .argument('<id>', 'id of the key', keyId)
+    .option('--name <name>', 'a new unique name')
+    .option('--expires-at <date>', 'a new expiration date, ISO 8601, or never', expiryOption)
+    .option('--permissions <list>', 'comma-separated permissions, among those it holds', permissionList)
+    .option('--rate-limit <N/S>', 'at most N requests per S seconds, e.g. 100/60, or none (the deployment\'s default then applies)', rateLimitOption)
+    .option('--allowed-ips <list>', 'comma-separated addresses and CIDR ranges, or any', allowedIpsOption)
+    .action((id: string, options: { name?: string; expiresAt?: string; permissions?: string[]; rateLimit?: RateLimitInput | 'none'; allowedIps?: string[] | 'any' }) =>
+      withDatabase(async ({ db }) => {
+        const body = {
+          ...(options.name !== undefined && { name: options.name }),
+          ...(options.expiresAt !== undefined && { expires_at: options.expiresAt === 'never' ? null : options.expiresAt }),
+          ...(options.permissions !== undefined && { permissions: options.permissions }),
+          ...limitFields(options),
+        };
+        if (Object.keys(body).length === 0) throw new Error('Nothing to change: give --name, --expires-at, --permissions, --rate-limit or --allowed-ips.');
+        const key = await apiKeyService({ db, clock: systemClock }).update(OPERATOR, id, checked('ApiKeyUpdateRequest', body)).catch(plain);
+        process.stdout.write(`Updated API key ${key.id} (${key.name}): ${describeLimits(key)}.\n`);
+      }),
+    );
+  keys
     .command('revoke')
     .description('Revoke an API key, effective on the next request')
-    .argument('<id>', 'id of the key', (value: string) => {
-      if (!UUID.test(value.toLowerCase())) throw new InvalidArgumentError('expected the key id (a UUID)');
-      return value;
-    })
+    .argument('<id>', 'id of the key', keyId)
     .action((id: string) =>
       withDatabase(async ({ db }) => {
         await apiKeyService({ db, clock: systemClock }).revoke(OPERATOR, id).catch(plain);
