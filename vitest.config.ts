@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts', 'test/support/web-build.ts'],
+    // In every file: code holding a database connection must not ask for another (README.md).
+    setupFiles: ['test/support/one-connection.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

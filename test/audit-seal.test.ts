@@ -12,6 +12,7 @@ import { maintain } from '../src/maintenance/sweeper.js';
 import { testConfig } from './support/context.js';
 import { runCli } from './support/cli.js';
 import { budget } from './support/budgets.js';
+import { asAnotherClient } from './support/one-connection.js';
 
 let database: TestDatabase;
 beforeEach(async () => {
@@ -57,8 +58,11 @@ describe('sealing', () => {
   it('puts an event that commits after a later one was sealed into the next batch', async () => {
     const late = database.db.transaction().execute(async (trx) => {
       await recordAuditEvent(trx, { type: 'role_deleted', at: now, context: { actor: { type: 'cli', osUser: 'ops' }, requestId: null, ip: null, userAgent: null } });
-      await record(3); // committed while the first transaction is still open
-      expect(await sealAuditEvents(database.db, now)).toEqual({ events: 3, seals: 1 });
+      // Another process commits and seals while the first transaction is still open.
+      await asAnotherClient(async () => {
+        await record(3);
+        expect(await sealAuditEvents(database.db, now)).toEqual({ events: 3, seals: 1 });
+      });
     });
     await late;
     expect(await sealAuditEvents(database.db, now)).toEqual({ events: 1, seals: 1 });

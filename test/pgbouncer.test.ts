@@ -12,6 +12,7 @@ import { makeApiKey } from './support/access-fixtures.js';
 import { createUser, refresh, signIn } from './support/sessions.js';
 import { findKeyBySecretDigest } from '../src/api-keys/repository.js';
 import { digestSecret } from '../src/auth/secrets.js';
+import { asAnotherClient } from './support/one-connection.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -104,7 +105,7 @@ describe('behind PgBouncer in transaction mode', () => {
       // ...which another client now holds, in a transaction; the next statement goes to the other one.
       await other.db.transaction().execute(async (trx) => {
         await sql`select 1`.execute(trx);
-        const failure = await findKeyBySecretDigest(service.db, digest).catch((err: unknown) => err as { code?: string; message: string });
+        const failure = await asAnotherClient(() => findKeyBySecretDigest(service.db, digest)).catch((err: unknown) => err as { code?: string; message: string });
         expect(failure).toMatchObject({ code: '26000' }); // invalid_sql_statement_name
         expect((failure as { message: string }).message).toMatch(/prepared statement "q[0-9a-f]+" does not exist/);
       });
