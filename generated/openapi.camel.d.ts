@@ -593,11 +593,13 @@ export interface paths {
          * Report leaked API keys (secret scanning)
          * @description For a secret-scanning partner such as GitHub's secret scanning partner program: the partner
          *     found strings matching the key format in a public place and reports them, `[{token, type,
-         *     url, source}]`, signed. Every reported token that is a key's secret still in force (current,
-         *     or a previous one in its grace period) revokes that key at once, in one transaction, on
-         *     every server process from the next request; the journal records `api_key_leak_reported` with
-         *     the reporter, the `url` and the `source`. A key expired, or whose creator is disabled, is
-         *     revoked too: it could be brought back. The answer says per token, in order, whether it was
+         *     url, source}]`, signed. Every reported token that is a key's current secret revokes that key
+         *     at once; a token that is the previous secret of a rotated key, still in its grace period,
+         *     stops at once, and the key keeps working with the secret that replaced it (a new secret is
+         *     independent of the old; reporting it revokes the key). All in one transaction, on every server
+         *     process from the next request; the journal records `api_key_leak_reported` with the reporter,
+         *     the `url`, the `source` and which secret leaked (`details.leaked`: `current` or `previous`). A
+         *     key expired, or whose creator is disabled, is revoked too: it could be brought back. The answer says per token, in order, whether it was
          *     such a key (`true_positive`) or not (`false_positive`: unknown, malformed, already revoked;
          *     they are not told apart), naming each token by its SHA-256 (`tokenHash`), never echoing it.
          *
@@ -606,7 +608,7 @@ export interface paths {
          *     identifier in `Github-Public-Key-Identifier`, among those the deployment trusts
          *     (`LEAK_REPORT_KEYS_FILE`: GitHub's own published list works as it is). Without a valid
          *     signature the answer is `401 invalid_signature` and nothing changes. A report sent again
-         *     changes nothing either: its keys are already revoked, and it answers `false_positive` for them.
+         *     changes nothing either: its secrets are no longer in force, and it answers `false_positive` for them.
          *
          *     **Registering the key format** with a partner: keys match
          *     `\bbok_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}\b` (prefix `bok_`, 256 random bits in base62, a
@@ -2079,8 +2081,9 @@ export interface components {
          *     keys: `api_key_ip_refused` (a request from an address outside the key's allowlist; at most one
          *     a minute per key and server process, with `details.refused_before_unrecorded`, the refusals not
          *     written since the previous one) and `api_key_leak_reported` (a secret-scanning partner reported
-         *     the key's secret in a public place and the key was revoked: `details.reporter`, `details.url`,
-         *     `details.source`).
+         *     the key's secret in a public place: `details.reporter`, `details.url`, `details.source`, and
+         *     `details.leaked`, `current` when the key was revoked, `previous` when the previous secret of a
+         *     rotated key was stopped in its grace period).
          * @example api_key_rotated
          * @enum {string}
          */

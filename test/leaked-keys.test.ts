@@ -1,5 +1,6 @@
 // POST /api-keys/leaked as a secret-scanning partner and as an attacker would call it: a signed
-// report revokes every key in force it names, at once, journalled with the reporter and the URL;
+// report revokes every key in force whose current secret it names, at once, journalled with the
+// reporter and the URL, and stops a rotated key's previous secret named in its grace period;
 // a forged, re-signed or replayed report changes nothing; unknown, malformed and revoked tokens
 // get the same answer. And the key format's published regular expression finds real keys.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,15 +56,41 @@ describe('a signed leak report', () => {
     expect(events.rows).toHaveLength(2);
     for (const event of events.rows) {
       expect(event.actor_type).toBe('anonymous');
-      expect(event.details).toEqual({ reporter: 'GitHub secret scanning', reporter_key: reporter.keyId, url: 'https://github.com/octocat/Hello-World/blob/main/.env', source: 'content' });
+      expect(event.details).toEqual({ reporter: 'GitHub secret scanning', reporter_key: reporter.keyId, url: 'https://github.com/octocat/Hello-World/blob/main/.env', source: 'content', leaked: 'current' });
     }
   });
 
-  it('revokes a key whose previous secret, still in its grace period, leaked', async () => {
+  it('stops at once the previous secret of a rotated key, reported in its grace period, and leaves the key and its new secret in force', async () => {
     const key = await makeApiKey(database.db, ['users.list']);
     const { secret: current } = await key.service.rotate(OPERATOR, key.id, 3600);
-    expect((await signed(reportOf([key.secret]))).body[0].label).toBe('true_positive');
-    expect(await works(current)).toBe(false);
+    expect(await works(key.secret)).toBe(true);
+    const body = reportOf([key.secret]);
+    expect((await signed(body)).body[0].label).toBe('true_positive');
+    expect(await works(key.secret)).toBe(false);
+    expect(await works(current)).toBe(true);
+    const events = await sql<{ details: Record<string, unknown>; changes: Record<string, Record<string, unknown>> }>`
+      select details, changes from security_events where type = 'api_key_leak_reported' and target_id = ${key.id}`.execute(database.db);
+    expect(events.rows).toHaveLength(1);
+    expect(events.rows[0]!.details).toMatchObject({ reporter: 'GitHub secret scanning', leaked: 'previous' });
+    expect(events.rows[0]!.changes.after).toHaveProperty('previous_secret_retires_at');
+    const revokedAt = await database.db.selectFrom('api_keys').select('revoked_at').where('id', '=', key.id).executeTakeFirstOrThrow();
+    expect(revokedAt.revoked_at).toBeNull();
+    // Sent again, it names a secret no longer in force: nothing changes.
+    expect((await signed(body)).body[0].label).toBe('false_positive');
+    expect(await works(current)).toBe(true);
+  });
+
+  it('revokes a rotated key when its new secret is reported, with or without the previous one', async () => {
+    for (const withPrevious of [false, true]) {
+      const key = await makeApiKey(database.db, ['users.list']);
+      const { secret: current } = await key.service.rotate(OPERATOR, key.id, 3600);
+      const res = await signed(reportOf(withPrevious ? [key.secret, current] : [current]));
+      expect(res.body.map((answer: { label: string }) => answer.label)).toEqual(withPrevious ? ['true_positive', 'true_positive'] : ['true_positive']);
+      expect(await works(current)).toBe(false);
+      expect(await works(key.secret)).toBe(false);
+      const events = await sql<{ details: Record<string, unknown> }>`select details from security_events where type = 'api_key_leak_reported' and target_id = ${key.id}`.execute(database.db);
+      expect(events.rows.map((e) => e.details.leaked)).toEqual(['current']);
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { TokenKeeper, STORAGE_KEY, REFRESH_MARGIN_MS, SessionEndedError, type RefreshOutcome, type StoredTokens, type TokenSet } from '../web/src/api/tokens.js';
 import { ApiError, describeError } from '../web/src/api/problem.js';
 import { translator, dictionaries } from '../web/src/messages.js';
+import { describeEvent, type AuditEvent } from '../web/src/audit-line.js';
 
 class MemoryStore {
   readonly items = new Map<string, string>();
@@ -162,5 +163,25 @@ describe('describeError', () => {
 
   it('says the service cannot be reached on a network failure', () => {
     expect(describeError(new TypeError('Failed to fetch'), translator('en'))).toBe(dictionaries.en['error.network']);
+  });
+});
+
+describe('the audit line of a leak report', () => {
+  const event = (leaked: string) =>
+    ({
+      id: '1',
+      at: '2026-12-17T10:00:00.000Z',
+      type: 'api_key_leak_reported',
+      actor: { type: 'anonymous', id: null, label: null, session_id: null },
+      target: { type: 'api_key', id: 'k', label: 'crm' },
+      details: { reporter: 'GitHub secret scanning', leaked },
+      changes: null,
+      ip_address: null,
+    }) as unknown as AuditEvent;
+
+  it('says the key was revoked when its current secret leaked, and only the previous secret stopped when that one did', () => {
+    expect(describeEvent(event('current'), translator('en'))).toBe('Key crm was reported leaked and revoked');
+    expect(describeEvent(event('previous'), translator('en'))).toBe('The previous secret of key crm was reported leaked and stopped');
+    expect(describeEvent(event('previous'), translator('fr'))).toBe("L'ancien secret de la clé crm a été signalé divulgué et arrêté");
   });
 });

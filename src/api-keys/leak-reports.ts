@@ -1,6 +1,8 @@
 // Leaked-key reports from a secret-scanning partner, on the model of GitHub's secret scanning
 // partner program: a signed list of `{token, type, url, source}`; every token that is a key's
-// secret still in force revokes that key, all in one transaction; the answer says per token
+// current secret revokes that key, and every token that is a previous secret still in its grace
+// period (the key was rotated) stops that secret at once, all in one transaction (decision in
+// docs/PARTNER-KEYS.md, "Leaked keys"); the answer says per token
 // whether it was one (`true_positive`), naming it by its SHA-256 only. Unknown, malformed and
 // already revoked tokens are all `false_positive`, so the answer tells them apart for nobody.
 //
@@ -15,6 +17,8 @@ import { refused } from '../errors.js';
 import { digestSecret } from '../auth/secrets.js';
 import { isWellFormedApiKey } from './secret.js';
 import { updateKey } from './repository.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import type { Origin } from '../audit/context.js';
 import { iso } from '../audit/changes.js';
@@ -69,6 +73,11 @@ export function signatureVerifies(reporters: ReporterKeys | null, keyId: string 
   }
 }
 
+/** A previous secret stops at once, as a rotation without a grace period stops it (the row is deleted). */
+async function stopSecret(trx: Kysely<Database>, digest: Buffer): Promise<void> {
+  await trx.deleteFrom('api_key_secrets').where('digest', '=', digest).where('retires_at', 'is not', null).execute();
+}
+
 export function leakReportService({ db, clock }: Pick<Dependencies, 'db' | 'clock'>, reporters: ReporterKeys | null) {
   return {
     async report(signed: { keyId?: string; signature?: string; body?: Buffer }, reports: LeakReport[], origin: Origin): Promise<LeakAnswer[]> {
@@ -88,29 +97,40 @@ export function leakReportService({ db, clock }: Pick<Dependencies, 'db' | 'cloc
           const rows = await trx
             .selectFrom('api_key_secrets as s')
             .innerJoin('api_keys as k', 'k.id', 's.api_key_id')
-            .select(['k.id', 'k.name', 'k.created_by', 's.digest'])
+            .select(['k.id', 'k.name', 'k.created_by', 's.digest', 's.retires_at'])
             .where('s.digest', 'in', [...digests.keys()].map((hex) => Buffer.from(hex, 'hex')))
             .where('k.revoked_at', 'is', null)
             .where((eb) => eb.or([eb('s.retires_at', 'is', null), eb('s.retires_at', '>', now)]))
             .orderBy('k.id')
             .forUpdate('k')
             .execute();
+          for (const row of rows) leaked.add(row.digest.toString('hex'));
+          const event = (row: (typeof rows)[number], secret: 'current' | 'previous') => {
+            const report = digests.get(row.digest.toString('hex'))!;
+            return {
+              type: 'api_key_leak_reported' as const,
+              at: now,
+              context: { actor: { type: 'anonymous' as const }, requestId: origin.requestId, ip: origin.ip, userAgent: origin.userAgent },
+              target: { type: 'api_key' as const, id: row.id, label: row.name },
+              userId: row.created_by,
+              details: { reporter: reporters!.reporter, reporter_key: signed.keyId!, url: report.url ?? null, source: report.source ?? null, leaked: secret },
+            };
+          };
+          // The current secret leaked: the key is revoked (its previous secrets with it).
           const revoked = new Set<string>();
-          for (const row of rows) {
-            const digest = row.digest.toString('hex');
-            leaked.add(digest);
+          for (const row of rows.filter((r) => r.retires_at === null)) {
             if (revoked.has(row.id)) continue;
             revoked.add(row.id);
-            const report = digests.get(digest)!;
             await updateKey(trx, row.id, { revoked_at: now, now });
+            await recordAuditEvent(trx, { ...event(row, 'current'), changes: { before: { revoked_at: null }, after: { revoked_at: iso(now) } } });
+          }
+          // Only a previous secret leaked, in its grace period: that secret stops now; the key and
+          // the secret that replaced it stay in force.
+          for (const row of rows.filter((r) => r.retires_at !== null && !revoked.has(r.id))) {
+            await stopSecret(trx, row.digest);
             await recordAuditEvent(trx, {
-              type: 'api_key_leak_reported',
-              at: now,
-              context: { actor: { type: 'anonymous' }, requestId: origin.requestId, ip: origin.ip, userAgent: origin.userAgent },
-              target: { type: 'api_key', id: row.id, label: row.name },
-              userId: row.created_by,
-              details: { reporter: reporters!.reporter, reporter_key: signed.keyId!, url: report.url ?? null, source: report.source ?? null },
-              changes: { before: { revoked_at: null }, after: { revoked_at: iso(now) } },
+              ...event(row, 'previous'),
+              changes: { before: { previous_secret_retires_at: iso(row.retires_at) }, after: { previous_secret_retires_at: iso(now) } },
             });
           }
         });
