@@ -2602,8 +2602,9 @@ export interface components {
             };
         };
         /**
-         * @description Authentication required: no credential, or one that is unknown, expired or revoked. An API key
-         *     created by a user who is now disabled answers `api_key_creator_disabled`.
+         * @description Authentication required: no credential at all (`unauthenticated`), or one that is unknown,
+         *     expired or revoked. An API key created by a user who is now disabled answers
+         *     `api_key_creator_disabled`.
          */
         Unauthorized: {
             headers: {
@@ -4536,16 +4537,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "urn:problem:backoffice:password_rejected",
-                     *       "title": "Bad request",
-                     *       "status": 400,
-                     *       "detail": "This password is too common; choose another.",
-                     *       "code": "password_rejected",
-                     *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4728,16 +4719,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "urn:problem:backoffice:invalid_second_factor",
-                     *       "title": "Bad request",
-                     *       "status": 400,
-                     *       "detail": "The code is wrong or was already used.",
-                     *       "code": "invalid_second_factor",
-                     *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4817,7 +4798,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /**
              * @description The access or refresh token is malformed, unknown or not of the same session, the refresh
-             *     token was reused after the grace window (the session is now revoked), or the session ended.
+             *     token was reused after the grace window (the session is now revoked), or the session ended;
+             *     or no access token was sent at all (`unauthenticated`).
              */
             401: {
                 headers: {
@@ -4827,16 +4809,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "urn:problem:backoffice:refresh_token_reused",
-                     *       "title": "Authentication required",
-                     *       "status": 401,
-                     *       "detail": "This refresh token was already used; the session has been revoked.",
-                     *       "code": "refresh_token_reused",
-                     *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4865,7 +4837,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             /**
              * @description The access or refresh token is malformed, unknown or not of the same session, the refresh
-             *     token was reused after the grace window (the session is now revoked), or the session ended.
+             *     token was reused after the grace window (the session is now revoked), or the session ended;
+             *     or no access token was sent at all (`unauthenticated`).
              */
             401: {
                 headers: {
@@ -4875,16 +4848,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "urn:problem:backoffice:refresh_token_reused",
-                     *       "title": "Authentication required",
-                     *       "status": 401,
-                     *       "detail": "This refresh token was already used; the session has been revoked.",
-                     *       "code": "refresh_token_reused",
-                     *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
