@@ -48,7 +48,7 @@ WEB_SOURCES := $(shell find web/src -type f) web/index.html web/vite.config.ts w
 web/dist/index.html: $(WEB_SOURCES) node_modules/.installed
 	$(BIN)/vite build web --logLevel warn
 
-mock: install ## Serve the contract's examples with Prism on http://localhost:4010 (STYLE=camel|dash|snake|pascal)
+mock: install ## Serve the contract's examples with Prism on http://localhost:4010, in the style x-api-inflection asks for (STYLE: without it)
 	scripts/mock.sh $(STYLE) 4010
 
 migrate: build ## Apply database migrations (DATABASE_URL, or the embedded database)

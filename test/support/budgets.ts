@@ -16,6 +16,8 @@ export const BUDGET_MS = {
    * busy with other work they get a tenth of a share: ten seconds and more each.
    */
   passwordHash: 30_000,
+  /** One Prism: `make mock` (scripts/mock-server.ts, the four styles' contracts in one process) or a validation proxy, from spawn to listening. */
+  mockStart: 120_000,
   /** A flow in the browser: each of its actions has Playwright's own budget (test/support/e2e.ts); this catches a flow that never ends. */
   browserFlow: 300_000,
 } as const;

@@ -1,10 +1,12 @@
-// The real Prism (@stoplight/prism-cli), as frontend teams and partners run it: a mock of the
-// contract (scripts/mock.sh, what `make mock` runs) or a validation proxy in front of a server.
+// The real Prism (@stoplight/prism-cli), as frontend teams and partners run it: the mock of the
+// contract (scripts/mock.sh, what `make mock` runs: one process serving every key style, see
+// scripts/mock-server.ts) or a validation proxy in front of a server.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { PROJECT_ROOT, bundlePath } from '../../src/paths.js';
 import type { Inflection } from '../../src/contract/inflection.js';
 import { freePort } from './server-process.js';
+import { BUDGET_MS } from './budgets.js';
 
 export interface PrismProcess {
   url: string;
@@ -14,15 +16,15 @@ export interface PrismProcess {
   stop(): Promise<void>;
 }
 
-async function start(command: string, args: string[], port: number): Promise<PrismProcess> {
+async function start(command: string, args: string[], port: number, listening: string): Promise<PrismProcess> {
   const child = spawn(command, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Prism did not start within 60 s: ${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`Prism did not start within ${BUDGET_MS.mockStart / 1000} s: ${output}`)), BUDGET_MS.mockStart);
     const read = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Prism is listening')) {
+      if (output.includes(listening)) {
         clearTimeout(timer);
         resolve();
       }
@@ -45,14 +47,14 @@ async function start(command: string, args: string[], port: number): Promise<Pri
   };
 }
 
-/** `make mock STYLE=<style>`: the mock of that style's contract, through the same script. */
+/** `make mock STYLE=<style>`: the mock, answering `style` to requests without x-api-inflection, through the same script. */
 export async function startMock(style: Inflection): Promise<PrismProcess> {
   const port = await freePort();
-  return start(join(PROJECT_ROOT, 'scripts/mock.sh'), [style, String(port)], port);
+  return start(join(PROJECT_ROOT, 'scripts/mock.sh'), [style, String(port)], port, 'Mock listening on');
 }
 
 /** `prism proxy --errors` with that style's contract in front of `upstream`: violations fail the request. */
 export async function startValidationProxy(style: Inflection, upstream: string): Promise<PrismProcess> {
   const port = await freePort();
-  return start(join(PROJECT_ROOT, 'node_modules/.bin/prism'), ['proxy', bundlePath(style), upstream, '--errors', '--host', '127.0.0.1', '--port', String(port)], port);
+  return start(join(PROJECT_ROOT, 'node_modules/.bin/prism'), ['proxy', bundlePath(style), upstream, '--errors', '--host', '127.0.0.1', '--port', String(port)], port, 'Prism is listening');
 }
