@@ -118,6 +118,43 @@ describe('the back office in a browser', () => {
     expect(await readStorage(page, 'backoffice.tokens')).toBeNull();
   });
 
+  it('sets a key\'s rate limit and allowlist in the create form and changes them on its page, with the API\'s checks, in English and French', { timeout: budget({ browserFlow: 1 }) }, async () => {
+    const { page } = browser;
+    await signIn(page, service.baseUrl, ADMIN);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await page.getByLabel('Name').fill('Limited');
+    await page.getByLabel('users.list', { exact: true }).check();
+    await page.locator('#key-limit-requests').fill('5');
+    await page.getByRole('button', { name: 'Create the key' }).click();
+    await page.getByText('Give both the number of requests and the seconds, or neither.').waitFor();
+    await page.locator('#key-limit-seconds').fill('10');
+    await page.locator('#key-limit-ips').fill('203.0.113.0/24');
+    await page.getByRole('button', { name: 'Create the key' }).click();
+    await page.getByText('Copy it now: you will not see it again.').waitFor();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('row', { name: /Limited/ }).getByRole('link', { name: 'Limited' }).click();
+    await page.getByText('5 requests per 10 s').waitFor();
+    await page.getByText('203.0.113.0/24', { exact: true }).waitFor();
+
+    // A range with bits right of its prefix: the API's refusal, which names the range meant.
+    await page.locator('#edit-limit-ips').fill('192.0.2.5/24');
+    await page.getByRole('button', { name: 'Save the limits' }).click();
+    await page.getByText(/192\.0\.2\.5\/24 has bits set right of its prefix: write 192\.0\.2\.0\/24/).waitFor();
+    await page.locator('#edit-limit-ips').fill('192.0.2.0/24');
+    await page.locator('#edit-limit-requests').fill('2');
+    await page.getByRole('button', { name: 'Save the limits' }).click();
+    await page.getByText('2 requests per 10 s').waitFor();
+    await page.getByText('192.0.2.0/24', { exact: true }).waitFor();
+
+    // In French, the same checks in French.
+    await page.getByLabel('Language').selectOption('fr');
+    await page.locator('#edit-limit-seconds').fill('86401');
+    await page.getByRole('button', { name: 'Enregistrer les limites' }).click();
+    await page.getByText('Les secondes doivent être un entier de 1 à 86400.').waitFor();
+    await page.getByLabel('Langue').selectOption('en');
+  });
+
   it('manages roles and users: create a role, edit its permissions, create a user with it, edit, disable', { timeout: budget({ browserFlow: 1 }) }, async () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);

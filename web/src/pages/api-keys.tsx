@@ -25,6 +25,70 @@ function dateInput(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
+/** The form's rate limit and allowlist, as typed. */
+interface LimitsInput {
+  requests: string;
+  seconds: string;
+  ips: string;
+}
+const NO_LIMITS: LimitsInput = { requests: '', seconds: '', ips: '' };
+// The contract's bounds (openapi/components/schemas/RateLimit.yaml, AllowedIps.yaml), checked here
+// first so a person reads what is wrong in their language; the API checks them again, and the
+// entries' syntax and alignment (its answer is shown as it comes).
+const MAX_REQUESTS = 1_000_000;
+const MAX_SECONDS = 86_400;
+const MAX_IPS = 100;
+
+/** A mistake in the limit fields, in words for the person. */
+class LimitsMistake extends Error {}
+
+/** The body's `rate_limit` and `allowed_ips` (null: none), or a LimitsMistake. */
+function limitsBody(input: LimitsInput, t: ReturnType<typeof useI18n>['t']) {
+  const requests = input.requests.trim();
+  const seconds = input.seconds.trim();
+  if ((requests === '') !== (seconds === '')) throw new LimitsMistake(t('apiKeys.limitBoth'));
+  const whole = (text: string, max: number) => /^\d+$/.test(text) && Number(text) >= 1 && Number(text) <= max;
+  if (requests !== '' && !whole(requests, MAX_REQUESTS)) throw new LimitsMistake(t('apiKeys.requestsRange', { max: MAX_REQUESTS }));
+  if (seconds !== '' && !whole(seconds, MAX_SECONDS)) throw new LimitsMistake(t('apiKeys.secondsRange', { max: MAX_SECONDS }));
+  const ips = input.ips.split(/[\s,]+/).filter(Boolean);
+  if (ips.length > MAX_IPS) throw new LimitsMistake(t('apiKeys.tooManyIps', { max: MAX_IPS }));
+  return {
+    rate_limit: requests === '' ? null : { requests: Number(requests), per_seconds: Number(seconds) },
+    allowed_ips: ips.length === 0 ? null : ips,
+  };
+}
+
+function LimitFields({ value, onChange, idPrefix }: { value: LimitsInput; onChange: (next: LimitsInput) => void; idPrefix: string }) {
+  const { t } = useI18n();
+  const set = (field: keyof LimitsInput) => (e: InputEvent) => onChange({ ...value, [field]: (e.currentTarget as HTMLInputElement).value });
+  return (
+    <fieldset>
+      <legend>{t('apiKeys.rateLimit')}</legend>
+      <Field label={t('apiKeys.limitRequests')} id={`${idPrefix}-requests`} inputMode="numeric" value={value.requests} onInput={set('requests')} />
+      <Field label={t('apiKeys.limitSeconds')} id={`${idPrefix}-seconds`} inputMode="numeric" value={value.seconds} hint={t('apiKeys.limitHint')} onInput={set('seconds')} />
+      <div class="field">
+        <label for={`${idPrefix}-ips`}>{t('apiKeys.allowedIps')}</label>
+        <textarea id={`${idPrefix}-ips`} aria-describedby={`${idPrefix}-ips-hint`} rows={3} value={value.ips} onInput={set('ips')} />
+        <small id={`${idPrefix}-ips-hint`} class="hint">
+          {t('apiKeys.allowedIpsHint', { max: MAX_IPS })}
+        </small>
+      </div>
+    </fieldset>
+  );
+}
+
+/** A LimitsMistake in words, or the API's refusal. */
+function LimitsError({ error }: { error: unknown }) {
+  if (error instanceof LimitsMistake) {
+    return (
+      <div class="message error" role="alert">
+        {error.message}
+      </div>
+    );
+  }
+  return <ErrorMessage error={error} />;
+}
+
 export function ApiKeysPage({ myPermissions, keyId }: { myPermissions: readonly Permission[]; keyId?: string }) {
   return keyId ? <ApiKeyPage id={keyId} /> : <ApiKeyList myPermissions={myPermissions} />;
 }
@@ -58,6 +122,7 @@ function ApiKeyPage({ id }: { id: string }) {
         <dt>{t('apiKeys.allowedIps')}</dt>
         <dd>{ips ? ips.join(', ') : t('apiKeys.allowedIpsAny')}</dd>
       </dl>
+      {!key.data.revoked_at && <EditLimitsForm key={JSON.stringify([limit, ips])} apiKey={key.data} onSaved={key.reload} />}
       {usage.error ? (
         <ErrorMessage error={usage.error} onRetry={usage.reload} />
       ) : !hours ? (
@@ -79,6 +144,35 @@ function ApiKeyPage({ id }: { id: string }) {
         />
       )}
     </>
+  );
+}
+
+/** Changes a key's rate limit and allowlist (PATCH /api-keys/{id}): empty fields remove them. */
+function EditLimitsForm({ apiKey, onSaved }: { apiKey: ApiKey; onSaved: () => void }) {
+  const { t } = useI18n();
+  const [limits, setLimits] = useState<LimitsInput>({
+    requests: apiKey.rate_limit ? String(apiKey.rate_limit.requests) : '',
+    seconds: apiKey.rate_limit ? String(apiKey.rate_limit.per_seconds) : '',
+    ips: apiKey.allowed_ips?.join('\n') ?? '',
+  });
+  const [saved, setSaved] = useState(false);
+  const { busy, error, submit } = useSubmit(async () => {
+    setSaved(false);
+    const body = limitsBody(limits, t);
+    await call(() => api.PATCH('/api-keys/{id}', { params: { path: { id: apiKey.id } }, body }));
+    setSaved(true);
+    onSaved();
+  });
+  return (
+    <form onSubmit={submit} aria-labelledby="limits-title" class="panel">
+      <h2 id="limits-title">{t('apiKeys.limitsTitle')}</h2>
+      <LimitFields value={limits} onChange={setLimits} idPrefix="edit-limit" />
+      <LimitsError error={error} />
+      {saved && <Notice tone="success">{t('apiKeys.limitsSaved')}</Notice>}
+      <button type="submit" disabled={busy}>
+        {busy ? t('common.saving') : t('apiKeys.limitsSave')}
+      </button>
+    </form>
   );
 }
 
@@ -148,14 +242,23 @@ function CreateKeyForm({ myPermissions, onCreated }: { myPermissions: readonly P
   const [name, setName] = useState('');
   const [expires, setExpires] = useState(dateInput(new Date(Date.now() + SUGGESTED_LIFETIME_DAYS * DAY_MS)));
   const [permissions, setPermissions] = useState<string[]>([]);
+  const [limits, setLimits] = useState<LimitsInput>(NO_LIMITS);
 
   const { busy, error, submit } = useSubmit(async () => {
+    const { rate_limit, allowed_ips } = limitsBody(limits, t);
     // The key expires at the end of the chosen day, UTC.
-    const body = { name, permissions: permissions as Permission[], ...(expires ? { expires_at: `${expires}T23:59:59Z` } : {}) };
+    const body = {
+      name,
+      permissions: permissions as Permission[],
+      ...(expires ? { expires_at: `${expires}T23:59:59Z` } : {}),
+      ...(rate_limit && { rate_limit }),
+      ...(allowed_ips && { allowed_ips }),
+    };
     const created = await call(() => api.POST('/api-keys', { body }));
     onCreated({ name: created.api_key.name, secret: secretOf(created) });
     setName('');
     setPermissions([]);
+    setLimits(NO_LIMITS);
   });
 
   return (
@@ -173,7 +276,8 @@ function CreateKeyForm({ myPermissions, onCreated }: { myPermissions: readonly P
       />
       {!expires && <Notice tone="warning">{t('apiKeys.noExpiryWarning')}</Notice>}
       <PermissionPicker legend={t('apiKeys.permissions')} idPrefix="key-permission" available={myPermissions} value={permissions} onChange={setPermissions} />
-      <ErrorMessage error={error} />
+      <LimitFields value={limits} onChange={setLimits} idPrefix="key-limit" />
+      <LimitsError error={error} />
       <button type="submit" disabled={busy || permissions.length === 0}>
         {busy ? t('common.saving') : t('apiKeys.create')}
       </button>
