@@ -888,8 +888,8 @@ export interface paths {
          * @description The meetings overlapping `[from, until)` (at most 92 days), cancelled ones included, ordered by
          *     start time then id, with keyset pagination as in `GET /users`: pass `nextCursor` as `cursor`
          *     for the next page (the cursor is bound to `from`, `until` and `attendee_id`). With
-         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400`
-         *     with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
+         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400
+         *     validation_failed`, `error_code: me_without_person`, with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
          *     or attends them.
          *
          *     **Required permission:** `meetings.list`
@@ -925,8 +925,8 @@ export interface paths {
          *     The meetings overlapping `[from, until)` (at most 92 days), cancelled ones included, ordered by
          *     start time then id, with keyset pagination as in `GET /users`: pass `nextCursor` as `cursor`
          *     for the next page (the cursor is bound to `from`, `until` and `attendee_id`). With
-         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400`
-         *     with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
+         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400
+         *     validation_failed`, `error_code: me_without_person`, with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
          *     or attends them.
          *
          *     **Required permission:** `meetings.list`
@@ -1474,12 +1474,12 @@ export interface components {
              * Format: uuid
              * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
              */
-            id: string;
+            readonly id: string;
             /**
              * Format: email
              * @example ada@example.com
              */
-            email: string;
+            readonly email: string;
             /** @example Ada */
             firstName: string;
             /** @example Lovelace */
@@ -1500,17 +1500,17 @@ export interface components {
              * Format: date-time
              * @example 2026-03-01T09:30:00.000Z
              */
-            createdAt: string;
+            readonly createdAt: string;
             /**
              * Format: date-time
              * @example 2026-03-02T10:00:00.000Z
              */
-            updatedAt: string;
+            readonly updatedAt: string;
             /**
              * Format: date-time
              * @example 2026-11-20T08:15:00.000Z
              */
-            lastSignInAt: string | null;
+            readonly lastSignInAt: string | null;
         };
         /** @description The signed-in user, what it may do, and the session of this request. */
         Me: {
@@ -1709,7 +1709,7 @@ export interface components {
              * Format: uuid
              * @example 5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83
              */
-            id: string;
+            readonly id: string;
             /** @example support */
             name: string;
             /** @example Answers customers; reads user records. */
@@ -1726,17 +1726,17 @@ export interface components {
              * @description True for `admin`, which cannot be changed or deleted.
              * @example false
              */
-            builtIn: boolean;
+            readonly builtIn: boolean;
             /**
              * Format: date-time
              * @example 2026-03-01T09:30:00.000Z
              */
-            createdAt: string;
+            readonly createdAt: string;
             /**
              * Format: date-time
              * @example 2026-03-01T09:30:00.000Z
              */
-            updatedAt: string;
+            readonly updatedAt: string;
         };
         /** @description Every role, by name. */
         RoleList: {
@@ -1844,7 +1844,7 @@ export interface components {
              * Format: uuid
              * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
              */
-            id: string;
+            readonly id: string;
             /** @example CRM sync */
             name: string;
             /**
@@ -1864,35 +1864,35 @@ export interface components {
              *       "users.list"
              *     ]
              */
-            effectivePermissions: components["schemas"]["Permission"][];
+            readonly effectivePermissions: components["schemas"]["Permission"][];
             /**
              * @description The first characters of the current secret, to recognise it.
              * @example bok_7QmZ
              */
-            displayPrefix: string;
+            readonly displayPrefix: string;
             /**
              * @description The last four characters of the current secret.
              * @example x9Tb
              */
-            lastCharacters: string;
+            readonly lastCharacters: string;
             /**
              * Format: uuid
              * @description The user who created the key (`null` when created from the command line).
              * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
              */
-            createdBy: string | null;
+            readonly createdBy: string | null;
             /** @description The user who created the key, as it is now; `null` for a key created from the command line. */
-            creator: null | components["schemas"]["ApiKeyCreator"];
+            readonly creator: null | components["schemas"]["ApiKeyCreator"];
             /**
              * Format: date-time
              * @example 2026-11-01T09:00:00.000Z
              */
-            createdAt: string;
+            readonly createdAt: string;
             /**
              * Format: date-time
              * @example 2026-11-01T09:00:00.000Z
              */
-            updatedAt: string;
+            readonly updatedAt: string;
             /**
              * Format: date-time
              * @example 2027-05-01T00:00:00.000Z
@@ -1902,20 +1902,20 @@ export interface components {
              * @description True when the key has no expiration date (not recommended).
              * @example false
              */
-            neverExpires: boolean;
+            readonly neverExpires: boolean;
             /**
              * Format: date-time
              * @description Updated at most once a minute.
              * @example 2026-11-20T08:15:00.000Z
              */
-            lastUsedAt: string | null;
+            readonly lastUsedAt: string | null;
             /** @example 203.0.113.7 */
-            lastUsedIp: string | null;
+            readonly lastUsedIp: string | null;
             /**
              * Format: date-time
              * @example null
              */
-            revokedAt: string | null;
+            readonly revokedAt: string | null;
             /** @description The key's own rate limit; `null` when it carries none (then the deployment's default for keys applies, if one is set). */
             rateLimit: components["schemas"]["RateLimit"] | null;
             /** @description The addresses the key may be used from; `null` when it may be used from anywhere. */
@@ -2276,7 +2276,7 @@ export interface components {
              * Format: uuid
              * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
              */
-            id: string;
+            readonly id: string;
             /** @example Quarterly review */
             title: string;
             /** @example Figures of the quarter, then the plan for the next one. */
@@ -2303,7 +2303,7 @@ export interface components {
              * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
              */
             organizerId: string;
-            organizer: components["schemas"]["Person"];
+            readonly organizer: components["schemas"]["Person"];
             /**
              * @description The ids of `attendees`, in the same order; send them back as they are in a `PATCH`.
              * @example [
@@ -2313,18 +2313,18 @@ export interface components {
              */
             attendeeIds: string[];
             /** @description The people attending, the organizer included, by name. */
-            attendees: components["schemas"]["Person"][];
-            createdBy: components["schemas"]["CreatedBy"];
+            readonly attendees: components["schemas"]["Person"][];
+            readonly createdBy: components["schemas"]["CreatedBy"];
             /**
              * Format: date-time
              * @example 2026-12-01T08:00:00.000Z
              */
-            createdAt: string;
+            readonly createdAt: string;
             /**
              * Format: date-time
              * @example 2026-12-01T08:00:00.000Z
              */
-            updatedAt: string;
+            readonly updatedAt: string;
         };
         /** @description One page of meetings, by start time then id. */
         MeetingPage: {
@@ -2402,8 +2402,11 @@ export interface components {
             /** @example Room 4 */
             location?: string | null;
             /**
-             * @description The complete new set of people invited (0 to 100; the organizer stays among them). A person
-             *     added must be an active user; one already attending may stay after being disabled.
+             * @description The complete new set of people invited: up to 100 besides the organizer, who stays among
+             *     them whether listed or not, so the `attendeeIds` a `GET` answers (the organizer and up to
+             *     100 people: 101 ids) can be sent back as they are. More than 100 people besides the
+             *     organizer is `400 validation_failed`, `error_code: too_many_attendees`. A person added must
+             *     be an active user; one already attending may stay after being disabled.
              * @example [
              *       "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
              *     ]
@@ -2437,7 +2440,7 @@ export interface components {
              * Format: uuid
              * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
              */
-            id: string;
+            readonly id: string;
             /** @example Call back the Lyon office */
             title: string;
             /** @example About the March invoices. */
@@ -2455,24 +2458,24 @@ export interface components {
              */
             assigneeId: string | null;
             /** @description The person named by `assignee_id`, null when the task is not assigned. */
-            assignee: components["schemas"]["Person"] | null;
-            createdBy: components["schemas"]["CreatedBy"];
+            readonly assignee: components["schemas"]["Person"] | null;
+            readonly createdBy: components["schemas"]["CreatedBy"];
             /**
              * Format: date-time
              * @example 2026-12-01T09:30:00.000Z
              */
-            createdAt: string;
+            readonly createdAt: string;
             /**
              * Format: date-time
              * @example 2026-12-02T10:00:00.000Z
              */
-            updatedAt: string;
+            readonly updatedAt: string;
             /**
              * Format: date-time
              * @description When the task became `done`; null unless it is `done`.
              * @example null
              */
-            completedAt: string | null;
+            readonly completedAt: string | null;
         };
         /** @description One page of tasks, in a stable order. */
         TaskPage: {
@@ -3984,7 +3987,9 @@ export interface components {
         TaskStatusFilter: components["schemas"]["TaskStatus"][];
         /**
          * @description Only tasks assigned to this user; `me` is the signed-in caller. An API key is nobody's: with
-         *     `me` it gets `400 assignee_me_without_user`.
+         *     `me` it gets `400 validation_failed` with `error_code: me_without_person` naming
+         *     `request/query/assignee_id`, as `attendee_id=me` on `GET /meetings` (the problem's code was
+         *     `assignee_me_without_user` before; one name for one refusal on every list).
          * @example me
          */
         TaskAssigneeFilter: string;
@@ -6764,7 +6769,9 @@ export interface operations {
                 status?: components["parameters"]["TaskStatusFilter"];
                 /**
                  * @description Only tasks assigned to this user; `me` is the signed-in caller. An API key is nobody's: with
-                 *     `me` it gets `400 assignee_me_without_user`.
+                 *     `me` it gets `400 validation_failed` with `error_code: me_without_person` naming
+                 *     `request/query/assignee_id`, as `attendee_id=me` on `GET /meetings` (the problem's code was
+                 *     `assignee_me_without_user` before; one name for one refusal on every list).
                  * @example me
                  */
                 assignee_id?: components["parameters"]["TaskAssigneeFilter"];
@@ -6895,7 +6902,9 @@ export interface operations {
                 status?: components["parameters"]["TaskStatusFilter"];
                 /**
                  * @description Only tasks assigned to this user; `me` is the signed-in caller. An API key is nobody's: with
-                 *     `me` it gets `400 assignee_me_without_user`.
+                 *     `me` it gets `400 validation_failed` with `error_code: me_without_person` naming
+                 *     `request/query/assignee_id`, as `attendee_id=me` on `GET /meetings` (the problem's code was
+                 *     `assignee_me_without_user` before; one name for one refusal on every list).
                  * @example me
                  */
                 assignee_id?: components["parameters"]["TaskAssigneeFilter"];

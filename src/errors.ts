@@ -65,6 +65,16 @@ export function validationFailed(errors: FieldError[], detail = errors.map((e) =
   return invalid('validation_failed', detail, { errors });
 }
 
+/**
+ * One field of the request is refused by a rule of the domain: `where` is `body`, `query` or
+ * `path`, `errorCode` the field's stable reason. The problem's code is `validation_failed` unless
+ * the contract documents one of its own for this refusal (`invalid_assignee`).
+ */
+export function fieldError(where: 'body' | 'query' | 'path', field: string, message: string, errorCode: string, code = 'validation_failed') {
+  const errors = [{ location: `request/${where}/${field}`, message, error_code: errorCode }];
+  return code === 'validation_failed' ? validationFailed(errors) : invalid(code, `request/${where}/${field} ${message}`, { errors });
+}
+
 /** The operation needs a permission the caller does not hold. */
 export const permissionDenied = (permission: string) =>
   forbidden('permission_denied', `This operation needs the permission ${permission}.`, { required_permission: permission });

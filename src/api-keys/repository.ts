@@ -4,7 +4,7 @@ import type { ApiKeysTable, Database } from '../db/schema.js';
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { fixedStatement } from '../db/fixed-statement.js';
 import { uniqueNameKey } from '../text/normalize.js';
-import { apiKeyRevision } from '../revisions/revisions.js';
+import { userRevision } from '../revisions/revisions.js';
 
 /** The key's own row, as stored. */
 export type ApiKeyRecord = Selectable<ApiKeysTable>;
@@ -115,6 +115,13 @@ export function listKeys(db: Kysely<Database>, filter: { expiringBefore?: Date }
   }
   return query.orderBy('k.created_at').orderBy('k.id').execute();
 }
+
+/**
+ * An API key (the api_keys row `k`, its creator left-joined as `c`): its version (a use recorded
+ * bumps it too, as `last_used_at` is shown), and its creator's revision, for the key shows its
+ * creator and what the creator's roles still let it do (`effective_permissions`).
+ */
+export const apiKeyRevision = sql<string>`k.version::text || '/' || coalesce(${userRevision('c')}, '')`;
 
 /** A key as shown, with its revision (what its entity tag is made of). */
 export type ShownApiKey = ApiKeyRow & { revision: string };

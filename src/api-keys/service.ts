@@ -12,7 +12,8 @@ import { recordAuditEvent, type AuditEventInput } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween, iso } from '../audit/changes.js';
 import { cleanName } from '../text/normalize.js';
-import type { Seal } from '../idempotency/service.js';
+import { sealCreated, type Seal } from '../idempotency/service.js';
+import { resourceIdOr } from '../uuid.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 import { allowlistNarrows, normalizeAllowedIps } from './allowed-ips.js';
 import type { RateLimit } from '../rate-limits/limiter.js';
@@ -97,6 +98,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
     ({ at, context: auditContext(authority, origin), target: { type: 'api_key', id: key.id, label: key.name }, userId: key.created_by }) satisfies Partial<AuditEventInput>;
 
   async function get(id: string) {
+    id = resourceIdOr(id, notFound);
     const row = await keys.findKeyById(db, id);
     if (!row) throw notFound();
     return row;
@@ -110,6 +112,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
      * the 7 days up to the end of the current hour; at most the 90 days the counts are kept.
      */
     async usage(id: string, span: { from?: string; until?: string } = {}): Promise<UsageHour[]> {
+      id = resourceIdOr(id, notFound);
       const now = clock.now().getTime();
       const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
       const until = span.until === undefined ? ceilHour(now + 1) : ceilHour(new Date(span.until).getTime());
@@ -165,10 +168,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
           const keyId = await keys.insertKey(trx, { ...key, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
           await keys.insertSecret(trx, keyId, fresh.digest, now);
           await recordAuditEvent(trx, { type: 'api_key_created', ...keyEvent(authority, origin, { id: keyId, ...key }, now), changes: { before: null, after: audited(key) } });
-          if (seal) {
-            sealed = { key: (await keys.findKeyById(trx, keyId))!, secret: fresh.secret };
-            await seal(trx, sealed);
-          }
+          sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, keyId))!, secret: fresh.secret }));
           return keyId;
         }),
       );
@@ -182,6 +182,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
       origin: Origin = COMMAND_LINE,
       precondition?: Precondition,
     ) {
+      id = resourceIdOr(id, notFound);
       const input = sent.name === undefined ? sent : { ...sent, name: cleanKeyName(sent.name) };
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now);
@@ -227,6 +228,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
      * manager at once (docs/AUTH.md).
      */
     async revoke(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
+      id = resourceIdOr(id, notFound);
       await db.transaction().execute(async (trx) => {
         const row = await keys.lockKey(trx, id);
         if (!row) throw notFound();
@@ -245,6 +247,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
      * former creator, it would outlive the person who took its secret.
      */
     async rotate(authority: Authority, id: string, graceSeconds = 0, origin: Origin = COMMAND_LINE, seal?: Seal<KeyWithSecret>): Promise<KeyWithSecret> {
+      id = resourceIdOr(id, notFound);
       assertNotApiKey(authority);
       const now = clock.now();
       const fresh = newApiKeySecret();
@@ -265,10 +268,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
           details: { grace_period_seconds: graceSeconds },
           changes: changesBetween(row, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy }),
         });
-        if (seal) {
-          sealed = { key: (await keys.findKeyById(trx, id))!, secret: fresh.secret };
-          await seal(trx, sealed);
-        }
+        sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, id))!, secret: fresh.secret }));
       });
       return sealed ?? { key: await get(id), secret: fresh.secret };
     },

@@ -103,3 +103,24 @@ export function fixedStatement<P extends object, R>(
     },
   };
 }
+
+/**
+ * The fixed statements of one query whose shape varies (a list's cursor and filters: which
+ * clauses it has, never their values), each compiled the first time its shape is asked for and
+ * kept, keyed by the shape's JSON. The one statement cache of the keyset pages (users, tasks,
+ * meetings); a shape names only booleans and enums, so there are few.
+ */
+export function fixedStatementsByShape<S extends object, P extends object, R>(
+  build: (shape: S) => (db: Kysely<Database>, p: P) => { compile(executorProvider: QueryExecutorProvider): CompiledQuery<R> },
+): (shape: S) => FixedStatement<P, R> {
+  const statements = new Map<string, FixedStatement<P, R>>();
+  return (shape) => {
+    const key = JSON.stringify(shape);
+    let statement = statements.get(key);
+    if (!statement) {
+      statement = fixedStatement(build(shape));
+      statements.set(key, statement);
+    }
+    return statement;
+  };
+}

@@ -29,7 +29,7 @@ const withoutSecret = (first: ReturnType<typeof withSecret>): Answer => ({ ...fi
 export function apiKeyHandlers({ apiKeys: keys, idempotency, leakReports }: Services) {
 
   const listApiKeys: Handler<'listApiKeys'> = async ({ query }) => {
-    const rows = await keys.list({ expiringWithinDays: query?.expiring_within_days });
+    const rows = await keys.list({ expiringWithinDays: query.expiring_within_days });
     return { status: 200, body: { data: rows.map(presentApiKey) } };
   };
 
@@ -55,7 +55,7 @@ export function apiKeyHandlers({ apiKeys: keys, idempotency, leakReports }: Serv
     );
 
   const getApiKeyUsage: Handler<'getApiKeyUsage'> = async ({ path, query }) => {
-    const hours = await keys.usage(path.id, { from: query?.from, until: query?.until });
+    const hours = await keys.usage(path.id, { from: query.from, until: query.until });
     return { status: 200, body: { data: hours.map((h) => ({ ...h, hour: h.hour.toISOString() })) }, headers: NO_STORE };
   };
 

@@ -20,7 +20,7 @@ export function meetingHandlers({ meetings, idempotency }: Services) {
     idempotency.once(
       key,
       (seal) => meetings.create(requireCaller(principal), body, request, seal),
-      (meeting: ShownMeeting) => ({ status: 201 as const, body: present(meeting), headers: { location: `/meetings/${meeting.id}` }, revision: meeting.revision }),
+      (meeting: ShownMeeting) => ({ status: 201 as const, body: present(meeting), headers: { Location: `/meetings/${meeting.id}` }, revision: meeting.revision }),
     );
 
   const updateMeeting: Handler<'updateMeeting'> = async ({ body, path, principal, request, precondition }) =>

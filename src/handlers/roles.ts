@@ -3,7 +3,7 @@ import type { Services } from '../services.js';
 import type { Handler } from './types.js';
 import { presentRole } from '../roles/presenter.js';
 import type { RoleRow } from '../roles/repository.js';
-import { roleRevision } from '../revisions/revisions.js';
+import { roleRevision } from '../roles/repository.js';
 import { requireCaller } from '../auth/caller.js';
 
 /** One role, with its revision (the router answers it as the ETag). */
@@ -22,7 +22,7 @@ export function roleHandlers({ roles, idempotency }: Services) {
     shown(200, await roles.update(requireCaller(principal), path.id, body, request, precondition));
 
   const deleteRole: Handler<'deleteRole'> = async ({ path, principal, request, precondition }) => {
-    await roles.remove(requireCaller(principal), path.id, request, precondition);
+    await roles.delete(requireCaller(principal), path.id, request, precondition);
     return { status: 204, body: undefined };
   };
 

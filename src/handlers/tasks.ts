@@ -10,7 +10,7 @@ const shown = (task: ShownTask) => ({ status: 200 as const, body: present(task),
 
 export function taskHandlers({ tasks, idempotency }: Services) {
   const listTasks: Handler<'listTasks'> = async ({ query, principal }) => {
-    const { page, nextCursor } = await tasks.list(requireCaller(principal), query ?? {});
+    const { page, nextCursor } = await tasks.list(requireCaller(principal), query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
   };
 
@@ -27,7 +27,7 @@ export function taskHandlers({ tasks, idempotency }: Services) {
     shown(await tasks.update(requireCaller(principal), path.id, body, request, precondition));
 
   const deleteTask: Handler<'deleteTask'> = async ({ path, principal, request, precondition }) => {
-    await tasks.remove(requireCaller(principal), path.id, request, precondition);
+    await tasks.delete(requireCaller(principal), path.id, request, precondition);
     return { status: 204, body: undefined };
   };
 

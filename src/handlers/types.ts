@@ -26,7 +26,8 @@ export interface RequestInfo {
 /** What a handler receives. Typed by the operation object, so aliases with equal shapes share handlers. */
 export interface InputOf<O> {
   body: O extends { requestBody: { content: { 'application/json': infer B } } } ? B : undefined;
-  query: ParamsOf<O, 'query'>;
+  /** The query's parameters: an object always (empty when none were sent), validated by the contract. */
+  query: NonNullable<ParamsOf<O, 'query'>>;
   path: ParamsOf<O, 'path'>;
   /** Raw request headers (lower-case names), for handlers that read a credential themselves. */
   headers: Record<string, string | string[] | undefined>;

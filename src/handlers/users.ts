@@ -11,7 +11,7 @@ const shown = <S extends 200 | 201>(status: S, user: ShownUser) => ({ status, bo
 export function userHandlers({ users, idempotency }: Services) {
 
   const listUsers: Handler<'listUsers'> = async ({ query }) => {
-    const { page, nextCursor } = await users.list(query ?? {});
+    const { page, nextCursor } = await users.list(query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
   };
 

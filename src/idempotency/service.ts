@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
-import { DomainError } from '../errors.js';
+import { DomainError, internal } from '../errors.js';
 import { findAnswer, storeAnswer } from './repository.js';
 
 /** How long an answer is kept and replayed (Stripe's and the IETF draft's usual 24 hours). */
@@ -39,6 +39,20 @@ export interface Answer {
 
 /** Run by a service last in the transaction of a create, with what it made. */
 export type Seal<T> = (trx: Kysely<Database>, made: T) => Promise<void>;
+
+/**
+ * The last step of every create's transaction: with an Idempotency-Key (`seal` given), reads the
+ * new resource as it is shown, on the create's transaction, and stores the answer with it; returns
+ * what it read. Without a key it reads nothing (undefined): the service reads the resource after
+ * COMMIT. Services write `sealed = await sealCreated(trx, seal, () => findShown(trx, id))`.
+ */
+export async function sealCreated<T>(trx: Kysely<Database>, seal: Seal<T> | undefined, read: () => Promise<T | undefined>): Promise<T | undefined> {
+  if (!seal) return undefined;
+  const made = await read();
+  if (made === undefined) throw internal('A resource created in this transaction cannot be read in it.');
+  await seal(trx, made);
+  return made;
+}
 
 export const REPLAY_HEADER = 'Idempotent-Replayed';
 

@@ -1,9 +1,10 @@
 // Queries on meetings and their attendees. Functions take the database or a transaction.
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { components } from '../../generated/openapi.js';
-import { meetingRevision } from '../revisions/revisions.js';
+import { creatorRevision } from '../revisions/revisions.js';
 import type { Database, MeetingsTable } from '../db/schema.js';
-import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
+import { fixedStatementsByShape } from '../db/fixed-statement.js';
+import { changedAt } from '../db/versions.js';
 import type { MeetingCursor } from './cursor.js';
 import { isoMicros, isoMillis } from '../db/iso-time.js';
 
@@ -95,17 +96,7 @@ function pageQuery(shape: { after: boolean; attendee: boolean }, p: PageParamete
     limit ${p.limit}`;
 }
 
-const pageStatements = new Map<string, FixedStatement<PageParameters, ListedMeeting>>();
-
-function pageStatement(shape: { after: boolean; attendee: boolean }) {
-  const key = `${shape.after}/${shape.attendee}`;
-  let statement = pageStatements.get(key);
-  if (!statement) {
-    statement = fixedStatement((_db, p: PageParameters) => pageQuery(shape, p));
-    pageStatements.set(key, statement);
-  }
-  return statement;
-}
+const pageStatement = fixedStatementsByShape((shape: { after: boolean; attendee: boolean }) => (_db, p: PageParameters) => pageQuery(shape, p));
 
 /** One person's first page of a range: what the back office's week view asks (bench/ runs this text). */
 export const personFirstPage = pageStatement({ after: false, attendee: true });
@@ -126,6 +117,12 @@ export function listMeetingsPage(
   });
 }
 
+/** A meeting (`m`): its version, its organizer's, its creator's, and each attendee's (names and status shown). */
+export const meetingRevision = sql<string>`m.version::text || '/' || coalesce((select o.version::text from users o where o.id = m.organizer_id), '')
+  || '/' || ${creatorRevision('m')} || coalesce((
+    select ';' || string_agg(u.id::text || '.' || u.version::text, ';' order by u.id)
+    from meeting_attendees ma join users u on u.id = ma.user_id where ma.meeting_id = m.id), '')`;
+
 /** A meeting as shown, with its revision (what its entity tag is made of). */
 export type ShownMeeting = ListedMeeting & { revision: string };
 
@@ -136,12 +133,12 @@ export async function findListedMeeting(db: Kysely<Database>, id: string): Promi
 
 /** The meeting's current revision (read under the lock of a change, to check its If-Match). */
 export async function findMeetingRevision(db: Kysely<Database>, id: string): Promise<string | undefined> {
-  const { rows } = await sql<{ revision: string }>`select ${meetingRevision} as revision from meetings m where m.id = ${id}::uuid`.execute(db);
-  return rows[0]?.revision;
+  const row = await db.selectFrom('meetings as m').select(meetingRevision.as('revision')).where('m.id', '=', id).executeTakeFirst();
+  return row?.revision;
 }
 
 /** The meeting's row, locked until the transaction ends, with its attendees' ids (sorted); undefined when no meeting has this id. */
-export async function findMeetingForUpdate(db: Kysely<Database>, id: string): Promise<(MeetingRow & { attendee_ids: string[] }) | undefined> {
+export async function lockMeeting(db: Kysely<Database>, id: string): Promise<(MeetingRow & { attendee_ids: string[] }) | undefined> {
   const meeting = await db
     .selectFrom('meetings')
     .select(['id', 'title', 'description', 'starts_at', 'ends_at', 'location', 'status', 'organizer_id', 'created_by_user_id', 'created_by_api_key_id', 'created_at', 'updated_at', 'version'])
@@ -151,17 +148,6 @@ export async function findMeetingForUpdate(db: Kysely<Database>, id: string): Pr
   if (!meeting) return undefined;
   const attendees = await db.selectFrom('meeting_attendees').select('user_id').where('meeting_id', '=', id).orderBy('user_id').execute();
   return { ...meeting, attendee_ids: attendees.map((a) => a.user_id) };
-}
-
-/**
- * The statuses of these users, their rows locked FOR SHARE until the transaction ends (in id
- * order), so none is disabled between the check that they are active and the write that names
- * them. Users not found are absent from the answer.
- */
-export async function lockUserStatuses(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, 'active' | 'disabled'>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('users').select(['id', 'status']).where('id', 'in', [...ids]).orderBy('id').forShare().execute();
-  return new Map(rows.map((r) => [r.id, r.status]));
 }
 
 export interface MeetingFields {
@@ -188,7 +174,7 @@ export async function updateMeetingFields(db: Kysely<Database>, id: string, fiel
   const { now, ...rest } = fields;
   await db
     .updateTable('meetings')
-    .set({ ...rest, updated_at: now, version: sql<number>`version + 1` })
+    .set({ ...rest, ...changedAt(now) })
     .where('id', '=', id)
     .execute();
 }

@@ -3,35 +3,38 @@
 // every holder of meetings.read/list sees every meeting (docs/AUTH.md). An id that is not a
 // meeting's, well-formed or not, is the same 404.
 import type { Kysely } from 'kysely';
-import type { components } from '../../generated/openapi.js';
+import type { components, operations } from '../../generated/openapi.js';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import type { Principal } from '../auth/principal.js';
-import { DomainError, validationFailed } from '../errors.js';
+import { personFilter } from '../auth/caller.js';
+import { DomainError, fieldError } from '../errors.js';
 import { cleanName, cleanText } from '../text/normalize.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
-import type { AuditEventType, Changes } from '../audit/events.js';
 import { serviceSecret } from '../auth/service-secrets.js';
-import { UUID } from '../uuid.js';
+import { resourceId } from '../uuid.js';
 import { parseInstant } from '../instant.js';
 import * as meetings from './repository.js';
+import { lockUserStatuses } from '../users/repository.js';
+import { keysetPage } from '../pagination/keyset-page.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { Seal } from '../idempotency/service.js';
+import { sealCreated, type Seal } from '../idempotency/service.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 /** The longest meeting, and the widest range a list may ask for (a quarter: 92 days). */
 export const MAX_MEETING_MS = 24 * 3600_000;
 export const MAX_RANGE_MS = 92 * 24 * 3600_000;
+/** The people a meeting may invite besides its organizer (MeetingCreateRequest's and MeetingUpdateRequest's attendee_ids). */
+export const MAX_ATTENDEES = 100;
 
 type CreateInput = components['schemas']['MeetingCreateRequest'];
 type UpdateInput = components['schemas']['MeetingUpdateRequest'];
+type ListQuery = operations['listMeetings']['parameters']['query'];
 
 const notFound = () => new DomainError('not_found', 'not_found', 'No meeting has this id.');
-const fieldError = (field: string, message: string, code: string, where = 'body') =>
-  validationFailed([{ location: `request/${where}/${field}`, message, error_code: code }]);
 
 const cleanTitle = (value: string) => cleanName(value, { location: 'request/body/title', maxLength: 200 });
 const cleanLocation = (value: string | null) => (value === null ? null : cleanName(value, { location: 'request/body/location', maxLength: 200 }));
@@ -40,12 +43,9 @@ const cleanDescription = (value: string | null) => (value === null ? null : clea
 
 /** ends_at after starts_at and at most 24 hours later; the field named is the one the caller sent (ends_at when both). */
 function assertSpan(startsAt: Date, endsAt: Date, field: 'starts_at' | 'ends_at') {
-  if (endsAt.getTime() <= startsAt.getTime()) throw fieldError(field, 'ends_at must be after starts_at', 'ends_before_start');
-  if (endsAt.getTime() - startsAt.getTime() > MAX_MEETING_MS) throw fieldError(field, 'a meeting lasts at most 24 hours', 'too_long');
+  if (endsAt.getTime() <= startsAt.getTime()) throw fieldError('body', field, 'ends_at must be after starts_at', 'ends_before_start');
+  if (endsAt.getTime() - startsAt.getTime() > MAX_MEETING_MS) throw fieldError('body', field, 'a meeting lasts at most 24 hours', 'too_long');
 }
-
-/** A meeting's id as the database knows it, or undefined when the text cannot be one (then nothing is looked up). */
-const meetingId = (id: string) => (UUID.test(id.toLowerCase()) ? id.toLowerCase() : undefined);
 
 /** What the journal keeps of a meeting (sets sorted, as changesBetween compares them). */
 function snapshot(m: meetings.MeetingFields & { attendee_ids: readonly string[] }) {
@@ -61,11 +61,6 @@ function snapshot(m: meetings.MeetingFields & { attendee_ids: readonly string[] 
   };
 }
 
-/** A meeting's event in the journal, in the change's transaction; the target is labelled with its title. */
-function record(trx: Kysely<Database>, type: AuditEventType, at: Date, caller: Principal, origin: Origin, meeting: { id: string; title: string }, changes: Changes) {
-  return recordAuditEvent(trx, { type, at, context: auditContext(caller, origin), target: { type: 'meeting', id: meeting.id, label: meeting.title }, changes });
-}
-
 export function meetingService({ db, clock }: ServiceDeps) {
   const cursorKey = serviceSecret(db, clock, 'cursor_signing');
 
@@ -74,13 +69,13 @@ export function meetingService({ db, clock }: ServiceDeps) {
    * meeting is an active user: unknown and disabled are the same answer, naming the field.
    */
   async function assertActive(trx: Kysely<Database>, added: readonly string[], field: 'attendee_ids' | 'organizer_id') {
-    const statuses = await meetings.lockUserStatuses(trx, added);
+    const statuses = await lockUserStatuses(trx, added);
     const inactive = added.find((id) => statuses.get(id) !== 'active');
-    if (inactive) throw fieldError(field, `${inactive} is not an active user`, 'inactive_user');
+    if (inactive) throw fieldError('body', field, `${inactive} is not an active user`, 'inactive_user');
   }
 
   async function get(id: string) {
-    const known = meetingId(id);
+    const known = resourceId(id);
     const meeting = known && (await meetings.findListedMeeting(db, known));
     if (!meeting) throw notFound();
     return meeting;
@@ -89,24 +84,17 @@ export function meetingService({ db, clock }: ServiceDeps) {
   return {
     get,
 
-    async list(caller: Principal, query: { from: string; until: string; attendee_id?: string; limit?: number; cursor?: string }) {
+    async list(caller: Principal, query: ListQuery) {
       const from = parseInstant(query.from, 'request/query/from');
       const until = parseInstant(query.until, 'request/query/until');
-      if (until.getTime() <= from.getTime()) throw fieldError('until', 'must be after from', 'range_empty', 'query');
-      if (until.getTime() - from.getTime() > MAX_RANGE_MS) throw fieldError('until', 'must be at most 92 days after from', 'range_too_long', 'query');
-      let attendeeId = query.attendee_id?.toLowerCase();
-      if (attendeeId === 'me') {
-        if (caller.kind !== 'user') throw fieldError('attendee_id', '`me` is the signed-in person, and an API key is nobody: name a user id', 'me_without_person', 'query');
-        attendeeId = caller.userId;
-      }
+      if (until.getTime() <= from.getTime()) throw fieldError('query', 'until', 'must be after from', 'range_empty');
+      if (until.getTime() - from.getTime() > MAX_RANGE_MS) throw fieldError('query', 'until', 'must be at most 92 days after from', 'range_too_long');
+      const attendeeId = personFilter(caller, 'attendee_id', query.attendee_id);
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;
       const scope = { from, until, attendeeId };
       const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor, scope);
       const rows = await meetings.listMeetingsPage(db, { from, until, attendeeId, after, limit });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      const nextCursor = rows.length > limit && last ? encodeCursor(await cursorKey(), { startsAt: last.cursor_starts_at, id: last.id }, scope) : null;
-      return { page, nextCursor };
+      return keysetPage(rows, limit, async (last) => encodeCursor(await cursorKey(), { startsAt: last.cursor_starts_at, id: last.id }, scope));
     },
 
     /** `seal` (an Idempotency-Key's) runs last in the transaction, with the meeting as planned. */
@@ -120,7 +108,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
         status: input.status ?? 'scheduled',
         organizer_id: (input.organizer_id ?? (caller.kind === 'user' ? caller.userId : undefined))?.toLowerCase() ?? '',
       };
-      if (!fields.organizer_id) throw fieldError('organizer_id', 'an API key must name the organizer, an active user', 'required');
+      if (!fields.organizer_id) throw fieldError('body', 'organizer_id', 'an API key must name the organizer, an active user', 'required');
       assertSpan(fields.starts_at, fields.ends_at, 'ends_at');
       // The organizer always attends.
       const attendeeIds = [...new Set([...(input.attendee_ids ?? []).map((id) => id.toLowerCase()), fields.organizer_id])];
@@ -136,18 +124,21 @@ export function meetingService({ db, clock }: ServiceDeps) {
           now,
         });
         await meetings.addAttendees(trx, { id: meetingId, ...fields }, attendeeIds);
-        await record(trx, 'meeting_created', now, caller, origin, { id: meetingId, title: fields.title }, { before: null, after: snapshot({ ...fields, attendee_ids: attendeeIds }) });
-        if (seal) {
-          sealed = (await meetings.findListedMeeting(trx, meetingId))!;
-          await seal(trx, sealed);
-        }
+        await recordAuditEvent(trx, {
+          type: 'meeting_created',
+          at: now,
+          context: auditContext(caller, origin),
+          target: { type: 'meeting', id: meetingId, label: fields.title },
+          changes: { before: null, after: snapshot({ ...fields, attendee_ids: attendeeIds }) },
+        });
+        sealed = await sealCreated(trx, seal, () => meetings.findListedMeeting(trx, meetingId));
         return meetingId;
       });
       return sealed ?? get(id);
     },
 
     async update(caller: Principal, id: string, input: UpdateInput, origin: Origin, precondition?: Precondition) {
-      const known = meetingId(id);
+      const known = resourceId(id);
       if (!known) throw notFound();
       const sent: Partial<meetings.MeetingFields> = {
         title: input.title === undefined ? undefined : cleanTitle(input.title),
@@ -159,7 +150,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
         organizer_id: input.organizer_id?.toLowerCase(),
       };
       await db.transaction().execute(async (trx) => {
-        const meeting = await meetings.findMeetingForUpdate(trx, known);
+        const meeting = await meetings.lockMeeting(trx, known);
         if (!meeting) throw notFound();
         if (precondition) assertPrecondition(precondition, (await meetings.findMeetingRevision(trx, known))!);
         const next: meetings.MeetingFields = {
@@ -174,6 +165,8 @@ export function meetingService({ db, clock }: ServiceDeps) {
         assertSpan(next.starts_at, next.ends_at, sent.ends_at ? 'ends_at' : 'starts_at');
         // The attendees: the new set when sent, else the current one; the organizer always among them.
         const wanted = new Set([...(input.attendee_ids?.map((a) => a.toLowerCase()) ?? meeting.attendee_ids), next.organizer_id]);
+        // Up to 100 people besides the organizer: the 101 ids a GET shows are accepted back as they are.
+        if (wanted.size > MAX_ATTENDEES + 1) throw fieldError('body', 'attendee_ids', `at most ${MAX_ATTENDEES} people besides the organizer`, 'too_many_attendees');
         const added = [...wanted].filter((a) => !meeting.attendee_ids.includes(a));
         const removed = meeting.attendee_ids.filter((a) => !wanted.has(a));
         // Only people joining must be active: someone disabled may stay in the meetings they were in.
@@ -185,20 +178,26 @@ export function meetingService({ db, clock }: ServiceDeps) {
         await meetings.updateMeetingFields(trx, known, { ...next, now });
         await meetings.removeAttendees(trx, known, removed);
         await meetings.addAttendees(trx, { id: known, ...next }, added);
-        await record(trx, 'meeting_updated', now, caller, origin, { id: known, title: next.title }, changes);
+        await recordAuditEvent(trx, { type: 'meeting_updated', at: now, context: auditContext(caller, origin), target: { type: 'meeting', id: known, label: next.title }, changes });
       });
       return get(known);
     },
 
     async delete(caller: Principal, id: string, origin: Origin, precondition?: Precondition) {
-      const known = meetingId(id);
+      const known = resourceId(id);
       if (!known) throw notFound();
       await db.transaction().execute(async (trx) => {
-        const meeting = await meetings.findMeetingForUpdate(trx, known);
+        const meeting = await meetings.lockMeeting(trx, known);
         if (!meeting) throw notFound();
         if (precondition) assertPrecondition(precondition, (await meetings.findMeetingRevision(trx, known))!);
         await meetings.deleteMeeting(trx, known);
-        await record(trx, 'meeting_deleted', clock.now(), caller, origin, { id: known, title: meeting.title }, { before: snapshot(meeting), after: null });
+        await recordAuditEvent(trx, {
+          type: 'meeting_deleted',
+          at: clock.now(),
+          context: auditContext(caller, origin),
+          target: { type: 'meeting', id: known, label: meeting.title },
+          changes: { before: snapshot(meeting), after: null },
+        });
       });
     },
   };

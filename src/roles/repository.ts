@@ -2,6 +2,11 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, RolesTable } from '../db/schema.js';
 import { uniqueNameKey } from '../text/normalize.js';
+import { catalogueDigest } from '../revisions/revisions.js';
+import { changedAt } from '../db/versions.js';
+
+/** A role's revision: its row's version and the permission catalogue's digest. Every change of a role, its permissions included, moves it (updateRoleFields). */
+export const roleRevision = (role: { version: number }) => `${role.version}/${catalogueDigest}`;
 
 export type RoleRow = Selectable<RolesTable> & { permissions: string[] };
 
@@ -70,7 +75,7 @@ export async function updateRoleFields(db: Kysely<Database>, id: string, fields:
   const key = rest.name === undefined ? {} : { name_key: uniqueNameKey(rest.name) };
   await db
     .updateTable('roles')
-    .set((eb) => ({ ...rest, ...key, updated_at: now, version: eb('version', '+', 1) }))
+    .set({ ...rest, ...key, ...changedAt(now) })
     .where('id', '=', id)
     .execute();
 }

@@ -10,9 +10,10 @@ import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { permissionsOfRole } from './permissions.js';
 import { cleanName, cleanText } from '../text/normalize.js';
-import type { Seal } from '../idempotency/service.js';
+import { sealCreated, type Seal } from '../idempotency/service.js';
+import { resourceIdOr } from '../uuid.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
-import { roleRevision } from '../revisions/revisions.js';
+
 
 const nameTaken = () => new DomainError('conflict', 'name_taken', 'Another role already has this name.');
 const notFound = () => new DomainError('not_found', 'not_found', 'No role has this id.');
@@ -47,6 +48,7 @@ export function roleService({ db, clock }: ServiceDeps) {
     list: () => roles.listRoles(db),
 
     async get(id: string) {
+      id = resourceIdOr(id, notFound);
       const role = await roles.findRoleById(db, id);
       if (!role) throw notFound();
       return role;
@@ -64,10 +66,7 @@ export function roleService({ db, clock }: ServiceDeps) {
           const roleId = await roles.insertRole(trx, { ...role, now });
           await roles.replaceRolePermissions(trx, roleId, input.permissions);
           await recordAuditEvent(trx, { type: 'role_created', ...roleEvent(authority, origin, { id: roleId, ...role }, now), changes: { before: null, after: audited(role) } });
-          if (seal) {
-            sealed = (await roles.findRoleById(trx, roleId))!;
-            await seal(trx, sealed);
-          }
+          sealed = await sealCreated(trx, seal, () => roles.findRoleById(trx, roleId));
           return roleId;
         }),
       );
@@ -81,12 +80,13 @@ export function roleService({ db, clock }: ServiceDeps) {
       origin: Origin = COMMAND_LINE,
       precondition?: Precondition,
     ) {
+      id = resourceIdOr(id, notFound);
       const input = cleanRoleText(sent);
       await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const role = await roles.lockRole(trx, id);
           if (!role) throw notFound();
-          assertPrecondition(precondition, roleRevision(role));
+          assertPrecondition(precondition, roles.roleRevision(role));
           if (role.built_in) throw builtIn();
           if (input.permissions) {
             const held = permissionsOfRole(role) as string[];
@@ -95,21 +95,24 @@ export function roleService({ db, clock }: ServiceDeps) {
             if (held.some((p) => !input.permissions!.includes(p))) assertMayActOn(authority, held, 'This role');
           }
           const now = clock.now();
-          await roles.updateRoleFields(trx, id, { name: input.name, description: input.description, now });
-          if (input.permissions) await roles.replaceRolePermissions(trx, id, input.permissions);
           const after = { name: input.name, description: input.description, permissions: input.permissions && audited({ ...role, permissions: input.permissions }).permissions };
           const changes = changesBetween(audited(role), after);
-          if (changes) await recordAuditEvent(trx, { type: 'role_updated', ...roleEvent(authority, origin, { id, name: input.name ?? role.name }, now), changes });
+          // Nothing changes (the role sent back as read): nothing written, nothing recorded, the same ETag.
+          if (!changes) return;
+          await roles.updateRoleFields(trx, id, { name: input.name, description: input.description, now });
+          if (input.permissions) await roles.replaceRolePermissions(trx, id, input.permissions);
+          await recordAuditEvent(trx, { type: 'role_updated', ...roleEvent(authority, origin, { id, name: input.name ?? role.name }, now), changes });
         }),
       );
       return (await roles.findRoleById(db, id))!;
     },
 
-    async remove(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
+    async delete(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
+      id = resourceIdOr(id, notFound);
       await db.transaction().execute(async (trx) => {
         const role = await roles.lockRole(trx, id);
         if (!role) throw notFound();
-        assertPrecondition(precondition, roleRevision(role));
+        assertPrecondition(precondition, roles.roleRevision(role));
         if (role.built_in) throw builtIn();
         assertMayActOn(authority, permissionsOfRole(role), 'This role');
         await roles.deleteRole(trx, id);

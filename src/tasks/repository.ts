@@ -1,8 +1,9 @@
 // Queries on the tasks table. Functions take the database or a transaction.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { taskRevision } from '../revisions/revisions.js';
+import { creatorRevision } from '../revisions/revisions.js';
 import type { Database, TaskPriority, TaskStatus } from '../db/schema.js';
-import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
+import { fixedStatementsByShape } from '../db/fixed-statement.js';
+import { changedAt } from '../db/versions.js';
 import type { TaskCursor, TaskSort } from './cursor.js';
 import { isoMicros, isoMillis } from '../db/iso-time.js';
 
@@ -127,17 +128,7 @@ function pageQuery(db: Kysely<Database>, shape: PageShape, p: PageParameters) {
 }
 
 // Each combination of order, cursor and filters is compiled the first time it is asked for.
-const pageStatements = new Map<string, FixedStatement<PageParameters, ListedTask>>();
-
-function pageStatement(shape: PageShape) {
-  const key = JSON.stringify(shape);
-  let statement = pageStatements.get(key);
-  if (!statement) {
-    statement = fixedStatement((db, p: PageParameters) => pageQuery(db, shape, p));
-    pageStatements.set(key, statement);
-  }
-  return statement;
-}
+const pageStatement = fixedStatementsByShape((shape: PageShape) => (db, p: PageParameters) => pageQuery(db, shape, p));
 
 const NO_FILTER = { after: false, statuses: false, assignee: false, dueBefore: false, dueAfter: false, search: false };
 
@@ -173,6 +164,10 @@ export function listTasksPage(db: Kysely<Database>, options: { limit: number; so
   });
 }
 
+/** A task (`t`): its version, its assignee's (name and status shown), its creator's. */
+export const taskRevision = sql<string>`t.version::text || '/' || coalesce((select a.version::text from users a where a.id = t.assignee_id), '')
+  || '/' || ${creatorRevision('t')}`;
+
 /** A task as shown, with its revision (what its entity tag is made of). */
 export type ShownTask = ListedTask & { revision: string };
 
@@ -201,16 +196,6 @@ export function lockTask(db: Kysely<Database>, id: string): Promise<LockedTask |
     .executeTakeFirst();
 }
 
-/**
- * True when the user exists and is active, its row then locked FOR SHARE until the transaction
- * ends: disabling them (FOR UPDATE) waits until the assignment is written, so no task is assigned
- * to someone disabled at the same moment.
- */
-export async function lockActiveUser(db: Kysely<Database>, id: string): Promise<boolean> {
-  const row = await db.selectFrom('users').select('id').where('id', '=', id).where('status', '=', 'active').forShare().executeTakeFirst();
-  return row !== undefined;
-}
-
 export async function insertTask(
   db: Kysely<Database>,
   task: TaskFields & { created_by_user_id: string | null; created_by_api_key_id: string | null; completed_at: Date | null; now: Date },
@@ -220,12 +205,12 @@ export async function insertTask(
   return row.id;
 }
 
-/** Writes the changed fields; the version goes up by one, as on every UPDATE of a task. */
+/** Writes the changed fields; the version goes up by one (changedAt), as on every change of a task. */
 export async function updateTaskFields(db: Kysely<Database>, id: string, fields: Partial<TaskFields> & { completed_at?: Date | null; now: Date }): Promise<void> {
   const { now, ...rest } = fields;
   await db
     .updateTable('tasks')
-    .set({ ...rest, updated_at: now, version: sql<number>`version + 1` })
+    .set({ ...rest, ...changedAt(now) })
     .where('id', '=', id)
     .execute();
 }

@@ -3,20 +3,24 @@
 // right of its own, and every holder of tasks.read / tasks.list sees every task. Each change is
 // written with its audit event in one transaction, on the task's row locked FOR UPDATE.
 import type { Kysely } from 'kysely';
-import type { Database, TaskPriority, TaskStatus } from '../db/schema.js';
+import type { components, operations } from '../../generated/openapi.js';
+import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import type { Principal } from '../auth/principal.js';
-import { DomainError, invalid } from '../errors.js';
+import { personFilter } from '../auth/caller.js';
+import { DomainError, fieldError } from '../errors.js';
 import { cleanName, cleanText } from '../text/normalize.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { serviceSecret } from '../auth/service-secrets.js';
-import { UUID } from '../uuid.js';
+import { resourceId } from '../uuid.js';
 import { parseInstant } from '../instant.js';
 import * as tasks from './repository.js';
-import { decodeCursor, encodeCursor, type TaskSort } from './cursor.js';
-import type { Seal } from '../idempotency/service.js';
+import { lockUserStatuses } from '../users/repository.js';
+import { keysetPage } from '../pagination/keyset-page.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { sealCreated, type Seal } from '../idempotency/service.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -25,36 +29,11 @@ export const DESCRIPTION_MAX_LENGTH = 10_000;
 
 const notFound = () => new DomainError('not_found', 'not_found', 'No task has this id.');
 
-const invalidAssignee = () =>
-  invalid('invalid_assignee', 'The assignee must be an active user.', {
-    errors: [{ location: 'request/body/assignee_id', message: 'is not an active user', error_code: 'invalid_assignee' }],
-  });
+const invalidAssignee = () => fieldError('body', 'assignee_id', 'is not an active user', 'invalid_assignee', 'invalid_assignee');
 
-/** `me` names the signed-in person; an API key acts for an application, which is nobody. */
-const meWithoutUser = () =>
-  invalid('assignee_me_without_user', 'assignee_id=me names the signed-in person; an API key is not one: give a user id.', {
-    errors: [{ location: 'request/query/assignee_id', message: 'me needs a signed-in user', error_code: 'assignee_me_without_user' }],
-  });
-
-export interface TaskInput {
-  title?: string;
-  description?: string | null;
-  status?: TaskStatus;
-  priority?: TaskPriority;
-  due_at?: string | null;
-  assignee_id?: string | null;
-}
-
-export interface TaskListQuery {
-  limit?: number;
-  cursor?: string;
-  status?: TaskStatus[];
-  assignee_id?: string;
-  due_before?: string;
-  due_after?: string;
-  search?: string;
-  sort?: TaskSort;
-}
+type CreateInput = components['schemas']['TaskCreateRequest'];
+type UpdateInput = components['schemas']['TaskUpdateRequest'];
+type ListQuery = NonNullable<operations['listTasks']['parameters']['query']>;
 
 const cleanTitle = (title: string) => cleanName(title, { location: 'request/body/title', maxLength: TITLE_MAX_LENGTH });
 /** A blank description is no description. */
@@ -86,13 +65,15 @@ export function taskService({ db, clock }: ServiceDeps) {
 
   /** Anything that is not a task's id (malformed, or another resource's) is not found, like an unknown one. */
   async function get(id: string) {
-    const task = UUID.test(id) ? await tasks.findListedTask(db, id) : undefined;
+    const known = resourceId(id);
+    const task = known && (await tasks.findListedTask(db, known));
     if (!task) throw notFound();
     return task;
   }
 
+  /** Assigning needs an active user, its row locked FOR SHARE until the transaction ends (lockUserStatuses). */
   async function assertAssignable(trx: Kysely<Database>, assigneeId: string | null): Promise<void> {
-    if (assigneeId !== null && !(await tasks.lockActiveUser(trx, assigneeId))) throw invalidAssignee();
+    if (assigneeId !== null && (await lockUserStatuses(trx, [assigneeId])).get(assigneeId) !== 'active') throw invalidAssignee();
   }
 
   const creatorOf = (caller: Principal) =>
@@ -101,26 +82,19 @@ export function taskService({ db, clock }: ServiceDeps) {
   return {
     get,
 
-    async list(caller: Principal, query: TaskListQuery) {
+    async list(caller: Principal, query: ListQuery) {
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;
       const sort = query.sort ?? 'created_at';
-      let assigneeId = query.assignee_id;
-      if (assigneeId === 'me') {
-        if (caller.kind !== 'user') throw meWithoutUser();
-        assigneeId = caller.userId;
-      }
+      const assigneeId = personFilter(caller, 'assignee_id', query.assignee_id);
       const filter: tasks.TaskFilter = { statuses: query.status, assigneeId, dueBefore: dueFilter(query.due_before, 'due_before'), dueAfter: dueFilter(query.due_after, 'due_after'), search: query.search };
       const scope = { sort, ...filter };
       const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor, scope);
       const rows = await tasks.listTasksPage(db, { limit, sort, after, filter });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      const nextCursor = rows.length > limit && last ? encodeCursor(await cursorKey(), { key: last.cursor_key, id: last.id }, scope) : null;
-      return { page, nextCursor };
+      return keysetPage(rows, limit, async (last) => encodeCursor(await cursorKey(), { key: last.cursor_key, id: last.id }, scope));
     },
 
     /** `seal` (an Idempotency-Key's) runs last in the transaction, with the task as created. */
-    async create(caller: Principal, input: TaskInput & { title: string }, origin: Origin, seal?: Seal<tasks.ShownTask>) {
+    async create(caller: Principal, input: CreateInput, origin: Origin, seal?: Seal<tasks.ShownTask>) {
       const fields: tasks.TaskFields = {
         title: cleanTitle(input.title),
         description: cleanDescription(input.description ?? null),
@@ -142,16 +116,13 @@ export function taskService({ db, clock }: ServiceDeps) {
           target: { type: 'task', id: taskId, label: fields.title },
           changes: { before: null, after: auditedFields({ ...fields, completed_at: completedAt?.toISOString() ?? null }) },
         });
-        if (seal) {
-          sealed = (await tasks.findListedTask(trx, taskId))!;
-          await seal(trx, sealed);
-        }
+        sealed = await sealCreated(trx, seal, () => tasks.findListedTask(trx, taskId));
         return taskId;
       });
       return sealed ?? get(id);
     },
 
-    async update(caller: Principal, id: string, input: TaskInput, origin: Origin, precondition?: Precondition) {
+    async update(caller: Principal, id: string, input: UpdateInput, origin: Origin, precondition?: Precondition) {
       const wanted: Partial<tasks.TaskFields> = {
         title: input.title === undefined ? undefined : cleanTitle(input.title),
         description: input.description === undefined ? undefined : cleanDescription(input.description),
@@ -160,11 +131,12 @@ export function taskService({ db, clock }: ServiceDeps) {
         due_at: input.due_at === undefined ? undefined : dueTime(input.due_at),
         assignee_id: lowerId(input.assignee_id),
       };
-      if (!UUID.test(id)) throw notFound();
+      const known = resourceId(id);
+      if (!known) throw notFound();
       await db.transaction().execute(async (trx) => {
-        const task = await tasks.lockTask(trx, id);
+        const task = await tasks.lockTask(trx, known);
         if (!task) throw notFound();
-        if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, id))!);
+        if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, known))!);
         // Assigning needs an active user; a task may keep an assignee disabled since.
         if (wanted.assignee_id !== undefined && wanted.assignee_id !== task.assignee_id) await assertAssignable(trx, wanted.assignee_id);
         const now = clock.now();
@@ -174,25 +146,26 @@ export function taskService({ db, clock }: ServiceDeps) {
         const changes = changesBetween(auditedFields(task), { ...wanted, completed_at: completedAt });
         if (!changes) return; // nothing changes: nothing written, nothing recorded
         const completion = completedAt === task.completed_at ? {} : { completed_at: completedAt === null ? null : now };
-        await tasks.updateTaskFields(trx, id, { ...wanted, ...completion, now });
+        await tasks.updateTaskFields(trx, known, { ...wanted, ...completion, now });
         const title = wanted.title ?? task.title;
-        await recordAuditEvent(trx, { type: 'task_updated', at: now, context: auditContext(caller, origin), target: { type: 'task', id, label: title }, changes });
+        await recordAuditEvent(trx, { type: 'task_updated', at: now, context: auditContext(caller, origin), target: { type: 'task', id: known, label: title }, changes });
       });
-      return get(id);
+      return get(known);
     },
 
-    async remove(caller: Principal, id: string, origin: Origin, precondition?: Precondition): Promise<void> {
-      if (!UUID.test(id)) throw notFound();
+    async delete(caller: Principal, id: string, origin: Origin, precondition?: Precondition): Promise<void> {
+      const known = resourceId(id);
+      if (!known) throw notFound();
       await db.transaction().execute(async (trx) => {
-        const task = await tasks.lockTask(trx, id);
+        const task = await tasks.lockTask(trx, known);
         if (!task) throw notFound();
-        if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, id))!);
-        await tasks.deleteTask(trx, id);
+        if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, known))!);
+        await tasks.deleteTask(trx, known);
         await recordAuditEvent(trx, {
           type: 'task_deleted',
           at: clock.now(),
           context: auditContext(caller, origin),
-          target: { type: 'task', id, label: task.title },
+          target: { type: 'task', id: known, label: task.title },
           changes: { before: auditedFields(task), after: null },
         });
       });

@@ -2,7 +2,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { UserCursor } from './cursor.js';
-import { fixedStatement, type FixedStatement } from '../db/fixed-statement.js';
+import { fixedStatementsByShape } from '../db/fixed-statement.js';
 import { userRevision } from '../revisions/revisions.js';
 import { uniqueNameKey } from '../text/normalize.js';
 import { emailKey } from './names.js';
@@ -82,20 +82,10 @@ function pageQuery(db: Kysely<Database>, shape: { after: boolean; status: boolea
 }
 
 // Each of the 16 combinations of cursor and filters is compiled the first time it is asked for.
-const pageStatements = new Map<number, FixedStatement<PageParameters, ListedUser>>();
+const pageStatement = fixedStatementsByShape((shape: { after: boolean; status: boolean; role: boolean; search: boolean }) => (db, p: PageParameters) => pageQuery(db, shape, p));
 
 /** The first page, unfiltered: what `GET /users` runs most (bench/ runs this text). */
 export const firstPage = pageStatement({ after: false, status: false, role: false, search: false });
-
-function pageStatement(shape: { after: boolean; status: boolean; role: boolean; search: boolean }) {
-  const key = Number(shape.after) | (Number(shape.status) << 1) | (Number(shape.role) << 2) | (Number(shape.search) << 3);
-  let statement = pageStatements.get(key);
-  if (!statement) {
-    statement = fixedStatement((db, p: PageParameters) => pageQuery(db, shape, p));
-    pageStatements.set(key, statement);
-  }
-  return statement;
-}
 
 /** One page in (created_at, id) order, walking the (created_at, id) index from the cursor; `limit + 1` rows tell whether more follow. */
 export function listUsersPage(db: Kysely<Database>, options: { limit: number; after?: UserCursor; filter?: UserFilter }): Promise<ListedUser[]> {
@@ -123,7 +113,7 @@ export async function findUserRevision(db: Kysely<Database>, id: string): Promis
   return (await db.selectFrom('users as u').select(userRevision('u').as('revision')).where('u.id', '=', id).executeTakeFirst())?.revision;
 }
 
-export function findUserForUpdate(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+export function lockUser(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
@@ -157,4 +147,16 @@ export async function updateUserFields(
 ): Promise<void> {
   const { now, ...rest } = fields;
   await db.updateTable('users').set({ ...rest, updated_at: now }).where('id', '=', id).execute();
+}
+
+/**
+ * The statuses of these users (lower-case ids), their rows locked FOR SHARE until the transaction ends (in id
+ * order), so none is disabled between the check that they are active and the write that names
+ * them: a task's assignee, a meeting's organizer and attendees. Users not found are absent from
+ * the answer.
+ */
+export async function lockUserStatuses(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, 'active' | 'disabled'>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('users').select(['id', 'status']).where('id', 'in', [...ids]).orderBy('id').forShare().execute();
+  return new Map(rows.map((r) => [r.id, r.status]));
 }

@@ -18,7 +18,9 @@ import type { Actor } from '../audit/events.js';
 import { changesBetween } from '../audit/changes.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { serviceSecret } from '../auth/service-secrets.js';
-import type { Seal } from '../idempotency/service.js';
+import { sealCreated, type Seal } from '../idempotency/service.js';
+import { resourceIdOr } from '../uuid.js';
+import { keysetPage } from '../pagination/keyset-page.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -68,6 +70,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
   }
 
   async function get(id: string) {
+    id = resourceIdOr(id, notFound);
     const user = await users.findListedUser(db, id);
     if (!user) throw notFound();
     return user;
@@ -84,10 +87,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
       const filter = { status: query.status, role: query.role, search: query.search };
       const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor, filter);
       const rows = await users.listUsersPage(db, { limit, after, filter });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      const nextCursor = rows.length > limit && last ? encodeCursor(await cursorKey(), { createdAt: last.cursor_created_at, id: last.id }, filter) : null;
-      return { page, nextCursor };
+      return keysetPage(rows, limit, async (last) => encodeCursor(await cursorKey(), { createdAt: last.cursor_created_at, id: last.id }, filter));
     },
 
     /** `seal` (an Idempotency-Key's) runs last in the transaction, with the user as created. */
@@ -129,10 +129,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
             details: { password_set: passwordHash !== null },
             changes: { before: null, after: { email: input.email, first_name: input.first_name, last_name: input.last_name, status: 'active', roles: roleNames(roles) } },
           });
-          if (seal) {
-            sealed = (await users.findListedUser(trx, userId))!;
-            await seal(trx, sealed);
-          }
+          sealed = await sealCreated(trx, seal, () => users.findListedUser(trx, userId));
           return userId;
         }),
       );
@@ -146,12 +143,13 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
       origin: Origin = COMMAND_LINE,
       precondition?: Precondition,
     ) {
+      id = resourceIdOr(id, notFound);
       const input = cleanUserText(sent);
       // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
       if (input.status !== undefined && lacking(authority, ['users.disable']).length > 0) throw permissionDenied('users.disable');
       await db.transaction().execute(async (trx) => {
         // The row lock queues every change of this user's roles or status behind this one.
-        const user = await users.findUserForUpdate(trx, id);
+        const user = await users.lockUser(trx, id);
         if (!user) throw notFound();
         const held = await lockRolesOfUser(trx, id);
         if (precondition) assertPrecondition(precondition, (await users.findUserRevision(trx, id))!);
@@ -159,15 +157,18 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
         const removesRole = held.some((h) => !roles.some((r) => r.id === h.id));
         if (removesRole || input.status !== undefined) await assertMayTakeFrom(trx, authority, user, held, { roles, status: input.status ?? user.status });
         const now = clock.now();
-        await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now });
-        if (input.roles) await setUserRoles(trx, id, roles.map((r) => r.id));
         const context = auditContext(authority, origin);
         const changes = changesBetween(
           { first_name: user.first_name, last_name: user.last_name, status: user.status, roles: roleNames(held) },
           { first_name: input.first_name, last_name: input.last_name, status: input.status, roles: input.roles && roleNames(roles) },
         );
-        const label = `${input.first_name ?? user.first_name} ${input.last_name ?? user.last_name}`;
-        if (changes) await recordAuditEvent(trx, { type: 'user_updated', at: now, context, target: { type: 'user', id, label }, userId: id, changes });
+        // Nothing changes (the user sent back as read): nothing written, nothing recorded, the same ETag.
+        if (changes) {
+          await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now });
+          if (input.roles) await setUserRoles(trx, id, roles.map((r) => r.id));
+          const label = `${input.first_name ?? user.first_name} ${input.last_name ?? user.last_name}`;
+          await recordAuditEvent(trx, { type: 'user_updated', at: now, context, target: { type: 'user', id, label }, userId: id, changes });
+        }
         if (input.status === 'disabled') await endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
       });
       return get(id);
@@ -175,8 +176,9 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
 
     /** Disables the user and revokes every session of theirs, in one transaction (idempotent); the record stays. */
     async disable(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
+      id = resourceIdOr(id, notFound);
       await db.transaction().execute(async (trx) => {
-        const user = await users.findUserForUpdate(trx, id);
+        const user = await users.lockUser(trx, id);
         if (!user) throw notFound();
         const held = await lockRolesOfUser(trx, id);
         if (precondition) assertPrecondition(precondition, (await users.findUserRevision(trx, id))!);
