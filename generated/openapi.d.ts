@@ -1218,8 +1218,620 @@ export interface paths {
         patch: operations["updateTache"];
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every webhook endpoint, newest first, whoever created it (a back office team shares the duty
+         *     of watching them, as for API keys). Secrets are never shown again after creation or rotation.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Subscribes a URL to event types. The caller must be able to read each type's resource
+         *     (`403 permission_denied`, `missing_permissions`); the URL must be `https` and public
+         *     (`400 webhook_url_refused`, see `url`). Answers `201` with the endpoint and its signing
+         *     secret, shown this once. The caller becomes the endpoint's owner: events are delivered only
+         *     while the owner may read them.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/points-de-terminaison-webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints (French path)
+         * @description French name of `GET /webhook-endpoints`; same behaviour.
+         *     Every webhook endpoint, newest first, whoever created it (a back office team shares the duty
+         *     of watching them, as for API keys). Secrets are never shown again after creation or rotation.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["listPointsDeTerminaisonWebhook"];
+        put?: never;
+        /**
+         * Create a webhook endpoint (French path)
+         * @description French name of `POST /webhook-endpoints`; same behaviour.
+         *     Subscribes a URL to event types. The caller must be able to read each type's resource
+         *     (`403 permission_denied`, `missing_permissions`); the URL must be `https` and public
+         *     (`400 webhook_url_refused`, see `url`). Answers `201` with the endpoint and its signing
+         *     secret, shown this once. The caller becomes the endpoint's owner: events are delivered only
+         *     while the owner may read them.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["createPointDeTerminaisonWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description One endpoint, without its secret.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its deliveries; nothing more is sent to it. Answers `204`.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the URL, description, event types, key style or whether it is enabled. Adding an
+         *     event type needs the right to read its resource. Changing the URL makes the caller the
+         *     endpoint's owner (the events that go to the new address are those the caller may read).
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/points-de-terminaison-webhook/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint (French path)
+         * @description French name of `GET /webhook-endpoints/{id}`; same behaviour.
+         *     One endpoint, without its secret.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["getPointDeTerminaisonWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint (French path)
+         * @description French name of `DELETE /webhook-endpoints/{id}`; same behaviour.
+         *     Deletes the endpoint and its deliveries; nothing more is sent to it. Answers `204`.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        delete: operations["deletePointDeTerminaisonWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint (French path)
+         * @description French name of `PATCH /webhook-endpoints/{id}`; same behaviour.
+         *     Changes the URL, description, event types, key style or whether it is enabled. Adding an
+         *     event type needs the right to read its resource. Changing the URL makes the caller the
+         *     endpoint's owner (the events that go to the new address are those the caller may read).
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        patch: operations["updatePointDeTerminaisonWebhook"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Makes a new signing secret, answered once. For `grace_period_seconds` (24 hours by default)
+         *     every delivery carries two signatures in `webhook-signature`, by the new secret and by the
+         *     previous one, so the receiver can switch at its pace. The caller becomes the endpoint's owner,
+         *     as it now holds the secret.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a `webhook_endpoint.test` event to this endpoint, signed and retried like any other
+         *     (also to a disabled endpoint: the test is how one checks a receiver before enabling it).
+         *     Answers `202` with the delivery; follow it in `GET /webhook-endpoints/{id}/deliveries`.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description The endpoint's deliveries, newest first, with keyset pagination (`next_cursor` as `cursor`):
+         *     status, attempts, the receiver's last status code, time and the start of its answer.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries/{delivery_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description The delivery's id; one that is not a delivery of this endpoint is `404`.
+                 * @example 4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Sends the delivery's event to the endpoint again, as a new delivery with the same
+         *     `webhook-id` (the event's id), whatever became of the first one; judged at sending time like
+         *     any delivery (the owner must still be able to read the resource). Answers `202` with the new
+         *     delivery. An id that is not a delivery of this endpoint is `404`.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["replayWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (the pollable feed)
+         * @description The events after `after` (a `next_cursor` of an earlier answer; omit it to start from the
+         *     oldest event kept), oldest first, with the same payloads as webhooks, in the request's key
+         *     style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
+         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
+         *     listed once every change committed before it is, so a poller never skips one that commits
+         *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
+         *
+         *     **Required permission:** `events.read`
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evenements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (the pollable feed) (French path)
+         * @description French name of `GET /events`; same behaviour.
+         *     The events after `after` (a `next_cursor` of an earlier answer; omit it to start from the
+         *     oldest event kept), oldest first, with the same payloads as webhooks, in the request's key
+         *     style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
+         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
+         *     listed once every change committed before it is, so a poller never skips one that commits
+         *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
+         *
+         *     **Required permission:** `events.read`
+         */
+        get: operations["listEvenements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "task.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was created
+         * @description Sent to the endpoints subscribed to `task.created` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["taskCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was changed
+         * @description Sent to the endpoints subscribed to `task.updated` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["taskUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was deleted
+         * @description Sent to the endpoints subscribed to `task.deleted` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["taskDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "meeting.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A meeting was planned
+         * @description Sent to the endpoints subscribed to `meeting.created` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["meetingCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "meeting.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A meeting was changed
+         * @description Sent to the endpoints subscribed to `meeting.updated` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["meetingUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "meeting.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A meeting was deleted
+         * @description Sent to the endpoints subscribed to `meeting.deleted` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["meetingDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user was created
+         * @description Sent to the endpoints subscribed to `user.created` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["userCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user was changed
+         * @description Sent to the endpoints subscribed to `user.updated` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["userUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user was disabled
+         * @description Sent to the endpoints subscribed to `user.disabled` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["userDisabledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An API key was revoked
+         * @description Sent to the endpoints subscribed to `api_key.revoked` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["apiKeyRevokedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event
+         * @description Sent to the endpoints subscribed to `webhook_endpoint.test` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["webhookEndpointTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1289,7 +1901,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read";
         ProblemFieldError: {
             /**
              * @description Where the problem is, as `request/<part>/<path>` (body, query, headers, params). Body paths
@@ -2087,18 +2699,19 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled";
         /**
          * @description Who acted: a signed-in `user` (with the session used), an `api_key`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
-         *     throttled sign-in), or `unknown` (revocations recorded before actors were).
+         *     throttled sign-in), `system` (the service itself: an endpoint disabled after failing for days), or
+         *     `unknown` (revocations recorded before actors were).
          */
         AuditActor: {
             /**
              * @example user
              * @enum {string}
              */
-            type: "user" | "api_key" | "cli" | "anonymous" | "unknown";
+            type: "user" | "api_key" | "cli" | "system" | "anonymous" | "unknown";
             /**
              * Format: uuid
              * @description The user's or the key's id.
@@ -2123,7 +2736,7 @@ export interface components {
              * @example api_key
              * @enum {string}
              */
-            type: "user" | "role" | "api_key" | "session" | "meeting" | "task";
+            type: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "webhook_endpoint";
             /**
              * Format: uuid
              * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
@@ -2530,6 +3143,356 @@ export interface components {
              * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
              */
             assignee_id?: string | null;
+        };
+        /**
+         * Format: uri
+         * @description Where events are POSTed. `https` only, to a public address: a URL whose host is or resolves to a
+         *     loopback, private (RFC 1918), link-local, CGNAT (100.64.0.0/10), IPv6 unique-local or
+         *     IPv4-mapped form of one of these, or a cloud metadata address is refused
+         *     (`400 webhook_url_refused`), at saving and again at every delivery, on the address actually
+         *     connected to. Redirects are not followed. (A deployment may allow plain `http` and private
+         *     addresses for development with `WEBHOOKS_ALLOW_PRIVATE_URLS=true`; metadata addresses stay
+         *     refused.)
+         * @example https://partner.example.com/hooks/backoffice
+         */
+        WebhookUrl: string;
+        /**
+         * @description A kind of event an endpoint may subscribe to and the feed may be filtered by, named
+         *     `resource.action` (docs/EVENTS.md). Each is delivered only to callers that may read the resource
+         *     at delivery time: `task.*` needs `tasks.read`, `meeting.*` `meetings.read`, `user.*`
+         *     `users.read`, `api_key.revoked` `api_keys.manage`.
+         * @example task.updated
+         * @enum {string}
+         */
+        EventType: "task.created" | "task.updated" | "task.deleted" | "meeting.created" | "meeting.updated" | "meeting.deleted" | "user.created" | "user.updated" | "user.disabled" | "api_key.revoked";
+        /**
+         * @description The key style of the bodies sent to the endpoint, as `x-api-inflection` chooses for the REST API.
+         * @default snake
+         * @example snake
+         * @enum {string}
+         */
+        WebhookKeyStyle: "snake" | "camel" | "dash" | "pascal";
+        /**
+         * @description A receiver of events. It gets the events of the types it subscribes to that its owner may read
+         *     at the time of each delivery (the owner: the person or API key that created it, changed its URL
+         *     or rotated its secret last; a key's rights are its own intersected with its creator's).
+         */
+        WebhookEndpoint: {
+            /**
+             * Format: uuid
+             * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+             */
+            id: string;
+            url: components["schemas"]["WebhookUrl"];
+            /** @example Calendar mirror */
+            description: string | null;
+            /**
+             * @example [
+             *       "task.updated",
+             *       "meeting.created"
+             *     ]
+             */
+            event_types: components["schemas"]["EventType"][];
+            key_style: components["schemas"]["WebhookKeyStyle"];
+            /** @example true */
+            enabled: boolean;
+            /**
+             * @description `failing`: the service disabled the endpoint because every delivery failed for
+             *     `WEBHOOKS_DISABLE_AFTER_DAYS` (5 by default); the back office flags it. Enabling it again
+             *     clears this. `null` otherwise.
+             * @example null
+             * @enum {string|null}
+             */
+            disabled_reason: "failing" | null;
+            created_by: components["schemas"]["CreatedBy"];
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:30:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description While a rotated-out secret still signs (both signatures are sent), until when.
+             * @example null
+             */
+            secret_rotation_ends_at: string | null;
+        };
+        /** @description Every webhook endpoint, newest first. */
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+        };
+        WebhookEndpointCreateRequest: {
+            url: components["schemas"]["WebhookUrl"];
+            /** @example Calendar mirror */
+            description?: string | null;
+            /**
+             * @description The types wanted; the caller must be able to read each (`403 permission_denied` otherwise).
+             * @example [
+             *       "task.updated"
+             *     ]
+             */
+            event_types: components["schemas"]["EventType"][];
+            key_style?: components["schemas"]["WebhookKeyStyle"];
+            /**
+             * @default true
+             * @example true
+             */
+            enabled: boolean;
+        };
+        /**
+         * @description An endpoint and its signing secret, shown in this response only: store it now (a replay of this
+         *     answer for a repeated `Idempotency-Key` has `secret: null`; rotate to get a new one).
+         */
+        WebhookEndpointWithSecret: {
+            webhook_endpoint: components["schemas"]["WebhookEndpoint"];
+            /**
+             * @description The Standard Webhooks signing secret (`whsec_` and 32 bytes in base64): give it to the
+             *     receiver's `standardwebhooks` library. Shown once.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4aLSBIuVeEA=
+             */
+            secret: string | null;
+        };
+        WebhookEndpointUpdateRequest: {
+            url?: components["schemas"]["WebhookUrl"];
+            /** @example Calendar mirror */
+            description?: string | null;
+            /**
+             * @description The types wanted; the caller must be able to read each it adds.
+             * @example [
+             *       "task.updated",
+             *       "task.deleted"
+             *     ]
+             */
+            event_types?: components["schemas"]["EventType"][];
+            key_style?: components["schemas"]["WebhookKeyStyle"];
+            /**
+             * @description Enabling an endpoint the service disabled (`disabled_reason` `failing`) clears the reason.
+             * @example true
+             */
+            enabled?: boolean;
+        };
+        WebhookRotateRequest: {
+            /**
+             * Format: int32
+             * @description How long the previous secret keeps signing too (both signatures are sent), at most 7 days; 24 hours by default.
+             * @default 86400
+             * @example 86400
+             */
+            grace_period_seconds: number;
+        };
+        /**
+         * Format: uuid
+         * @description The event's id. It is also the `webhook-id` header of every delivery of the event (each retry,
+         *     each replay, to each endpoint): receivers deduplicate by it, since delivery is at least once.
+         * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+         */
+        EventId: string;
+        /**
+         * @description One event for one endpoint, and how its sending went. The event's content is not shown here:
+         *     it is in `GET /events` for whoever may read it.
+         */
+        WebhookDelivery: {
+            /**
+             * Format: uuid
+             * @example 4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d
+             */
+            id: string;
+            event_id: components["schemas"]["EventId"];
+            /** @example task.updated */
+            event_type: string;
+            /**
+             * @description `pending`: to be sent or retried at `next_attempt_at`; `succeeded`: the receiver answered
+             *     2xx; `failed`: every attempt of the schedule failed; `skipped`: the endpoint's owner could not
+             *     read the resource at delivery time, so nothing was sent.
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "skipped";
+            /**
+             * Format: int32
+             * @example 1
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-12-02T10:00:00.120Z
+             */
+            last_attempt_at: string | null;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status; null when it did not answer (refused, timed out).
+             * @example 200
+             */
+            last_status_code: number | null;
+            /**
+             * Format: int32
+             * @example 84
+             */
+            last_duration_ms: number | null;
+            /**
+             * @description Why the last attempt failed when the receiver did not answer 2xx (`timeout`, `address_refused`, `connection_failed`, `status_500`, `not_permitted`, ...).
+             * @example null
+             */
+            last_error: string | null;
+            /**
+             * @description The start of the receiver's answer (at most 256 characters).
+             * @example ok
+             */
+            last_response: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-12-02T10:00:00.010Z
+             */
+            created_at: string;
+        };
+        /** @description One page of an endpoint's deliveries, newest first. */
+        WebhookDeliveryPage: {
+            data: components["schemas"]["WebhookDelivery"][];
+            /**
+             * @description Opaque cursor of the next page, `null` on the last page.
+             * @example eyJrIjoiMjAyNi0xMi0wMSJ9
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * @description With `*.updated`: the names of the fields of `data` that changed (snake_case, as `data` is in
+         *     the default key style; in the endpoint's or request's key style otherwise).
+         * @example [
+         *       "status",
+         *       "completed_at"
+         *     ]
+         */
+        ChangedFields: string[];
+        /**
+         * @description One event, as `GET /events` lists it and webhook endpoints receive it (the `webhooks` section
+         *     declares each type's exact shape): `id`, `type`, `occurred_at`, `changed_fields` (updates only)
+         *     and `data`, the resource as the REST API shows it (`task.*`: a Task, `meeting.*`: a Meeting,
+         *     `user.*`: a User, `api_key.*`: an ApiKey).
+         */
+        Event: {
+            id: components["schemas"]["EventId"];
+            type: components["schemas"]["EventType"];
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            occurred_at: string;
+            changed_fields?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["ApiKey"] | components["schemas"]["User"] | components["schemas"]["Task"] | components["schemas"]["Meeting"];
+        };
+        /** @description Events after the cursor, oldest first. */
+        EventPage: {
+            data: components["schemas"]["Event"][];
+            /**
+             * @description Where to continue: pass it as `after` in the next request. Given on every answer, also an
+             *     empty one (the same position again), so a poller keeps its place.
+             * @example eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+             */
+            next_cursor: string;
+        };
+        /** @description A task was created, changed or deleted. `data` is the task as `GET /tasks/{id}` shows it (after the change; as it was, for a deletion). */
+        TaskEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example task.updated
+             * @enum {string}
+             */
+            type: "task.created" | "task.updated" | "task.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            occurred_at: string;
+            changed_fields?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["Task"];
+        };
+        /** @description A meeting was planned, changed or deleted. `data` is the meeting as `GET /meetings/{id}` shows it (after the change; as it was, for a deletion). */
+        MeetingEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example meeting.updated
+             * @enum {string}
+             */
+            type: "meeting.created" | "meeting.updated" | "meeting.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            occurred_at: string;
+            changed_fields?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["Meeting"];
+        };
+        /** @description A user was created, changed or disabled. `data` is the user as `GET /users/{id}` shows it, after the change: never a password, digest or second-factor detail. */
+        UserEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example user.updated
+             * @enum {string}
+             */
+            type: "user.created" | "user.updated" | "user.disabled";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            occurred_at: string;
+            changed_fields?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["User"];
+        };
+        /** @description An API key was revoked. `data` is the key as `GET /api-keys/{id}` shows it: never its secret. */
+        ApiKeyEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example api_key.revoked
+             * @enum {string}
+             */
+            type: "api_key.revoked";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            occurred_at: string;
+            changed_fields?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["ApiKey"];
+        };
+        /**
+         * @description Sent by `POST /webhook-endpoints/{id}/test` to that endpoint only, whatever it subscribes to:
+         *     checks that the receiver answers and verifies the signature. Never in `GET /events`.
+         */
+        WebhookTestEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example webhook_endpoint.test
+             * @enum {string}
+             */
+            type: "webhook_endpoint.test";
+            /**
+             * Format: date-time
+             * @description When the test was asked for.
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            occurred_at: string;
+            data: {
+                /**
+                 * Format: uuid
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                webhook_endpoint_id: string;
+            };
         };
     };
     responses: {
@@ -3804,6 +4767,291 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Every webhook endpoint. */
+        WebhookEndpointList: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+                 *           "url": "https://partner.example.com/hooks/backoffice",
+                 *           "description": "Calendar mirror",
+                 *           "event_types": [
+                 *             "task.updated"
+                 *           ],
+                 *           "key_style": "snake",
+                 *           "enabled": true,
+                 *           "disabled_reason": null,
+                 *           "created_by": {
+                 *             "type": "user",
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace"
+                 *           },
+                 *           "created_at": "2026-12-01T09:30:00.000Z",
+                 *           "updated_at": "2026-12-01T09:30:00.000Z",
+                 *           "secret_rotation_ends_at": null
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointList"];
+            };
+        };
+        /** @description The endpoint and its new signing secret, shown once. */
+        WebhookEndpointCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                Location: components["headers"]["Location"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "webhook_endpoint": {
+                 *         "id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+                 *         "url": "https://partner.example.com/hooks/backoffice",
+                 *         "description": "Calendar mirror",
+                 *         "event_types": [
+                 *           "task.updated"
+                 *         ],
+                 *         "key_style": "snake",
+                 *         "enabled": true,
+                 *         "disabled_reason": null,
+                 *         "created_by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created_at": "2026-12-01T09:30:00.000Z",
+                 *         "updated_at": "2026-12-01T09:30:00.000Z",
+                 *         "secret_rotation_ends_at": null
+                 *       },
+                 *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4aLSBIuVeEA="
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+            };
+        };
+        /** @description The webhook endpoint. */
+        WebhookEndpoint: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+                 *       "url": "https://partner.example.com/hooks/backoffice",
+                 *       "description": "Calendar mirror",
+                 *       "event_types": [
+                 *         "task.updated"
+                 *       ],
+                 *       "key_style": "snake",
+                 *       "enabled": true,
+                 *       "disabled_reason": null,
+                 *       "created_by": {
+                 *         "type": "user",
+                 *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "label": "Ada Lovelace"
+                 *       },
+                 *       "created_at": "2026-12-01T09:30:00.000Z",
+                 *       "updated_at": "2026-12-01T09:30:00.000Z",
+                 *       "secret_rotation_ends_at": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpoint"];
+            };
+        };
+        /** @description No webhook endpoint has this id (also for a malformed id), or no delivery of it has the delivery id. */
+        WebhookEndpointNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:not_found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "No webhook endpoint has this id.",
+                 *       "code": "not_found",
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The endpoint and its new signing secret, shown once. */
+        WebhookEndpointRotated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "webhook_endpoint": {
+                 *         "id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+                 *         "url": "https://partner.example.com/hooks/backoffice",
+                 *         "description": "Calendar mirror",
+                 *         "event_types": [
+                 *           "task.updated"
+                 *         ],
+                 *         "key_style": "snake",
+                 *         "enabled": true,
+                 *         "disabled_reason": null,
+                 *         "created_by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created_at": "2026-12-01T09:30:00.000Z",
+                 *         "updated_at": "2026-12-01T09:30:00.000Z",
+                 *         "secret_rotation_ends_at": null
+                 *       },
+                 *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4aLSBIuVeEA="
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+            };
+        };
+        /** @description The delivery, queued; the endpoint's deliveries show how it went. */
+        WebhookDeliveryAccepted: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d",
+                 *       "event_id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "event_type": "webhook_endpoint.test",
+                 *       "status": "pending",
+                 *       "attempts": 0,
+                 *       "next_attempt_at": "2026-12-02T10:00:00.000Z",
+                 *       "last_attempt_at": null,
+                 *       "last_status_code": null,
+                 *       "last_duration_ms": null,
+                 *       "last_error": null,
+                 *       "last_response": null,
+                 *       "created_at": "2026-12-02T10:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookDelivery"];
+            };
+        };
+        /** @description One page of deliveries. */
+        WebhookDeliveryPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d",
+                 *           "event_id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *           "event_type": "webhook_endpoint.test",
+                 *           "status": "pending",
+                 *           "attempts": 0,
+                 *           "next_attempt_at": "2026-12-02T10:00:00.000Z",
+                 *           "last_attempt_at": null,
+                 *           "last_status_code": null,
+                 *           "last_duration_ms": null,
+                 *           "last_error": null,
+                 *           "last_response": null,
+                 *           "created_at": "2026-12-02T10:00:00.000Z"
+                 *         }
+                 *       ],
+                 *       "next_cursor": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookDeliveryPage"];
+            };
+        };
+        /** @description Events after the cursor. */
+        EventPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *           "type": "task.updated",
+                 *           "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *           "changed_fields": [
+                 *             "status",
+                 *             "completed_at"
+                 *           ],
+                 *           "data": {
+                 *             "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *             "title": "Call back the Lyon office",
+                 *             "description": "About the March invoices.",
+                 *             "status": "done",
+                 *             "priority": "high",
+                 *             "due_at": "2026-12-15T17:00:00.000Z",
+                 *             "assignee_id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *             "assignee": {
+                 *               "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *               "label": "Grace Hopper",
+                 *               "status": "active"
+                 *             },
+                 *             "created_by": {
+                 *               "type": "api_key",
+                 *               "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *               "label": "CRM sync"
+                 *             },
+                 *             "created_at": "2026-12-01T09:30:00.000Z",
+                 *             "updated_at": "2026-12-02T10:00:00.000Z",
+                 *             "completed_at": "2026-12-02T10:00:00.000Z"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "next_cursor": "eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EventPage"];
+            };
+        };
     };
     parameters: {
         /**
@@ -4024,6 +5272,48 @@ export interface components {
          * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
          */
         TaskId: string;
+        /**
+         * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+         * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+         */
+        WebhookEndpointId: string;
+        /**
+         * @description The delivery's id; one that is not a delivery of this endpoint is `404`.
+         * @example 4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d
+         */
+        WebhookDeliveryId: string;
+        /**
+         * @description Only events of these types, comma-separated (`task.created,task.updated`).
+         * @example [
+         *       "task.created",
+         *       "task.updated"
+         *     ]
+         */
+        EventTypesFilter: components["schemas"]["EventType"][];
+        /**
+         * @description The `next_cursor` of an earlier answer: the events after it. Signed and bound to `types`: an
+         *     altered one, or one given with other types, is refused (`400 invalid_cursor`).
+         * @example eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+         */
+        EventsAfter: string;
+        /**
+         * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+         * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+         */
+        WebhookIdHeader: string;
+        /**
+         * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+         * @example 1796205600
+         */
+        WebhookTimestampHeader: string;
+        /**
+         * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+         *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+         *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+         *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSignatureHeader: string;
     };
     requestBodies: {
         Refresh: {
@@ -4148,6 +5438,26 @@ export type Task = components['schemas']['Task'];
 export type TaskPage = components['schemas']['TaskPage'];
 export type TaskCreateRequest = components['schemas']['TaskCreateRequest'];
 export type TaskUpdateRequest = components['schemas']['TaskUpdateRequest'];
+export type WebhookUrl = components['schemas']['WebhookUrl'];
+export type EventType = components['schemas']['EventType'];
+export type WebhookKeyStyle = components['schemas']['WebhookKeyStyle'];
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
+export type WebhookEndpointList = components['schemas']['WebhookEndpointList'];
+export type WebhookEndpointCreateRequest = components['schemas']['WebhookEndpointCreateRequest'];
+export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret'];
+export type WebhookEndpointUpdateRequest = components['schemas']['WebhookEndpointUpdateRequest'];
+export type WebhookRotateRequest = components['schemas']['WebhookRotateRequest'];
+export type EventId = components['schemas']['EventId'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookDeliveryPage = components['schemas']['WebhookDeliveryPage'];
+export type ChangedFields = components['schemas']['ChangedFields'];
+export type Event = components['schemas']['Event'];
+export type EventPage = components['schemas']['EventPage'];
+export type TaskEvent = components['schemas']['TaskEvent'];
+export type MeetingEvent = components['schemas']['MeetingEvent'];
+export type UserEvent = components['schemas']['UserEvent'];
+export type ApiKeyEvent = components['schemas']['ApiKeyEvent'];
+export type WebhookTestEvent = components['schemas']['WebhookTestEvent'];
 export type ResponseSessionList = components['responses']['SessionList'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
@@ -4185,6 +5495,14 @@ export type ResponseTaskPage = components['responses']['TaskPage'];
 export type ResponseTaskCreated = components['responses']['TaskCreated'];
 export type ResponseTask = components['responses']['Task'];
 export type ResponseTaskNotFound = components['responses']['TaskNotFound'];
+export type ResponseWebhookEndpointList = components['responses']['WebhookEndpointList'];
+export type ResponseWebhookEndpointCreated = components['responses']['WebhookEndpointCreated'];
+export type ResponseWebhookEndpoint = components['responses']['WebhookEndpoint'];
+export type ResponseWebhookEndpointNotFound = components['responses']['WebhookEndpointNotFound'];
+export type ResponseWebhookEndpointRotated = components['responses']['WebhookEndpointRotated'];
+export type ResponseWebhookDeliveryAccepted = components['responses']['WebhookDeliveryAccepted'];
+export type ResponseWebhookDeliveryPage = components['responses']['WebhookDeliveryPage'];
+export type ResponseEventPage = components['responses']['EventPage'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
 export type ParameterLimit = components['parameters']['Limit'];
@@ -4220,6 +5538,13 @@ export type ParameterTaskDueAfter = components['parameters']['TaskDueAfter'];
 export type ParameterTaskSearch = components['parameters']['TaskSearch'];
 export type ParameterTaskSort = components['parameters']['TaskSort'];
 export type ParameterTaskId = components['parameters']['TaskId'];
+export type ParameterWebhookEndpointId = components['parameters']['WebhookEndpointId'];
+export type ParameterWebhookDeliveryId = components['parameters']['WebhookDeliveryId'];
+export type ParameterEventTypesFilter = components['parameters']['EventTypesFilter'];
+export type ParameterEventsAfter = components['parameters']['EventsAfter'];
+export type ParameterWebhookIdHeader = components['parameters']['WebhookIdHeader'];
+export type ParameterWebhookTimestampHeader = components['parameters']['WebhookTimestampHeader'];
+export type ParameterWebhookSignatureHeader = components['parameters']['WebhookSignatureHeader'];
 export type RequestBodyRefresh = components['requestBodies']['Refresh'];
 export type HeaderXRequestId = components['headers']['XRequestId'];
 export type HeaderCacheControlNoStore = components['headers']['CacheControlNoStore'];
@@ -7408,6 +8733,1423 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpointList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://partner.example.com/hooks/backoffice",
+                 *       "description": "Calendar mirror",
+                 *       "event_types": [
+                 *         "task.updated"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["WebhookEndpointCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPointsDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpointList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPointDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://partner.example.com/hooks/backoffice",
+                 *       "description": "Calendar mirror",
+                 *       "event_types": [
+                 *         "task.updated"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["WebhookEndpointCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPointDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePointDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePointDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "grace_period_seconds": 3600
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRotateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookEndpointRotated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["WebhookDeliveryAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `next_cursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookDeliveryPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description The delivery's id; one that is not a delivery of this endpoint is `404`.
+                 * @example 4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["WebhookDeliveryAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only events of these types, comma-separated (`task.created,task.updated`).
+                 * @example [
+                 *       "task.created",
+                 *       "task.updated"
+                 *     ]
+                 */
+                types?: components["parameters"]["EventTypesFilter"];
+                /**
+                 * @description The `next_cursor` of an earlier answer: the events after it. Signed and bound to `types`: an
+                 *     altered one, or one given with other types, is refused (`400 invalid_cursor`).
+                 * @example eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                after?: components["parameters"]["EventsAfter"];
+            };
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["EventPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvenements: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only events of these types, comma-separated (`task.created,task.updated`).
+                 * @example [
+                 *       "task.created",
+                 *       "task.updated"
+                 *     ]
+                 */
+                types?: components["parameters"]["EventTypesFilter"];
+                /**
+                 * @description The `next_cursor` of an earlier answer: the events after it. Signed and bound to `types`: an
+                 *     altered one, or one given with other types, is refused (`400 invalid_cursor`).
+                 * @example eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                after?: components["parameters"]["EventsAfter"];
+            };
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["EventPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    taskCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "task.created",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *         "title": "Call back the Lyon office",
+                 *         "description": "About the March invoices.",
+                 *         "status": "done",
+                 *         "priority": "high",
+                 *         "due_at": "2026-12-15T17:00:00.000Z",
+                 *         "assignee_id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "assignee": {
+                 *           "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "label": "Grace Hopper",
+                 *           "status": "active"
+                 *         },
+                 *         "created_by": {
+                 *           "type": "api_key",
+                 *           "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *           "label": "CRM sync"
+                 *         },
+                 *         "created_at": "2026-12-01T09:30:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z",
+                 *         "completed_at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    taskUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "task.updated",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "changed_fields": [
+                 *         "status",
+                 *         "completed_at"
+                 *       ],
+                 *       "data": {
+                 *         "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *         "title": "Call back the Lyon office",
+                 *         "description": "About the March invoices.",
+                 *         "status": "done",
+                 *         "priority": "high",
+                 *         "due_at": "2026-12-15T17:00:00.000Z",
+                 *         "assignee_id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "assignee": {
+                 *           "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "label": "Grace Hopper",
+                 *           "status": "active"
+                 *         },
+                 *         "created_by": {
+                 *           "type": "api_key",
+                 *           "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *           "label": "CRM sync"
+                 *         },
+                 *         "created_at": "2026-12-01T09:30:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z",
+                 *         "completed_at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    taskDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "task.deleted",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *         "title": "Call back the Lyon office",
+                 *         "description": "About the March invoices.",
+                 *         "status": "done",
+                 *         "priority": "high",
+                 *         "due_at": "2026-12-15T17:00:00.000Z",
+                 *         "assignee_id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "assignee": {
+                 *           "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "label": "Grace Hopper",
+                 *           "status": "active"
+                 *         },
+                 *         "created_by": {
+                 *           "type": "api_key",
+                 *           "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *           "label": "CRM sync"
+                 *         },
+                 *         "created_at": "2026-12-01T09:30:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z",
+                 *         "completed_at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    meetingCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "meeting.created",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
+                 *         "title": "Quarterly review",
+                 *         "description": "Figures of the quarter, then the plan for the next one.",
+                 *         "starts_at": "2026-12-15T09:00:00.000Z",
+                 *         "ends_at": "2026-12-15T10:30:00.000Z",
+                 *         "location": "Room 4",
+                 *         "status": "scheduled",
+                 *         "organizer_id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "organizer": {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         "attendee_ids": [
+                 *           "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90"
+                 *         ],
+                 *         "attendees": [
+                 *           {
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "status": "active"
+                 *           }
+                 *         ],
+                 *         "created_by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created_at": "2026-12-01T08:00:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    meetingUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "meeting.updated",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "changed_fields": [
+                 *         "location"
+                 *       ],
+                 *       "data": {
+                 *         "id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
+                 *         "title": "Quarterly review",
+                 *         "description": "Figures of the quarter, then the plan for the next one.",
+                 *         "starts_at": "2026-12-15T09:00:00.000Z",
+                 *         "ends_at": "2026-12-15T10:30:00.000Z",
+                 *         "location": "Room 4",
+                 *         "status": "scheduled",
+                 *         "organizer_id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "organizer": {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         "attendee_ids": [
+                 *           "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90"
+                 *         ],
+                 *         "attendees": [
+                 *           {
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "status": "active"
+                 *           }
+                 *         ],
+                 *         "created_by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created_at": "2026-12-01T08:00:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    meetingDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "meeting.deleted",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
+                 *         "title": "Quarterly review",
+                 *         "description": "Figures of the quarter, then the plan for the next one.",
+                 *         "starts_at": "2026-12-15T09:00:00.000Z",
+                 *         "ends_at": "2026-12-15T10:30:00.000Z",
+                 *         "location": "Room 4",
+                 *         "status": "scheduled",
+                 *         "organizer_id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "organizer": {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         "attendee_ids": [
+                 *           "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90"
+                 *         ],
+                 *         "attendees": [
+                 *           {
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "status": "active"
+                 *           }
+                 *         ],
+                 *         "created_by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created_at": "2026-12-01T08:00:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "user.created",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "email": "grace@example.com",
+                 *         "first_name": "Grace",
+                 *         "last_name": "Hopper",
+                 *         "status": "active",
+                 *         "roles": [
+                 *           "support"
+                 *         ],
+                 *         "created_at": "2026-04-11T14:05:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z",
+                 *         "last_sign_in_at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "user.updated",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "changed_fields": [
+                 *         "roles"
+                 *       ],
+                 *       "data": {
+                 *         "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "email": "grace@example.com",
+                 *         "first_name": "Grace",
+                 *         "last_name": "Hopper",
+                 *         "status": "active",
+                 *         "roles": [
+                 *           "support"
+                 *         ],
+                 *         "created_at": "2026-04-11T14:05:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z",
+                 *         "last_sign_in_at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userDisabledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "user.disabled",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "email": "grace@example.com",
+                 *         "first_name": "Grace",
+                 *         "last_name": "Hopper",
+                 *         "status": "disabled",
+                 *         "roles": [
+                 *           "support"
+                 *         ],
+                 *         "created_at": "2026-04-11T14:05:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z",
+                 *         "last_sign_in_at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    apiKeyRevokedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "api_key.revoked",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *         "name": "CRM sync",
+                 *         "permissions": [
+                 *           "users.list",
+                 *           "users.read"
+                 *         ],
+                 *         "effective_permissions": [
+                 *           "users.list"
+                 *         ],
+                 *         "display_prefix": "bok_7QmZ",
+                 *         "last_characters": "x9Tb",
+                 *         "created_by": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "creator": {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "email": "ada@example.com",
+                 *           "first_name": "Ada",
+                 *           "last_name": "Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         "created_at": "2026-11-01T09:00:00.000Z",
+                 *         "updated_at": "2026-12-02T10:00:00.000Z",
+                 *         "expires_at": null,
+                 *         "never_expires": true,
+                 *         "last_used_at": "2026-11-20T08:15:00.000Z",
+                 *         "last_used_ip": "203.0.113.7",
+                 *         "revoked_at": "2026-12-02T10:00:00.000Z",
+                 *         "rate_limit": null,
+                 *         "allowed_ips": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointTestEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "webhook_endpoint.test",
+                 *       "occurred_at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "webhook_endpoint_id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -1,6 +1,9 @@
 // Service configuration, read from environment variables and validated once at start-up.
 import { bool, cleanEnv, num, port, str, url, makeValidator } from 'envalid';
 
+/** The published retry schedule of webhook deliveries (docs/EVENTS.md): seconds before each retry, about three days in all. */
+export const DEFAULT_RETRY_SCHEDULE_S = [5, 60, 300, 1800, 7200, 18_000, 36_000, 50_400, 72_000, 72_000] as const;
+
 /** Express "trust proxy" value: false, true, a hop count, or a comma-separated list of addresses/subnets. */
 const trustProxy = makeValidator<boolean | number | string>((input) => {
   if (input === 'false' || input === '') return false;
@@ -69,6 +72,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       RATE_LIMIT_UNSYNCED_FRACTION: num({ default: 0.1, desc: 'Share of a limit one process may admit before reconciling: the bound on going over is (processes - 1) x this' }),
       LEAK_REPORT_KEYS_FILE: str({ default: '', desc: 'JSON file of the public keys that sign leaked-key reports (GitHub secret scanning format); empty: POST /api-keys/leaked refuses every report' }),
       TEST_CLOCK_FILE: str({ default: '', desc: 'Tests only (NODE_ENV=test): a file holding the time the service reads as now' }),
+      WEBHOOKS_ALLOW_PRIVATE_URLS: bool({ default: false, desc: 'Development and tests only: webhook URLs may be plain http and private addresses (cloud metadata addresses stay refused)' }),
+      WEBHOOKS_TIMEOUT_MS: num({ default: 10_000, desc: 'How long one webhook attempt may take, answer included (ms)' }),
+      WEBHOOKS_RETRY_SCHEDULE_S: str({ default: DEFAULT_RETRY_SCHEDULE_S.join(','), desc: 'Seconds before each retry of a failed delivery, comma-separated (each ±20 %)' }),
+      WEBHOOKS_DISABLE_AFTER_DAYS: num({ default: 5, desc: 'An endpoint whose every delivery failed this long is disabled' }),
+      WEBHOOKS_POLL_INTERVAL_MS: num({ default: 1000, desc: 'How often each process looks for due deliveries besides being woken by NOTIFY (ms)' }),
+      WEBHOOKS_CONCURRENCY: num({ default: 32, desc: 'Deliveries in flight per process' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {
@@ -93,6 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (!(e.RATE_LIMIT_UNSYNCED_FRACTION >= 0 && e.RATE_LIMIT_UNSYNCED_FRACTION <= 1)) {
     throw new ConfigError('Invalid configuration:\n  RATE_LIMIT_UNSYNCED_FRACTION: expected a number from 0 to 1');
   }
+  const retrySchedule = e.WEBHOOKS_RETRY_SCHEDULE_S.split(',').map((v) => Number(v.trim()));
+  if (retrySchedule.some((v) => !(v >= 0 && v <= 7 * 86_400))) throw new ConfigError('Invalid configuration:\n  WEBHOOKS_RETRY_SCHEDULE_S: expected seconds (0 to 604800), comma-separated');
   if (e.TEST_CLOCK_FILE !== '' && e.NODE_ENV !== 'test') throw new ConfigError('Invalid configuration:\n  TEST_CLOCK_FILE: only with NODE_ENV=test');
   return {
     env: e.NODE_ENV,
@@ -148,6 +159,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     leakReportKeysFile: e.LEAK_REPORT_KEYS_FILE,
     testClockFile: e.TEST_CLOCK_FILE,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
+    webhooks: {
+      allowPrivate: e.WEBHOOKS_ALLOW_PRIVATE_URLS,
+      timeoutMs: e.WEBHOOKS_TIMEOUT_MS,
+      retryScheduleS: retrySchedule,
+      disableAfterDays: e.WEBHOOKS_DISABLE_AFTER_DAYS,
+      pollIntervalMs: e.WEBHOOKS_POLL_INTERVAL_MS,
+      concurrency: e.WEBHOOKS_CONCURRENCY,
+    },
   };
 }
 

@@ -71,13 +71,15 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
     });
     const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;
     const reconciliation = startReconciliation(services.admission, config.rateLimits.syncIntervalMs, logger);
+    // Webhook deliveries from every process: LISTEN on PostgreSQL; polling alone on the embedded database (one connection).
+    services.deliveries.start(database.kind === 'postgres' ? config.databaseUrl : undefined);
     return {
       app,
       database,
       drain,
       metrics,
       stopBackgroundWork: async () => {
-        await Promise.all([sweeper?.stop(), reconciliation.stop()]);
+        await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop()]);
       },
     };
   } catch (err) {

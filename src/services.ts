@@ -18,6 +18,10 @@ import { idempotencyService } from './idempotency/service.js';
 import { UsageCounter } from './api-keys/usage.js';
 import { admissionService, type Admission } from './admission/admission.js';
 import { leakReportService, loadReporterKeys } from './api-keys/leak-reports.js';
+import { webhookService } from './webhooks/service.js';
+import { deliveryWorker } from './webhooks/worker.js';
+import { KeyInflector, type Inflection } from './contract/inflection.js';
+import { loadSpec } from './contract/spec.js';
 
 export interface Services {
   users: ReturnType<typeof userService>;
@@ -31,6 +35,10 @@ export interface Services {
   /** Creates made once per Idempotency-Key. */
   idempotency: ReturnType<typeof idempotencyService>;
   secondFactors: ReturnType<typeof secondFactorService>;
+  /** Webhook endpoints, their deliveries, the event feed. */
+  webhooks: ReturnType<typeof webhookService>;
+  /** Sends due deliveries; started by src/main.ts (and by the tests that need it). */
+  deliveries: ReturnType<typeof deliveryWorker>;
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
   /** Rate limits and key usage, counted in this process and reconciled through the database. */
@@ -50,7 +58,16 @@ export function buildServices(deps: Dependencies): Services {
     tasks: taskService(deps),
     idempotency: idempotencyService(deps),
     secondFactors: secondFactorService(deps),
+    webhooks: webhookService(deps, deps.config.webhooks),
+    deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps) },
     admission: admissionService(deps, usage),
   };
+}
+
+/** Payloads are stored in snake_case; each endpoint gets its key style, by the contract's Event schema (as GET /events answers). */
+function eventStyler() {
+  const inflector = new KeyInflector(loadSpec());
+  return (payload: Record<string, unknown>, style: string) =>
+    inflector.toStyle(payload, { $ref: payload.type === 'webhook_endpoint.test' ? '#/components/schemas/WebhookTestEvent' : '#/components/schemas/Event' }, style as Inflection);
 }

@@ -9,6 +9,7 @@ import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authorit
 import * as keys from './repository.js';
 import { newApiKeySecret } from './secret.js';
 import { recordAuditEvent, type AuditEventInput } from '../audit/recorder.js';
+import { presentApiKey } from './presenter.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween, iso } from '../audit/changes.js';
 import { cleanName } from '../text/normalize.js';
@@ -236,7 +237,13 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
         if (row.revoked_at) return;
         const now = clock.now();
         await keys.updateKey(trx, id, { revoked_at: now, now });
-        await recordAuditEvent(trx, { type: 'api_key_revoked', ...keyEvent(authority, origin, row, now), changes: { before: { revoked_at: null }, after: { revoked_at: iso(now) } } });
+        const revoked = (await keys.findKeyById(trx, id))!;
+        await recordAuditEvent(trx, {
+          type: 'api_key_revoked',
+          ...keyEvent(authority, origin, row, now),
+          changes: { before: { revoked_at: null }, after: { revoked_at: iso(now) } },
+          publish: { data: presentApiKey(revoked) },
+        });
       });
     },
 

@@ -34,12 +34,17 @@ export const AUDIT_EVENT_TYPES = [
   'recovery_code_used',
   'recovery_codes_regenerated',
   'second_factors_reset',
+  'webhook_endpoint_created',
+  'webhook_endpoint_updated',
+  'webhook_endpoint_secret_rotated',
+  'webhook_endpoint_deleted',
+  'webhook_endpoint_disabled',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
-export const ACTOR_TYPES = ['user', 'api_key', 'cli', 'anonymous', 'unknown'] as const;
+export const ACTOR_TYPES = ['user', 'api_key', 'cli', 'system', 'anonymous', 'unknown'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
-export const TARGET_TYPES = ['user', 'role', 'api_key', 'session', 'meeting', 'task'] as const;
+export const TARGET_TYPES = ['user', 'role', 'api_key', 'session', 'meeting', 'task', 'webhook_endpoint'] as const;
 export type TargetType = (typeof TARGET_TYPES)[number];
 
 /**
@@ -50,6 +55,8 @@ export type Actor =
   | { type: 'user'; userId: string; sessionId: string | null }
   | { type: 'api_key'; apiKeyId: string }
   | { type: 'cli'; osUser: string }
+  /** The service itself (an endpoint disabled after failing for days). */
+  | { type: 'system' }
   | { type: 'anonymous' };
 
 /** Where a change came from: the actor, and the request that carried it (none on the command line). */

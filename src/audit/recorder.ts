@@ -3,7 +3,9 @@
 // without its change. Inserting takes no lock: sealing (src/audit/seal.ts) happens later, in batches.
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { randomUUID } from 'node:crypto';
 import type { AuditContext, AuditEventType, Changes, Target } from './events.js';
+import { DELIVERY_CHANNEL, PUBLIC_EVENTS, type PublishedAuditType, type Publication } from './outbox.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -18,6 +20,11 @@ export interface AuditEventInput {
   sessionId?: string | null;
   details?: Record<string, string | number | boolean | null>;
   changes?: Changes | null;
+  /**
+   * For a change partners may hear of (PUBLIC_EVENTS: tasks, meetings, users, a revoked key):
+   * the resource as the REST API shows it. Written as an event in the same statement (outbox.ts).
+   */
+  publish?: Publication;
 }
 
 /** Same limit as the sessions' user agents: the header is the client's to fill. */
@@ -55,6 +62,8 @@ function targetLabel(target: Target): RawBuilder<string | null> {
       return sql`(select title from meetings where id = ${target.id})`;
     case 'task':
       return sql`(select title from tasks where id = ${target.id})`;
+    case 'webhook_endpoint':
+      return sql`(select url from webhook_endpoints where id = ${target.id})`;
   }
 }
 
@@ -68,9 +77,9 @@ export async function recordAuditEvent(db: Db, event: AuditEventInput): Promise<
       ? { actor_id: actor.userId, actor_session_id: actor.sessionId, actor_label: fullName(actor.userId) }
       : actor.type === 'api_key'
         ? { actor_id: actor.apiKeyId, actor_session_id: null, actor_label: sql<string | null>`(select name from api_keys where id = ${actor.apiKeyId})` }
-        : { actor_id: null, actor_session_id: null, actor_label: actor.type === 'cli' ? actor.osUser : null };
+        : { actor_id: null, actor_session_id: null, actor_label: actor.type === 'cli' ? actor.osUser : actor.type === 'system' ? 'backoffice-api' : null };
   const target = event.target ?? null;
-  await db
+  const audit = db
     .insertInto('security_events')
     .values({
       type: event.type,
@@ -87,6 +96,37 @@ export async function recordAuditEvent(db: Db, event: AuditEventInput): Promise<
       request_id: requestId,
       details: JSON.stringify(event.details ?? {}),
       changes: event.changes ? JSON.stringify(event.changes) : null,
-    })
-    .execute();
+    });
+  const published = event.publish && event.type in PUBLIC_EVENTS ? PUBLIC_EVENTS[event.type as PublishedAuditType] : undefined;
+  if (!published || !event.publish) {
+    await audit.execute();
+    return;
+  }
+  // The audit event, its public event, one delivery per enabled endpoint subscribed to the type,
+  // and the NOTIFY that wakes the workers (sent by PostgreSQL at COMMIT, never for a rollback): one
+  // round trip.
+  const id = randomUUID();
+  const isUpdate = published.type.endsWith('.updated');
+  const changedFields = event.publish.changedFields ?? Object.keys(event.changes?.after ?? {});
+  const payload = {
+    id,
+    type: published.type,
+    occurred_at: event.at.toISOString(),
+    ...(isUpdate ? { changed_fields: [...changedFields] } : {}),
+    data: event.publish.data,
+  };
+  await sql`
+    with audit as (${audit.returning('id')}),
+    event as (
+      insert into events (id, type, occurred_at, audit_event_id, required_permission, payload)
+      select ${id}::uuid, ${published.type}, ${event.at}, audit.id, ${published.permission}, ${JSON.stringify(payload)}::jsonb from audit
+      returning id, type
+    ),
+    delivery as (
+      insert into webhook_deliveries (endpoint_id, event_id, next_attempt_at, created_at)
+      select w.id, event.id, ${event.at}, ${event.at} from webhook_endpoints w, event
+      where w.enabled and w.event_types @> array[event.type]
+      returning 1
+    )
+    select pg_notify(${DELIVERY_CHANNEL}, '') from (select 1 from delivery limit 1) as any_delivery`.execute(db);
 }

@@ -84,10 +84,13 @@ class ContractStyler {
     if (components.examples && Object.keys(components.examples).length > 0) {
       throw new UnstylableContractError('components.examples: an example used by $ref has no schema to style its keys by; write it inline');
     }
-    if (this.spec.webhooks) throw new UnstylableContractError('webhooks are not styled: teach src/contract/styled.ts first');
-    for (const [path, item] of Object.entries<JsonSchema>(this.spec.paths)) {
+    // Paths, and the events of `webhooks` (path items too: a POST the service sends, styled as an endpoint's key_style asks).
+    const items: [string, JsonSchema, JsonSchema][] = [
+      ...Object.entries<JsonSchema>(this.spec.paths).map(([path, item]): [string, JsonSchema, JsonSchema] => [path, item, out.paths[path]!]),
+      ...Object.entries<JsonSchema>(this.spec.webhooks ?? {}).map(([name, item]): [string, JsonSchema, JsonSchema] => [`webhook ${name}`, item, out.webhooks[name]]),
+    ];
+    for (const [path, item, styledItem] of items) {
       if (typeof item.$ref === 'string') throw new UnstylableContractError(`${path}: a path item by $ref; styling expects the bundle, where they are inlined`);
-      const styledItem = out.paths[path]!;
       if (item.parameters) styledItem.parameters = item.parameters.map((p: JsonSchema) => this.parameter(p));
       for (const method of HTTP_METHODS) {
         const op = item[method] as JsonSchema | undefined;

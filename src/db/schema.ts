@@ -204,7 +204,7 @@ export interface SignInChallengesTable {
 }
 
 export interface ServiceSecretsTable {
-  name: 'cursor_signing' | 'second_factor_sealing';
+  name: 'cursor_signing' | 'second_factor_sealing' | 'webhook_sealing';
   secret: Buffer;
   created_at: Date;
 }
@@ -290,4 +290,52 @@ export interface Database {
   second_factors: SecondFactorsTable;
   recovery_codes: RecoveryCodesTable;
   sign_in_challenges: SignInChallengesTable;
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+}
+
+/** The outbox of events (src/audit/outbox.ts), in the change's transaction. */
+export interface EventsTable {
+  id: Generated<string>;
+  seq: ColumnType<string, never, never>;
+  xid: ColumnType<string, never, never>;
+  type: string;
+  occurred_at: Date | string;
+  audit_event_id: Nullable<string>;
+  required_permission: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+}
+
+export interface WebhookEndpointsTable {
+  id: Generated<string>;
+  url: string;
+  description: Nullable<string>;
+  event_types: string[];
+  key_style: ColumnType<string, string | undefined, string>;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  disabled_reason: Nullable<'failing'>;
+  created_by_user_id: Nullable<string>;
+  created_by_api_key_id: Nullable<string>;
+  secret_sealed: Buffer;
+  previous_secret_sealed: Nullable<Buffer>;
+  previous_secret_until: Nullable<Date>;
+  failing_since: Nullable<Date>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  endpoint_id: string;
+  event_id: string;
+  status: ColumnType<'pending' | 'succeeded' | 'failed' | 'skipped', 'pending' | undefined, 'pending' | 'succeeded' | 'failed' | 'skipped'>;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Nullable<Date>;
+  last_attempt_at: Nullable<Date>;
+  last_status_code: Nullable<number>;
+  last_duration_ms: Nullable<number>;
+  last_error: Nullable<string>;
+  last_response: Nullable<string>;
+  created_at: Date;
 }

@@ -12,6 +12,7 @@ import { auditHandlers } from './audit.js';
 import { meetingHandlers } from './meetings.js';
 import { taskHandlers } from './tasks.js';
 import { secondFactorHandlers } from './second-factors.js';
+import { webhookHandlers } from './webhooks.js';
 
 export function createHandlers(services: Services): HandlerMap {
   return {
@@ -26,5 +27,6 @@ export function createHandlers(services: Services): HandlerMap {
     ...meetingHandlers(services),
     ...taskHandlers(services),
     ...secondFactorHandlers(services),
+    ...webhookHandlers(services),
   };
 }

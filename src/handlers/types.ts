@@ -1,12 +1,15 @@
 // The handlers' types (the HTTP edge's), derived from the generated contract: a handler map must serve every operationId,
 // take that operation's parameters and body, and return one of its documented success bodies.
-import type { operations } from '../../generated/openapi.js';
+import type { operations, webhooks } from '../../generated/openapi.js';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import type { IdempotencyRequest } from '../idempotency/service.js';
 import type { Precondition } from '../revisions/precondition.js';
 
-export type OperationId = keyof operations;
+/** The operations of `webhooks` are requests the service sends, not ones it serves. */
+type SentOperationId = { [K in keyof operations]: operations[K] extends webhooks[keyof webhooks]['post'] ? K : never }[keyof operations];
+
+export type OperationId = Exclude<keyof operations, SentOperationId>;
 
 type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : undefined;
 type ResponsesOf<O> = O extends { responses: infer R } ? R : never;
@@ -25,7 +28,7 @@ export interface RequestInfo {
 
 /** What a handler receives. Typed by the operation object, so aliases with equal shapes share handlers. */
 export interface InputOf<O> {
-  body: O extends { requestBody: { content: { 'application/json': infer B } } } ? B : undefined;
+  body: O extends { requestBody: { content: { 'application/json': infer B } } } ? B : O extends { requestBody?: { content: { 'application/json': infer B } } } ? B | undefined : undefined;
   /** The query's parameters: an object always (empty when none were sent), validated by the contract. */
   query: NonNullable<ParamsOf<O, 'query'>>;
   path: ParamsOf<O, 'path'>;

@@ -17,6 +17,7 @@ import { sealAuditEvents } from '../audit/seal.js';
 import { deleteExpiredAuditEvents } from '../audit/retention.js';
 import { livenessAt, sessionIsLive } from '../sessions/liveness.js';
 import { deleteExpiredAnswers } from '../idempotency/repository.js';
+import { deleteExpiredEvents } from '../audit/outbox.js';
 import { deleteEndedCounters } from '../rate-limits/repository.js';
 import { deleteOldUsage } from '../api-keys/usage.js';
 
@@ -83,6 +84,8 @@ export interface MaintenanceResult extends SweepResult {
   /** Rate-limit counters of windows that are over, and key usage hours past their 90 days. */
   rateLimitCounters: number;
   apiKeyUsageHours: number;
+  /** Events past the feed's 30 days, with their deliveries (docs/EVENTS.md). */
+  events: number;
 }
 
 /** The periodic step: sweep, then seal the audit events waiting, then delete those past their retention. */
@@ -92,7 +95,8 @@ export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPol
   const auditEventsDeleted = await deleteExpiredAuditEvents(db, now, auditRetentionS);
   const rateLimitCounters = await deleteEndedCounters(db, now);
   const apiKeyUsageHours = await deleteOldUsage(db, now);
-  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, rateLimitCounters, apiKeyUsageHours };
+  const events = await inBatches(() => deleteExpiredEvents(db, now, BATCH));
+  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, rateLimitCounters, apiKeyUsageHours, events };
 }
 
 /** Runs maintain() every `intervalS` seconds (never two runs of this process at once) until stopped. */

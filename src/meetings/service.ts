@@ -21,6 +21,7 @@ import { lockUserStatuses } from '../users/repository.js';
 import { keysetPage } from '../pagination/keyset-page.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { sealCreated, type Seal } from '../idempotency/service.js';
+import { presentMeeting } from './presenter.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -112,8 +113,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
       assertSpan(fields.starts_at, fields.ends_at, 'ends_at');
       // The organizer always attends.
       const attendeeIds = [...new Set([...(input.attendee_ids ?? []).map((id) => id.toLowerCase()), fields.organizer_id])];
-      let sealed: meetings.ShownMeeting | undefined;
-      const id = await db.transaction().execute(async (trx) => {
+      return db.transaction().execute(async (trx) => {
         await assertActive(trx, [fields.organizer_id], 'organizer_id');
         await assertActive(trx, attendeeIds, 'attendee_ids');
         const now = clock.now();
@@ -124,17 +124,19 @@ export function meetingService({ db, clock }: ServiceDeps) {
           now,
         });
         await meetings.addAttendees(trx, { id: meetingId, ...fields }, attendeeIds);
+        // Read in the transaction: the event shows it, the answer too.
+        const created = (await meetings.findListedMeeting(trx, meetingId))!;
         await recordAuditEvent(trx, {
           type: 'meeting_created',
           at: now,
           context: auditContext(caller, origin),
           target: { type: 'meeting', id: meetingId, label: fields.title },
           changes: { before: null, after: snapshot({ ...fields, attendee_ids: attendeeIds }) },
+          publish: { data: presentMeeting(created) },
         });
-        sealed = await sealCreated(trx, seal, () => meetings.findListedMeeting(trx, meetingId));
-        return meetingId;
+        await sealCreated(trx, seal, async () => created);
+        return created;
       });
-      return sealed ?? get(id);
     },
 
     async update(caller: Principal, id: string, input: UpdateInput, origin: Origin, precondition?: Precondition) {
@@ -149,7 +151,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
         status: input.status,
         organizer_id: input.organizer_id?.toLowerCase(),
       };
-      await db.transaction().execute(async (trx) => {
+      return db.transaction().execute(async (trx) => {
         const meeting = await meetings.lockMeeting(trx, known);
         if (!meeting) throw notFound();
         if (precondition) assertPrecondition(precondition, (await meetings.findMeetingRevision(trx, known))!);
@@ -173,14 +175,22 @@ export function meetingService({ db, clock }: ServiceDeps) {
         if (next.organizer_id !== meeting.organizer_id) await assertActive(trx, [next.organizer_id], 'organizer_id');
         await assertActive(trx, added, 'attendee_ids');
         const changes = changesBetween(snapshot({ ...meeting, attendee_ids: meeting.attendee_ids }), snapshot({ ...next, attendee_ids: [...wanted] }));
-        if (!changes) return;
+        if (!changes) return (await meetings.findListedMeeting(trx, known))!;
         const now = clock.now();
         await meetings.updateMeetingFields(trx, known, { ...next, now });
         await meetings.removeAttendees(trx, known, removed);
         await meetings.addAttendees(trx, { id: known, ...next }, added);
-        await recordAuditEvent(trx, { type: 'meeting_updated', at: now, context: auditContext(caller, origin), target: { type: 'meeting', id: known, label: next.title }, changes });
+        const updated = (await meetings.findListedMeeting(trx, known))!;
+        await recordAuditEvent(trx, {
+          type: 'meeting_updated',
+          at: now,
+          context: auditContext(caller, origin),
+          target: { type: 'meeting', id: known, label: next.title },
+          changes,
+          publish: { data: presentMeeting(updated) },
+        });
+        return updated;
       });
-      return get(known);
     },
 
     async delete(caller: Principal, id: string, origin: Origin, precondition?: Precondition) {
@@ -190,6 +200,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
         const meeting = await meetings.lockMeeting(trx, known);
         if (!meeting) throw notFound();
         if (precondition) assertPrecondition(precondition, (await meetings.findMeetingRevision(trx, known))!);
+        const shown = (await meetings.findListedMeeting(trx, known))!;
         await meetings.deleteMeeting(trx, known);
         await recordAuditEvent(trx, {
           type: 'meeting_deleted',
@@ -197,6 +208,7 @@ export function meetingService({ db, clock }: ServiceDeps) {
           context: auditContext(caller, origin),
           target: { type: 'meeting', id: known, label: meeting.title },
           changes: { before: snapshot(meeting), after: null },
+          publish: { data: presentMeeting(shown) },
         });
       });
     },

@@ -22,6 +22,7 @@ import { keysetPage } from '../pagination/keyset-page.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { sealCreated, type Seal } from '../idempotency/service.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
+import { presentTask } from './presenter.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const TITLE_MAX_LENGTH = 200;
@@ -103,23 +104,24 @@ export function taskService({ db, clock }: ServiceDeps) {
         due_at: dueTime(input.due_at ?? null),
         assignee_id: lowerId(input.assignee_id) ?? null,
       };
-      let sealed: tasks.ShownTask | undefined;
-      const id = await db.transaction().execute(async (trx) => {
+      return db.transaction().execute(async (trx) => {
         await assertAssignable(trx, fields.assignee_id);
         const now = clock.now();
         const completedAt = fields.status === 'done' ? now : null;
         const taskId = await tasks.insertTask(trx, { ...fields, ...creatorOf(caller), completed_at: completedAt, now });
+        // Read in the transaction: the event shows it, the answer too.
+        const created = (await tasks.findListedTask(trx, taskId))!;
         await recordAuditEvent(trx, {
           type: 'task_created',
           at: now,
           context: auditContext(caller, origin),
           target: { type: 'task', id: taskId, label: fields.title },
           changes: { before: null, after: auditedFields({ ...fields, completed_at: completedAt?.toISOString() ?? null }) },
+          publish: { data: presentTask(created) },
         });
-        sealed = await sealCreated(trx, seal, () => tasks.findListedTask(trx, taskId));
-        return taskId;
+        await sealCreated(trx, seal, async () => created);
+        return created;
       });
-      return sealed ?? get(id);
     },
 
     async update(caller: Principal, id: string, input: UpdateInput, origin: Origin, precondition?: Precondition) {
@@ -133,7 +135,7 @@ export function taskService({ db, clock }: ServiceDeps) {
       };
       const known = resourceId(id);
       if (!known) throw notFound();
-      await db.transaction().execute(async (trx) => {
+      return db.transaction().execute(async (trx) => {
         const task = await tasks.lockTask(trx, known);
         if (!task) throw notFound();
         if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, known))!);
@@ -144,13 +146,20 @@ export function taskService({ db, clock }: ServiceDeps) {
         // Set when the task becomes done, cleared when it leaves done, kept otherwise.
         const completedAt = status !== 'done' ? null : task.status === 'done' ? task.completed_at : now.toISOString();
         const changes = changesBetween(auditedFields(task), { ...wanted, completed_at: completedAt });
-        if (!changes) return; // nothing changes: nothing written, nothing recorded
+        if (!changes) return (await tasks.findListedTask(trx, known))!; // nothing changes: nothing written, nothing recorded
         const completion = completedAt === task.completed_at ? {} : { completed_at: completedAt === null ? null : now };
         await tasks.updateTaskFields(trx, known, { ...wanted, ...completion, now });
-        const title = wanted.title ?? task.title;
-        await recordAuditEvent(trx, { type: 'task_updated', at: now, context: auditContext(caller, origin), target: { type: 'task', id: known, label: title }, changes });
+        const updated = (await tasks.findListedTask(trx, known))!;
+        await recordAuditEvent(trx, {
+          type: 'task_updated',
+          at: now,
+          context: auditContext(caller, origin),
+          target: { type: 'task', id: known, label: updated.title },
+          changes,
+          publish: { data: presentTask(updated) },
+        });
+        return updated;
       });
-      return get(known);
     },
 
     async delete(caller: Principal, id: string, origin: Origin, precondition?: Precondition): Promise<void> {
@@ -160,6 +169,7 @@ export function taskService({ db, clock }: ServiceDeps) {
         const task = await tasks.lockTask(trx, known);
         if (!task) throw notFound();
         if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, known))!);
+        const shown = (await tasks.findListedTask(trx, known))!;
         await tasks.deleteTask(trx, known);
         await recordAuditEvent(trx, {
           type: 'task_deleted',
@@ -167,6 +177,7 @@ export function taskService({ db, clock }: ServiceDeps) {
           context: auditContext(caller, origin),
           target: { type: 'task', id: known, label: task.title },
           changes: { before: auditedFields(task), after: null },
+          publish: { data: presentTask(shown) },
         });
       });
     },

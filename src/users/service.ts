@@ -13,6 +13,7 @@ import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, typ
 import * as users from './repository.js';
 import { EMAIL_UNIQUE_INDEX, cleanUserText } from './names.js';
 import { recordAuditEvent } from '../audit/recorder.js';
+import { presentUser } from './presenter.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import type { Actor } from '../audit/events.js';
 import { changesBetween } from '../audit/changes.js';
@@ -106,8 +107,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
         }
         passwordHash = await hashPassword(input.password);
       }
-      let sealed: users.ShownUser | undefined;
-      const id = await translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () =>
+      return translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () =>
         db.transaction().execute(async (trx) => {
           const roles = await grantableRoles(trx, authority, input.roles ?? []);
           const userId = await users.insertUser(trx, {
@@ -120,6 +120,8 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
             now: clock.now(),
           });
           await setUserRoles(trx, userId, roles.map((r) => r.id));
+          // Read in the transaction: the event shows it, the answer too.
+          const created = (await users.findListedUser(trx, userId))!;
           await recordAuditEvent(trx, {
             type: 'user_created',
             at: clock.now(),
@@ -128,12 +130,12 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
             userId,
             details: { password_set: passwordHash !== null },
             changes: { before: null, after: { email: input.email, first_name: input.first_name, last_name: input.last_name, status: 'active', roles: roleNames(roles) } },
+            publish: { data: presentUser(created) },
           });
-          sealed = await sealCreated(trx, seal, () => users.findListedUser(trx, userId));
-          return userId;
+          await sealCreated(trx, seal, async () => created);
+          return created;
         }),
       );
-      return sealed ?? get(id);
     },
 
     async update(
@@ -167,7 +169,8 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
           await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now });
           if (input.roles) await setUserRoles(trx, id, roles.map((r) => r.id));
           const label = `${input.first_name ?? user.first_name} ${input.last_name ?? user.last_name}`;
-          await recordAuditEvent(trx, { type: 'user_updated', at: now, context, target: { type: 'user', id, label }, userId: id, changes });
+          const updated = (await users.findListedUser(trx, id))!;
+          await recordAuditEvent(trx, { type: 'user_updated', at: now, context, target: { type: 'user', id, label }, userId: id, changes, publish: { data: presentUser(updated) } });
         }
         if (input.status === 'disabled') await endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
       });
@@ -188,7 +191,16 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
         if (user.status !== 'disabled') {
           await users.updateUserFields(trx, id, { status: 'disabled', now });
           const target = { type: 'user' as const, id, label: `${user.first_name} ${user.last_name}` };
-          await recordAuditEvent(trx, { type: 'user_disabled', at: now, context, target, userId: id, changes: { before: { status: user.status }, after: { status: 'disabled' } } });
+          const disabled = (await users.findListedUser(trx, id))!;
+          await recordAuditEvent(trx, {
+            type: 'user_disabled',
+            at: now,
+            context,
+            target,
+            userId: id,
+            changes: { before: { status: user.status }, after: { status: 'disabled' } },
+            publish: { data: presentUser(disabled) },
+          });
         }
         await endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
       });

@@ -1,0 +1,71 @@
+// Handlers of the Webhooks operations (and their French paths) and of the event feed.
+import type { Services } from '../services.js';
+import type { Handler } from '../contract/handler-types.js';
+import type { Answer } from '../idempotency/service.js';
+import type { WebhookEndpointResource } from '../webhooks/service.js';
+import { requireCaller } from '../auth/caller.js';
+import { NO_STORE } from './headers.js';
+
+type Made = { endpoint: WebhookEndpointResource; secret: string };
+
+/** The endpoint and its secret, shown this once. */
+const withSecret = <S extends 200 | 201>(status: S, { endpoint, secret }: Made) => ({
+  status,
+  body: { webhook_endpoint: endpoint, secret: secret as string | null },
+  headers: { ...NO_STORE, ...(status === 201 ? { Location: `/webhook-endpoints/${endpoint.id}` } : {}) },
+});
+
+/** A replay of the create (Idempotency-Key) never shows the secret again: it is not stored (docs/SAFE-WRITES.md). */
+const withoutSecret = (first: ReturnType<typeof withSecret>): Answer => ({ ...first, body: { ...first.body, secret: null } });
+
+export function webhookHandlers({ webhooks, idempotency }: Services) {
+  const listWebhookEndpoints: Handler<'listWebhookEndpoints'> = async () => ({ status: 200, body: { data: await webhooks.list() } });
+
+  const createWebhookEndpoint: Handler<'createWebhookEndpoint'> = ({ body, principal, request, idempotency: key }) =>
+    idempotency.once(key, (seal) => webhooks.create(requireCaller(principal), body, request, seal), (made: Made) => withSecret(201, made), withoutSecret);
+
+  const getWebhookEndpoint: Handler<'getWebhookEndpoint'> = async ({ path }) => ({ status: 200, body: await webhooks.get(path.id) });
+
+  const updateWebhookEndpoint: Handler<'updateWebhookEndpoint'> = async ({ body, path, principal, request }) => ({
+    status: 200,
+    body: await webhooks.update(requireCaller(principal), path.id, body, request),
+  });
+
+  const deleteWebhookEndpoint: Handler<'deleteWebhookEndpoint'> = async ({ path, principal, request }) => {
+    await webhooks.remove(requireCaller(principal), path.id, request);
+    return { status: 204, body: undefined };
+  };
+
+  const rotateWebhookEndpointSecret: Handler<'rotateWebhookEndpointSecret'> = async ({ body, path, principal, request }) =>
+    withSecret(200, await webhooks.rotate(requireCaller(principal), path.id, body?.grace_period_seconds, request));
+
+  const testWebhookEndpoint: Handler<'testWebhookEndpoint'> = async ({ path }) => ({ status: 202, body: await webhooks.test(path.id) });
+
+  const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ path, query }) => ({ status: 200, body: await webhooks.deliveries(path.id, query ?? {}) });
+
+  const replayWebhookDelivery: Handler<'replayWebhookDelivery'> = async ({ path }) => ({ status: 202, body: await webhooks.replay(path.id, path.delivery_id) });
+
+  const listEvents: Handler<'listEvents'> = async ({ principal, query }) => ({
+    status: 200,
+    body: (await webhooks.feed(requireCaller(principal), query ?? {})) as never,
+  });
+
+  return {
+    listWebhookEndpoints,
+    createWebhookEndpoint,
+    getWebhookEndpoint,
+    updateWebhookEndpoint,
+    deleteWebhookEndpoint,
+    rotateWebhookEndpointSecret,
+    testWebhookEndpoint,
+    listWebhookDeliveries,
+    replayWebhookDelivery,
+    listEvents,
+    listPointsDeTerminaisonWebhook: listWebhookEndpoints,
+    createPointDeTerminaisonWebhook: createWebhookEndpoint,
+    getPointDeTerminaisonWebhook: getWebhookEndpoint,
+    updatePointDeTerminaisonWebhook: updateWebhookEndpoint,
+    deletePointDeTerminaisonWebhook: deleteWebhookEndpoint,
+    listEvenements: listEvents,
+  };
+}

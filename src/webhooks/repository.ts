@@ -1,0 +1,211 @@
+// The webhooks' tables: endpoints, deliveries (claimed by the workers) and the event feed.
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
+import { ADMIN_ROLE_ID } from '../auth/permissions.js';
+import { isoMicros, isoMillis } from '../db/iso-time.js';
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>;
+
+/** An endpoint as listed: its row and its owner's name now. */
+export type ListedEndpoint = Omit<EndpointRow, 'secret_sealed' | 'previous_secret_sealed'> & { owner_label: string | null };
+
+function selectEndpoints(db: Kysely<Database>) {
+  return db
+    .selectFrom('webhook_endpoints as w')
+    .select([
+      'w.id',
+      'w.url',
+      'w.description',
+      'w.event_types',
+      'w.key_style',
+      'w.enabled',
+      'w.disabled_reason',
+      'w.created_by_user_id',
+      'w.created_by_api_key_id',
+      'w.previous_secret_until',
+      'w.failing_since',
+      'w.created_at',
+      'w.updated_at',
+      sql<string | null>`coalesce((select first_name || ' ' || last_name from users where id = w.created_by_user_id), (select name from api_keys where id = w.created_by_api_key_id))`.as('owner_label'),
+    ]);
+}
+
+export function listEndpoints(db: Kysely<Database>): Promise<ListedEndpoint[]> {
+  return selectEndpoints(db).orderBy('w.created_at', 'desc').orderBy('w.id', 'desc').execute();
+}
+
+export function findEndpoint(db: Kysely<Database>, id: string): Promise<ListedEndpoint | undefined> {
+  return selectEndpoints(db).where('w.id', '=', id).executeTakeFirst();
+}
+
+export function lockEndpoint(db: Kysely<Database>, id: string): Promise<EndpointRow | undefined> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/**
+ * Whether the owner of endpoint `w` may read what needs `permission` now: an active person holding
+ * it (every permission with the admin role); a live key holding it whose creator (if any) does too
+ * (a key is never worth more than its creator: docs/AUTH.md).
+ */
+export function ownerMayRead(now: Date, permission: ReturnType<typeof sql>) {
+  const personHolds = (userId: ReturnType<typeof sql>) => sql`(
+    exists (select 1 from user_roles ur where ur.user_id = ${userId} and ur.role_id = ${sql.lit(ADMIN_ROLE_ID)})
+    or exists (select 1 from user_roles ur join role_permissions rp on rp.role_id = ur.role_id where ur.user_id = ${userId} and rp.permission = ${permission}))`;
+  return sql<boolean>`case
+    when w.created_by_user_id is not null then exists (
+      select 1 from users u where u.id = w.created_by_user_id and u.status = 'active' and ${personHolds(sql`u.id`)})
+    else exists (
+      select 1 from api_keys k left join users c on c.id = k.created_by
+      where k.id = w.created_by_api_key_id and k.revoked_at is null and (k.expires_at is null or k.expires_at > ${now})
+        and ${permission} = any(k.permissions)
+        and (k.created_by is null or (c.status = 'active' and ${personHolds(sql`c.id`)})))
+  end`;
+}
+
+/** A delivery claimed for one attempt, with what sending it needs. */
+export interface ClaimedDelivery {
+  id: string;
+  attempts: number;
+  event_id: string;
+  event_type: string;
+  payload: Record<string, unknown>;
+  endpoint_id: string;
+  url: string;
+  key_style: string;
+  secret_sealed: Buffer;
+  previous_secret_sealed: Buffer | null;
+  previous_secret_until: Date | null;
+  permitted: boolean;
+}
+
+/**
+ * Claims up to `limit` due deliveries for one attempt each: rows locked by another worker's claim
+ * are skipped (FOR UPDATE SKIP LOCKED), and the claim commits at once with `next_attempt_at` moved
+ * to the end of the lease, so no connection is held while the receiver answers, and a worker that
+ * dies mid-attempt leaves the delivery due again when the lease ends (the same event, the same
+ * webhook-id). Disabled endpoints get only their test events.
+ */
+export async function claimDue(db: Kysely<Database>, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql<ClaimedDelivery>`
+    with due as (
+      select d.id from webhook_deliveries d
+      join webhook_endpoints w on w.id = d.endpoint_id
+      where d.status = 'pending' and d.next_attempt_at <= ${now}
+        and (w.enabled or exists (select 1 from events e where e.id = d.event_id and e.type = 'webhook_endpoint.test'))
+      order by d.next_attempt_at
+      limit ${limit}
+      for update of d skip locked
+    )
+    update webhook_deliveries d
+    set attempts = d.attempts + 1, next_attempt_at = ${leaseUntil}, last_attempt_at = ${now}
+    from due, webhook_endpoints w, events e
+    where d.id = due.id and w.id = d.endpoint_id and e.id = d.event_id
+    returning d.id, d.attempts, e.id as event_id, e.type as event_type, e.payload, w.id as endpoint_id, w.url, w.key_style,
+      w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until, ${ownerMayRead(now, sql`e.required_permission`)} as permitted`.execute(db);
+  return rows;
+}
+
+export interface AttemptRecord {
+  status: 'pending' | 'succeeded' | 'failed' | 'skipped';
+  nextAttemptAt: Date | null;
+  statusCode: number | null;
+  durationMs: number | null;
+  error: string | null;
+  response: string | null;
+}
+
+/** Writes how an attempt went, unless the lease ran out and another attempt took the delivery meanwhile. */
+export async function recordAttempt(db: Kysely<Database>, id: string, attempt: number, record: AttemptRecord): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: record.status,
+      next_attempt_at: record.nextAttemptAt,
+      last_status_code: record.statusCode,
+      last_duration_ms: record.durationMs,
+      last_error: record.error,
+      last_response: record.response,
+    })
+    .where('id', '=', id)
+    .where('attempts', '=', attempt)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function markEndpointHealthy(db: Kysely<Database>, endpointId: string): Promise<void> {
+  await db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpointId).where('failing_since', 'is not', null).execute();
+}
+
+/** Notes a failure; answers whether the endpoint has now failed since at least `disableBefore` and is still enabled. */
+export async function markEndpointFailing(db: Kysely<Database>, endpointId: string, now: Date, disableBefore: Date): Promise<boolean> {
+  const row = await db
+    .updateTable('webhook_endpoints')
+    .set({ failing_since: sql`coalesce(failing_since, ${now}::timestamptz)` })
+    .where('id', '=', endpointId)
+    .returning(sql<boolean>`enabled and failing_since <= ${disableBefore}::timestamptz`.as('due'))
+    .executeTakeFirst();
+  return row?.due ?? false;
+}
+
+export type DeliveryRow = Omit<Selectable<WebhookDeliveriesTable>, 'next_attempt_at' | 'last_attempt_at' | 'created_at' | 'endpoint_id'> & {
+  event_type: string;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  created_at: string;
+  cursor_created_at: string;
+};
+
+/** One page of an endpoint's deliveries, newest first; `limit + 1` rows tell whether more follow. */
+export function listDeliveries(db: Kysely<Database>, endpointId: string, limit: number, after?: { createdAt: string; id: string }): Promise<DeliveryRow[]> {
+  let query = db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select(['d.id', 'd.event_id', 'e.type as event_type', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_duration_ms', 'd.last_error', 'd.last_response'])
+    .select([isoMillis('d.next_attempt_at').as('next_attempt_at'), isoMillis('d.last_attempt_at').as('last_attempt_at'), isoMillis('d.created_at').as('created_at'), isoMicros('d.created_at').as('cursor_created_at')])
+    .where('d.endpoint_id', '=', endpointId);
+  if (after) query = query.where(sql<boolean>`(d.created_at, d.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`);
+  return query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(limit + 1).execute() as Promise<DeliveryRow[]>;
+}
+
+export function findDelivery(db: Kysely<Database>, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select(['d.id', 'd.event_id', 'e.type as event_type', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_duration_ms', 'd.last_error', 'd.last_response'])
+    .select([isoMillis('d.next_attempt_at').as('next_attempt_at'), isoMillis('d.last_attempt_at').as('last_attempt_at'), isoMillis('d.created_at').as('created_at'), isoMicros('d.created_at').as('cursor_created_at')])
+    .where('d.endpoint_id', '=', endpointId)
+    .where('d.id', '=', id)
+    .executeTakeFirst() as Promise<DeliveryRow | undefined>;
+}
+
+/** A new delivery of an event to an endpoint, due now; NOTIFY wakes the workers at commit. */
+export async function insertDelivery(db: Kysely<Database>, endpointId: string, eventId: string, now: Date): Promise<string> {
+  const { rows } = await sql<{ id: string }>`
+    with delivery as (
+      insert into webhook_deliveries (endpoint_id, event_id, next_attempt_at, created_at) values (${endpointId}, ${eventId}, ${now}, ${now}) returning id
+    )
+    select id, pg_notify('webhook_deliveries', '') from delivery`.execute(db);
+  return rows[0]!.id;
+}
+
+/**
+ * Events after `afterSeq` the caller may read (`permissions`), oldest first. An event is listed
+ * only once no transaction that could still commit an earlier `seq` is running (its `xid` below
+ * the snapshot's xmin), so a poller never steps over an event committed late.
+ */
+export async function listEvents(
+  db: Kysely<Database>,
+  options: { afterSeq: number; permissions: readonly string[]; types?: readonly string[]; since: Date; limit: number },
+): Promise<{ seq: number; payload: Record<string, unknown> }[]> {
+  let query = db
+    .selectFrom('events')
+    .select(['seq', 'payload'])
+    .where('seq', '>', String(options.afterSeq) as never)
+    .where('occurred_at', '>', options.since)
+    .where('required_permission', 'in', options.permissions.length ? [...options.permissions] : [''])
+    .where('type', '<>', 'webhook_endpoint.test')
+    .where(sql<boolean>`xid < pg_snapshot_xmin(pg_current_snapshot())`);
+  if (options.types?.length) query = query.where('type', 'in', [...options.types]);
+  const rows = await query.orderBy('seq').limit(options.limit).execute();
+  return rows.map((r) => ({ seq: Number(r.seq), payload: r.payload }));
+}

@@ -1,0 +1,300 @@
+// Webhook endpoints, their deliveries, and the event feed (docs/EVENTS.md).
+//
+// The rule (docs/AUTH.md) applied to events: an endpoint receives only what its owner may read at
+// delivery time (src/webhooks/repository.ts, ownerMayRead), and the owner is whoever last chose
+// where events go or obtained the secret that reads them (created it, changed its URL, rotated its
+// secret): otherwise a holder of webhooks.manage lacking tasks.read could point someone else's
+// endpoint at their own server and read tasks. Subscribing to a type needs the right to read it,
+// so nobody is told they subscribed to what they will never receive. Disabling and deleting only
+// take away, so any holder of webhooks.manage may.
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { components } from '../../generated/openapi.js';
+import type { Database } from '../db/schema.js';
+import type { ServiceDeps } from '../dependencies.js';
+import type { Principal } from '../auth/principal.js';
+import { DomainError, invalid } from '../errors.js';
+import { recordAuditEvent } from '../audit/recorder.js';
+import { auditContext, type Origin } from '../audit/context.js';
+import { changesBetween } from '../audit/changes.js';
+import { EVENT_RETENTION_DAYS, permissionOfEventType } from '../audit/outbox.js';
+import { assertMayGrant } from '../auth/authority.js';
+import { serviceSecret } from '../auth/service-secrets.js';
+import { openCursor, sealCursor } from '../pagination/signed-cursor.js';
+import { cleanText } from '../text/normalize.js';
+import { UUID } from '../uuid.js';
+import type { Seal } from '../idempotency/service.js';
+import * as repo from './repository.js';
+import { newSigningSecret, sealSecret } from './secrets.js';
+import { urlRefusal, type UrlPolicy } from './ssrf.js';
+
+export type WebhookEndpointResource = components['schemas']['WebhookEndpoint'];
+export type WebhookDeliveryResource = components['schemas']['WebhookDelivery'];
+type EventType = components['schemas']['EventType'];
+type KeyStyle = components['schemas']['WebhookKeyStyle'];
+
+const DEFAULT_PAGE_SIZE = 50;
+const DEFAULT_GRACE_S = 86_400;
+const TEST_EVENT = 'webhook_endpoint.test';
+
+const notFound = () => new DomainError('not_found', 'not_found', 'No webhook endpoint has this id.');
+const deliveryNotFound = () => new DomainError('not_found', 'not_found', 'No delivery of this webhook endpoint has this id.');
+const urlRefused = (reason: string) =>
+  invalid('webhook_url_refused', `The URL ${reason}.`, { errors: [{ location: 'request/body/url', message: reason, error_code: 'webhook_url_refused' }] });
+const invalidAfter = () =>
+  invalid('invalid_cursor', 'The cursor is not one this service issued for these types; start again without it.', {
+    errors: [{ location: 'request/query/after', message: 'is not a cursor issued for this query' }],
+  });
+
+export interface EndpointInput {
+  url?: string;
+  description?: string | null;
+  event_types?: EventType[];
+  key_style?: KeyStyle;
+  enabled?: boolean;
+}
+
+export function presentEndpoint(e: repo.ListedEndpoint, now: Date): WebhookEndpointResource {
+  const owner = e.created_by_user_id ? { type: 'user' as const, id: e.created_by_user_id } : { type: 'api_key' as const, id: e.created_by_api_key_id! };
+  return {
+    id: e.id,
+    url: e.url,
+    description: e.description,
+    event_types: e.event_types as EventType[],
+    key_style: e.key_style as KeyStyle,
+    enabled: e.enabled,
+    disabled_reason: e.disabled_reason,
+    created_by: { ...owner, label: e.owner_label ?? '' },
+    created_at: e.created_at.toISOString(),
+    updated_at: e.updated_at.toISOString(),
+    secret_rotation_ends_at: e.previous_secret_until && e.previous_secret_until > now ? e.previous_secret_until.toISOString() : null,
+  };
+}
+
+export function presentDelivery(d: repo.DeliveryRow): WebhookDeliveryResource {
+  return {
+    id: d.id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    status: d.status,
+    attempts: d.attempts,
+    next_attempt_at: d.next_attempt_at,
+    last_attempt_at: d.last_attempt_at,
+    last_status_code: d.last_status_code,
+    last_duration_ms: d.last_duration_ms,
+    last_error: d.last_error,
+    last_response: d.last_response,
+    created_at: d.created_at,
+  };
+}
+
+const ownerOf = (caller: Principal) =>
+  caller.kind === 'user' ? { created_by_user_id: caller.userId, created_by_api_key_id: null } : { created_by_user_id: null, created_by_api_key_id: caller.apiKeyId };
+
+/** Subscribing to a type needs the permission that reading it needs. */
+function assertMayRead(caller: Principal, types: readonly string[]) {
+  assertMayGrant(caller, types.map((t) => permissionOfEventType(t)!), 'a subscription to events');
+}
+
+const cleanDescription = (value: string | null | undefined) =>
+  value === undefined ? undefined : value === null ? null : cleanText(value, { location: 'request/body/description', maxLength: 500 }) || null;
+
+export function webhookService({ db, clock }: ServiceDeps, policy: UrlPolicy) {
+  const sealingKey = serviceSecret(db, clock, 'webhook_sealing');
+  const cursorKey = serviceSecret(db, clock, 'cursor_signing');
+
+  async function assertUrl(url: string) {
+    const refusal = await urlRefusal(url, policy);
+    if (refusal) throw urlRefused(refusal);
+  }
+
+  async function find(trx: Kysely<Database>, id: string) {
+    const found = UUID.test(id) ? await repo.findEndpoint(trx, id.toLowerCase()) : undefined;
+    if (!found) throw notFound();
+    return found;
+  }
+
+  const audited = (e: { url: string; description: string | null; event_types: string[]; key_style: string; enabled: boolean }) => ({
+    url: e.url,
+    description: e.description,
+    event_types: [...e.event_types].sort(),
+    key_style: e.key_style,
+    enabled: e.enabled,
+  });
+
+  return {
+    async list() {
+      const now = clock.now();
+      return (await repo.listEndpoints(db)).map((e) => presentEndpoint(e, now));
+    },
+
+    async get(id: string) {
+      return presentEndpoint(await find(db, id), clock.now());
+    },
+
+    async create(caller: Principal, input: EndpointInput & { url: string; event_types: EventType[] }, origin: Origin, seal?: Seal<{ endpoint: WebhookEndpointResource; secret: string }>) {
+      assertMayRead(caller, input.event_types);
+      await assertUrl(input.url);
+      const secret = newSigningSecret();
+      const id = randomUUID();
+      const sealed = sealSecret(await sealingKey(), id, secret);
+      const fields = { url: input.url, description: cleanDescription(input.description) ?? null, event_types: [...input.event_types], key_style: input.key_style ?? 'snake', enabled: input.enabled ?? true };
+      return db.transaction().execute(async (trx) => {
+        const now = clock.now();
+        await trx.insertInto('webhook_endpoints').values({ id, ...fields, ...ownerOf(caller), secret_sealed: sealed, created_at: now, updated_at: now }).execute();
+        await recordAuditEvent(trx, {
+          type: 'webhook_endpoint_created',
+          at: now,
+          context: auditContext(caller, origin),
+          target: { type: 'webhook_endpoint', id, label: fields.url },
+          changes: { before: null, after: audited(fields) },
+        });
+        const made = { endpoint: presentEndpoint((await repo.findEndpoint(trx, id))!, now), secret };
+        if (seal) await seal(trx, made);
+        return made;
+      });
+    },
+
+    async update(caller: Principal, id: string, input: EndpointInput, origin: Origin) {
+      if (input.url !== undefined) await assertUrl(input.url);
+      const wanted = { url: input.url, description: cleanDescription(input.description), event_types: input.event_types, key_style: input.key_style, enabled: input.enabled };
+      return db.transaction().execute(async (trx) => {
+        const row = UUID.test(id) ? await repo.lockEndpoint(trx, id.toLowerCase()) : undefined;
+        if (!row) throw notFound();
+        if (wanted.event_types) assertMayRead(caller, wanted.event_types.filter((t) => !row.event_types.includes(t)));
+        const changes = changesBetween(audited(row), { ...wanted, event_types: wanted.event_types && [...wanted.event_types].sort() });
+        const now = clock.now();
+        if (changes) {
+          const urlChanged = wanted.url !== undefined && wanted.url !== row.url;
+          const enabling = wanted.enabled === true && !row.enabled;
+          await trx
+            .updateTable('webhook_endpoints')
+            .set({
+              ...(wanted.url !== undefined ? { url: wanted.url } : {}),
+              ...(wanted.description !== undefined ? { description: wanted.description } : {}),
+              ...(wanted.event_types ? { event_types: [...wanted.event_types] } : {}),
+              ...(wanted.key_style ? { key_style: wanted.key_style } : {}),
+              ...(wanted.enabled !== undefined ? { enabled: wanted.enabled } : {}),
+              ...(enabling ? { disabled_reason: null, failing_since: null } : {}),
+              // Who chooses where events go owns what they carry (see the top of this file).
+              ...(urlChanged ? ownerOf(caller) : {}),
+              updated_at: now,
+            })
+            .where('id', '=', row.id)
+            .execute();
+          await recordAuditEvent(trx, { type: 'webhook_endpoint_updated', at: now, context: auditContext(caller, origin), target: { type: 'webhook_endpoint', id: row.id, label: wanted.url ?? row.url }, changes });
+        }
+        return presentEndpoint((await repo.findEndpoint(trx, row.id))!, now);
+      });
+    },
+
+    async remove(caller: Principal, id: string, origin: Origin) {
+      await db.transaction().execute(async (trx) => {
+        const row = UUID.test(id) ? await repo.lockEndpoint(trx, id.toLowerCase()) : undefined;
+        if (!row) throw notFound();
+        await trx.deleteFrom('webhook_endpoints').where('id', '=', row.id).execute();
+        await recordAuditEvent(trx, {
+          type: 'webhook_endpoint_deleted',
+          at: clock.now(),
+          context: auditContext(caller, origin),
+          target: { type: 'webhook_endpoint', id: row.id, label: row.url },
+          changes: { before: audited(row), after: null },
+        });
+      });
+    },
+
+    /** A new secret; the previous one keeps signing for the grace period. The caller becomes the owner. */
+    async rotate(caller: Principal, id: string, gracePeriodS: number | undefined, origin: Origin) {
+      const secret = newSigningSecret();
+      return db.transaction().execute(async (trx) => {
+        const row = UUID.test(id) ? await repo.lockEndpoint(trx, id.toLowerCase()) : undefined;
+        if (!row) throw notFound();
+        const now = clock.now();
+        const grace = gracePeriodS ?? DEFAULT_GRACE_S;
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({
+            secret_sealed: sealSecret(await sealingKey(), row.id, secret),
+            previous_secret_sealed: grace > 0 ? row.secret_sealed : null,
+            previous_secret_until: grace > 0 ? new Date(now.getTime() + grace * 1000) : null,
+            ...ownerOf(caller),
+            updated_at: now,
+          })
+          .where('id', '=', row.id)
+          .execute();
+        await recordAuditEvent(trx, {
+          type: 'webhook_endpoint_secret_rotated',
+          at: now,
+          context: auditContext(caller, origin),
+          target: { type: 'webhook_endpoint', id: row.id, label: row.url },
+          details: { grace_period_seconds: grace },
+        });
+        return { endpoint: presentEndpoint((await repo.findEndpoint(trx, row.id))!, now), secret };
+      });
+    },
+
+    /** A `webhook_endpoint.test` event for this endpoint only. */
+    async test(id: string) {
+      return db.transaction().execute(async (trx) => {
+        const endpoint = await find(trx, id);
+        const now = clock.now();
+        const eventId = randomUUID();
+        const payload = { id: eventId, type: TEST_EVENT, occurred_at: now.toISOString(), data: { webhook_endpoint_id: endpoint.id } };
+        await trx.insertInto('events').values({ id: eventId, type: TEST_EVENT, occurred_at: now, audit_event_id: null, required_permission: 'webhooks.manage', payload: JSON.stringify(payload) }).execute();
+        const deliveryId = await repo.insertDelivery(trx, endpoint.id, eventId, now);
+        return presentDelivery((await repo.findDelivery(trx, endpoint.id, deliveryId))!);
+      });
+    },
+
+    async deliveries(id: string, query: { limit?: number; cursor?: string }) {
+      const endpoint = await find(db, id);
+      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+      const scope = ['webhook_deliveries', endpoint.id];
+      let after: { createdAt: string; id: string } | undefined;
+      if (query.cursor !== undefined) {
+        const { t, i } = openCursor(await cursorKey(), query.cursor, scope);
+        if (typeof t !== 'string' || typeof i !== 'string' || !UUID.test(i)) throw invalidAfter();
+        after = { createdAt: t, id: i };
+      }
+      const rows = await repo.listDeliveries(db, endpoint.id, limit, after);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const nextCursor = rows.length > limit && last ? sealCursor(await cursorKey(), { t: last.cursor_created_at, i: last.id }, scope) : null;
+      return { data: page.map(presentDelivery), next_cursor: nextCursor };
+    },
+
+    /** The delivery's event again, as a new delivery (same webhook-id: the event's). */
+    async replay(id: string, deliveryId: string) {
+      return db.transaction().execute(async (trx) => {
+        const endpoint = await find(trx, id);
+        const delivery = UUID.test(deliveryId) ? await repo.findDelivery(trx, endpoint.id, deliveryId.toLowerCase()) : undefined;
+        if (!delivery) throw deliveryNotFound();
+        const fresh = await repo.insertDelivery(trx, endpoint.id, delivery.event_id, clock.now());
+        return presentDelivery((await repo.findDelivery(trx, endpoint.id, fresh))!);
+      });
+    },
+
+    /** GET /events: what the caller may read now, after the cursor, oldest first. */
+    async feed(caller: Principal, query: { limit?: number; types?: EventType[]; after?: string }) {
+      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+      const types = query.types ? [...query.types].sort() : null;
+      const scope = ['events', types];
+      let afterSeq = 0;
+      if (query.after !== undefined) {
+        let position: Record<string, unknown>;
+        try {
+          position = openCursor(await cursorKey(), query.after, scope);
+        } catch {
+          throw invalidAfter();
+        }
+        if (typeof position.s !== 'string' || !/^\d{1,18}$/.test(position.s)) throw invalidAfter();
+        afterSeq = Number(position.s);
+      }
+      const permissions = [...caller.permissions];
+      const since = new Date(clock.now().getTime() - EVENT_RETENTION_DAYS * 86_400_000);
+      const rows = await repo.listEvents(db, { afterSeq, permissions, types: types ?? undefined, since, limit });
+      const last = rows.at(-1)?.seq ?? afterSeq;
+      return { data: rows.map((r) => r.payload), next_cursor: sealCursor(await cursorKey(), { s: String(last) }, scope) };
+    },
+  };
+}

@@ -1,0 +1,197 @@
+// Delivery, in every service process (docs/EVENTS.md): claim due deliveries (FOR UPDATE SKIP
+// LOCKED, so each attempt is made by one process), send them with up to `concurrency` in flight,
+// write how each went. Woken by LISTEN/NOTIFY on PostgreSQL (a dedicated connection, outside the
+// pool, that only listens); the embedded PGlite serves one connection, so there the worker polls
+// every `pollIntervalMs`, which also picks up retries as they fall due everywhere.
+import pg from 'pg';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../clock.js';
+import { recordAuditEvent } from '../audit/recorder.js';
+import { DELIVERY_CHANNEL } from '../audit/outbox.js';
+import { serviceSecret } from '../auth/service-secrets.js';
+import * as repo from './repository.js';
+import { signatureHeader, unsealSecret } from './secrets.js';
+import { createSender, type Attempt, type Sender } from './sender.js';
+
+export interface DeliveryPolicy {
+  allowPrivate: boolean;
+  timeoutMs: number;
+  /** Seconds to wait before each retry (the first retry waits the first), each ±20 %. */
+  retryScheduleS: readonly number[];
+  disableAfterDays: number;
+  pollIntervalMs: number;
+  concurrency: number;
+}
+
+/** The wait before retry `n` (1-based): the schedule's, with ±20 % jitter so failing receivers are not hit in step. */
+export function retryDelayMs(schedule: readonly number[], retry: number, random: () => number = Math.random): number | null {
+  const base = schedule[retry - 1];
+  if (base === undefined) return null;
+  return Math.round(base * 1000 * (0.8 + 0.4 * random()));
+}
+
+/** Styles a payload (snake_case) into an endpoint's key style, by the contract's schema of the event. */
+export type PayloadStyler = (payload: Record<string, unknown>, style: string) => unknown;
+
+export interface DeliveryWorker {
+  /** Claims and sends what is due now; for tests and for the loop. Answers how many were claimed. */
+  runOnce(): Promise<number>;
+  /** Starts the loop (and LISTEN when given a connection string). */
+  start(listenUrl?: string): void;
+  wake(): void;
+  stop(): Promise<void>;
+  /** Resolves when nothing is in flight. */
+  idle(): Promise<void>;
+}
+
+export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logger: Logger }, policy: DeliveryPolicy, style: PayloadStyler): DeliveryWorker {
+  const { db, clock, logger } = deps;
+  const sealingKey = serviceSecret(db, clock, 'webhook_sealing');
+  const sender: Sender = createSender({ allowPrivate: policy.allowPrivate, timeoutMs: policy.timeoutMs });
+  const leaseMs = policy.timeoutMs + 5_000;
+  let inFlight = 0;
+  let running = false;
+  let wakeUp: (() => void) | undefined;
+  let idleWaiters: (() => void)[] = [];
+  let listener: pg.Client | undefined;
+  let loop: Promise<void> | undefined;
+
+  async function secretsOf(d: repo.ClaimedDelivery, now: Date): Promise<string[]> {
+    const key = await sealingKey();
+    const secrets = [unsealSecret(key, d.endpoint_id, d.secret_sealed)];
+    if (d.previous_secret_sealed && d.previous_secret_until && d.previous_secret_until > now) secrets.push(unsealSecret(key, d.endpoint_id, d.previous_secret_sealed));
+    return secrets;
+  }
+
+  async function deliver(d: repo.ClaimedDelivery): Promise<void> {
+    const now = clock.now();
+    if (!d.permitted) {
+      // The owner may not read this resource now: nothing is sent, and the endpoint is not failing.
+      await repo.recordAttempt(db, d.id, d.attempts, { status: 'skipped', nextAttemptAt: null, statusCode: null, durationMs: null, error: 'not_permitted', response: null });
+      return;
+    }
+    const body = JSON.stringify(style(d.payload, d.key_style));
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const headers = { 'webhook-id': d.event_id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(await secretsOf(d, now), d.event_id, timestamp, body) };
+    const attempt: Attempt = await sender.post(d.url, headers, body);
+    const after = clock.now();
+    const outcome = { statusCode: attempt.status, durationMs: attempt.durationMs, error: attempt.error, response: attempt.response };
+    if (attempt.ok) {
+      await repo.recordAttempt(db, d.id, d.attempts, { status: 'succeeded', nextAttemptAt: null, ...outcome });
+      await repo.markEndpointHealthy(db, d.endpoint_id);
+      return;
+    }
+    const delay = retryDelayMs(policy.retryScheduleS, d.attempts);
+    await db.transaction().execute(async (trx) => {
+      const written = await repo.recordAttempt(trx, d.id, d.attempts, {
+        status: delay === null ? 'failed' : 'pending',
+        nextAttemptAt: delay === null ? null : new Date(after.getTime() + delay),
+        ...outcome,
+      });
+      if (!written) return;
+      const disableBefore = new Date(after.getTime() - policy.disableAfterDays * 86_400_000);
+      if (await repo.markEndpointFailing(trx, d.endpoint_id, after, disableBefore)) {
+        await trx.updateTable('webhook_endpoints').set({ enabled: false, disabled_reason: 'failing', updated_at: after }).where('id', '=', d.endpoint_id).execute();
+        await recordAuditEvent(trx, {
+          type: 'webhook_endpoint_disabled',
+          at: after,
+          context: { actor: { type: 'system' }, requestId: null, ip: null, userAgent: null },
+          target: { type: 'webhook_endpoint', id: d.endpoint_id },
+          details: { reason: 'failing', failing_for_days: policy.disableAfterDays },
+          changes: { before: { enabled: true }, after: { enabled: false } },
+        });
+        logger.warn({ endpointId: d.endpoint_id }, 'webhook endpoint disabled: every delivery failed for days');
+      }
+    });
+  }
+
+  async function runOnce(): Promise<number> {
+    const free = policy.concurrency - inFlight;
+    if (free <= 0) return 0;
+    const now = clock.now();
+    const claimed = await repo.claimDue(db, now, new Date(now.getTime() + leaseMs), free);
+    for (const d of claimed) {
+      inFlight++;
+      deliver(d)
+        .catch((err: unknown) => logger.error({ err: { message: (err as Error).message }, deliveryId: d.id }, 'webhook delivery failed to record'))
+        .finally(() => {
+          inFlight--;
+          if (inFlight === 0) {
+            const waiters = idleWaiters;
+            idleWaiters = [];
+            waiters.forEach((w) => w());
+          }
+          wake();
+        });
+    }
+    return claimed.length;
+  }
+
+  function wake() {
+    wakeUp?.();
+  }
+
+  async function listen(url: string) {
+    while (running) {
+      const client = new pg.Client({ connectionString: url, application_name: 'backoffice-api-webhooks' });
+      try {
+        client.on('notification', () => wake());
+        await client.connect();
+        await client.query(`listen ${DELIVERY_CHANNEL}`);
+        listener = client;
+        await new Promise<void>((resolve) => {
+          client.once('error', () => resolve());
+          client.once('end', () => resolve());
+        });
+      } catch (err) {
+        logger.warn({ err: { message: (err as Error).message } }, 'webhook listener: connection lost, polling until it is back');
+      } finally {
+        listener = undefined;
+        await client.end().catch(() => {});
+      }
+      if (running) await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  return {
+    runOnce,
+    wake,
+    start(listenUrl) {
+      if (running) return;
+      running = true;
+      if (listenUrl) void listen(listenUrl);
+      loop = (async () => {
+        while (running) {
+          let claimed = 0;
+          try {
+            claimed = await runOnce();
+          } catch (err) {
+            logger.warn({ err: { message: (err as Error).message } }, 'webhook worker: claim failed');
+          }
+          if (claimed > 0 && inFlight < policy.concurrency) continue;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, policy.pollIntervalMs);
+            wakeUp = () => {
+              clearTimeout(timer);
+              wakeUp = undefined;
+              resolve();
+            };
+          });
+        }
+      })();
+    },
+    async stop() {
+      running = false;
+      wake();
+      await listener?.end().catch(() => {});
+      await loop;
+      await this.idle();
+      sender.close();
+    },
+    idle() {
+      return inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
+    },
+  };
+}

@@ -1,0 +1,304 @@
+// Webhooks and the event feed (issue 30) on real PostgreSQL, with real receivers on loopback that
+// verify every request with the `standardwebhooks` library, as a partner's receiver would.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { Webhook } from 'standardwebhooks';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { expectContractResponse } from './support/contract.js';
+import { authenticatorsWithTestBearer, testBearer } from './support/access-fixtures.js';
+import { createUser } from './support/sessions.js';
+import { startReceiver, type Received } from './support/webhook-receiver.js';
+import { ManualClock } from '../src/clock.js';
+import { budget } from './support/budgets.js';
+import { recordAuditEvent } from '../src/audit/recorder.js';
+
+type App = ReturnType<typeof createTestApp>['app'];
+type Credential = Record<string, string>;
+
+const ENV = { WEBHOOKS_ALLOW_PRIVATE_URLS: 'true', WEBHOOKS_TIMEOUT_MS: '1500' };
+
+let database: TestDatabase;
+let app: App;
+let services: ReturnType<typeof createTestApp>['services'];
+let logs: ReturnType<typeof createTestApp>['logs'];
+let clock: ManualClock;
+/** A person holding every permission of tasks, and webhooks.manage and events.read. */
+let partner: { id: string; auth: Credential };
+
+async function person(permissions: string[]) {
+  const user = await createUser(database.db, { permissions });
+  return { id: user.id, auth: { authorization: testBearer(user.id) } as Credential };
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  clock = new ManualClock(new Date());
+  const { deps } = createTestApp(database.db, { clock, env: ENV });
+  ({ app, services, logs } = createTestApp(database.db, { clock, env: ENV, authenticators: authenticatorsWithTestBearer(deps) }));
+  partner = await person(['tasks.list', 'tasks.read', 'tasks.create', 'tasks.update', 'tasks.delete', 'webhooks.manage', 'events.read']);
+}, budget({ passwordHash: 2 }));
+afterAll(async () => {
+  await services.deliveries.stop();
+  await database.destroy();
+});
+
+async function send(method: 'get' | 'post' | 'patch' | 'delete', path: string, credential: Credential, body?: object) {
+  let req = request(app)[method](path).set(credential);
+  if (body !== undefined) req = req.send(body);
+  const res = await req;
+  if (res.status >= 500) console.error(logs.text().split('\n').filter((l) => l.includes('"level":50')).slice(-3).join('\n'));
+  expectContractResponse(res, method, path);
+  return res;
+}
+
+async function subscribe(url: string, eventTypes: string[], credential: Credential = partner.auth, extra: object = {}) {
+  const res = await send('post', '/webhook-endpoints', credential, { url, event_types: eventTypes, ...extra });
+  expect(res.status, res.text).toBe(201);
+  return { id: res.body.webhook_endpoint.id as string, secret: res.body.secret as string };
+}
+
+/** Runs what is due now and waits until every attempt has been recorded. */
+async function deliverDue() {
+  await services.deliveries.runOnce();
+  await services.deliveries.idle();
+}
+
+/** The event a receiver got, verified by the library (throws on a bad signature). */
+function verified(secret: string, got: Received) {
+  return new Webhook(secret).verify(got.body, {
+    'webhook-id': got.headers['webhook-id'] as string,
+    'webhook-timestamp': got.headers['webhook-timestamp'] as string,
+    'webhook-signature': got.headers['webhook-signature'] as string,
+  }) as Record<string, unknown>;
+}
+
+const deliveriesOf = (endpointId: string) => database.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).execute();
+
+describe('a change reaches the receiver', () => {
+  it('a task changed reaches a receiver subscribed to task.updated once, signed, in the shape of GET /tasks/{id}, and the same event is in GET /events', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.updated']);
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    const task = (await send('post', '/tasks', partner.auth, { title: 'Call the Lyon office' })).body;
+    const changed = await send('patch', `/tasks/${task.id}`, partner.auth, { status: 'done' });
+    await deliverDue();
+    await deliverDue();
+    expect(receiver.received).toHaveLength(1); // task.created was not asked for
+    const event = verified(endpoint.secret, receiver.received[0]!);
+    expect(event).toMatchObject({ type: 'task.updated', changed_fields: expect.arrayContaining(['status', 'completed_at']), data: changed.body });
+    expect(receiver.received[0]!.headers['webhook-id']).toBe(event.id);
+
+    const feed = await send('get', '/events?types=task.updated', partner.auth);
+    expect(feed.status).toBe(200);
+    expect(feed.body.data).toContainEqual(event);
+    expect((await deliveriesOf(endpoint.id))[0]).toMatchObject({ status: 'succeeded', attempts: 1, last_status_code: 200, last_response: 'ok' });
+    await receiver.close();
+  });
+
+  it('a body changed on the way fails the library\'s check', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    await send('post', '/tasks', partner.auth, { title: 'Tampered with' });
+    await deliverDue();
+    const got = receiver.received[0]!;
+    expect(() => verified(endpoint.secret, got)).not.toThrow();
+    expect(() => verified(endpoint.secret, { ...got, body: got.body.replace('Tampered with', 'Tampered with!') })).toThrow();
+    await receiver.close();
+  });
+
+  it('a receiver in camelCase gets the event in camelCase', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created'], partner.auth, { key_style: 'camel' });
+    await send('post', '/tasks', partner.auth, { title: 'Camel' });
+    await deliverDue();
+    const event = verified(endpoint.secret, receiver.received[0]!);
+    expect(event).toHaveProperty('occurredAt');
+    expect(event.data).toHaveProperty('createdBy');
+    await receiver.close();
+  });
+});
+
+describe('retries', () => {
+  it('a receiver failing three times then answering 200 gets the event at the fourth attempt, with the same webhook-id', async () => {
+    const receiver = await startReceiver([500, 503, 500]);
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    await send('post', '/tasks', partner.auth, { title: 'Retried' });
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      const sentAt = clock.now().getTime();
+      await deliverDue();
+      expect(receiver.received).toHaveLength(attempt);
+      if (attempt === 4) break;
+      // The next attempt is due after the schedule's step, ±20 % (5 s, 1 min, 5 min): time passes to it.
+      const [delivery] = await deliveriesOf(endpoint.id);
+      const wait = delivery!.next_attempt_at!.getTime() - sentAt;
+      const step = [5, 60, 300][attempt - 1]! * 1000;
+      expect(wait).toBeGreaterThanOrEqual(step * 0.8);
+      expect(wait).toBeLessThanOrEqual(step * 1.2);
+      await database.db.updateTable('webhook_deliveries').set({ next_attempt_at: clock.now() }).where('id', '=', delivery!.id).execute();
+    }
+    const ids = receiver.received.map((r) => r.headers['webhook-id']);
+    expect(new Set(ids).size).toBe(1);
+    expect(verified(endpoint.secret, receiver.received[3]!)).toMatchObject({ id: ids[0], type: 'task.created' });
+    const [delivery] = await deliveriesOf(endpoint.id);
+    expect(delivery).toMatchObject({ status: 'succeeded', attempts: 4 });
+    await receiver.close();
+  });
+
+  it('the first retry is due within 10 seconds', async () => {
+    const receiver = await startReceiver([500]);
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    const before = clock.now().getTime();
+    await send('post', '/tasks', partner.auth, { title: 'Soon again' });
+    await deliverDue();
+    const [delivery] = await deliveriesOf(endpoint.id);
+    expect(delivery!.status).toBe('pending');
+    expect(delivery!.next_attempt_at!.getTime() - before).toBeLessThanOrEqual(10_000);
+    await receiver.close();
+  });
+
+  it('a receiver that hangs is timed out and the delivery is retried later', async () => {
+    const receiver = await startReceiver(['hang']);
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    await send('post', '/tasks', partner.auth, { title: 'Hanging' });
+    await deliverDue();
+    const [delivery] = await deliveriesOf(endpoint.id);
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, last_error: 'timeout', last_status_code: null });
+    await receiver.close();
+  });
+
+  it('a failing receiver\'s answer is kept short', async () => {
+    const receiver = await startReceiver([500]);
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    await send('post', '/tasks', partner.auth, { title: 'Long answer' });
+    await deliverDue();
+    const [delivery] = await deliveriesOf(endpoint.id);
+    expect(delivery!.last_response!.length).toBeLessThanOrEqual(256);
+    expect(delivery!.last_error).toBe('status_500');
+    await receiver.close();
+  });
+});
+
+describe('only what is committed, only to who may read it', () => {
+  it('a change rolled back sends nothing and is not in the feed', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    const count = async (table: 'events' | 'webhook_deliveries') =>
+      (await database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+    const [events, deliveries] = [await count('events'), await count('webhook_deliveries')];
+    const task = (await send('post', '/tasks', partner.auth, { title: 'Rolled back' })).body;
+    await database.db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', endpoint.id).execute();
+    await database.db.deleteFrom('events').where('payload', '@>', JSON.stringify({ data: { id: task.id } }) as never).execute();
+    // The change and its audit event, written as the service writes them, then the transaction fails.
+    await expect(
+      database.db.transaction().execute(async (trx) => {
+        await recordAuditEvent(trx, {
+          type: 'task_created',
+          at: clock.now(),
+          context: { actor: { type: 'user', userId: partner.id, sessionId: null }, requestId: null, ip: null, userAgent: null },
+          target: { type: 'task', id: task.id, label: 'Rolled back' },
+          publish: { data: task },
+        });
+        expect(await trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).execute()).toHaveLength(1);
+        throw new Error('the change fails after its event was written');
+      }),
+    ).rejects.toThrow('the change fails');
+    await deliverDue();
+    expect(receiver.received).toHaveLength(0);
+    expect([await count('events'), await count('webhook_deliveries')]).toEqual([events, deliveries]);
+    expect((await send('get', '/events?types=task.created', partner.auth)).body.data.map((e: { data: { id: string } }) => e.data.id)).not.toContain(task.id);
+    await receiver.close();
+  });
+
+  it('an endpoint whose owner lost tasks.read stops receiving task events', async () => {
+    const owner = await person(['tasks.read', 'webhooks.manage']);
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created'], owner.auth);
+    await send('post', '/tasks', partner.auth, { title: 'Seen' });
+    await deliverDue();
+    expect(receiver.received).toHaveLength(1);
+    await database.db.deleteFrom('role_permissions').where('permission', '=', 'tasks.read').where('role_id', 'in', (eb) => eb.selectFrom('user_roles').select('role_id').where('user_id', '=', owner.id)).execute();
+    await send('post', '/tasks', partner.auth, { title: 'Not seen' });
+    await deliverDue();
+    expect(receiver.received).toHaveLength(1);
+    expect((await deliveriesOf(endpoint.id)).map((d) => d.status).sort()).toEqual(['skipped', 'succeeded']);
+    await receiver.close();
+  });
+
+  it('subscribing to what one may not read is refused', async () => {
+    const reader = await person(['webhooks.manage', 'tasks.read']);
+    const res = await send('post', '/webhook-endpoints', reader.auth, { url: 'http://127.0.0.1:9/hooks', event_types: ['user.updated'] });
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ code: 'permission_denied', missing_permissions: ['users.read'] });
+  });
+
+  it('the feed lists only what the caller may read now', async () => {
+    const meetingsOnly = await person(['events.read', 'meetings.read']);
+    await send('post', '/tasks', partner.auth, { title: 'Not for meeting people' });
+    const res = await send('get', '/events', meetingsOnly.auth);
+    expect(res.status).toBe(200);
+    expect(res.body.data.filter((e: { type: string }) => e.type.startsWith('task.'))).toEqual([]);
+  });
+
+  it('an event never carries a password digest or a second-factor detail', async () => {
+    const admin = await person(['users.create', 'users.read', 'users.update', 'events.read']);
+    await send('post', '/users', admin.auth, { email: `new-${Date.now()}@example.com`, first_name: 'New', last_name: 'Person', password: 'a long private password 1' });
+    const events = await database.db.selectFrom('events').select('payload').where('type', 'like', 'user.%').execute();
+    expect(events.length).toBeGreaterThan(0);
+    const text = JSON.stringify(events);
+    expect(text).not.toMatch(/password|digest|hash|totp|secret/i);
+  });
+});
+
+describe('the feed', () => {
+  it('walks on from its cursor and refuses an altered one', async () => {
+    const first = await send('get', '/events?types=task.created', partner.auth);
+    await send('post', '/tasks', partner.auth, { title: 'After the cursor' });
+    const next = await send('get', `/events?types=task.created&after=${first.body.next_cursor}`, partner.auth);
+    expect(next.body.data.map((e: { data: { title: string } }) => e.data.title)).toEqual(['After the cursor']);
+    const other = await send('get', `/events?types=task.updated&after=${first.body.next_cursor}`, partner.auth);
+    expect(other.status).toBe(400);
+    expect(other.body.code).toBe('invalid_cursor');
+  });
+});
+
+describe('endpoints', () => {
+  it('rotating the secret signs with both secrets during the grace period', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    const rotated = await send('post', `/webhook-endpoints/${endpoint.id}/rotate`, partner.auth, { grace_period_seconds: 3600 });
+    expect(rotated.status).toBe(200);
+    await send('post', '/tasks', partner.auth, { title: 'Both' });
+    await deliverDue();
+    const got = receiver.received[0]!;
+    expect((got.headers['webhook-signature'] as string).split(' ')).toHaveLength(2);
+    expect(() => verified(endpoint.secret, got)).not.toThrow();
+    expect(() => verified(rotated.body.secret, got)).not.toThrow();
+    await receiver.close();
+  });
+
+  it('a test event, the deliveries, and a replay with the same webhook-id', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.deleted']);
+    const tested = await send('post', `/webhook-endpoints/${endpoint.id}/test`, partner.auth);
+    expect(tested.status).toBe(202);
+    await deliverDue();
+    expect(verified(endpoint.secret, receiver.received[0]!)).toMatchObject({ type: 'webhook_endpoint.test', data: { webhook_endpoint_id: endpoint.id } });
+    const list = await send('get', `/webhook-endpoints/${endpoint.id}/deliveries`, partner.auth);
+    expect(list.body.data[0]).toMatchObject({ id: tested.body.id, status: 'succeeded', last_status_code: 200 });
+    const replayed = await send('post', `/webhook-endpoints/${endpoint.id}/deliveries/${tested.body.id}/replay`, partner.auth);
+    expect(replayed.status).toBe(202);
+    await deliverDue();
+    expect(receiver.received[1]!.headers['webhook-id']).toBe(receiver.received[0]!.headers['webhook-id']);
+    await receiver.close();
+  });
+
+  it('list, read, change, delete, and the French path', async () => {
+    const endpoint = await subscribe('http://127.0.0.1:9/hooks', ['task.created']);
+    expect((await send('get', '/webhook-endpoints', partner.auth)).body.data.map((e: { id: string }) => e.id)).toContain(endpoint.id);
+    expect((await send('get', `/points-de-terminaison-webhook/${endpoint.id}`, partner.auth)).body).toMatchObject({ id: endpoint.id, enabled: true });
+    expect((await send('patch', `/webhook-endpoints/${endpoint.id}`, partner.auth, { enabled: false })).body.enabled).toBe(false);
+    expect((await send('delete', `/webhook-endpoints/${endpoint.id}`, partner.auth)).status).toBe(204);
+    expect((await send('get', `/webhook-endpoints/${endpoint.id}`, partner.auth)).status).toBe(404);
+    expect((await send('get', '/webhook-endpoints/not-an-id', partner.auth)).status).toBe(404);
+  });
+});
