@@ -1,6 +1,6 @@
 // Handlers of the Webhooks operations (and their French paths) and of the event feed.
 import type { Services } from '../services.js';
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import type { Answer } from '../idempotency/service.js';
 import type { WebhookEndpointResource } from '../webhooks/service.js';
 import { requireCaller } from '../auth/caller.js';

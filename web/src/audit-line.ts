@@ -21,6 +21,8 @@ function actorName(event: AuditEvent, t: T): string {
       return t('audit.actor.key', { name: actor.label ?? actor.id ?? '?' });
     case 'cli':
       return t('audit.actor.cli', { name: actor.label ?? '?' });
+    case 'system':
+      return t('audit.actor.system');
     case 'anonymous':
       return t('audit.actor.anonymous');
     default:

@@ -18,6 +18,7 @@ export const auditMessages = pageMessages({
   'audit.actor.anonymous': { en: 'Someone', fr: 'Quelqu’un' },
   'audit.actor.unknown': { en: 'An administrator', fr: 'Un administrateur' },
   'audit.actor.cli': { en: 'The command line ({name})', fr: 'La ligne de commande ({name})' },
+  'audit.actor.system': { en: 'The service', fr: 'Le service' },
   'audit.actor.key': { en: 'Key {name}', fr: 'La clé {name}' },
   'audit.someone': { en: 'someone', fr: 'quelqu’un' },
   'audit.line.sign_in_succeeded': { en: '{actor} signed in', fr: '{actor} s’est connecté·e' },
@@ -67,4 +68,9 @@ export const auditMessages = pageMessages({
   'audit.line.recovery_code_used': { en: '{actor} signed in with a recovery code', fr: '{actor} s’est connecté·e avec un code de secours' },
   'audit.line.recovery_codes_regenerated': { en: '{actor} made new recovery codes', fr: '{actor} a créé de nouveaux codes de secours' },
   'audit.line.second_factors_reset': { en: '{actor} reset the second factors of {target}', fr: '{actor} a réinitialisé les seconds facteurs de {target}' },
+  'audit.line.webhook_endpoint_created': { en: '{actor} created the webhook endpoint {target}', fr: '{actor} a créé le point de terminaison webhook {target}' },
+  'audit.line.webhook_endpoint_updated': { en: '{actor} changed the webhook endpoint {target}', fr: '{actor} a modifié le point de terminaison webhook {target}' },
+  'audit.line.webhook_endpoint_secret_rotated': { en: '{actor} rotated the signing secret of the webhook endpoint {target}', fr: '{actor} a renouvelé le secret de signature du point de terminaison webhook {target}' },
+  'audit.line.webhook_endpoint_deleted': { en: '{actor} deleted the webhook endpoint {target}', fr: '{actor} a supprimé le point de terminaison webhook {target}' },
+  'audit.line.webhook_endpoint_disabled': { en: '{actor} disabled the webhook endpoint {target}: every delivery failed for days', fr: '{actor} a désactivé le point de terminaison webhook {target} : toutes les livraisons échouaient depuis des jours' },
 });
