@@ -34,8 +34,8 @@ export interface paths {
          *     e-mail and address.
          *
          *     A person with a second factor gets no token set from the password alone: the answer is
-         *     `202` with a short-lived, single-use `challenge_token`, to send with a code to
-         *     `POST /sessions/second-factor`. The password attempt keeps counting as a failure until that
+         *     `202` with a short-lived, single-use `challenge_token`, to send with a code or a passkey to
+         *     `POST /sessions/second-factor` (with a passkey, `passkey_options` holds what the browser needs). The password attempt keeps counting as a failure until that
          *     second step succeeds. A person without a second factor gets `201` and the token set, as before.
          */
         post: operations["signIn"];
@@ -57,8 +57,9 @@ export interface paths {
         /**
          * Sign in, second step (a code)
          * @description Completes a sign-in that `POST /sessions` answered with `202`: the challenge token and one
-         *     second factor, a 6-digit code from the authenticator app (`totp_code`) or a recovery code
-         *     (`recovery_code`). Opens the session and returns the token set, as `POST /sessions` does for a
+         *     second factor, a 6-digit code from the authenticator app (`totp_code`), a recovery code
+         *     (`recovery_code`), or a passkey (`passkey`: the browser's answer to the challenge's
+         *     `passkey_options`, with user verification). Opens the session and returns the token set, as `POST /sessions` does for a
          *     person without a second factor.
          *
          *     - The challenge token is good once, for 5 minutes, and dies after 5 wrong codes
@@ -68,8 +69,64 @@ export interface paths {
          *       `Retry-After` once reached).
          *     - An authenticator code is accepted once: the same code again, or an older one, is refused
          *       even within its 30 seconds. A recovery code is accepted once, ever.
+         *     - A passkey must be one of the person's, sign the challenge's own WebAuthn challenge (so an
+         *       answer is good once) from this deployment's origin, with user verification, and move its
+         *       signature counter forward when it keeps one; a refusal is `401 invalid_second_factor`,
+         *       wears the challenge out like a wrong code, and is recorded (a counter gone backwards too).
          */
         post: operations["signInSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/passkey/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin a passwordless sign-in with a passkey
+         * @description Answers the WebAuthn request options of a passwordless sign-in: no e-mail, no password; the
+         *     browser offers the passkeys it holds for this site (discoverable credentials), and the one
+         *     chosen names its person. The challenge inside is stored by the service, good once, for
+         *     5 minutes; send the browser's answer to `POST /sessions/passkey`. One client address may hold
+         *     20 live challenges (`429` with `Retry-After` past that).
+         */
+        post: operations["startPasskeySignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey (passwordless)
+         * @description Finishes a sign-in begun at `POST /sessions/passkey/challenge` with the browser's answer, and
+         *     opens a session with the token set, as `POST /sessions` does (`authentication_method:
+         *     passkey`). A passkey with user verification proves two factors by itself (something held,
+         *     and a PIN or a biometric), so no second step follows. Checked: the challenge (good once, for
+         *     5 minutes), this deployment's origin and relying party, user verification, the signature, the
+         *     signature counter (one that does not move forward, when the authenticator keeps one, means a
+         *     copied authenticator: refused and recorded) and the backup flags. Any refusal answers the same
+         *     `401 invalid_passkey` and uses the challenge up, and a refusal of a known passkey is recorded
+         *     in the audit journal.
+         */
+        post: operations["signInWithPasskey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -277,6 +334,96 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My passkeys
+         * @description My passkeys, oldest first, with their names and when each was last used. Never a key.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        get: operations["listMyPasskeys"];
+        put?: never;
+        /**
+         * Register a passkey
+         * @description Finishes a registration begun at `POST /me/passkeys/registration`: the browser's answer is
+         *     checked (the challenge, good once and for 5 minutes; this deployment's origin and relying
+         *     party; user verification; the signature) and the passkey is put in force under the name given.
+         *     It is a second factor from then on, in the sign-in's second step and for a passwordless
+         *     sign-in. When it is my first second factor, the answer holds my 10 recovery codes, shown once.
+         *     An answer that does not verify, or whose challenge is unknown, expired, used or someone
+         *     else's, is `400 invalid_passkey` and uses the challenge up; a credential registered already
+         *     is `409 passkey_already_registered`.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["registerPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/passkeys/registration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin registering a passkey
+         * @description Answers the WebAuthn creation options for a new passkey of mine: a discoverable credential
+         *     with user verification, for the relying party of this deployment (`PASSKEY_RP_ID`). The
+         *     challenge inside is stored by the service, good once, for 5 minutes; send the browser's answer
+         *     to `POST /me/passkeys`. A person may hold 20 passkeys (`409 too_many_passkeys` past that).
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["startPasskeyRegistration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a passkey
+         * @description Removes one of my passkeys: it signs in no more. With no second factor left, my recovery codes
+         *     go too; a person whose role requires a second factor is then limited to enrolling again.
+         *     Another person's passkey answers `404`, as an unknown one does.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        delete: operations["removePasskey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a passkey
+         * @description Gives one of my passkeys another name. Another person's passkey answers `404`, as an unknown one does.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        patch: operations["renamePasskey"];
         trace?: never;
     };
     "/tokens": {
@@ -1879,12 +2026,13 @@ export interface components {
              */
             expires_at: string;
             /**
-             * @description How the session was opened: the password alone (a person without a second factor), or the
-             *     password and then an authenticator-app code, a recovery code or a passkey.
+             * @description How the session was opened: the password alone (a person without a second factor), the
+             *     password and then an authenticator-app code, a recovery code or a passkey, or a passkey
+             *     alone (`POST /sessions/passkey`: a passkey with user verification is two factors itself).
              * @example password_totp
              * @enum {string}
              */
-            authentication_method: "password" | "password_totp" | "password_recovery_code" | "password_passkey";
+            authentication_method: "password" | "password_totp" | "password_recovery_code" | "password_passkey" | "passkey";
             /**
              * @description True for the session of the access token that made this request.
              * @example true
@@ -2032,9 +2180,37 @@ export interface components {
          */
         SecondFactorMethod: "totp" | "recovery_code" | "passkey";
         /**
+         * @description What the browser needs to sign in with a passkey: WebAuthn's
+         *     `PublicKeyCredentialRequestOptionsJSON` (W3C Web Authentication Level 3), for
+         *     `navigator.credentials.get()` through `PublicKeyCredential.parseRequestOptionsFromJSON()` or
+         *     `@simplewebauthn/browser`'s `startAuthentication()`. Its keys are WebAuthn's and are not
+         *     inflected. User verification is required. For a second step, `allowCredentials` lists the
+         *     person's passkeys; for a passwordless sign-in it is empty (the browser offers the discoverable
+         *     passkeys it holds for this site).
+         * @example {
+         *       "rpId": "localhost",
+         *       "challenge": "9aQ2wE4rT6yU8iO0pL1kJ3hG5fD7sA9zX2cV4bN6mQ8",
+         *       "timeout": 300000,
+         *       "userVerification": "required",
+         *       "allowCredentials": [
+         *         {
+         *           "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *           "type": "public-key",
+         *           "transports": [
+         *             "internal",
+         *             "hybrid"
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        WebAuthnRequestOptions: {
+            [key: string]: unknown;
+        };
+        /**
          * @description The password was right and the person has a second factor: no token set yet. Send the
-         *     challenge token with a code from the authenticator app or a recovery code to
-         *     `POST /sessions/second-factor`. The token is good once, for `expires_in` seconds, and dies after
+         *     challenge token with a code from the authenticator app, a recovery code, or a passkey's answer
+         *     to `passkey_options` to `POST /sessions/second-factor`. The token is good once, for `expires_in` seconds, and dies after
          *     5 wrong codes.
          */
         SecondFactorChallenge: {
@@ -2058,11 +2234,34 @@ export interface components {
                  *     ]
                  */
                 methods: components["schemas"]["SecondFactorMethod"][];
+                /** @description Present when `methods` holds `passkey`; the options to hand to the browser for it. */
+                passkey_options?: components["schemas"]["WebAuthnRequestOptions"];
             };
         };
         /**
-         * @description The challenge token of `POST /sessions` and exactly one second factor: `totp_code` or
-         *     `recovery_code`.
+         * @description The browser's answer to the request options: WebAuthn's `AuthenticationResponseJSON` (what
+         *     `PublicKeyCredential.toJSON()` or `@simplewebauthn/browser`'s `startAuthentication()` gives),
+         *     sent as it is. Its keys are WebAuthn's and are not inflected.
+         * @example {
+         *       "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *       "rawId": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *       "type": "public-key",
+         *       "response": {
+         *         "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiOWFRMndFNHJUNnlVOGlPMHBMMWtKM2hHNWZEN3NBOXpYMmNWNGJONm1ROCIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6MzAwMCJ9",
+         *         "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MdAAAABQ",
+         *         "signature": "MEUCIQDx7rN0yQm8d1bX2kW5fJ6lP3sT9vC4hA0gE8uY1oZ2iQIgV7nB3mK5qL9wR2tX6cD0sF4jH8aP1yU3eG7oN5kM2vA",
+         *         "userHandle": "8m3WhEJcRU2YVWpP4cGpVA"
+         *       },
+         *       "clientExtensionResults": {},
+         *       "authenticatorAttachment": "platform"
+         *     }
+         */
+        WebAuthnAuthenticationResponse: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The challenge token of `POST /sessions` and exactly one second factor: `totp_code`,
+         *     `recovery_code`, or `passkey` (the browser's answer to the `passkey_options` of the challenge).
          */
         SecondFactorRequest: {
             /**
@@ -2080,6 +2279,24 @@ export interface components {
              * @example 7kq2m-x9vwd
              */
             recovery_code?: string;
+            passkey?: components["schemas"]["WebAuthnAuthenticationResponse"];
+        };
+        /**
+         * @description A passwordless sign-in begun: hand `options` to the browser, then send its answer to
+         *     `POST /sessions/passkey` within `expires_in` seconds. The challenge inside is good once.
+         */
+        PasskeySignInOptions: {
+            options: components["schemas"]["WebAuthnRequestOptions"];
+            /**
+             * Format: int32
+             * @description Seconds the challenge stays good.
+             * @example 300
+             */
+            expires_in: number;
+        };
+        /** @description The browser's answer to the options of `POST /sessions/passkey/challenge`. */
+        PasskeySignInRequest: {
+            credential: components["schemas"]["WebAuthnAuthenticationResponse"];
         };
         User: {
             /**
@@ -2229,6 +2446,170 @@ export interface components {
              *     ]
              */
             recovery_codes: string[];
+        };
+        /**
+         * @description The person's own name for the passkey, to tell several apart (1 to 64 characters, not only spaces).
+         * @example Laptop (Touch ID)
+         */
+        PasskeyName: string;
+        /**
+         * @description A passkey of the signed-in person (a WebAuthn credential). Never its key: only what tells it
+         *     apart on the Security page.
+         */
+        Passkey: {
+            /**
+             * Format: uuid
+             * @example 3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d
+             */
+            id: string;
+            name: components["schemas"]["PasskeyName"];
+            /**
+             * Format: date-time
+             * @description When it was registered.
+             * @example 2026-12-19T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When it last signed in; `null` before that.
+             * @example 2026-12-19T11:30:00.000Z
+             */
+            last_used_at: string | null;
+            /**
+             * @description The authenticator may copy it to the person's other devices (a synced passkey, WebAuthn's
+             *     BE flag); `false` for one bound to a single device, such as a security key.
+             * @example true
+             */
+            backup_eligible: boolean;
+            /**
+             * @description It is backed up (synced) now, as the authenticator last said (WebAuthn's BS flag).
+             * @example true
+             */
+            backed_up: boolean;
+        };
+        /** @description The signed-in person's passkeys, oldest first (at most 20). */
+        PasskeyList: {
+            data: components["schemas"]["Passkey"][];
+        };
+        /**
+         * @description The browser's answer to the creation options: WebAuthn's `RegistrationResponseJSON` (what
+         *     `PublicKeyCredential.toJSON()` or `@simplewebauthn/browser`'s `startRegistration()` gives), sent
+         *     as it is. Its keys are WebAuthn's and are not inflected.
+         * @example {
+         *       "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *       "rawId": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *       "type": "public-key",
+         *       "response": {
+         *         "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiNHhKOHExa1QzdjBZcDltV2MyUno2YkxkN25IZjVzQWEwZ1VlM2lPazFRdyIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6MzAwMCJ9",
+         *         "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFSZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2NdAAAAAA",
+         *         "transports": [
+         *           "internal",
+         *           "hybrid"
+         *         ]
+         *       },
+         *       "clientExtensionResults": {
+         *         "credProps": {
+         *           "rk": true
+         *         }
+         *       },
+         *       "authenticatorAttachment": "platform"
+         *     }
+         */
+        WebAuthnRegistrationResponse: {
+            [key: string]: unknown;
+        };
+        /** @description The browser's answer to the options of `POST /me/passkeys/registration`, and the name to give the passkey. */
+        PasskeyRegistrationRequest: {
+            name: components["schemas"]["PasskeyName"];
+            credential: components["schemas"]["WebAuthnRegistrationResponse"];
+        };
+        /**
+         * @description The passkey now in force. When it is the person's first second factor, `recovery_codes` holds
+         *     their 10 recovery codes, shown once; otherwise it is empty and the codes they have stay.
+         */
+        PasskeyRegistered: {
+            passkey: components["schemas"]["Passkey"];
+            /**
+             * @description Shown once; empty when the person already had a second factor.
+             * @example [
+             *       "7kq2m-x9vwd",
+             *       "h3t8c-p4nzr",
+             *       "w6j1f-b8mks",
+             *       "q2d9v-t7hxc",
+             *       "m5r3n-k1wzj",
+             *       "c8p6t-z2qvm",
+             *       "x4h7w-d9ncr",
+             *       "f1m8k-s6tqv",
+             *       "t9v2x-j3rbh",
+             *       "n7c5q-w8pkd"
+             *     ]
+             */
+            recovery_codes: string[];
+        };
+        /**
+         * @description What the browser needs to make a passkey: WebAuthn's `PublicKeyCredentialCreationOptionsJSON`
+         *     (W3C Web Authentication Level 3), for `navigator.credentials.create()` through
+         *     `PublicKeyCredential.parseCreationOptionsFromJSON()` or `@simplewebauthn/browser`'s
+         *     `startRegistration()`. Its keys are WebAuthn's and are not inflected. It asks for a discoverable
+         *     credential (`residentKey: required`) with user verification (`userVerification: required`) and
+         *     excludes the person's passkeys already registered.
+         * @example {
+         *       "rp": {
+         *         "name": "Back office",
+         *         "id": "localhost"
+         *       },
+         *       "user": {
+         *         "id": "8m3WhEJcRU2YVWpP4cGpVA",
+         *         "name": "ada@example.com",
+         *         "displayName": "Ada Lovelace"
+         *       },
+         *       "challenge": "4xJ8q1kT3v0Yp9mWc2Rz6bLd7nHf5sAa0gUe3iOk1Qw",
+         *       "pubKeyCredParams": [
+         *         {
+         *           "alg": -8,
+         *           "type": "public-key"
+         *         },
+         *         {
+         *           "alg": -7,
+         *           "type": "public-key"
+         *         },
+         *         {
+         *           "alg": -257,
+         *           "type": "public-key"
+         *         }
+         *       ],
+         *       "timeout": 300000,
+         *       "attestation": "none",
+         *       "excludeCredentials": [],
+         *       "authenticatorSelection": {
+         *         "residentKey": "required",
+         *         "userVerification": "required",
+         *         "requireResidentKey": true
+         *       },
+         *       "extensions": {
+         *         "credProps": true
+         *       },
+         *       "hints": []
+         *     }
+         */
+        WebAuthnCreationOptions: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A passkey registration begun: hand `options` to the browser, then send its answer to
+         *     `POST /me/passkeys` within `expires_in` seconds. The challenge inside is good once.
+         */
+        PasskeyRegistrationOptions: {
+            options: components["schemas"]["WebAuthnCreationOptions"];
+            /**
+             * Format: int32
+             * @description Seconds the challenge stays good.
+             * @example 300
+             */
+            expires_in: number;
+        };
+        PasskeyRenameRequest: {
+            name: components["schemas"]["PasskeyName"];
         };
         RefreshRequest: {
             /**
@@ -2686,9 +3067,13 @@ export interface components {
          *     `api_key_revoked`, `role_created`, `role_updated`, `role_deleted`, `user_created`,
          *     `user_updated`, `user_disabled`. Meetings: `meeting_created`, `meeting_updated`,
          *     `meeting_deleted`. Tasks: `task_created`, `task_updated`, `task_deleted`. Second factors:
-         *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code, with
-         *     `details.method`), `recovery_code_used` (with `details.remaining`), `recovery_codes_regenerated`,
-         *     `second_factors_reset` (with `details.factors`; the person's sessions end).
+         *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code or a
+         *     refused passkey, with `details.method`, `details.during` and, for a passkey, `details.reason`:
+         *     `counter_regressed` for a copied authenticator), `recovery_code_used` (with
+         *     `details.remaining`), `recovery_codes_regenerated`, `second_factors_reset` (with
+         *     `details.factors`; the person's sessions end), `passkey_renamed`. A passkey's events carry
+         *     `details.passkey_id`. A refused passwordless sign-in is `sign_in_failed` with
+         *     `details.method: passkey` and its `details.reason`.
          *     Reads are never recorded, and neither are refused operations, with two exceptions about API
          *     keys: `api_key_ip_refused` (a request from an address outside the key's allowlist; at most one
          *     a minute per key and server process, with `details.refused_before_unrecorded`, the refusals not
@@ -2699,7 +3084,11 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
+<<<<<<< HEAD
         AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled";
+=======
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "passkey_renamed";
+>>>>>>> e6ec7e3 (Passkeys (WebAuthn, issue 32), server: register several (named), list, rename and remove them at /me/passkeys; a passkey as the second step of a sign-in (passkey_options in the 202, passkey in POST /sessions/second-factor, session password_passkey) and passwordless with a discoverable passkey (POST /sessions/passkey/challenge then /sessions/passkey: the token set, session passkey); user verification required; counter and backup flags kept and checked (a counter going backwards refused and recorded); relying party and origins from PASSKEY_RP_ID / PASSKEY_ORIGINS (default make run's localhost:3000); challenges single-use, 5 minutes, in the database, capped per client address, swept. Contract first (WebAuthn JSON passed through, keys not inflected), examples; audit events; the admin policy counts a passkey. test/passkeys.test.ts with a software ES256 authenticator (test/support/passkey.ts): the attacks by name)
         /**
          * @description Who acted: a signed-in `user` (with the session used), an `api_key`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
@@ -3822,6 +4211,52 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["RecoveryCodes"];
+            };
+        };
+        /** @description No passkey of mine has this id (another person's passkey included). */
+        PasskeyNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:not_found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "No passkey of yours has this id.",
+                 *       "code": "not_found",
+                 *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The passkey. */
+        Passkey: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d",
+                 *       "name": "Laptop (Touch ID)",
+                 *       "created_at": "2026-12-19T10:00:00.000Z",
+                 *       "last_used_at": "2026-12-19T11:30:00.000Z",
+                 *       "backup_eligible": true,
+                 *       "backed_up": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["Passkey"];
             };
         };
         /** @description One page of users. */
@@ -5067,6 +5502,11 @@ export interface components {
          */
         SessionId: string;
         /**
+         * @description The id of one of my passkeys (another person's answers `404`, as an unknown one does).
+         * @example 3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d
+         */
+        PasskeyId: string;
+        /**
          * @description How many items per page, 1 to 200. A larger value is refused with `400`.
          * @example 50
          */
@@ -5390,8 +5830,12 @@ export type Problem = components['schemas']['Problem'];
 export type SignInRequest = components['schemas']['SignInRequest'];
 export type TokenSet = components['schemas']['TokenSet'];
 export type SecondFactorMethod = components['schemas']['SecondFactorMethod'];
+export type WebAuthnRequestOptions = components['schemas']['WebAuthnRequestOptions'];
 export type SecondFactorChallenge = components['schemas']['SecondFactorChallenge'];
+export type WebAuthnAuthenticationResponse = components['schemas']['WebAuthnAuthenticationResponse'];
 export type SecondFactorRequest = components['schemas']['SecondFactorRequest'];
+export type PasskeySignInOptions = components['schemas']['PasskeySignInOptions'];
+export type PasskeySignInRequest = components['schemas']['PasskeySignInRequest'];
 export type User = components['schemas']['User'];
 export type Me = components['schemas']['Me'];
 export type PasswordChangeRequest = components['schemas']['PasswordChangeRequest'];
@@ -5399,6 +5843,15 @@ export type SecondFactors = components['schemas']['SecondFactors'];
 export type TotpEnrolment = components['schemas']['TotpEnrolment'];
 export type TotpCode = components['schemas']['TotpCode'];
 export type RecoveryCodes = components['schemas']['RecoveryCodes'];
+export type PasskeyName = components['schemas']['PasskeyName'];
+export type Passkey = components['schemas']['Passkey'];
+export type PasskeyList = components['schemas']['PasskeyList'];
+export type WebAuthnRegistrationResponse = components['schemas']['WebAuthnRegistrationResponse'];
+export type PasskeyRegistrationRequest = components['schemas']['PasskeyRegistrationRequest'];
+export type PasskeyRegistered = components['schemas']['PasskeyRegistered'];
+export type WebAuthnCreationOptions = components['schemas']['WebAuthnCreationOptions'];
+export type PasskeyRegistrationOptions = components['schemas']['PasskeyRegistrationOptions'];
+export type PasskeyRenameRequest = components['schemas']['PasskeyRenameRequest'];
 export type RefreshRequest = components['schemas']['RefreshRequest'];
 export type UserPage = components['schemas']['UserPage'];
 export type UserCreateRequest = components['schemas']['UserCreateRequest'];
@@ -5472,6 +5925,8 @@ export type ResponseNoContent = components['responses']['NoContent'];
 export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseRecoveryCodes = components['responses']['RecoveryCodes'];
+export type ResponsePasskeyNotFound = components['responses']['PasskeyNotFound'];
+export type ResponsePasskey = components['responses']['Passkey'];
 export type ResponseUserPage = components['responses']['UserPage'];
 export type ResponseUserCreated = components['responses']['UserCreated'];
 export type ResponseCreateConflict = components['responses']['CreateConflict'];
@@ -5505,6 +5960,7 @@ export type ResponseWebhookDeliveryPage = components['responses']['WebhookDelive
 export type ResponseEventPage = components['responses']['EventPage'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
+export type ParameterPasskeyId = components['parameters']['PasskeyId'];
 export type ParameterLimit = components['parameters']['Limit'];
 export type ParameterCursor = components['parameters']['Cursor'];
 export type ParameterUserStatusFilter = components['parameters']['UserStatusFilter'];
@@ -5621,18 +6077,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "second_factor": {
-                     *         "challenge_token": "boc_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
-                     *         "expires_in": 300,
-                     *         "methods": [
-                     *           "totp",
-                     *           "recovery_code"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["SecondFactorChallenge"];
                 };
             };
@@ -5696,7 +6140,7 @@ export interface operations {
             201: components["responses"]["TokenSetCreated"];
             400: components["responses"]["BadRequest"];
             /**
-             * @description The code is wrong or already used (`invalid_second_factor`), or the challenge token is
+             * @description The code or passkey is wrong or already used (`invalid_second_factor`), or the challenge token is
              *     unknown, expired, used or worn out by wrong codes (`invalid_challenge`).
              */
             401: {
@@ -5707,6 +6151,121 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startPasskeySignIn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request options, for the browser. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "options": {
+                     *         "rpId": "localhost",
+                     *         "challenge": "9aQ2wE4rT6yU8iO0pL1kJ3hG5fD7sA9zX2cV4bN6mQ8",
+                     *         "timeout": 300000,
+                     *         "userVerification": "required",
+                     *         "allowCredentials": []
+                     *       },
+                     *       "expires_in": 300
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PasskeySignInOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signInWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "credential": {
+                 *         "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+                 *         "rawId": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+                 *         "type": "public-key",
+                 *         "response": {
+                 *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiOWFRMndFNHJUNnlVOGlPMHBMMWtKM2hHNWZEN3NBOXpYMmNWNGJONm1ROCIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6MzAwMCJ9",
+                 *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MdAAAABQ",
+                 *           "signature": "MEUCIQDx7rN0yQm8d1bX2kW5fJ6lP3sT9vC4hA0gE8uY1oZ2iQIgV7nB3mK5qL9wR2tX6cD0sF4jH8aP1yU3eG7oN5kM2vA",
+                 *           "userHandle": "8m3WhEJcRU2YVWpP4cGpVA"
+                 *         },
+                 *         "clientExtensionResults": {},
+                 *         "authenticatorAttachment": "platform"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasskeySignInRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["TokenSetCreated"];
+            400: components["responses"]["BadRequest"];
+            /** @description The passkey's answer does not verify, its passkey is unknown, or its challenge is unknown, expired or used (`invalid_passkey`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:invalid_passkey",
+                     *       "title": "Invalid passkey",
+                     *       "status": 401,
+                     *       "detail": "The passkey could not be verified, or its challenge is unknown, expired or used; start again.",
+                     *       "code": "invalid_passkey",
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6130,6 +6689,341 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyPasskeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description My passkeys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d",
+                     *           "name": "Laptop (Touch ID)",
+                     *           "created_at": "2026-12-19T10:00:00.000Z",
+                     *           "last_used_at": "2026-12-19T11:30:00.000Z",
+                     *           "backup_eligible": true,
+                     *           "backed_up": true
+                     *         },
+                     *         {
+                     *           "id": "9c8b7a6d-5e4f-4d3c-8b2a-1f0e9d8c7b6a",
+                     *           "name": "Security key",
+                     *           "created_at": "2026-12-19T10:05:00.000Z",
+                     *           "last_used_at": null,
+                     *           "backup_eligible": false,
+                     *           "backed_up": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    registerPasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Laptop (Touch ID)",
+                 *       "credential": {
+                 *         "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+                 *         "rawId": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+                 *         "type": "public-key",
+                 *         "response": {
+                 *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiNHhKOHExa1QzdjBZcDltV2MyUno2YkxkN25IZjVzQWEwZ1VlM2lPazFRdyIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6MzAwMCJ9",
+                 *           "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFSZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2NdAAAAAA",
+                 *           "transports": [
+                 *             "internal",
+                 *             "hybrid"
+                 *           ]
+                 *         },
+                 *         "clientExtensionResults": {
+                 *           "credProps": {
+                 *             "rk": true
+                 *           }
+                 *         },
+                 *         "authenticatorAttachment": "platform"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasskeyRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The passkey, in force, and my recovery codes when it is my first second factor. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "passkey": {
+                     *         "id": "3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d",
+                     *         "name": "Laptop (Touch ID)",
+                     *         "created_at": "2026-12-19T10:00:00.000Z",
+                     *         "last_used_at": null,
+                     *         "backup_eligible": true,
+                     *         "backed_up": true
+                     *       },
+                     *       "recovery_codes": [
+                     *         "7kq2m-x9vwd",
+                     *         "h3t8c-p4nzr",
+                     *         "w6j1f-b8mks",
+                     *         "q2d9v-t7hxc",
+                     *         "m5r3n-k1wzj",
+                     *         "c8p6t-z2qvm",
+                     *         "x4h7w-d9ncr",
+                     *         "f1m8k-s6tqv",
+                     *         "t9v2x-j3rbh",
+                     *         "n7c5q-w8pkd"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PasskeyRegistered"];
+                };
+            };
+            /** @description Request validation failed, or the browser's answer does not verify (`invalid_passkey`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:invalid_passkey",
+                     *       "title": "Bad request",
+                     *       "status": 400,
+                     *       "detail": "The passkey's answer could not be verified, or its challenge is unknown, expired or used; start again.",
+                     *       "code": "invalid_passkey",
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description This credential is registered already (`passkey_already_registered`), or I hold 20 passkeys (`too_many_passkeys`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:passkey_already_registered",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "This passkey is registered already.",
+                     *       "code": "passkey_already_registered",
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startPasskeyRegistration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The creation options, for the browser. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRegistrationOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description I hold 20 passkeys already (`too_many_passkeys`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:too_many_passkeys",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "You hold 20 passkeys already; remove one first.",
+                     *       "code": "too_many_passkeys",
+                     *       "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removePasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The id of one of my passkeys (another person's answers `404`, as an unknown one does).
+                 * @example 3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d
+                 */
+                id: components["parameters"]["PasskeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PasskeyNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    renamePasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The id of one of my passkeys (another person's answers `404`, as an unknown one does).
+                 * @example 3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d
+                 */
+                id: components["parameters"]["PasskeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Phone"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasskeyRenameRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Passkey"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PasskeyNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

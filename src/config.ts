@@ -66,6 +66,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       SESSION_RETENTION_DAYS: num({ default: 30, desc: 'How long a session that is over (with its tokens) is kept before the sweep deletes it' }),
       AUDIT_RETENTION_DAYS: num({ default: 400, desc: 'How long audit events are kept before the sweep deletes them (whole sealed batches)' }),
       ADMIN_SECOND_FACTOR: str({ choices: ['required', 'optional'], default: 'required', desc: 'Whether holders of the built-in admin role must have a second factor' }),
+      PASSKEY_RP_ID: str({ default: 'localhost', desc: 'WebAuthn relying-party id: the host name passkeys are bound to (the site\'s domain, or a parent of it)' }),
+      PASSKEY_RP_NAME: str({ default: 'Back office', desc: 'The name the browser shows when making a passkey' }),
+      PASSKEY_ORIGINS: str({ default: 'http://localhost:3000', desc: 'Comma-separated origins (scheme://host[:port]) the back office is served from; a passkey answer from any other is refused' }),
       API_KEY_DEFAULT_RATE_LIMIT: rateLimit({ default: undefined, desc: 'The rate limit of a key that carries none (N/S); off: such keys are not limited' }),
       USER_RATE_LIMIT: rateLimit({ default: { requests: 120, perSeconds: 60 }, desc: 'Per signed-in person, on the operations marked x-user-rate-limit (N/S); off: none' }),
       RATE_LIMIT_SYNC_INTERVAL_MS: num({ default: 1000, desc: 'How often each process reconciles its rate-limit counters and writes key usage (ms); 0: only when a limit needs it' }),
@@ -104,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   }
   const retrySchedule = e.WEBHOOKS_RETRY_SCHEDULE_S.split(',').map((v) => Number(v.trim()));
   if (retrySchedule.some((v) => !(v >= 0 && v <= 7 * 86_400))) throw new ConfigError('Invalid configuration:\n  WEBHOOKS_RETRY_SCHEDULE_S: expected seconds (0 to 604800), comma-separated');
+  const passkeys = passkeyConfig(e.PASSKEY_RP_ID, e.PASSKEY_RP_NAME, e.PASSKEY_ORIGINS);
   if (e.TEST_CLOCK_FILE !== '' && e.NODE_ENV !== 'test') throw new ConfigError('Invalid configuration:\n  TEST_CLOCK_FILE: only with NODE_ENV=test');
   return {
     env: e.NODE_ENV,
@@ -150,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       /** Holders of the built-in admin role must enrol a second factor before anything else. */
       requiredForAdmins: e.ADMIN_SECOND_FACTOR === 'required',
     },
+    passkeys,
     rateLimits: {
       apiKeyDefault: e.API_KEY_DEFAULT_RATE_LIMIT ?? null,
       user: e.USER_RATE_LIMIT,
@@ -171,6 +176,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
 }
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/**
+ * The relying party of passkeys (docs/AUTH.md#passkeys): its id must be the host of every origin
+ * or a parent domain of it (what browsers require), and an origin is exactly scheme://host[:port].
+ */
+function passkeyConfig(rpId: string, rpName: string, originList: string) {
+  const bad = (why: string) => new ConfigError(`Invalid configuration:\n  ${why}`);
+  if (!/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/.test(rpId)) throw bad('PASSKEY_RP_ID: expected a lower-case host name, such as backoffice.example.com');
+  const origins = originList.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
+  if (origins.length === 0) throw bad('PASSKEY_ORIGINS: expected at least one origin, such as https://backoffice.example.com');
+  for (const origin of origins) {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw bad(`PASSKEY_ORIGINS: ${origin} is not an origin (scheme://host[:port])`);
+    }
+    if (url.origin !== origin || !['https:', 'http:'].includes(url.protocol)) throw bad(`PASSKEY_ORIGINS: ${origin} is not an origin (scheme://host[:port], no path or trailing slash)`);
+    if (url.hostname !== rpId && !url.hostname.endsWith(`.${rpId}`)) throw bad(`PASSKEY_ORIGINS: ${origin} is not on PASSKEY_RP_ID ${rpId} or a subdomain of it`);
+  }
+  return { rpId, rpName, origins };
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

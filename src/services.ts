@@ -11,6 +11,7 @@ import { auditService } from './audit/service.js';
 import { meetingService } from './meetings/service.js';
 import { taskService } from './tasks/service.js';
 import { secondFactorService } from './second-factor/service.js';
+import { passkeyService } from './second-factor/passkeys.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { bearerAuthenticator } from './sessions/authenticator.js';
 import { revokeSessions } from './sessions/revocation.js';
@@ -39,6 +40,7 @@ export interface Services {
   webhooks: ReturnType<typeof webhookService>;
   /** Sends due deliveries; started by src/main.ts (and by the tests that need it). */
   deliveries: ReturnType<typeof deliveryWorker>;
+  passkeys: ReturnType<typeof passkeyService>;
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
   /** Rate limits and key usage, counted in this process and reconciled through the database. */
@@ -47,6 +49,7 @@ export interface Services {
 
 export function buildServices(deps: Dependencies): Services {
   const usage = new UsageCounter();
+  const secondFactors = secondFactorService(deps);
   return {
     users: userService(deps, revokeSessions),
     roles: roleService(deps),
@@ -57,9 +60,10 @@ export function buildServices(deps: Dependencies): Services {
     meetings: meetingService(deps),
     tasks: taskService(deps),
     idempotency: idempotencyService(deps),
-    secondFactors: secondFactorService(deps),
+    secondFactors,
     webhooks: webhookService(deps, deps.config.webhooks),
     deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
+    passkeys: passkeyService(deps, secondFactors.newCodesFor),
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps) },
     admission: admissionService(deps, usage),
   };

@@ -12,6 +12,7 @@ import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
 import { ManualClock, systemClock } from '../src/clock.js';
 import { enrolTotp, totpCode } from './support/second-factor.js';
+import { SoftAuthenticator } from './support/passkey.js';
 import { hashPassword } from '../src/auth/passwords.js';
 import { isPermission } from '../src/auth/permissions.js';
 import type { Kysely } from 'kysely';
@@ -46,6 +47,16 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
 };
 
 
+/** A passkey row of `userId` (its key is never used here: the matrix is about who may call). */
+async function passkeyOf(userId: string): Promise<string> {
+  const row = await database.db
+    .insertInto('second_factors')
+    .values({ user_id: userId, kind: 'passkey', name: 'Matrix', created_at: new Date(), confirmed_at: new Date(), credential_id: randomUUID(), public_key: Buffer.alloc(77), sign_count: 0, backup_eligible: false, backup_state: false })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
 /** A signed-in caller (through the real POST /sessions), when the case has one. */
 interface Caller {
   userId: string;
@@ -58,6 +69,8 @@ interface Caller {
 async function concretePath(op: OperationInfo, caller?: Caller): Promise<string> {
   // Sessions exist only by signing in: one's own session, or another user's.
   if (op.path === '/sessions/{id}') return `/sessions/${(caller ?? (await signedInWith([]))).sessionId}`;
+  // A passkey exists only as someone's: the caller's own, or (without a caller) another user's.
+  if (op.path === '/me/passkeys/{id}') return `/me/passkeys/${await passkeyOf(caller?.userId ?? (await makeUser(database.db)).id)}`;
   if (op.path.includes('{session_id}')) {
     const other = await signedInWith([]);
     return op.path.replace('{id}', other.userId).replace('{session_id}', other.sessionId);
@@ -115,6 +128,10 @@ const SECOND_FACTOR_FIRST: Record<string, (app: Parameters<typeof request>[0], c
   confirmTotpEnrolment: async (app, caller) => {
     const { body } = await request(app).post('/me/totp').set('authorization', `Bearer ${caller.accessToken}`).expect(201);
     return { totp_code: totpCode(body.secret, new Date()) };
+  },
+  registerPasskey: async (app, caller) => {
+    const { body } = await request(app).post('/me/passkeys/registration').set('authorization', `Bearer ${caller.accessToken}`).expect(201);
+    return { credential: new SoftAuthenticator().register(body.options) };
   },
 };
 

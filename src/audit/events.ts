@@ -39,6 +39,7 @@ export const AUDIT_EVENT_TYPES = [
   'webhook_endpoint_secret_rotated',
   'webhook_endpoint_deleted',
   'webhook_endpoint_disabled',
+  'passkey_renamed',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -166,7 +166,7 @@ export interface AuditSealsTable {
 }
 
 /** How a session was opened: the password alone, or the password and a second factor. */
-export type AuthenticationMethod = 'password' | 'password_totp' | 'password_recovery_code' | 'password_passkey';
+export type AuthenticationMethod = 'password' | 'password_totp' | 'password_recovery_code' | 'password_passkey' | 'passkey';
 
 /** An authenticator app (TOTP) or a passkey of a person. */
 export interface SecondFactorsTable {
@@ -184,6 +184,10 @@ export interface SecondFactorsTable {
   public_key: Nullable<Buffer>;
   sign_count: Nullable<string | number>;
   transports: Nullable<string[]>;
+  /** WebAuthn's BE flag at registration (the credential may be synced); never changes. */
+  backup_eligible: Nullable<boolean>;
+  /** WebAuthn's BS flag as last reported (the credential is backed up now). */
+  backup_state: Nullable<boolean>;
 }
 
 export interface RecoveryCodesTable {
@@ -201,6 +205,18 @@ export interface SignInChallengesTable {
   expires_at: Timestamp;
   failures: ColumnType<number, number | undefined, number>;
   used_at: Nullable<Date>;
+  /** The WebAuthn challenge a passkey must sign for this second step; null when the person had none. */
+  passkey_challenge: Nullable<string>;
+}
+
+/** A WebAuthn challenge of a registration or a passwordless sign-in: good once, until expires_at. */
+export interface PasskeyChallengesTable {
+  challenge: string;
+  purpose: 'registration' | 'sign_in';
+  user_id: Nullable<string>;
+  counted_address: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
 }
 
 export interface ServiceSecretsTable {
@@ -290,6 +306,7 @@ export interface Database {
   second_factors: SecondFactorsTable;
   recovery_codes: RecoveryCodesTable;
   sign_in_challenges: SignInChallengesTable;
+  passkey_challenges: PasskeyChallengesTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;

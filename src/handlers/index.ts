@@ -13,6 +13,7 @@ import { meetingHandlers } from './meetings.js';
 import { taskHandlers } from './tasks.js';
 import { secondFactorHandlers } from './second-factors.js';
 import { webhookHandlers } from './webhooks.js';
+import { passkeyHandlers } from './passkeys.js';
 
 export function createHandlers(services: Services): HandlerMap {
   return {
@@ -28,5 +29,6 @@ export function createHandlers(services: Services): HandlerMap {
     ...taskHandlers(services),
     ...secondFactorHandlers(services),
     ...webhookHandlers(services),
+    ...passkeyHandlers(services),
   };
 }

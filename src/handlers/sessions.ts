@@ -20,7 +20,7 @@ export function sessionHandlers({ sessions }: Services) {
 
   const signInSecondFactor: Handler<'signInSecondFactor'> = async ({ body, request }) => {
     // The contract lets exactly one factor through beside the challenge token.
-    const answer = body.totp_code !== undefined ? { totp_code: body.totp_code } : { recovery_code: body.recovery_code! };
+    const answer = body.totp_code !== undefined ? { totp_code: body.totp_code } : body.passkey !== undefined ? { passkey: body.passkey } : { recovery_code: body.recovery_code! };
     const set = await sessions.signInSecondFactor(body.challenge_token, answer, request);
     return { status: 201, body: set, headers: NO_STORE_TOKENS };
   };

@@ -1,6 +1,7 @@
 // Deletes rows that have served their purpose, so tables stay the size of the live data:
 //  - sign-in attempts older than the throttle window (they no longer count), and sign-in
-//    challenges past their 5 minutes (src/sessions/challenges.ts);
+//    challenges past their 5 minutes (src/sessions/challenges.ts), passkey challenges with them
+//    (registrations and passwordless sign-ins begun: src/second-factor/passkeys.ts);
 //  - sessions over (signed out, revoked, expired or idle) for longer than the retention period,
 //    with their token sets (cascade). A live session keeps every generation of its tokens: an old
 //    refresh token presented again must still be recognised as reused.
@@ -29,7 +30,7 @@ export interface SweepPolicy {
 
 export interface SweepResult {
   signInAttempts: number;
-  /** Second-step challenges of sign-ins past their 5 minutes (src/sessions/challenges.ts). */
+  /** Second-step challenges of sign-ins past their 5 minutes (src/sessions/challenges.ts), and passkey challenges past theirs. */
   signInChallenges: number;
   sessions: number;
   idempotencyAnswers: number;
@@ -72,6 +73,11 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
     const result = await sql`
       delete from sign_in_challenges where id in (
         select id from sign_in_challenges where expires_at <= ${now} limit ${BATCH} for update skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  }) + await inBatches(async () => {
+    const result = await sql`
+      delete from passkey_challenges where challenge in (
+        select challenge from passkey_challenges where expires_at <= ${now} limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   });
   const idempotencyAnswers = await inBatches(() => deleteExpiredAnswers(db, now, BATCH));

@@ -142,7 +142,7 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
     return [...(totp?.confirmed_at ? (['totp'] as const) : []), ...(remaining > 0 ? (['recovery_code'] as const) : [])];
   }
 
-  return { isRequired, overview, startTotp, confirmTotp, removeTotp, regenerateRecoveryCodes, useForSignIn, methodsOf };
+  return { isRequired, overview, startTotp, confirmTotp, removeTotp, regenerateRecoveryCodes, useForSignIn, methodsOf, newCodesFor };
 }
 
 export type SecondFactorService = ReturnType<typeof secondFactorService>;

@@ -12,22 +12,23 @@ export const MAX_CHALLENGE_FAILURES = 5;
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export async function openChallenge(db: Db, userId: string, now: Date): Promise<string> {
+/** Opens a challenge; `passkeyChallenge`: the WebAuthn challenge a passkey must sign for this second step, if the person has one. */
+export async function openChallenge(db: Db, userId: string, now: Date, passkeyChallenge: string | null = null): Promise<string> {
   const token = generateSecret(CHALLENGE_PREFIX);
   await db
     .insertInto('sign_in_challenges')
-    .values({ token_digest: digestSecret(token), user_id: userId, created_at: now, expires_at: new Date(now.getTime() + CHALLENGE_TTL_S * 1000) })
+    .values({ token_digest: digestSecret(token), user_id: userId, created_at: now, expires_at: new Date(now.getTime() + CHALLENGE_TTL_S * 1000), passkey_challenge: passkeyChallenge })
     .execute();
   return token;
 }
 
-/** A live challenge's id, user and e-mail; undefined for a malformed, unknown, expired, used or worn-out token. */
+/** A live challenge's id, user, e-mail and passkey challenge; undefined for a malformed, unknown, expired, used or worn-out token. */
 export async function findLiveChallenge(db: Db, token: string, now: Date) {
   if (!isWellFormedSecret(CHALLENGE_PREFIX, token)) return undefined;
   return db
     .selectFrom('sign_in_challenges as c')
     .innerJoin('users as u', 'u.id', 'c.user_id')
-    .select(['c.id', 'c.user_id', 'u.email'])
+    .select(['c.id', 'c.user_id', 'u.email', 'c.passkey_challenge'])
     .where('c.token_digest', '=', digestSecret(token))
     .where('c.used_at', 'is', null)
     .where('c.expires_at', '>', now)

@@ -20,6 +20,8 @@ import { revokeSessions, truncateUserAgent, type ClientInfo } from './revocation
 import type { Actor } from '../audit/events.js';
 import { uncounted } from '../outcomes.js';
 import { secondFactorService, type SecondFactorAnswer } from '../second-factor/service.js';
+import { passkeyService, challengeOf, type AssertionVerdict, type WebAuthnJson } from '../second-factor/passkeys.js';
+import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordSecondFactorEvent } from '../second-factor/events.js';
 import { CHALLENGE_TTL_S, challengeFailed, challengeUsed, findLiveChallenge, lockLiveChallenge, openChallenge } from './challenges.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
@@ -29,7 +31,10 @@ export type { ClientInfo };
 /** What the password step answers: the token set, or (for a person with a second factor) a challenge. */
 export type SignInOutcome =
   | { tokens: TokenSet }
-  | { challenge: { challenge_token: string; expires_in: number; methods: ('totp' | 'recovery_code')[] } };
+  | { challenge: { challenge_token: string; expires_in: number; methods: ('totp' | 'passkey' | 'recovery_code')[]; passkey_options?: WebAuthnJson } };
+
+/** A second step's factor: a code (src/second-factor/service.ts) or a passkey's answer to the challenge's passkey_options. */
+export type SecondStepAnswer = SecondFactorAnswer | { passkey: unknown };
 
 // An unknown e-mail still costs one full verification, against this hash of a random password, so
 // that its answer takes as long as a wrong password's.
@@ -48,6 +53,7 @@ export function sessionService(deps: Dependencies) {
   const { db, clock, config, outcomes = uncounted } = deps;
   const throttle = signInThrottle(db, config.signInThrottle);
   const secondFactors = secondFactorService(deps);
+  const passkeys = passkeyService(deps, secondFactors.newCodesFor);
   const { lifetimeS, idleTimeoutS, refreshGraceS } = config.sessions;
   const liveness = (now: Date) => livenessAt(now, idleTimeoutS);
 
@@ -95,8 +101,12 @@ export function sessionService(deps: Dependencies) {
     // The password alone is not enough: the attempt keeps counting as a failure until the second
     // step succeeds, so a right password without a code buys no fresh guesses.
     if (user.has_second_factor) {
-      const [challenge_token, methods] = await Promise.all([openChallenge(db, user.id, now), secondFactors.methodsOf(user.id)]);
-      return { challenge: { challenge_token, expires_in: CHALLENGE_TTL_S, methods } };
+      // One query after the other: a request holds one connection at a time.
+      const passkey = await passkeys.secondStepOptions(user.id);
+      const codes = await secondFactors.methodsOf(user.id);
+      const challenge_token = await openChallenge(db, user.id, now, passkey?.challenge ?? null);
+      const methods = [...codes.filter((m) => m === 'totp'), ...(passkey ? (['passkey'] as const) : []), ...codes.filter((m) => m === 'recovery_code')];
+      return { challenge: { challenge_token, expires_in: CHALLENGE_TTL_S, methods, ...(passkey ? { passkey_options: passkey.options } : {}) } };
     }
     return { tokens: await open(user.id, attempt, client, now, 'password') };
   }
@@ -126,7 +136,7 @@ export function sessionService(deps: Dependencies) {
    * code counts against the same throttle as a wrong password (the person's e-mail from this
    * address), wears the challenge out, and is recorded as `second_factor_failed`.
    */
-  async function signInSecondFactor(challengeToken: string, answer: SecondFactorAnswer, client: ClientInfo): Promise<TokenSet> {
+  async function signInSecondFactor(challengeToken: string, answer: SecondStepAnswer, client: ClientInfo): Promise<TokenSet> {
     const challenge = await findLiveChallenge(db, challengeToken, clock.now());
     if (!challenge) throw invalidChallenge();
     const attempt = await beginAttempt(challenge.email, client);
@@ -134,10 +144,23 @@ export function sessionService(deps: Dependencies) {
     const now = clock.now();
     const method = await db.transaction().execute(async (trx) => {
       if (!(await lockLiveChallenge(trx, challenge.id, now))) return 'dead' as const;
-      const proved = await secondFactors.useForSignIn(trx, challenge.user_id, answer, now, client);
+      let proved: AuthenticationMethod | null;
+      let refusal: AssertionVerdict | undefined;
+      if ('passkey' in answer) {
+        // The passkey must sign this sign-in's own WebAuthn challenge, so an answer is good once.
+        refusal = challenge.passkey_challenge
+          ? await passkeys.verifyAssertion(trx, answer.passkey, challenge.passkey_challenge, challenge.user_id)
+          : { ok: false, reason: 'invalid_challenge' };
+        if (refusal.ok) await passkeys.noteUse(trx, refusal, now);
+        proved = refusal.ok ? 'password_passkey' : null;
+      } else {
+        proved = await secondFactors.useForSignIn(trx, challenge.user_id, answer, now, client);
+      }
       if (!proved) {
         await challengeFailed(trx, challenge.id);
-        const details = { method: 'totp_code' in answer ? 'totp' : 'recovery_code', during: 'sign_in' };
+        const details: Record<string, string> = 'passkey' in answer
+          ? { method: 'passkey', during: 'sign_in', reason: refusal && !refusal.ok ? refusal.reason : 'not_verified', ...(refusal?.passkey ? { passkey_id: refusal.passkey.id } : {}) }
+          : { method: 'totp_code' in answer ? 'totp' : 'recovery_code', during: 'sign_in' };
         await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: challenge.user_id, actor: { type: 'anonymous' }, client, details });
         return 'wrong' as const;
       }
@@ -150,6 +173,43 @@ export function sessionService(deps: Dependencies) {
       throw wrongSecondFactor();
     }
     return open(challenge.user_id, attempt, client, now, method);
+  }
+
+  /** Begins a passwordless sign-in with a passkey: the options for the browser. */
+  function startPasskeySignIn(client: ClientInfo) {
+    return passkeys.startSignIn(client);
+  }
+
+  /**
+   * Signs in with a passkey alone (a discoverable credential with user verification): the
+   * browser's answer to a live challenge of startPasskeySignIn names its passkey, whose person
+   * signs in. The challenge is used up whatever the verdict; every refusal answers the same
+   * `401 invalid_passkey` and is recorded as `sign_in_failed` (the person concerned when the
+   * passkey is known). The sign-in throttle is not asked: a signature cannot be guessed, and a
+   * person whose password is under attack can still come in with their passkey.
+   */
+  async function signInWithPasskey(credential: unknown, client: ClientInfo): Promise<TokenSet> {
+    const challenge = challengeOf(credential);
+    const now = clock.now();
+    const userAgent = truncateUserAgent(client.userAgent);
+    const outcome = await db.transaction().execute(async (trx) => {
+      const refuse = async (reason: string, userId: string | null) => {
+        await recordSecurityEvent(trx, { type: 'sign_in_failed', at: now, userId, ip: client.ip, requestId: client.requestId, userAgent, details: { method: 'passkey', reason } });
+        return undefined;
+      };
+      if (!challenge || !(await passkeys.takeChallenge(trx, challenge, 'sign_in', null, now))?.live) return refuse('invalid_challenge', null);
+      const verdict = await passkeys.verifyAssertion(trx, credential, challenge, null);
+      if (!verdict.ok) return refuse(verdict.reason, verdict.passkey?.user_id ?? null);
+      const user = await trx.selectFrom('users').select(['id', 'email', 'status']).where('id', '=', verdict.passkey.user_id).executeTakeFirstOrThrow();
+      if (user.status !== 'active') return refuse('account_disabled', user.id);
+      await passkeys.noteUse(trx, verdict, now);
+      return user;
+    });
+    if (!outcome) {
+      outcomes.signIn('failed');
+      throw unauthenticated('invalid_passkey', 'The passkey could not be verified, or its challenge is unknown, expired or used; start again.');
+    }
+    return open(outcome.id, { emailDigest: emailDigest(outcome.email), countedAddress: throttledAddress(client.ip) }, client, now, 'passkey');
   }
 
   async function refresh(accessToken: string, refreshToken: string, client: ClientInfo): Promise<TokenSet> {
@@ -284,6 +344,8 @@ export function sessionService(deps: Dependencies) {
   return {
     signIn,
     signInSecondFactor,
+    startPasskeySignIn,
+    signInWithPasskey,
     refresh,
     listSessions,
     listSessionsOfUser,

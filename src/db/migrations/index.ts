@@ -22,6 +22,7 @@ import * as m20261213T1000SafeWrites from './20261213T1000_safe_writes.js';
 import * as m20261214T1000PartnerKeys from './20261214T1000_partner_keys.js';
 import * as m20261215T1000SecondFactors from './20261215T1000_second_factors.js';
 import * as m20261221T1000Events from './20261221T1000_events.js';
+import * as m20261219T1000Passkeys from './20261219T1000_passkeys.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '20261214T1000_partner_keys': m20261214T1000PartnerKeys,
   '20261215T1000_second_factors': m20261215T1000SecondFactors,
   '20261221T1000_events': m20261221T1000Events,
+  '20261219T1000_passkeys': m20261219T1000Passkeys,
 };

@@ -1,0 +1,112 @@
+// Queries on passkeys (second_factors rows of kind 'passkey') and their WebAuthn challenges.
+// Functions take the database or a transaction; times come from the caller's clock.
+import { type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Database, PasskeyChallengesTable, SecondFactorsTable } from '../db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+export type PasskeyRow = Selectable<SecondFactorsTable>;
+
+/** What a person may see of a passkey. */
+const LISTED = ['id', 'name', 'created_at', 'last_used_at', 'backup_eligible', 'backup_state'] as const;
+export type ListedPasskey = Pick<PasskeyRow, (typeof LISTED)[number]>;
+
+export function listPasskeys(db: Db, userId: string): Promise<ListedPasskey[]> {
+  return db.selectFrom('second_factors').select(LISTED).where('user_id', '=', userId).where('kind', '=', 'passkey').orderBy('created_at').orderBy('id').execute();
+}
+
+/** The credential ids (and transports) of a person's passkeys, for allowCredentials and excludeCredentials. */
+export function credentialsOf(db: Db, userId: string) {
+  return db.selectFrom('second_factors').select(['credential_id', 'transports']).where('user_id', '=', userId).where('kind', '=', 'passkey').orderBy('created_at').orderBy('id').execute();
+}
+
+export async function countPasskeys(db: Db, userId: string): Promise<number> {
+  const row = await db.selectFrom('second_factors').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).where('kind', '=', 'passkey').executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** A passkey by its credential id, locked until the transaction ends: two assertions of it are judged one after the other. */
+export function lockPasskeyByCredential(trx: Transaction<Database>, credentialId: string): Promise<PasskeyRow | undefined> {
+  return trx.selectFrom('second_factors').selectAll().where('credential_id', '=', credentialId).where('kind', '=', 'passkey').forUpdate().executeTakeFirst();
+}
+
+export interface NewPasskey {
+  userId: string;
+  name: string;
+  credentialId: string;
+  publicKey: Buffer;
+  signCount: number;
+  transports: string[];
+  backupEligible: boolean;
+  backupState: boolean;
+  now: Date;
+}
+
+/** Stores a verified passkey; undefined when its credential id is registered already (to anyone). */
+export function insertPasskey(db: Db, p: NewPasskey): Promise<ListedPasskey | undefined> {
+  return db
+    .insertInto('second_factors')
+    .values({
+      user_id: p.userId,
+      kind: 'passkey',
+      name: p.name,
+      created_at: p.now,
+      confirmed_at: p.now,
+      credential_id: p.credentialId,
+      public_key: p.publicKey,
+      sign_count: p.signCount,
+      transports: p.transports,
+      backup_eligible: p.backupEligible,
+      backup_state: p.backupState,
+    })
+    .onConflict((oc) => oc.column('credential_id').doNothing())
+    .returning(LISTED)
+    .executeTakeFirst();
+}
+
+/** After a verified assertion: the counter and backup state it reported, and the time. */
+export async function notePasskeyUse(trx: Transaction<Database>, id: string, signCount: number, backupState: boolean, now: Date): Promise<void> {
+  await trx.updateTable('second_factors').set({ sign_count: signCount, backup_state: backupState, last_used_at: now }).where('id', '=', id).execute();
+}
+
+/** One of the person's passkeys, locked until the transaction ends; undefined for anyone else's. */
+export function lockOwnPasskey(trx: Transaction<Database>, userId: string, id: string): Promise<PasskeyRow | undefined> {
+  return trx.selectFrom('second_factors').selectAll().where('id', '=', id).where('user_id', '=', userId).where('kind', '=', 'passkey').forUpdate().executeTakeFirst();
+}
+
+export function setPasskeyName(trx: Transaction<Database>, id: string, name: string): Promise<ListedPasskey> {
+  return trx.updateTable('second_factors').set({ name }).where('id', '=', id).returning(LISTED).executeTakeFirstOrThrow();
+}
+
+export function deletePasskey(db: Db, userId: string, id: string): Promise<{ name: string | null } | undefined> {
+  return db.deleteFrom('second_factors').where('id', '=', id).where('user_id', '=', userId).where('kind', '=', 'passkey').returning('name').executeTakeFirst();
+}
+
+/** Live challenges held by one client address (as the sign-in throttle counts it). */
+export async function liveChallengesFrom(db: Db, countedAddress: string, now: Date): Promise<number> {
+  const row = await db
+    .selectFrom('passkey_challenges')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('counted_address', '=', countedAddress)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function putChallenge(db: Db, row: Omit<Selectable<PasskeyChallengesTable>, 'created_at'> & { created_at: Date }): Promise<void> {
+  await db.insertInto('passkey_challenges').values(row).execute();
+}
+
+/**
+ * Uses a challenge up: deleted whatever comes next, so it is good once. Only a challenge of this
+ * purpose and person (null: a passwordless sign-in) is taken; `live` says whether it was still good.
+ */
+export async function takeChallenge(db: Db, challenge: string, purpose: 'registration' | 'sign_in', userId: string | null, now: Date): Promise<{ live: boolean } | undefined> {
+  const row = await db
+    .deleteFrom('passkey_challenges')
+    .where('challenge', '=', challenge)
+    .where('purpose', '=', purpose)
+    .where((eb) => (userId === null ? eb('user_id', 'is', null) : eb('user_id', '=', userId)))
+    .returning('expires_at')
+    .executeTakeFirst();
+  return row && { live: row.expires_at > now };
+}
