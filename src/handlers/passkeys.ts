@@ -1,6 +1,6 @@
 // Handlers of the signed-in person's passkeys (register, list, rename, remove) and of the
 // passwordless sign-in with one. The WebAuthn JSON passes through as the browser made it.
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import type { Services } from '../services.js';
 import { refused } from '../errors.js';
 import { signedInUser } from '../auth/caller.js';

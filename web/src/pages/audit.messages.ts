@@ -73,4 +73,5 @@ export const auditMessages = pageMessages({
   'audit.line.webhook_endpoint_secret_rotated': { en: '{actor} rotated the signing secret of the webhook endpoint {target}', fr: '{actor} a renouvelé le secret de signature du point de terminaison webhook {target}' },
   'audit.line.webhook_endpoint_deleted': { en: '{actor} deleted the webhook endpoint {target}', fr: '{actor} a supprimé le point de terminaison webhook {target}' },
   'audit.line.webhook_endpoint_disabled': { en: '{actor} disabled the webhook endpoint {target}: every delivery failed for days', fr: '{actor} a désactivé le point de terminaison webhook {target} : toutes les livraisons échouaient depuis des jours' },
+  'audit.line.passkey_renamed': { en: '{actor} renamed a passkey of {target}', fr: '{actor} a renommé une clé d’accès de {target}' },
 });

@@ -19,4 +19,5 @@ export const sessionsMessages = pageMessages({
   'sessions.method.password_totp': { en: 'password + app code', fr: 'mot de passe + code d’application' },
   'sessions.method.password_recovery_code': { en: 'password + recovery code', fr: 'mot de passe + code de secours' },
   'sessions.method.password_passkey': { en: 'password + passkey', fr: 'mot de passe + clé d’accès' },
+  'sessions.method.passkey': { en: 'passkey', fr: 'clé d’accès' },
 });
