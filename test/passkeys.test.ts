@@ -1,7 +1,7 @@
 // Passkeys (WebAuthn) through the API, as an attacker would try them, on the real service and
 // PostgreSQL: registering, naming, listing and removing; the second step of a sign-in; the
 // passwordless sign-in. Answers are made by a software authenticator (test/support/passkey.ts).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
@@ -12,6 +12,10 @@ import { adminRoleId } from './support/access-fixtures.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { sweep } from '../src/maintenance/sweeper.js';
+import { budget } from './support/budgets.js';
+
+// Each test makes at most two people and signs in at most four times: six argon2 steps (test/support/budgets.ts).
+vi.setConfig({ testTimeout: budget({ passwordHash: 6 }) });
 
 let database: TestDatabase;
 beforeAll(async () => {

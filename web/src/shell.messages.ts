@@ -47,6 +47,8 @@ export const shellMessages = pageMessages({
   'error.notFound': { en: 'This page does not exist.', fr: "Cette page n'existe pas." },
   'error.outranked': { en: 'You cannot do this: the target holds {permissions}, which you do not have.', fr: "Impossible : la cible détient {permissions}, que vous n'avez pas." },
   'error.invalidCode': { en: 'This code is wrong or was already used.', fr: 'Ce code est erroné ou a déjà servi.' },
+  'error.invalidPasskey': { en: 'This passkey could not be verified. Try again.', fr: 'Cette clé d’accès n’a pas pu être vérifiée. Réessayez.' },
+  'error.passkeyCancelled': { en: 'No passkey was used (the browser’s window was closed, or no passkey for this site was found).', fr: 'Aucune clé d’accès n’a été utilisée (la fenêtre du navigateur a été fermée, ou aucune clé d’accès pour ce site n’a été trouvée).' },
   'error.challengeExpired': { en: 'This sign-in has expired or had too many wrong codes. Start again.', fr: 'Cette connexion a expiré ou a reçu trop de codes erronés. Recommencez.' },
   'authority.needs': { en: 'Needs {permissions}, which you do not have.', fr: "Il faut {permissions}, que vous n'avez pas." },
   'permissions.none': { en: 'No permission to choose from.', fr: 'Aucune permission à choisir.' },

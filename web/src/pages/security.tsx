@@ -1,6 +1,7 @@
 // My second factors: enrol an authenticator app (QR code of the otpauth:// URI, or its key typed
 // by hand), confirm it with a first code, keep the recovery codes (copy, download), make new ones,
-// remove the app. Also the page a person lands on when a role of theirs requires a second factor
+// remove the app; add passkeys (the browser makes them: web/src/passkeys.ts), name, rename and
+// remove them. Also the page a person lands on when a role of theirs requires a second factor
 // (`required`): nothing else works until they enrol, and `onEnrolled` then opens the back office.
 import { useEffect, useState } from 'preact/hooks';
 import QRCode from 'qrcode';
@@ -8,6 +9,10 @@ import { api, call } from '../api/client.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { ErrorMessage, Field, Loading, Notice, PageTitle } from '../ui.js';
+import { createPasskey } from '../passkeys.js';
+import type { components } from '../../../generated/openapi.js';
+
+type Passkey = components['schemas']['Passkey'];
 
 type Enrolment = { secret: string; otpauth_uri: string };
 
@@ -96,7 +101,116 @@ export function SecurityPage({ required = false, onEnrolled }: { required?: bool
           )}
         </section>
       )}
+      <Passkeys
+        onRegistered={(recoveryCodes) => {
+          factors.reload();
+          if (recoveryCodes.length > 0) setCodes(recoveryCodes);
+          else onEnrolled?.();
+        }}
+        onRemoved={() => factors.reload()}
+      />
     </>
+  );
+}
+
+/** My passkeys: add one (named), rename, remove. */
+function Passkeys({ onRegistered, onRemoved }: { onRegistered: (codes: string[]) => void; onRemoved: () => void }) {
+  const { t, formatDate } = useI18n();
+  const list = useLoad(() => call(() => api.GET('/me/passkeys')), []);
+  const [name, setName] = useState('');
+  const [renaming, setRenaming] = useState<Passkey | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const add = useSubmit(async () => {
+    setError(null);
+    const { options } = await call(() => api.POST('/me/passkeys/registration'));
+    const credential = await createPasskey(options);
+    const answer = await call(() => api.POST('/me/passkeys', { body: { name: name.trim(), credential } }));
+    setName('');
+    list.reload();
+    onRegistered(answer.recovery_codes);
+  });
+  const remove = async (passkey: Passkey) => {
+    if (!window.confirm(t('security.passkeyRemoveConfirm', { name: passkey.name }))) return;
+    setError(null);
+    try {
+      await call(() => api.DELETE('/me/passkeys/{id}', { params: { path: { id: passkey.id } } }));
+      list.reload();
+      onRemoved();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <section aria-labelledby="passkeys-title">
+      <h2 id="passkeys-title">{t('security.passkeysTitle')}</h2>
+      <p>{t('security.passkeysIntro')}</p>
+      <ErrorMessage error={error} />
+      {list.error ? (
+        <ErrorMessage error={list.error} onRetry={list.reload} />
+      ) : !list.data ? (
+        <Loading />
+      ) : list.data.data.length === 0 ? (
+        <p>{t('security.passkeysNone')}</p>
+      ) : (
+        <ul class="passkeys" aria-label={t('security.passkeysTitle')}>
+          {list.data.data.map((passkey) => (
+            <li key={passkey.id}>
+              {renaming?.id === passkey.id ? (
+                <RenamePasskey passkey={passkey} onDone={() => (setRenaming(null), list.reload())} />
+              ) : (
+                <>
+                  <strong>{passkey.name}</strong> {passkey.backed_up && <span class="badge ok">{t('security.passkeySynced')}</span>}
+                  <div>
+                    {t('security.passkeyAdded', { date: formatDate(passkey.created_at) })}{' '}
+                    {passkey.last_used_at ? t('security.passkeyLastUsed', { date: formatDate(passkey.last_used_at) }) : t('security.passkeyNeverUsed')}
+                  </div>
+                  <div class="actions">
+                    <button type="button" class="secondary" aria-label={t('security.passkeyRenameLabel', { name: passkey.name })} onClick={() => setRenaming(passkey)}>
+                      {t('security.passkeyRename')}
+                    </button>
+                    <button type="button" class="danger" aria-label={t('security.passkeyRemoveLabel', { name: passkey.name })} onClick={() => remove(passkey)}>
+                      {t('security.passkeyRemove')}
+                    </button>
+                  </div>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      <form onSubmit={add.submit} class="narrow" aria-busy={add.busy}>
+        <Field label={t('security.passkeyName')} id="passkey-name" hint={t('security.passkeyNameHint')} required maxLength={64} value={name} onInput={(e: InputEvent) => setName((e.currentTarget as HTMLInputElement).value)} />
+        <ErrorMessage error={add.error} />
+        <button type="submit" disabled={add.busy}>
+          {add.busy ? t('common.saving') : t('security.passkeyAdd')}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function RenamePasskey({ passkey, onDone }: { passkey: Passkey; onDone: () => void }) {
+  const { t } = useI18n();
+  const [name, setName] = useState(passkey.name);
+  const { busy, error, submit } = useSubmit(async () => {
+    await call(() => api.PATCH('/me/passkeys/{id}', { params: { path: { id: passkey.id } }, body: { name: name.trim() } }));
+    onDone();
+  });
+  return (
+    <form onSubmit={submit} class="narrow" aria-busy={busy}>
+      <Field label={t('security.passkeyNewName', { name: passkey.name })} id={`passkey-rename-${passkey.id}`} required maxLength={64} value={name} onInput={(e: InputEvent) => setName((e.currentTarget as HTMLInputElement).value)} />
+      <ErrorMessage error={error} />
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? t('common.saving') : t('security.passkeySave')}
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>
+          {t('common.cancel')}
+        </button>
+      </div>
+    </form>
   );
 }
 

@@ -17,5 +17,10 @@ export const signInMessages = pageMessages({
   'signIn.verify': { en: 'Verify', fr: 'Vérifier' },
   'signIn.useRecovery': { en: 'Use a recovery code instead', fr: 'Utiliser plutôt un code de secours' },
   'signIn.useTotp': { en: 'Use the authenticator app instead', fr: 'Utiliser plutôt l’application' },
+  'signIn.orPasskey': { en: 'Or, with a passkey saved on this device or in your password manager:', fr: 'Ou, avec une clé d’accès enregistrée sur cet appareil ou dans votre gestionnaire de mots de passe :' },
+  'signIn.withPasskey': { en: 'Sign in with a passkey', fr: 'Se connecter avec une clé d’accès' },
+  'signIn.passkeyHint': { en: 'Confirm with one of your passkeys (fingerprint, face or PIN on your device).', fr: 'Confirmez avec l’une de vos clés d’accès (empreinte, visage ou code sur votre appareil).' },
+  'signIn.verifyPasskey': { en: 'Use my passkey', fr: 'Utiliser ma clé d’accès' },
+  'signIn.usePasskey': { en: 'Use a passkey instead', fr: 'Utiliser plutôt une clé d’accès' },
   'signIn.restart': { en: 'Start again', fr: 'Recommencer' },
 });
