@@ -95,15 +95,16 @@ describe('registering passkeys', () => {
   });
 
   it('registers several, named, lists them, renames one, and gives recovery codes with the first only', async () => {
-    const { app, person, set, passkeyId, recoveryCodes } = await setUp();
+    const { app, person, set, passkeyId, recoveryCodes, clock } = await setUp();
     expect(recoveryCodes).toHaveLength(10);
+    clock.advance(1000);
     const second = await request(app).post('/me/passkeys/registration').set(auth(set.access_token));
     const key = new SoftAuthenticator({ synced: false });
     const registered = await request(app).post('/me/passkeys').set(auth(set.access_token)).send({ name: 'Security key', credential: key.register(second.body.options) });
     expect(registered.status).toBe(201);
     expectContractResponse(registered, 'POST', '/me/passkeys');
     expect(registered.body).toEqual({
-      passkey: { id: expect.any(String), name: 'Security key', created_at: START.toISOString(), last_used_at: null, backup_eligible: false, backed_up: false },
+      passkey: { id: expect.any(String), name: 'Security key', created_at: clock.now().toISOString(), last_used_at: null, backup_eligible: false, backed_up: false },
       recovery_codes: [],
     });
 
