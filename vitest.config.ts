@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,6 +7,9 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts', 'test/support/web-build.ts'],
     // In every file: code holding a database connection must not ask for another (README.md).
     setupFiles: ['test/support/one-connection.ts'],
+    // The sealing key of the run (docs/DEPLOYMENT.md): the service refuses PostgreSQL without one.
+    // In the environment, so that the server processes and commands the tests start have it too.
+    env: { SEALING_KEYS: `test-run:${randomBytes(32).toString('base64')}` },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

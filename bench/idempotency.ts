@@ -19,7 +19,7 @@ import { COMMAND_LINE } from '../src/audit/context.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import type { Principal } from '../src/auth/principal.js';
-import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { BENCH_SEALING_KEYS, SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin } from './support/database.js';
 import { markdownTable, median, percent, print, range } from './support/measure.js';
 
@@ -32,8 +32,8 @@ async function statementsOfOneCreate(url: string, principal: Principal, withKey:
   const seen: string[] = [];
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: (e) => void (e.level === 'query' && seen.push(e.query.sql.replace(/\s+/g, ' ').slice(0, 60))) });
-  const { tasks, idempotency } = buildServices({ db, clock: systemClock, logger: createLogger('silent'), config: loadConfig({ NODE_ENV: 'production' }) });
-  const key = withKey ? { caller: `user:${principal.kind === 'user' ? principal.userId : ''}`, operation: 'createTask', key: randomUUID(), fingerprint: Buffer.alloc(32) } : undefined;
+  const { tasks, idempotency } = buildServices({ db, clock: systemClock, logger: createLogger('silent'), config: loadConfig({ NODE_ENV: 'production', SEALING_KEYS: BENCH_SEALING_KEYS }) });
+  const key = withKey ? { caller: `user:${principal.kind === 'user' ? principal.userId : ''}`, operation: 'createTask', key: randomUUID(), requestDigest: Buffer.alloc(32) } : undefined;
   await idempotency.once(key, (seal) => tasks.create(principal, { title: 'counted' }, COMMAND_LINE, seal), (task) => ({ status: 201, body: task }));
   await db.destroy();
   return seen;

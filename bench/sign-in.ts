@@ -21,7 +21,7 @@ import type { Database } from '../src/db/schema.js';
 import { HASH_THREADS, HASH_THREAD_NICE, hashPassword } from '../src/auth/passwords.js';
 import { createUserWithPassword } from '../src/users/credentials.js';
 import { wrk } from './support/wrk.js';
-import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { BENCH_SEALING_KEYS, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { countCpu, childPids, parentPid, type CpuUsage } from './support/cpu.js';
 
 const SECONDS = Number(process.argv[2] ?? 10);
@@ -70,7 +70,7 @@ async function main() {
     // The benchmark's person is an administrator without a second factor (the sign-in whose
     // throughput must not drop): optional, so that GET /me answers 200 rather than 403
     // second_factor_required. Signing in itself is the same either way.
-    service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: url!, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', ADMIN_SECOND_FACTOR: 'optional' });
+    service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: url!, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', ADMIN_SECOND_FACTOR: 'optional', SEALING_KEYS: BENCH_SEALING_KEYS });
     const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
     const postmaster = parentPid(backend.rows[0]!.pid);
     const servicePid = service.child.pid!;

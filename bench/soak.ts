@@ -13,6 +13,7 @@ import { dirname } from 'node:path';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { startCluster, withDatabase, type Cluster } from '../test/support/postgres.js';
+import { BENCH_SEALING_KEYS } from './support/process.js';
 import { startServerProcess } from '../test/support/server-process.js';
 import { HttpClient, type RawRequest, type RawResponse } from '../test/support/http-client.js';
 import type { Database } from '../src/db/schema.js';
@@ -147,7 +148,7 @@ async function main() {
   await admin.connect();
   await admin.query(`create database ${name}`);
   const databaseUrl = withDatabase(adminUrl, name);
-  const server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production' });
+  const server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', SEALING_KEYS: BENCH_SEALING_KEYS });
   const client = new HttpClient(server.url, CONNECTIONS);
   const pid = server.child.pid!;
   const seeded = await seed(databaseUrl);

@@ -1,4 +1,5 @@
 // Service configuration, read from environment variables and validated once at start-up.
+import { readFileSync } from 'node:fs';
 import { bool, cleanEnv, num, port, str, url, makeValidator } from 'envalid';
 
 /** The published retry schedule of webhook deliveries (docs/EVENTS.md): seconds before each retry, about three days in all. */
@@ -31,6 +32,47 @@ const RETIRED: Record<string, string> = {
     'replaced by SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP (failures now block one e-mail from one client IP; the account as a whole only slows down, see SIGN_IN_ACCOUNT_SLOWDOWN_AFTER)',
 };
 
+/** A key of SEALING_KEYS: its id (stored beside what it sealed) and its 32 bytes. */
+export interface SealingKey {
+  id: string;
+  key: Buffer;
+}
+
+/**
+ * SEALING_KEYS (or the file SEALING_KEYS_FILE): one key a line (or comma-separated), `<id>:<32
+ * bytes in base64>`; the first seals, the others only open what they sealed before (a rotation).
+ * `#` starts a comment line. docs/DEPLOYMENT.md, "The sealing keys".
+ */
+export function parseSealingKeys(text: string, source: string): SealingKey[] {
+  const keys: SealingKey[] = [];
+  for (const entry of text.split(/[\n,]/).map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'))) {
+    const match = /^([A-Za-z0-9_-]{1,40}):([A-Za-z0-9+/=_-]+)$/.exec(entry);
+    const key = match ? Buffer.from(match[2]!, 'base64') : undefined;
+    if (!match || key?.length !== 32) throw new ConfigError(`Invalid configuration:\n  ${source}: expected lines <id>:<32 bytes in base64> (make one with \`backoffice sealing-keys new <id>\`)`);
+    if (keys.some((k) => k.id === match[1])) throw new ConfigError(`Invalid configuration:\n  ${source}: the key id ${match[1]} appears twice`);
+    keys.push({ id: match[1]!, key });
+  }
+  if (keys.length === 0) throw new ConfigError(`Invalid configuration:\n  ${source}: no key`);
+  return keys;
+}
+
+function sealingKeysOf(inline: string, file: string, databaseUrl: string | undefined): SealingKey[] | null {
+  if (inline !== '' && file !== '') throw new ConfigError('Invalid configuration:\n  SEALING_KEYS and SEALING_KEYS_FILE: set one, not both');
+  if (inline !== '') return parseSealingKeys(inline, 'SEALING_KEYS');
+  if (file !== '') {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration:\n  SEALING_KEYS_FILE: cannot read ${file} (${(err as Error).message})`);
+    }
+    return parseSealingKeys(text, 'SEALING_KEYS_FILE');
+  }
+  // The embedded database keeps its own key beside it (src/auth/sealing-keys.ts); a real one never.
+  if (databaseUrl) throw new ConfigError('Invalid configuration:\n  SEALING_KEYS_FILE (or SEALING_KEYS) is required with DATABASE_URL: the key that seals second-factor secrets is kept out of the database (docs/DEPLOYMENT.md)');
+  return null;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const retired = Object.keys(RETIRED).filter((name) => env[name] !== undefined);
   if (retired.length > 0) throw new ConfigError(`Invalid configuration:\n${retired.map((name) => `  ${name}: ${RETIRED[name]}`).join('\n')}`);
@@ -44,6 +86,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       METRICS_HOST: str({ default: '127.0.0.1', desc: 'Address of the metrics listener (GET /metrics)' }),
       METRICS_PORT: num({ default: 9464, desc: 'Port of the metrics listener; 0 turns it off' }),
       DATABASE_URL: url({ default: undefined, desc: 'PostgreSQL URL; unset means the embedded PGlite database' }),
+      SEALING_KEYS: str({ default: '', desc: 'The keys sealing second-factor secrets, <id>:<base64 of 32 bytes>, the first sealing; or SEALING_KEYS_FILE' }),
+      SEALING_KEYS_FILE: str({ default: '', desc: 'A file of the sealing keys, one <id>:<base64> a line, the first sealing' }),
       DATA_DIR: str({ default: './data', desc: 'Where the embedded database keeps its files' }),
       DB_POOL_MAX: num({ default: 10, desc: 'Connections per process; keep processes x this under max_connections' }),
       DB_ACQUIRE_TIMEOUT_MS: num({ default: 3000, desc: 'Wait for a pooled connection before answering 503' }),
@@ -118,6 +162,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     metrics: e.METRICS_PORT === 0 ? undefined : { host: e.METRICS_HOST, port: e.METRICS_PORT },
     databaseUrl: e.DATABASE_URL as string | undefined,
     dataDir: e.DATA_DIR,
+    /** The keys that seal second-factor secrets and key the stored digests; null: the embedded database's own, in DATA_DIR (src/auth/sealing-keys.ts). */
+    sealingKeys: sealingKeysOf(e.SEALING_KEYS, e.SEALING_KEYS_FILE, e.DATABASE_URL as string | undefined),
     db: {
       poolMax: e.DB_POOL_MAX,
       acquireTimeoutMs: e.DB_ACQUIRE_TIMEOUT_MS,

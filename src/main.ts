@@ -28,6 +28,8 @@ import { startMetricsServer } from './metrics/server.js';
 import { SERVICE_NAME } from './tracing/start.js';
 import { isWorker, offerMetricsToPrimary, runPrimary } from './cluster.js';
 import { shareHashingAmong } from './auth/passwords.js';
+import { keyringOf, withSealingKeys } from './auth/sealing-keys.js';
+import { resealAll } from './maintenance/reseal.js';
 
 export interface Service {
   app: ReturnType<typeof createApp>;
@@ -40,7 +42,9 @@ export interface Service {
   stopBackgroundWork(): Promise<void>;
 }
 
-export async function buildService(config: Config, logger: Logger): Promise<Service> {
+export async function buildService(configured: Config, logger: Logger): Promise<Service> {
+  // The sealing keys: configured, or the embedded database's own in DATA_DIR (made at first start).
+  const config = withSealingKeys(configured);
   const spec = loadSpec();
   await assertContractLoads(spec);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.db }, logger);
@@ -52,6 +56,9 @@ export async function buildService(config: Config, logger: Logger): Promise<Serv
       // The path only: the password is in a file its owner alone can read, never in the log.
       if (created) logger.warn(created, `first administrator ${created.email} created; its password is in ${created.passwordFile} (readable by this user only)`);
     }
+    const resealed = await resealAll(database.db, keyringOf(config));
+    if (resealed.totpResealed + resealed.recoveryCodesKeyed + resealed.fingerprintsKeyed > 0 || resealed.databaseSecretDeleted) logger.info({ resealed }, 'values moved to the current sealing key');
+    if (resealed.totpUnopenable > 0) logger.warn({ resealed }, 'some authenticator-app keys are sealed under a key that is not configured: put it back in SEALING_KEYS');
     const clock = config.testClockFile ? fileClock(config.testClockFile) : systemClock;
     const metrics = config.metrics ? serviceMetrics({ db: database.db, pool: database.pool, clock }) : undefined;
     const deps = { db: database.db, clock, logger, config, outcomes: metrics?.outcomes };

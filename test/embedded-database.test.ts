@@ -14,7 +14,7 @@ import { sealAuditEvents } from '../src/audit/seal.js';
 import { verifyAuditTrail } from '../src/audit/verify.js';
 import { userRow } from './support/rows.js';
 import { budget } from './support/budgets.js';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { FIRST_ADMINISTRATOR_FILE } from '../src/users/bootstrap.js';
 import { passwordStep, secondStep, totpCode } from './support/second-factor.js';
 
@@ -73,6 +73,9 @@ describe('make run: the first administrator on the embedded database', () => {
     const service = await buildService(config, captureLogs().logger);
     try {
       expect(service.database.kind).toBe('embedded');
+      // Its sealing key, made at first start beside the data, readable by its owner only.
+      expect(statSync(join(dir, 'sealing-keys')).mode & 0o777).toBe(0o600);
+      expect(await service.database.db.selectFrom('service_secrets').select('name').where('name', '=', 'second_factor_sealing').execute()).toEqual([]);
       const app = service.app;
       const file = readFileSync(join(dir, FIRST_ADMINISTRATOR_FILE), 'utf8');
       const email = /e-mail: +(\S+)/.exec(file)![1]!;

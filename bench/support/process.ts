@@ -2,6 +2,7 @@
 // compiled `dist/src/main.js` that `make run` starts (`make bench` builds it first), other
 // scripts run through tsx; plus BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), on a
 // free loopback port, stdout (the access log) to /dev/null.
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -22,7 +23,9 @@ async function freePort(): Promise<number> {
 export const SERVICE_SCRIPT = process.env.BENCH_SERVICE_SCRIPT ?? 'dist/src/main.js';
 
 /** The service's settings in the HTTP benchmarks: production mode, response validation off, the access log on (to /dev/null), a pool of 10 (the floor's). */
-export const SERVICE_ENV = { NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10' };
+/** A sealing key for the run (the service refuses to start on PostgreSQL without one). */
+export const BENCH_SEALING_KEYS = `bench:${randomBytes(32).toString('base64')}`;
+export const SERVICE_ENV = { NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', SEALING_KEYS: BENCH_SEALING_KEYS };
 
 export async function startProcess(script: string, env: Record<string, string>, extraNodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();

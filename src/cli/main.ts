@@ -10,6 +10,7 @@ import { registerUsers } from './users.js';
 import { registerSweep } from './sweep.js';
 import { registerAudit } from './audit.js';
 import { registerCursorKey } from './cursor-key.js';
+import { registerSealingKeys } from './sealing-keys.js';
 
 const program = new Command('backoffice').description('Back-office API operator commands').showHelpAfterError();
 registerMigrate(program);
@@ -20,6 +21,7 @@ registerSeed(program);
 registerSweep(program);
 registerAudit(program);
 registerCursorKey(program);
+registerSealingKeys(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

@@ -178,6 +178,8 @@ export interface SecondFactorsTable {
   confirmed_at: Nullable<Date>;
   last_used_at: Nullable<Date>;
   totp_secret_sealed: Nullable<Buffer>;
+  /** The sealing key of totp_secret_sealed (src/auth/sealing-keys.ts); null: the old service secret, re-sealed at start. */
+  totp_key_id: Nullable<string>;
   /** int8: read back as a string. */
   totp_last_step: Nullable<string | number>;
   credential_id: Nullable<string>;
@@ -193,6 +195,8 @@ export interface SecondFactorsTable {
 export interface RecoveryCodesTable {
   user_id: string;
   digest: Buffer;
+  /** The sealing key the digest is keyed under; null: a bare SHA-256, keyed at start. */
+  key_id: Nullable<string>;
   created_at: Timestamp;
   used_at: Nullable<Date>;
 }
@@ -275,7 +279,9 @@ export interface TasksTable {
 /** Answers of creates made with an Idempotency-Key (src/idempotency). */
 export interface IdempotencyKeysTable {
   key_digest: Buffer;
+  /** HMAC of the request under the sealing key fingerprint_key_id (null: a bare SHA-256 made before, keyed at start). */
   fingerprint: Buffer;
+  fingerprint_key_id: Nullable<string>;
   status: number;
   headers: ColumnType<Record<string, string>, string, string>;
   body: string;

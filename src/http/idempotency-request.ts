@@ -26,9 +26,10 @@ export function idempotencyRequestOf(req: Request, res: Response): IdempotencyRe
   const key = req.headers[IDEMPOTENCY_KEY_HEADER];
   const principal = res.locals.principal;
   if (!op?.headerParameters.has(IDEMPOTENCY_KEY_HEADER) || typeof key !== 'string' || !principal) return undefined;
-  const fingerprint = createHash('sha256')
+  // Keyed by the idempotency service before it is stored (docs/SAFE-WRITES.md).
+  const requestDigest = createHash('sha256')
     .update(`${req.method}\n${req.path}\n${inflectionOf(res)}\n`)
     .update(bodyDigests.get(req) ?? Buffer.alloc(0))
     .digest();
-  return { caller: callerOf(principal), operation: op.operationId, key, fingerprint };
+  return { caller: callerOf(principal), operation: op.operationId, key, requestDigest };
 }

@@ -12,6 +12,7 @@ export interface StoredAnswer {
 
 export interface StoredRecord extends StoredAnswer {
   fingerprint: Buffer;
+  fingerprint_key_id: string | null;
 }
 
 /** stored: the answer is written; in_progress: another request with this key holds it now; taken: a live answer is stored already. */
@@ -27,17 +28,17 @@ export type StoreOutcome = 'stored' | 'in_progress' | 'taken';
  */
 export async function storeAnswer(
   db: Kysely<Database>,
-  row: { keyDigest: Buffer; lockId: bigint; fingerprint: Buffer; answer: StoredAnswer; now: Date; expiresAt: Date },
+  row: { keyDigest: Buffer; lockId: bigint; fingerprint: Buffer; fingerprintKeyId: string; answer: StoredAnswer; now: Date; expiresAt: Date },
 ): Promise<StoreOutcome> {
   const { rows } = await sql<{ free: boolean; stored: boolean }>`
     with claim as materialized (select pg_try_advisory_xact_lock(${row.lockId.toString()}::bigint) as free),
     stored as (
-      insert into idempotency_keys (key_digest, fingerprint, status, headers, body, revision, created_at, expires_at)
-      select ${row.keyDigest}, ${row.fingerprint}, ${row.answer.status}, ${JSON.stringify(row.answer.headers)}::jsonb, ${row.answer.body}, ${row.answer.revision},
+      insert into idempotency_keys (key_digest, fingerprint, fingerprint_key_id, status, headers, body, revision, created_at, expires_at)
+      select ${row.keyDigest}, ${row.fingerprint}, ${row.fingerprintKeyId}, ${row.answer.status}, ${JSON.stringify(row.answer.headers)}::jsonb, ${row.answer.body}, ${row.answer.revision},
              ${row.now}, ${row.expiresAt}
       from claim where free
       on conflict (key_digest) do update
-        set fingerprint = excluded.fingerprint, status = excluded.status, headers = excluded.headers, body = excluded.body, revision = excluded.revision,
+        set fingerprint = excluded.fingerprint, fingerprint_key_id = excluded.fingerprint_key_id, status = excluded.status, headers = excluded.headers, body = excluded.body, revision = excluded.revision,
             created_at = excluded.created_at, expires_at = excluded.expires_at
         where idempotency_keys.expires_at <= excluded.created_at
       returning 1
@@ -51,7 +52,7 @@ export async function storeAnswer(
 export async function findAnswer(db: Kysely<Database>, keyDigest: Buffer, now: Date): Promise<StoredRecord | undefined> {
   return db
     .selectFrom('idempotency_keys')
-    .select(['fingerprint', 'status', 'headers', 'body', 'revision'])
+    .select(['fingerprint', 'fingerprint_key_id', 'status', 'headers', 'body', 'revision'])
     .where('key_digest', '=', keyDigest)
     .where('expires_at', '>', now)
     .executeTakeFirst();
@@ -63,4 +64,16 @@ export async function deleteExpiredAnswers(db: Kysely<Database>, now: Date, limi
     delete from idempotency_keys where key_digest in (
       select key_digest from idempotency_keys where expires_at <= ${now} limit ${limit} for update skip locked)`.execute(db);
   return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * Keys the fingerprints stored before they were keyed (id null: a bare SHA-256 of the request)
+ * under `keyId`: the HMAC of that digest is what a request's fingerprint is now. The number keyed.
+ */
+export async function keyUnkeyedFingerprints(trx: Kysely<Database>, keyId: string, key: (digest: Buffer) => Buffer): Promise<number> {
+  const rows = await trx.selectFrom('idempotency_keys').select(['key_digest', 'fingerprint']).where('fingerprint_key_id', 'is', null).forUpdate().execute();
+  for (const row of rows) {
+    await trx.updateTable('idempotency_keys').set({ fingerprint: key(row.fingerprint), fingerprint_key_id: keyId }).where('key_digest', '=', row.key_digest).execute();
+  }
+  return rows.length;
 }

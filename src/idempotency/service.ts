@@ -7,11 +7,17 @@
 // request) or refused (another request under the same key). A retry thus costs what the first
 // attempt cost, in a transaction that commits nothing; the first attempt, the common case, pays
 // no lookup beforehand.
-import { createHash } from 'node:crypto';
+//
+// The stored fingerprint of a request is keyed (docs/SAFE-WRITES.md): an HMAC, under the sealing key
+// (src/auth/sealing-keys.ts, never in the database), of the request's SHA-256. A body may hold a
+// password (POST /users): a bare digest in the table would let whoever reads it test guesses at
+// the speed of SHA-256; without the key, the stored value tests nothing.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { ServiceDeps } from '../dependencies.js';
+import type { Dependencies } from '../dependencies.js';
 import { DomainError, internal } from '../errors.js';
+import { keyedDigest, keyringOf } from '../auth/sealing-keys.js';
 import { findAnswer, storeAnswer } from './repository.js';
 
 /** How long an answer is kept and replayed (Stripe's and the IETF draft's usual 24 hours). */
@@ -24,8 +30,8 @@ export interface IdempotencyRequest {
   /** The operationId: one key may serve two different operations. */
   operation: string;
   key: string;
-  /** SHA-256 of the request as received (method, path, key style, body bytes): what "the same request" means. */
-  fingerprint: Buffer;
+  /** SHA-256 of the request as received (method, path, key style, body bytes): what "the same request" means. Never stored as it is. */
+  requestDigest: Buffer;
 }
 
 /** What a handler answers, as far as storing it goes. */
@@ -66,7 +72,13 @@ class AnsweredAlready extends Error {}
 
 const keyDigestOf = (r: IdempotencyRequest) => createHash('sha256').update(`${r.caller}\n${r.operation}\n${r.key}`).digest();
 
-export function idempotencyService({ db, clock }: ServiceDeps) {
+export function idempotencyService({ db, clock, config }: Pick<Dependencies, 'db' | 'clock' | 'config'>) {
+  const keys = keyringOf(config);
+  /** The fingerprint of a request under the key `keyId`; undefined when that key is not configured. */
+  const fingerprintUnder = (keyId: string, requestDigest: Buffer) => {
+    const key = keys.byId(keyId, 'idempotency-fingerprint');
+    return key && keyedDigest(key, requestDigest);
+  };
   return {
     /**
      * Runs a create once per key: `work` does it, handing `seal` (when there is a key) to the
@@ -92,7 +104,8 @@ export function idempotencyService({ db, clock }: ServiceDeps) {
             keyDigest,
             // The advisory lock's name: 64 bits of the key's digest (a collision only makes a request wait for a retry).
             lockId: keyDigest.readBigInt64BE(0),
-            fingerprint: request.fingerprint,
+            fingerprint: fingerprintUnder(keys.current.id, request.requestDigest)!,
+            fingerprintKeyId: keys.current.id,
             answer: {
               status: stored.status,
               headers: stored.headers ?? {},
@@ -112,7 +125,9 @@ export function idempotencyService({ db, clock }: ServiceDeps) {
         // right lost since), a live answer under the key decides.
         const found = await findAnswer(db, keyDigest, clock.now()).catch(() => undefined);
         if (!found) throw err instanceof AnsweredAlready ? inProgress() : err;
-        if (!found.fingerprint.equals(request.fingerprint)) throw reused();
+        const mine = found.fingerprint_key_id === null ? undefined : fingerprintUnder(found.fingerprint_key_id, request.requestDigest);
+        // Under a key no longer configured, no request can show it is the same one: a new key is needed.
+        if (!mine || !timingSafeEqual(mine, found.fingerprint)) throw reused();
         return {
           status: found.status,
           headers: { ...found.headers, [REPLAY_HEADER]: 'true' },

@@ -22,15 +22,15 @@ export function lockTotp(trx: Transaction<Database>, userId: string): Promise<Se
 }
 
 /** Replaces an unconfirmed TOTP key (never a confirmed one). False when a confirmed one is in the way. */
-export async function putPendingTotp(db: Db, userId: string, sealed: Buffer, now: Date): Promise<boolean> {
+export async function putPendingTotp(db: Db, userId: string, sealed: Buffer, keyId: string, now: Date): Promise<boolean> {
   const row = await db
     .insertInto('second_factors')
-    .values({ user_id: userId, kind: 'totp', created_at: now, totp_secret_sealed: sealed })
+    .values({ user_id: userId, kind: 'totp', created_at: now, totp_secret_sealed: sealed, totp_key_id: keyId })
     .onConflict((oc) =>
       oc
         .column('user_id')
         .where('kind', '=', sql.lit('totp'))
-        .doUpdateSet({ totp_secret_sealed: sealed, created_at: now, totp_last_step: null, last_used_at: null })
+        .doUpdateSet({ totp_secret_sealed: sealed, totp_key_id: keyId, created_at: now, totp_last_step: null, last_used_at: null })
         .where('second_factors.confirmed_at', 'is', null),
     )
     .returning('id')
@@ -66,14 +66,20 @@ export async function countUnusedRecoveryCodes(db: Db, userId: string): Promise<
   return Number(row.n);
 }
 
-/** Replaces every recovery code of the user (used or not) with these digests. */
-export async function replaceRecoveryCodes(db: Db, userId: string, digests: Buffer[], now: Date): Promise<void> {
+/** Replaces every recovery code of the user (used or not) with these digests, keyed under the sealing key `keyId`. */
+export async function replaceRecoveryCodes(db: Db, userId: string, digests: Buffer[], keyId: string | null, now: Date): Promise<void> {
   await db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
-  if (digests.length > 0) await db.insertInto('recovery_codes').values(digests.map((digest) => ({ user_id: userId, digest, created_at: now }))).execute();
+  if (digests.length > 0) await db.insertInto('recovery_codes').values(digests.map((digest) => ({ user_id: userId, digest, key_id: keyId, created_at: now }))).execute();
 }
 
-/** Uses a recovery code up: true once for each code, never again. */
-export async function useRecoveryCode(db: Db, userId: string, digest: Buffer, now: Date): Promise<boolean> {
-  const result = await db.updateTable('recovery_codes').set({ used_at: now }).where('user_id', '=', userId).where('digest', '=', digest).where('used_at', 'is', null).executeTakeFirst();
+/** Uses a recovery code up: true once for each code, never again. `digests`: the code's digest under each configured key, by key id. */
+export async function useRecoveryCode(db: Db, userId: string, digests: { keyId: string; digest: Buffer }[], now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('recovery_codes')
+    .set({ used_at: now })
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or(digests.map(({ keyId, digest }) => eb.and([eb('key_id', '=', keyId), eb('digest', '=', digest)]))))
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }

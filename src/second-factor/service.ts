@@ -7,10 +7,10 @@ import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { Actor } from '../audit/events.js';
 import { conflict, invalid, notFound, rateLimited } from '../errors.js';
-import { serviceSecret } from '../auth/service-secrets.js';
+import { keyringOf } from '../auth/sealing-keys.js';
 import { signInThrottle } from '../throttle/sign-in-throttle.js';
 import { newTotpKey, sealTotpKey, totpStep, unsealTotpKey } from './totp.js';
-import { digestRecoveryCode, newRecoveryCodes } from './recovery-codes.js';
+import { keyRecoveryDigest, newRecoveryCodes, unkeyedRecoveryDigest } from './recovery-codes.js';
 import { recordSecondFactorEvent, type RequestOrigin } from './events.js';
 import * as repo from './repository.js';
 
@@ -30,7 +30,13 @@ export interface Person {
 }
 
 export function secondFactorService({ db, clock, config }: Dependencies) {
-  const sealingKey = serviceSecret(db, clock, 'second_factor_sealing');
+  // From configuration, never from the database (src/auth/sealing-keys.ts): no query for it either.
+  const keys = keyringOf(config);
+  /** The TOTP key of a row, opened with the key it was sealed under; null when that key is not configured. */
+  const openTotp = (userId: string, row: repo.SecondFactorRow): Buffer | null => {
+    const key = row.totp_key_id === null ? undefined : keys.byId(row.totp_key_id, 'totp-seal');
+    return key ? unsealTotpKey(key, userId, row.totp_secret_sealed!) : null;
+  };
   const throttle = signInThrottle(db, config.signInThrottle);
   const actor = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
 
@@ -50,8 +56,8 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
   /** A new TOTP key, pending until confirmed; replaces a pending one. Shown once. */
   async function startTotp(me: Person): Promise<{ secret: string; otpauth_uri: string }> {
     const { key, base32, uri } = newTotpKey(me.email);
-    const sealed = sealTotpKey(await sealingKey(), me.userId, key);
-    if (!(await repo.putPendingTotp(db, me.userId, sealed, clock.now()))) {
+    const sealed = sealTotpKey(keys.current.key('totp-seal'), me.userId, key);
+    if (!(await repo.putPendingTotp(db, me.userId, sealed, keys.current.id, clock.now()))) {
       throw conflict('totp_already_enrolled', 'An authenticator app is already enrolled; remove it first.');
     }
     return { secret: base32, otpauth_uri: uri };
@@ -60,7 +66,8 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
   /** A new set of recovery codes, in place of every earlier one (in `trx`); answered once. */
   async function newCodesFor(trx: Transaction<Database>, userId: string, now: Date): Promise<string[]> {
     const codes = newRecoveryCodes();
-    await repo.replaceRecoveryCodes(trx, userId, codes.map(digestRecoveryCode), now);
+    const key = keys.current.key('recovery-code');
+    await repo.replaceRecoveryCodes(trx, userId, codes.map((code) => keyRecoveryDigest(key, unkeyedRecoveryDigest(code))), keys.current.id, now);
     return codes;
   }
 
@@ -71,12 +78,12 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
   async function confirmTotp(me: Person, code: string, client: RequestOrigin): Promise<string[]> {
     const attempt = await throttle.begin(me.email, client.ip, clock.now());
     if (attempt.locked) throw tooManyAttempts(attempt.retryAfter);
-    const key = await sealingKey();
     const now = clock.now();
     const outcome = await db.transaction().execute(async (trx) => {
       const row = await repo.lockTotp(trx, me.userId);
       if (!row || row.confirmed_at) return 'not_started' as const;
-      const step = totpStep(unsealTotpKey(key, me.userId, row.totp_secret_sealed!), code, now);
+      const key = openTotp(me.userId, row);
+      const step = key && totpStep(key, code, now);
       // Asked before this factor counts: codes come with the first factor only.
       const first = (await repo.countConfirmedFactors(trx, me.userId)) === 0;
       if (step === null || !(await repo.acceptTotpStep(trx, row.id, step, now, true))) {
@@ -100,7 +107,7 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
       const row = await repo.deleteTotp(trx, me.userId);
       if (!row) return false;
       if (row.confirmed_at) {
-        if ((await repo.countConfirmedFactors(trx, me.userId)) === 0) await repo.replaceRecoveryCodes(trx, me.userId, [], now);
+        if ((await repo.countConfirmedFactors(trx, me.userId)) === 0) await repo.replaceRecoveryCodes(trx, me.userId, [], null, now);
         await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'totp' } });
       }
       return true;
@@ -127,10 +134,13 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
     if ('totp_code' in answer) {
       const row = await repo.lockTotp(trx, userId);
       if (!row?.confirmed_at) return null;
-      const step = totpStep(unsealTotpKey(await sealingKey(trx), userId, row.totp_secret_sealed!), answer.totp_code, now);
+      const key = openTotp(userId, row);
+      const step = key && totpStep(key, answer.totp_code, now);
       return step !== null && (await repo.acceptTotpStep(trx, row.id, step, now, false)) ? 'password_totp' : null;
     }
-    if (!(await repo.useRecoveryCode(trx, userId, digestRecoveryCode(answer.recovery_code), now))) return null;
+    const unkeyed = unkeyedRecoveryDigest(answer.recovery_code);
+    const digests = keys.ids.map((keyId) => ({ keyId, digest: keyRecoveryDigest(keys.byId(keyId, 'recovery-code')!, unkeyed) }));
+    if (!(await repo.useRecoveryCode(trx, userId, digests, now))) return null;
     const remaining = await repo.countUnusedRecoveryCodes(trx, userId);
     await recordSecondFactorEvent(trx, 'recovery_code_used', { at: now, userId, actor: { type: 'user', userId, sessionId: null }, client, details: { remaining } });
     return 'password_recovery_code';

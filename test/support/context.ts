@@ -81,7 +81,7 @@ export const spec = loadSpec();
  * lets administrators in without one; the policy's own tests (test/second-factor-policy.test.ts)
  * remove the variable and run with the service's default, `required`.
  */
-export const TEST_ENV: Record<string, string> = { NODE_ENV: 'test', LOG_LEVEL: 'debug', ADMIN_SECOND_FACTOR: 'optional' };
+export const TEST_ENV: Record<string, string> = { NODE_ENV: 'test', LOG_LEVEL: 'debug', ADMIN_SECOND_FACTOR: 'optional', SEALING_KEYS: process.env.SEALING_KEYS! };
 
 /** The configuration of a test: the defaults, plus the environment variables given (undefined removes one, leaving the service's default). */
 export function testConfig(env: Record<string, string | undefined> = {}): Config {

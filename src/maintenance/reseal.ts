@@ -1,0 +1,23 @@
+// Everything kept under the sealing keys, moved to the one that comes first (src/auth/sealing-keys.ts):
+// the second factors (src/second-factor/reseal.ts) and the fingerprints of Idempotency-Key requests
+// made before they were keyed. Run at every start of the service (cheap when there is nothing to
+// move) and by `backoffice sealing-keys reseal` after a new key is put first. One transaction.
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { keyedDigest, type Keyring } from '../auth/sealing-keys.js';
+import { resealSecondFactors, type SecondFactorReseal } from '../second-factor/reseal.js';
+import { keyUnkeyedFingerprints } from '../idempotency/repository.js';
+
+export interface Reseal extends SecondFactorReseal {
+  /** Idempotency fingerprints made before they were keyed, keyed now (those under older keys expire within 24 h). */
+  fingerprintsKeyed: number;
+}
+
+export function resealAll(db: Kysely<Database>, keys: Keyring): Promise<Reseal> {
+  return db.transaction().execute(async (trx) => {
+    const secondFactors = await resealSecondFactors(trx, keys);
+    const key = keys.current.key('idempotency-fingerprint');
+    const fingerprintsKeyed = await keyUnkeyedFingerprints(trx, keys.current.id, (digest) => keyedDigest(key, digest));
+    return { ...secondFactors, fingerprintsKeyed };
+  });
+}
