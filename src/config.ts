@@ -45,7 +45,14 @@ export interface SealingKey {
  */
 export function parseSealingKeys(text: string, source: string): SealingKey[] {
   const keys: SealingKey[] = [];
-  for (const entry of text.split(/[\n,]/).map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'))) {
+  const entries = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => !line.startsWith('#'))
+    .flatMap((line) => line.split(','))
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
     const match = /^([A-Za-z0-9_-]{1,40}):([A-Za-z0-9+/=_-]+)$/.exec(entry);
     const key = match ? Buffer.from(match[2]!, 'base64') : undefined;
     if (!match || key?.length !== 32) throw new ConfigError(`Invalid configuration:\n  ${source}: expected lines <id>:<32 bytes in base64> (make one with \`backoffice sealing-keys new <id>\`)`);
