@@ -202,7 +202,7 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
     const removed = await db.transaction().execute(async (trx) => {
       const row = await store.deletePasskey(trx, me.userId, id);
       if (!row) return false;
-      if ((await countConfirmedFactors(trx, me.userId)) === 0) await replaceRecoveryCodes(trx, me.userId, [], now);
+      if ((await countConfirmedFactors(trx, me.userId)) === 0) await replaceRecoveryCodes(trx, me.userId, [], null, now);
       await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'passkey', passkey_id: id, name: row.name ?? '' } });
       return true;
     });
