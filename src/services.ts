@@ -14,6 +14,7 @@ import { secondFactorService } from './second-factor/service.js';
 import { passkeyService } from './second-factor/passkeys.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { bearerAuthenticator } from './sessions/authenticator.js';
+import { stepUpGate } from './sessions/step-up.js';
 import { revokeSessions } from './sessions/revocation.js';
 import { idempotencyService } from './idempotency/service.js';
 import { UsageCounter } from './api-keys/usage.js';
@@ -64,7 +65,7 @@ export function buildServices(deps: Dependencies): Services {
     webhooks: webhookService(deps, deps.config.webhooks),
     deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys: passkeyService(deps, secondFactors.newCodesFor),
-    authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps) },
+    authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, secondFactors.methodsOf) },
     admission: admissionService(deps, usage),
   };
 }

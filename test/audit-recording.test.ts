@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
 import { makeApiKey } from './support/access-fixtures.js';
+import { steppedUp } from './support/second-factor.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
@@ -22,6 +23,8 @@ beforeAll(async () => {
   ({ app } = createTestApp(database.db, { clock: systemClock }));
   admin = await createUser(database.db, { roles: ['admin'] });
   adminToken = (await signIn(app, admin.email, admin.password)).access_token;
+  // Creating and rotating keys are sensitive changes (docs/AUTH.md, "Step-up"); the tests run within the proof's 5 minutes.
+  await steppedUp(app, adminToken, admin.password);
   adminSession = (await database.db.selectFrom('sessions').select('id').where('user_id', '=', admin.id).executeTakeFirstOrThrow()).id;
 });
 afterAll(() => database.destroy());

@@ -289,13 +289,16 @@ const initialState = fc.record({
 });
 type Initial = typeof initialState extends fc.Arbitrary<infer T> ? T : never;
 
-/** A session opened straight in the tables (no password hashing), then used through the real bearer authenticator. */
+/**
+ * A session opened straight in the tables (no password hashing), then used through the real bearer
+ * authenticator; stepped up (docs/AUTH.md, "Step-up": the model is about rights, not about proofs).
+ */
 async function signedIn(r: Real, userId: string): Promise<Actor> {
   const now = r.clock.now();
   const set = newTokenSet();
   const session = await r.db
     .insertInto('sessions')
-    .values({ user_id: userId, ip_address: '127.0.0.1', user_agent: 'model', created_at: now, last_used_at: now, expires_at: new Date(now.getTime() + DAY) })
+    .values({ user_id: userId, ip_address: '127.0.0.1', user_agent: 'model', created_at: now, last_used_at: now, expires_at: new Date(now.getTime() + DAY), stepped_up_at: now, step_up_method: 'password' })
     .returning('id')
     .executeTakeFirstOrThrow();
   await r.db

@@ -13,6 +13,7 @@ import { deref, indexOperations, type OperationInfo } from '../src/contract/spec
 import { ManualClock, systemClock } from '../src/clock.js';
 import { enrolTotp, totpCode } from './support/second-factor.js';
 import { SoftAuthenticator } from './support/passkey.js';
+import { enrolTotp, stepUp, totpCode } from './support/second-factor.js';
 import { hashPassword } from '../src/auth/passwords.js';
 import { isPermission } from '../src/auth/permissions.js';
 import type { Kysely } from 'kysely';
@@ -102,6 +103,8 @@ function exampleBody(op: OperationInfo, caller?: Caller): unknown {
     if (Array.isArray(body.attendee_ids)) body.attendee_ids = [attendee];
     // What only the signed-in caller can know: their password, their refresh token.
     if (caller && typeof body.current_password === 'string') body.current_password = caller.password;
+    // A step-up by a person without a second factor: their password (the contract's first example is a code).
+    if (caller && op.operationId === 'stepUpSession') return { password: caller.password };
     if (caller && typeof body.refresh_token === 'string') body.refresh_token = caller.refreshToken;
   }
   return example;
@@ -121,11 +124,18 @@ function grantedPermissions(op: OperationInfo): string[] {
 /**
  * Operations on the caller's own second factor succeed only once there is one (an authenticator
  * app enrolled, or pending its first code): set it up first; what it returns replaces body fields.
+ * Both are sensitive changes: the session steps up with a recovery code (docs/AUTH.md, "Step-up").
  */
+const withFactorSteppedUp = async (app: Parameters<typeof request>[0], caller: Caller) => {
+  const { recoveryCodes } = await enrolTotp(app, caller.accessToken, systemClock, caller.password);
+  await stepUp(app, caller.accessToken, { recovery_code: recoveryCodes[0]! }).expect(200);
+  return {};
+};
 const SECOND_FACTOR_FIRST: Record<string, (app: Parameters<typeof request>[0], caller: Caller) => Promise<Record<string, unknown>>> = {
-  removeTotp: async (app, caller) => (await enrolTotp(app, caller.accessToken, systemClock), {}),
-  regenerateRecoveryCodes: async (app, caller) => (await enrolTotp(app, caller.accessToken, systemClock), {}),
+  removeTotp: withFactorSteppedUp,
+  regenerateRecoveryCodes: withFactorSteppedUp,
   confirmTotpEnrolment: async (app, caller) => {
+    await stepUp(app, caller.accessToken, { password: caller.password }).expect(200);
     const { body } = await request(app).post('/me/totp').set('authorization', `Bearer ${caller.accessToken}`).expect(201);
     return { totp_code: totpCode(body.secret, new Date()) };
   },
@@ -139,6 +149,8 @@ async function call(op: OperationInfo, headers: Record<string, string>, caller?:
   const { app } = createTestApp(database.db, { clock: systemClock });
   const path = await concretePath(op, caller);
   const prepared = caller && headers.authorization && SECOND_FACTOR_FIRST[op.operationId] ? await SECOND_FACTOR_FIRST[op.operationId]!(app, caller) : {};
+  // A sensitive change: a caller without a second factor steps up with the password first.
+  if (caller && headers.authorization && op.raw['x-step-up'] === 'always' && !SECOND_FACTOR_FIRST[op.operationId]) await stepUp(app, caller.accessToken, { password: caller.password }).expect(200);
   let req = request(app)[op.method](path).set(headers);
   const example = exampleBody(op, caller);
   const body = example === undefined ? undefined : { ...(example as object), ...prepared };

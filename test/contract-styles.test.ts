@@ -70,6 +70,17 @@ async function signedIn(roleIds: string[]): Promise<Caller> {
   return { userId: user.id, email: user.email, sessionId: session.id, accessToken: body.access_token, refreshToken: body.refresh_token };
 }
 
+/** The caller's session steps up with the password (docs/AUTH.md, "Step-up"), for the sensitive changes (`x-step-up`). */
+async function steppedUp(caller: Caller): Promise<Caller> {
+  const res = await fetch(`${server.url}/sessions/current/step-up`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${caller.accessToken}` },
+    body: JSON.stringify({ password: PASSWORD }),
+  });
+  expect(res.status, await res.text()).toBe(200);
+  return caller;
+}
+
 /** A fresh resource for a path parameter, by the path's first segment. */
 const RESOURCES: Record<string, () => Promise<string>> = {
   users: async () => (await makeUser(database.db)).id,
@@ -142,7 +153,7 @@ interface Shared {
 }
 
 async function sharedCallers(): Promise<Shared> {
-  const [admin, nobody] = await Promise.all([signedIn([adminRole]), signedIn([])]);
+  const [admin, nobody] = await Promise.all([signedIn([adminRole]).then(steppedUp), signedIn([])]);
   return { adminCaller: admin, admin: { authorization: `Bearer ${admin.accessToken}` }, nobody: { authorization: `Bearer ${nobody.accessToken}` } };
 }
 
@@ -157,6 +168,8 @@ const NEEDS_STATE: Record<string, number> = {
   'POST /me/totp/confirm': 404,
   'DELETE /me/totp': 404,
   'POST /me/recovery-codes': 409,
+  // The example is a code; the caller has no authenticator app (test/step-up.test.ts steps up for real).
+  'POST /sessions/current/step-up': 400,
 };
 
 async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inflection, shared: Shared): Promise<Case[]> {
@@ -187,7 +200,7 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
   // Success: a safe method leaves its caller as it was; any other may end or change the session
   // or the password it is called with, so it gets a fresh administrator of its own.
   if (!op.security.includes('bearerAuth')) throw new Error(`${op.operationId} takes API keys only: give this file a caller for it`);
-  const caller = op.method === 'get' ? shared.adminCaller : await signedIn([adminRole]);
+  const caller = op.method === 'get' ? shared.adminCaller : op.raw['x-step-up'] === 'always' ? await steppedUp(await signedIn([adminRole])) : await signedIn([adminRole]);
   // People a meeting names must be active users.
   const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken, organizer_id: caller.userId, attendee_ids: [shared.adminCaller.userId] };
   const body = exampleBody(contract, op, style, fill);

@@ -33,7 +33,7 @@ describe('the contract is what is served', () => {
     const principal = { kind: 'api_key' as const, apiKeyId: 'k', permissions: new Set([op.requiredPermission ?? '']) };
     const { app, logs } = createTestApp(database.db, {
       handlers,
-      authenticators: { apiKey: async () => principal, bearer: async () => ({ ...principal, kind: 'user', userId: 'u', sessionId: 's' }) },
+      authenticators: { apiKey: async () => principal, bearer: async () => ({ ...principal, kind: 'user', userId: 'u', sessionId: 's' }), stepUp: async () => {} },
     });
     const concretePath = `${path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000')}${requiredQuery(op)}`;
     let req = request(app)[op.method](concretePath);

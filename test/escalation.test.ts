@@ -6,6 +6,7 @@ import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
+import { steppedUpInDatabase } from './support/second-factor.js';
 import { makeApiKey, makeRole } from './support/access-fixtures.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
 import type { Kysely } from 'kysely';
@@ -31,10 +32,15 @@ interface Person {
   auth: string;
 }
 
-/** A user signed in through POST /sessions, holding `permissions` (through a role of its own) or `roles`. */
+/**
+ * A user signed in through POST /sessions, holding `permissions` (through a role of its own) or
+ * `roles`, the session stepped up (creating and rotating keys need it; the test clock stands
+ * still, so the proof stays fresh).
+ */
 async function person(db: Kysely<Database>, grant: { permissions?: string[]; roles?: string[] }, on = app): Promise<Person> {
   const user = await createUser(db, grant);
   const set = await signIn(on, user.email, user.password);
+  await steppedUpInDatabase(db, user.id);
   return { id: user.id, email: user.email, auth: `Bearer ${set.access_token}` };
 }
 
@@ -370,6 +376,7 @@ describe('a key is never worth more than its creator now', () => {
   it('a key loses what its creator loses, stops when the creator is disabled, and shows it', async () => {
     const creator = await createUser(database.db, { permissions: ['api_keys.manage', 'users.list', 'users.create'] });
     const set = await signIn(app, creator.email, creator.password);
+    await steppedUpInDatabase(database.db, creator.id);
     const made = await request(app).post('/api-keys').set('authorization', `Bearer ${set.access_token}`).send({ name: `leaver ${Math.random()}`, permissions: ['users.list', 'users.create'] });
     expect(made.status, made.text).toBe(201);
     const key = made.body.secret as string;
@@ -402,6 +409,7 @@ describe('a key is never worth more than its creator now', () => {
   it('a key manager cannot keep a working key after leaving by rotating someone else\u2019s key: the rotated key is bound to who holds its secret', async () => {
     const manager = await createUser(database.db, { permissions: ['api_keys.manage', 'users.list'] });
     const set = await signIn(app, manager.email, manager.password);
+    await steppedUpInDatabase(database.db, manager.id);
     for (const key of [await adminKey(['users.list']), await makeApiKey(database.db, ['users.list']).then((k) => ({ api_key: { id: k.id } }))]) {
       const rotated = await request(app).post(`/api-keys/${key.api_key.id}/rotate`).set('authorization', `Bearer ${set.access_token}`).send({});
       expect(rotated.status, rotated.text).toBe(200);
@@ -427,6 +435,7 @@ describe('a key is never worth more than its creator now', () => {
   it('deleting a creator\u2019s row cannot turn its keys into operator keys: the database refuses', async () => {
     const creator = await createUser(database.db, { permissions: ['api_keys.manage', 'users.list'] });
     const set = await signIn(app, creator.email, creator.password);
+    await steppedUpInDatabase(database.db, creator.id);
     const made = await request(app).post('/api-keys').set('authorization', `Bearer ${set.access_token}`).send({ name: `orphan ${Math.random()}`, permissions: ['users.list'] });
     expect(made.status, made.text).toBe(201);
     await expect(database.db.deleteFrom('users').where('id', '=', creator.id).execute()).rejects.toThrow(/api_keys_created_by_fkey/);

@@ -263,7 +263,7 @@ describe('response validation sees the body that leaves', () => {
   afterAll(() => database.destroy());
 
   const principal = { kind: 'api_key' as const, apiKeyId: 'k', permissions: new Set(['users.list']) };
-  const authenticators = { apiKey: async () => principal, bearer: async () => principal };
+  const authenticators = { apiKey: async () => principal, bearer: async () => principal, stepUp: async () => {} };
   const user = {
     id: '0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90',
     email: 'ada@example.com',

@@ -157,6 +157,9 @@ describe('API keys across processes (no process keeps any key state of its own)'
     const admin = await createUser(database.db, { permissions: ['api_keys.manage', 'users.list'] });
     const signedIn = await client.send(signInRequest(admin.email, admin.password));
     bearer = { authorization: `Bearer ${(signedIn.body as { access_token: string }).access_token}` };
+    // Rotating a key is a sensitive change (docs/AUTH.md, "Step-up").
+    const proof = await client.send({ method: 'POST', path: '/sessions/current/step-up', headers: { 'content-type': 'application/json', ...bearer }, body: JSON.stringify({ password: admin.password }) });
+    expect(proof.status).toBe(200);
   });
 
   it('records the last use (time and client IP) at most once a minute, whichever process served', async () => {

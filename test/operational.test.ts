@@ -42,6 +42,7 @@ describe('probes', () => {
         bearer: async () => {
           throw new Error('unused');
         },
+        stepUp: async () => {},
       },
     });
     const res = await request(app).get('/users').set('x-api-key', 'k');

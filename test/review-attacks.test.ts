@@ -8,6 +8,7 @@ import request from 'supertest';
 import { Migrator, sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
+import { steppedUp } from './support/second-factor.js';
 import { makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
 import { HttpClient } from './support/http-client.js';
 import { migrations } from '../src/db/migrations/index.js';
@@ -255,7 +256,9 @@ describe('the admin role known by its id: attacks on the name', () => {
       const { app } = createTestApp(db);
       await db.updateTable('roles').set(roleRow({ name: 'root' })).where('id', '=', ADMIN_ROLE_ID).execute();
       const manager = await createUser(db, { permissions: ['roles.manage', 'users.update', 'api_keys.manage', 'users.list'] });
-      const managerAuth = `Bearer ${(await signIn(app, manager.email, manager.password)).access_token}`;
+      const managerSet = await signIn(app, manager.email, manager.password);
+      await steppedUp(app, managerSet.access_token, manager.password); // creating a key below is a sensitive change
+      const managerAuth = `Bearer ${managerSet.access_token}`;
       const made = await request(app).post('/roles').set('authorization', managerAuth).send({ name: 'admin', permissions: ['users.list'] });
       expect(made.status, made.text).toBe(201);
       const granted = await request(app).patch(`/users/${manager.id}`).set('authorization', managerAuth).send({ roles: [`role-${manager.id}`, 'admin'] });

@@ -32,7 +32,7 @@ async function enrolledAdministrator() {
   const admin = await createUser(database.db);
   await database.db.insertInto('user_roles').values({ user_id: admin.id, role_id: await adminRoleId(database.db) }).execute();
   const set = await signIn(app, admin.email, admin.password);
-  await enrolTotp(app, set.access_token, clock);
+  await enrolTotp(app, set.access_token, clock, admin.password);
   return { app, admin, set };
 }
 

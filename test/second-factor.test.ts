@@ -6,7 +6,7 @@ import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from
 import { sweep } from '../src/maintenance/sweeper.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
-import { enrolTotp, passwordStep, secondStep, signInWithTotp, totpCode } from './support/second-factor.js';
+import { enrolTotp, passwordStep, secondStep, signInWithTotp, stepUp, totpCode } from './support/second-factor.js';
 import { ManualClock } from '../src/clock.js';
 
 let database: TestDatabase;
@@ -23,7 +23,7 @@ async function setUp(env: Record<string, string> = {}) {
   const service = createTestApp(database.db, { clock, env });
   const person = await createUser(database.db);
   const set = await signIn(service.app, person.email, person.password);
-  const { secret, recoveryCodes } = await enrolTotp(service.app, set.access_token, clock);
+  const { secret, recoveryCodes } = await enrolTotp(service.app, set.access_token, clock, person.password);
   clock.advance(30_000); // the enrolment's code is used up: the tests sign in with the next one
   return { ...service, clock, person, set, secret, recoveryCodes };
 }
@@ -38,6 +38,7 @@ describe('enrolling an authenticator app', () => {
     const { app } = createTestApp(database.db, { clock });
     const person = await createUser(database.db);
     const { access_token } = await signIn(app, person.email, person.password);
+    expect((await stepUp(app, access_token, { password: person.password })).status).toBe(200);
 
     const started = await request(app).post('/me/totp').set(auth(access_token));
     expect(started.status).toBe(201);
@@ -65,7 +66,8 @@ describe('enrolling an authenticator app', () => {
     const overview = await request(app).get('/me/second-factors').set(auth(access_token));
     expectContractResponse(overview, 'GET', '/me/second-factors');
     expect(overview.body).toEqual({ required: false, totp: { enrolled_at: START.toISOString(), last_used_at: null }, recovery_codes_remaining: 10 });
-    // Enrolling again needs the old one removed first.
+    // Enrolling again needs the old one removed first (and, now that there is a factor, a proof by it).
+    expect((await stepUp(app, access_token, { recovery_code: confirmed.body.recovery_codes[0] })).status).toBe(200);
     const again = await request(app).post('/me/totp').set(auth(access_token));
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('totp_already_enrolled');
@@ -159,7 +161,8 @@ describe('signing in with a second factor', () => {
   });
 
   it('a code from the previous enrolment is refused', async () => {
-    const { app, clock, person, set, secret: oldSecret } = await setUp();
+    const { app, clock, person, set, secret: oldSecret, recoveryCodes } = await setUp();
+    expect((await stepUp(app, set.access_token, { recovery_code: recoveryCodes[9]! })).status).toBe(200);
     expect((await request(app).delete('/me/totp').set(auth(set.access_token))).status).toBe(204);
     expect((await eventsOf(person.id, 'second_factor_removed')).length).toBe(1);
     const { secret: newSecret } = await enrolTotp(app, set.access_token, clock);
@@ -188,6 +191,7 @@ describe('signing in with a second factor', () => {
 
   it('new recovery codes void the old ones', async () => {
     const { app, person, set, recoveryCodes } = await setUp();
+    expect((await stepUp(app, set.access_token, { recovery_code: recoveryCodes[9]! })).status).toBe(200);
     const res = await request(app).post('/me/recovery-codes').set(auth(set.access_token));
     expect(res.status).toBe(201);
     expectContractResponse(res, 'POST', '/me/recovery-codes');
@@ -200,7 +204,8 @@ describe('signing in with a second factor', () => {
   });
 
   it('recovery codes need a second factor, and go with the last one', async () => {
-    const { app, person, set } = await setUp();
+    const { app, person, set, recoveryCodes } = await setUp();
+    expect((await stepUp(app, set.access_token, { recovery_code: recoveryCodes[9]! })).status).toBe(200);
     expect((await request(app).delete('/me/totp').set(auth(set.access_token))).status).toBe(204);
     const none = await request(app).post('/me/recovery-codes').set(auth(set.access_token));
     expect(none.status).toBe(409);
@@ -252,6 +257,7 @@ describe('signing in with a second factor', () => {
     const { app } = createTestApp(database.db, { clock, env: { SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP: '3' } });
     const person = await createUser(database.db);
     const { access_token } = await signIn(app, person.email, person.password);
+    expect((await stepUp(app, access_token, { password: person.password })).status).toBe(200);
     const { body } = await request(app).post('/me/totp').set(auth(access_token));
     for (let i = 1; i <= 3; i++) {
       expect((await request(app).post('/me/totp/confirm').set(auth(access_token)).send({ totp_code: totpCode(body.secret, new Date(START.getTime() + i * 3_600_000)) })).status).toBe(400);
@@ -288,7 +294,7 @@ describe('signing in with a second factor', () => {
     const victim = await setUp();
     const attacker = await createUser(database.db);
     const { access_token } = await signIn(victim.app, attacker.email, attacker.password);
-    const attackerFactor = await enrolTotp(victim.app, access_token, victim.clock);
+    const attackerFactor = await enrolTotp(victim.app, access_token, victim.clock, attacker.password);
     victim.clock.advance(30_000);
     // The attacker knows the victim's password, not their app: their own code and recovery code fail.
     const challenge_token = await passwordStep(victim.app, victim.person.email, victim.person.password);
@@ -333,6 +339,7 @@ describe('signing in with a second factor', () => {
     await secondStep(app, { challenge_token, totp_code: '000000' === code ? '111111' : '000000' });
     await secondStep(app, { challenge_token, totp_code: code });
     await secondStep(app, { challenge_token: await passwordStep(app, person.email, person.password), recovery_code: recoveryCodes[0]! });
+    expect((await stepUp(app, set.access_token, { recovery_code: recoveryCodes[9]! })).status).toBe(200);
     const regenerated = await request(app).post('/me/recovery-codes').set(auth(set.access_token));
     const journal = JSON.stringify(await database.db.selectFrom('security_events').selectAll().where('user_id', '=', person.id).execute());
     const overview = await request(app).get('/me/second-factors').set(auth(set.access_token));

@@ -106,6 +106,8 @@ async function apiKeyFlows() {
   const admin = await createUser(database.db, { permissions: [...PERMISSIONS] });
   keep(admin.password, 'admin password');
   const set = keepSet(await signIn(admin.email, admin.password), 'admin sign-in');
+  // Creating and rotating keys are sensitive changes: a fresh proof first (the password travels once more).
+  expect((await send({ method: 'POST', path: '/sessions/current/step-up', headers: { ...json, ...bearer(set) }, body: JSON.stringify({ password: admin.password }) })).status).toBe(200);
   const operatorKey = await makeApiKey(database.db, ['users.list']);
   keep(operatorKey.secret, 'API key from the command line code');
   expect((await send({ method: 'GET', path: '/users', headers: { 'x-api-key': operatorKey.secret } })).status).toBe(200);

@@ -213,7 +213,7 @@ describe('over HTTP', () => {
     const { deps } = createTestApp(database.db);
     const broken = new ProblemError(400, 'validation_failed', 'bad', { errors: [{ location: 'request/body', message: 'm', hint: 'not in the contract' } as never] });
     const handlers = { ...createHandlers(buildServices(deps)), listPermissions: async () => Promise.reject(broken) };
-    const { app, logs } = createTestApp(database.db, { handlers, authenticators: { apiKey: async () => ({ kind: 'api_key', apiKeyId: 'k', permissions: new Set() }), bearer: async () => Promise.reject(new Error('unused')) } });
+    const { app, logs } = createTestApp(database.db, { handlers, authenticators: { apiKey: async () => ({ kind: 'api_key', apiKeyId: 'k', permissions: new Set() }), bearer: async () => Promise.reject(new Error('unused')), stepUp: async () => {} } });
     for (const style of INFLECTIONS) {
       const res = await request(app).get('/permissions').set('x-api-key', 'k').set('x-api-inflection', style);
       expect(res.status, style).toBe(500);

@@ -40,6 +40,7 @@ export const AUDIT_EVENT_TYPES = [
   'webhook_endpoint_deleted',
   'webhook_endpoint_disabled',
   'passkey_renamed',
+  'session_stepped_up',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -21,8 +21,17 @@ export type Principal =
       rateLimit?: RateLimit | null;
     };
 
+/**
+ * An operation's `x-step-up` (docs/AUTH.md, "Step-up"): `always`, a fresh proof (a second factor,
+ * or the password for a person without one); `with_second_factor`, a fresh second-factor proof
+ * from a person who has one (the operation checks the password of a person without one itself).
+ */
+export type StepUpRequirement = 'always' | 'with_second_factor';
+
 /** Resolves a presented credential to a principal, or throws a refusal (`DomainError`, kind credential_refused). */
 export interface Authenticators {
   apiKey(secret: string, request: { ip: string; requestId?: string; userAgent?: string }): Promise<Principal>;
   bearer(accessToken: string, request: { ip: string }): Promise<Principal>;
+  /** Throws `403 step_up_required` unless the session of this signed-in person holds a fresh proof `requirement` accepts. */
+  stepUp(principal: Extract<Principal, { kind: 'user' }>, requirement: StepUpRequirement): Promise<void>;
 }

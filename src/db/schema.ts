@@ -105,6 +105,9 @@ export interface SessionsTable {
   revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   revoked_reason: ColumnType<string | null, string | null | undefined, string | null>;
   authentication_method: ColumnType<AuthenticationMethod, AuthenticationMethod | undefined, AuthenticationMethod>;
+  /** The latest fresh proof for a sensitive change (src/sessions/step-up.ts), and by what. */
+  stepped_up_at: Nullable<Date>;
+  step_up_method: Nullable<StepUpMethod>;
 }
 
 export interface SessionTokensTable {
@@ -164,6 +167,9 @@ export interface AuditSealsTable {
   hash: Buffer;
   events_deleted_at: Nullable<Date>;
 }
+
+/** What a session stepped up with (src/sessions/step-up.ts). */
+export type StepUpMethod = 'password' | 'totp' | 'recovery_code' | 'passkey';
 
 /** How a session was opened: the password alone, or the password and a second factor. */
 export type AuthenticationMethod = 'password' | 'password_totp' | 'password_recovery_code' | 'password_passkey' | 'passkey';

@@ -1,5 +1,6 @@
 // Handlers of the signed-in person's second factors: the overview, enrolling and removing an
-// authenticator app, new recovery codes. Keys and codes are answered once, never stored in clear.
+// authenticator app, new recovery codes; the step-up of the current session (src/sessions/step-up.ts).
+// Keys and codes are answered once, never stored in clear.
 import type { Handler } from './types.js';
 import type { Services } from '../services.js';
 import { refused } from '../errors.js';
@@ -7,7 +8,7 @@ import { signedInUser } from '../auth/caller.js';
 import type { Principal } from '../auth/principal.js';
 import { NO_STORE } from './headers.js';
 
-export function secondFactorHandlers({ secondFactors, users }: Services) {
+export function secondFactorHandlers({ secondFactors, sessions, users }: Services) {
   /** The caller with the e-mail address the authenticator app is labelled with. */
   async function person(principal: Principal | null) {
     const me = signedInUser(principal);
@@ -45,5 +46,11 @@ export function secondFactorHandlers({ secondFactors, users }: Services) {
     headers: NO_STORE,
   });
 
-  return { getMySecondFactors, startTotpEnrolment, confirmTotpEnrolment, removeTotp, regenerateRecoveryCodes };
+  const stepUpSession: Handler<'stepUpSession'> = async ({ principal, body, request }) => {
+    // The contract lets exactly one proof through.
+    const answer = body.totp_code !== undefined ? { totp_code: body.totp_code } : body.recovery_code !== undefined ? { recovery_code: body.recovery_code } : { password: body.password! };
+    return { status: 200, body: await sessions.stepUp(await person(principal), answer, request), headers: NO_STORE };
+  };
+
+  return { stepUpSession, getMySecondFactors, startTotpEnrolment, confirmTotpEnrolment, removeTotp, regenerateRecoveryCodes };
 }

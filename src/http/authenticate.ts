@@ -3,7 +3,7 @@
 // the permission the operation declares in the contract.
 import type { Request, RequestHandler, Response } from 'express';
 import type { OperationInfo, SecurityScheme } from '../contract/spec.js';
-import type { Authenticators, Principal } from '../auth/principal.js';
+import type { Authenticators, Principal, StepUpRequirement } from '../auth/principal.js';
 import { bearerToken } from '../auth/bearer.js';
 import { forbidden, invalid, permissionDenied, refused, unauthenticated } from '../errors.js';
 import { operationOf } from './operation.js';
@@ -38,6 +38,13 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators, 
   // `x-authenticated-by: handler`: the handler checks the credential itself (POST /tokens accepts
   // an expired access token, which this step would refuse).
   const skip = (!acceptsKey && !acceptsBearer) || op.raw['x-authenticated-by'] === 'handler';
+  // `x-step-up`: a sensitive change, made only with a fresh proof on the session (docs/AUTH.md,
+  // "Step-up"). A key has neither session nor second factor to prove it with, so an operation that
+  // needs one and accepts keys (or skips this step) is a mistake of the contract: refuse to start.
+  const stepUp = op.raw['x-step-up'] as StepUpRequirement | undefined;
+  if (stepUp !== undefined && (!['always', 'with_second_factor'].includes(stepUp) || acceptsKey || !acceptsBearer || skip)) {
+    throw new Error(`${op.operationId}: x-step-up must be "always" or "with_second_factor", on an operation for signed-in people only`);
+  }
   if (skip) return undefined;
 
   return async (req, res) => {
@@ -84,6 +91,7 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators, 
       admission?.recordOutcome(principal, 'permission_refused');
       throw permissionDenied(permission);
     }
+    if (stepUp && principal.kind === 'user') await authenticators.stepUp(principal, stepUp);
     admission?.recordOutcome(principal, 'allowed');
   };
 }

@@ -28,7 +28,7 @@ const MAX_FIELD_TEXT = 1024;
 const MAX_DETAIL = 4096;
 const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 
-type Extras = Partial<Pick<Problem, 'errors' | 'retry_after' | 'allowed_values' | 'required_permission' | 'missing_permissions'>>;
+type Extras = Partial<Pick<Problem, 'errors' | 'retry_after' | 'allowed_values' | 'required_permission' | 'missing_permissions' | 'step_up_methods'>>;
 
 /** An error that becomes a problem response. Throw it from anywhere below the router. */
 export class ProblemError extends Error {

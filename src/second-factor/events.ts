@@ -18,7 +18,8 @@ export type SecondFactorEventType =
   | 'second_factor_removed'
   | 'second_factor_failed'
   | 'recovery_code_used'
-  | 'recovery_codes_regenerated';
+  | 'recovery_codes_regenerated'
+  | 'session_stepped_up';
 
 export function recordSecondFactorEvent(
   db: Kysely<Database> | Transaction<Database>,

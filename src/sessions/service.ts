@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { AuthenticationMethod, Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } from '../auth/passwords.js';
-import { DomainError, rateLimited, refused, unauthenticated } from '../errors.js';
+import { DomainError, invalid, rateLimited, refused, unauthenticated } from '../errors.js';
 import { recordSecurityEvent } from '../security-events/recorder.js';
 import { signInThrottle } from '../throttle/sign-in-throttle.js';
 import { findCredentials, setPasswordHash } from '../users/credentials.js';
@@ -23,6 +23,9 @@ import { secondFactorService, type SecondFactorAnswer } from '../second-factor/s
 import { passkeyService, challengeOf, type AssertionVerdict, type WebAuthnJson } from '../second-factor/passkeys.js';
 import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordSecondFactorEvent } from '../second-factor/events.js';
+import { countConfirmedFactors } from '../second-factor/repository.js';
+import { markSteppedUp, STEP_UP_TTL_S } from './step-up.js';
+import type { StepUpMethod } from '../db/schema.js';
 import { CHALLENGE_TTL_S, challengeFailed, challengeUsed, findLiveChallenge, lockLiveChallenge, openChallenge } from './challenges.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
@@ -45,6 +48,16 @@ const invalidCredentials = () => unauthenticated('invalid_credentials', 'The e-m
 
 const tooManyAttempts = (retryAfter: number) =>
   rateLimited(`Too many failed password attempts; try again in ${retryAfter} seconds.`, retryAfter);
+
+/** A proof offered at POST /sessions/current/step-up. */
+export type StepUpAnswer = SecondFactorAnswer | { password: string };
+
+/** The signed-in person stepping up (src/sessions/step-up.ts). */
+export interface SteppingUp {
+  userId: string;
+  sessionId: string;
+  email: string;
+}
 
 const invalidChallenge = () => unauthenticated('invalid_challenge', 'The sign-in challenge is unknown, expired or used up; sign in again.');
 const wrongSecondFactor = () => unauthenticated('invalid_second_factor', 'The code is wrong or was already used.');
@@ -210,6 +223,51 @@ export function sessionService(deps: Dependencies) {
       throw unauthenticated('invalid_passkey', 'The passkey could not be verified, or its challenge is unknown, expired or used; start again.');
     }
     return open(outcome.id, { emailDigest: emailDigest(outcome.email), countedAddress: throttledAddress(client.ip) }, client, now, 'passkey');
+  /**
+   * A fresh proof for the current session (src/sessions/step-up.ts): a second factor of a person
+   * who has one, the password of a person who has none. Every wrong answer counts against the
+   * sign-in throttle like a wrong password (a stolen token must not become a way to guess), and a
+   * wrong code is recorded as `second_factor_failed` during `step_up`.
+   */
+  async function stepUp(me: SteppingUp, answer: StepUpAnswer, client: ClientInfo): Promise<{ method: StepUpMethod; valid_until: string }> {
+    const methods = await secondFactors.methodsOf(me.userId);
+    const hasFactor = (await countConfirmedFactors(db, me.userId)) > 0;
+    if ('password' in answer && hasFactor) {
+      throw new DomainError('invalid', 'step_up_needs_second_factor', 'You have a second factor: prove it is you with a code from it.', { step_up_methods: methods });
+    }
+    const attempt = await beginAttempt(me.email, client);
+    const actor: Actor = { type: 'user', userId: me.userId, sessionId: me.sessionId };
+    let method: StepUpMethod | null;
+    let now: Date;
+    if ('password' in answer) {
+      // Checked before any transaction: hashing must not hold a connection.
+      const credentials = await findCredentials(db, me.userId);
+      const right = credentials?.password_hash ? await verifyPassword(credentials.password_hash, answer.password) : false;
+      now = clock.now();
+      method = right ? 'password' : null;
+      if (method) await db.transaction().execute((trx) => proved(trx, me, method!, now, client, actor));
+    } else {
+      now = clock.now();
+      method = await db.transaction().execute(async (trx) => {
+        const used = await secondFactors.useForSignIn(trx, me.userId, answer, now, client);
+        const kind = 'totp_code' in answer ? 'totp' : 'recovery_code';
+        if (!used) {
+          await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor, client, details: { method: kind, during: 'step_up' } });
+          return null;
+        }
+        await proved(trx, me, kind, now, client, actor);
+        return kind;
+      });
+    }
+    // The attempt stays recorded as a failure when the answer was wrong.
+    if (!method) throw 'password' in answer ? new DomainError('invalid', 'invalid_current_password', 'The password is wrong.') : invalid('invalid_second_factor', 'The code is wrong or was already used.');
+    await throttle.succeeded(attempt.attemptId);
+    return { method, valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
+  }
+
+  async function proved(trx: Kysely<Database>, me: SteppingUp, method: StepUpMethod, now: Date, client: ClientInfo, actor: Actor) {
+    await markSteppedUp(trx, me.sessionId, method, now);
+    await recordSecondFactorEvent(trx, 'session_stepped_up', { at: now, userId: me.userId, actor, client, details: { method } });
   }
 
   async function refresh(accessToken: string, refreshToken: string, client: ClientInfo): Promise<TokenSet> {
@@ -338,6 +396,9 @@ export function sessionService(deps: Dependencies) {
       // The other sessions' revocations are recorded first, then the change with their count.
       const revoked = await revokeSessions(trx, { userId, exceptSessionId: sessionId }, 'password_changed', now, client, { type: 'user', userId, sessionId });
       await recordSecurityEvent(trx, { type: 'password_changed', at: now, userId, sessionId, ip: client.ip, requestId: client.requestId, userAgent, details: { sessions_revoked: revoked.length } });
+      // The current password was just checked: for a person without a second factor, that is the
+      // proof a step-up would ask for (docs/AUTH.md, "Step-up"); a person with one keeps theirs.
+      if ((await countConfirmedFactors(trx, userId)) === 0) await markSteppedUp(trx, sessionId, 'password', now);
     });
   }
 
@@ -355,6 +416,7 @@ export function sessionService(deps: Dependencies) {
     revokeUserSessions,
     signOut,
     changePassword,
+    stepUp,
   };
 }
 

@@ -97,6 +97,7 @@ describe('audit in the back office', () => {
     const { accessToken } = await storedTokens(page);
     const api = (path: string, body: object) =>
       fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ api_key: { id: string } }>);
+    await api('/sessions/current/step-up', { password: ADMIN.password }); // creating and rotating a key are sensitive changes
     const { api_key: key } = await api('/api-keys', { name: 'reporting', permissions: ['users.list'] });
     await api(`/api-keys/${key.id}/rotate`, { grace_period_seconds: 86_400 });
     await page.getByLabel('Event', { exact: true }).selectOption('api_key_rotated');

@@ -2,7 +2,7 @@
 // an API key with only users.list, read its secret from the page, use it, revoke it in the page,
 // sign out; and the users and roles pages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
+import { confirmItIsMe, createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
 import { userRow } from '../support/rows.js';
 import { budget } from '../support/budgets.js';
 
@@ -42,6 +42,8 @@ describe('the back office in a browser', () => {
     await expires.fill(inThirtyDays);
     expect(await page.getByText('This key will never expire.').count()).toBe(0);
     await page.getByRole('button', { name: 'Create the key' }).click();
+    // A sensitive change: the page asks for the password (this administrator has no second factor), then creates the key.
+    await confirmItIsMe(page, { password: ADMIN.password });
 
     await page.getByText('Copy it now: you will not see it again.').waitFor();
     const secret = (await page.getByTestId('api-key-secret').textContent())!.trim();

@@ -3,7 +3,7 @@
 // an authenticator app from the key the page shows (the code computed here, as the app would),
 // keeps the recovery codes, and next time signs in with the password and a code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens } from '../support/e2e.js';
+import { confirmItIsMe, createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens } from '../support/e2e.js';
 import { totpCode } from '../support/second-factor.js';
 
 let service: Awaited<ReturnType<typeof startService>>;
@@ -28,6 +28,8 @@ describe('second factor in the back office', () => {
       await page.getByRole('heading', { name: 'Security' }).waitFor();
       await page.getByText('Your role requires a second factor.').waitFor();
       await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+      // Enrolling is a sensitive change: with no second factor yet, the password proves it is them.
+      await confirmItIsMe(page, { password: admin.password });
       await page.getByRole('img', { name: 'QR code of the key for your authenticator app' }).waitFor();
       secret = (await page.getByTestId('totp-secret').textContent())!.trim();
       expect(secret).toMatch(/^[A-Z2-7]{32}$/);

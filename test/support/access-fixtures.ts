@@ -77,7 +77,9 @@ export async function makeApiKey(db: Kysely<Database>, permissions: string[], op
 
 /**
  * The real API-key authenticator, and a bearer stand-in: `Bearer test-user:<userId>` is that user,
- * with the permissions of their roles read on every request (as the real one must do).
+ * with the permissions of their roles read on every request (as the real one must do). It has no
+ * session, so it counts as freshly stepped up (docs/AUTH.md, "Step-up"): the tests that use it are
+ * about something else; test/step-up.test.ts signs in for real.
  */
 export function authenticatorsWithTestBearer(deps: Dependencies): Authenticators {
   const real = buildServices(deps).authenticators;
@@ -89,6 +91,7 @@ export function authenticatorsWithTestBearer(deps: Dependencies): Authenticators
       // A session id shaped like a real one: audit events store the actor's session as a uuid.
       return { kind: 'user', userId, sessionId: TEST_SESSION_ID, permissions: permissionsOfRoles(await rolesOfUser(deps.db, userId)) };
     },
+    async stepUp() {},
   };
 }
 

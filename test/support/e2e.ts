@@ -124,6 +124,19 @@ export async function signIn(page: Page, baseUrl: string, person: Pick<Person, '
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
+/**
+ * Answers the back office's step-up dialog (a sensitive change, docs/AUTH.md "Step-up") with the
+ * password (a person without a second factor) or a code, in English.
+ */
+export async function confirmItIsMe(page: Page, proof: { password: string } | { code: string }): Promise<void> {
+  const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+  await dialog.waitFor();
+  if ('password' in proof) await dialog.getByLabel('Your password').fill(proof.password);
+  else await dialog.getByLabel('Code from the app').fill(proof.code);
+  await dialog.getByRole('button', { name: 'Confirm' }).click();
+  await dialog.waitFor({ state: 'detached' });
+}
+
 /** The token set the page keeps (see docs/WEB.md). */
 export async function storedTokens(page: Page): Promise<{ accessToken: string; refreshToken: string }> {
   const raw = await readStorage(page, 'backoffice.tokens');

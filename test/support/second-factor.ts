@@ -2,6 +2,8 @@
 // as the app would (RFC 6238, at the test's clock), and the second step of signing in.
 import request from 'supertest';
 import { Secret, TOTP } from 'otpauth';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
 import type { Clock } from '../../src/clock.js';
 import type { TokenSetBody } from './sessions.js';
 type App = Parameters<typeof request>[0];
@@ -11,9 +13,35 @@ export function totpCode(secret: string, at: Date): string {
   return TOTP.generate({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30, timestamp: at.getTime() });
 }
 
-/** Enrols an authenticator app for the bearer of `accessToken`: its secret and the recovery codes. */
-export async function enrolTotp(app: App, accessToken: string, clock: Clock): Promise<{ secret: string; recoveryCodes: string[] }> {
-  const started = await request(app).post('/me/totp').set('authorization', `Bearer ${accessToken}`);
+/** POST /sessions/current/step-up: a fresh proof for the session of `accessToken` (docs/AUTH.md, "Step-up"). */
+export function stepUp(app: App, accessToken: string, body: { totp_code?: string; recovery_code?: string; password?: string }) {
+  return request(app).post('/sessions/current/step-up').set('authorization', `Bearer ${accessToken}`).send(body);
+}
+
+/**
+ * Marks every live session of `userId` as stepped up by password now (wall-clock time), straight in
+ * the table: for tests about something else that must not pay for one more password hash per person.
+ */
+export async function steppedUpInDatabase(db: Kysely<Database>, userId: string): Promise<void> {
+  await db.updateTable('sessions').set({ stepped_up_at: new Date(), step_up_method: 'password' }).where('user_id', '=', userId).where('revoked_at', 'is', null).where('ended_at', 'is', null).execute();
+}
+
+/** Steps the session of `accessToken` up with the password (a person without a second factor), for a test about something else than step-up. */
+export async function steppedUp(app: App, accessToken: string, password: string): Promise<void> {
+  const proof = await stepUp(app, accessToken, { password });
+  if (proof.status !== 200) throw new Error(`POST /sessions/current/step-up answered ${proof.status}: ${proof.text}`);
+}
+
+/**
+ * Enrols an authenticator app for the bearer of `accessToken`: its secret and the recovery codes.
+ * Enrolling is a sensitive change: with `password`, a session without a fresh proof steps up with it first.
+ */
+export async function enrolTotp(app: App, accessToken: string, clock: Clock, password?: string): Promise<{ secret: string; recoveryCodes: string[] }> {
+  let started = await request(app).post('/me/totp').set('authorization', `Bearer ${accessToken}`);
+  if (started.status === 403 && started.body.code === 'step_up_required' && password !== undefined) {
+    await steppedUp(app, accessToken, password);
+    started = await request(app).post('/me/totp').set('authorization', `Bearer ${accessToken}`);
+  }
   if (started.status !== 201) throw new Error(`POST /me/totp answered ${started.status}: ${started.text}`);
   const secret = started.body.secret as string;
   const confirmed = await request(app).post('/me/totp/confirm').set('authorization', `Bearer ${accessToken}`).send({ totp_code: totpCode(secret, clock.now()) });

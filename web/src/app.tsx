@@ -18,6 +18,7 @@ import { MeetingsPage } from './pages/meetings.js';
 import { TasksPage } from './pages/tasks.js';
 import { SecurityPage } from './pages/security.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
+import { StepUpDialog } from './step-up.js';
 import { ApiError } from './api/problem.js';
 
 type Me = components['schemas']['Me'];
@@ -117,6 +118,7 @@ function SignedIn() {
         <main id="main" tabIndex={-1}>
           {required}
         </main>
+        <StepUpDialog />
       </>
     );
   }
@@ -131,6 +133,7 @@ function SignedIn() {
           {me.error ? <ErrorMessage error={me.error} onRetry={me.reload} /> : !me.data ? <Loading /> : <Page name={page} id={route[1]} me={me.data} />}
         </main>
       </div>
+      <StepUpDialog />
     </>
   );
 }

@@ -49,9 +49,23 @@ api.use(bearer);
 
 type Result = { data?: unknown; error?: unknown; response: Response };
 
+/** What a session can prove itself with (the contract's StepUpMethod). */
+export type StepUpMethod = NonNullable<ApiError['problem']>['step_up_methods'] extends (infer M)[] | undefined ? M : never;
+
+/** Asks the person for a fresh proof and presents it; true once the session holds one, false if they cancel. */
+type StepUpPrompt = (methods: StepUpMethod[]) => Promise<boolean>;
+let stepUpPrompt: StepUpPrompt | undefined;
+
+/** The one place that asks for a step-up (the StepUpDialog of the signed-in shell); undefined when none is shown. */
+export function setStepUpPrompt(prompt: StepUpPrompt | undefined): void {
+  stepUpPrompt = prompt;
+}
+
 /**
  * Runs one call. A 401 while signed in means the access token was refused: refresh once (shared
- * with any refresh in flight) and retry. Returns the data, or throws ApiError / SessionEndedError.
+ * with any refresh in flight) and retry. A 403 step_up_required (a sensitive change, docs/AUTH.md
+ * "Step-up") asks the person for a code (or their password) and retries once it is accepted.
+ * Returns the data, or throws ApiError / SessionEndedError.
  */
 export async function call<R extends Result>(run: () => Promise<R>): Promise<Exclude<R['data'], undefined>> {
   const sentAt = Date.now();
@@ -59,6 +73,10 @@ export async function call<R extends Result>(run: () => Promise<R>): Promise<Exc
   if (result.response.status === 401 && tokens.signedIn) {
     await tokens.refreshAfterRejection(sentAt);
     result = await run();
+  }
+  if (result.response.status === 403 && stepUpPrompt) {
+    const refusal = new ApiError(result.response, result.error);
+    if (refusal.problem?.code === 'step_up_required' && (await stepUpPrompt(refusal.problem.step_up_methods ?? ['password']))) result = await run();
   }
   if (!result.response.ok) throw new ApiError(result.response, result.error);
   return result.data as Exclude<R['data'], undefined>;

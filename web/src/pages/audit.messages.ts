@@ -67,6 +67,7 @@ export const auditMessages = pageMessages({
   'audit.line.second_factor_failed': { en: 'Wrong second-factor code for {target}', fr: 'Code de second facteur erroné pour {target}' },
   'audit.line.recovery_code_used': { en: '{actor} signed in with a recovery code', fr: '{actor} s’est connecté·e avec un code de secours' },
   'audit.line.recovery_codes_regenerated': { en: '{actor} made new recovery codes', fr: '{actor} a créé de nouveaux codes de secours' },
+  'audit.line.session_stepped_up': { en: '{actor} confirmed it was them for a sensitive change', fr: '{actor} a confirmé son identité pour une modification sensible' },
   'audit.line.second_factors_reset': { en: '{actor} reset the second factors of {target}', fr: '{actor} a réinitialisé les seconds facteurs de {target}' },
   'audit.line.webhook_endpoint_created': { en: '{actor} created the webhook endpoint {target}', fr: '{actor} a créé le point de terminaison webhook {target}' },
   'audit.line.webhook_endpoint_updated': { en: '{actor} changed the webhook endpoint {target}', fr: '{actor} a modifié le point de terminaison webhook {target}' },

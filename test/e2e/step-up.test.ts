@@ -1,0 +1,89 @@
+// Step-up in a real Chromium (docs/AUTH.md, "Step-up"): a sensitive change answered
+// 403 step_up_required opens a dialog asking for a code (or a recovery code); once the API accepts
+// it, the change is made without starting over. In English, then in French.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdministrator, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
+import { totpCode } from '../support/second-factor.js';
+import { budget } from '../support/budgets.js';
+
+let service: Awaited<ReturnType<typeof startService>>;
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(() => service.stop());
+
+const person = { email: 'katherine@example.com', password: 'a long passphrase of my own', firstName: 'Katherine', lastName: 'Johnson' };
+const later = (seconds: number) => new Date(Date.now() + seconds * 1000);
+
+/** Enrols an authenticator app through the API, with the code of the step before now (so that the browser's sign-in can use now's). */
+async function enrol(): Promise<string> {
+  const send = (path: string, body: object, token?: string) =>
+    fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) }).then(
+      async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> }),
+    );
+  const { body: set } = await send('/sessions', { session: { email: person.email, password: person.password } });
+  expect((await send('/sessions/current/step-up', { password: person.password }, set.access_token)).status).toBe(200);
+  const { body: started } = await send('/me/totp', {}, set.access_token);
+  expect((await send('/me/totp/confirm', { totp_code: totpCode(started.secret!, later(-30)) }, set.access_token)).status).toBe(200);
+  return started.secret!;
+}
+
+describe('step-up in the back office', () => {
+  it('asks for a code before new recovery codes, says when it is wrong, then makes them; in French, removes the app after a recovery code', { timeout: budget({ browserFlow: 2 }) }, async () => {
+    await createAdministrator(service.database.db, person);
+    const secret = await enrol();
+    let recoveryCodes: string[] = [];
+
+    const english = await openBrowser();
+    try {
+      const { page } = english;
+      page.on('dialog', (confirm) => void confirm.accept());
+      await signIn(page, service.baseUrl, person);
+      await page.getByLabel('Code from the app').fill(totpCode(secret, new Date()));
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('link', { name: 'Security' }).click();
+      await page.getByRole('button', { name: 'New recovery codes' }).click();
+
+      const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+      await dialog.getByText('This change is sensitive. Enter the 6-digit code your authenticator app shows.').waitFor();
+      const right = totpCode(secret, later(30));
+      await dialog.getByLabel('Code from the app').fill(right === '000000' ? '111111' : '000000');
+      await dialog.getByRole('button', { name: 'Confirm' }).click();
+      await dialog.getByText('This code is wrong or was already used.').waitFor();
+      await screenshot(page, 'step-up-code');
+      await dialog.getByLabel('Code from the app').fill(right);
+      await dialog.getByRole('button', { name: 'Confirm' }).click();
+      // The change is retried on its own: the new codes are shown.
+      const codes = page.getByTestId('recovery-codes').getByRole('listitem');
+      await expect.poll(() => codes.count()).toBe(10);
+      recoveryCodes = (await codes.allTextContents()).map((code) => code.trim());
+      expect(await dialog.count()).toBe(0);
+    } finally {
+      await english.close();
+    }
+
+    const french = await openBrowser();
+    try {
+      const { page } = french;
+      page.on('dialog', (confirm) => void confirm.accept());
+      await signIn(page, service.baseUrl, person);
+      await page.getByRole('button', { name: 'Use a recovery code instead' }).click();
+      await page.getByLabel('Recovery code').fill(recoveryCodes[0]!);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByLabel('Language').selectOption('fr');
+      await page.getByRole('link', { name: 'Sécurité' }).click();
+      await page.getByRole('button', { name: 'Retirer l’application' }).click();
+
+      const dialog = page.getByRole('dialog', { name: 'Confirmez votre identité' });
+      await dialog.getByRole('button', { name: 'Utiliser plutôt un code de secours' }).click();
+      await dialog.getByLabel('Code de secours').fill(recoveryCodes[1]!);
+      await screenshot(page, 'step-up-recovery-code-fr');
+      await dialog.getByRole('button', { name: 'Confirmer' }).click();
+      await page.getByRole('button', { name: 'Configurer une application d’authentification' }).waitFor();
+    } finally {
+      await french.close();
+    }
+    const factors = await service.database.db.selectFrom('second_factors').select('id').innerJoin('users', 'users.id', 'second_factors.user_id').where('users.email', '=', person.email).execute();
+    expect(factors).toEqual([]);
+  });
+});

@@ -1,0 +1,239 @@
+// Step-up (docs/AUTH.md, "Step-up"), as a thief holding a victim's access token tries it: the
+// sensitive changes are refused with 403 step_up_required until the session presents a fresh proof
+// (a code of the person's second factor, or the password of a person without one), and the proof
+// lasts STEP_UP_TTL_S. On the real service and PostgreSQL.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
+import { expectContractResponse } from './support/contract.js';
+import { createUser, signIn } from './support/sessions.js';
+import { enrolTotp, signInWithTotp, stepUp, totpCode } from './support/second-factor.js';
+import { adminRoleId } from './support/access-fixtures.js';
+import { ManualClock } from '../src/clock.js';
+import { STEP_UP_TTL_S } from '../src/sessions/step-up.js';
+import { indexOperations } from '../src/contract/spec.js';
+import { budget } from './support/budgets.js';
+import { authenticate } from '../src/http/authenticate.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+const START = new Date('2026-12-18T10:00:00.000Z');
+/** Each test signs in (and steps up by password) a few times: argon2 verifications, slow on a busy machine. */
+const HASHES = { timeout: budget({ passwordHash: 8 }) };
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+const count = async (table: 'second_factors' | 'recovery_codes' | 'api_keys', column: 'user_id' | 'created_by', id: string) =>
+  (await database.db.selectFrom(table).select(column).where(column, '=', id).execute()).length;
+
+/** A victim (an administrator, so that creating API keys is within their rights) signed in on a session. */
+async function victim(options: { withTotp: boolean }) {
+  const clock = new ManualClock(START);
+  const { app } = createTestApp(database.db, { clock });
+  const person = await createUser(database.db);
+  await database.db.insertInto('user_roles').values({ user_id: person.id, role_id: await adminRoleId(database.db) }).execute();
+  if (!options.withTotp) return { app, clock, person, token: (await signIn(app, person.email, person.password)).access_token, secret: '', recoveryCodes: [] as string[] };
+  const first = await signIn(app, person.email, person.password);
+  const { secret, recoveryCodes } = await enrolTotp(app, first.access_token, clock, person.password);
+  clock.advance(30_000);
+  // The session the thief takes: signed in with the password and a code, minutes ago.
+  const { access_token } = await signInWithTotp(app, person, secret, clock);
+  clock.advance(60_000);
+  return { app, clock, person, token: access_token, secret, recoveryCodes };
+}
+
+/** Refused as the contract says, naming what the victim could prove it with. */
+function expectStepUpRequired(res: request.Response, method: string, path: string, methods: string[]) {
+  expect(res.status).toBe(403);
+  expect(res.body.code).toBe('step_up_required');
+  expect(res.body.step_up_methods).toEqual(methods);
+  expectContractResponse(res, method, path);
+}
+
+/** The owner (or the thief, once they hold a code) steps up with the code of the moment. */
+async function stepUpWithCode(v: Awaited<ReturnType<typeof victim>>) {
+  v.clock.advance(30_000); // the sign-in's code is used up
+  const res = await stepUp(v.app, v.token, { totp_code: totpCode(v.secret, v.clock.now()) });
+  expect(res.status).toBe(200);
+  expectContractResponse(res, 'POST', '/sessions/current/step-up');
+  expect(res.body).toEqual({ method: 'totp', valid_until: new Date(v.clock.now().getTime() + STEP_UP_TTL_S * 1000).toISOString() });
+}
+
+describe('a stolen access token alone makes no sensitive change', HASHES, () => {
+  it("stolen access token removes the victim's authenticator: refused before a fresh proof, allowed after", async () => {
+    const v = await victim({ withTotp: true });
+    expectStepUpRequired(await request(v.app).delete('/me/totp').set(auth(v.token)), 'DELETE', '/me/totp', ['totp', 'recovery_code']);
+    expect(await count('second_factors', 'user_id', v.person.id)).toBe(1);
+    // The password, which a thief may know as well, is no proof for a person with a second factor.
+    const withPassword = await stepUp(v.app, v.token, { password: v.person.password });
+    expect(withPassword.status).toBe(400);
+    expect(withPassword.body).toMatchObject({ code: 'step_up_needs_second_factor', step_up_methods: ['totp', 'recovery_code'] });
+    expectContractResponse(withPassword, 'POST', '/sessions/current/step-up');
+    expectStepUpRequired(await request(v.app).delete('/me/totp').set(auth(v.token)), 'DELETE', '/me/totp', ['totp', 'recovery_code']);
+    // A wrong code is no proof either.
+    const wrong = await stepUp(v.app, v.token, { totp_code: totpCode(v.secret, new Date(v.clock.now().getTime() + 3_600_000)) });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.code).toBe('invalid_second_factor');
+    expect(await count('second_factors', 'user_id', v.person.id)).toBe(1);
+
+    await stepUpWithCode(v);
+    expect((await request(v.app).delete('/me/totp').set(auth(v.token))).status).toBe(204);
+    expect(await count('second_factors', 'user_id', v.person.id)).toBe(0);
+  });
+
+  it("stolen access token enrols the thief's authenticator: refused before a fresh proof, allowed after", async () => {
+    // A victim without a second factor: the thief's app would lock the victim out.
+    const bare = await victim({ withTotp: false });
+    expectStepUpRequired(await request(bare.app).post('/me/totp').set(auth(bare.token)), 'POST', '/me/totp', ['password']);
+    expect(await count('second_factors', 'user_id', bare.person.id)).toBe(0);
+    const wrong = await stepUp(bare.app, bare.token, { password: 'not the password at all' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.code).toBe('invalid_current_password');
+    expectStepUpRequired(await request(bare.app).post('/me/totp').set(auth(bare.token)), 'POST', '/me/totp', ['password']);
+    const proof = await stepUp(bare.app, bare.token, { password: bare.person.password });
+    expect(proof.status).toBe(200);
+    expect(proof.body.method).toBe('password');
+    expect((await request(bare.app).post('/me/totp').set(auth(bare.token))).status).toBe(201);
+
+    // A victim with one: replacing it starts with an enrolment the token alone cannot make.
+    const v = await victim({ withTotp: true });
+    expectStepUpRequired(await request(v.app).post('/me/totp').set(auth(v.token)), 'POST', '/me/totp', ['totp', 'recovery_code']);
+    await stepUpWithCode(v);
+    expect((await request(v.app).post('/me/totp').set(auth(v.token))).body.code).toBe('totp_already_enrolled');
+  });
+
+  it('stolen access token regenerates recovery codes: refused before a fresh proof, allowed after', async () => {
+    const v = await victim({ withTotp: true });
+    expectStepUpRequired(await request(v.app).post('/me/recovery-codes').set(auth(v.token)), 'POST', '/me/recovery-codes', ['totp', 'recovery_code']);
+    // The victim's codes still work: nothing was replaced.
+    const proof = await stepUp(v.app, v.token, { recovery_code: v.recoveryCodes[0]! });
+    expect(proof.status).toBe(200);
+    expect(proof.body.method).toBe('recovery_code');
+    const fresh = await request(v.app).post('/me/recovery-codes').set(auth(v.token));
+    expect(fresh.status).toBe(201);
+    expect(fresh.body.recovery_codes).toHaveLength(10);
+  });
+
+  it('stolen access token changes the password: refused before a fresh proof, allowed after', async () => {
+    const v = await victim({ withTotp: true });
+    // The thief knows the password (the issue's attacker does): still refused.
+    const change = () => request(v.app).put('/me/password').set(auth(v.token)).send({ current_password: v.person.password, new_password: 'the thief would like this one' });
+    expectStepUpRequired(await change(), 'PUT', '/me/password', ['totp', 'recovery_code']);
+    expect((await signInWithTotpAfter(v)).status).toBe(202); // the old password still opens the first step
+    await stepUpWithCode(v);
+    expect((await change()).status).toBe(204);
+  });
+
+  it('stolen access token creates an API key: refused before a fresh proof, allowed after', async () => {
+    const body = { name: `thief ${Math.random()}`, permissions: ['users.list'] };
+    for (const withTotp of [true, false]) {
+      const v = await victim({ withTotp });
+      const methods = withTotp ? ['totp', 'recovery_code'] : ['password'];
+      expectStepUpRequired(await request(v.app).post('/api-keys').set(auth(v.token)).send(body), 'POST', '/api-keys', methods);
+      expect(await count('api_keys', 'created_by', v.person.id)).toBe(0);
+      if (withTotp) await stepUpWithCode(v);
+      else expect((await stepUp(v.app, v.token, { password: v.person.password })).status).toBe(200);
+      const made = await request(v.app).post('/api-keys').set(auth(v.token)).send({ ...body, name: `${body.name} ${withTotp}` });
+      expect(made.status).toBe(201);
+      // Rotating hands out a secret as well.
+      v.clock.advance((STEP_UP_TTL_S + 1) * 1000);
+      const rotated = await request(v.app).post(`/api-keys/${made.body.api_key.id}/rotate`).set(auth(v.token)).send({});
+      expectStepUpRequired(rotated, 'POST', '/api-keys/{id}/rotate', methods);
+    }
+  });
+});
+
+/** The password step of a sign-in (a person with a second factor answers 202). */
+function signInWithTotpAfter(v: { app: Parameters<typeof request>[0]; person: { email: string; password: string } }) {
+  return request(v.app).post('/sessions').send({ session: { email: v.person.email, password: v.person.password } });
+}
+
+describe('the proof', HASHES, () => {
+  it(`expires after ${STEP_UP_TTL_S} seconds`, async () => {
+    const v = await victim({ withTotp: true });
+    await stepUpWithCode(v);
+    v.clock.advance((STEP_UP_TTL_S - 1) * 1000);
+    expect((await request(v.app).post('/me/recovery-codes').set(auth(v.token))).status).toBe(201);
+    v.clock.advance(2_000);
+    expectStepUpRequired(await request(v.app).post('/me/recovery-codes').set(auth(v.token)), 'POST', '/me/recovery-codes', ['totp', 'recovery_code']);
+  });
+
+  it('is made by no sign-in: a token taken right after the second factor is not enough', async () => {
+    const v = await victim({ withTotp: true });
+    const { access_token } = await signInWithTotp(v.app, v.person, v.secret, v.clock);
+    expectStepUpRequired(await request(v.app).delete('/me/totp').set(auth(access_token)), 'DELETE', '/me/totp', ['totp', 'recovery_code']);
+  });
+
+  it("belongs to its session: another session of the same person does not share it", async () => {
+    const v = await victim({ withTotp: true });
+    v.clock.advance(30_000);
+    const other = await signInWithTotp(v.app, v.person, v.secret, v.clock);
+    await stepUpWithCode(v);
+    expectStepUpRequired(await request(v.app).post('/me/recovery-codes').set(auth(other.access_token)), 'POST', '/me/recovery-codes', ['totp', 'recovery_code']);
+  });
+
+  it('by password stops counting once a second factor is enrolled', async () => {
+    const v = await victim({ withTotp: false });
+    const { secret } = await enrolTotp(v.app, v.token, v.clock, v.person.password);
+    // The password proof that allowed the enrolment is not a second-factor proof.
+    expectStepUpRequired(await request(v.app).post('/me/recovery-codes').set(auth(v.token)), 'POST', '/me/recovery-codes', ['totp', 'recovery_code']);
+    v.clock.advance(30_000);
+    expect((await stepUp(v.app, v.token, { totp_code: totpCode(secret, v.clock.now()) })).status).toBe(200);
+    expect((await request(v.app).post('/me/recovery-codes').set(auth(v.token))).status).toBe(201);
+  });
+
+  it('a person without a second factor changes the password with the current one, which counts as a proof', async () => {
+    const v = await victim({ withTotp: false });
+    const changed = await request(v.app).put('/me/password').set(auth(v.token)).send({ current_password: v.person.password, new_password: 'another long private sentence' });
+    expect(changed.status).toBe(204);
+    expect((await request(v.app).post('/me/totp').set(auth(v.token))).status).toBe(201);
+  });
+
+  it('wrong proofs count against the sign-in throttle, are recorded, and a success is recorded without a secret', async () => {
+    const clock = new ManualClock(START);
+    const { app } = createTestApp(database.db, { clock, env: { SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP: '3' } });
+    const person = await createUser(database.db);
+    const first = await signIn(app, person.email, person.password);
+    const { secret } = await enrolTotp(app, first.access_token, clock, person.password);
+    for (let i = 1; i <= 3; i++) {
+      expect((await stepUp(app, first.access_token, { totp_code: totpCode(secret, new Date(START.getTime() + i * 3_600_000)) })).status).toBe(400);
+    }
+    clock.advance(30_000);
+    const blocked = await stepUp(app, first.access_token, { totp_code: totpCode(secret, clock.now()) });
+    expect(blocked.status).toBe(429);
+    expectContractResponse(blocked, 'POST', '/sessions/current/step-up');
+    const events = await database.db.selectFrom('security_events').select(['type', 'details', 'actor_type']).where('user_id', '=', person.id).where('type', 'in', ['second_factor_failed', 'session_stepped_up']).orderBy('id').execute();
+    expect(events.filter((e) => e.type === 'second_factor_failed').map((e) => e.details)).toEqual([1, 2, 3].map(() => ({ method: 'totp', during: 'step_up' })));
+    // The enrolment's password proof was recorded, with its method only.
+    expect(events.filter((e) => e.type === 'session_stepped_up').map((e) => e.details)).toEqual([{ method: 'password' }]);
+    expect(JSON.stringify(events)).not.toContain(person.password);
+  });
+
+  it('a malformed step-up changes nothing: 400 for no proof, two proofs, or a proof of the wrong shape', async () => {
+    const v = await victim({ withTotp: true });
+    const proofs = () => database.db.selectFrom('sessions').select(['id', 'stepped_up_at']).where('user_id', '=', v.person.id).where('stepped_up_at', 'is not', null).execute();
+    const before = await proofs(); // the enrolment's session stepped up with the password
+    for (const body of [{}, { totp_code: '12345' }, { totp_code: totpCode(v.secret, v.clock.now()), password: 'x' }, { passkey: {} }]) {
+      const res = await request(v.app).post('/sessions/current/step-up').set(auth(v.token)).send(body);
+      expect(res.status).toBe(400);
+      expectContractResponse(res, 'POST', '/sessions/current/step-up');
+    }
+    expect(await proofs()).toEqual(before);
+  });
+});
+
+describe('API keys', () => {
+  it('no operation that needs a step-up accepts an API key (a key has no session to prove anything with)', () => {
+    const flagged = indexOperations(spec).filter((op) => op.raw['x-step-up'] !== undefined);
+    expect(flagged.map((op) => op.operationId).sort()).toEqual(['changePassword', 'createApiKey', 'regenerateRecoveryCodes', 'removeTotp', 'rotateApiKey', 'startTotpEnrolment']);
+    for (const op of flagged) expect(op.security).toEqual(['bearerAuth']);
+  });
+
+  it('the router refuses to start with an operation that needs a step-up and accepts keys', () => {
+    const op = indexOperations(spec).find((o) => o.operationId === 'listUsers')!;
+    const unused = { apiKey: async () => Promise.reject(new Error('unused')), bearer: async () => Promise.reject(new Error('unused')), stepUp: async () => {} };
+    expect(() => authenticate({ ...op, raw: { ...op.raw, 'x-step-up': 'always' } }, unused)).toThrow(/signed-in people only/);
+  });
+});
