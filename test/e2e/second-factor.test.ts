@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { confirmItIsMe, createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens } from '../support/e2e.js';
 import { totpCode } from '../support/second-factor.js';
+import { budget } from '../support/budgets.js';
 
 let service: Awaited<ReturnType<typeof startService>>;
 beforeAll(async () => {
@@ -18,7 +19,7 @@ const admin = { email: 'grace@example.com', password: 'a long administrator pass
 let secret = '';
 
 describe('second factor in the back office', () => {
-  it('leads an administrator through enrolling an authenticator app and keeping the recovery codes', async () => {
+  it('leads an administrator through enrolling an authenticator app and keeping the recovery codes', { timeout: budget({ browserFlow: 1 }) }, async () => {
     await createAdministrator(service.database.db, admin);
     const browser = await openBrowser();
     try {
@@ -47,7 +48,7 @@ describe('second factor in the back office', () => {
     }
   });
 
-  it('asks for a code from the app after the password', async () => {
+  it('asks for a code from the app after the password', { timeout: budget({ browserFlow: 1 }) }, async () => {
     expect(secret).not.toBe('');
     const browser = await openBrowser();
     try {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdministrator, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
 import { totpCode } from '../support/second-factor.js';
-import { budget } from '../support/budgets.js';
+import { BUDGET_MS, budget } from '../support/budgets.js';
 
 let service: Awaited<ReturnType<typeof startService>>;
 beforeAll(async () => {
@@ -39,6 +39,8 @@ describe('step-up in the back office', () => {
       const { page } = english;
       page.on('dialog', (confirm) => void confirm.accept());
       await signIn(page, service.baseUrl, person);
+      // The password's verification may take long on a busy machine.
+      await page.getByRole('heading', { name: 'Second step' }).waitFor({ timeout: BUDGET_MS.passwordHash });
       await page.getByLabel('Code from the app').fill(totpCode(secret, new Date()));
       await page.getByRole('button', { name: 'Verify' }).click();
       await page.getByRole('link', { name: 'Security' }).click();
@@ -54,6 +56,7 @@ describe('step-up in the back office', () => {
       await dialog.getByLabel('Code from the app').fill(right);
       await dialog.getByRole('button', { name: 'Confirm' }).click();
       // The change is retried on its own: the new codes are shown.
+      await page.getByTestId('recovery-codes').waitFor({ timeout: BUDGET_MS.passwordHash });
       const codes = page.getByTestId('recovery-codes').getByRole('listitem');
       await expect.poll(() => codes.count()).toBe(10);
       recoveryCodes = (await codes.allTextContents()).map((code) => code.trim());
@@ -67,6 +70,7 @@ describe('step-up in the back office', () => {
       const { page } = french;
       page.on('dialog', (confirm) => void confirm.accept());
       await signIn(page, service.baseUrl, person);
+      await page.getByRole('heading', { name: 'Second step' }).waitFor({ timeout: BUDGET_MS.passwordHash });
       await page.getByRole('button', { name: 'Use a recovery code instead' }).click();
       await page.getByLabel('Recovery code').fill(recoveryCodes[0]!);
       await page.getByRole('button', { name: 'Verify' }).click();
