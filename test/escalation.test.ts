@@ -7,6 +7,7 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
 import { steppedUpInDatabase } from './support/second-factor.js';
+import { budget } from './support/budgets.js';
 import { makeApiKey, makeRole } from './support/access-fixtures.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
 import type { Kysely } from 'kysely';
@@ -23,7 +24,7 @@ beforeAll(async () => {
   app = createTestApp(database.db).app;
   admin = await person(database.db, { roles: ['admin'] });
   await person(database.db, { roles: ['admin'] });
-});
+}, budget({ passwordHash: 4 }));
 afterAll(() => database.destroy());
 
 interface Person {

@@ -10,6 +10,7 @@ import { adminRoleId } from './support/access-fixtures.js';
 import { resetSecondFactors } from '../src/second-factor/reset.js';
 import { revokeSessions } from '../src/sessions/revocation.js';
 import { ManualClock, systemClock } from '../src/clock.js';
+import { budget } from './support/budgets.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 import { DomainError } from '../src/errors.js';
 
@@ -36,7 +37,7 @@ async function enrolledAdministrator() {
   return { app, admin, set };
 }
 
-describe('resetting second factors', () => {
+describe('resetting second factors', { timeout: budget({ passwordHash: 5, cliRun: 1 }) }, () => {
   it('a reset by someone who does not outrank the person is refused, changing nothing', async () => {
     const { admin } = await enrolledAdministrator();
     const manager = await createUser(database.db, { permissions: ['users.update', 'sessions.manage'] });

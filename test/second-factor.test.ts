@@ -8,6 +8,7 @@ import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, passwordStep, secondStep, signInWithTotp, stepUp, totpCode } from './support/second-factor.js';
 import { ManualClock } from '../src/clock.js';
+import { budget } from './support/budgets.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -32,7 +33,10 @@ const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 const eventsOf = (userId: string, type: string) =>
   database.db.selectFrom('security_events').selectAll().where('user_id', '=', userId).where('type', '=', type).orderBy('id').execute();
 
-describe('enrolling an authenticator app', () => {
+// Sign-ins and step-ups by password: argon2, slow on a busy machine.
+const HASHES = { timeout: budget({ passwordHash: 6 }) };
+
+describe('enrolling an authenticator app', HASHES, () => {
   it('answers the key once, puts it in force only with a valid code, and gives 10 recovery codes', async () => {
     const clock = new ManualClock(START);
     const { app } = createTestApp(database.db, { clock });
@@ -87,7 +91,7 @@ describe('enrolling an authenticator app', () => {
   });
 });
 
-describe('signing in with a second factor', () => {
+describe('signing in with a second factor', HASHES, () => {
   it('keeps the seed\'s answer for a person without a second factor', async () => {
     const { app } = createTestApp(database.db);
     const person = await createUser(database.db);
