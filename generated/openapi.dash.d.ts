@@ -34,8 +34,8 @@ export interface paths {
          *     e-mail and address.
          *
          *     A person with a second factor gets no token set from the password alone: the answer is
-         *     `202` with a short-lived, single-use `challenge-token`, to send with a code to
-         *     `POST /sessions/second-factor`. The password attempt keeps counting as a failure until that
+         *     `202` with a short-lived, single-use `challenge-token`, to send with a code or a passkey to
+         *     `POST /sessions/second-factor` (with a passkey, `passkey-options` holds what the browser needs). The password attempt keeps counting as a failure until that
          *     second step succeeds. A person without a second factor gets `201` and the token set, as before.
          */
         post: operations["signIn"];
@@ -57,8 +57,9 @@ export interface paths {
         /**
          * Sign in, second step (a code)
          * @description Completes a sign-in that `POST /sessions` answered with `202`: the challenge token and one
-         *     second factor, a 6-digit code from the authenticator app (`totp-code`) or a recovery code
-         *     (`recovery-code`). Opens the session and returns the token set, as `POST /sessions` does for a
+         *     second factor, a 6-digit code from the authenticator app (`totp-code`), a recovery code
+         *     (`recovery-code`), or a passkey (`passkey`: the browser's answer to the challenge's
+         *     `passkey-options`, with user verification). Opens the session and returns the token set, as `POST /sessions` does for a
          *     person without a second factor.
          *
          *     - The challenge token is good once, for 5 minutes, and dies after 5 wrong codes
@@ -68,8 +69,64 @@ export interface paths {
          *       `Retry-After` once reached).
          *     - An authenticator code is accepted once: the same code again, or an older one, is refused
          *       even within its 30 seconds. A recovery code is accepted once, ever.
+         *     - A passkey must be one of the person's, sign the challenge's own WebAuthn challenge (so an
+         *       answer is good once) from this deployment's origin, with user verification, and move its
+         *       signature counter forward when it keeps one; a refusal is `401 invalid_second_factor`,
+         *       wears the challenge out like a wrong code, and is recorded (a counter gone backwards too).
          */
         post: operations["signInSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/passkey/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin a passwordless sign-in with a passkey
+         * @description Answers the WebAuthn request options of a passwordless sign-in: no e-mail, no password; the
+         *     browser offers the passkeys it holds for this site (discoverable credentials), and the one
+         *     chosen names its person. The challenge inside is stored by the service, good once, for
+         *     5 minutes; send the browser's answer to `POST /sessions/passkey`. One client address may hold
+         *     20 live challenges (`429` with `Retry-After` past that).
+         */
+        post: operations["startPasskeySignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey (passwordless)
+         * @description Finishes a sign-in begun at `POST /sessions/passkey/challenge` with the browser's answer, and
+         *     opens a session with the token set, as `POST /sessions` does (`authentication_method:
+         *     passkey`). A passkey with user verification proves two factors by itself (something held,
+         *     and a PIN or a biometric), so no second step follows. Checked: the challenge (good once, for
+         *     5 minutes), this deployment's origin and relying party, user verification, the signature, the
+         *     signature counter (one that does not move forward, when the authenticator keeps one, means a
+         *     copied authenticator: refused and recorded) and the backup flags. Any refusal answers the same
+         *     `401 invalid_passkey` and uses the challenge up, and a refusal of a known passkey is recorded
+         *     in the audit journal.
+         */
+        post: operations["signInWithPasskey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -322,6 +379,99 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My passkeys
+         * @description My passkeys, oldest first, with their names and when each was last used. Never a key.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        get: operations["listMyPasskeys"];
+        put?: never;
+        /**
+         * Register a passkey
+         * @description Finishes a registration begun at `POST /me/passkeys/registration`: the browser's answer is
+         *     checked (the challenge, good once and for 5 minutes; this deployment's origin and relying
+         *     party; user verification; the signature) and the passkey is put in force under the name given.
+         *     It is a second factor from then on, in the sign-in's second step and for a passwordless
+         *     sign-in. When it is my first second factor, the answer holds my 10 recovery codes, shown once.
+         *     An answer that does not verify, or whose challenge is unknown, expired, used or someone
+         *     else's, is `400 invalid_passkey` and uses the challenge up; a credential registered already
+         *     is `409 passkey_already_registered`. A sensitive change: the session must hold a fresh proof
+         *     (`403 step_up_required` otherwise; `POST /sessions/current/step-up`), so a stolen access token
+         *     cannot register the thief's passkey and sign in with it later.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["registerPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/passkeys/registration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin registering a passkey
+         * @description Answers the WebAuthn creation options for a new passkey of mine: a discoverable credential
+         *     with user verification, for the relying party of this deployment (`PASSKEY_RP_ID`). The
+         *     challenge inside is stored by the service, good once, for 5 minutes; send the browser's answer
+         *     to `POST /me/passkeys`. A person may hold 20 passkeys (`409 too_many_passkeys` past that).
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["startPasskeyRegistration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a passkey
+         * @description Removes one of my passkeys: it signs in no more. With no second factor left, my recovery codes
+         *     go too; a person whose role requires a second factor is then limited to enrolling again.
+         *     Another person's passkey answers `404`, as an unknown one does. A sensitive change: the session
+         *     must hold a fresh proof (`403 step_up_required` otherwise; `POST /sessions/current/step-up`).
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        delete: operations["removePasskey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a passkey
+         * @description Gives one of my passkeys another name. Another person's passkey answers `404`, as an unknown one does.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        patch: operations["renamePasskey"];
         trace?: never;
     };
     "/tokens": {
@@ -937,8 +1087,8 @@ export interface paths {
          * @description The meetings overlapping `[from, until)` (at most 92 days), cancelled ones included, ordered by
          *     start time then id, with keyset pagination as in `GET /users`: pass `next-cursor` as `cursor`
          *     for the next page (the cursor is bound to `from`, `until` and `attendee_id`). With
-         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400`
-         *     with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
+         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400
+         *     validation_failed`, `error_code: me_without_person`, with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
          *     or attends them.
          *
          *     **Required permission:** `meetings.list`
@@ -974,8 +1124,8 @@ export interface paths {
          *     The meetings overlapping `[from, until)` (at most 92 days), cancelled ones included, ordered by
          *     start time then id, with keyset pagination as in `GET /users`: pass `next-cursor` as `cursor`
          *     for the next page (the cursor is bound to `from`, `until` and `attendee_id`). With
-         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400`
-         *     with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
+         *     `attendee_id`, only the meetings that person takes part in (`me`: the signed-in caller; `400
+         *     validation_failed`, `error_code: me_without_person`, with an API key). Meetings are visible to every holder of `meetings.list`, whoever organises
          *     or attends them.
          *
          *     **Required permission:** `meetings.list`
@@ -1267,8 +1417,620 @@ export interface paths {
         patch: operations["updateTache"];
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every webhook endpoint, newest first, whoever created it (a back office team shares the duty
+         *     of watching them, as for API keys). Secrets are never shown again after creation or rotation.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Subscribes a URL to event types. The caller must be able to read each type's resource
+         *     (`403 permission_denied`, `missing-permissions`); the URL must be `https` and public
+         *     (`400 webhook_url_refused`, see `url`). Answers `201` with the endpoint and its signing
+         *     secret, shown this once. The caller becomes the endpoint's owner: events are delivered only
+         *     while the owner may read them.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/points-de-terminaison-webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints (French path)
+         * @description French name of `GET /webhook-endpoints`; same behaviour.
+         *     Every webhook endpoint, newest first, whoever created it (a back office team shares the duty
+         *     of watching them, as for API keys). Secrets are never shown again after creation or rotation.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["listPointsDeTerminaisonWebhook"];
+        put?: never;
+        /**
+         * Create a webhook endpoint (French path)
+         * @description French name of `POST /webhook-endpoints`; same behaviour.
+         *     Subscribes a URL to event types. The caller must be able to read each type's resource
+         *     (`403 permission_denied`, `missing-permissions`); the URL must be `https` and public
+         *     (`400 webhook_url_refused`, see `url`). Answers `201` with the endpoint and its signing
+         *     secret, shown this once. The caller becomes the endpoint's owner: events are delivered only
+         *     while the owner may read them.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["createPointDeTerminaisonWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description One endpoint, without its secret.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its deliveries; nothing more is sent to it. Answers `204`.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the URL, description, event types, key style or whether it is enabled. Adding an
+         *     event type needs the right to read its resource. Changing the URL makes the caller the
+         *     endpoint's owner (the events that go to the new address are those the caller may read).
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/points-de-terminaison-webhook/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint (French path)
+         * @description French name of `GET /webhook-endpoints/{id}`; same behaviour.
+         *     One endpoint, without its secret.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["getPointDeTerminaisonWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint (French path)
+         * @description French name of `DELETE /webhook-endpoints/{id}`; same behaviour.
+         *     Deletes the endpoint and its deliveries; nothing more is sent to it. Answers `204`.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        delete: operations["deletePointDeTerminaisonWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint (French path)
+         * @description French name of `PATCH /webhook-endpoints/{id}`; same behaviour.
+         *     Changes the URL, description, event types, key style or whether it is enabled. Adding an
+         *     event type needs the right to read its resource. Changing the URL makes the caller the
+         *     endpoint's owner (the events that go to the new address are those the caller may read).
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        patch: operations["updatePointDeTerminaisonWebhook"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Makes a new signing secret, answered once. For `grace-period-seconds` (24 hours by default)
+         *     every delivery carries two signatures in `webhook-signature`, by the new secret and by the
+         *     previous one, so the receiver can switch at its pace. The caller becomes the endpoint's owner,
+         *     as it now holds the secret.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a `webhook_endpoint.test` event to this endpoint, signed and retried like any other
+         *     (also to a disabled endpoint: the test is how one checks a receiver before enabling it).
+         *     Answers `202` with the delivery; follow it in `GET /webhook-endpoints/{id}/deliveries`.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description The endpoint's deliveries, newest first, with keyset pagination (`next-cursor` as `cursor`):
+         *     status, attempts, the receiver's last status code, time and the start of its answer.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries/{delivery_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description The delivery's id; one that is not a delivery of this endpoint is `404`.
+                 * @example 4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Sends the delivery's event to the endpoint again, as a new delivery with the same
+         *     `webhook-id` (the event's id), whatever became of the first one; judged at sending time like
+         *     any delivery (the owner must still be able to read the resource). Answers `202` with the new
+         *     delivery. An id that is not a delivery of this endpoint is `404`.
+         *
+         *     **Required permission:** `webhooks.manage`
+         */
+        post: operations["replayWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (the pollable feed)
+         * @description The events after `after` (a `next-cursor` of an earlier answer; omit it to start from the
+         *     oldest event kept), oldest first, with the same payloads as webhooks, in the request's key
+         *     style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
+         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
+         *     listed once every change committed before it is, so a poller never skips one that commits
+         *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
+         *
+         *     **Required permission:** `events.read`
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evenements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (the pollable feed) (French path)
+         * @description French name of `GET /events`; same behaviour.
+         *     The events after `after` (a `next-cursor` of an earlier answer; omit it to start from the
+         *     oldest event kept), oldest first, with the same payloads as webhooks, in the request's key
+         *     style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
+         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
+         *     listed once every change committed before it is, so a poller never skips one that commits
+         *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
+         *
+         *     **Required permission:** `events.read`
+         */
+        get: operations["listEvenements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "task.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was created
+         * @description Sent to the endpoints subscribed to `task.created` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["taskCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was changed
+         * @description Sent to the endpoints subscribed to `task.updated` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["taskUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was deleted
+         * @description Sent to the endpoints subscribed to `task.deleted` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["taskDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "meeting.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A meeting was planned
+         * @description Sent to the endpoints subscribed to `meeting.created` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["meetingCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "meeting.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A meeting was changed
+         * @description Sent to the endpoints subscribed to `meeting.updated` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["meetingUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "meeting.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A meeting was deleted
+         * @description Sent to the endpoints subscribed to `meeting.deleted` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["meetingDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user was created
+         * @description Sent to the endpoints subscribed to `user.created` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["userCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user was changed
+         * @description Sent to the endpoints subscribed to `user.updated` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["userUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user was disabled
+         * @description Sent to the endpoints subscribed to `user.disabled` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["userDisabledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An API key was revoked
+         * @description Sent to the endpoints subscribed to `api_key.revoked` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["apiKeyRevokedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event
+         * @description Sent to the endpoints subscribed to `webhook_endpoint.test` whose owner may read the resource at delivery
+         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
+         *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
+         *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
+         *     `webhook-id`.
+         */
+        post: operations["webhookEndpointTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1316,12 +2078,13 @@ export interface components {
              */
             "expires-at": string;
             /**
-             * @description How the session was opened: the password alone (a person without a second factor), or the
-             *     password and then an authenticator-app code, a recovery code or a passkey.
+             * @description How the session was opened: the password alone (a person without a second factor), the
+             *     password and then an authenticator-app code, a recovery code or a passkey, or a passkey
+             *     alone (`POST /sessions/passkey`: a passkey with user verification is two factors itself).
              * @example password_totp
              * @enum {string}
              */
-            "authentication-method": "password" | "password_totp" | "password_recovery_code" | "password_passkey";
+            "authentication-method": "password" | "password_totp" | "password_recovery_code" | "password_passkey" | "passkey";
             /**
              * @description True for the session of the access token that made this request.
              * @example true
@@ -1338,7 +2101,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read";
         /**
          * @description A proof a session may step up with: `totp` (a code of the authenticator app), `recovery-code`,
          *     `password` (only for a person without any second factor); `passkey` is reserved.
@@ -1485,9 +2248,37 @@ export interface components {
          */
         SecondFactorMethod: "totp" | "recovery_code" | "passkey";
         /**
+         * @description What the browser needs to sign in with a passkey: WebAuthn's
+         *     `PublicKeyCredentialRequestOptionsJSON` (W3C Web Authentication Level 3), for
+         *     `navigator.credentials.get()` through `PublicKeyCredential.parseRequestOptionsFromJSON()` or
+         *     `@simplewebauthn/browser`'s `startAuthentication()`. Its keys are WebAuthn's and are not
+         *     inflected. User verification is required. For a second step, `allowCredentials` lists the
+         *     person's passkeys; for a passwordless sign-in it is empty (the browser offers the discoverable
+         *     passkeys it holds for this site).
+         * @example {
+         *       "rpId": "localhost",
+         *       "challenge": "9aQ2wE4rT6yU8iO0pL1kJ3hG5fD7sA9zX2cV4bN6mQ8",
+         *       "timeout": 300000,
+         *       "userVerification": "required",
+         *       "allowCredentials": [
+         *         {
+         *           "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *           "type": "public-key",
+         *           "transports": [
+         *             "internal",
+         *             "hybrid"
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        WebAuthnRequestOptions: {
+            [key: string]: unknown;
+        };
+        /**
          * @description The password was right and the person has a second factor: no token set yet. Send the
-         *     challenge token with a code from the authenticator app or a recovery code to
-         *     `POST /sessions/second-factor`. The token is good once, for `expires-in` seconds, and dies after
+         *     challenge token with a code from the authenticator app, a recovery code, or a passkey's answer
+         *     to `passkey-options` to `POST /sessions/second-factor`. The token is good once, for `expires-in` seconds, and dies after
          *     5 wrong codes.
          */
         SecondFactorChallenge: {
@@ -1511,11 +2302,34 @@ export interface components {
                  *     ]
                  */
                 methods: components["schemas"]["SecondFactorMethod"][];
+                /** @description Present when `methods` holds `passkey`; the options to hand to the browser for it. */
+                "passkey-options"?: components["schemas"]["WebAuthnRequestOptions"];
             };
         };
         /**
-         * @description The challenge token of `POST /sessions` and exactly one second factor: `totp-code` or
-         *     `recovery-code`.
+         * @description The browser's answer to the request options: WebAuthn's `AuthenticationResponseJSON` (what
+         *     `PublicKeyCredential.toJSON()` or `@simplewebauthn/browser`'s `startAuthentication()` gives),
+         *     sent as it is. Its keys are WebAuthn's and are not inflected.
+         * @example {
+         *       "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *       "rawId": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *       "type": "public-key",
+         *       "response": {
+         *         "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiOWFRMndFNHJUNnlVOGlPMHBMMWtKM2hHNWZEN3NBOXpYMmNWNGJONm1ROCIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6MzAwMCJ9",
+         *         "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MdAAAABQ",
+         *         "signature": "MEUCIQDx7rN0yQm8d1bX2kW5fJ6lP3sT9vC4hA0gE8uY1oZ2iQIgV7nB3mK5qL9wR2tX6cD0sF4jH8aP1yU3eG7oN5kM2vA",
+         *         "userHandle": "8m3WhEJcRU2YVWpP4cGpVA"
+         *       },
+         *       "clientExtensionResults": {},
+         *       "authenticatorAttachment": "platform"
+         *     }
+         */
+        WebAuthnAuthenticationResponse: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The challenge token of `POST /sessions` and exactly one second factor: `totp-code`,
+         *     `recovery-code`, or `passkey` (the browser's answer to the `passkey-options` of the challenge).
          */
         SecondFactorRequest: {
             /**
@@ -1533,6 +2347,24 @@ export interface components {
              * @example 7kq2m-x9vwd
              */
             "recovery-code"?: string;
+            passkey?: components["schemas"]["WebAuthnAuthenticationResponse"];
+        };
+        /**
+         * @description A passwordless sign-in begun: hand `options` to the browser, then send its answer to
+         *     `POST /sessions/passkey` within `expires-in` seconds. The challenge inside is good once.
+         */
+        PasskeySignInOptions: {
+            options: components["schemas"]["WebAuthnRequestOptions"];
+            /**
+             * Format: int32
+             * @description Seconds the challenge stays good.
+             * @example 300
+             */
+            "expires-in": number;
+        };
+        /** @description The browser's answer to the options of `POST /sessions/passkey/challenge`. */
+        PasskeySignInRequest: {
+            credential: components["schemas"]["WebAuthnAuthenticationResponse"];
         };
         /**
          * @description Exactly one proof: a code of the authenticator app, a recovery code, or (for a person without
@@ -1570,12 +2402,12 @@ export interface components {
              * Format: uuid
              * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
              */
-            id: string;
+            readonly id: string;
             /**
              * Format: email
              * @example ada@example.com
              */
-            email: string;
+            readonly email: string;
             /** @example Ada */
             "first-name": string;
             /** @example Lovelace */
@@ -1596,17 +2428,17 @@ export interface components {
              * Format: date-time
              * @example 2026-03-01T09:30:00.000Z
              */
-            "created-at": string;
+            readonly "created-at": string;
             /**
              * Format: date-time
              * @example 2026-03-02T10:00:00.000Z
              */
-            "updated-at": string;
+            readonly "updated-at": string;
             /**
              * Format: date-time
              * @example 2026-11-20T08:15:00.000Z
              */
-            "last-sign-in-at": string | null;
+            readonly "last-sign-in-at": string | null;
         };
         /** @description The signed-in user, what it may do, and the session of this request. */
         Me: {
@@ -1714,6 +2546,170 @@ export interface components {
              */
             "recovery-codes": string[];
         };
+        /**
+         * @description The person's own name for the passkey, to tell several apart (1 to 64 characters, not only spaces).
+         * @example Laptop (Touch ID)
+         */
+        PasskeyName: string;
+        /**
+         * @description A passkey of the signed-in person (a WebAuthn credential). Never its key: only what tells it
+         *     apart on the Security page.
+         */
+        Passkey: {
+            /**
+             * Format: uuid
+             * @example 3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d
+             */
+            id: string;
+            name: components["schemas"]["PasskeyName"];
+            /**
+             * Format: date-time
+             * @description When it was registered.
+             * @example 2026-12-19T10:00:00.000Z
+             */
+            "created-at": string;
+            /**
+             * Format: date-time
+             * @description When it last signed in; `null` before that.
+             * @example 2026-12-19T11:30:00.000Z
+             */
+            "last-used-at": string | null;
+            /**
+             * @description The authenticator may copy it to the person's other devices (a synced passkey, WebAuthn's
+             *     BE flag); `false` for one bound to a single device, such as a security key.
+             * @example true
+             */
+            "backup-eligible": boolean;
+            /**
+             * @description It is backed up (synced) now, as the authenticator last said (WebAuthn's BS flag).
+             * @example true
+             */
+            "backed-up": boolean;
+        };
+        /** @description The signed-in person's passkeys, oldest first (at most 20). */
+        PasskeyList: {
+            data: components["schemas"]["Passkey"][];
+        };
+        /**
+         * @description The browser's answer to the creation options: WebAuthn's `RegistrationResponseJSON` (what
+         *     `PublicKeyCredential.toJSON()` or `@simplewebauthn/browser`'s `startRegistration()` gives), sent
+         *     as it is. Its keys are WebAuthn's and are not inflected.
+         * @example {
+         *       "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *       "rawId": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+         *       "type": "public-key",
+         *       "response": {
+         *         "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiNHhKOHExa1QzdjBZcDltV2MyUno2YkxkN25IZjVzQWEwZ1VlM2lPazFRdyIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6MzAwMCJ9",
+         *         "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFSZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2NdAAAAAA",
+         *         "transports": [
+         *           "internal",
+         *           "hybrid"
+         *         ]
+         *       },
+         *       "clientExtensionResults": {
+         *         "credProps": {
+         *           "rk": true
+         *         }
+         *       },
+         *       "authenticatorAttachment": "platform"
+         *     }
+         */
+        WebAuthnRegistrationResponse: {
+            [key: string]: unknown;
+        };
+        /** @description The browser's answer to the options of `POST /me/passkeys/registration`, and the name to give the passkey. */
+        PasskeyRegistrationRequest: {
+            name: components["schemas"]["PasskeyName"];
+            credential: components["schemas"]["WebAuthnRegistrationResponse"];
+        };
+        /**
+         * @description The passkey now in force. When it is the person's first second factor, `recovery-codes` holds
+         *     their 10 recovery codes, shown once; otherwise it is empty and the codes they have stay.
+         */
+        PasskeyRegistered: {
+            passkey: components["schemas"]["Passkey"];
+            /**
+             * @description Shown once; empty when the person already had a second factor.
+             * @example [
+             *       "7kq2m-x9vwd",
+             *       "h3t8c-p4nzr",
+             *       "w6j1f-b8mks",
+             *       "q2d9v-t7hxc",
+             *       "m5r3n-k1wzj",
+             *       "c8p6t-z2qvm",
+             *       "x4h7w-d9ncr",
+             *       "f1m8k-s6tqv",
+             *       "t9v2x-j3rbh",
+             *       "n7c5q-w8pkd"
+             *     ]
+             */
+            "recovery-codes": string[];
+        };
+        /**
+         * @description What the browser needs to make a passkey: WebAuthn's `PublicKeyCredentialCreationOptionsJSON`
+         *     (W3C Web Authentication Level 3), for `navigator.credentials.create()` through
+         *     `PublicKeyCredential.parseCreationOptionsFromJSON()` or `@simplewebauthn/browser`'s
+         *     `startRegistration()`. Its keys are WebAuthn's and are not inflected. It asks for a discoverable
+         *     credential (`residentKey: required`) with user verification (`userVerification: required`) and
+         *     excludes the person's passkeys already registered.
+         * @example {
+         *       "rp": {
+         *         "name": "Back office",
+         *         "id": "localhost"
+         *       },
+         *       "user": {
+         *         "id": "8m3WhEJcRU2YVWpP4cGpVA",
+         *         "name": "ada@example.com",
+         *         "displayName": "Ada Lovelace"
+         *       },
+         *       "challenge": "4xJ8q1kT3v0Yp9mWc2Rz6bLd7nHf5sAa0gUe3iOk1Qw",
+         *       "pubKeyCredParams": [
+         *         {
+         *           "alg": -8,
+         *           "type": "public-key"
+         *         },
+         *         {
+         *           "alg": -7,
+         *           "type": "public-key"
+         *         },
+         *         {
+         *           "alg": -257,
+         *           "type": "public-key"
+         *         }
+         *       ],
+         *       "timeout": 300000,
+         *       "attestation": "none",
+         *       "excludeCredentials": [],
+         *       "authenticatorSelection": {
+         *         "residentKey": "required",
+         *         "userVerification": "required",
+         *         "requireResidentKey": true
+         *       },
+         *       "extensions": {
+         *         "credProps": true
+         *       },
+         *       "hints": []
+         *     }
+         */
+        WebAuthnCreationOptions: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A passkey registration begun: hand `options` to the browser, then send its answer to
+         *     `POST /me/passkeys` within `expires-in` seconds. The challenge inside is good once.
+         */
+        PasskeyRegistrationOptions: {
+            options: components["schemas"]["WebAuthnCreationOptions"];
+            /**
+             * Format: int32
+             * @description Seconds the challenge stays good.
+             * @example 300
+             */
+            "expires-in": number;
+        };
+        PasskeyRenameRequest: {
+            name: components["schemas"]["PasskeyName"];
+        };
         RefreshRequest: {
             /**
              * @description The refresh token of the latest token set.
@@ -1805,7 +2801,7 @@ export interface components {
              * Format: uuid
              * @example 5c0e2f7a-9d31-4b8e-a6f4-2e7b1c9d0a83
              */
-            id: string;
+            readonly id: string;
             /** @example support */
             name: string;
             /** @example Answers customers; reads user records. */
@@ -1822,17 +2818,17 @@ export interface components {
              * @description True for `admin`, which cannot be changed or deleted.
              * @example false
              */
-            "built-in": boolean;
+            readonly "built-in": boolean;
             /**
              * Format: date-time
              * @example 2026-03-01T09:30:00.000Z
              */
-            "created-at": string;
+            readonly "created-at": string;
             /**
              * Format: date-time
              * @example 2026-03-01T09:30:00.000Z
              */
-            "updated-at": string;
+            readonly "updated-at": string;
         };
         /** @description Every role, by name. */
         RoleList: {
@@ -1940,7 +2936,7 @@ export interface components {
              * Format: uuid
              * @example 3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68
              */
-            id: string;
+            readonly id: string;
             /** @example CRM sync */
             name: string;
             /**
@@ -1960,35 +2956,35 @@ export interface components {
              *       "users.list"
              *     ]
              */
-            "effective-permissions": components["schemas"]["Permission"][];
+            readonly "effective-permissions": components["schemas"]["Permission"][];
             /**
              * @description The first characters of the current secret, to recognise it.
              * @example bok_7QmZ
              */
-            "display-prefix": string;
+            readonly "display-prefix": string;
             /**
              * @description The last four characters of the current secret.
              * @example x9Tb
              */
-            "last-characters": string;
+            readonly "last-characters": string;
             /**
              * Format: uuid
              * @description The user who created the key (`null` when created from the command line).
              * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
              */
-            "created-by": string | null;
+            readonly "created-by": string | null;
             /** @description The user who created the key, as it is now; `null` for a key created from the command line. */
-            creator: null | components["schemas"]["ApiKeyCreator"];
+            readonly creator: null | components["schemas"]["ApiKeyCreator"];
             /**
              * Format: date-time
              * @example 2026-11-01T09:00:00.000Z
              */
-            "created-at": string;
+            readonly "created-at": string;
             /**
              * Format: date-time
              * @example 2026-11-01T09:00:00.000Z
              */
-            "updated-at": string;
+            readonly "updated-at": string;
             /**
              * Format: date-time
              * @example 2027-05-01T00:00:00.000Z
@@ -1998,20 +2994,20 @@ export interface components {
              * @description True when the key has no expiration date (not recommended).
              * @example false
              */
-            "never-expires": boolean;
+            readonly "never-expires": boolean;
             /**
              * Format: date-time
              * @description Updated at most once a minute.
              * @example 2026-11-20T08:15:00.000Z
              */
-            "last-used-at": string | null;
+            readonly "last-used-at": string | null;
             /** @example 203.0.113.7 */
-            "last-used-ip": string | null;
+            readonly "last-used-ip": string | null;
             /**
              * Format: date-time
              * @example null
              */
-            "revoked-at": string | null;
+            readonly "revoked-at": string | null;
             /** @description The key's own rate limit; `null` when it carries none (then the deployment's default for keys applies, if one is set). */
             "rate-limit": components["schemas"]["RateLimit"] | null;
             /** @description The addresses the key may be used from; `null` when it may be used from anywhere. */
@@ -2170,10 +3166,14 @@ export interface components {
          *     `api_key_revoked`, `role_created`, `role_updated`, `role_deleted`, `user_created`,
          *     `user_updated`, `user_disabled`. Meetings: `meeting_created`, `meeting_updated`,
          *     `meeting_deleted`. Tasks: `task_created`, `task_updated`, `task_deleted`. Second factors:
-         *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code, with
-         *     `details.method`), `recovery_code_used` (with `details.remaining`), `recovery_codes_regenerated`,
-         *     `second_factors_reset` (with `details.factors`; the person's sessions end), `session_stepped_up`
-         *     (a fresh proof for a sensitive change, with `details.method`).
+         *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code or a
+         *     refused passkey, with `details.method`, `details.during` and, for a passkey, `details.reason`:
+         *     `counter_regressed` for a copied authenticator), `recovery_code_used` (with
+         *     `details.remaining`), `recovery_codes_regenerated`, `second_factors_reset` (with
+         *     `details.factors`; the person's sessions end), `passkey_renamed`, `session_stepped_up`
+         *     (a fresh proof for a sensitive change, with `details.method`). A passkey's events carry
+         *     `details.passkey_id`. A refused passwordless sign-in is `sign_in_failed` with
+         *     `details.method: passkey` and its `details.reason`.
          *     Reads are never recorded, and neither are refused operations, with two exceptions about API
          *     keys: `api_key_ip_refused` (a request from an address outside the key's allowlist; at most one
          *     a minute per key and server process, with `details.refused_before_unrecorded`, the refusals not
@@ -2184,18 +3184,19 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "session_stepped_up";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed";
         /**
          * @description Who acted: a signed-in `user` (with the session used), an `api-key`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
-         *     throttled sign-in), or `unknown` (revocations recorded before actors were).
+         *     throttled sign-in), `system` (the service itself: an endpoint disabled after failing for days), or
+         *     `unknown` (revocations recorded before actors were).
          */
         AuditActor: {
             /**
              * @example user
              * @enum {string}
              */
-            type: "user" | "api_key" | "cli" | "anonymous" | "unknown";
+            type: "user" | "api_key" | "cli" | "system" | "anonymous" | "unknown";
             /**
              * Format: uuid
              * @description The user's or the key's id.
@@ -2220,7 +3221,7 @@ export interface components {
              * @example api_key
              * @enum {string}
              */
-            type: "user" | "role" | "api_key" | "session" | "meeting" | "task";
+            type: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "webhook_endpoint";
             /**
              * Format: uuid
              * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
@@ -2373,7 +3374,7 @@ export interface components {
              * Format: uuid
              * @example 5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
              */
-            id: string;
+            readonly id: string;
             /** @example Quarterly review */
             title: string;
             /** @example Figures of the quarter, then the plan for the next one. */
@@ -2400,7 +3401,7 @@ export interface components {
              * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
              */
             "organizer-id": string;
-            organizer: components["schemas"]["Person"];
+            readonly organizer: components["schemas"]["Person"];
             /**
              * @description The ids of `attendees`, in the same order; send them back as they are in a `PATCH`.
              * @example [
@@ -2410,18 +3411,18 @@ export interface components {
              */
             "attendee-ids": string[];
             /** @description The people attending, the organizer included, by name. */
-            attendees: components["schemas"]["Person"][];
-            "created-by": components["schemas"]["CreatedBy"];
+            readonly attendees: components["schemas"]["Person"][];
+            readonly "created-by": components["schemas"]["CreatedBy"];
             /**
              * Format: date-time
              * @example 2026-12-01T08:00:00.000Z
              */
-            "created-at": string;
+            readonly "created-at": string;
             /**
              * Format: date-time
              * @example 2026-12-01T08:00:00.000Z
              */
-            "updated-at": string;
+            readonly "updated-at": string;
         };
         /** @description One page of meetings, by start time then id. */
         MeetingPage: {
@@ -2499,8 +3500,11 @@ export interface components {
             /** @example Room 4 */
             location?: string | null;
             /**
-             * @description The complete new set of people invited (0 to 100; the organizer stays among them). A person
-             *     added must be an active user; one already attending may stay after being disabled.
+             * @description The complete new set of people invited: up to 100 besides the organizer, who stays among
+             *     them whether listed or not, so the `attendee-ids` a `GET` answers (the organizer and up to
+             *     100 people: 101 ids) can be sent back as they are. More than 100 people besides the
+             *     organizer is `400 validation_failed`, `error_code: too_many_attendees`. A person added must
+             *     be an active user; one already attending may stay after being disabled.
              * @example [
              *       "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
              *     ]
@@ -2534,7 +3538,7 @@ export interface components {
              * Format: uuid
              * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
              */
-            id: string;
+            readonly id: string;
             /** @example Call back the Lyon office */
             title: string;
             /** @example About the March invoices. */
@@ -2552,24 +3556,24 @@ export interface components {
              */
             "assignee-id": string | null;
             /** @description The person named by `assignee_id`, null when the task is not assigned. */
-            assignee: components["schemas"]["Person"] | null;
-            "created-by": components["schemas"]["CreatedBy"];
+            readonly assignee: components["schemas"]["Person"] | null;
+            readonly "created-by": components["schemas"]["CreatedBy"];
             /**
              * Format: date-time
              * @example 2026-12-01T09:30:00.000Z
              */
-            "created-at": string;
+            readonly "created-at": string;
             /**
              * Format: date-time
              * @example 2026-12-02T10:00:00.000Z
              */
-            "updated-at": string;
+            readonly "updated-at": string;
             /**
              * Format: date-time
              * @description When the task became `done`; null unless it is `done`.
              * @example null
              */
-            "completed-at": string | null;
+            readonly "completed-at": string | null;
         };
         /** @description One page of tasks, in a stable order. */
         TaskPage: {
@@ -2624,6 +3628,356 @@ export interface components {
              * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
              */
             "assignee-id"?: string | null;
+        };
+        /**
+         * Format: uri
+         * @description Where events are POSTed. `https` only, to a public address: a URL whose host is or resolves to a
+         *     loopback, private (RFC 1918), link-local, CGNAT (100.64.0.0/10), IPv6 unique-local or
+         *     IPv4-mapped form of one of these, or a cloud metadata address is refused
+         *     (`400 webhook_url_refused`), at saving and again at every delivery, on the address actually
+         *     connected to. Redirects are not followed. (A deployment may allow plain `http` and private
+         *     addresses for development with `WEBHOOKS_ALLOW_PRIVATE_URLS=true`; metadata addresses stay
+         *     refused.)
+         * @example https://partner.example.com/hooks/backoffice
+         */
+        WebhookUrl: string;
+        /**
+         * @description A kind of event an endpoint may subscribe to and the feed may be filtered by, named
+         *     `resource.action` (docs/EVENTS.md). Each is delivered only to callers that may read the resource
+         *     at delivery time: `task.*` needs `tasks.read`, `meeting.*` `meetings.read`, `user.*`
+         *     `users.read`, `api_key.revoked` `api_keys.manage`.
+         * @example task.updated
+         * @enum {string}
+         */
+        EventType: "task.created" | "task.updated" | "task.deleted" | "meeting.created" | "meeting.updated" | "meeting.deleted" | "user.created" | "user.updated" | "user.disabled" | "api_key.revoked";
+        /**
+         * @description The key style of the bodies sent to the endpoint, as `x-api-inflection` chooses for the REST API.
+         * @default snake
+         * @example snake
+         * @enum {string}
+         */
+        WebhookKeyStyle: "snake" | "camel" | "dash" | "pascal";
+        /**
+         * @description A receiver of events. It gets the events of the types it subscribes to that its owner may read
+         *     at the time of each delivery (the owner: the person or API key that created it, changed its URL
+         *     or rotated its secret last; a key's rights are its own intersected with its creator's).
+         */
+        WebhookEndpoint: {
+            /**
+             * Format: uuid
+             * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+             */
+            id: string;
+            url: components["schemas"]["WebhookUrl"];
+            /** @example Calendar mirror */
+            description: string | null;
+            /**
+             * @example [
+             *       "task.updated",
+             *       "meeting.created"
+             *     ]
+             */
+            "event-types": components["schemas"]["EventType"][];
+            "key-style": components["schemas"]["WebhookKeyStyle"];
+            /** @example true */
+            enabled: boolean;
+            /**
+             * @description `failing`: the service disabled the endpoint because every delivery failed for
+             *     `WEBHOOKS_DISABLE_AFTER_DAYS` (5 by default); the back office flags it. Enabling it again
+             *     clears this. `null` otherwise.
+             * @example null
+             * @enum {string|null}
+             */
+            "disabled-reason": "failing" | null;
+            "created-by": components["schemas"]["CreatedBy"];
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:30:00.000Z
+             */
+            "created-at": string;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:30:00.000Z
+             */
+            "updated-at": string;
+            /**
+             * Format: date-time
+             * @description While a rotated-out secret still signs (both signatures are sent), until when.
+             * @example null
+             */
+            "secret-rotation-ends-at": string | null;
+        };
+        /** @description Every webhook endpoint, newest first. */
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+        };
+        WebhookEndpointCreateRequest: {
+            url: components["schemas"]["WebhookUrl"];
+            /** @example Calendar mirror */
+            description?: string | null;
+            /**
+             * @description The types wanted; the caller must be able to read each (`403 permission_denied` otherwise).
+             * @example [
+             *       "task.updated"
+             *     ]
+             */
+            "event-types": components["schemas"]["EventType"][];
+            "key-style"?: components["schemas"]["WebhookKeyStyle"];
+            /**
+             * @default true
+             * @example true
+             */
+            enabled: boolean;
+        };
+        /**
+         * @description An endpoint and its signing secret, shown in this response only: store it now (a replay of this
+         *     answer for a repeated `Idempotency-Key` has `secret: null`; rotate to get a new one).
+         */
+        WebhookEndpointWithSecret: {
+            "webhook-endpoint": components["schemas"]["WebhookEndpoint"];
+            /**
+             * @description The Standard Webhooks signing secret (`whsec_` and 32 bytes in base64): give it to the
+             *     receiver's `standardwebhooks` library. Shown once.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4aLSBIuVeEA=
+             */
+            secret: string | null;
+        };
+        WebhookEndpointUpdateRequest: {
+            url?: components["schemas"]["WebhookUrl"];
+            /** @example Calendar mirror */
+            description?: string | null;
+            /**
+             * @description The types wanted; the caller must be able to read each it adds.
+             * @example [
+             *       "task.updated",
+             *       "task.deleted"
+             *     ]
+             */
+            "event-types"?: components["schemas"]["EventType"][];
+            "key-style"?: components["schemas"]["WebhookKeyStyle"];
+            /**
+             * @description Enabling an endpoint the service disabled (`disabled-reason` `failing`) clears the reason.
+             * @example true
+             */
+            enabled?: boolean;
+        };
+        WebhookRotateRequest: {
+            /**
+             * Format: int32
+             * @description How long the previous secret keeps signing too (both signatures are sent), at most 7 days; 24 hours by default.
+             * @default 86400
+             * @example 86400
+             */
+            "grace-period-seconds": number;
+        };
+        /**
+         * Format: uuid
+         * @description The event's id. It is also the `webhook-id` header of every delivery of the event (each retry,
+         *     each replay, to each endpoint): receivers deduplicate by it, since delivery is at least once.
+         * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+         */
+        EventId: string;
+        /**
+         * @description One event for one endpoint, and how its sending went. The event's content is not shown here:
+         *     it is in `GET /events` for whoever may read it.
+         */
+        WebhookDelivery: {
+            /**
+             * Format: uuid
+             * @example 4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d
+             */
+            id: string;
+            "event-id": components["schemas"]["EventId"];
+            /** @example task.updated */
+            "event-type": string;
+            /**
+             * @description `pending`: to be sent or retried at `next-attempt-at`; `succeeded`: the receiver answered
+             *     2xx; `failed`: every attempt of the schedule failed; `skipped`: the endpoint's owner could not
+             *     read the resource at delivery time, so nothing was sent.
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "skipped";
+            /**
+             * Format: int32
+             * @example 1
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            "next-attempt-at": string | null;
+            /**
+             * Format: date-time
+             * @example 2026-12-02T10:00:00.120Z
+             */
+            "last-attempt-at": string | null;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status; null when it did not answer (refused, timed out).
+             * @example 200
+             */
+            "last-status-code": number | null;
+            /**
+             * Format: int32
+             * @example 84
+             */
+            "last-duration-ms": number | null;
+            /**
+             * @description Why the last attempt failed when the receiver did not answer 2xx (`timeout`, `address_refused`, `connection_failed`, `status_500`, `not_permitted`, ...).
+             * @example null
+             */
+            "last-error": string | null;
+            /**
+             * @description The start of the receiver's answer (at most 256 characters).
+             * @example ok
+             */
+            "last-response": string | null;
+            /**
+             * Format: date-time
+             * @example 2026-12-02T10:00:00.010Z
+             */
+            "created-at": string;
+        };
+        /** @description One page of an endpoint's deliveries, newest first. */
+        WebhookDeliveryPage: {
+            data: components["schemas"]["WebhookDelivery"][];
+            /**
+             * @description Opaque cursor of the next page, `null` on the last page.
+             * @example eyJrIjoiMjAyNi0xMi0wMSJ9
+             */
+            "next-cursor": string | null;
+        };
+        /**
+         * @description With `*.updated`: the names of the fields of `data` that changed (snake_case, as `data` is in
+         *     the default key style; in the endpoint's or request's key style otherwise).
+         * @example [
+         *       "status",
+         *       "completed_at"
+         *     ]
+         */
+        ChangedFields: string[];
+        /**
+         * @description One event, as `GET /events` lists it and webhook endpoints receive it (the `webhooks` section
+         *     declares each type's exact shape): `id`, `type`, `occurred-at`, `changed-fields` (updates only)
+         *     and `data`, the resource as the REST API shows it (`task.*`: a Task, `meeting.*`: a Meeting,
+         *     `user.*`: a User, `api_key.*`: an ApiKey).
+         */
+        Event: {
+            id: components["schemas"]["EventId"];
+            type: components["schemas"]["EventType"];
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            "occurred-at": string;
+            "changed-fields"?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["ApiKey"] | components["schemas"]["User"] | components["schemas"]["Task"] | components["schemas"]["Meeting"];
+        };
+        /** @description Events after the cursor, oldest first. */
+        EventPage: {
+            data: components["schemas"]["Event"][];
+            /**
+             * @description Where to continue: pass it as `after` in the next request. Given on every answer, also an
+             *     empty one (the same position again), so a poller keeps its place.
+             * @example eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+             */
+            "next-cursor": string;
+        };
+        /** @description A task was created, changed or deleted. `data` is the task as `GET /tasks/{id}` shows it (after the change; as it was, for a deletion). */
+        TaskEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example task.updated
+             * @enum {string}
+             */
+            type: "task.created" | "task.updated" | "task.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            "occurred-at": string;
+            "changed-fields"?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["Task"];
+        };
+        /** @description A meeting was planned, changed or deleted. `data` is the meeting as `GET /meetings/{id}` shows it (after the change; as it was, for a deletion). */
+        MeetingEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example meeting.updated
+             * @enum {string}
+             */
+            type: "meeting.created" | "meeting.updated" | "meeting.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            "occurred-at": string;
+            "changed-fields"?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["Meeting"];
+        };
+        /** @description A user was created, changed or disabled. `data` is the user as `GET /users/{id}` shows it, after the change: never a password, digest or second-factor detail. */
+        UserEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example user.updated
+             * @enum {string}
+             */
+            type: "user.created" | "user.updated" | "user.disabled";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            "occurred-at": string;
+            "changed-fields"?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["User"];
+        };
+        /** @description An API key was revoked. `data` is the key as `GET /api-keys/{id}` shows it: never its secret. */
+        ApiKeyEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example api_key.revoked
+             * @enum {string}
+             */
+            type: "api_key.revoked";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its audit event).
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            "occurred-at": string;
+            "changed-fields"?: components["schemas"]["ChangedFields"];
+            data: components["schemas"]["ApiKey"];
+        };
+        /**
+         * @description Sent by `POST /webhook-endpoints/{id}/test` to that endpoint only, whatever it subscribes to:
+         *     checks that the receiver answers and verifies the signature. Never in `GET /events`.
+         */
+        WebhookTestEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example webhook_endpoint.test
+             * @enum {string}
+             */
+            type: "webhook_endpoint.test";
+            /**
+             * Format: date-time
+             * @description When the test was asked for.
+             * @example 2026-12-02T10:00:00.000Z
+             */
+            "occurred-at": string;
+            data: {
+                /**
+                 * Format: uuid
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                "webhook-endpoint-id": string;
+            };
         };
     };
     responses: {
@@ -2955,6 +4309,52 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["RecoveryCodes"];
+            };
+        };
+        /** @description No passkey of mine has this id (another person's passkey included). */
+        PasskeyNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:not_found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "No passkey of yours has this id.",
+                 *       "code": "not_found",
+                 *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The passkey. */
+        Passkey: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d",
+                 *       "name": "Laptop (Touch ID)",
+                 *       "created-at": "2026-12-19T10:00:00.000Z",
+                 *       "last-used-at": "2026-12-19T11:30:00.000Z",
+                 *       "backup-eligible": true,
+                 *       "backed-up": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["Passkey"];
             };
         };
         /** @description One page of users. */
@@ -3901,6 +5301,291 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Every webhook endpoint. */
+        WebhookEndpointList: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+                 *           "url": "https://partner.example.com/hooks/backoffice",
+                 *           "description": "Calendar mirror",
+                 *           "event-types": [
+                 *             "task.updated"
+                 *           ],
+                 *           "key-style": "snake",
+                 *           "enabled": true,
+                 *           "disabled-reason": null,
+                 *           "created-by": {
+                 *             "type": "user",
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace"
+                 *           },
+                 *           "created-at": "2026-12-01T09:30:00.000Z",
+                 *           "updated-at": "2026-12-01T09:30:00.000Z",
+                 *           "secret-rotation-ends-at": null
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointList"];
+            };
+        };
+        /** @description The endpoint and its new signing secret, shown once. */
+        WebhookEndpointCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                Location: components["headers"]["Location"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "webhook-endpoint": {
+                 *         "id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+                 *         "url": "https://partner.example.com/hooks/backoffice",
+                 *         "description": "Calendar mirror",
+                 *         "event-types": [
+                 *           "task.updated"
+                 *         ],
+                 *         "key-style": "snake",
+                 *         "enabled": true,
+                 *         "disabled-reason": null,
+                 *         "created-by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created-at": "2026-12-01T09:30:00.000Z",
+                 *         "updated-at": "2026-12-01T09:30:00.000Z",
+                 *         "secret-rotation-ends-at": null
+                 *       },
+                 *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4aLSBIuVeEA="
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+            };
+        };
+        /** @description The webhook endpoint. */
+        WebhookEndpoint: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+                 *       "url": "https://partner.example.com/hooks/backoffice",
+                 *       "description": "Calendar mirror",
+                 *       "event-types": [
+                 *         "task.updated"
+                 *       ],
+                 *       "key-style": "snake",
+                 *       "enabled": true,
+                 *       "disabled-reason": null,
+                 *       "created-by": {
+                 *         "type": "user",
+                 *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "label": "Ada Lovelace"
+                 *       },
+                 *       "created-at": "2026-12-01T09:30:00.000Z",
+                 *       "updated-at": "2026-12-01T09:30:00.000Z",
+                 *       "secret-rotation-ends-at": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpoint"];
+            };
+        };
+        /** @description No webhook endpoint has this id (also for a malformed id), or no delivery of it has the delivery id. */
+        WebhookEndpointNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:not_found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "No webhook endpoint has this id.",
+                 *       "code": "not_found",
+                 *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The endpoint and its new signing secret, shown once. */
+        WebhookEndpointRotated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "webhook-endpoint": {
+                 *         "id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+                 *         "url": "https://partner.example.com/hooks/backoffice",
+                 *         "description": "Calendar mirror",
+                 *         "event-types": [
+                 *           "task.updated"
+                 *         ],
+                 *         "key-style": "snake",
+                 *         "enabled": true,
+                 *         "disabled-reason": null,
+                 *         "created-by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created-at": "2026-12-01T09:30:00.000Z",
+                 *         "updated-at": "2026-12-01T09:30:00.000Z",
+                 *         "secret-rotation-ends-at": null
+                 *       },
+                 *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4aLSBIuVeEA="
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+            };
+        };
+        /** @description The delivery, queued; the endpoint's deliveries show how it went. */
+        WebhookDeliveryAccepted: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d",
+                 *       "event-id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "event-type": "webhook_endpoint.test",
+                 *       "status": "pending",
+                 *       "attempts": 0,
+                 *       "next-attempt-at": "2026-12-02T10:00:00.000Z",
+                 *       "last-attempt-at": null,
+                 *       "last-status-code": null,
+                 *       "last-duration-ms": null,
+                 *       "last-error": null,
+                 *       "last-response": null,
+                 *       "created-at": "2026-12-02T10:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookDelivery"];
+            };
+        };
+        /** @description One page of deliveries. */
+        WebhookDeliveryPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d",
+                 *           "event-id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *           "event-type": "webhook_endpoint.test",
+                 *           "status": "pending",
+                 *           "attempts": 0,
+                 *           "next-attempt-at": "2026-12-02T10:00:00.000Z",
+                 *           "last-attempt-at": null,
+                 *           "last-status-code": null,
+                 *           "last-duration-ms": null,
+                 *           "last-error": null,
+                 *           "last-response": null,
+                 *           "created-at": "2026-12-02T10:00:00.000Z"
+                 *         }
+                 *       ],
+                 *       "next-cursor": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookDeliveryPage"];
+            };
+        };
+        /** @description Events after the cursor. */
+        EventPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *           "type": "task.updated",
+                 *           "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *           "changed-fields": [
+                 *             "status",
+                 *             "completed_at"
+                 *           ],
+                 *           "data": {
+                 *             "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *             "title": "Call back the Lyon office",
+                 *             "description": "About the March invoices.",
+                 *             "status": "done",
+                 *             "priority": "high",
+                 *             "due-at": "2026-12-15T17:00:00.000Z",
+                 *             "assignee-id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *             "assignee": {
+                 *               "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *               "label": "Grace Hopper",
+                 *               "status": "active"
+                 *             },
+                 *             "created-by": {
+                 *               "type": "api_key",
+                 *               "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *               "label": "CRM sync"
+                 *             },
+                 *             "created-at": "2026-12-01T09:30:00.000Z",
+                 *             "updated-at": "2026-12-02T10:00:00.000Z",
+                 *             "completed-at": "2026-12-02T10:00:00.000Z"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "next-cursor": "eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EventPage"];
+            };
+        };
     };
     parameters: {
         /**
@@ -3913,6 +5598,11 @@ export interface components {
          * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
          */
         SessionId: string;
+        /**
+         * @description The id of one of my passkeys (another person's answers `404`, as an unknown one does).
+         * @example 3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d
+         */
+        PasskeyId: string;
         /**
          * @description How many items per page, 1 to 200. A larger value is refused with `400`.
          * @example 50
@@ -4084,7 +5774,9 @@ export interface components {
         TaskStatusFilter: components["schemas"]["TaskStatus"][];
         /**
          * @description Only tasks assigned to this user; `me` is the signed-in caller. An API key is nobody's: with
-         *     `me` it gets `400 assignee_me_without_user`.
+         *     `me` it gets `400 validation_failed` with `error_code: me_without_person` naming
+         *     `request/query/assignee_id`, as `attendee_id=me` on `GET /meetings` (the problem's code was
+         *     `assignee_me_without_user` before; one name for one refusal on every list).
          * @example me
          */
         TaskAssigneeFilter: string;
@@ -4117,6 +5809,48 @@ export interface components {
          * @example 5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15
          */
         TaskId: string;
+        /**
+         * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+         * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+         */
+        WebhookEndpointId: string;
+        /**
+         * @description The delivery's id; one that is not a delivery of this endpoint is `404`.
+         * @example 4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d
+         */
+        WebhookDeliveryId: string;
+        /**
+         * @description Only events of these types, comma-separated (`task.created,task.updated`).
+         * @example [
+         *       "task.created",
+         *       "task.updated"
+         *     ]
+         */
+        EventTypesFilter: components["schemas"]["EventType"][];
+        /**
+         * @description The `next-cursor` of an earlier answer: the events after it. Signed and bound to `types`: an
+         *     altered one, or one given with other types, is refused (`400 invalid_cursor`).
+         * @example eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+         */
+        EventsAfter: string;
+        /**
+         * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+         * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+         */
+        WebhookIdHeader: string;
+        /**
+         * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+         * @example 1796205600
+         */
+        WebhookTimestampHeader: string;
+        /**
+         * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+         *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+         *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+         *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSignatureHeader: string;
     };
     requestBodies: {
         Refresh: {
@@ -4194,8 +5928,12 @@ export type Problem = components['schemas']['Problem'];
 export type SignInRequest = components['schemas']['SignInRequest'];
 export type TokenSet = components['schemas']['TokenSet'];
 export type SecondFactorMethod = components['schemas']['SecondFactorMethod'];
+export type WebAuthnRequestOptions = components['schemas']['WebAuthnRequestOptions'];
 export type SecondFactorChallenge = components['schemas']['SecondFactorChallenge'];
+export type WebAuthnAuthenticationResponse = components['schemas']['WebAuthnAuthenticationResponse'];
 export type SecondFactorRequest = components['schemas']['SecondFactorRequest'];
+export type PasskeySignInOptions = components['schemas']['PasskeySignInOptions'];
+export type PasskeySignInRequest = components['schemas']['PasskeySignInRequest'];
 export type StepUpRequest = components['schemas']['StepUpRequest'];
 export type StepUp = components['schemas']['StepUp'];
 export type User = components['schemas']['User'];
@@ -4205,6 +5943,15 @@ export type SecondFactors = components['schemas']['SecondFactors'];
 export type TotpEnrolment = components['schemas']['TotpEnrolment'];
 export type TotpCode = components['schemas']['TotpCode'];
 export type RecoveryCodes = components['schemas']['RecoveryCodes'];
+export type PasskeyName = components['schemas']['PasskeyName'];
+export type Passkey = components['schemas']['Passkey'];
+export type PasskeyList = components['schemas']['PasskeyList'];
+export type WebAuthnRegistrationResponse = components['schemas']['WebAuthnRegistrationResponse'];
+export type PasskeyRegistrationRequest = components['schemas']['PasskeyRegistrationRequest'];
+export type PasskeyRegistered = components['schemas']['PasskeyRegistered'];
+export type WebAuthnCreationOptions = components['schemas']['WebAuthnCreationOptions'];
+export type PasskeyRegistrationOptions = components['schemas']['PasskeyRegistrationOptions'];
+export type PasskeyRenameRequest = components['schemas']['PasskeyRenameRequest'];
 export type RefreshRequest = components['schemas']['RefreshRequest'];
 export type UserPage = components['schemas']['UserPage'];
 export type UserCreateRequest = components['schemas']['UserCreateRequest'];
@@ -4244,6 +5991,26 @@ export type Task = components['schemas']['Task'];
 export type TaskPage = components['schemas']['TaskPage'];
 export type TaskCreateRequest = components['schemas']['TaskCreateRequest'];
 export type TaskUpdateRequest = components['schemas']['TaskUpdateRequest'];
+export type WebhookUrl = components['schemas']['WebhookUrl'];
+export type EventType = components['schemas']['EventType'];
+export type WebhookKeyStyle = components['schemas']['WebhookKeyStyle'];
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
+export type WebhookEndpointList = components['schemas']['WebhookEndpointList'];
+export type WebhookEndpointCreateRequest = components['schemas']['WebhookEndpointCreateRequest'];
+export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret'];
+export type WebhookEndpointUpdateRequest = components['schemas']['WebhookEndpointUpdateRequest'];
+export type WebhookRotateRequest = components['schemas']['WebhookRotateRequest'];
+export type EventId = components['schemas']['EventId'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookDeliveryPage = components['schemas']['WebhookDeliveryPage'];
+export type ChangedFields = components['schemas']['ChangedFields'];
+export type Event = components['schemas']['Event'];
+export type EventPage = components['schemas']['EventPage'];
+export type TaskEvent = components['schemas']['TaskEvent'];
+export type MeetingEvent = components['schemas']['MeetingEvent'];
+export type UserEvent = components['schemas']['UserEvent'];
+export type ApiKeyEvent = components['schemas']['ApiKeyEvent'];
+export type WebhookTestEvent = components['schemas']['WebhookTestEvent'];
 export type ResponseSessionList = components['responses']['SessionList'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
@@ -4258,6 +6025,8 @@ export type ResponseNoContent = components['responses']['NoContent'];
 export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseRecoveryCodes = components['responses']['RecoveryCodes'];
+export type ResponsePasskeyNotFound = components['responses']['PasskeyNotFound'];
+export type ResponsePasskey = components['responses']['Passkey'];
 export type ResponseUserPage = components['responses']['UserPage'];
 export type ResponseUserCreated = components['responses']['UserCreated'];
 export type ResponseCreateConflict = components['responses']['CreateConflict'];
@@ -4281,8 +6050,17 @@ export type ResponseTaskPage = components['responses']['TaskPage'];
 export type ResponseTaskCreated = components['responses']['TaskCreated'];
 export type ResponseTask = components['responses']['Task'];
 export type ResponseTaskNotFound = components['responses']['TaskNotFound'];
+export type ResponseWebhookEndpointList = components['responses']['WebhookEndpointList'];
+export type ResponseWebhookEndpointCreated = components['responses']['WebhookEndpointCreated'];
+export type ResponseWebhookEndpoint = components['responses']['WebhookEndpoint'];
+export type ResponseWebhookEndpointNotFound = components['responses']['WebhookEndpointNotFound'];
+export type ResponseWebhookEndpointRotated = components['responses']['WebhookEndpointRotated'];
+export type ResponseWebhookDeliveryAccepted = components['responses']['WebhookDeliveryAccepted'];
+export type ResponseWebhookDeliveryPage = components['responses']['WebhookDeliveryPage'];
+export type ResponseEventPage = components['responses']['EventPage'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
+export type ParameterPasskeyId = components['parameters']['PasskeyId'];
 export type ParameterLimit = components['parameters']['Limit'];
 export type ParameterCursor = components['parameters']['Cursor'];
 export type ParameterUserStatusFilter = components['parameters']['UserStatusFilter'];
@@ -4316,6 +6094,13 @@ export type ParameterTaskDueAfter = components['parameters']['TaskDueAfter'];
 export type ParameterTaskSearch = components['parameters']['TaskSearch'];
 export type ParameterTaskSort = components['parameters']['TaskSort'];
 export type ParameterTaskId = components['parameters']['TaskId'];
+export type ParameterWebhookEndpointId = components['parameters']['WebhookEndpointId'];
+export type ParameterWebhookDeliveryId = components['parameters']['WebhookDeliveryId'];
+export type ParameterEventTypesFilter = components['parameters']['EventTypesFilter'];
+export type ParameterEventsAfter = components['parameters']['EventsAfter'];
+export type ParameterWebhookIdHeader = components['parameters']['WebhookIdHeader'];
+export type ParameterWebhookTimestampHeader = components['parameters']['WebhookTimestampHeader'];
+export type ParameterWebhookSignatureHeader = components['parameters']['WebhookSignatureHeader'];
 export type RequestBodyRefresh = components['requestBodies']['Refresh'];
 export type HeaderXRequestId = components['headers']['XRequestId'];
 export type HeaderCacheControlNoStore = components['headers']['CacheControlNoStore'];
@@ -4388,18 +6173,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "second-factor": {
-                     *         "challenge-token": "boc_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
-                     *         "expires-in": 300,
-                     *         "methods": [
-                     *           "totp",
-                     *           "recovery_code"
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["SecondFactorChallenge"];
                 };
             };
@@ -4461,7 +6234,7 @@ export interface operations {
             201: components["responses"]["TokenSetCreated"];
             400: components["responses"]["BadRequest"];
             /**
-             * @description The code is wrong or already used (`invalid_second_factor`), or the challenge token is
+             * @description The code or passkey is wrong or already used (`invalid_second_factor`), or the challenge token is
              *     unknown, expired, used or worn out by wrong codes (`invalid_challenge`).
              */
             401: {
@@ -4472,6 +6245,117 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startPasskeySignIn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request options, for the browser. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "options": {
+                     *         "rpId": "localhost",
+                     *         "challenge": "9aQ2wE4rT6yU8iO0pL1kJ3hG5fD7sA9zX2cV4bN6mQ8",
+                     *         "timeout": 300000,
+                     *         "userVerification": "required",
+                     *         "allowCredentials": []
+                     *       },
+                     *       "expires-in": 300
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PasskeySignInOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signInWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "credential": {
+                 *         "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+                 *         "rawId": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+                 *         "type": "public-key",
+                 *         "response": {
+                 *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiOWFRMndFNHJUNnlVOGlPMHBMMWtKM2hHNWZEN3NBOXpYMmNWNGJONm1ROCIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6MzAwMCJ9",
+                 *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MdAAAABQ",
+                 *           "signature": "MEUCIQDx7rN0yQm8d1bX2kW5fJ6lP3sT9vC4hA0gE8uY1oZ2iQIgV7nB3mK5qL9wR2tX6cD0sF4jH8aP1yU3eG7oN5kM2vA",
+                 *           "userHandle": "8m3WhEJcRU2YVWpP4cGpVA"
+                 *         },
+                 *         "clientExtensionResults": {},
+                 *         "authenticatorAttachment": "platform"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasskeySignInRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["TokenSetCreated"];
+            400: components["responses"]["BadRequest"];
+            /** @description The passkey's answer does not verify, its passkey is unknown, or its challenge is unknown, expired or used (`invalid_passkey`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:invalid_passkey",
+                     *       "title": "Invalid passkey",
+                     *       "status": 401,
+                     *       "detail": "The passkey could not be verified, or its challenge is unknown, expired or used; start again.",
+                     *       "code": "invalid_passkey",
+                     *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4942,6 +6826,331 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyPasskeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description My passkeys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d",
+                     *           "name": "Laptop (Touch ID)",
+                     *           "created-at": "2026-12-19T10:00:00.000Z",
+                     *           "last-used-at": "2026-12-19T11:30:00.000Z",
+                     *           "backup-eligible": true,
+                     *           "backed-up": true
+                     *         },
+                     *         {
+                     *           "id": "9c8b7a6d-5e4f-4d3c-8b2a-1f0e9d8c7b6a",
+                     *           "name": "Security key",
+                     *           "created-at": "2026-12-19T10:05:00.000Z",
+                     *           "last-used-at": null,
+                     *           "backup-eligible": false,
+                     *           "backed-up": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    registerPasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Laptop (Touch ID)",
+                 *       "credential": {
+                 *         "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+                 *         "rawId": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+                 *         "type": "public-key",
+                 *         "response": {
+                 *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiNHhKOHExa1QzdjBZcDltV2MyUno2YkxkN25IZjVzQWEwZ1VlM2lPazFRdyIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6MzAwMCJ9",
+                 *           "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFSZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2NdAAAAAA",
+                 *           "transports": [
+                 *             "internal",
+                 *             "hybrid"
+                 *           ]
+                 *         },
+                 *         "clientExtensionResults": {
+                 *           "credProps": {
+                 *             "rk": true
+                 *           }
+                 *         },
+                 *         "authenticatorAttachment": "platform"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasskeyRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The passkey, in force, and my recovery codes when it is my first second factor. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "passkey": {
+                     *         "id": "3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d",
+                     *         "name": "Laptop (Touch ID)",
+                     *         "created-at": "2026-12-19T10:00:00.000Z",
+                     *         "last-used-at": null,
+                     *         "backup-eligible": true,
+                     *         "backed-up": true
+                     *       },
+                     *       "recovery-codes": [
+                     *         "7kq2m-x9vwd",
+                     *         "h3t8c-p4nzr",
+                     *         "w6j1f-b8mks",
+                     *         "q2d9v-t7hxc",
+                     *         "m5r3n-k1wzj",
+                     *         "c8p6t-z2qvm",
+                     *         "x4h7w-d9ncr",
+                     *         "f1m8k-s6tqv",
+                     *         "t9v2x-j3rbh",
+                     *         "n7c5q-w8pkd"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PasskeyRegistered"];
+                };
+            };
+            /** @description Request validation failed, or the browser's answer does not verify (`invalid_passkey`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:invalid_passkey",
+                     *       "title": "Bad request",
+                     *       "status": 400,
+                     *       "detail": "The passkey's answer could not be verified, or its challenge is unknown, expired or used; start again.",
+                     *       "code": "invalid_passkey",
+                     *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description This credential is registered already (`passkey_already_registered`), or I hold 20 passkeys (`too_many_passkeys`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:passkey_already_registered",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "This passkey is registered already.",
+                     *       "code": "passkey_already_registered",
+                     *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startPasskeyRegistration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The creation options, for the browser. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRegistrationOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description I hold 20 passkeys already (`too_many_passkeys`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:too_many_passkeys",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "You hold 20 passkeys already; remove one first.",
+                     *       "code": "too_many_passkeys",
+                     *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removePasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The id of one of my passkeys (another person's answers `404`, as an unknown one does).
+                 * @example 3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d
+                 */
+                id: components["parameters"]["PasskeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PasskeyNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    renamePasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The id of one of my passkeys (another person's answers `404`, as an unknown one does).
+                 * @example 3b9d2c1a-7e4f-4a6b-8c5d-2e1f0a9b8c7d
+                 */
+                id: components["parameters"]["PasskeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Phone"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasskeyRenameRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Passkey"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PasskeyNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6932,7 +9141,9 @@ export interface operations {
                 status?: components["parameters"]["TaskStatusFilter"];
                 /**
                  * @description Only tasks assigned to this user; `me` is the signed-in caller. An API key is nobody's: with
-                 *     `me` it gets `400 assignee_me_without_user`.
+                 *     `me` it gets `400 validation_failed` with `error_code: me_without_person` naming
+                 *     `request/query/assignee_id`, as `attendee_id=me` on `GET /meetings` (the problem's code was
+                 *     `assignee_me_without_user` before; one name for one refusal on every list).
                  * @example me
                  */
                 assignee_id?: components["parameters"]["TaskAssigneeFilter"];
@@ -7063,7 +9274,9 @@ export interface operations {
                 status?: components["parameters"]["TaskStatusFilter"];
                 /**
                  * @description Only tasks assigned to this user; `me` is the signed-in caller. An API key is nobody's: with
-                 *     `me` it gets `400 assignee_me_without_user`.
+                 *     `me` it gets `400 validation_failed` with `error_code: me_without_person` naming
+                 *     `request/query/assignee_id`, as `attendee_id=me` on `GET /meetings` (the problem's code was
+                 *     `assignee_me_without_user` before; one name for one refusal on every list).
                  * @example me
                  */
                 assignee_id?: components["parameters"]["TaskAssigneeFilter"];
@@ -7445,6 +9658,1391 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpointList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://partner.example.com/hooks/backoffice",
+                 *       "description": "Calendar mirror",
+                 *       "event-types": [
+                 *         "task.updated"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["WebhookEndpointCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPointsDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpointList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPointDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://partner.example.com/hooks/backoffice",
+                 *       "description": "Calendar mirror",
+                 *       "event-types": [
+                 *         "task.updated"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["WebhookEndpointCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPointDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePointDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePointDeTerminaisonWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "grace-period-seconds": 3600
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRotateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookEndpointRotated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["WebhookDeliveryAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `next-cursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookDeliveryPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
+                 * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description The delivery's id; one that is not a delivery of this endpoint is `404`.
+                 * @example 4b5c6d7e-8f90-4a1b-9c2d-3e4f5a6b7c8d
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["WebhookDeliveryAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only events of these types, comma-separated (`task.created,task.updated`).
+                 * @example [
+                 *       "task.created",
+                 *       "task.updated"
+                 *     ]
+                 */
+                types?: components["parameters"]["EventTypesFilter"];
+                /**
+                 * @description The `next-cursor` of an earlier answer: the events after it. Signed and bound to `types`: an
+                 *     altered one, or one given with other types, is refused (`400 invalid_cursor`).
+                 * @example eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                after?: components["parameters"]["EventsAfter"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["EventPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvenements: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only events of these types, comma-separated (`task.created,task.updated`).
+                 * @example [
+                 *       "task.created",
+                 *       "task.updated"
+                 *     ]
+                 */
+                types?: components["parameters"]["EventTypesFilter"];
+                /**
+                 * @description The `next-cursor` of an earlier answer: the events after it. Signed and bound to `types`: an
+                 *     altered one, or one given with other types, is refused (`400 invalid_cursor`).
+                 * @example eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                after?: components["parameters"]["EventsAfter"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["EventPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    taskCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "task.created",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *         "title": "Call back the Lyon office",
+                 *         "description": "About the March invoices.",
+                 *         "status": "done",
+                 *         "priority": "high",
+                 *         "due-at": "2026-12-15T17:00:00.000Z",
+                 *         "assignee-id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "assignee": {
+                 *           "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "label": "Grace Hopper",
+                 *           "status": "active"
+                 *         },
+                 *         "created-by": {
+                 *           "type": "api_key",
+                 *           "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *           "label": "CRM sync"
+                 *         },
+                 *         "created-at": "2026-12-01T09:30:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z",
+                 *         "completed-at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    taskUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "task.updated",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "changed-fields": [
+                 *         "status",
+                 *         "completed_at"
+                 *       ],
+                 *       "data": {
+                 *         "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *         "title": "Call back the Lyon office",
+                 *         "description": "About the March invoices.",
+                 *         "status": "done",
+                 *         "priority": "high",
+                 *         "due-at": "2026-12-15T17:00:00.000Z",
+                 *         "assignee-id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "assignee": {
+                 *           "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "label": "Grace Hopper",
+                 *           "status": "active"
+                 *         },
+                 *         "created-by": {
+                 *           "type": "api_key",
+                 *           "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *           "label": "CRM sync"
+                 *         },
+                 *         "created-at": "2026-12-01T09:30:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z",
+                 *         "completed-at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    taskDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "task.deleted",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
+                 *         "title": "Call back the Lyon office",
+                 *         "description": "About the March invoices.",
+                 *         "status": "done",
+                 *         "priority": "high",
+                 *         "due-at": "2026-12-15T17:00:00.000Z",
+                 *         "assignee-id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "assignee": {
+                 *           "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *           "label": "Grace Hopper",
+                 *           "status": "active"
+                 *         },
+                 *         "created-by": {
+                 *           "type": "api_key",
+                 *           "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *           "label": "CRM sync"
+                 *         },
+                 *         "created-at": "2026-12-01T09:30:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z",
+                 *         "completed-at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    meetingCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "meeting.created",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
+                 *         "title": "Quarterly review",
+                 *         "description": "Figures of the quarter, then the plan for the next one.",
+                 *         "starts-at": "2026-12-15T09:00:00.000Z",
+                 *         "ends-at": "2026-12-15T10:30:00.000Z",
+                 *         "location": "Room 4",
+                 *         "status": "scheduled",
+                 *         "organizer-id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "organizer": {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         "attendee-ids": [
+                 *           "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90"
+                 *         ],
+                 *         "attendees": [
+                 *           {
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "status": "active"
+                 *           }
+                 *         ],
+                 *         "created-by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created-at": "2026-12-01T08:00:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    meetingUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "meeting.updated",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "changed-fields": [
+                 *         "location"
+                 *       ],
+                 *       "data": {
+                 *         "id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
+                 *         "title": "Quarterly review",
+                 *         "description": "Figures of the quarter, then the plan for the next one.",
+                 *         "starts-at": "2026-12-15T09:00:00.000Z",
+                 *         "ends-at": "2026-12-15T10:30:00.000Z",
+                 *         "location": "Room 4",
+                 *         "status": "scheduled",
+                 *         "organizer-id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "organizer": {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         "attendee-ids": [
+                 *           "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90"
+                 *         ],
+                 *         "attendees": [
+                 *           {
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "status": "active"
+                 *           }
+                 *         ],
+                 *         "created-by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created-at": "2026-12-01T08:00:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    meetingDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "meeting.deleted",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
+                 *         "title": "Quarterly review",
+                 *         "description": "Figures of the quarter, then the plan for the next one.",
+                 *         "starts-at": "2026-12-15T09:00:00.000Z",
+                 *         "ends-at": "2026-12-15T10:30:00.000Z",
+                 *         "location": "Room 4",
+                 *         "status": "scheduled",
+                 *         "organizer-id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "organizer": {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         "attendee-ids": [
+                 *           "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90"
+                 *         ],
+                 *         "attendees": [
+                 *           {
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "status": "active"
+                 *           }
+                 *         ],
+                 *         "created-by": {
+                 *           "type": "user",
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "label": "Ada Lovelace"
+                 *         },
+                 *         "created-at": "2026-12-01T08:00:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeetingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "user.created",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "email": "grace@example.com",
+                 *         "first-name": "Grace",
+                 *         "last-name": "Hopper",
+                 *         "status": "active",
+                 *         "roles": [
+                 *           "support"
+                 *         ],
+                 *         "created-at": "2026-04-11T14:05:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z",
+                 *         "last-sign-in-at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "user.updated",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "changed-fields": [
+                 *         "roles"
+                 *       ],
+                 *       "data": {
+                 *         "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "email": "grace@example.com",
+                 *         "first-name": "Grace",
+                 *         "last-name": "Hopper",
+                 *         "status": "active",
+                 *         "roles": [
+                 *           "support"
+                 *         ],
+                 *         "created-at": "2026-04-11T14:05:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z",
+                 *         "last-sign-in-at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userDisabledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "user.disabled",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
+                 *         "email": "grace@example.com",
+                 *         "first-name": "Grace",
+                 *         "last-name": "Hopper",
+                 *         "status": "disabled",
+                 *         "roles": [
+                 *           "support"
+                 *         ],
+                 *         "created-at": "2026-04-11T14:05:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z",
+                 *         "last-sign-in-at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    apiKeyRevokedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "api_key.revoked",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "3f6d2b1e-8a47-4c9e-b2d5-7e1a0c4f9b68",
+                 *         "name": "CRM sync",
+                 *         "permissions": [
+                 *           "users.list",
+                 *           "users.read"
+                 *         ],
+                 *         "effective-permissions": [
+                 *           "users.list"
+                 *         ],
+                 *         "display-prefix": "bok_7QmZ",
+                 *         "last-characters": "x9Tb",
+                 *         "created-by": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "creator": {
+                 *           "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "email": "ada@example.com",
+                 *           "first-name": "Ada",
+                 *           "last-name": "Lovelace",
+                 *           "status": "active"
+                 *         },
+                 *         "created-at": "2026-11-01T09:00:00.000Z",
+                 *         "updated-at": "2026-12-02T10:00:00.000Z",
+                 *         "expires-at": null,
+                 *         "never-expires": true,
+                 *         "last-used-at": "2026-11-20T08:15:00.000Z",
+                 *         "last-used-ip": "203.0.113.7",
+                 *         "revoked-at": "2026-12-02T10:00:00.000Z",
+                 *         "rate-limit": null,
+                 *         "allowed-ips": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointTestEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b",
+                 *       "type": "webhook_endpoint.test",
+                 *       "occurred-at": "2026-12-02T10:00:00.000Z",
+                 *       "data": {
+                 *         "webhook-endpoint-id": "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -11,8 +11,8 @@ import { makeApiKey, makeMeeting, makeRole, makeTask, makeUser } from './support
 import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
 import { ManualClock, systemClock } from '../src/clock.js';
-import { enrolTotp, totpCode } from './support/second-factor.js';
 import { SoftAuthenticator } from './support/passkey.js';
+import { permissionOfEventType } from '../src/audit/outbox.js';
 import { enrolTotp, stepUp, totpCode } from './support/second-factor.js';
 import { hashPassword } from '../src/auth/passwords.js';
 import { isPermission } from '../src/auth/permissions.js';
@@ -45,7 +45,32 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   reunions: async (db) => (await makeMeeting(db)).id,
   tasks: async (db) => (await makeTask(db)).id,
   taches: async (db) => (await makeTask(db)).id,
+  'webhook-endpoints': async (db) => (await makeWebhookEndpoint(db)).id,
+  'points-de-terminaison-webhook': async (db) => (await makeWebhookEndpoint(db)).id,
 };
+
+/** A webhook endpoint row (its secret is never used here: the matrix is about who may call). */
+async function makeWebhookEndpoint(db: Kysely<Database>) {
+  const now = new Date();
+  const owner = await makeUser(db);
+  return db
+    .insertInto('webhook_endpoints')
+    .values({ url: 'http://127.0.0.1:9/hook', description: null, event_types: ['task.created'], secret_sealed: Buffer.alloc(60), created_by_user_id: owner.id, created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
+/** A delivery of an event to a new endpoint: the endpoint's id and the delivery's. */
+async function makeWebhookDelivery(db: Kysely<Database>): Promise<{ endpointId: string; deliveryId: string }> {
+  const endpoint = await makeWebhookEndpoint(db);
+  const event = await db
+    .insertInto('events')
+    .values({ type: 'task.created', occurred_at: new Date(), audit_event_id: null, required_permission: 'tasks.read', payload: JSON.stringify({}) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const delivery = await db.insertInto('webhook_deliveries').values({ endpoint_id: endpoint.id, event_id: event.id, created_at: new Date() }).returning('id').executeTakeFirstOrThrow();
+  return { endpointId: endpoint.id, deliveryId: delivery.id };
+}
 
 
 /** A passkey row of `userId` (its key is never used here: the matrix is about who may call). */
@@ -72,6 +97,10 @@ async function concretePath(op: OperationInfo, caller?: Caller): Promise<string>
   if (op.path === '/sessions/{id}') return `/sessions/${(caller ?? (await signedInWith([]))).sessionId}`;
   // A passkey exists only as someone's: the caller's own, or (without a caller) another user's.
   if (op.path === '/me/passkeys/{id}') return `/me/passkeys/${await passkeyOf(caller?.userId ?? (await makeUser(database.db)).id)}`;
+  if (op.path.includes('{delivery_id}')) {
+    const { endpointId, deliveryId } = await makeWebhookDelivery(database.db);
+    return op.path.replace('{id}', endpointId).replace('{delivery_id}', deliveryId);
+  }
   if (op.path.includes('{session_id}')) {
     const other = await signedInWith([]);
     return op.path.replace('{id}', other.userId).replace('{session_id}', other.sessionId);
@@ -98,6 +127,7 @@ function exampleBody(op: OperationInfo, caller?: Caller): unknown {
     const body = example as Record<string, unknown>;
     if (typeof body.email === 'string') body.email = `matrix-${unique}@example.com`;
     if (typeof body.name === 'string') body.name = `${body.name} ${unique}`;
+    if (typeof body.url === 'string') body.url = 'http://127.0.0.1:9/hook';
     // People named in a meeting must be active users.
     if (typeof body.organizer_id === 'string') body.organizer_id = attendee;
     if (Array.isArray(body.attendee_ids)) body.attendee_ids = [attendee];
@@ -117,7 +147,9 @@ const otherPermission = (op: OperationInfo) => (op.requiredPermission === 'meeti
  */
 function grantedPermissions(op: OperationInfo): string[] {
   const handedOut = JSON.stringify(exampleBody(op) ?? null).match(/"[a-z_]+\.[a-z_]+"/g) ?? [];
-  const inExample = handedOut.map((q) => q.slice(1, -1)).filter(isPermission);
+  const quoted = handedOut.map((q) => q.slice(1, -1));
+  // A permission it hands out, or the permission that reading an event type it subscribes to needs.
+  const inExample = [...quoted.filter(isPermission), ...quoted.map(permissionOfEventType).filter((p): p is string => p !== undefined)];
   return [...new Set([op.requiredPermission ?? 'tasks.list', ...inExample])];
 }
 
@@ -146,11 +178,15 @@ const SECOND_FACTOR_FIRST: Record<string, (app: Parameters<typeof request>[0], c
 };
 
 async function call(op: OperationInfo, headers: Record<string, string>, caller?: Caller) {
-  const { app } = createTestApp(database.db, { clock: systemClock });
+  // Webhook URLs on loopback: the matrix is about who may call, not about where a URL points.
+  const { app } = createTestApp(database.db, { clock: systemClock, env: { WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' } });
   const path = await concretePath(op, caller);
   const prepared = caller && headers.authorization && SECOND_FACTOR_FIRST[op.operationId] ? await SECOND_FACTOR_FIRST[op.operationId]!(app, caller) : {};
-  // A sensitive change: a caller without a second factor steps up with the password first.
-  if (caller && headers.authorization && op.raw['x-step-up'] === 'always' && !SECOND_FACTOR_FIRST[op.operationId]) await stepUp(app, caller.accessToken, { password: caller.password }).expect(200);
+  // A sensitive change: the caller's session holds a fresh proof (by a second factor: the caller
+  // may hold one, a passkey made for the case); step-up itself is tested in test/step-up.test.ts.
+  if (caller && headers.authorization && op.raw['x-step-up'] === 'always') {
+    await database.db.updateTable('sessions').set({ stepped_up_at: new Date(), step_up_method: 'recovery_code' }).where('id', '=', caller.sessionId).execute();
+  }
   let req = request(app)[op.method](path).set(headers);
   const example = exampleBody(op, caller);
   const body = example === undefined ? undefined : { ...(example as object), ...prepared };

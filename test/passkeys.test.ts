@@ -1,6 +1,7 @@
 // Passkeys (WebAuthn) through the API, as an attacker would try them, on the real service and
 // PostgreSQL: registering, naming, listing and removing; the second step of a sign-in; the
 // passwordless sign-in. Answers are made by a software authenticator (test/support/passkey.ts).
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
@@ -20,6 +21,11 @@ vi.setConfig({ testTimeout: budget({ passwordHash: 6 }) });
 let database: TestDatabase;
 beforeAll(async () => {
   database = await createTestDatabase();
+  // Registering and removing a passkey need a fresh proof (step-up: test/step-up.test.ts); the
+  // sessions of this file's people hold one that does not expire, except where a test takes it away.
+  await sql`create function test_stepped_up() returns trigger language plpgsql as $$
+    begin new.stepped_up_at := '2100-01-01'; new.step_up_method := 'recovery_code'; return new; end $$`.execute(database.db);
+  await sql`create trigger test_stepped_up before insert on sessions for each row execute function test_stepped_up()`.execute(database.db);
 });
 afterAll(() => database.destroy());
 
@@ -48,6 +54,23 @@ async function setUp(authenticatorOptions: AuthenticatorOptions = {}, env: Recor
   const registered = await registerPasskey(service.app, set.access_token, authenticator);
   return { ...service, clock, person, set, authenticator, passkeyId: registered.passkey.id, recoveryCodes: registered.recovery_codes };
 }
+
+describe('passkeys need a fresh proof', () => {
+  it('attack: a stolen access token registers the thief\'s passkey (or removes the victim\'s): 403 step_up_required', async () => {
+    const { app, set, passkeyId, person } = await setUp();
+    await database.db.updateTable('sessions').set({ stepped_up_at: null, step_up_method: null }).where('user_id', '=', person.id).execute();
+    const started = await request(app).post('/me/passkeys/registration').set(auth(set.access_token));
+    expect(started.status).toBe(201);
+    const thief = await request(app).post('/me/passkeys').set(auth(set.access_token)).send({ name: 'Thief', credential: new SoftAuthenticator().register(started.body.options) });
+    expect(thief.status).toBe(403);
+    expect(thief.body.code).toBe('step_up_required');
+    const removal = await request(app).delete(`/me/passkeys/${passkeyId}`).set(auth(set.access_token));
+    expect(removal.status).toBe(403);
+    expect(removal.body.code).toBe('step_up_required');
+    const listed = await request(app).get('/me/passkeys').set(auth(set.access_token));
+    expect(listed.body.data.map((p: { id: string }) => p.id)).toEqual([passkeyId]);
+  });
+});
 
 /** The password step: the challenge token and the passkey's WebAuthn challenge. */
 async function passwordStepWithPasskey(app: App, person: { email: string; password: string }) {

@@ -223,6 +223,8 @@ export function sessionService(deps: Dependencies) {
       throw unauthenticated('invalid_passkey', 'The passkey could not be verified, or its challenge is unknown, expired or used; start again.');
     }
     return open(outcome.id, { emailDigest: emailDigest(outcome.email), countedAddress: throttledAddress(client.ip) }, client, now, 'passkey');
+  }
+
   /**
    * A fresh proof for the current session (src/sessions/step-up.ts): a second factor of a person
    * who has one, the password of a person who has none. Every wrong answer counts against the

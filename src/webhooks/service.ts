@@ -214,7 +214,7 @@ export function webhookService({ db, clock }: ServiceDeps, policy: UrlPolicy) {
         await trx
           .updateTable('webhook_endpoints')
           .set({
-            secret_sealed: sealSecret(await sealingKey(), row.id, secret),
+            secret_sealed: sealSecret(await sealingKey(trx), row.id, secret),
             previous_secret_sealed: grace > 0 ? row.secret_sealed : null,
             previous_secret_until: grace > 0 ? new Date(now.getTime() + grace * 1000) : null,
             ...ownerOf(caller),
