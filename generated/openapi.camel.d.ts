@@ -6979,16 +6979,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "urn:problem:backoffice:invalid_passkey",
-                     *       "title": "Bad request",
-                     *       "status": 400,
-                     *       "detail": "The passkey's answer could not be verified, or its challenge is unknown, expired or used; start again.",
-                     *       "code": "invalid_passkey",
-                     *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
