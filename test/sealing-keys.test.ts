@@ -63,7 +63,7 @@ describe('a stolen backup', () => {
     const { app } = createTestApp(database.db, { clock });
     const person = await createUser(database.db);
     const set = await signIn(app, person.email, person.password);
-    await enrolTotp(app, set.access_token, clock);
+    await enrolTotp(app, set.access_token, clock, person.password);
     const { totp_secret_sealed: sealed } = await database.db.selectFrom('second_factors').select('totp_secret_sealed').where('user_id', '=', person.id).executeTakeFirstOrThrow();
     const values = await dump();
     const candidates = candidateKeys(values);
@@ -81,7 +81,7 @@ describe('a stolen backup', () => {
     const { app } = createTestApp(database.db, { clock });
     const person = await createUser(database.db);
     const set = await signIn(app, person.email, person.password);
-    const { recoveryCodes } = await enrolTotp(app, set.access_token, clock);
+    const { recoveryCodes } = await enrolTotp(app, set.access_token, clock, person.password);
     const stored = await database.db.selectFrom('recovery_codes').select(['digest', 'key_id']).where('user_id', '=', person.id).execute();
     expect(stored).toHaveLength(10);
     // Before: SHA-256("recovery:" + code), so a thief could test guesses offline.
@@ -134,7 +134,7 @@ describe('moving to a new key', () => {
     const underA = createTestApp(own.db, { clock, env: env(line(keyA)) });
     const person = await createUser(own.db);
     const set = await signIn(underA.app, person.email, person.password);
-    const { secret, recoveryCodes } = await enrolTotp(underA.app, set.access_token, clock);
+    const { secret, recoveryCodes } = await enrolTotp(underA.app, set.access_token, clock, person.password);
 
     clock.advance(30_000);
     const both = createTestApp(own.db, { clock, env: env(line(keyB), line(keyA)) });
