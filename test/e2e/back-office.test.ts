@@ -114,7 +114,7 @@ describe('the back office in a browser', () => {
     const { accessToken } = await storedTokens(page);
     expect((await get('/me', { Authorization: `Bearer ${accessToken}` })).status).toBe(200);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
     await page.getByText('You are signed out.').waitFor();
     expect((await get('/me', { Authorization: `Bearer ${accessToken}` })).status).toBe(401);
     expect(await readStorage(page, 'backoffice.tokens')).toBeNull();
@@ -133,6 +133,8 @@ describe('the back office in a browser', () => {
     await page.locator('#key-limit-seconds').fill('10');
     await page.locator('#key-limit-ips').fill('203.0.113.0/24');
     await page.getByRole('button', { name: 'Create the key' }).click();
+    // A sensitive change: the page asks for the password (this administrator has no second factor), then creates the key.
+    await confirmItIsMe(page, { password: ADMIN.password });
     await page.getByText('Copy it now: you will not see it again.').waitFor();
     await page.getByRole('button', { name: 'I have copied it' }).click();
     await page.getByRole('row', { name: /Limited/ }).getByRole('link', { name: 'Limited' }).click();
@@ -155,6 +157,8 @@ describe('the back office in a browser', () => {
     await page.getByRole('button', { name: 'Enregistrer les limites' }).click();
     await page.getByText('Les secondes doivent être un entier de 1 à 86400.').waitFor();
     await page.getByLabel('Langue').selectOption('en');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
   });
 
   it('manages roles and users: create a role, edit its permissions, create a user with it, edit, disable', { timeout: budget({ browserFlow: 1 }) }, async () => {

@@ -16,7 +16,7 @@ describe('the reference page', () => {
     try {
       const { page } = browser;
       await page.goto(`${service.baseUrl}/`);
-      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
       const stolen = JSON.stringify({ accessToken: 'boa_secret', refreshToken: 'bor_secret' });
       await page.evaluate(`localStorage.setItem('backoffice.tokens', ${JSON.stringify(stolen)})`);
       expect(await page.evaluate(`localStorage.getItem('backoffice.tokens')`)).toBe(stolen);

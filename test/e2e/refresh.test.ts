@@ -55,7 +55,7 @@ describe('token refresh in the page', () => {
 
     await page.getByRole('link', { name: 'Password' }).click();
     await page.getByRole('link', { name: 'My sessions' }).click();
-    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
     await page.getByText('Your session has ended. Please sign in again.').waitFor();
     await screenshot(page, 'session-ended');
     expect(await readStorage(page, 'backoffice.tokens')).toBeNull();

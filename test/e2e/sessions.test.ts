@@ -85,7 +85,7 @@ describe('my sessions and my password', () => {
     const { accessToken } = await storedTokens(page);
     expect((await get('/me', { Authorization: `Bearer ${accessToken}` })).status).toBe(200);
     await page.getByRole('banner').getByRole('button', { name: 'Sign out' }).click();
-    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
     await page.getByText('You are signed out.').waitFor();
     expect((await get('/me', { Authorization: `Bearer ${accessToken}` })).status).toBe(401);
     expect(await readStorage(page, 'backoffice.tokens')).toBeNull();

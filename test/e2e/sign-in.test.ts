@@ -16,7 +16,7 @@ describe('sign-in page', () => {
     try {
       const { page } = browser;
       await page.goto(`${service.baseUrl}/`);
-      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
       await screenshot(page, 'sign-in');
 
       const credentials = { email: 'nobody@example.com', password: 'not the right password' };
@@ -28,7 +28,7 @@ describe('sign-in page', () => {
 
       await page.getByLabel('E-mail address').fill(credentials.email);
       await page.getByLabel('Password').fill(credentials.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await expect.poll(() => page.getByRole('alert').textContent()).toBe(expected.detail);
       await screenshot(page, 'sign-in-error');
     } finally {
@@ -41,7 +41,7 @@ describe('sign-in page', () => {
     try {
       const { page } = browser;
       await page.goto(`${service.baseUrl}/`);
-      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
       const focused = () =>
         page.evaluate<{ id: string; text: string; outline: string }>(`(() => {
           const el = document.activeElement;
@@ -83,9 +83,9 @@ describe('sign-in page', () => {
       await page.getByLabel('Adresse e-mail').waitFor();
       await screenshot(page, 'sign-in-fr');
       await page.getByLabel('Langue').selectOption('en');
-      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
       await page.reload();
-      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
       expect(await page.getAttribute('html', 'lang')).toBe('en');
     } finally {
       await browser.close();
@@ -111,7 +111,7 @@ describe('sign-in page', () => {
       await page.goto(`${service.baseUrl}/`);
       await page.getByLabel('E-mail address').fill(email);
       await page.getByLabel('Password').fill('not the right password');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Too many attempts\. Try again in \d+ seconds\.$/);
       const shown = Number(/in (\d+) seconds/.exec((await page.getByRole('alert').textContent())!)![1]);
       expect(shown).toBeGreaterThan(0);

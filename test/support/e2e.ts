@@ -118,10 +118,10 @@ export async function createPerson(db: Kysely<Database>, person: Person, role: s
 /** Fills in and sends the sign-in form. */
 export async function signIn(page: Page, baseUrl: string, person: Pick<Person, 'email' | 'password'>): Promise<void> {
   if (!page.url().startsWith(baseUrl)) await page.goto(`${baseUrl}/`);
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
   await page.getByLabel('E-mail address').fill(person.email);
   await page.getByLabel('Password').fill(person.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 /**
