@@ -87,7 +87,7 @@ describe('step-up in the back office', () => {
     } finally {
       await french.close();
     }
-    const factors = await service.database.db.selectFrom('second_factors').select('id').innerJoin('users', 'users.id', 'second_factors.user_id').where('users.email', '=', person.email).execute();
+    const factors = await service.database.db.selectFrom('second_factors').select('second_factors.id').innerJoin('users', 'users.id', 'second_factors.user_id').where('users.email', '=', person.email).execute();
     expect(factors).toEqual([]);
   });
 });
