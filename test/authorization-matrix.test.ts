@@ -7,7 +7,7 @@ import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
 import { expectContractResponse, requiredQuery } from './support/contract.js';
-import { makeApiKey, makeMeeting, makeRole, makeTask, makeUser } from './support/access-fixtures.js';
+import { makeApiKey, makeMeeting, makePasskey, makeRole, makeTask, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
 import { ManualClock, systemClock } from '../src/clock.js';
@@ -49,40 +49,6 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   'points-de-terminaison-webhook': async (db) => (await makeWebhookEndpoint(db)).id,
 };
 
-/** A webhook endpoint row (its secret is never used here: the matrix is about who may call). */
-async function makeWebhookEndpoint(db: Kysely<Database>) {
-  const now = new Date();
-  const owner = await makeUser(db);
-  return db
-    .insertInto('webhook_endpoints')
-    .values({ url: 'http://127.0.0.1:9/hook', description: null, event_types: ['task.created'], secret_sealed: Buffer.alloc(60), created_by_user_id: owner.id, created_at: now, updated_at: now })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-}
-
-/** A delivery of an event to a new endpoint: the endpoint's id and the delivery's. */
-async function makeWebhookDelivery(db: Kysely<Database>): Promise<{ endpointId: string; deliveryId: string }> {
-  const endpoint = await makeWebhookEndpoint(db);
-  const event = await db
-    .insertInto('events')
-    .values({ type: 'task.created', occurred_at: new Date(), audit_event_id: null, required_permission: 'tasks.read', payload: JSON.stringify({}) })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const delivery = await db.insertInto('webhook_deliveries').values({ endpoint_id: endpoint.id, event_id: event.id, created_at: new Date() }).returning('id').executeTakeFirstOrThrow();
-  return { endpointId: endpoint.id, deliveryId: delivery.id };
-}
-
-
-/** A passkey row of `userId` (its key is never used here: the matrix is about who may call). */
-async function passkeyOf(userId: string): Promise<string> {
-  const row = await database.db
-    .insertInto('second_factors')
-    .values({ user_id: userId, kind: 'passkey', name: 'Matrix', created_at: new Date(), confirmed_at: new Date(), credential_id: randomUUID(), public_key: Buffer.alloc(77), sign_count: 0, backup_eligible: false, backup_state: false })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
 /** A signed-in caller (through the real POST /sessions), when the case has one. */
 interface Caller {
   userId: string;
@@ -96,7 +62,7 @@ async function concretePath(op: OperationInfo, caller?: Caller): Promise<string>
   // Sessions exist only by signing in: one's own session, or another user's.
   if (op.path === '/sessions/{id}') return `/sessions/${(caller ?? (await signedInWith([]))).sessionId}`;
   // A passkey exists only as someone's: the caller's own, or (without a caller) another user's.
-  if (op.path === '/me/passkeys/{id}') return `/me/passkeys/${await passkeyOf(caller?.userId ?? (await makeUser(database.db)).id)}`;
+  if (op.path === '/me/passkeys/{id}') return `/me/passkeys/${await makePasskey(database.db, caller?.userId ?? (await makeUser(database.db)).id)}`;
   if (op.path.includes('{delivery_id}')) {
     const { endpointId, deliveryId } = await makeWebhookDelivery(database.db);
     return op.path.replace('{id}', endpointId).replace('{delivery_id}', deliveryId);

@@ -14,7 +14,8 @@ import { createTestDatabase, spec, type TestDatabase } from './support/context.j
 import { requiredQuery } from './support/contract.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { startValidationProxy, type PrismProcess } from './support/prism.js';
-import { adminRoleId, makeApiKey, makeMeeting, makeRole, makeTask, makeUser } from './support/access-fixtures.js';
+import { adminRoleId, makeApiKey, makeMeeting, makePasskey, makeRole, makeTask, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
+import { SoftAuthenticator } from './support/passkey.js';
 import { deref, indexOperations, type OpenApiDocument, type OperationInfo } from '../src/contract/spec.js';
 import { INFLECTIONS, styleKey, type Inflection } from '../src/contract/inflection.js';
 import { hashPassword } from '../src/auth/passwords.js';
@@ -36,7 +37,8 @@ beforeAll(async () => {
   passwordHash = await hashPassword(PASSWORD);
   adminRole = await adminRoleId(database.db);
   // Real processes all the way: the service as deployed (response validation on, as outside production).
-  server = await startServerProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', SWEEP_INTERVAL_S: '0' });
+  // Webhook URLs on loopback: this file is about the contract, not about where a URL points.
+  server = await startServerProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', SWEEP_INTERVAL_S: '0', WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
   for (const style of INFLECTIONS) proxies.set(style, startValidationProxy(style, server.url));
   // Rejections are seen by the describe block that awaits its proxy.
   for (const proxy of proxies.values()) proxy.catch(() => {});
@@ -91,12 +93,25 @@ const RESOURCES: Record<string, () => Promise<string>> = {
   reunions: async () => (await makeMeeting(database.db)).id,
   tasks: async () => (await makeTask(database.db)).id,
   taches: async () => (await makeTask(database.db)).id,
+  'webhook-endpoints': async () => (await makeWebhookEndpoint(database.db)).id,
+  'points-de-terminaison-webhook': async () => (await makeWebhookEndpoint(database.db)).id,
 };
 
 
 /** The path of a success case: real resources (sessions exist only by signing in). */
 async function successPath(op: OperationInfo, caller: Caller | undefined): Promise<string> {
   if (op.path === '/sessions/{id}') return `/sessions/${caller!.sessionId}`;
+  // A passkey exists only as someone's: the caller's own; once it has one, only a second factor
+  // is a fresh proof (test/step-up.test.ts), as the session then holds (here written straight).
+  if (op.path === '/me/passkeys/{id}') {
+    const passkeyId = await makePasskey(database.db, caller!.userId);
+    await database.db.updateTable('sessions').set({ stepped_up_at: new Date(), step_up_method: 'recovery_code' }).where('id', '=', caller!.sessionId).execute();
+    return `/me/passkeys/${passkeyId}`;
+  }
+  if (op.path.includes('{delivery_id}')) {
+    const { endpointId, deliveryId } = await makeWebhookDelivery(database.db);
+    return op.path.replace('{id}', endpointId).replace('{delivery_id}', deliveryId);
+  }
   if (op.path.includes('{session_id}')) {
     const other = await signedIn([]);
     return op.path.replace('{id}', other.userId).replace('{session_id}', other.sessionId);
@@ -170,6 +185,21 @@ const NEEDS_STATE: Record<string, number> = {
   'POST /me/recovery-codes': 409,
   // The example is a code; the caller has no authenticator app (test/step-up.test.ts steps up for real).
   'POST /sessions/current/step-up': 400,
+  // An assertion needs a passkey registered and a challenge of its own (test/passkeys.test.ts signs in for real).
+  'POST /sessions/passkey': 401,
+};
+
+/**
+ * Operations whose success needs a body only the service can start: registering a passkey answers
+ * the options of `POST /me/passkeys/registration`, made by a software authenticator.
+ */
+const PREPARED_BODY: Record<string, (caller: Caller) => Promise<Record<string, unknown>>> = {
+  registerPasskey: async (caller) => {
+    const res = await fetch(`${server.url}/me/passkeys/registration`, { method: 'POST', headers: { authorization: `Bearer ${caller.accessToken}` } });
+    const body = (await res.json()) as { options: { challenge: string; user: { id: string } } };
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    return { credential: new SoftAuthenticator().register(body.options) };
+  },
 };
 
 async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inflection, shared: Shared): Promise<Case[]> {
@@ -194,7 +224,8 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
     const body = (password: string) => exampleBody(contract, op, style, { email: user.email, password });
     cases.push({ ...base, name: successName, expect: expectSuccess, path: op.path, body: body(PASSWORD) });
     cases.push({ ...base, name: 'unknown query parameter', expect: is(400), path: `${op.path}?unknown_parameter=1`, body: body(PASSWORD) });
-    cases.push({ ...base, name: 'wrong password', expect: is(401), path: op.path, body: body(`${PASSWORD} but wrong`) });
+    // A passkey's challenge asks for no password: there is no wrong one to send.
+    if (JSON.stringify(body(PASSWORD) ?? null).includes(PASSWORD)) cases.push({ ...base, name: 'wrong password', expect: is(401), path: op.path, body: body(`${PASSWORD} but wrong`) });
     return cases;
   }
   // Success: a safe method leaves its caller as it was; any other may end or change the session
@@ -202,7 +233,8 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
   if (!op.security.includes('bearerAuth')) throw new Error(`${op.operationId} takes API keys only: give this file a caller for it`);
   const caller = op.method === 'get' ? shared.adminCaller : op.raw['x-step-up'] === 'always' ? await steppedUp(await signedIn([adminRole])) : await signedIn([adminRole]);
   // People a meeting names must be active users.
-  const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken, organizer_id: caller.userId, attendee_ids: [shared.adminCaller.userId] };
+  const prepared = (await PREPARED_BODY[op.operationId]?.(caller)) ?? {};
+  const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken, organizer_id: caller.userId, attendee_ids: [shared.adminCaller.userId], url: 'http://127.0.0.1:9/hook', ...prepared };
   const body = exampleBody(contract, op, style, fill);
   const withBody = body === undefined ? {} : { body };
   const headers = (credential: Record<string, string>) => ({ ...base.headers, ...credential });
@@ -219,6 +251,12 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
   return cases;
 }
 
+/** What the service logged for a request that failed (a response that breaks the contract, for one). */
+function loggedError(requestId: string): string {
+  const record = server.records().find((line) => (line.req as { id?: string } | undefined)?.id === requestId && line.err);
+  return (record?.err as { message?: string } | undefined)?.message ?? 'nothing';
+}
+
 /** Sends a case through the proxy; returns what is wrong with the answer, if anything. */
 async function drive(proxy: PrismProcess, testCase: Case): Promise<string | undefined> {
   const res = await fetch(`${proxy.url}${testCase.path}`, {
@@ -232,6 +270,7 @@ async function drive(proxy: PrismProcess, testCase: Case): Promise<string | unde
   if (violations) return `${label}: Prism reports ${violations}`;
   // Prism's own answers (a refused request, an unreachable upstream) carry no request id of ours.
   if (!res.headers.get('x-request-id')) return `${label}: answered by Prism, not the service: ${res.status} ${text}`;
+  if (res.status === 500) return `${label}: 500, the service logged: ${loggedError(res.headers.get('x-request-id')!)}`;
   if (!testCase.expect(res.status)) return `${label}: unexpected ${res.status} ${text}`;
   return undefined;
 }

@@ -1,5 +1,6 @@
 // What an audit event is: the actions recorded, who acted, on what. Shared by the recorder, the
 // reader and the sealer; the contract's AuditEvent schema is the public shape of the same thing.
+import type { components } from '../../generated/openapi.js';
 
 /** Sign-in and session events (recorded since the sessions issue), changes of rights, and changes of meetings and tasks. */
 export const AUDIT_EVENT_TYPES = [
@@ -48,6 +49,17 @@ export const ACTOR_TYPES = ['user', 'api_key', 'cli', 'system', 'anonymous', 'un
 export type ActorType = (typeof ACTOR_TYPES)[number];
 export const TARGET_TYPES = ['user', 'role', 'api_key', 'session', 'meeting', 'task', 'webhook_endpoint'] as const;
 export type TargetType = (typeof TARGET_TYPES)[number];
+
+// The contract lists the same three sets (AuditEventType, AuditActor.type, AuditTarget.type): a
+// value recorded here that the contract lacks is a 500 on GET /audit-events (response validation),
+// so tsc refuses any difference, either way.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Contract = components['schemas'];
+export const CONTRACT_AGREES: [
+  Same<AuditEventType, Contract['AuditEventType']>,
+  Same<ActorType, Contract['AuditActor']['type']>,
+  Same<TargetType, Contract['AuditTarget']['type']>,
+] = [true, true, true];
 
 /**
  * Who did it: a signed-in person (and the session they used), an API key, the operator's command

@@ -63,6 +63,8 @@ describe('the meetings page', () => {
     await page.getByRole('link', { name: 'Meetings' }).click();
     await page.getByRole('heading', { name: 'Meetings', level: 1 }).waitFor();
     await page.getByRole('heading', { name: /^Week of / }).waitFor();
+    // The week's title is shown while its meetings load; the days come with them.
+    await page.locator('ol.week').waitFor();
     expect(await page.locator('ol.week > li').count()).toBe(7);
 
     // Tuesday 10:00-11:00, with Grace found by name.
@@ -114,8 +116,9 @@ describe('the meetings page', () => {
 
     // Next week is empty; back to this one.
     await page.getByRole('link', { name: 'Next week' }).click();
-    await expect.poll(() => page.locator('li.meeting').count()).toBe(0);
-    expect(await page.getByText('No meetings').count()).toBe(7);
+    // (while it loads there is no day at all: wait for seven empty ones)
+    await expect.poll(() => page.getByText('No meetings').count()).toBe(7);
+    expect(await page.locator('li.meeting').count()).toBe(0);
     await page.getByRole('link', { name: 'Previous week' }).click();
     await day(page, 3).getByRole('button', { name: 'Budget' }).waitFor();
 

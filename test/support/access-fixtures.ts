@@ -13,7 +13,7 @@ import { rolesOfUser } from '../../src/roles/repository.js';
 import { permissionsOfRoles } from '../../src/roles/permissions.js';
 import { refused } from '../../src/errors.js';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.js';
-import { createTestApp } from './context.js';
+import { createTestApp, spec } from './context.js';
 import { roleRow, userRow } from './rows.js';
 
 export async function makeRole(db: Kysely<Database>, permissions: readonly string[], name = `role-${randomUUID().slice(0, 8)}`) {
@@ -102,4 +102,44 @@ export const TEST_SESSION_ID = '00000000-0000-4000-8000-00000000e55e';
 export function createAppWithTestBearer(db: Kysely<Database>, clock: ManualClock = new ManualClock(new Date())) {
   const { deps } = createTestApp(db, { clock });
   return createTestApp(db, { clock, authenticators: authenticatorsWithTestBearer(deps) });
+}
+
+/** A webhook endpoint row (its secret is never used: for tests about who may call), on loopback, owned by a new person. */
+export async function makeWebhookEndpoint(db: Kysely<Database>) {
+  const now = new Date();
+  const owner = await makeUser(db);
+  return db
+    .insertInto('webhook_endpoints')
+    .values({ url: 'http://127.0.0.1:9/hook', description: null, event_types: ['task.created'], secret_sealed: Buffer.alloc(60), created_by_user_id: owner.id, created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * A delivery of a `task.created` event to a new endpoint: the endpoint's id and the delivery's. The
+ * event is the contract's own example of the type (a new id, now), so that the feed and the
+ * deliveries that show it answer as the contract says.
+ */
+export async function makeWebhookDelivery(db: Kysely<Database>): Promise<{ endpointId: string; deliveryId: string }> {
+  const endpoint = await makeWebhookEndpoint(db);
+  const media = (spec as unknown as { webhooks: Record<string, { post: { requestBody: { content: Record<string, { example: Record<string, unknown> }> } } }> }).webhooks['task.created']!.post.requestBody.content['application/json']!;
+  const id = randomUUID();
+  const occurredAt = new Date();
+  const event = await db
+    .insertInto('events')
+    .values({ id, type: 'task.created', occurred_at: occurredAt, audit_event_id: null, required_permission: 'tasks.read', payload: JSON.stringify({ ...media.example, id, occurred_at: occurredAt.toISOString() }) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const delivery = await db.insertInto('webhook_deliveries').values({ endpoint_id: endpoint.id, event_id: event.id, created_at: new Date() }).returning('id').executeTakeFirstOrThrow();
+  return { endpointId: endpoint.id, deliveryId: delivery.id };
+}
+
+/** A passkey row of `userId` (its key is never used: for tests about who may call). */
+export async function makePasskey(db: Kysely<Database>, userId: string): Promise<string> {
+  const row = await db
+    .insertInto('second_factors')
+    .values({ user_id: userId, kind: 'passkey', name: 'Matrix', created_at: new Date(), confirmed_at: new Date(), credential_id: randomUUID(), public_key: Buffer.alloc(77), sign_count: 0, backup_eligible: false, backup_state: false })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
 }
