@@ -3825,7 +3825,7 @@ export interface components {
              */
             LastDurationMs: number | null;
             /**
-             * @description Why the last attempt failed when the receiver did not answer 2xx (`timeout`, `address_refused`, `connection_failed`, `status_500`, `not_permitted`, ...).
+             * @description Why the last attempt failed when the receiver did not answer 2xx (`timeout`, `address_refused`, `connection_failed`, `status_500`, `not_permitted`, `sealing_key_missing` when the secret is sealed under a sealing key no longer configured and nothing was sent, ...).
              * @example null
              */
             LastError: string | null;

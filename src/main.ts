@@ -57,8 +57,10 @@ export async function buildService(configured: Config, logger: Logger): Promise<
       if (created) logger.warn(created, `first administrator ${created.email} created; its password is in ${created.passwordFile} (readable by this user only)`);
     }
     const resealed = await resealAll(database.db, keyringOf(config));
-    if (resealed.totpResealed + resealed.recoveryCodesKeyed + resealed.fingerprintsKeyed > 0 || resealed.databaseSecretDeleted) logger.info({ resealed }, 'values moved to the current sealing key');
+    if (resealed.totpResealed + resealed.webhookSecretsResealed + resealed.recoveryCodesKeyed + resealed.fingerprintsKeyed > 0 || resealed.databaseSecretDeleted || resealed.webhookDatabaseSecretDeleted)
+      logger.info({ resealed }, 'values moved to the current sealing key');
     if (resealed.totpUnopenable > 0) logger.warn({ resealed }, 'some authenticator-app keys are sealed under a key that is not configured: put it back in SEALING_KEYS');
+    if (resealed.webhookSecretsUnopenable > 0) logger.warn({ resealed }, 'some webhook signing secrets are sealed under a key that is not configured: put it back in SEALING_KEYS (or rotate those secrets)');
     const clock = config.testClockFile ? fileClock(config.testClockFile) : systemClock;
     const metrics = config.metrics ? serviceMetrics({ db: database.db, pool: database.pool, clock }) : undefined;
     const deps = { db: database.db, clock, logger, config, outcomes: metrics?.outcomes };

@@ -6,7 +6,7 @@ import request from 'supertest';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Webhook } from 'standardwebhooks';
-import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { authenticatorsWithTestBearer, testBearer } from './support/access-fixtures.js';
 import { createUser } from './support/sessions.js';
 import { startReceiver } from './support/webhook-receiver.js';
@@ -15,7 +15,8 @@ import { budget } from './support/budgets.js';
 import { systemClock } from '../src/clock.js';
 import type { Database } from '../src/db/schema.js';
 import { classifyAddress } from '../src/webhooks/ssrf.js';
-import { newSigningSecret, sealSecret } from '../src/webhooks/secrets.js';
+import { newSigningSecret, sealUnderCurrent } from '../src/webhooks/secrets.js';
+import { keyring } from '../src/auth/sealing-keys.js';
 import { randomUUID } from 'node:crypto';
 
 type Credential = Record<string, string>;
@@ -161,12 +162,13 @@ describe('SSRF, with private addresses not allowed', () => {
     const { port } = listener.address() as AddressInfo;
     try {
       // Saved when it was public; now the name (or the literal) leads to loopback.
-      const { secret: key } = await database.db.selectFrom('service_secrets').select('secret').where('name', '=', 'webhook_sealing').executeTakeFirstOrThrow();
+      const keys = keyring(testConfig().sealingKeys!);
       const saved = [`https://localhost:${port}/hooks`, `https://127.0.0.1:${port}/hooks`, `https://[::ffff:127.0.0.1]:${port}/hooks`].map((url) => ({ id: randomUUID(), url }));
       await database.db
         .insertInto('webhook_endpoints')
         .values(saved.map(({ id, url }) => ({
-          id, url, event_types: ['task.created'], created_by_user_id: partner.id, secret_sealed: sealSecret(key, id, newSigningSecret()), created_at: new Date(), updated_at: new Date(),
+          id, url, event_types: ['task.created'], created_by_user_id: partner.id, created_at: new Date(), updated_at: new Date(),
+          ...((sealed) => ({ secret_sealed: sealed.sealed, secret_key_id: sealed.keyId }))(sealUnderCurrent(keys, id, newSigningSecret())),
         })))
         .execute();
       await request(app).post('/tasks').set(partner.auth).send({ title: 'Rebound' }).expect(201);

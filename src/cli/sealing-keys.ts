@@ -8,7 +8,7 @@ import { resealAll } from '../maintenance/reseal.js';
 import { withDatabase } from './database.js';
 
 export function registerSealingKeys(program: Command): void {
-  const group = program.command('sealing-keys').description('The keys that seal second-factor secrets and key stored digests (kept out of the database)');
+  const group = program.command('sealing-keys').description('The keys that seal second-factor and webhook secrets and key stored digests (kept out of the database)');
   group
     .command('new <id>')
     .description('Print a new key line, <id>:<base64>, to put first in SEALING_KEYS or SEALING_KEYS_FILE')
@@ -28,6 +28,7 @@ export function registerSealingKeys(program: Command): void {
           [
             `Current key: ${keys.current.id}.`,
             `Authenticator-app keys sealed again: ${report.totpResealed}; that no configured key opens: ${report.totpUnopenable}.`,
+            `Webhook signing secrets sealed again: ${report.webhookSecretsResealed}; that no configured key opens: ${report.webhookSecretsUnopenable}.`,
             `Recovery codes keyed: ${report.recoveryCodesKeyed}; Idempotency-Key fingerprints keyed: ${report.fingerprintsKeyed}.`,
             older.length === 0
               ? 'Nothing needs an older key any more: it may be removed from the configuration.'

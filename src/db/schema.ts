@@ -347,7 +347,10 @@ export interface WebhookEndpointsTable {
   created_by_user_id: Nullable<string>;
   created_by_api_key_id: Nullable<string>;
   secret_sealed: Buffer;
+  /** The sealing key of secret_sealed (src/auth/sealing-keys.ts); null: the old service secret `webhook_sealing`, re-sealed at start. */
+  secret_key_id: Nullable<string>;
   previous_secret_sealed: Nullable<Buffer>;
+  previous_secret_key_id: Nullable<string>;
   previous_secret_until: Nullable<Date>;
   failing_since: Nullable<Date>;
   created_at: Date;

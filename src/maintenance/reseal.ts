@@ -1,5 +1,6 @@
 // Everything kept under the sealing keys, moved to the one that comes first (src/auth/sealing-keys.ts):
-// the second factors (src/second-factor/reseal.ts) and the fingerprints of Idempotency-Key requests
+// the second factors (src/second-factor/reseal.ts), the signing secrets of webhook endpoints
+// (src/webhooks/reseal.ts) and the fingerprints of Idempotency-Key requests
 // made before they were keyed. Run at every start of the service (cheap when there is nothing to
 // move) and by `backoffice sealing-keys reseal` after a new key is put first. One transaction.
 import type { Kysely } from 'kysely';
@@ -7,8 +8,9 @@ import type { Database } from '../db/schema.js';
 import { keyedDigest, type Keyring } from '../auth/sealing-keys.js';
 import { resealSecondFactors, type SecondFactorReseal } from '../second-factor/reseal.js';
 import { keyUnkeyedFingerprints } from '../idempotency/repository.js';
+import { resealWebhookSecrets, type WebhookSecretReseal } from '../webhooks/reseal.js';
 
-export interface Reseal extends SecondFactorReseal {
+export interface Reseal extends SecondFactorReseal, WebhookSecretReseal {
   /** Idempotency fingerprints made before they were keyed, keyed now (those under older keys expire within 24 h). */
   fingerprintsKeyed: number;
 }
@@ -16,8 +18,9 @@ export interface Reseal extends SecondFactorReseal {
 export function resealAll(db: Kysely<Database>, keys: Keyring): Promise<Reseal> {
   return db.transaction().execute(async (trx) => {
     const secondFactors = await resealSecondFactors(trx, keys);
+    const webhookSecrets = await resealWebhookSecrets(trx, keys);
     const key = keys.current.key('idempotency-fingerprint');
     const fingerprintsKeyed = await keyUnkeyedFingerprints(trx, keys.current.id, (digest) => keyedDigest(key, digest));
-    return { ...secondFactors, fingerprintsKeyed };
+    return { ...secondFactors, ...webhookSecrets, fingerprintsKeyed };
   });
 }

@@ -7,7 +7,7 @@ import { isoMicros, isoMillis } from '../db/iso-time.js';
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 
 /** An endpoint as listed: its row and its owner's name now. */
-export type ListedEndpoint = Omit<EndpointRow, 'secret_sealed' | 'previous_secret_sealed'> & { owner_label: string | null };
+export type ListedEndpoint = Omit<EndpointRow, 'secret_sealed' | 'secret_key_id' | 'previous_secret_sealed' | 'previous_secret_key_id'> & { owner_label: string | null };
 
 function selectEndpoints(db: Kysely<Database>) {
   return db
@@ -73,7 +73,9 @@ export interface ClaimedDelivery {
   url: string;
   key_style: string;
   secret_sealed: Buffer;
+  secret_key_id: string | null;
   previous_secret_sealed: Buffer | null;
+  previous_secret_key_id: string | null;
   previous_secret_until: Date | null;
   permitted: boolean;
 }
@@ -101,7 +103,7 @@ export async function claimDue(db: Kysely<Database>, now: Date, leaseUntil: Date
     from due, webhook_endpoints w, events e
     where d.id = due.id and w.id = d.endpoint_id and e.id = d.event_id
     returning d.id, d.attempts, e.id as event_id, e.type as event_type, e.payload, w.id as endpoint_id, w.url, w.key_style,
-      w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until, ${ownerMayRead(now, sql`e.required_permission`)} as permitted`.execute(db);
+      w.secret_sealed, w.secret_key_id, w.previous_secret_sealed, w.previous_secret_key_id, w.previous_secret_until, ${ownerMayRead(now, sql`e.required_permission`)} as permitted`.execute(db);
   return rows;
 }
 

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { Database } from '../db/schema.js';
-import type { ServiceDeps } from '../dependencies.js';
+import type { Dependencies } from '../dependencies.js';
 import type { Principal } from '../auth/principal.js';
 import { DomainError, invalid } from '../errors.js';
 import { recordAuditEvent } from '../audit/recorder.js';
@@ -20,12 +20,13 @@ import { changesBetween } from '../audit/changes.js';
 import { EVENT_RETENTION_DAYS, permissionOfEventType } from '../audit/outbox.js';
 import { assertMayGrant } from '../auth/authority.js';
 import { serviceSecret } from '../auth/service-secrets.js';
+import { keyringOf } from '../auth/sealing-keys.js';
 import { openCursor, sealCursor } from '../pagination/signed-cursor.js';
 import { cleanText } from '../text/normalize.js';
 import { UUID } from '../uuid.js';
 import type { Seal } from '../idempotency/service.js';
 import * as repo from './repository.js';
-import { newSigningSecret, sealSecret } from './secrets.js';
+import { newSigningSecret, sealUnderCurrent } from './secrets.js';
 import { urlRefusal, type UrlPolicy } from './ssrf.js';
 
 export type WebhookEndpointResource = components['schemas']['WebhookEndpoint'];
@@ -99,8 +100,9 @@ function assertMayRead(caller: Principal, types: readonly string[]) {
 const cleanDescription = (value: string | null | undefined) =>
   value === undefined ? undefined : value === null ? null : cleanText(value, { location: 'request/body/description', maxLength: 500 }) || null;
 
-export function webhookService({ db, clock }: ServiceDeps, policy: UrlPolicy) {
-  const sealingKey = serviceSecret(db, clock, 'webhook_sealing');
+export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 'clock' | 'config'>, policy: UrlPolicy) {
+  // From configuration, never from the database (src/auth/sealing-keys.ts).
+  const keys = keyringOf(config);
   const cursorKey = serviceSecret(db, clock, 'cursor_signing');
 
   async function assertUrl(url: string) {
@@ -137,11 +139,11 @@ export function webhookService({ db, clock }: ServiceDeps, policy: UrlPolicy) {
       await assertUrl(input.url);
       const secret = newSigningSecret();
       const id = randomUUID();
-      const sealed = sealSecret(await sealingKey(), id, secret);
+      const { sealed, keyId } = sealUnderCurrent(keys, id, secret);
       const fields = { url: input.url, description: cleanDescription(input.description) ?? null, event_types: [...input.event_types], key_style: input.key_style ?? 'snake', enabled: input.enabled ?? true };
       return db.transaction().execute(async (trx) => {
         const now = clock.now();
-        await trx.insertInto('webhook_endpoints').values({ id, ...fields, ...ownerOf(caller), secret_sealed: sealed, created_at: now, updated_at: now }).execute();
+        await trx.insertInto('webhook_endpoints').values({ id, ...fields, ...ownerOf(caller), secret_sealed: sealed, secret_key_id: keyId, created_at: now, updated_at: now }).execute();
         await recordAuditEvent(trx, {
           type: 'webhook_endpoint_created',
           at: now,
@@ -211,11 +213,14 @@ export function webhookService({ db, clock }: ServiceDeps, policy: UrlPolicy) {
         if (!row) throw notFound();
         const now = clock.now();
         const grace = gracePeriodS ?? DEFAULT_GRACE_S;
+        const { sealed, keyId } = sealUnderCurrent(keys, row.id, secret);
         await trx
           .updateTable('webhook_endpoints')
           .set({
-            secret_sealed: sealSecret(await sealingKey(trx), row.id, secret),
+            secret_sealed: sealed,
+            secret_key_id: keyId,
             previous_secret_sealed: grace > 0 ? row.secret_sealed : null,
+            previous_secret_key_id: grace > 0 ? row.secret_key_id : null,
             previous_secret_until: grace > 0 ? new Date(now.getTime() + grace * 1000) : null,
             ...ownerOf(caller),
             updated_at: now,

@@ -10,9 +10,10 @@ import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { DELIVERY_CHANNEL } from '../audit/outbox.js';
-import { serviceSecret } from '../auth/service-secrets.js';
+import { keyring, type Keyring } from '../auth/sealing-keys.js';
+import type { Config } from '../config.js';
 import * as repo from './repository.js';
-import { signatureHeader, unsealSecret } from './secrets.js';
+import { openSealed, signatureHeader } from './secrets.js';
 import { createSender, type Attempt, type Sender } from './sender.js';
 
 export interface DeliveryPolicy {
@@ -46,9 +47,11 @@ export interface DeliveryWorker {
   idle(): Promise<void>;
 }
 
-export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logger: Logger }, policy: DeliveryPolicy, style: PayloadStyler): DeliveryWorker {
+export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logger: Logger; config: Pick<Config, 'sealingKeys'> }, policy: DeliveryPolicy, style: PayloadStyler): DeliveryWorker {
   const { db, clock, logger } = deps;
-  const sealingKey = serviceSecret(db, clock, 'webhook_sealing');
+  // The keys that open the signing secrets: from configuration, never from the database.
+  if (!deps.config.sealingKeys) throw new Error('the sealing keys are not resolved (withSealingKeys)');
+  const keys: Keyring = keyring(deps.config.sealingKeys);
   const sender: Sender = createSender({ allowPrivate: policy.allowPrivate, timeoutMs: policy.timeoutMs });
   const leaseMs = policy.timeoutMs + 5_000;
   let inFlight = 0;
@@ -58,11 +61,13 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
   let listener: pg.Client | undefined;
   let loop: Promise<void> | undefined;
 
-  async function secretsOf(d: repo.ClaimedDelivery, now: Date): Promise<string[]> {
-    const key = await sealingKey();
-    const secrets = [unsealSecret(key, d.endpoint_id, d.secret_sealed)];
-    if (d.previous_secret_sealed && d.previous_secret_until && d.previous_secret_until > now) secrets.push(unsealSecret(key, d.endpoint_id, d.previous_secret_sealed));
-    return secrets;
+  /** The secrets that sign now (two during a rotation's grace period); none when the current one's key is not configured. */
+  function secretsOf(d: repo.ClaimedDelivery, now: Date): string[] {
+    const current = openSealed(keys, d.endpoint_id, d.secret_sealed, d.secret_key_id);
+    if (current === null) return [];
+    const previous =
+      d.previous_secret_sealed && d.previous_secret_until && d.previous_secret_until > now ? openSealed(keys, d.endpoint_id, d.previous_secret_sealed, d.previous_secret_key_id) : null;
+    return previous === null ? [current] : [current, previous];
   }
 
   async function deliver(d: repo.ClaimedDelivery): Promise<void> {
@@ -74,8 +79,17 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
     }
     const body = JSON.stringify(style(d.payload, d.key_style));
     const timestamp = Math.floor(now.getTime() / 1000);
-    const headers = { 'webhook-id': d.event_id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(await secretsOf(d, now), d.event_id, timestamp, body) };
-    const attempt: Attempt = await sender.post(d.url, headers, body);
+    const secrets = secretsOf(d, now);
+    let attempt: Omit<Attempt, 'durationMs'> & { durationMs: number | null };
+    if (secrets.length === 0) {
+      // Sealed under a key no longer configured: nothing can sign, so nothing is sent; the attempt
+      // fails and is retried on the schedule, so putting the key back in SEALING_KEYS recovers it.
+      logger.error({ endpointId: d.endpoint_id, keyId: d.secret_key_id }, 'webhook secret sealed under a sealing key that is not configured: put it back in SEALING_KEYS');
+      attempt = { ok: false, status: null, durationMs: null, error: 'sealing_key_missing', response: null };
+    } else {
+      const headers = { 'webhook-id': d.event_id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(secrets, d.event_id, timestamp, body) };
+      attempt = await sender.post(d.url, headers, body);
+    }
     const after = clock.now();
     const outcome = { statusCode: attempt.status, durationMs: attempt.durationMs, error: attempt.error, response: attempt.response };
     if (attempt.ok) {
