@@ -998,6 +998,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{id}/second-factors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Reset a user's second factors
+         * @description For a person who lost their authenticator or passkeys: removes every authenticator app,
+         *     passkey and recovery code of the user and ends every session of theirs (whoever holds one may
+         *     be whoever took the phone). They sign in with the password again; if a role of theirs requires
+         *     a second factor, they are then led to enrol anew. Recorded as `second_factors_reset`, with the
+         *     number of factors removed. A user without any factor is answered `204` too, and nothing is
+         *     recorded or ended.
+         *
+         *     Needs `users.reset_second_factors`, and every permission the user holds
+         *     (`403 target_outranks_caller`, listing the missing ones): a lesser administrator cannot strip
+         *     the factors of a higher one. A sensitive change: the session must hold a fresh proof
+         *     (`403 step_up_required` otherwise; `POST /sessions/current/step-up`). An unknown user is
+         *     `404 not_found`. Signed-in users only: an API key cannot reset second factors. The command line
+         *     keeps its last-resort reset (`backoffice users reset-second-factor`), for the last
+         *     administrator.
+         *
+         *     **Required permission:** `users.reset_second_factors`
+         */
+        delete: operations["resetUserSecondFactors"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/utilisateurs/{id}/seconds-facteurs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Reset a user's second factors (French path)
+         * @description French name of `DELETE /users/{id}/second-factors`; same behaviour.
+         *     For a person who lost their authenticator or passkeys: removes every authenticator app,
+         *     passkey and recovery code of the user and ends every session of theirs (whoever holds one may
+         *     be whoever took the phone). They sign in with the password again; if a role of theirs requires
+         *     a second factor, they are then led to enrol anew. Recorded as `second_factors_reset`, with the
+         *     number of factors removed. A user without any factor is answered `204` too, and nothing is
+         *     recorded or ended.
+         *
+         *     Needs `users.reset_second_factors`, and every permission the user holds
+         *     (`403 target_outranks_caller`, listing the missing ones): a lesser administrator cannot strip
+         *     the factors of a higher one. A sensitive change: the session must hold a fresh proof
+         *     (`403 step_up_required` otherwise; `POST /sessions/current/step-up`). An unknown user is
+         *     `404 not_found`. Signed-in users only: an API key cannot reset second factors. The command line
+         *     keeps its last-resort reset (`backoffice users reset-second-factor`), for the last
+         *     administrator.
+         *
+         *     **Required permission:** `users.reset_second_factors`
+         */
+        delete: operations["resetSecondsFacteursUtilisateur"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit-events": {
         parameters: {
             query?: never;
@@ -2101,7 +2172,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read";
         /**
          * @description A proof a session may step up with: `totp` (a code of the authenticator app), `recovery_code`,
          *     `password` (only for a person without any second factor); `passkey` is reserved.
@@ -8492,6 +8563,72 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["SessionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetUserSecondFactors: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetSecondsFacteursUtilisateur: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -12,6 +12,7 @@ import { meetingService } from './meetings/service.js';
 import { taskService } from './tasks/service.js';
 import { secondFactorService } from './second-factor/service.js';
 import { passkeyService } from './second-factor/passkeys.js';
+import { secondFactorResetService } from './second-factor/reset.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { bearerAuthenticator } from './sessions/authenticator.js';
 import { stepUpGate } from './sessions/step-up.js';
@@ -37,6 +38,8 @@ export interface Services {
   /** Creates made once per Idempotency-Key. */
   idempotency: ReturnType<typeof idempotencyService>;
   secondFactors: ReturnType<typeof secondFactorService>;
+  /** An administrator's reset of someone's second factors (also the command line's). */
+  secondFactorResets: ReturnType<typeof secondFactorResetService>;
   /** Webhook endpoints, their deliveries, the event feed. */
   webhooks: ReturnType<typeof webhookService>;
   /** Sends due deliveries; started by src/main.ts (and by the tests that need it). */
@@ -62,6 +65,7 @@ export function buildServices(deps: Dependencies): Services {
     tasks: taskService(deps),
     idempotency: idempotencyService(deps),
     secondFactors,
+    secondFactorResets: secondFactorResetService(deps, revokeSessions),
     webhooks: webhookService(deps, deps.config.webhooks),
     deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys: passkeyService(deps, secondFactors.newCodesFor),

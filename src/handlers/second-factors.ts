@@ -4,11 +4,11 @@
 import type { Handler } from './types.js';
 import type { Services } from '../services.js';
 import { refused } from '../errors.js';
-import { signedInUser } from '../auth/caller.js';
+import { requireCaller, signedInUser } from '../auth/caller.js';
 import type { Principal } from '../auth/principal.js';
 import { NO_STORE } from './headers.js';
 
-export function secondFactorHandlers({ secondFactors, sessions, users }: Services) {
+export function secondFactorHandlers({ secondFactors, secondFactorResets, sessions, users }: Services) {
   /** The caller with the e-mail address the authenticator app is labelled with. */
   async function person(principal: Principal | null) {
     const me = signedInUser(principal);
@@ -52,5 +52,11 @@ export function secondFactorHandlers({ secondFactors, sessions, users }: Service
     return { status: 200, body: await sessions.stepUp(await person(principal), answer, request), headers: NO_STORE };
   };
 
-  return { stepUpSession, getMySecondFactors, startTotpEnrolment, confirmTotpEnrolment, removeTotp, regenerateRecoveryCodes };
+  // A user without any factor is answered 204 as well: the state asked for is reached.
+  const resetUserSecondFactors: Handler<'resetUserSecondFactors'> = async ({ path, principal, request }) => {
+    await secondFactorResets.reset(requireCaller(principal), path.id, request);
+    return { status: 204, body: undefined };
+  };
+
+  return { resetUserSecondFactors, resetSecondsFacteursUtilisateur: resetUserSecondFactors, stepUpSession, getMySecondFactors, startTotpEnrolment, confirmTotpEnrolment, removeTotp, regenerateRecoveryCodes };
 }

@@ -15,6 +15,8 @@ import { lockUserForShare } from '../users/repository.js';
 import { lockRolesOfUser } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import { recordAuditEvent } from '../audit/recorder.js';
+import { notFound } from '../errors.js';
+import { resourceIdOr } from '../uuid.js';
 
 export type EndSessions = (trx: Kysely<Database>, where: { userId: string }, reason: 'second_factors_reset', at: Date, origin: Origin, actor: Actor) => Promise<unknown>;
 
@@ -42,4 +44,20 @@ export async function resetSecondFactors({ db, clock }: ServiceDeps, endSessions
     });
     return 'reset';
   });
+}
+
+const userNotFound = () => notFound('not_found', 'No user has this id.');
+
+/**
+ * The reset as the API offers it (`DELETE /users/{id}/second-factors`): the same function as the
+ * command line's, bounded by the caller's authority; an id nobody has is the users' 404.
+ */
+export function secondFactorResetService(deps: ServiceDeps, endSessions: EndSessions) {
+  return {
+    async reset(authority: Authority, id: string, origin: Origin): Promise<ResetOutcome> {
+      const outcome = await resetSecondFactors(deps, endSessions, authority, resourceIdOr(id, userNotFound), origin);
+      if (outcome === 'no_user') throw userNotFound();
+      return outcome;
+    },
+  };
 }
