@@ -4,6 +4,7 @@
 // the API, between the page's load and its save.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
+import { makeApiKey } from '../support/access-fixtures.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
 let service: Awaited<ReturnType<typeof startService>>;
@@ -87,5 +88,37 @@ describe('editing a record someone else changed meanwhile', () => {
     await page.getByRole('heading', { name: 'Change Design review, with Grace' }).waitFor();
     expect(await page.getByLabel('Title').inputValue()).toBe('Design review, with Grace');
     expect((await api('GET', meetingPath)).status).toBe(200);
+  });
+
+  it("an API key's limits: a save over someone else's change is refused, and the page shows theirs", async () => {
+    // A browser of its own: signed in here, whatever the test above left.
+    const own = await openBrowser();
+    const { page } = own;
+    await signIn(page, service.baseUrl, ADMIN);
+    await page.getByRole('heading', { name: 'Home' }).waitFor();
+    const key = await makeApiKey(service.database.db, ['users.list'], { name: 'CRM sync' });
+    await page.goto(`${service.baseUrl}/#/api-keys/${key.id}`);
+    await page.getByRole('heading', { name: 'CRM sync' }).waitFor();
+    // The other person limits the key through the API after this page loaded it.
+    const res = await fetch(`${service.baseUrl}/api-keys/${key.id}`, {
+      method: 'PATCH',
+      headers: { Accept: 'application/json', 'Content-Type': 'application/json', Authorization: `Bearer ${(await storedTokens(page)).accessToken}` },
+      body: JSON.stringify({ rate_limit: { requests: 100, per_seconds: 60 } }),
+    });
+    expect(res.status).toBe(200);
+    await page.locator('#edit-limit-requests').fill('5');
+    await page.locator('#edit-limit-seconds').fill('10');
+    await page.getByRole('button', { name: 'Save the limits' }).click();
+    await page.getByText('Someone else changed this record while you were editing it.').waitFor();
+    await page.getByText('100 requests per 60 s').waitFor();
+    const held = await service.database.db.selectFrom('api_keys').select('rate_limit_requests').where('id', '=', key.id).executeTakeFirstOrThrow();
+    expect(held.rate_limit_requests).toBe(100);
+    // Saving again over the values now shown goes through.
+    await page.locator('#edit-limit-requests').fill('5');
+    await page.locator('#edit-limit-seconds').fill('10');
+    await page.getByRole('button', { name: 'Save the limits' }).click();
+    await page.getByText('Saved.').waitFor();
+    await page.getByText('5 requests per 10 s').waitFor();
+    await own.close();
   });
 });

@@ -16,6 +16,13 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { createTestApp, createTestDatabase } from './context.js';
 import { startReconciliation } from '../../src/admission/reconciliation.js';
 import { userRow } from './rows.js';
+import { vi } from 'vitest';
+import { budget } from './budgets.js';
+
+// Every file of browser flows gets the browser-flow budget as its tests' time limit (vitest's 30 s
+// is a flow's time on a quiet machine, not on a busy one); Playwright's own budget per action still
+// catches a step that never ends.
+vi.setConfig({ testTimeout: budget({ browserFlow: 1 }) });
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 /** Without the networking flags Chromium keeps dialling Google's hosts, which this machine refuses. */

@@ -40,7 +40,6 @@ export const apiKeysMessages = pageMessages({
   'apiKeys.tooManyIps': { en: 'At most {max} addresses or ranges.', fr: '{max} adresses ou plages au plus.' },
   'apiKeys.limitsTitle': { en: 'Rate limit and allowed addresses', fr: 'Limite de débit et adresses autorisées' },
   'apiKeys.limitsSave': { en: 'Save the limits', fr: 'Enregistrer les limites' },
-  'apiKeys.limitsSaved': { en: 'Saved.', fr: 'Enregistré.' },
   'apiKeys.usage.title': { en: 'Requests per hour, last 7 days', fr: 'Requêtes par heure, 7 derniers jours' },
   'apiKeys.usage.summary': { en: 'Last 7 days: {allowed} allowed, {rateLimited} rate-limited, {ipRefused} refused by the allowlist, {permissionRefused} refused for lack of a permission.', fr: "7 derniers jours : {allowed} acceptées, {rateLimited} limitées, {ipRefused} refusées par la liste d'adresses, {permissionRefused} refusées faute de permission." },
   'apiKeys.usage.empty': { en: 'No request in the last 7 days.', fr: 'Aucune requête ces 7 derniers jours.' },

@@ -4,10 +4,11 @@
 // period (shown disabled, with why, for a key holding permissions the person lacks). A key's own
 // page (#/api-keys/<id>) shows its rate limit, its allowlist and its use per hour over 7 days.
 import { useState } from 'preact/hooks';
-import { api, call } from '../api/client.js';
+import { api, call, callTagged, ifMatch, type Tagged } from '../api/client.js';
+import { TaggedEditor, unlessStale, type EditOutcome } from '../tagged-editor.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
-import { useLoad, useSubmit } from '../load.js';
+import { useLoad, useSubmit, type Loaded } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
 import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor } from '../ui.js';
 import { lacking } from '../authority.js';
@@ -103,16 +104,22 @@ const USAGE_SERIES: HourlySeries<UsageOutcome>[] = [
 
 /** One key: what limits it, and its use per hour over the last 7 days (GET /api-keys/{id}/usage). */
 function ApiKeyPage({ id }: { id: string }) {
-  const { t } = useI18n();
-  const key = useLoad(() => call(() => api.GET('/api-keys/{id}', { params: { path: { id } } })), [id]);
   const usage = useLoad(() => call(() => api.GET('/api-keys/{id}/usage', { params: { path: { id } } })), [id]);
-  if (key.error) return <ErrorMessage error={key.error} onRetry={key.reload} />;
-  if (!key.data) return <Loading />;
-  const { rate_limit: limit, allowed_ips: ips } = key.data;
+  // With its ETag: a change of limits is sent with If-Match, so it never overwrites someone else's.
+  return (
+    <TaggedEditor load={() => callTagged(() => api.GET('/api-keys/{id}', { params: { path: { id } } }))} deps={[id]}>
+      {(key, done) => <ApiKeyDetails apiKey={key} usage={usage} done={done} />}
+    </TaggedEditor>
+  );
+}
+
+function ApiKeyDetails({ apiKey: { data: key, etag }, usage, done }: { apiKey: Tagged<ApiKey>; usage: Loaded<components['schemas']['ApiKeyUsage']>; done: (outcome?: EditOutcome) => void }) {
+  const { t } = useI18n();
+  const { rate_limit: limit, allowed_ips: ips } = key;
   const hours = usage.data?.data;
   return (
     <>
-      <PageTitle>{key.data.name}</PageTitle>
+      <PageTitle>{key.name}</PageTitle>
       <p>
         <a href={href('api-keys')}>{t('apiKeys.backToList')}</a>
       </p>
@@ -122,7 +129,7 @@ function ApiKeyPage({ id }: { id: string }) {
         <dt>{t('apiKeys.allowedIps')}</dt>
         <dd>{ips ? ips.join(', ') : t('apiKeys.allowedIpsAny')}</dd>
       </dl>
-      {!key.data.revoked_at && <EditLimitsForm key={JSON.stringify([limit, ips])} apiKey={key.data} onSaved={key.reload} />}
+      {!key.revoked_at && <EditLimitsForm apiKey={key} etag={etag} done={done} />}
       {usage.error ? (
         <ErrorMessage error={usage.error} onRetry={usage.reload} />
       ) : !hours ? (
@@ -148,27 +155,26 @@ function ApiKeyPage({ id }: { id: string }) {
 }
 
 /** Changes a key's rate limit and allowlist (PATCH /api-keys/{id}): empty fields remove them. */
-function EditLimitsForm({ apiKey, onSaved }: { apiKey: ApiKey; onSaved: () => void }) {
+function EditLimitsForm({ apiKey, etag, done }: { apiKey: ApiKey; etag: string; done: (outcome?: EditOutcome) => void }) {
   const { t } = useI18n();
   const [limits, setLimits] = useState<LimitsInput>({
     requests: apiKey.rate_limit ? String(apiKey.rate_limit.requests) : '',
     seconds: apiKey.rate_limit ? String(apiKey.rate_limit.per_seconds) : '',
     ips: apiKey.allowed_ips?.join('\n') ?? '',
   });
-  const [saved, setSaved] = useState(false);
   const { busy, error, submit } = useSubmit(async () => {
-    setSaved(false);
+    done();
     const body = limitsBody(limits, t);
-    await call(() => api.PATCH('/api-keys/{id}', { params: { path: { id: apiKey.id } }, body }));
-    setSaved(true);
-    onSaved();
+    await unlessStale(async () => {
+      await call(() => api.PATCH('/api-keys/{id}', { params: { path: { id: apiKey.id }, header: ifMatch(etag) }, body }));
+      done('saved');
+    }, done);
   });
   return (
     <form onSubmit={submit} aria-labelledby="limits-title" class="panel">
       <h2 id="limits-title">{t('apiKeys.limitsTitle')}</h2>
       <LimitFields value={limits} onChange={setLimits} idPrefix="edit-limit" />
       <LimitsError error={error} />
-      {saved && <Notice tone="success">{t('apiKeys.limitsSaved')}</Notice>}
       <button type="submit" disabled={busy}>
         {busy ? t('common.saving') : t('apiKeys.limitsSave')}
       </button>

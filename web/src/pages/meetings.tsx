@@ -4,7 +4,8 @@
 // meetings.create, Save meetings.update, Delete meetings.delete, whoever organises the meeting;
 // choosing attendees searches GET /users, so it needs users.list.
 import { useState } from 'preact/hooks';
-import { api, call, callTagged, changedMeanwhile, ifMatch } from '../api/client.js';
+import { api, call, callTagged, ifMatch } from '../api/client.js';
+import { TaggedEditor, unlessStale } from '../tagged-editor.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n, type T } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
@@ -162,26 +163,15 @@ type FormProps = { monday: Date; myPermissions: readonly Permission[]; onDone: (
  * write goes through as any untagged one would).
  */
 function EditMeeting({ listed, onStale, ...props }: FormProps & { listed: Meeting | null; onStale: () => void }) {
-  const { t } = useI18n();
   const tagged = listed !== null && lacking(props.myPermissions, ['meetings.read']).length === 0;
-  const meeting = useLoad(
-    async () => (tagged ? callTagged(() => api.GET('/meetings/{id}', { params: { path: { id: listed.id } } })) : { data: listed, etag: '' }),
-    [listed?.id],
-  );
-  const [stale, setStale] = useState(false);
-  if (meeting.error) return <ErrorMessage error={meeting.error} onRetry={meeting.reload} />;
-  if (!meeting.data) return <Loading />;
   return (
-    <>
-      {stale && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
-      <MeetingForm
-        key={meeting.data.etag}
-        meeting={meeting.data.data}
-        etag={meeting.data.etag}
-        {...props}
-        onStale={() => (setStale(true), meeting.reload(), onStale())}
-      />
-    </>
+    <TaggedEditor
+      load={async () => (tagged ? callTagged(() => api.GET('/meetings/{id}', { params: { path: { id: listed.id } } })) : { data: listed, etag: '' })}
+      deps={[listed?.id]}
+      onStale={onStale}
+    >
+      {(meeting, done) => <MeetingForm meeting={meeting.data} etag={meeting.etag} {...props} onStale={() => done('stale')} />}
+    </TaggedEditor>
   );
 }
 
@@ -210,15 +200,6 @@ function MeetingForm({ meeting, etag, monday, myPermissions, onDone, onStale }: 
     [search],
   );
 
-  // Someone else changed the meeting since the form was loaded (412): nothing saved, the form reloads.
-  const unlessStale = async (action: () => Promise<void>) => {
-    try {
-      await action();
-    } catch (err) {
-      if (changedMeanwhile(err)) return onStale();
-      throw err;
-    }
-  };
   const { busy, error, submit } = useSubmit(() =>
     unlessStale(async () => {
       const body = {
@@ -233,13 +214,13 @@ function MeetingForm({ meeting, etag, monday, myPermissions, onDone, onStale }: 
       if (meeting) await call(() => api.PATCH('/meetings/{id}', { params: { path: { id: meeting.id }, header: ifMatch(etag) }, body }));
       else await call(() => api.POST('/meetings', { body }));
       onDone(true);
-    }),
+    }, onStale),
   );
   const remove = useSubmit(() =>
     unlessStale(async () => {
       await call(() => api.DELETE('/meetings/{id}', { params: { path: { id: meeting!.id }, header: ifMatch(etag) } }));
       onDone(true);
-    }),
+    }, onStale),
   );
 
   return (

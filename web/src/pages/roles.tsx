@@ -3,13 +3,14 @@
 // docs/AUTH.md: PATCH /roles/{id} needs every permission added, and every permission the role
 // holds if any is removed).
 import { useState } from 'preact/hooks';
-import { api, call, callTagged, changedMeanwhile, ifMatch } from '../api/client.js';
+import { api, call, callTagged, ifMatch } from '../api/client.js';
+import { TaggedEditor, unlessStale } from '../tagged-editor.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, toggleLocks } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle, toggleLocks } from '../ui.js';
 
 type Role = components['schemas']['Role'];
 type Permission = components['schemas']['Permission'];
@@ -71,29 +72,12 @@ export function RolesPage({ roleId, myPermissions }: { roleId?: string | undefin
   );
 }
 
-/**
- * A role read on its own, with its ETag: the change is sent with If-Match, and when someone else
- * changed the role meanwhile (412) nothing is saved and the form shows the role as it now is.
- */
+/** A role read on its own, with its ETag (web/src/tagged-editor.tsx); saved, the page goes back to the list. */
 function EditRole({ id, available, myPermissions, onSaved }: { id: string; available: readonly Permission[]; myPermissions: readonly Permission[]; onSaved: () => void }) {
-  const { t } = useI18n();
-  const role = useLoad(() => callTagged(() => api.GET('/roles/{id}', { params: { path: { id } } })), [id]);
-  const [stale, setStale] = useState(false);
-  if (role.error) return <ErrorMessage error={role.error} onRetry={role.reload} />;
-  if (!role.data) return <Loading />;
   return (
-    <>
-      {stale && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
-      <RoleForm
-        key={role.data.etag}
-        role={role.data.data}
-        etag={role.data.etag}
-        available={available}
-        myPermissions={myPermissions}
-        onSaved={onSaved}
-        onStale={() => (setStale(true), role.reload())}
-      />
-    </>
+    <TaggedEditor load={() => callTagged(() => api.GET('/roles/{id}', { params: { path: { id } } }))} deps={[id]}>
+      {(role, done) => <RoleForm role={role.data} etag={role.etag} available={available} myPermissions={myPermissions} onSaved={onSaved} onStale={() => done('stale')} />}
+    </TaggedEditor>
   );
 }
 
@@ -103,7 +87,7 @@ function RoleForm({
   available,
   myPermissions,
   onSaved,
-  onStale,
+  onStale = () => {},
 }: {
   role: Role | null;
   etag?: string;
@@ -128,14 +112,11 @@ function RoleForm({
 
   const { busy, error, submit } = useSubmit(async () => {
     const body = { name, description, permissions: permissions as Permission[] };
-    try {
+    await unlessStale(async () => {
       if (role) await call(() => api.PATCH('/roles/{id}', { params: { path: { id: role.id }, header: ifMatch(etag) }, body }));
       else await call(() => api.POST('/roles', { body }));
-    } catch (err) {
-      if (onStale && changedMeanwhile(err)) return onStale();
-      throw err;
-    }
-    onSaved();
+      onSaved();
+    }, onStale);
   });
 
   return (

@@ -3,12 +3,13 @@
 // decides (docs/AUTH.md, "Tasks"): a control whose permission the person lacks (tasks.create,
 // tasks.update, tasks.delete) is shown disabled, with why (web/src/authority.ts).
 import { useState } from 'preact/hooks';
-import { api, call, callTagged, changedMeanwhile, ifMatch } from '../api/client.js';
+import { api, call, callTagged, ifMatch } from '../api/client.js';
+import { TaggedEditor, unlessStale, type EditOutcome } from '../tagged-editor.js';
 import type { components, operations } from '../../../generated/openapi.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor, type Locked, Pager, useCursorPages } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle, Why, lockedFor, type Locked, Pager, useCursorPages } from '../ui.js';
 import { lacking } from '../authority.js';
 
 type Task = components['schemas']['Task'];
@@ -301,22 +302,14 @@ function CreateTask({ me }: { me: Me }) {
 }
 
 function EditTask({ id, me }: { id: string; me: Me }) {
-  const { t } = useI18n();
-  // With its ETag: the change is sent with If-Match, so it never overwrites someone else's.
-  const task = useLoad(() => callTagged(() => api.GET('/tasks/{id}', { params: { path: { id } } })), [id]);
-  const [outcome, setOutcome] = useState<'saved' | 'stale' | undefined>();
-  if (task.error) return <ErrorMessage error={task.error} onRetry={task.reload} />;
-  if (!task.data) return <Loading />;
   return (
-    <>
-      {outcome === 'saved' && <Notice tone="success">{t('common.saved')}</Notice>}
-      {outcome === 'stale' && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
-      <EditTaskForm key={task.data.etag} task={task.data.data} etag={task.data.etag} me={me} onDone={(done) => (setOutcome(done), task.reload())} />
-    </>
+    <TaggedEditor load={() => callTagged(() => api.GET('/tasks/{id}', { params: { path: { id } } }))} deps={[id]}>
+      {(task, done) => <EditTaskForm task={task.data} etag={task.etag} me={me} onDone={done} />}
+    </TaggedEditor>
   );
 }
 
-function EditTaskForm({ task, etag, me, onDone }: { task: Task; etag: string; me: Me; onDone: (outcome: 'saved' | 'stale') => void }) {
+function EditTaskForm({ task, etag, me, onDone }: { task: Task; etag: string; me: Me; onDone: (outcome: EditOutcome) => void }) {
   const { t, formatDate } = useI18n();
   const [values, setValues] = useState<FormValues>({
     title: task.title,
@@ -328,27 +321,18 @@ function EditTaskForm({ task, etag, me, onDone }: { task: Task; etag: string; me
   });
   const saveLocked = lockedFor(t, 'task-save-why', lacking(me.permissions, ['tasks.update']));
   const deleteLocked = lockedFor(t, 'task-delete-why', lacking(me.permissions, ['tasks.delete']));
-  // Someone else changed the task since the form was loaded (412): nothing saved, the form reloads.
-  const unlessStale = async (action: () => Promise<void>) => {
-    try {
-      await action();
-    } catch (err) {
-      if (changedMeanwhile(err)) return onDone('stale');
-      throw err;
-    }
-  };
   const save = useSubmit(() =>
     unlessStale(async () => {
       await call(() => api.PATCH('/tasks/{id}', { params: { path: { id: task.id }, header: ifMatch(etag) }, body: body(values) }));
       onDone('saved');
-    }),
+    }, onDone),
   );
   const remove = useSubmit(() =>
     unlessStale(async () => {
       if (!window.confirm(t('tasks.deleteConfirm', { title: task.title }))) return;
       await call(() => api.DELETE('/tasks/{id}', { params: { path: { id: task.id }, header: ifMatch(etag) } }));
       navigate('tasks');
-    }),
+    }, onDone),
   );
   return (
     <>

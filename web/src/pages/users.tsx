@@ -3,12 +3,13 @@
 // role the person may not grant or take away, disabling someone holding more than they do, and an
 // operation whose permission (users.create, users.update, users.disable) they lack.
 import { useState } from 'preact/hooks';
-import { api, call, callTagged, changedMeanwhile, ifMatch, type Tagged } from '../api/client.js';
+import { api, call, callTagged, ifMatch, type Tagged } from '../api/client.js';
+import { TaggedEditor, unlessStale, type EditOutcome } from '../tagged-editor.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages } from '../ui.js';
 import { lacking } from '../authority.js';
 import { Check } from '../permission-picker.js';
 
@@ -178,32 +179,13 @@ function CreateUser({ myPermissions }: { myPermissions: readonly string[] }) {
 }
 
 function EditUser({ id, myPermissions }: { id: string; myPermissions: readonly string[] }) {
-  const { t } = useI18n();
-  // With its ETag: every change is sent with If-Match, so it never overwrites someone else's.
-  const user = useLoad(() => callTagged(() => api.GET('/users/{id}', { params: { path: { id } } })), [id]);
   // Readable with roles.manage: the roles' permissions tell what the user holds; without it the
   // server alone decides.
   const roles = useLoad(() => call(() => api.GET('/roles')), []);
-  // Kept here: the form below is rebuilt from the saved user after each change.
-  const [outcome, setOutcome] = useState<'saved' | 'stale' | undefined>();
-  if (user.error) return <ErrorMessage error={user.error} onRetry={user.reload} />;
-  if (!user.data) return <Loading />;
   return (
-    <>
-      {outcome === 'saved' && <Notice tone="success">{t('common.saved')}</Notice>}
-      {outcome === 'stale' && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
-      <EditUserForm
-        key={user.data.etag}
-        user={user.data}
-        roleList={roles.data?.data}
-        myPermissions={myPermissions}
-        onChanged={(done) => {
-          setOutcome(done);
-          // Saved, or refused because the record changed meanwhile: either way the form shows the record as it now is.
-          if (done) user.reload();
-        }}
-      />
-    </>
+    <TaggedEditor load={() => callTagged(() => api.GET('/users/{id}', { params: { path: { id } } }))} deps={[id]}>
+      {(user, done) => <EditUserForm user={user} roleList={roles.data?.data} myPermissions={myPermissions} onChanged={done} />}
+    </TaggedEditor>
   );
 }
 
@@ -216,7 +198,7 @@ function EditUserForm({
   user: Tagged<User>;
   roleList: readonly Role[] | undefined;
   myPermissions: readonly string[];
-  onChanged: (outcome: 'saved' | 'stale' | undefined) => void;
+  onChanged: (outcome?: EditOutcome) => void;
 }) {
   const { t } = useI18n();
   const [firstName, setFirstName] = useState(user.first_name);
@@ -232,13 +214,14 @@ function EditUserForm({
   const run = async (action: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);
-    onChanged(undefined);
+    onChanged();
     try {
-      await action();
-      onChanged('saved');
+      await unlessStale(async () => {
+        await action();
+        onChanged('saved');
+      }, onChanged);
     } catch (err) {
-      if (changedMeanwhile(err)) onChanged('stale');
-      else setError(err);
+      setError(err);
     } finally {
       setBusy(false);
     }
