@@ -60,8 +60,10 @@ describe('the contract is what is served', () => {
 });
 
 function exampleBody(op: Record<string, unknown>): unknown {
-  const body = (deref(spec, op.requestBody as JsonSchema) as { content?: Record<string, { example?: unknown }> } | undefined)?.content?.['application/json'];
-  if (body?.example !== undefined) return body.example;
+  const body = (deref(spec, op.requestBody as JsonSchema) as { content?: Record<string, { example?: unknown; examples?: Record<string, { value: unknown }> }> } | undefined)?.content?.['application/json'];
+  // One example, or several named ones (a step-up by code, by password...): the first.
+  const example = body?.example ?? Object.values(body?.examples ?? {})[0]?.value;
+  if (example !== undefined) return example;
   throw new Error('every request body in the contract has an example');
 }
 
