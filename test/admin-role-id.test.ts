@@ -10,6 +10,7 @@ import { migrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { ADMIN_ROLE_ID, PERMISSIONS } from '../src/auth/permissions.js';
 import { hashPassword } from '../src/auth/passwords.js';
+import { budget } from './support/budgets.js';
 
 const MIGRATION = '20261208T1000_admin_role_id';
 
@@ -20,7 +21,8 @@ beforeAll(async () => {
 afterAll(() => database.destroy());
 
 describe('migration 20261208T1000_admin_role_id', () => {
-  it('gives an existing admin role the fixed id; its holders stay administrators and its other references follow', async () => {
+  // Every migration up to this one, then this one, on a fresh database: a cluster's worth of DDL.
+  it('gives an existing admin role the fixed id; its holders stay administrators and its other references follow', { timeout: budget({ pgliteStart: 1 }) }, async () => {
     const { db } = database;
     const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < MIGRATION));
     const migrator = new Migrator({ db, provider: { getMigrations: async () => before } });

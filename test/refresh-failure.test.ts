@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, refresh, signIn } from './support/sessions.js';
+import { budget } from './support/budgets.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -30,7 +31,8 @@ const LATE_WRITES = [
 
 describe('a refresh that fails half-way', () => {
   for (const late of LATE_WRITES) {
-    it(`keeps the old refresh token usable when writing ${late.table} fails, then advances the session once`, async () => {
+    // A user made with a password and two sign-ins' worth of hashing.
+    it(`keeps the old refresh token usable when writing ${late.table} fails, then advances the session once`, { timeout: budget({ passwordHash: 3 }) }, async () => {
       const { app, logs } = createTestApp(database.db);
       const user = await createUser(database.db);
       const set = await signIn(app, user.email, user.password);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
 import { startServerProcess } from './support/server-process.js';
 import { HttpClient } from './support/http-client.js';
+import { budget } from './support/budgets.js';
 
 const GRACE_MS = 10_000;
 let database: TestDatabase;
@@ -34,7 +35,7 @@ async function slowUpload(port: number) {
 }
 
 describe('SIGTERM under load', () => {
-  it('completes every in-flight request and exits 0 within the grace period', { timeout: 60_000 }, async () => {
+  it('completes every in-flight request and exits 0 within the grace period', { timeout: budget({ serverStart: 1 }) }, async () => {
     const server = await startServerProcess({ DATABASE_URL: database.url, SHUTDOWN_GRACE_MS: String(GRACE_MS) });
     const client = new HttpClient(server.url, 8);
     const uploads = await Promise.all(Array.from({ length: 20 }, () => slowUpload(server.port)));

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
+import { budget } from './support/budgets.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -23,7 +24,7 @@ async function freePort(): Promise<number> {
 }
 
 describe('graceful shutdown', () => {
-  it('finishes an in-flight request after SIGTERM, refuses new connections, and exits 0', async () => {
+  it('finishes an in-flight request after SIGTERM, refuses new connections, and exits 0', { timeout: budget({ serverStart: 1 }) }, async () => {
     const port = await freePort();
     const server = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
       env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', METRICS_PORT: '0' },
