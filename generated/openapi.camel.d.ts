@@ -37,6 +37,9 @@ export interface paths {
          *     `202` with a short-lived, single-use `challengeToken`, to send with a code or a passkey to
          *     `POST /sessions/second-factor` (with a passkey, `passkeyOptions` holds what the browser needs). The password attempt keeps counting as a failure until that
          *     second step succeeds. A person without a second factor gets `201` and the token set, as before.
+         *     A person whose e-mail is of a domain whose identity provider requires it (`ssoRequired`)
+         *     gets `403 sso_required` before the password is looked at: sign in at
+         *     `POST /sessions/oidc` instead.
          */
         post: operations["signIn"];
         delete?: never;
@@ -188,6 +191,69 @@ export interface paths {
          *     **Required permission:** none; any authenticated caller.
          */
         post: operations["stepUpSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/oidc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start signing in with an identity provider
+         * @description Starts an OpenID Connect sign-in (Authorization Code with PKCE, `state` and `nonce`) at the
+         *     provider answering for the e-mail's domain, or at the provider named. Send the person's
+         *     browser to `authorizationUrl`; the provider sends it back to the deployment's redirect URI
+         *     (the back office's page `/sign-in/oidc`) with `code` and `state`, which go to
+         *     `POST /sessions/oidc/callback` with the `flowToken` answered here. The flow's state, nonce and
+         *     PKCE verifier are kept by the service (any of its processes may finish it), for
+         *     `expiresIn` seconds, and are good once. No provider for the domain (or no such provider) is
+         *     `404 identity_provider_not_found`; nothing is written.
+         */
+        post: operations["startOidcSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish signing in with an identity provider
+         * @description Takes what the provider sent to the redirect URI (`code`, `state`, and `iss` when sent) with
+         *     the start's `flowToken`, redeems the code (with the PKCE verifier) and verifies the ID token:
+         *     its signature by one of the provider's published keys, issuer, audience, expiry and `nonce`.
+         *     The person is found by the link of issuer and subject made at their first sign-in; without
+         *     one, by the ID token's e-mail, which must be verified (`email_verified`) and of a domain the
+         *     provider answers for; without an account, one is made when the provider creates unknown
+         *     people. Their roles mapped from the provider's groups are set from the groups claim. Then, as
+         *     after a password: `201` and a token set for a session whose method is `oidc` (or
+         *     `oidc_provider_mfa` when the provider's `amr`/`acr` counts as a second factor), or `202` and a
+         *     second-factor challenge for a person with one. The flow is used up whatever the outcome.
+         *     Every refusal is `401` with its own code and writes nothing but its `sign_in_failed` event:
+         *     `oidc_state_invalid` (unknown, used, expired state, or another client's flow token),
+         *     `oidc_code_rejected` (the provider refused the code: replayed, or not of this flow's PKCE
+         *     verifier), `oidc_id_token_invalid` (signature, issuer, audience, expiry or nonce),
+         *     `oidc_email_unverified`, `oidc_domain_not_allowed`, `oidc_unknown_person`,
+         *     `oidc_identity_conflict` (the e-mail's person is linked to another subject of this issuer),
+         *     `oidc_account_disabled`, `oidc_provider_error` (the provider could not be reached).
+         */
+        post: operations["completeOidcSignIn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1824,6 +1890,167 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identity-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List identity providers
+         * @description Every OpenID Provider people may sign in with, by name. Never a client secret.
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        get: operations["listIdentityProviders"];
+        put?: never;
+        /**
+         * Add an identity provider
+         * @description Adds an OpenID Provider: its issuer (its discovery document is read now, `400
+         *     issuer_unreachable` otherwise), the client registered there for this service (register the
+         *     `redirectUri` answered, exactly), the e-mail domains it answers for, and how its groups map
+         *     to roles. The client secret is sealed at rest and never answered. The caller must hold every
+         *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
+         *     granting that role.
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        post: operations["createIdentityProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/fournisseurs-identite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List identity providers (French path)
+         * @description French name of `GET /identity-providers`; same behaviour.
+         *     Every OpenID Provider people may sign in with, by name. Never a client secret.
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        get: operations["listFournisseursIdentite"];
+        put?: never;
+        /**
+         * Add an identity provider (French path)
+         * @description French name of `POST /identity-providers`; same behaviour.
+         *     Adds an OpenID Provider: its issuer (its discovery document is read now, `400
+         *     issuer_unreachable` otherwise), the client registered there for this service (register the
+         *     `redirectUri` answered, exactly), the e-mail domains it answers for, and how its groups map
+         *     to roles. The client secret is sealed at rest and never answered. The caller must hold every
+         *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
+         *     granting that role.
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        post: operations["createFournisseurIdentite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identity-providers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The identity provider's id (any text; an unknown or malformed one is `404`).
+                 * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+                 */
+                id: components["parameters"]["IdentityProviderId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read an identity provider
+         * @description One identity provider, as in the list. Never its client secret.
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        get: operations["getIdentityProvider"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an identity provider
+         * @description Nobody signs in with it any more; people it created keep their accounts (and the roles they
+         *     hold) and its links are forgotten. Needs every permission of every role it maps (`403
+         *     target_outranks_caller`).
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        delete: operations["deleteIdentityProvider"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an identity provider
+         * @description Changes the fields sent; a new `clientSecret` replaces the old one. The caller must hold
+         *     every permission of every role the provider maps now (`403 target_outranks_caller`: changing
+         *     the provider may take those roles from people) and of every role it maps afterwards (`403
+         *     permission_denied`).
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        patch: operations["updateIdentityProvider"];
+        trace?: never;
+    };
+    "/fournisseurs-identite/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The identity provider's id (any text; an unknown or malformed one is `404`).
+                 * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+                 */
+                id: components["parameters"]["IdentityProviderId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read an identity provider (French path)
+         * @description French name of `GET /identity-providers/{id}`; same behaviour.
+         *     One identity provider, as in the list. Never its client secret.
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        get: operations["getFournisseurIdentite"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an identity provider (French path)
+         * @description French name of `DELETE /identity-providers/{id}`; same behaviour.
+         *     Nobody signs in with it any more; people it created keep their accounts (and the roles they
+         *     hold) and its links are forgotten. Needs every permission of every role it maps (`403
+         *     target_outranks_caller`).
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        delete: operations["deleteFournisseurIdentite"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an identity provider (French path)
+         * @description French name of `PATCH /identity-providers/{id}`; same behaviour.
+         *     Changes the fields sent; a new `clientSecret` replaces the old one. The caller must hold
+         *     every permission of every role the provider maps now (`403 target_outranks_caller`: changing
+         *     the provider may take those roles from people) and of every role it maps afterwards (`403
+         *     permission_denied`).
+         *
+         *     **Required permission:** `identity_providers.manage`
+         */
+        patch: operations["updateFournisseurIdentite"];
+        trace?: never;
+    };
 }
 export interface webhooks {
     "task.created": {
@@ -2151,11 +2378,13 @@ export interface components {
             /**
              * @description How the session was opened: the password alone (a person without a second factor), the
              *     password and then an authenticator-app code, a recovery code or a passkey, or a passkey
-             *     alone (`POST /sessions/passkey`: a passkey with user verification is two factors itself).
+             *     alone (`POST /sessions/passkey`: a passkey with user verification is two factors itself);
+             *     or a sign-in at the company's identity provider (`oidc`), counted as a second factor too
+             *     where the administrator said so (`oidc_provider_mfa`), or followed by a second factor here.
              * @example password_totp
              * @enum {string}
              */
-            authenticationMethod: "password" | "password_totp" | "password_recovery_code" | "password_passkey" | "passkey";
+            authenticationMethod: "password" | "password_totp" | "password_recovery_code" | "password_passkey" | "passkey" | "oidc" | "oidc_provider_mfa" | "oidc_totp" | "oidc_recovery_code" | "oidc_passkey";
             /**
              * @description True for the session of the access token that made this request.
              * @example true
@@ -2172,7 +2401,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage";
         /**
          * @description A proof a session may step up with: `totp` (a code of the authenticator app), `recoveryCode`,
          *     `password` (only for a person without any second factor); `passkey` is reserved.
@@ -2467,6 +2696,60 @@ export interface components {
              * @example 2026-12-18T10:05:00.000Z
              */
             validUntil: string;
+        };
+        /** @description The person's e-mail (its domain picks the provider, and it is passed as `login_hint`) or a provider's id. */
+        OidcSignInStartRequest: {
+            /**
+             * Format: email
+             * @example ada@example.com
+             */
+            email?: string;
+            /** @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20 */
+            providerId?: string;
+        };
+        OidcAuthorization: {
+            /**
+             * Format: uri
+             * @description Where to send the person's browser (Authorization Code with PKCE, `state` and `nonce`).
+             * @example https://login.example.com/realms/staff/protocol/openid-connect/auth?client_id=backoffice&response_type=code&scope=openid+email+profile&redirect_uri=https%3A%2F%2Fbackoffice.example.com%2Fsign-in%2Foidc&state=Xy0k&nonce=Zq4e&code_challenge=E9Mr&code_challenge_method=S256
+             */
+            authorizationUrl: string;
+            /**
+             * @description Binds the flow to this client: keep it (the back office keeps it in the tab's session
+             *     storage) and send it back with the callback. A callback without it is refused, so a link
+             *     carrying someone else's code cannot sign this client in as them.
+             * @example bof_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
+             */
+            flowToken: string;
+            /**
+             * Format: int32
+             * @description Seconds the flow may take (single use).
+             * @example 600
+             */
+            expiresIn: number;
+            provider: {
+                /**
+                 * Format: uuid
+                 * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+                 */
+                id: string;
+                /** @example Example Corp */
+                name: string;
+            };
+        };
+        /** @description What the provider sent to the redirect URI (its query parameters), and the flow token of the start. */
+        OidcCallbackRequest: {
+            /** @example Xy0kq3b7Lm2pQ9sT4vW8zA1cE5gH6jK0nR3uY7xB2dF */
+            state: string;
+            /** @example 4/0AfJohXn8Kq2Lm7Vb3Rt9Ys1Wd6Pe5Hc0Nz */
+            code: string;
+            /**
+             * @description The `iss` parameter of the redirect, when the provider sends one (RFC 9207); checked.
+             * @example https://login.example.com/realms/staff
+             */
+            iss?: string;
+            /** @example bof_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h */
+            flowToken: string;
         };
         User: {
             /**
@@ -3244,7 +3527,11 @@ export interface components {
          *     `details.factors`; the person's sessions end), `passkey_renamed`, `session_stepped_up`
          *     (a fresh proof for a sensitive change, with `details.method`). A passkey's events carry
          *     `details.passkey_id`. A refused passwordless sign-in is `sign_in_failed` with
-         *     `details.method: passkey` and its `details.reason`.
+         *     `details.method: passkey` and its `details.reason`. Identity providers:
+         *     `identity_provider_created`, `identity_provider_updated`, `identity_provider_deleted`,
+         *     `identity_linked` (a person linked to a provider's subject, `details.provider_id`); a sign-in
+         *     through a provider is `sign_in_succeeded`, its refusals `sign_in_failed` with
+         *     `details.method: oidc` and `details.reason`, the refusal's code.
          *     Reads are never recorded, and neither are refused operations, with two exceptions about API
          *     keys: `api_key_ip_refused` (a request from an address outside the key's allowlist; at most one
          *     a minute per key and server process, with `details.refused_before_unrecorded`, the refusals not
@@ -3255,7 +3542,7 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked";
         /**
          * @description Who acted: a signed-in `user` (with the session used), an `apiKey`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
@@ -3292,7 +3579,7 @@ export interface components {
              * @example api_key
              * @enum {string}
              */
-            type: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "webhook_endpoint";
+            type: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "webhook_endpoint" | "identity_provider";
             /**
              * Format: uuid
              * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
@@ -3956,6 +4243,244 @@ export interface components {
              * @example eyJzIjo0ODEyfQ.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
              */
             nextCursor: string;
+        };
+        /**
+         * @description People whose ID token lists `group` in the provider's groups claim hold these roles. At each
+         *     sign-in the roles mapped by any group of the provider are set from the claim (added when the
+         *     group is listed, taken away when not); roles granted by hand and mapped by no group are left as
+         *     they are.
+         */
+        IdentityProviderRoleMapping: {
+            /**
+             * @description A value of the groups claim, compared exactly.
+             * @example backoffice-support
+             */
+            group: string;
+            /**
+             * @description Role names (compared as role names are). The caller must hold every permission of every role it maps.
+             * @example [
+             *       "support"
+             *     ]
+             */
+            roles: string[];
+        };
+        /**
+         * @description A company's OpenID Provider people may sign in with. The client secret is write-only: it is
+         *     sealed at rest and never answered.
+         */
+        IdentityProvider: {
+            /**
+             * Format: uuid
+             * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+             */
+            id: string;
+            /**
+             * @description Shown on the sign-in page's button ("Sign in with ...").
+             * @example Example Corp
+             */
+            name: string;
+            /**
+             * Format: uri
+             * @description The provider's issuer identifier; its configuration is read from `/.well-known/openid-configuration` under it.
+             * @example https://login.example.com/realms/staff
+             */
+            issuer: string;
+            /** @example backoffice */
+            clientId: string;
+            /**
+             * @description Always true; the secret itself is never shown again.
+             * @example true
+             */
+            clientSecretSet: boolean;
+            /**
+             * @description The e-mail domains this provider answers for (lower case); a domain belongs to one provider.
+             * @example [
+             *       "example.com"
+             *     ]
+             */
+            domains: string[];
+            /**
+             * @example [
+             *       "openid",
+             *       "email",
+             *       "profile"
+             *     ]
+             */
+            scopes: string[];
+            /**
+             * @description The ID token claim listing the person's groups.
+             * @example groups
+             */
+            groupsClaim: string;
+            roleMappings: components["schemas"]["IdentityProviderRoleMapping"][];
+            /**
+             * @description A person of the provider's domains who has no account here gets one at first sign-in (with the mapped roles).
+             * @example true
+             */
+            createUnknownPeople: boolean;
+            /**
+             * @description People whose e-mail is of these domains may not sign in with a password (`POST /sessions` answers `403 sso_required`).
+             * @example false
+             */
+            ssoRequired: boolean;
+            /**
+             * @description An ID token whose `amr` holds one of these values counts as a second factor here (empty, never).
+             * @example [
+             *       "mfa"
+             *     ]
+             */
+            secondFactorAmr: string[];
+            /**
+             * @description An ID token whose `acr` is one of these values counts as a second factor here (empty, never).
+             * @example []
+             */
+            secondFactorAcr: string[];
+            /**
+             * Format: uri
+             * @description The redirect URI to register at the provider (this deployment's, the same for every provider).
+             * @example https://backoffice.example.com/sign-in/oidc
+             */
+            redirectUri: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-23T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-23T09:30:00.000Z
+             */
+            updatedAt: string;
+        };
+        IdentityProviderList: {
+            data: components["schemas"]["IdentityProvider"][];
+        };
+        IdentityProviderCreateRequest: {
+            /**
+             * @description Unique without regard to case (`409 name_taken`).
+             * @example Example Corp
+             */
+            name: string;
+            /**
+             * Format: uri
+             * @description The issuer identifier. Read at creation (`400 issuer_unreachable` when its discovery
+             *     document cannot be read or names another issuer). `http` is accepted for loopback
+             *     addresses only (development and tests).
+             * @example https://login.example.com/realms/staff
+             */
+            issuer: string;
+            /** @example backoffice */
+            clientId: string;
+            /**
+             * @description Sealed at rest and never answered again.
+             * @example s3cr3t-from-the-provider
+             */
+            clientSecret: string;
+            /**
+             * @description E-mail domains (compared in lower case); one already answered by another provider is `409 domain_taken`.
+             * @example [
+             *       "example.com"
+             *     ]
+             */
+            domains: string[];
+            /**
+             * @description Scopes requested; `openid` is always added. Default `openid email profile`.
+             * @example [
+             *       "openid",
+             *       "email",
+             *       "profile"
+             *     ]
+             */
+            scopes?: string[];
+            /**
+             * @description Default `groups`.
+             * @example groups
+             */
+            groupsClaim?: string;
+            /** @description The caller must hold every permission of every role mapped (`403 permission_denied`). */
+            roleMappings?: components["schemas"]["IdentityProviderRoleMapping"][];
+            /**
+             * @description Default false.
+             * @example true
+             */
+            createUnknownPeople?: boolean;
+            /**
+             * @description Default false.
+             * @example false
+             */
+            ssoRequired?: boolean;
+            /**
+             * @example [
+             *       "mfa"
+             *     ]
+             */
+            secondFactorAmr?: string[];
+            /** @example [] */
+            secondFactorAcr?: string[];
+        };
+        /** @description The fields to change; a new `clientSecret` replaces the old one. */
+        IdentityProviderUpdateRequest: {
+            /**
+             * @description Unique without regard to case (`409 name_taken`).
+             * @example Example Corp
+             */
+            name?: string;
+            /**
+             * Format: uri
+             * @description The issuer identifier. Read at creation (`400 issuer_unreachable` when its discovery
+             *     document cannot be read or names another issuer). `http` is accepted for loopback
+             *     addresses only (development and tests).
+             * @example https://login.example.com/realms/staff
+             */
+            issuer?: string;
+            /** @example backoffice */
+            clientId?: string;
+            /**
+             * @description Sealed at rest and never answered again.
+             * @example s3cr3t-from-the-provider
+             */
+            clientSecret?: string;
+            /**
+             * @description E-mail domains (compared in lower case); one already answered by another provider is `409 domain_taken`.
+             * @example [
+             *       "example.com"
+             *     ]
+             */
+            domains?: string[];
+            /**
+             * @description Scopes requested; `openid` is always added. Default `openid email profile`.
+             * @example [
+             *       "openid",
+             *       "email",
+             *       "profile"
+             *     ]
+             */
+            scopes?: string[];
+            /**
+             * @description Default `groups`.
+             * @example groups
+             */
+            groupsClaim?: string;
+            /** @description The caller must hold every permission of every role mapped (`403 permission_denied`). */
+            roleMappings?: components["schemas"]["IdentityProviderRoleMapping"][];
+            /**
+             * @description Default false.
+             * @example true
+             */
+            createUnknownPeople?: boolean;
+            /**
+             * @description Default false.
+             * @example false
+             */
+            ssoRequired?: boolean;
+            /**
+             * @example [
+             *       "mfa"
+             *     ]
+             */
+            secondFactorAmr?: string[];
+            /** @example [] */
+            secondFactorAcr?: string[];
         };
         /** @description A task was created, changed or deleted. `data` is the task as `GET /tasks/{id}` shows it (after the change; as it was, for a deletion). */
         TaskEvent: {
@@ -5657,6 +6182,102 @@ export interface components {
                 "application/json": components["schemas"]["EventPage"];
             };
         };
+        /** @description The identity provider created (never its client secret). */
+        IdentityProviderCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20",
+                 *       "name": "Example Corp",
+                 *       "issuer": "https://login.example.com/realms/staff",
+                 *       "clientId": "backoffice",
+                 *       "clientSecretSet": true,
+                 *       "domains": [
+                 *         "example.com"
+                 *       ],
+                 *       "scopes": [
+                 *         "openid",
+                 *         "email",
+                 *         "profile"
+                 *       ],
+                 *       "groupsClaim": "groups",
+                 *       "roleMappings": [
+                 *         {
+                 *           "group": "backoffice-support",
+                 *           "roles": [
+                 *             "support"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "createUnknownPeople": true,
+                 *       "ssoRequired": false,
+                 *       "secondFactorAmr": [
+                 *         "mfa"
+                 *       ],
+                 *       "secondFactorAcr": [],
+                 *       "redirectUri": "https://backoffice.example.com/sign-in/oidc",
+                 *       "createdAt": "2026-12-23T09:30:00.000Z",
+                 *       "updatedAt": "2026-12-23T09:30:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentityProvider"];
+            };
+        };
+        /** @description The identity provider (never its client secret). */
+        IdentityProvider: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20",
+                 *       "name": "Example Corp",
+                 *       "issuer": "https://login.example.com/realms/staff",
+                 *       "clientId": "backoffice",
+                 *       "clientSecretSet": true,
+                 *       "domains": [
+                 *         "example.com"
+                 *       ],
+                 *       "scopes": [
+                 *         "openid",
+                 *         "email",
+                 *         "profile"
+                 *       ],
+                 *       "groupsClaim": "groups",
+                 *       "roleMappings": [
+                 *         {
+                 *           "group": "backoffice-support",
+                 *           "roles": [
+                 *             "support"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "createUnknownPeople": true,
+                 *       "ssoRequired": false,
+                 *       "secondFactorAmr": [
+                 *         "mfa"
+                 *       ],
+                 *       "secondFactorAcr": [],
+                 *       "redirectUri": "https://backoffice.example.com/sign-in/oidc",
+                 *       "createdAt": "2026-12-23T09:30:00.000Z",
+                 *       "updatedAt": "2026-12-23T09:30:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentityProvider"];
+            };
+        };
     };
     parameters: {
         /**
@@ -5788,7 +6409,7 @@ export interface components {
          * @description Only events about this kind of object.
          * @example api_key
          */
-        AuditTargetTypeFilter: "user" | "role" | "api_key" | "session" | "meeting" | "task";
+        AuditTargetTypeFilter: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "identity_provider";
         /**
          * @description Only events about this user, role, API key or session.
          * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
@@ -5905,6 +6526,11 @@ export interface components {
          */
         EventsAfter: string;
         /**
+         * @description The identity provider's id (any text; an unknown or malformed one is `404`).
+         * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+         */
+        IdentityProviderId: string;
+        /**
          * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
          * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
          */
@@ -6007,6 +6633,9 @@ export type PasskeySignInOptions = components['schemas']['PasskeySignInOptions']
 export type PasskeySignInRequest = components['schemas']['PasskeySignInRequest'];
 export type StepUpRequest = components['schemas']['StepUpRequest'];
 export type StepUp = components['schemas']['StepUp'];
+export type OidcSignInStartRequest = components['schemas']['OidcSignInStartRequest'];
+export type OidcAuthorization = components['schemas']['OidcAuthorization'];
+export type OidcCallbackRequest = components['schemas']['OidcCallbackRequest'];
 export type User = components['schemas']['User'];
 export type Me = components['schemas']['Me'];
 export type PasswordChangeRequest = components['schemas']['PasswordChangeRequest'];
@@ -6077,6 +6706,11 @@ export type WebhookDeliveryPage = components['schemas']['WebhookDeliveryPage'];
 export type ChangedFields = components['schemas']['ChangedFields'];
 export type Event = components['schemas']['Event'];
 export type EventPage = components['schemas']['EventPage'];
+export type IdentityProviderRoleMapping = components['schemas']['IdentityProviderRoleMapping'];
+export type IdentityProvider = components['schemas']['IdentityProvider'];
+export type IdentityProviderList = components['schemas']['IdentityProviderList'];
+export type IdentityProviderCreateRequest = components['schemas']['IdentityProviderCreateRequest'];
+export type IdentityProviderUpdateRequest = components['schemas']['IdentityProviderUpdateRequest'];
 export type TaskEvent = components['schemas']['TaskEvent'];
 export type MeetingEvent = components['schemas']['MeetingEvent'];
 export type UserEvent = components['schemas']['UserEvent'];
@@ -6129,6 +6763,8 @@ export type ResponseWebhookEndpointRotated = components['responses']['WebhookEnd
 export type ResponseWebhookDeliveryAccepted = components['responses']['WebhookDeliveryAccepted'];
 export type ResponseWebhookDeliveryPage = components['responses']['WebhookDeliveryPage'];
 export type ResponseEventPage = components['responses']['EventPage'];
+export type ResponseIdentityProviderCreated = components['responses']['IdentityProviderCreated'];
+export type ResponseIdentityProvider = components['responses']['IdentityProvider'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
 export type ParameterPasskeyId = components['parameters']['PasskeyId'];
@@ -6169,6 +6805,7 @@ export type ParameterWebhookEndpointId = components['parameters']['WebhookEndpoi
 export type ParameterWebhookDeliveryId = components['parameters']['WebhookDeliveryId'];
 export type ParameterEventTypesFilter = components['parameters']['EventTypesFilter'];
 export type ParameterEventsAfter = components['parameters']['EventsAfter'];
+export type ParameterIdentityProviderId = components['parameters']['IdentityProviderId'];
 export type ParameterWebhookIdHeader = components['parameters']['WebhookIdHeader'];
 export type ParameterWebhookTimestampHeader = components['parameters']['WebhookTimestampHeader'];
 export type ParameterWebhookSignatureHeader = components['parameters']['WebhookSignatureHeader'];
@@ -6264,6 +6901,27 @@ export interface operations {
                      *       "status": 401,
                      *       "detail": "The e-mail address or the password is wrong.",
                      *       "code": "invalid_credentials",
+                     *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description People of this e-mail's domain must sign in with their identity provider. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:sso_required",
+                     *       "title": "Permission denied",
+                     *       "status": 403,
+                     *       "detail": "People of example.com sign in with Example Corp, not with a password.",
+                     *       "code": "sso_required",
                      *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
                      *     }
                      */
@@ -6517,6 +7175,150 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startOidcSignIn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OidcSignInStartRequest"];
+            };
+        };
+        responses: {
+            /** @description The flow is started; send the browser to `authorizationUrl`. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcAuthorization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description No identity provider answers for this e-mail's domain, or none has this id. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:identity_provider_not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "No identity provider answers for this e-mail's domain.",
+                     *       "code": "identity_provider_not_found",
+                     *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    completeOidcSignIn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "state": "Xy0kq3b7Lm2pQ9sT4vW8zA1cE5gH6jK0nR3uY7xB2dF",
+                 *       "code": "4/0AfJohXn8Kq2Lm7Vb3Rt9Ys1Wd6Pe5Hc0Nz",
+                 *       "flowToken": "bof_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OidcCallbackRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["TokenSetCreated"];
+            /** @description The provider vouched for the person; they have a second factor here, which must follow (`POST /sessions/second-factor`). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secondFactor": {
+                     *         "challengeToken": "boc_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                     *         "expiresIn": 300,
+                     *         "methods": [
+                     *           "totp",
+                     *           "recovery_code"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SecondFactorChallenge"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The sign-in is refused; `code` says why. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:oidc_state_invalid",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "This sign-in is unknown, expired or already used; start again.",
+                     *       "code": "oidc_state_invalid",
+                     *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -10391,6 +11193,508 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listIdentityProviders: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every identity provider. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20",
+                     *           "name": "Example Corp",
+                     *           "issuer": "https://login.example.com/realms/staff",
+                     *           "clientId": "backoffice",
+                     *           "clientSecretSet": true,
+                     *           "domains": [
+                     *             "example.com"
+                     *           ],
+                     *           "scopes": [
+                     *             "openid",
+                     *             "email",
+                     *             "profile"
+                     *           ],
+                     *           "groupsClaim": "groups",
+                     *           "roleMappings": [
+                     *             {
+                     *               "group": "backoffice-support",
+                     *               "roles": [
+                     *                 "support"
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "createUnknownPeople": true,
+                     *           "ssoRequired": false,
+                     *           "secondFactorAmr": [
+                     *             "mfa"
+                     *           ],
+                     *           "secondFactorAcr": [],
+                     *           "redirectUri": "https://backoffice.example.com/sign-in/oidc",
+                     *           "createdAt": "2026-12-23T09:30:00.000Z",
+                     *           "updatedAt": "2026-12-23T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IdentityProviderList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Example Corp",
+                 *       "issuer": "https://login.example.com/realms/staff",
+                 *       "clientId": "backoffice",
+                 *       "clientSecret": "s3cr3t-from-the-provider",
+                 *       "domains": [
+                 *         "example.com"
+                 *       ],
+                 *       "roleMappings": [
+                 *         {
+                 *           "group": "backoffice-support",
+                 *           "roles": [
+                 *             "support"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "createUnknownPeople": true,
+                 *       "secondFactorAmr": [
+                 *         "mfa"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentityProviderCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["IdentityProviderCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listFournisseursIdentite: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every identity provider. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20",
+                     *           "name": "Example Corp",
+                     *           "issuer": "https://login.example.com/realms/staff",
+                     *           "clientId": "backoffice",
+                     *           "clientSecretSet": true,
+                     *           "domains": [
+                     *             "example.com"
+                     *           ],
+                     *           "scopes": [
+                     *             "openid",
+                     *             "email",
+                     *             "profile"
+                     *           ],
+                     *           "groupsClaim": "groups",
+                     *           "roleMappings": [
+                     *             {
+                     *               "group": "backoffice-support",
+                     *               "roles": [
+                     *                 "support"
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "createUnknownPeople": true,
+                     *           "ssoRequired": false,
+                     *           "secondFactorAmr": [
+                     *             "mfa"
+                     *           ],
+                     *           "secondFactorAcr": [],
+                     *           "redirectUri": "https://backoffice.example.com/sign-in/oidc",
+                     *           "createdAt": "2026-12-23T09:30:00.000Z",
+                     *           "updatedAt": "2026-12-23T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IdentityProviderList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createFournisseurIdentite: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Example Corp",
+                 *       "issuer": "https://login.example.com/realms/staff",
+                 *       "clientId": "backoffice",
+                 *       "clientSecret": "s3cr3t-from-the-provider",
+                 *       "domains": [
+                 *         "example.com"
+                 *       ],
+                 *       "roleMappings": [
+                 *         {
+                 *           "group": "backoffice-support",
+                 *           "roles": [
+                 *             "support"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "createUnknownPeople": true,
+                 *       "secondFactorAmr": [
+                 *         "mfa"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentityProviderCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["IdentityProviderCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The identity provider's id (any text; an unknown or malformed one is `404`).
+                 * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+                 */
+                id: components["parameters"]["IdentityProviderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["IdentityProvider"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The identity provider's id (any text; an unknown or malformed one is `404`).
+                 * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+                 */
+                id: components["parameters"]["IdentityProviderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The identity provider's id (any text; an unknown or malformed one is `404`).
+                 * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+                 */
+                id: components["parameters"]["IdentityProviderId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ssoRequired": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentityProviderUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["IdentityProvider"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getFournisseurIdentite: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The identity provider's id (any text; an unknown or malformed one is `404`).
+                 * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+                 */
+                id: components["parameters"]["IdentityProviderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["IdentityProvider"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteFournisseurIdentite: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The identity provider's id (any text; an unknown or malformed one is `404`).
+                 * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+                 */
+                id: components["parameters"]["IdentityProviderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateFournisseurIdentite: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The identity provider's id (any text; an unknown or malformed one is `404`).
+                 * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
+                 */
+                id: components["parameters"]["IdentityProviderId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ssoRequired": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["IdentityProviderUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["IdentityProvider"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
