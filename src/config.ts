@@ -132,6 +132,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       WEBHOOKS_DISABLE_AFTER_DAYS: num({ default: 5, desc: 'An endpoint whose every delivery failed this long is disabled' }),
       WEBHOOKS_POLL_INTERVAL_MS: num({ default: 1000, desc: 'How often each process looks for due deliveries besides being woken by NOTIFY (ms)' }),
       WEBHOOKS_CONCURRENCY: num({ default: 32, desc: 'Deliveries in flight per process' }),
+      OIDC_REDIRECT_URI: url({ default: 'http://localhost:3000/sign-in/oidc', desc: 'Where identity providers send people back (the back office page /sign-in/oidc of this deployment); register it at each provider' }),
+      OIDC_FLOW_TTL_S: num({ default: 600, desc: 'How long a sign-in with an identity provider may take, from start to callback (seconds)' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {
@@ -159,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const retrySchedule = e.WEBHOOKS_RETRY_SCHEDULE_S.split(',').map((v) => Number(v.trim()));
   if (retrySchedule.some((v) => !(v >= 0 && v <= 7 * 86_400))) throw new ConfigError('Invalid configuration:\n  WEBHOOKS_RETRY_SCHEDULE_S: expected seconds (0 to 604800), comma-separated');
   const passkeys = passkeyConfig(e.PASSKEY_RP_ID, e.PASSKEY_RP_NAME, e.PASSKEY_ORIGINS);
+  if (!Number.isInteger(e.OIDC_FLOW_TTL_S) || e.OIDC_FLOW_TTL_S < 30 || e.OIDC_FLOW_TTL_S > 3600) throw new ConfigError('Invalid configuration:\n  OIDC_FLOW_TTL_S: expected 30 to 3600 seconds');
   if (e.TEST_CLOCK_FILE !== '' && e.NODE_ENV !== 'test') throw new ConfigError('Invalid configuration:\n  TEST_CLOCK_FILE: only with NODE_ENV=test');
   return {
     env: e.NODE_ENV,
@@ -214,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       syncIntervalMs: e.RATE_LIMIT_SYNC_INTERVAL_MS,
       unsyncedFraction: e.RATE_LIMIT_UNSYNCED_FRACTION,
     },
+    oidc: { redirectUri: e.OIDC_REDIRECT_URI, flowTtlS: e.OIDC_FLOW_TTL_S },
     leakReportKeysFile: e.LEAK_REPORT_KEYS_FILE,
     testClockFile: e.TEST_CLOCK_FILE,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,

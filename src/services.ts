@@ -25,6 +25,9 @@ import { webhookService } from './webhooks/service.js';
 import { deliveryWorker } from './webhooks/worker.js';
 import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { loadSpec } from './contract/spec.js';
+import { identityProviderService } from './identity/providers.js';
+import { oidcSignInService } from './identity/sign-in.js';
+import type { Config } from './config.js';
 
 export interface Services {
   users: ReturnType<typeof userService>;
@@ -49,17 +52,23 @@ export interface Services {
   authenticators: Authenticators;
   /** Rate limits and key usage, counted in this process and reconciled through the database. */
   admission: Admission;
+  /** Companies' OpenID Providers, and signing in with one (src/identity). */
+  identityProviders: ReturnType<typeof identityProviderService>;
+  oidcSignIn: ReturnType<typeof oidcSignInService>;
+  /** What handlers show of the configuration (the redirect URI of identity providers). */
+  config: Pick<Config, 'oidc'>;
 }
 
 export function buildServices(deps: Dependencies): Services {
   const usage = new UsageCounter();
   const secondFactors = secondFactorService(deps);
+  const sessions = sessionService(deps);
   return {
     users: userService(deps, revokeSessions),
     roles: roleService(deps),
     apiKeys: apiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
     leakReports: leakReportService(deps, deps.config.leakReportKeysFile ? loadReporterKeys(deps.config.leakReportKeysFile) : null),
-    sessions: sessionService(deps),
+    sessions,
     audit: auditService(deps),
     meetings: meetingService(deps),
     tasks: taskService(deps),
@@ -71,6 +80,9 @@ export function buildServices(deps: Dependencies): Services {
     passkeys: passkeyService(deps, secondFactors.newCodesFor),
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, secondFactors.methodsOf) },
     admission: admissionService(deps, usage),
+    identityProviders: identityProviderService(deps),
+    oidcSignIn: oidcSignInService(deps, sessions),
+    config: { oidc: deps.config.oidc },
   };
 }
 

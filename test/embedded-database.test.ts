@@ -43,7 +43,7 @@ describe('embedded PGlite database', () => {
     expect(await first.database.db.selectFrom('sign_in_failures').select('id').execute()).toEqual([]); // cleared by the success
     // The sweep's statements (FOR UPDATE SKIP LOCKED in batches) run on PGlite too.
     await first.database.db.insertInto('sign_in_failures').values({ email_digest: Buffer.alloc(32), ip_address: '192.0.2.1', failed_at: new Date(Date.now() - 3600_000) }).execute();
-    expect(await sweep(first.database.db, new Date(), config.sweep.policy)).toEqual({ signInAttempts: 1, signInChallenges: 0, sessions: 0, idempotencyAnswers: 0 });
+    expect(await sweep(first.database.db, new Date(), config.sweep.policy)).toEqual({ signInAttempts: 1, signInChallenges: 0, sessions: 0, idempotencyAnswers: 0, oidcFlows: 0 });
     // Sealing the audit events (two users created, two sign-ins) and verifying the chain run on PGlite too.
     expect(await sealAuditEvents(first.database.db, new Date())).toEqual({ events: 4, seals: 1 });
     expect(await verifyAuditTrail(first.database.db, { now: new Date(), retentionS: config.sweep.auditRetentionS })).toMatchObject({ ok: true, eventsChecked: 4 });

@@ -55,7 +55,7 @@ describe('sweep', () => {
     await insertAttempt(ago(900_000));
     await insertAttempt(ago(3 * DAY));
 
-    expect(await sweep(database.db, now, policy)).toEqual({ signInAttempts: 2, signInChallenges: 0, sessions: 4, idempotencyAnswers: 0 });
+    expect(await sweep(database.db, now, policy)).toEqual({ signInAttempts: 2, signInChallenges: 0, sessions: 4, idempotencyAnswers: 0, oidcFlows: 0 });
 
     const sessionIds = (await database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute()).map((r) => r.id);
     expect(sessionIds.sort()).toEqual(Object.values(kept).sort());
@@ -64,7 +64,7 @@ describe('sweep', () => {
     expect(tokens.filter((t) => Object.values(gone).includes(t.session_id))).toEqual([]);
     expect((await database.db.selectFrom('sign_in_failures').select('id').execute()).map((r) => String(r.id))).toContain(String(recentAttempt.id));
     expect(await database.db.selectFrom('security_events').select('id').where('session_id', '=', gone.idle).execute()).toHaveLength(1);
-    expect(await sweep(database.db, now, policy)).toEqual({ signInAttempts: 0, signInChallenges: 0, sessions: 0, idempotencyAnswers: 0 });
+    expect(await sweep(database.db, now, policy)).toEqual({ signInAttempts: 0, signInChallenges: 0, sessions: 0, idempotencyAnswers: 0, oidcFlows: 0 });
   });
 
   it('runs on a timer in the server process, and on demand from the command line', { timeout: budget({ serverStart: 1, cliRun: 1 }) }, async () => {
@@ -80,6 +80,6 @@ describe('sweep', () => {
 
     await insertAttempt(new Date(Date.now() - 2 * 900_000));
     const { stdout } = await runCli(['sweep'], { databaseUrl: database.url });
-    expect(stdout).toMatch(/^Deleted 1 expired sign-in attempts, \d+ expired sign-in challenges, \d+ old sessions and \d+ expired idempotency answers\.$/m);
+    expect(stdout).toMatch(/^Deleted 1 expired sign-in attempts, \d+ expired sign-in challenges, \d+ old sessions, \d+ expired idempotency answers and \d+ unfinished sign-ins at identity providers\.$/m);
   });
 });

@@ -42,12 +42,16 @@ export const AUDIT_EVENT_TYPES = [
   'webhook_endpoint_disabled',
   'passkey_renamed',
   'session_stepped_up',
+  'identity_provider_created',
+  'identity_provider_updated',
+  'identity_provider_deleted',
+  'identity_linked',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
 export const ACTOR_TYPES = ['user', 'api_key', 'cli', 'system', 'anonymous', 'unknown'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
-export const TARGET_TYPES = ['user', 'role', 'api_key', 'session', 'meeting', 'task', 'webhook_endpoint'] as const;
+export const TARGET_TYPES = ['user', 'role', 'api_key', 'session', 'meeting', 'task', 'webhook_endpoint', 'identity_provider'] as const;
 export type TargetType = (typeof TARGET_TYPES)[number];
 
 // The contract lists the same three sets (AuditEventType, AuditActor.type, AuditTarget.type): a

@@ -64,6 +64,8 @@ function targetLabel(target: Target): RawBuilder<string | null> {
       return sql`(select title from tasks where id = ${target.id})`;
     case 'webhook_endpoint':
       return sql`(select url from webhook_endpoints where id = ${target.id})`;
+    case 'identity_provider':
+      return sql`(select name from identity_providers where id = ${target.id})`;
   }
 }
 

@@ -14,7 +14,7 @@ export function registerSweep(program: Command): void {
       withDatabase(async ({ db }) => {
         const { policy, auditRetentionS } = loadConfig().sweep;
         const done = await maintain(db, new Date(), policy, auditRetentionS);
-        process.stdout.write(`Deleted ${done.signInAttempts} expired sign-in attempts, ${done.signInChallenges} expired sign-in challenges, ${done.sessions} old sessions and ${done.idempotencyAnswers} expired idempotency answers.\n`);
+        process.stdout.write(`Deleted ${done.signInAttempts} expired sign-in attempts, ${done.signInChallenges} expired sign-in challenges, ${done.sessions} old sessions, ${done.idempotencyAnswers} expired idempotency answers and ${done.oidcFlows} unfinished sign-ins at identity providers.\n`);
         process.stdout.write(`Sealed ${done.auditEventsSealed} audit events; deleted ${done.auditEventsDeleted} past their retention.\n`);
       }),
     );

@@ -172,7 +172,17 @@ export interface AuditSealsTable {
 export type StepUpMethod = 'password' | 'totp' | 'recovery_code' | 'passkey';
 
 /** How a session was opened: the password alone, or the password and a second factor. */
-export type AuthenticationMethod = 'password' | 'password_totp' | 'password_recovery_code' | 'password_passkey' | 'passkey';
+export type AuthenticationMethod =
+  | 'password'
+  | 'password_totp'
+  | 'password_recovery_code'
+  | 'password_passkey'
+  | 'passkey'
+  | 'oidc'
+  | 'oidc_provider_mfa'
+  | 'oidc_totp'
+  | 'oidc_recovery_code'
+  | 'oidc_passkey';
 
 /** An authenticator app (TOTP) or a passkey of a person. */
 export interface SecondFactorsTable {
@@ -217,6 +227,8 @@ export interface SignInChallengesTable {
   used_at: Nullable<Date>;
   /** The WebAuthn challenge a passkey must sign for this second step; null when the person had none. */
   passkey_challenge: Nullable<string>;
+  /** What the person proved before the second factor: their password, or a sign-in at an identity provider. */
+  first_factor: ColumnType<'password' | 'oidc', 'password' | 'oidc' | undefined, 'password' | 'oidc'>;
 }
 
 /** A WebAuthn challenge of a registration or a passwordless sign-in: good once, until expires_at. */
@@ -322,6 +334,11 @@ export interface Database {
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  identity_providers: IdentityProvidersTable;
+  identity_provider_domains: IdentityProviderDomainsTable;
+  identity_provider_role_mappings: IdentityProviderRoleMappingsTable;
+  identity_links: IdentityLinksTable;
+  oidc_sign_in_flows: OidcSignInFlowsTable;
 }
 
 /** The outbox of events (src/audit/outbox.ts), in the change's transaction. */
@@ -370,4 +387,55 @@ export interface WebhookDeliveriesTable {
   last_error: Nullable<string>;
   last_response: Nullable<string>;
   created_at: Date;
+}
+
+/** A company's OpenID Provider (migration 20261223T1000). */
+export interface IdentityProvidersTable {
+  id: Generated<string>;
+  name: string;
+  name_key: string;
+  issuer: string;
+  client_id: string;
+  client_secret_sealed: Buffer;
+  scopes: string[];
+  groups_claim: string;
+  create_unknown_people: boolean;
+  sso_required: boolean;
+  second_factor_amr: string[];
+  second_factor_acr: string[];
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface IdentityProviderDomainsTable {
+  domain: string;
+  provider_id: string;
+}
+
+export interface IdentityProviderRoleMappingsTable {
+  provider_id: string;
+  group_name: string;
+  role_id: string;
+}
+
+/** A person as known to an issuer: linked once by a verified e-mail, then by subject alone. */
+export interface IdentityLinksTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  provider_id: string | null;
+  created_at: Timestamp;
+  last_sign_in_at: Timestamp;
+}
+
+/** A sign-in at a provider in progress: single use, short-lived. */
+export interface OidcSignInFlowsTable {
+  state_digest: Buffer;
+  flow_digest: Buffer;
+  provider_id: string;
+  code_verifier: string;
+  nonce: string;
+  redirect_uri: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
 }

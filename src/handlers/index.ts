@@ -14,6 +14,7 @@ import { taskHandlers } from './tasks.js';
 import { secondFactorHandlers } from './second-factors.js';
 import { webhookHandlers } from './webhooks.js';
 import { passkeyHandlers } from './passkeys.js';
+import { identityProviderHandlers } from './identity-providers.js';
 
 export function createHandlers(services: Services): HandlerMap {
   return {
@@ -30,5 +31,6 @@ export function createHandlers(services: Services): HandlerMap {
     ...secondFactorHandlers(services),
     ...webhookHandlers(services),
     ...passkeyHandlers(services),
+    ...identityProviderHandlers(services),
   };
 }

@@ -34,6 +34,8 @@ export interface SweepResult {
   signInChallenges: number;
   sessions: number;
   idempotencyAnswers: number;
+  /** Sign-ins at an identity provider not finished within OIDC_FLOW_TTL_S. */
+  oidcFlows: number;
 }
 
 // sign_in_failures has no index on failed_at (one less index to write on every sign-in attempt):
@@ -81,7 +83,14 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
     return Number(result.numAffectedRows ?? 0);
   });
   const idempotencyAnswers = await inBatches(() => deleteExpiredAnswers(db, now, BATCH));
-  return { signInAttempts, signInChallenges, sessions, idempotencyAnswers };
+  // Sign-ins at an identity provider never finished (src/identity): their state, nonce and verifier.
+  const oidcFlows = await inBatches(async () => {
+    const result = await sql`
+      delete from oidc_sign_in_flows where state_digest in (
+        select state_digest from oidc_sign_in_flows where expires_at <= ${now} limit ${BATCH} for update skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  });
+  return { signInAttempts, signInChallenges, sessions, idempotencyAnswers, oidcFlows };
 }
 
 export interface MaintenanceResult extends SweepResult {

@@ -2,7 +2,7 @@
 // overview, and checking a factor during sign-in. The policy (holders of the built-in admin role
 // must have one unless ADMIN_SECOND_FACTOR=optional) is enforced at authentication
 // (src/sessions/authenticator.ts); `isRequired` says it for the overview.
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { Actor } from '../audit/events.js';
@@ -147,8 +147,10 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
   }
 
   /** The methods a person can use at sign-in now. */
-  async function methodsOf(userId: string): Promise<('totp' | 'recovery_code')[]> {
-    const [totp, remaining] = await Promise.all([repo.findTotp(db, userId), repo.countUnusedRecoveryCodes(db, userId)]);
+  /** `on`: the transaction of the sign-in asking, if any (a request uses one connection at a time). */
+  async function methodsOf(userId: string, on: Kysely<Database> = db): Promise<('totp' | 'recovery_code')[]> {
+    const totp = await repo.findTotp(on, userId);
+    const remaining = await repo.countUnusedRecoveryCodes(on, userId);
     return [...(totp?.confirmed_at ? (['totp'] as const) : []), ...(remaining > 0 ? (['recovery_code'] as const) : [])];
   }
 

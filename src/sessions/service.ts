@@ -27,6 +27,9 @@ import { countConfirmedFactors } from '../second-factor/repository.js';
 import { markSteppedUp, STEP_UP_TTL_S } from './step-up.js';
 import type { StepUpMethod } from '../db/schema.js';
 import { CHALLENGE_TTL_S, challengeFailed, challengeUsed, findLiveChallenge, lockLiveChallenge, openChallenge } from './challenges.js';
+import { ssoRequiredProvider } from './sso-required.js';
+import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
+import { forbidden } from '../errors.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
 export type { ClientInfo };
@@ -91,6 +94,9 @@ export function sessionService(deps: Dependencies) {
 
   async function signIn(email: string, password: string, client: ClientInfo): Promise<SignInOutcome> {
     const userAgent = truncateUserAgent(client.userAgent);
+    // Said of the domain, before any account is looked at: it tells nothing of who has one.
+    const sso = await ssoRequiredProvider(db, email);
+    if (sso) throw forbidden('sso_required', `People of ${email.slice(email.lastIndexOf('@') + 1)} sign in with ${sso.name}, not with a password.`);
     const attempt = await beginAttempt(email, client);
     const user = attempt.account;
     const passwordOk = user?.password_hash ? await verifyPassword(user.password_hash, password) : await verifyPassword(await getDummyHash(), password).then(() => false);
@@ -124,10 +130,38 @@ export function sessionService(deps: Dependencies) {
     return { tokens: await open(user.id, attempt, client, now, 'password') };
   }
 
+  /**
+   * After a sign-in at an identity provider (src/identity), in its transaction: the provider
+   * vouched for the person. With a second factor here that the provider's own does not stand for,
+   * a challenge (as after a password); else the session, whose method says how it was opened.
+   */
+  async function signInVerified(
+    trx: Kysely<Database>,
+    user: { id: string; email: string; has_second_factor: boolean },
+    client: ClientInfo,
+    providerSecondFactor: boolean,
+  ): Promise<SignInOutcome> {
+    const now = clock.now();
+    if (user.has_second_factor && !providerSecondFactor) {
+      const challenge_token = await openChallenge(trx, user.id, now, 'oidc');
+      const methods = await secondFactors.methodsOf(user.id, trx);
+      return { challenge: { challenge_token, expires_in: CHALLENGE_TTL_S, methods } };
+    }
+    const attempt = { emailDigest: emailDigest(user.email), countedAddress: throttledAddress(client.ip) };
+    return { tokens: await open(user.id, attempt, client, now, providerSecondFactor ? 'oidc_provider_mfa' : 'oidc', trx) };
+  }
+
   /** Opens a session for `userId`; the attempt's failures (its e-mail from its address) are forgotten in the same statement. */
-  async function open(userId: string, attempt: { emailDigest: Buffer; countedAddress: string }, client: ClientInfo, now: Date, method: AuthenticationMethod): Promise<TokenSet> {
+  async function open(
+    userId: string,
+    attempt: { emailDigest: Buffer; countedAddress: string },
+    client: ClientInfo,
+    now: Date,
+    method: AuthenticationMethod,
+    on: Kysely<Database> = db,
+  ): Promise<TokenSet> {
     const set = newTokenSet();
-    await repo.openSession(db, {
+    await repo.openSession(on, {
       userId,
       ip: client.ip,
       userAgent: truncateUserAgent(client.userAgent),
@@ -185,7 +219,9 @@ export function sessionService(deps: Dependencies) {
       outcomes.signIn('failed');
       throw wrongSecondFactor();
     }
-    return open(challenge.user_id, attempt, client, now, method);
+    // After an identity provider, the method says so: oidc_totp rather than password_totp.
+    const opened = challenge.first_factor === 'oidc' ? (method.replace(/^password_/, 'oidc_') as AuthenticationMethod) : method;
+    return open(challenge.user_id, attempt, client, now, opened);
   }
 
   /** Begins a passwordless sign-in with a passkey: the options for the browser. */
@@ -406,6 +442,7 @@ export function sessionService(deps: Dependencies) {
 
   return {
     signIn,
+    signInVerified,
     signInSecondFactor,
     startPasskeySignIn,
     signInWithPasskey,

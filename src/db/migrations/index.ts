@@ -26,6 +26,7 @@ import * as m20261219T1000Passkeys from './20261219T1000_passkeys.js';
 import * as m20261216T1000SealingKeyIds from './20261216T1000_sealing_key_ids.js';
 import * as m20261218T1000StepUp from './20261218T1000_step_up.js';
 import * as m20261225T1000WebhookSecretKeyIds from './20261225T1000_webhook_secret_key_ids.js';
+import * as m20261223T1000IdentityProviders from './20261223T1000_identity_providers.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '20261216T1000_sealing_key_ids': m20261216T1000SealingKeyIds,
   '20261218T1000_step_up': m20261218T1000StepUp,
   '20261225T1000_webhook_secret_key_ids': m20261225T1000WebhookSecretKeyIds,
+  '20261223T1000_identity_providers': m20261223T1000IdentityProviders,
 };

@@ -1,0 +1,120 @@
+// Queries on identity providers, their domains and role mappings, the links of people to a
+// provider's subjects, and the sign-in flows in progress. Functions take the database or a transaction.
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database, IdentityProvidersTable } from '../db/schema.js';
+
+type Db = Kysely<Database>;
+
+export type ProviderRow = Selectable<IdentityProvidersTable>;
+export interface RoleMapping {
+  group: string;
+  roles: string[];
+}
+/** A provider as shown and as the sign-in uses it: its domains and mappings (by role name) beside the row. */
+export type Provider = ProviderRow & { domains: string[]; role_mappings: RoleMapping[] };
+
+function withDomainsAndMappings(db: Db) {
+  return db
+    .selectFrom('identity_providers as p')
+    .selectAll('p')
+    .select([
+      sql<string[]>`coalesce((select array_agg(d.domain order by d.domain) from identity_provider_domains d where d.provider_id = p.id), '{}')`.as('domains'),
+      sql<RoleMapping[]>`coalesce((
+        select json_agg(json_build_object('group', g.group_name, 'roles', g.roles) order by g.group_name)
+        from (select m.group_name, array_agg(r.name order by r.name_key) as roles
+              from identity_provider_role_mappings m join roles r on r.id = m.role_id
+              where m.provider_id = p.id group by m.group_name) g), '[]'::json)`.as('role_mappings'),
+    ]);
+}
+
+export const listProviders = (db: Db): Promise<Provider[]> => withDomainsAndMappings(db).orderBy('p.name_key').execute();
+
+export const findProvider = (db: Db, id: string): Promise<Provider | undefined> => withDomainsAndMappings(db).where('p.id', '=', id).executeTakeFirst();
+
+/** The provider answering for an e-mail domain. */
+export const findProviderByDomain = (db: Db, domain: string): Promise<Provider | undefined> =>
+  withDomainsAndMappings(db).where('p.id', '=', (eb) => eb.selectFrom('identity_provider_domains').select('provider_id').where('domain', '=', domain)).executeTakeFirst();
+
+export async function lockProvider(db: Db, id: string): Promise<boolean> {
+  return (await db.selectFrom('identity_providers').select('id').where('id', '=', id).forUpdate().executeTakeFirst()) !== undefined;
+}
+
+/** The names of the roles a provider maps (to lock and judge them). */
+export async function mappedRoleNames(db: Db, providerId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('identity_provider_role_mappings as m')
+    .innerJoin('roles as r', 'r.id', 'm.role_id')
+    .select('r.name')
+    .distinct()
+    .where('m.provider_id', '=', providerId)
+    .execute();
+  return rows.map((r) => r.name);
+}
+
+export async function replaceDomains(db: Db, providerId: string, domains: readonly string[]): Promise<void> {
+  await db.deleteFrom('identity_provider_domains').where('provider_id', '=', providerId).execute();
+  if (domains.length) await db.insertInto('identity_provider_domains').values(domains.map((domain) => ({ domain, provider_id: providerId }))).execute();
+}
+
+export async function replaceMappings(db: Db, providerId: string, mappings: readonly { group: string; roleIds: string[] }[]): Promise<void> {
+  await db.deleteFrom('identity_provider_role_mappings').where('provider_id', '=', providerId).execute();
+  const rows = mappings.flatMap((m) => m.roleIds.map((role_id) => ({ provider_id: providerId, group_name: m.group, role_id })));
+  if (rows.length) await db.insertInto('identity_provider_role_mappings').values(rows).onConflict((oc) => oc.doNothing()).execute();
+}
+
+/** group -> role ids, for the sign-in. */
+export async function mappingsOf(db: Db, providerId: string): Promise<{ group_name: string; role_id: string }[]> {
+  return db.selectFrom('identity_provider_role_mappings').select(['group_name', 'role_id']).where('provider_id', '=', providerId).execute();
+}
+
+export async function findLink(db: Db, issuer: string, subject: string) {
+  return db.selectFrom('identity_links').selectAll().where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst();
+}
+
+export async function findLinkOfUser(db: Db, userId: string, issuer: string) {
+  return db.selectFrom('identity_links').selectAll().where('user_id', '=', userId).where('issuer', '=', issuer).executeTakeFirst();
+}
+
+export async function insertLink(db: Db, link: { issuer: string; subject: string; userId: string; providerId: string; now: Date }): Promise<void> {
+  await db
+    .insertInto('identity_links')
+    .values({ issuer: link.issuer, subject: link.subject, user_id: link.userId, provider_id: link.providerId, created_at: link.now, last_sign_in_at: link.now })
+    .execute();
+}
+
+export async function touchLink(db: Db, issuer: string, subject: string, now: Date): Promise<void> {
+  await db.updateTable('identity_links').set({ last_sign_in_at: now }).where('issuer', '=', issuer).where('subject', '=', subject).execute();
+}
+
+export async function insertFlow(
+  db: Db,
+  flow: { stateDigest: Buffer; flowDigest: Buffer; providerId: string; codeVerifier: string; nonce: string; redirectUri: string; now: Date; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('oidc_sign_in_flows')
+    .values({
+      state_digest: flow.stateDigest,
+      flow_digest: flow.flowDigest,
+      provider_id: flow.providerId,
+      code_verifier: flow.codeVerifier,
+      nonce: flow.nonce,
+      redirect_uri: flow.redirectUri,
+      created_at: flow.now,
+      expires_at: flow.expiresAt,
+    })
+    .execute();
+}
+
+/**
+ * Takes the flow of a state out, whatever comes next: one statement, so of two callbacks racing
+ * with the same state exactly one gets it, on any process. Undefined when unknown or used.
+ */
+export function takeFlow(db: Db, stateDigest: Buffer) {
+  return db.deleteFrom('oidc_sign_in_flows').where('state_digest', '=', stateDigest).returningAll().executeTakeFirst();
+}
+
+/** The sweep: flows past their time. */
+export async function deleteExpiredFlows(db: Db, now: Date): Promise<number> {
+  const result = await db.deleteFrom('oidc_sign_in_flows').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

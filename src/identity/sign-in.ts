@@ -1,0 +1,235 @@
+// Signing in with a company's identity provider (issue 31): OpenID Connect's Authorization Code
+// flow with PKCE, state and nonce (openid-client, src/identity/oidc.ts), ending in a session of
+// this service like a password's (src/sessions). The rules, each refused with its own code and
+// nothing written but the refusal's `sign_in_failed` event:
+// - The flow (state, nonce, PKCE verifier) is kept in the database, taken out by the first
+//   callback that names its state (good once, on any process), for OIDC_FLOW_TTL_S, and only by
+//   the client that started it (the flow token answered at the start: a link carrying someone
+//   else's code and state does not sign this browser in as them, RFC 9700 4.7).
+// - Who the person is: the link of issuer and subject made at their first sign-in. Without one,
+//   the ID token's e-mail, only when `email_verified` is true and its domain is one the provider
+//   answers for; a person already linked to another subject of the same issuer is not taken over
+//   by a subject that now claims their e-mail. After linking, a changed e-mail at the provider
+//   changes nothing here.
+// - Roles from the groups claim through the provider's mapping (src/identity/provisioning.ts).
+// - The provider's `amr`/`acr` counts as a second factor only where the administrator listed the
+//   values; otherwise a person with a second factor here gets the usual challenge.
+import { timingSafeEqual } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Dependencies } from '../dependencies.js';
+import type { IDToken } from 'openid-client';
+import { DomainError, notFound, unauthenticated } from '../errors.js';
+import { serviceSecret } from '../auth/service-secrets.js';
+import { digestSecret, generateSecret } from '../auth/secrets.js';
+import { hasSecondFactor } from '../auth/second-factor.js';
+import type { AuditContext } from '../audit/events.js';
+import { recordAuditEvent } from '../audit/recorder.js';
+import { recordSecurityEvent } from '../security-events/recorder.js';
+import { emailKey } from '../users/names.js';
+import type { SessionService, SignInOutcome } from '../sessions/service.js';
+import { domainOf } from '../sessions/sso-required.js';
+import { truncateUserAgent, type ClientInfo } from '../sessions/revocation.js';
+import { unsealClientSecret } from './client-secret.js';
+import { authorizationUrl, configurationOf, OidcRefusal, redeem } from './oidc.js';
+import { isUuid } from './providers.js';
+import { namesFrom, provisionPerson, setDirectoryRoles } from './provisioning.js';
+import * as repo from './repository.js';
+
+const FLOW_PREFIX = 'bof';
+
+export type RefusalCode =
+  | 'oidc_state_invalid'
+  | 'oidc_code_rejected'
+  | 'oidc_id_token_invalid'
+  | 'oidc_provider_error'
+  | 'oidc_email_unverified'
+  | 'oidc_domain_not_allowed'
+  | 'oidc_unknown_person'
+  | 'oidc_identity_conflict'
+  | 'oidc_account_disabled';
+
+/** A refused sign-in: the problem's code, and who it was about when known (for the audit record). */
+class Refusal extends DomainError {
+  constructor(
+    code: RefusalCode,
+    detail: string,
+    readonly userId: string | null = null,
+  ) {
+    super('unauthenticated', code, detail);
+  }
+}
+
+const REFUSAL_OF: Record<OidcRefusal['reason'], RefusalCode> = {
+  code_rejected: 'oidc_code_rejected',
+  id_token_invalid: 'oidc_id_token_invalid',
+  provider_error: 'oidc_provider_error',
+};
+
+export interface StartInput {
+  email?: string;
+  provider_id?: string;
+}
+
+export interface CallbackInput {
+  state: string;
+  code: string;
+  iss?: string;
+  flow_token: string;
+}
+
+export function oidcSignInService(deps: Dependencies, sessions: SessionService) {
+  const { db, clock, config } = deps;
+  const sealingKey = serviceSecret(db, clock, 'identity_provider_sealing');
+  const { redirectUri, flowTtlS } = config.oidc;
+
+  async function relyingParty(provider: repo.Provider) {
+    const rp = { issuer: provider.issuer, clientId: provider.client_id, clientSecret: unsealClientSecret(await sealingKey(), provider.id, provider.client_secret_sealed) };
+    return configurationOf(rp, provider.updated_at.toISOString());
+  }
+
+  async function start(input: StartInput) {
+    const provider = input.email !== undefined ? await repo.findProviderByDomain(db, domainOf(input.email)) : input.provider_id !== undefined && isUuid(input.provider_id) ? await repo.findProvider(db, input.provider_id) : undefined;
+    if (!provider) {
+      throw notFound('identity_provider_not_found', input.email !== undefined ? "No identity provider answers for this e-mail's domain." : 'No identity provider has this id.');
+    }
+    let authorization;
+    try {
+      authorization = await authorizationUrl(await relyingParty(provider), { redirectUri, scopes: provider.scopes, loginHint: input.email });
+    } catch {
+      throw unauthenticated('oidc_provider_error', 'The identity provider could not be reached.');
+    }
+    const flowToken = generateSecret(FLOW_PREFIX);
+    const now = clock.now();
+    await repo.insertFlow(db, {
+      stateDigest: digestSecret(authorization.state),
+      flowDigest: digestSecret(flowToken),
+      providerId: provider.id,
+      codeVerifier: authorization.codeVerifier,
+      nonce: authorization.nonce,
+      redirectUri,
+      now,
+      expiresAt: new Date(now.getTime() + flowTtlS * 1000),
+    });
+    return { authorization_url: authorization.url.href, flow_token: flowToken, expires_in: flowTtlS, provider: { id: provider.id, name: provider.name } };
+  }
+
+  async function complete(input: CallbackInput, client: ClientInfo): Promise<SignInOutcome> {
+    let providerId: string | null = null;
+    try {
+      // Taken out first, whatever comes next: a state is good once.
+      const flow = await repo.takeFlow(db, digestSecret(input.state));
+      if (!flow || flow.expires_at <= clock.now() || !sameDigest(flow.flow_digest, digestSecret(input.flow_token))) {
+        throw new Refusal('oidc_state_invalid', 'This sign-in is unknown, expired, already used or was started by another client; start again.');
+      }
+      providerId = flow.provider_id;
+      const provider = await repo.findProvider(db, flow.provider_id);
+      if (!provider) throw new Refusal('oidc_state_invalid', 'The identity provider of this sign-in was removed; start again.');
+      let claims: IDToken;
+      try {
+        claims = await redeem(await relyingParty(provider), { redirectUri: flow.redirect_uri, code: input.code, state: input.state, iss: input.iss }, { codeVerifier: flow.code_verifier, nonce: flow.nonce });
+      } catch (err) {
+        if (err instanceof OidcRefusal) throw new Refusal(REFUSAL_OF[err.reason], err.message);
+        throw err;
+      }
+      return await db.transaction().execute((trx) => signInWith(trx, provider, claims, client));
+    } catch (err) {
+      if (err instanceof Refusal) {
+        await recordSecurityEvent(db, {
+          type: 'sign_in_failed',
+          at: clock.now(),
+          userId: err.userId,
+          ip: client.ip,
+          requestId: client.requestId,
+          userAgent: truncateUserAgent(client.userAgent),
+          details: { method: 'oidc', reason: err.code, ...(providerId ? { provider_id: providerId } : {}) },
+        });
+        deps.outcomes?.signIn('failed');
+      }
+      throw err;
+    }
+  }
+
+  /** Everything the verified ID token leads to, in one transaction: link or create, roles, the session. */
+  async function signInWith(trx: Kysely<Database>, provider: repo.Provider, claims: IDToken, client: ClientInfo): Promise<SignInOutcome> {
+    const now = clock.now();
+    const source = { kind: 'oidc' as const, providerId: provider.id };
+    const origin = { requestId: client.requestId ?? null, ip: client.ip, userAgent: truncateUserAgent(client.userAgent) };
+    const contextOf = (userId: string): AuditContext => ({ actor: { type: 'user', userId, sessionId: null }, ...origin });
+    const issuer = claims.iss;
+    const subject = claims.sub;
+
+    let userId: string;
+    const link = await repo.findLink(trx, issuer, subject);
+    if (link) {
+      userId = link.user_id;
+      await repo.touchLink(trx, issuer, subject, now);
+    } else {
+      const email = typeof claims.email === 'string' ? claims.email.trim() : '';
+      if (claims.email_verified !== true || !email) {
+        throw new Refusal('oidc_email_unverified', 'The identity provider does not say this e-mail address is verified; it cannot be linked to an account.');
+      }
+      if (!provider.domains.includes(domainOf(email))) {
+        throw new Refusal('oidc_domain_not_allowed', `This identity provider does not answer for ${domainOf(email)}.`);
+      }
+      const existing = await trx.selectFrom('users').select('id').where('email_key', '=', emailKey(email)).executeTakeFirst();
+      if (existing) {
+        // Linked to another subject of this issuer already: someone else now claims the e-mail.
+        if (await repo.findLinkOfUser(trx, existing.id, issuer)) {
+          throw new Refusal('oidc_identity_conflict', 'The account of this e-mail address is linked to another person of this identity provider.', existing.id);
+        }
+        userId = existing.id;
+      } else {
+        if (!provider.create_unknown_people) throw new Refusal('oidc_unknown_person', 'Nobody here has this e-mail address, and this identity provider does not create accounts.');
+        const { firstName, lastName } = namesFrom({ given_name: claims.given_name, family_name: claims.family_name, name: claims.name }, email);
+        userId = await provisionPerson(trx, { email, firstName, lastName }, source, contextOf, now);
+      }
+      await repo.insertLink(trx, { issuer, subject, userId, providerId: provider.id, now });
+      await recordAuditEvent(trx, {
+        type: 'identity_linked',
+        at: now,
+        context: contextOf(userId),
+        target: { type: 'user', id: userId },
+        userId,
+        details: { provider_id: provider.id, issuer },
+      });
+    }
+
+    const user = await trx
+      .selectFrom('users')
+      .select(['id', 'email', 'status', hasSecondFactor('users.id').as('has_second_factor')])
+      .where('id', '=', userId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    if (user.status !== 'active') throw new Refusal('oidc_account_disabled', 'This account is disabled.', user.id);
+
+    const mappings = await repo.mappingsOf(trx, provider.id);
+    if (mappings.length > 0) {
+      const groups = new Set(groupsIn(claims[provider.groups_claim]));
+      const mapped = new Set(mappings.map((m) => m.role_id));
+      const granted = new Set(mappings.filter((m) => groups.has(m.group_name)).map((m) => m.role_id));
+      await setDirectoryRoles(trx, user.id, { mapped, granted }, source, contextOf(user.id), now);
+    }
+    return sessions.signInVerified(trx, { id: user.id, email: user.email, has_second_factor: user.has_second_factor }, client, providerVouchesSecondFactor(provider, claims));
+  }
+
+  return { start, complete };
+}
+
+/** A groups claim: a list of strings (or one string); anything else is no group. */
+function groupsIn(claim: unknown): string[] {
+  if (typeof claim === 'string') return [claim];
+  return Array.isArray(claim) ? claim.filter((g): g is string => typeof g === 'string') : [];
+}
+
+function providerVouchesSecondFactor(provider: repo.Provider, claims: IDToken): boolean {
+  const amr = Array.isArray(claims.amr) ? claims.amr : [];
+  if (amr.some((value) => typeof value === 'string' && provider.second_factor_amr.includes(value))) return true;
+  return typeof claims.acr === 'string' && provider.second_factor_acr.includes(claims.acr);
+}
+
+function sameDigest(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export type OidcSignInService = ReturnType<typeof oidcSignInService>;

@@ -1,0 +1,330 @@
+// Signing in with a company's identity provider (issue 31), as an attacker tries it, on the real
+// service and PostgreSQL, against a hand-made OpenID Provider on loopback (test/support/oidc.ts)
+// that forges what a real one never would. The real `oidc-provider`: test/oidc-provider.test.ts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createUser, signIn } from './support/sessions.js';
+import { expectContractResponse } from './support/contract.js';
+import { digestTables, tableNames } from './support/table-digest.js';
+import { addProvider, startHandMadeProvider, startSignIn, type Forgery, type HandMadeProvider, type IdTokenClaims } from './support/oidc.js';
+import { enrolTotp, secondStep, totpCode } from './support/second-factor.js';
+import { ManualClock } from '../src/clock.js';
+
+let database: TestDatabase;
+let op: HandMadeProvider;
+let service: ReturnType<typeof createTestApp>;
+let admin: { id: string; token: string };
+let providerId: string;
+const DOMAIN = 'corp.example';
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  op = await startHandMadeProvider();
+  service = createTestApp(database.db);
+  const person = await createUser(database.db, { roles: ['admin'] });
+  admin = { id: person.id, token: (await signIn(service.app, person.email, person.password)).access_token };
+  await request(service.app).post('/roles').set(auth(admin.token)).send({ name: 'support', permissions: ['users.list', 'users.read'] }).expect(201);
+  await request(service.app).post('/roles').set(auth(admin.token)).send({ name: 'planner', permissions: ['meetings.list'] }).expect(201);
+  providerId = await addProvider(service.app, admin.token, {
+    name: 'Corp',
+    issuer: op.issuer,
+    client_id: op.clientId,
+    client_secret: op.clientSecret,
+    domains: [DOMAIN],
+    create_unknown_people: true,
+    role_mappings: [{ group: 'support-team', roles: ['support'] }],
+  });
+});
+afterAll(async () => {
+  await op?.close();
+  await database?.destroy();
+});
+
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+let counter = 0;
+const newSubject = () => `subject-${++counter}-${Date.now()}`;
+
+/** The whole flow as the person's browser and the back office drive it; the callback's answer. */
+async function signInAtProvider(claims: IdTokenClaims, forgery?: Forgery, start: { email: string } | { provider_id: string } = { provider_id: providerId }) {
+  const started = await startSignIn(service.app, start);
+  const back = op.authorize(started.authorization_url, claims, forgery);
+  const res = await request(service.app).post('/sessions/oidc/callback').set('user-agent', 'Firefox/Corp').send({ ...back, flow_token: started.flow_token });
+  return { res, started, back };
+}
+
+/** A refused callback: its problem, and nothing written but the refusal's event (and the used-up flow). */
+async function expectRefusedWithNothingWritten(attempt: () => Promise<request.Response>, code: string) {
+  const tables = (await tableNames(database.db)).filter((t) => t !== 'oidc_sign_in_flows');
+  const before = await digestTables(database.db, tables);
+  const eventsBefore = await database.db.selectFrom('security_events').select('id').where('type', '=', 'sign_in_failed').execute();
+  const res = await attempt();
+  expect(res.status).toBe(401);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.body.code).toBe(code);
+  expectContractResponse(res, 'POST', '/sessions/oidc/callback');
+  expect(await digestTables(database.db, tables)).toEqual(before);
+  const refusals = await database.db.selectFrom('security_events').selectAll().where('type', '=', 'sign_in_failed').orderBy('id').execute();
+  expect(refusals).toHaveLength(eventsBefore.length + 1);
+  expect(refusals.at(-1)!.details).toMatchObject({ method: 'oidc', reason: code });
+  return res;
+}
+
+describe('signing in with the company identity provider', () => {
+  it('a new person of the domain gets an account with the mapped roles, linked by issuer and subject, and a session of this service (IP, user agent, method oidc)', async () => {
+    const sub = newSubject();
+    const email = `ada.${counter}@${DOMAIN}`;
+    const { res, started } = await signInAtProvider({ sub, email, email_verified: true, given_name: 'Ada', family_name: 'Lovelace', groups: ['support-team', 'other'] }, undefined, { email });
+    expect(started.provider).toEqual({ id: providerId, name: 'Corp' });
+    const url = new URL(started.authorization_url);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(url.searchParams.get('login_hint')).toBe(email);
+    expect(url.searchParams.get('redirect_uri')).toBe('http://localhost:3000/sign-in/oidc');
+    expect(res.status).toBe(201);
+    expectContractResponse(res, 'POST', '/sessions/oidc/callback');
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 600 });
+
+    const me = await request(service.app).get('/me').set(auth(res.body.access_token)).expect(200);
+    expect(me.body.user).toMatchObject({ email, first_name: 'Ada', last_name: 'Lovelace' });
+    expect(me.body.permissions).toEqual(['users.list', 'users.read']);
+    const sessions = await request(service.app).get('/sessions').set(auth(res.body.access_token)).expect(200);
+    expect(sessions.body.data[0]).toMatchObject({ authentication_method: 'oidc', user_agent: 'Firefox/Corp', current: true });
+    expect(sessions.body.data[0].ip_address).toMatch(/127\.0\.0\.1/);
+
+    const user = await database.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
+    expect(user.password_hash).toBeNull();
+    expect(await database.db.selectFrom('identity_links').selectAll().where('user_id', '=', user.id).execute()).toMatchObject([{ issuer: op.issuer, subject: sub, provider_id: providerId }]);
+    const types = (await database.db.selectFrom('security_events').select('type').where('user_id', '=', user.id).orderBy('id').execute()).map((e) => e.type);
+    expect(types).toEqual(['user_created', 'identity_linked', 'user_updated', 'sign_in_succeeded']);
+    // Used up: nothing of the flow is left.
+    expect(await database.db.selectFrom('oidc_sign_in_flows').selectAll().execute()).toEqual([]);
+  });
+
+  it('the groups claim sets the mapped roles at each sign-in: a group left at the provider takes its role away; roles given here by hand stay', async () => {
+    const sub = newSubject();
+    const email = `grace.${counter}@${DOMAIN}`;
+    const first = await signInAtProvider({ sub, email, email_verified: true, groups: ['support-team'] });
+    expect(first.res.status).toBe(201);
+    const user = await database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow();
+    const planner = await database.db.selectFrom('roles').select('id').where('name', '=', 'planner').executeTakeFirstOrThrow();
+    await database.db.insertInto('user_roles').values({ user_id: user.id, role_id: planner.id }).execute();
+    const second = await signInAtProvider({ sub, email, email_verified: true, groups: [] });
+    expect(second.res.status).toBe(201);
+    const me = await request(service.app).get('/me').set(auth(second.res.body.access_token)).expect(200);
+    expect(me.body.permissions).toEqual(['meetings.list']);
+  });
+
+  it('an existing person is linked by a verified e-mail of the domain; afterwards by subject, so an e-mail changed at the provider still signs them in', async () => {
+    const person = await createUser(database.db, { email: `existing.${Date.now()}@${DOMAIN}` });
+    const sub = newSubject();
+    const linked = await signInAtProvider({ sub, email: person.email.toUpperCase(), email_verified: true });
+    expect(linked.res.status).toBe(201);
+    const renamed = await signInAtProvider({ sub, email: `renamed.${Date.now()}@elsewhere.example`, email_verified: false });
+    expect(renamed.res.status).toBe(201);
+    const me = await request(service.app).get('/me').set(auth(renamed.res.body.access_token)).expect(200);
+    expect(me.body.user.id).toBe(person.id);
+  });
+
+  it('lists providers (also at /fournisseurs-identite) without ever showing the client secret, which is sealed at rest', async () => {
+    const list = await request(service.app).get('/identity-providers').set(auth(admin.token)).expect(200);
+    expectContractResponse(list, 'GET', '/identity-providers');
+    expect(list.text).not.toContain(op.clientSecret);
+    expect(list.body.data[0]).toMatchObject({ id: providerId, client_secret_set: true, domains: [DOMAIN], role_mappings: [{ group: 'support-team', roles: ['support'] }], redirect_uri: 'http://localhost:3000/sign-in/oidc' });
+    const french = await request(service.app).get('/fournisseurs-identite').set(auth(admin.token)).set('x-api-inflection', 'camel').expect(200);
+    expect(french.body.data[0].clientSecretSet).toBe(true);
+    const row = await database.db.selectFrom('identity_providers').selectAll().where('id', '=', providerId).executeTakeFirstOrThrow();
+    expect(row.client_secret_sealed.includes(Buffer.from(op.clientSecret))).toBe(false);
+    const events = await database.db.selectFrom('security_events').select(['changes', 'details']).where('type', '=', 'identity_provider_created').execute();
+    expect(JSON.stringify(events)).not.toContain(op.clientSecret);
+  });
+});
+
+describe('refused, with nothing written but the refusal in the audit journal', () => {
+  const person = () => ({ sub: newSubject(), email: `someone.${counter}@${DOMAIN}`, email_verified: true });
+
+  it('attack: an ID token signed by another key than the provider publishes', async () => {
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider(person(), { otherKey: true })).res, 'oidc_id_token_invalid');
+  });
+
+  it('attack: an expired ID token', async () => {
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider(person(), { expiresIn: -600 })).res, 'oidc_id_token_invalid');
+  });
+
+  it('attack: an ID token made for another audience (another client of the provider)', async () => {
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider(person(), { aud: 'another-client' })).res, 'oidc_id_token_invalid');
+  });
+
+  it('attack: an ID token from another issuer', async () => {
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider(person(), { iss: 'https://evil.example' })).res, 'oidc_id_token_invalid');
+  });
+
+  it('attack: a wrong nonce (an ID token minted for another sign-in)', async () => {
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider(person(), { nonce: 'nonce-of-another-flow' })).res, 'oidc_id_token_invalid');
+  });
+
+  it('attack: a reused state (the same callback sent twice)', async () => {
+    const { res, back, started } = await signInAtProvider(person());
+    expect(res.status).toBe(201);
+    await expectRefusedWithNothingWritten(() => request(service.app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token }), 'oidc_state_invalid');
+  });
+
+  it('attack: a made-up state', async () => {
+    const started = await startSignIn(service.app, { provider_id: providerId });
+    const back = op.authorize(started.authorization_url, person());
+    await expectRefusedWithNothingWritten(() => request(service.app).post('/sessions/oidc/callback').send({ ...back, state: 'made-up-state', flow_token: started.flow_token }), 'oidc_state_invalid');
+  });
+
+  it('attack: login CSRF, the attacker\'s own code and state sent with the victim\'s flow token', async () => {
+    const victims = await startSignIn(service.app, { provider_id: providerId });
+    const attackers = await startSignIn(service.app, { provider_id: providerId });
+    const back = op.authorize(attackers.authorization_url, person());
+    await expectRefusedWithNothingWritten(() => request(service.app).post('/sessions/oidc/callback').send({ ...back, flow_token: victims.flow_token }), 'oidc_state_invalid');
+  });
+
+  it('attack: a replayed code (the code of a finished sign-in, brought to a new flow)', async () => {
+    const { res, back } = await signInAtProvider(person());
+    expect(res.status).toBe(201);
+    const fresh = await startSignIn(service.app, { provider_id: providerId });
+    const state = new URL(fresh.authorization_url).searchParams.get('state')!;
+    await expectRefusedWithNothingWritten(() => request(service.app).post('/sessions/oidc/callback').send({ code: back.code, state, iss: back.iss, flow_token: fresh.flow_token }), 'oidc_code_rejected');
+  });
+
+  it('attack: an e-mail the provider does not say is verified, claiming an existing account', async () => {
+    const victim = await createUser(database.db, { email: `victim.${Date.now()}@${DOMAIN}` });
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub: newSubject(), email: victim.email, email_verified: false })).res, 'oidc_email_unverified');
+  });
+
+  it('attack: an e-mail of a domain this provider does not answer for', async () => {
+    const victim = await createUser(database.db, { email: `victim.${Date.now()}@other-company.example` });
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub: newSubject(), email: victim.email, email_verified: true })).res, 'oidc_domain_not_allowed');
+  });
+
+  it('attack: takeover by a new subject given a linked person\'s e-mail at the provider', async () => {
+    const email = `linked.${Date.now()}@${DOMAIN}`;
+    expect((await signInAtProvider({ sub: newSubject(), email, email_verified: true })).res.status).toBe(201);
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub: newSubject(), email, email_verified: true })).res, 'oidc_identity_conflict');
+  });
+
+  it('attack: a disabled person signing in at the provider', async () => {
+    const sub = newSubject();
+    const email = `leaver.${Date.now()}@${DOMAIN}`;
+    expect((await signInAtProvider({ sub, email, email_verified: true, groups: ['support-team'] })).res.status).toBe(201);
+    await database.db.updateTable('users').set({ status: 'disabled' }).where('email', '=', email).execute();
+    const res = await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub, email, email_verified: true, groups: [] })).res, 'oidc_account_disabled');
+    expect(res.body.detail).toBe('This account is disabled.');
+  });
+
+  it('an unknown person, when the provider does not create accounts', async () => {
+    await request(service.app).patch(`/identity-providers/${providerId}`).set(auth(admin.token)).send({ create_unknown_people: false }).expect(200);
+    try {
+      await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub: newSubject(), email: `nobody.${Date.now()}@${DOMAIN}`, email_verified: true })).res, 'oidc_unknown_person');
+    } finally {
+      await request(service.app).patch(`/identity-providers/${providerId}`).set(auth(admin.token)).send({ create_unknown_people: true }).expect(200);
+    }
+  });
+
+  it('an expired flow (past OIDC_FLOW_TTL_S)', async () => {
+    const clock = new ManualClock(new Date());
+    const late = createTestApp(database.db, { clock });
+    const started = await startSignIn(late.app, { provider_id: providerId });
+    const back = op.authorize(started.authorization_url, person());
+    clock.advance(601_000);
+    await expectRefusedWithNothingWritten(() => request(late.app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token }), 'oidc_state_invalid');
+  });
+
+  it('no provider for the e-mail\'s domain: 404, nothing started', async () => {
+    const res = await request(service.app).post('/sessions/oidc').send({ email: 'someone@nowhere.example' });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('identity_provider_not_found');
+    expectContractResponse(res, 'POST', '/sessions/oidc');
+  });
+});
+
+describe('password and second factor for people of the provider', () => {
+  it('sso_required: a person of the domain may not use a password (403 sso_required), before the password is looked at', async () => {
+    const person = await createUser(database.db, { email: `pw.${Date.now()}@${DOMAIN}` });
+    expect((await request(service.app).post('/sessions').send({ session: { email: person.email, password: person.password } })).status).toBe(201);
+    await request(service.app).patch(`/identity-providers/${providerId}`).set(auth(admin.token)).send({ sso_required: true }).expect(200);
+    try {
+      const res = await request(service.app).post('/sessions').send({ session: { email: person.email, password: person.password } });
+      expect(res.status).toBe(403);
+      expect(res.body.code).toBe('sso_required');
+      expectContractResponse(res, 'POST', '/sessions');
+      const unknown = await request(service.app).post('/sessions').send({ session: { email: `nobody@${DOMAIN}`, password: 'whatever it is' } });
+      expect(unknown.body.code).toBe('sso_required');
+    } finally {
+      await request(service.app).patch(`/identity-providers/${providerId}`).set(auth(admin.token)).send({ sso_required: false }).expect(200);
+    }
+  });
+
+  it('a person with an authenticator app gets the usual second step after the provider (session oidc_totp), unless the provider\'s amr counts as one (oidc_provider_mfa)', async () => {
+    const clock = new ManualClock(new Date('2026-12-23T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const person = await createUser(database.db, { email: `totp.${Date.now()}@${DOMAIN}` });
+    const set = await signIn(app, person.email, person.password);
+    const { secret } = await enrolTotp(app, set.access_token, clock);
+    clock.advance(30_000);
+    const sub = newSubject();
+    const flow = async (amr: string[]) => {
+      const started = await startSignIn(app, { provider_id: providerId });
+      const back = op.authorize(started.authorization_url, { sub, email: person.email, email_verified: true, amr });
+      return request(app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token });
+    };
+    const challenged = await flow(['mfa']);
+    expect(challenged.status).toBe(202);
+    expectContractResponse(challenged, 'POST', '/sessions/oidc/callback');
+    const second = await secondStep(app, { challenge_token: challenged.body.second_factor.challenge_token, totp_code: totpCode(secret, clock.now()) });
+    expect(second.status).toBe(201);
+    const sessions = await request(app).get('/sessions').set(auth(second.body.access_token)).expect(200);
+    expect(sessions.body.data.find((s: { current: boolean }) => s.current).authentication_method).toBe('oidc_totp');
+
+    await request(service.app).patch(`/identity-providers/${providerId}`).set(auth(admin.token)).send({ second_factor_amr: ['mfa'] }).expect(200);
+    try {
+      expect((await flow(['pwd'])).status).toBe(202);
+      const trusted = await flow(['pwd', 'mfa']);
+      expect(trusted.status).toBe(201);
+      const now = await request(app).get('/sessions').set(auth(trusted.body.access_token)).expect(200);
+      expect(now.body.data.find((s: { current: boolean }) => s.current).authentication_method).toBe('oidc_provider_mfa');
+    } finally {
+      await request(service.app).patch(`/identity-providers/${providerId}`).set(auth(admin.token)).send({ second_factor_amr: [] }).expect(200);
+    }
+  });
+});
+
+describe('managing providers: nobody gains a right they do not hold', () => {
+  it('attack: a manager of providers (and roles) who is not an administrator maps a group to the admin role, or adds a provider at all', async () => {
+    const manager = await createUser(database.db, { permissions: ['identity_providers.manage', 'roles.manage'] });
+    const token = (await signIn(service.app, manager.email, manager.password)).access_token;
+    const tables = await tableNames(database.db);
+    const before = await digestTables(database.db, tables);
+    const mapping = await request(service.app).patch(`/identity-providers/${providerId}`).set(auth(token)).send({ role_mappings: [{ group: 'everyone', roles: ['admin'] }] });
+    expect(mapping.status).toBe(403);
+    expect(mapping.body.code).toBe('target_outranks_caller');
+    expectContractResponse(mapping, 'PATCH', '/identity-providers/{id}');
+    const own = await request(service.app).post('/identity-providers').set(auth(token)).send({ name: 'Mine', issuer: op.issuer, client_id: 'x', client_secret: 'y', domains: ['mine.example'] });
+    expect(own.status).toBe(403);
+    expect(await digestTables(database.db, tables)).toEqual(before);
+    // Reading is what the permission gives.
+    expect((await request(service.app).get(`/identity-providers/${providerId}`).set(auth(token))).status).toBe(200);
+  });
+
+  it('refuses a domain another provider answers for (409 domain_taken), an unknown role, an issuer that is not one, and answers 404 for an unknown id', async () => {
+    const base = { name: `Other ${Date.now()}`, issuer: op.issuer, client_id: 'x', client_secret: 'y' };
+    const taken = await request(service.app).post('/identity-providers').set(auth(admin.token)).send({ ...base, domains: [DOMAIN.toUpperCase()] });
+    expect(taken.status).toBe(409);
+    expect(taken.body.code).toBe('domain_taken');
+    const role = await request(service.app).post('/identity-providers').set(auth(admin.token)).send({ ...base, domains: ['free.example'], role_mappings: [{ group: 'g', roles: ['no-such-role'] }] });
+    expect(role.status).toBe(400);
+    expect(role.body.code).toBe('unknown_role');
+    const unreachable = await request(service.app).post('/identity-providers').set(auth(admin.token)).send({ ...base, issuer: 'http://127.0.0.1:9/nothing', domains: ['free.example'] });
+    expect(unreachable.status).toBe(400);
+    expect(unreachable.body.code).toBe('issuer_unreachable');
+    const plain = await request(service.app).post('/identity-providers').set(auth(admin.token)).send({ ...base, issuer: 'http://login.example.com', domains: ['free.example'] });
+    expect(plain.status).toBe(400);
+    for (const id of ['00000000-0000-4000-8000-00000000abcd', 'not-an-id']) {
+      expect((await request(service.app).get(`/identity-providers/${id}`).set(auth(admin.token))).status).toBe(404);
+      expect((await request(service.app).delete(`/identity-providers/${id}`).set(auth(admin.token))).status).toBe(404);
+    }
+  });
+});
