@@ -15,7 +15,8 @@ import { SoftAuthenticator } from './support/passkey.js';
 import { permissionOfEventType } from '../src/audit/outbox.js';
 import { enrolTotp, stepUp, totpCode } from './support/second-factor.js';
 import { hashPassword } from '../src/auth/passwords.js';
-import { isPermission } from '../src/auth/permissions.js';
+import { PERMISSIONS, isPermission } from '../src/auth/permissions.js';
+import { startHandMadeProvider, type HandMadeProvider } from './support/oidc.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/schema.js';
 
@@ -25,11 +26,28 @@ const PASSWORD = 'matrix passphrase 1234';
 let database: TestDatabase;
 /** An active user, for the people a request example names. */
 let attendee: string;
+/** The issuer of identity providers created here: one that answers discovery. */
+let openIdProvider: HandMadeProvider;
 beforeAll(async () => {
   database = await createTestDatabase();
   attendee = (await makeUser(database.db)).id;
+  openIdProvider = await startHandMadeProvider();
 });
-afterAll(() => database.destroy());
+afterAll(async () => {
+  await openIdProvider.close();
+  await database.destroy();
+});
+
+/** An identity provider row (its secret sealed under no real key: nothing here signs in with it). */
+async function makeIdentityProvider(db: Kysely<Database>): Promise<string> {
+  const id = randomUUID();
+  const now = new Date();
+  await db
+    .insertInto('identity_providers')
+    .values({ id, name: `idp ${id}`, name_key: `idp ${id}`, issuer: openIdProvider.issuer, client_id: 'matrix', client_secret_sealed: Buffer.alloc(40), scopes: ['openid'], groups_claim: 'groups', create_unknown_people: false, sso_required: false, second_factor_amr: [], second_factor_acr: [], created_at: now, updated_at: now })
+    .execute();
+  return id;
+}
 
 /**
  * A fresh resource for each path parameter, by the path's first segment. Roles and keys hold no
@@ -47,6 +65,8 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   taches: async (db) => (await makeTask(db)).id,
   'webhook-endpoints': async (db) => (await makeWebhookEndpoint(db)).id,
   'points-de-terminaison-webhook': async (db) => (await makeWebhookEndpoint(db)).id,
+  'identity-providers': makeIdentityProvider,
+  'fournisseurs-identite': makeIdentityProvider,
 };
 
 /** A signed-in caller (through the real POST /sessions), when the case has one. */
@@ -102,6 +122,10 @@ function exampleBody(op: OperationInfo, caller?: Caller): unknown {
     // A step-up by a person without a second factor: their password (the contract's first example is a code).
     if (caller && op.operationId === 'stepUpSession') return { password: caller.password };
     if (caller && typeof body.refresh_token === 'string') body.refresh_token = caller.refreshToken;
+    // An identity provider: an issuer that answers, domains of its own, no roles (the example's do not exist here).
+    if (typeof body.issuer === 'string') body.issuer = openIdProvider.issuer;
+    if (Array.isArray(body.domains)) body.domains = [`matrix-${unique}.example`];
+    if (Array.isArray(body.role_mappings)) body.role_mappings = [];
   }
   return example;
 }
@@ -112,6 +136,8 @@ const otherPermission = (op: OperationInfo) => (op.requiredPermission === 'meeti
  * request example hands out (a role or key may only get permissions its creator holds).
  */
 function grantedPermissions(op: OperationInfo): string[] {
+  // Configuring an identity provider needs every permission (it may sign in as anyone of its domains: docs/IDENTITY.md).
+  if (op.requiredPermission === 'identity_providers.manage' && op.method !== 'get') return [...PERMISSIONS];
   const handedOut = JSON.stringify(exampleBody(op) ?? null).match(/"[a-z_]+\.[a-z_]+"/g) ?? [];
   const quoted = handedOut.map((q) => q.slice(1, -1));
   // A permission it hands out, or the permission that reading an event type it subscribes to needs.
