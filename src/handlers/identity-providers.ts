@@ -1,7 +1,7 @@
 // Handlers of the Identity providers operations (and their French paths), and of signing in
 // with one (POST /sessions/oidc, POST /sessions/oidc/callback).
 import type { Services } from '../services.js';
-import type { Handler } from '../contract/handler-types.js';
+import type { Handler } from './types.js';
 import { requireCaller } from '../auth/caller.js';
 import { presentIdentityProvider } from '../identity/presenter.js';
 import type { Provider } from '../identity/repository.js';
