@@ -3,6 +3,7 @@
 // one try: a replayed code, a code of another client's flow.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
+import { budget } from './support/budgets.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
 import { expectContractResponse } from './support/contract.js';
@@ -32,7 +33,7 @@ beforeAll(async () => {
     create_unknown_people: true,
     role_mappings: [{ group: 'support', roles: ['support'] }],
   });
-});
+}, budget({ passwordHash: 2 }));
 afterAll(async () => {
   await op?.close();
   await database?.destroy();
@@ -41,7 +42,7 @@ afterAll(async () => {
 const callback = (back: URL, flowToken: string) =>
   request(service.app).post('/sessions/oidc/callback').send({ code: back.searchParams.get('code'), state: back.searchParams.get('state'), iss: back.searchParams.get('iss') ?? undefined, flow_token: flowToken });
 
-describe('signing in through a real OpenID Provider', () => {
+describe('signing in through a real OpenID Provider', { timeout: budget({ passwordHash: 3 }) }, () => {
   it('through its login page into a session of this service, with the roles of the groups claim', async () => {
     op.accounts.set('ada-1', { email: 'ada@corp.example', email_verified: true, given_name: 'Ada', family_name: 'Lovelace', groups: ['support'] });
     const started = await startSignIn(service.app, { email: 'ada@corp.example' });

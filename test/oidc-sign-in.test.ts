@@ -3,6 +3,7 @@
 // that forges what a real one never would. The real `oidc-provider`: test/oidc-provider.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
+import { budget } from './support/budgets.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
 import { expectContractResponse } from './support/contract.js';
@@ -35,7 +36,7 @@ beforeAll(async () => {
     create_unknown_people: true,
     role_mappings: [{ group: 'support-team', roles: ['support'] }],
   });
-});
+}, budget({ passwordHash: 2 }));
 afterAll(async () => {
   await op?.close();
   await database?.destroy();
@@ -70,7 +71,7 @@ async function expectRefusedWithNothingWritten(attempt: () => Promise<request.Re
   return res;
 }
 
-describe('signing in with the company identity provider', () => {
+describe('signing in with the company identity provider', { timeout: budget({ passwordHash: 3 }) }, () => {
   it('a new person of the domain gets an account with the mapped roles, linked by issuer and subject, and a session of this service (IP, user agent, method oidc)', async () => {
     const sub = newSubject();
     const email = `ada.${counter}@${DOMAIN}`;
@@ -140,7 +141,7 @@ describe('signing in with the company identity provider', () => {
   });
 });
 
-describe('refused, with nothing written but the refusal in the audit journal', () => {
+describe('refused, with nothing written but the refusal in the audit journal', { timeout: budget({ passwordHash: 3 }) }, () => {
   const person = () => ({ sub: newSubject(), email: `someone.${counter}@${DOMAIN}`, email_verified: true });
 
   it('attack: an ID token signed by another key than the provider publishes', async () => {
@@ -241,7 +242,7 @@ describe('refused, with nothing written but the refusal in the audit journal', (
   });
 });
 
-describe('password and second factor for people of the provider', () => {
+describe('password and second factor for people of the provider', { timeout: budget({ passwordHash: 3 }) }, () => {
   it('sso_required: a person of the domain may not use a password (403 sso_required), before the password is looked at', async () => {
     const person = await createUser(database.db, { email: `pw.${Date.now()}@${DOMAIN}` });
     expect((await request(service.app).post('/sessions').send({ session: { email: person.email, password: person.password } })).status).toBe(201);
@@ -292,7 +293,7 @@ describe('password and second factor for people of the provider', () => {
   });
 });
 
-describe('managing providers: nobody gains a right they do not hold', () => {
+describe('managing providers: nobody gains a right they do not hold', { timeout: budget({ passwordHash: 3 }) }, () => {
   it('attack: a manager of providers (and roles) who is not an administrator maps a group to the admin role, or adds a provider at all', async () => {
     const manager = await createUser(database.db, { permissions: ['identity_providers.manage', 'roles.manage'] });
     const token = (await signIn(service.app, manager.email, manager.password)).access_token;
