@@ -75,4 +75,8 @@ export const auditMessages = pageMessages({
   'audit.line.webhook_endpoint_deleted': { en: '{actor} deleted the webhook endpoint {target}', fr: '{actor} a supprimé le point de terminaison webhook {target}' },
   'audit.line.webhook_endpoint_disabled': { en: '{actor} disabled the webhook endpoint {target}: every delivery failed for days', fr: '{actor} a désactivé le point de terminaison webhook {target} : toutes les livraisons échouaient depuis des jours' },
   'audit.line.passkey_renamed': { en: '{actor} renamed a passkey of {target}', fr: '{actor} a renommé une clé d’accès de {target}' },
+  'audit.line.identity_provider_created': { en: '{actor} added the identity provider {target}', fr: '{actor} a ajouté le fournisseur d’identité {target}' },
+  'audit.line.identity_provider_updated': { en: '{actor} changed the identity provider {target}', fr: '{actor} a modifié le fournisseur d’identité {target}' },
+  'audit.line.identity_provider_deleted': { en: '{actor} removed the identity provider {target}', fr: '{actor} a retiré le fournisseur d’identité {target}' },
+  'audit.line.identity_linked': { en: '{target} was linked to their company account', fr: '{target} a été lié à son compte d’entreprise' },
 });

@@ -20,4 +20,9 @@ export const sessionsMessages = pageMessages({
   'sessions.method.password_recovery_code': { en: 'password + recovery code', fr: 'mot de passe + code de secours' },
   'sessions.method.password_passkey': { en: 'password + passkey', fr: 'mot de passe + clé d’accès' },
   'sessions.method.passkey': { en: 'passkey', fr: 'clé d’accès' },
+  'sessions.method.oidc': { en: 'company sign-in', fr: 'connexion d’entreprise' },
+  'sessions.method.oidc_provider_mfa': { en: 'company sign-in with its second factor', fr: 'connexion d’entreprise avec son second facteur' },
+  'sessions.method.oidc_totp': { en: 'company sign-in + app code', fr: 'connexion d’entreprise + code d’application' },
+  'sessions.method.oidc_recovery_code': { en: 'company sign-in + recovery code', fr: 'connexion d’entreprise + code de secours' },
+  'sessions.method.oidc_passkey': { en: 'company sign-in + passkey', fr: 'connexion d’entreprise + clé d’accès' },
 });
