@@ -7,7 +7,7 @@ import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
 import { expectContractResponse, requiredQuery } from './support/contract.js';
-import { makeApiKey, makeMeeting, makePasskey, makeRole, makeTask, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
+import { makeApiKey, makeIdentityProvider, makeMeeting, makePasskey, makeRole, makeTask, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
 import { ManualClock, systemClock } from '../src/clock.js';
@@ -38,16 +38,7 @@ afterAll(async () => {
   await database.destroy();
 });
 
-/** An identity provider row (its secret sealed under no real key: nothing here signs in with it). */
-async function makeIdentityProvider(db: Kysely<Database>): Promise<string> {
-  const id = randomUUID();
-  const now = new Date();
-  await db
-    .insertInto('identity_providers')
-    .values({ id, name: `idp ${id}`, name_key: `idp ${id}`, issuer: openIdProvider.issuer, client_id: 'matrix', client_secret_sealed: Buffer.alloc(40), scopes: ['openid'], groups_claim: 'groups', create_unknown_people: false, sso_required: false, second_factor_amr: [], second_factor_acr: [], created_at: now, updated_at: now })
-    .execute();
-  return id;
-}
+const makeMatrixIdentityProvider = (db: Kysely<Database>) => makeIdentityProvider(db, openIdProvider.issuer);
 
 /**
  * A fresh resource for each path parameter, by the path's first segment. Roles and keys hold no
@@ -65,8 +56,8 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   taches: async (db) => (await makeTask(db)).id,
   'webhook-endpoints': async (db) => (await makeWebhookEndpoint(db)).id,
   'points-de-terminaison-webhook': async (db) => (await makeWebhookEndpoint(db)).id,
-  'identity-providers': makeIdentityProvider,
-  'fournisseurs-identite': makeIdentityProvider,
+  'identity-providers': makeMatrixIdentityProvider,
+  'fournisseurs-identite': makeMatrixIdentityProvider,
 };
 
 /** A signed-in caller (through the real POST /sessions), when the case has one. */

@@ -4,13 +4,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { budget } from './support/budgets.js';
-import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
 import { expectContractResponse } from './support/contract.js';
 import { digestTables, tableNames } from './support/table-digest.js';
 import { addProvider, startHandMadeProvider, startSignIn, type Forgery, type HandMadeProvider, type IdTokenClaims } from './support/oidc.js';
 import { enrolTotp, secondStep, totpCode } from './support/second-factor.js';
 import { ManualClock } from '../src/clock.js';
+import { sql } from 'kysely';
+import { keyring, newSealingKeyLine } from '../src/auth/sealing-keys.js';
+import { parseSealingKeys } from '../src/config.js';
+import { openClientSecret } from '../src/identity/client-secret.js';
+import { resealAll } from '../src/maintenance/reseal.js';
 
 let database: TestDatabase;
 let op: HandMadeProvider;
@@ -264,7 +269,7 @@ describe('password and second factor for people of the provider', { timeout: bud
     const { app } = createTestApp(database.db, { clock });
     const person = await createUser(database.db, { email: `totp.${Date.now()}@${DOMAIN}` });
     const set = await signIn(app, person.email, person.password);
-    const { secret } = await enrolTotp(app, set.access_token, clock);
+    const { secret } = await enrolTotp(app, set.access_token, clock, person.password);
     clock.advance(30_000);
     const sub = newSubject();
     const flow = async (amr: string[]) => {
@@ -327,5 +332,47 @@ describe('managing providers: nobody gains a right they do not hold', { timeout:
       expect((await request(service.app).get(`/identity-providers/${id}`).set(auth(admin.token))).status).toBe(404);
       expect((await request(service.app).delete(`/identity-providers/${id}`).set(auth(admin.token))).status).toBe(404);
     }
+  });
+});
+
+describe('the client secret under the sealing keys (SEALING_KEYS), not the database', { timeout: budget({ passwordHash: 3 }) }, () => {
+  it('attack: a stolen backup opens no client secret: no sealing secret in the database, no stored 32-byte value opens it', async () => {
+    const row = await database.db.selectFrom('identity_providers').selectAll().where('id', '=', providerId).executeTakeFirstOrThrow();
+    expect(row.client_secret_key_id).toBe(testConfig().sealingKeys![0]!.id);
+    expect(await database.db.selectFrom('service_secrets').select('name').execute()).not.toContainEqual({ name: 'identity_provider_sealing' });
+    const { rows: tables } = await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`.execute(database.db);
+    const candidates: Buffer[] = [];
+    for (const { table_name } of tables) {
+      const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table_name)}`.execute(database.db);
+      for (const value of rows.flatMap((r) => Object.values(r))) if (Buffer.isBuffer(value) && value.length === 32) candidates.push(value);
+    }
+    expect(candidates.length).toBeGreaterThan(0);
+    const opens = (key: Buffer) => {
+      try {
+        openClientSecret(keyring([{ id: 'stolen', key }]), { ...row, client_secret_key_id: 'stolen' });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(candidates.filter(opens)).toEqual([]);
+    expect(openClientSecret(keyring(testConfig().sealingKeys!), row)).toBe(op.clientSecret);
+  });
+
+  it('a new sealing key first: reseal moves the secret to it, and signing in works with the new key alone', async () => {
+    const fresh = parseSealingKeys(newSealingKeyLine('identity-next'), 'test');
+    const both = [...fresh, ...testConfig().sealingKeys!];
+    const report = await resealAll(database.db, keyring(both));
+    expect(report).toMatchObject({ clientSecretsUnopenable: 0 });
+    expect(report.clientSecretsResealed).toBeGreaterThanOrEqual(1);
+    const row = await database.db.selectFrom('identity_providers').select('client_secret_key_id').where('id', '=', providerId).executeTakeFirstOrThrow();
+    expect(row.client_secret_key_id).toBe('identity-next');
+    const onlyNew = createTestApp(database.db, { env: { SEALING_KEYS: `identity-next:${fresh[0]!.key.toString('base64')}` } });
+    const started = await startSignIn(onlyNew.app, { provider_id: providerId });
+    const back = op.authorize(started.authorization_url, { sub: newSubject(), email: `resealed.${counter}@${DOMAIN}`, email_verified: true });
+    const res = await request(onlyNew.app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token });
+    expect(res.status).toBe(201);
+    // Back under the test key, for whatever runs after.
+    await resealAll(database.db, keyring([...testConfig().sealingKeys!, ...fresh]));
   });
 });

@@ -1,4 +1,5 @@
-// The sealing keys: the secret that seals TOTP keys and webhook signing secrets (AES-256-GCM) and keys the digests the
+// The sealing keys: the secret that seals TOTP keys, webhook signing secrets and identity providers'
+// client secrets (AES-256-GCM) and keys the digests the
 // database keeps of recovery codes and of Idempotency-Key requests (HMAC-SHA-256). It comes from
 // configuration (SEALING_KEYS or SEALING_KEYS_FILE, src/config.ts), never from the database: a
 // dump or a backup alone opens nothing. Each value stores the id of the key it was made under, so
@@ -13,7 +14,7 @@ import { parseSealingKeys, type Config, type SealingKey } from '../config.js';
 
 export const EMBEDDED_SEALING_KEYS_FILE = 'sealing-keys';
 
-export type SealingPurpose = 'totp-seal' | 'webhook-secret-seal' | 'recovery-code' | 'idempotency-fingerprint';
+export type SealingPurpose = 'totp-seal' | 'webhook-secret-seal' | 'recovery-code' | 'idempotency-fingerprint' | 'identity-provider-secret';
 
 export interface Keyring {
   /** The key that seals and digests now. */

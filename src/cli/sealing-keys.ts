@@ -30,6 +30,7 @@ export function registerSealingKeys(program: Command): void {
             `Authenticator-app keys sealed again: ${report.totpResealed}; that no configured key opens: ${report.totpUnopenable}.`,
             `Webhook signing secrets sealed again: ${report.webhookSecretsResealed}; that no configured key opens: ${report.webhookSecretsUnopenable}.`,
             `Recovery codes keyed: ${report.recoveryCodesKeyed}; Idempotency-Key fingerprints keyed: ${report.fingerprintsKeyed}.`,
+            `Identity providers' client secrets sealed again: ${report.clientSecretsResealed}; that no configured key opens: ${report.clientSecretsUnopenable}.`,
             older.length === 0
               ? 'Nothing needs an older key any more: it may be removed from the configuration.'
               : `Recovery codes still keyed under older keys (kept until their owners make new ones): ${older.map(([id, n]) => `${id}: ${n}`).join(', ')}.`,

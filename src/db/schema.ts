@@ -397,6 +397,8 @@ export interface IdentityProvidersTable {
   issuer: string;
   client_id: string;
   client_secret_sealed: Buffer;
+  /** The sealing key of client_secret_sealed (src/identity/client-secret.ts). */
+  client_secret_key_id: string;
   scopes: string[];
   groups_claim: string;
   create_unknown_people: boolean;

@@ -11,7 +11,7 @@ import type { Dependencies } from '../dependencies.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
 import { PERMISSIONS } from '../auth/permissions.js';
-import { serviceSecret } from '../auth/service-secrets.js';
+import { keyringOf } from '../auth/sealing-keys.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
@@ -20,7 +20,7 @@ import { permissionsOfRoles } from '../roles/permissions.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { cleanName, uniqueNameKey } from '../text/normalize.js';
 import type { Seal } from '../idempotency/service.js';
-import { sealClientSecret, unsealClientSecret } from './client-secret.js';
+import { openClientSecret, sealClientSecret } from './client-secret.js';
 import { discover, isLoopback } from './oidc.js';
 import * as repo from './repository.js';
 
@@ -78,8 +78,9 @@ const audited = (p: { name: string; issuer: string; client_id: string; domains: 
   second_factor_acr: p.second_factor_acr,
 });
 
-export function identityProviderService({ db, clock }: Pick<Dependencies, 'db' | 'clock'>) {
-  const sealingKey = serviceSecret(db, clock, 'identity_provider_sealing');
+export function identityProviderService({ db, clock, config }: Pick<Dependencies, 'db' | 'clock' | 'config'>) {
+  // From configuration, never from the database (src/auth/sealing-keys.ts).
+  const keys = keyringOf(config);
 
   /** The mapped roles, locked and judged: each must exist, and the caller must hold what each grants. */
   async function lockMappedRoles(trx: Kysely<Database>, authority: Authority, mappings: readonly { group: string; roles: string[] }[]) {
@@ -134,7 +135,7 @@ export function identityProviderService({ db, clock }: Pick<Dependencies, 'db' |
       const issuer = checkIssuer(input.issuer);
       await assertDiscoverable(issuer, input.client_id, input.client_secret);
       const id = randomUUID();
-      const sealed = sealClientSecret(await sealingKey(), id, input.client_secret);
+      const sealed = sealClientSecret(keys, id, input.client_secret);
       let made: repo.Provider | undefined;
       await db
         .transaction()
@@ -148,7 +149,7 @@ export function identityProviderService({ db, clock }: Pick<Dependencies, 'db' |
               name_key: uniqueNameKey(name),
               issuer,
               client_id: input.client_id,
-              client_secret_sealed: sealed,
+              ...sealed,
               scopes: scopesOf(input.scopes ?? ['openid', 'email', 'profile']),
               groups_claim: input.groups_claim ?? 'groups',
               create_unknown_people: input.create_unknown_people ?? false,
@@ -181,10 +182,10 @@ export function identityProviderService({ db, clock }: Pick<Dependencies, 'db' |
       const issuer = input.issuer === undefined ? undefined : checkIssuer(input.issuer);
       // A new issuer or client is read before anything is written, as at creation.
       if (issuer !== undefined || input.client_id !== undefined || input.client_secret !== undefined) {
-        const secret = input.client_secret ?? unsealClientSecret(await sealingKey(), id, current.client_secret_sealed);
+        const secret = input.client_secret ?? openClientSecret(keys, current);
         await assertDiscoverable(issuer ?? current.issuer, input.client_id ?? current.client_id, secret);
       }
-      const sealed = input.client_secret === undefined ? undefined : sealClientSecret(await sealingKey(), id, input.client_secret);
+      const sealed = input.client_secret === undefined ? undefined : sealClientSecret(keys, id, input.client_secret);
       await db
         .transaction()
         .execute(async (trx) => {
@@ -197,7 +198,7 @@ export function identityProviderService({ db, clock }: Pick<Dependencies, 'db' |
               ...(name === undefined ? {} : { name, name_key: uniqueNameKey(name) }),
               ...(issuer === undefined ? {} : { issuer }),
               ...(input.client_id === undefined ? {} : { client_id: input.client_id }),
-              ...(sealed === undefined ? {} : { client_secret_sealed: sealed }),
+              ...sealed,
               ...(input.scopes === undefined ? {} : { scopes: scopesOf(input.scopes) }),
               ...(input.groups_claim === undefined ? {} : { groups_claim: input.groups_claim }),
               ...(input.create_unknown_people === undefined ? {} : { create_unknown_people: input.create_unknown_people }),

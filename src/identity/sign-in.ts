@@ -20,7 +20,7 @@ import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { IDToken } from 'openid-client';
 import { DomainError, notFound, unauthenticated } from '../errors.js';
-import { serviceSecret } from '../auth/service-secrets.js';
+import { keyringOf } from '../auth/sealing-keys.js';
 import { digestSecret, generateSecret } from '../auth/secrets.js';
 import { hasSecondFactor } from '../auth/second-factor.js';
 import type { AuditContext } from '../audit/events.js';
@@ -30,7 +30,7 @@ import { emailKey } from '../users/names.js';
 import type { SessionService, SignInOutcome } from '../sessions/service.js';
 import { domainOf } from '../sessions/sso-required.js';
 import { truncateUserAgent, type ClientInfo } from '../sessions/revocation.js';
-import { unsealClientSecret } from './client-secret.js';
+import { openClientSecret } from './client-secret.js';
 import { authorizationUrl, configurationOf, OidcRefusal, redeem } from './oidc.js';
 import { isUuid } from './providers.js';
 import { namesFrom, provisionPerson, setDirectoryRoles } from './provisioning.js';
@@ -80,11 +80,11 @@ export interface CallbackInput {
 
 export function oidcSignInService(deps: Dependencies, sessions: SessionService) {
   const { db, clock, config } = deps;
-  const sealingKey = serviceSecret(db, clock, 'identity_provider_sealing');
+  const keys = keyringOf(config);
   const { redirectUri, flowTtlS } = config.oidc;
 
   async function relyingParty(provider: repo.Provider) {
-    const rp = { issuer: provider.issuer, clientId: provider.client_id, clientSecret: unsealClientSecret(await sealingKey(), provider.id, provider.client_secret_sealed) };
+    const rp = { issuer: provider.issuer, clientId: provider.client_id, clientSecret: openClientSecret(keys, provider) };
     return configurationOf(rp, provider.updated_at.toISOString());
   }
 

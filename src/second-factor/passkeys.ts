@@ -23,7 +23,7 @@ import {
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { decodeClientDataJSON } from '@simplewebauthn/server/helpers';
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { Actor } from '../audit/events.js';
@@ -210,8 +210,8 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
   }
 
   /** Request options for a person's passkeys (a second step): its challenge is kept by the caller, with the sign-in challenge. */
-  async function secondStepOptions(userId: string): Promise<{ options: WebAuthnJson; challenge: string } | undefined> {
-    const credentials = await store.credentialsOf(db, userId);
+  async function secondStepOptions(userId: string, on: Kysely<Database> = db): Promise<{ options: WebAuthnJson; challenge: string } | undefined> {
+    const credentials = await store.credentialsOf(on, userId);
     if (credentials.length === 0) return undefined;
     const options = await generateAuthenticationOptions({
       rpID: rpId,

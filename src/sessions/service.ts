@@ -28,7 +28,6 @@ import { markSteppedUp, STEP_UP_TTL_S } from './step-up.js';
 import type { StepUpMethod } from '../db/schema.js';
 import { CHALLENGE_TTL_S, challengeFailed, challengeUsed, findLiveChallenge, lockLiveChallenge, openChallenge } from './challenges.js';
 import { ssoRequiredProvider } from './sso-required.js';
-import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { forbidden } from '../errors.js';
 import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, unsealTokenSet, type TokenSet } from './tokens.js';
 
@@ -143,9 +142,12 @@ export function sessionService(deps: Dependencies) {
   ): Promise<SignInOutcome> {
     const now = clock.now();
     if (user.has_second_factor && !providerSecondFactor) {
-      const challenge_token = await openChallenge(trx, user.id, now, 'oidc');
-      const methods = await secondFactors.methodsOf(user.id, trx);
-      return { challenge: { challenge_token, expires_in: CHALLENGE_TTL_S, methods } };
+      // As after a password (signIn above), on the callback's transaction.
+      const passkey = await passkeys.secondStepOptions(user.id, trx);
+      const codes = await secondFactors.methodsOf(user.id, trx);
+      const challenge_token = await openChallenge(trx, user.id, now, passkey?.challenge ?? null, 'oidc');
+      const methods = [...codes.filter((m) => m === 'totp'), ...(passkey ? (['passkey'] as const) : []), ...codes.filter((m) => m === 'recovery_code')];
+      return { challenge: { challenge_token, expires_in: CHALLENGE_TTL_S, methods, ...(passkey ? { passkey_options: passkey.options } : {}) } };
     }
     const attempt = { emailDigest: emailDigest(user.email), countedAddress: throttledAddress(client.ip) };
     return { tokens: await open(user.id, attempt, client, now, providerSecondFactor ? 'oidc_provider_mfa' : 'oidc', trx) };

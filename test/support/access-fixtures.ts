@@ -143,3 +143,14 @@ export async function makePasskey(db: Kysely<Database>, userId: string): Promise
     .executeTakeFirstOrThrow();
   return row.id;
 }
+
+/** An identity provider row of `issuer` (its secret sealed under no real key: nothing signs in with it; for tests about who may call). */
+export async function makeIdentityProvider(db: Kysely<Database>, issuer: string): Promise<string> {
+  const id = randomUUID();
+  const now = new Date();
+  await db
+    .insertInto('identity_providers')
+    .values({ id, name: `idp ${id}`, name_key: `idp ${id}`, issuer, client_id: 'fixture', client_secret_sealed: Buffer.alloc(40), client_secret_key_id: 'none', scopes: ['openid'], groups_claim: 'groups', create_unknown_people: false, sso_required: false, second_factor_amr: [], second_factor_acr: [], created_at: now, updated_at: now })
+    .execute();
+  return id;
+}

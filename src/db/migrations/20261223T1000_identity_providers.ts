@@ -5,11 +5,10 @@
 // what another started), what first factor a second-factor challenge follows, and the session
 // methods of a sign-in through a provider.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 
-/** Every way a session may have been opened, this migration's included (it replaces the check of 20261215T1000). */
-const METHODS = ['password', 'password_totp', 'password_recovery_code', 'password_passkey', 'oidc', 'oidc_provider_mfa', 'oidc_totp', 'oidc_recovery_code', 'oidc_passkey'];
+/** Every way a session may have been opened, this migration's included (it replaces the check of 20261219T1000, passkeys). */
+const METHODS = ['password', 'password_totp', 'password_recovery_code', 'password_passkey', 'passkey', 'oidc', 'oidc_provider_mfa', 'oidc_totp', 'oidc_recovery_code', 'oidc_passkey'];
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -19,8 +18,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('name_key', 'text', (c) => c.notNull().unique())
     .addColumn('issuer', 'text', (c) => c.notNull())
     .addColumn('client_id', 'text', (c) => c.notNull())
-    // AES-256-GCM under the service secret identity_provider_sealing, the provider's id as additional data.
+    // AES-256-GCM under the sealing key client_secret_key_id (SEALING_KEYS, not the database), the provider's id as additional data.
     .addColumn('client_secret_sealed', 'bytea', (c) => c.notNull())
+    .addColumn('client_secret_key_id', 'text', (c) => c.notNull())
     .addColumn('scopes', sql`text[]`, (c) => c.notNull())
     .addColumn('groups_claim', 'text', (c) => c.notNull())
     .addColumn('create_unknown_people', 'boolean', (c) => c.notNull())
@@ -88,14 +88,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       loop execute format('alter table sessions drop constraint %I', c.conname); end loop;
     end $$`.execute(db);
   await sql`alter table sessions add constraint sessions_authentication_method_known check (authentication_method in (${sql.join(METHODS.map((m) => sql.lit(m)))}))`.execute(db);
-
-  await db.insertInto('service_secrets').values({ name: 'identity_provider_sealing', secret: randomBytes(32), created_at: new Date() }).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await db.deleteFrom('service_secrets').where('name', '=', 'identity_provider_sealing').execute();
   await sql`alter table sessions drop constraint sessions_authentication_method_known`.execute(db);
-  await sql`alter table sessions add constraint sessions_authentication_method_check check (authentication_method in ('password', 'password_totp', 'password_recovery_code', 'password_passkey'))`.execute(db);
+  await sql`delete from sessions where authentication_method like 'oidc%'`.execute(db);
+  await sql`alter table sessions add constraint sessions_authentication_method_check
+    check (authentication_method in ('password', 'password_totp', 'password_recovery_code', 'password_passkey', 'passkey'))`.execute(db);
   await db.schema.alterTable('sign_in_challenges').dropColumn('first_factor').execute();
   await db.schema.dropTable('oidc_sign_in_flows').execute();
   await db.schema.dropTable('identity_links').execute();
