@@ -14,8 +14,9 @@ import { createTestDatabase, spec, type TestDatabase } from './support/context.j
 import { requiredQuery } from './support/contract.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { startValidationProxy, type PrismProcess } from './support/prism.js';
-import { adminRoleId, makeApiKey, makeMeeting, makePasskey, makeRole, makeTask, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
+import { adminRoleId, makeApiKey, makeIdentityProvider, makeMeeting, makePasskey, makeRole, makeTask, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
 import { SoftAuthenticator } from './support/passkey.js';
+import { startHandMadeProvider, type HandMadeProvider } from './support/oidc.js';
 import { deref, indexOperations, type OpenApiDocument, type OperationInfo } from '../src/contract/spec.js';
 import { INFLECTIONS, styleKey, type Inflection } from '../src/contract/inflection.js';
 import { hashPassword } from '../src/auth/passwords.js';
@@ -28,6 +29,8 @@ let database: TestDatabase;
 let server: ServerProcess;
 let passwordHash: string;
 let adminRole: string;
+/** An OpenID Provider on loopback for identity providers to discover (test/support/oidc.ts). */
+let openIdProvider: HandMadeProvider;
 
 /** One proxy per style, all started at once (Prism takes seconds to start), each used in turn. */
 const proxies = new Map<Inflection, Promise<PrismProcess>>();
@@ -36,6 +39,9 @@ beforeAll(async () => {
   database = await createTestDatabase();
   passwordHash = await hashPassword(PASSWORD);
   adminRole = await adminRoleId(database.db);
+  // Signing in with a provider starts for the fixtures' e-mails (example.com); the flow's end needs a real sign-in there (test/oidc-sign-in.test.ts).
+  openIdProvider = await startHandMadeProvider();
+  await makeIdentityProvider(database.db, openIdProvider.issuer, ['example.com']);
   // Real processes all the way: the service as deployed (response validation on, as outside production).
   // Webhook URLs on loopback: this file is about the contract, not about where a URL points.
   server = await startServerProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', SWEEP_INTERVAL_S: '0', WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
@@ -47,6 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.allSettled([...proxies.values()].map(async (proxy) => (await proxy).stop()));
   await server?.stop();
+  await openIdProvider?.close();
   await database?.destroy();
 });
 
@@ -95,6 +102,8 @@ const RESOURCES: Record<string, () => Promise<string>> = {
   taches: async () => (await makeTask(database.db)).id,
   'webhook-endpoints': async () => (await makeWebhookEndpoint(database.db)).id,
   'points-de-terminaison-webhook': async () => (await makeWebhookEndpoint(database.db)).id,
+  'identity-providers': () => makeIdentityProvider(database.db, openIdProvider.issuer),
+  'fournisseurs-identite': () => makeIdentityProvider(database.db, openIdProvider.issuer),
 };
 
 
@@ -187,6 +196,8 @@ const NEEDS_STATE: Record<string, number> = {
   'POST /sessions/current/step-up': 400,
   // An assertion needs a passkey registered and a challenge of its own (test/passkeys.test.ts signs in for real).
   'POST /sessions/passkey': 401,
+  // A callback needs a flow gone through the provider (test/oidc-sign-in.test.ts and test/oidc-provider.test.ts do it).
+  'POST /sessions/oidc/callback': 401,
 };
 
 /**
@@ -234,7 +245,7 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
   const caller = op.method === 'get' ? shared.adminCaller : op.raw['x-step-up'] === 'always' ? await steppedUp(await signedIn([adminRole])) : await signedIn([adminRole]);
   // People a meeting names must be active users.
   const prepared = (await PREPARED_BODY[op.operationId]?.(caller)) ?? {};
-  const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken, organizer_id: caller.userId, attendee_ids: [shared.adminCaller.userId], url: 'http://127.0.0.1:9/hook', ...prepared };
+  const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken, organizer_id: caller.userId, attendee_ids: [shared.adminCaller.userId], url: 'http://127.0.0.1:9/hook', issuer: openIdProvider.issuer, domains: [`styles-${unique}.example`], role_mappings: [], ...prepared };
   const body = exampleBody(contract, op, style, fill);
   const withBody = body === undefined ? {} : { body };
   const headers = (credential: Record<string, string>) => ({ ...base.headers, ...credential });

@@ -27,6 +27,8 @@ const LAYERS: readonly (readonly string[])[] = [
   // Who may call how often, and each key's use: above every domain whose callers it limits.
   ['src/admission/'],
   ['src/maintenance/'],
+  // Company sign-in (docs/IDENTITY.md): opens sessions; its client secrets are re-sealed by maintenance.
+  ['src/identity/'],
   // Webhook endpoints and delivery: placed here so the maintenance step can re-seal their secrets.
   ['src/webhooks/'],
   ['src/sessions/'],

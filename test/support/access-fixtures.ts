@@ -13,7 +13,9 @@ import { rolesOfUser } from '../../src/roles/repository.js';
 import { permissionsOfRoles } from '../../src/roles/permissions.js';
 import { refused } from '../../src/errors.js';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.js';
-import { createTestApp, spec } from './context.js';
+import { createTestApp, spec, testConfig } from './context.js';
+import { keyring } from '../../src/auth/sealing-keys.js';
+import { sealClientSecret } from '../../src/identity/client-secret.js';
 import { roleRow, userRow } from './rows.js';
 
 export async function makeRole(db: Kysely<Database>, permissions: readonly string[], name = `role-${randomUUID().slice(0, 8)}`) {
@@ -144,13 +146,18 @@ export async function makePasskey(db: Kysely<Database>, userId: string): Promise
   return row.id;
 }
 
-/** An identity provider row of `issuer` (its secret sealed under no real key: nothing signs in with it; for tests about who may call). */
-export async function makeIdentityProvider(db: Kysely<Database>, issuer: string): Promise<string> {
+/**
+ * An identity provider of `issuer`, answering for `domains`, its client secret `fixture-secret`
+ * sealed under the tests' sealing keys (SEALING_KEYS, as a server process of the tests reads them).
+ */
+export async function makeIdentityProvider(db: Kysely<Database>, issuer: string, domains: string[] = []): Promise<string> {
   const id = randomUUID();
   const now = new Date();
+  const sealed = sealClientSecret(keyring(testConfig().sealingKeys!), id, 'fixture-secret');
   await db
     .insertInto('identity_providers')
-    .values({ id, name: `idp ${id}`, name_key: `idp ${id}`, issuer, client_id: 'fixture', client_secret_sealed: Buffer.alloc(40), client_secret_key_id: 'none', scopes: ['openid'], groups_claim: 'groups', create_unknown_people: false, sso_required: false, second_factor_amr: [], second_factor_acr: [], created_at: now, updated_at: now })
+    .values({ id, name: `idp ${id}`, name_key: `idp ${id}`, issuer, client_id: 'fixture', ...sealed, scopes: ['openid'], groups_claim: 'groups', create_unknown_people: false, sso_required: false, second_factor_amr: [], second_factor_acr: [], created_at: now, updated_at: now })
     .execute();
+  if (domains.length) await db.insertInto('identity_provider_domains').values(domains.map((domain) => ({ domain, provider_id: id }))).execute();
   return id;
 }
