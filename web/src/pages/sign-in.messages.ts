@@ -22,5 +22,10 @@ export const signInMessages = pageMessages({
   'signIn.passkeyHint': { en: 'Confirm with one of your passkeys (fingerprint, face or PIN on your device).', fr: 'Confirmez avec l’une de vos clés d’accès (empreinte, visage ou code sur votre appareil).' },
   'signIn.verifyPasskey': { en: 'Use my passkey', fr: 'Utiliser ma clé d’accès' },
   'signIn.usePasskey': { en: 'Use a passkey instead', fr: 'Utiliser plutôt une clé d’accès' },
+  'signIn.withProvider': { en: 'Sign in with {provider}', fr: 'Se connecter avec {provider}' },
+  'signIn.orPassword': { en: 'or with your password below', fr: 'ou avec votre mot de passe ci-dessous' },
+  'signIn.ssoRequired': { en: 'People of your company sign in with its identity provider.', fr: 'Les personnes de votre entreprise se connectent avec son fournisseur d’identité.' },
+  'signIn.providerReturning': { en: 'Finishing the sign-in with your company…', fr: 'Fin de la connexion avec votre entreprise…' },
+  'signIn.providerFailed': { en: 'The sign-in with your company did not succeed.', fr: 'La connexion avec votre entreprise n’a pas abouti.' },
   'signIn.restart': { en: 'Start again', fr: 'Recommencer' },
 });
