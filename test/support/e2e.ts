@@ -2,6 +2,7 @@
 // Chromium driven by playwright-core with a fresh profile. The test process builds the app itself,
 // so a test can hand it a ManualClock: nothing in the service lets a request move its clock.
 import { once } from 'node:events';
+import { createServer, type RequestListener } from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -38,18 +39,24 @@ export const CHROMIUM_FLAGS = [
 ];
 export const SCREENSHOTS_DIR = join(PROJECT_ROOT, 'test-results', 'screenshots');
 
-export async function startService(options: { clock?: Clock; env?: Record<string, string | undefined> } = {}) {
+/** `env` may depend on the service's own address (a redirect URI back to it): it is then a function of it. */
+export async function startService(options: { clock?: Clock; env?: Record<string, string | undefined> | ((baseUrl: string) => Record<string, string | undefined>) } = {}) {
   const database = await createTestDatabase();
   // Dropping the database at the end terminates its connections (57P01); that is expected then.
   database.pool.on('error', (err: Error & { code?: string }) => {
     if (err.code !== '57P01') throw err;
   });
-  const service = createTestApp(database.db, { clock: options.clock ?? systemClock, ...(options.env ? { env: options.env } : {}) });
-  const server = service.app.listen(0, '127.0.0.1');
+  // Listening first, so the address is known before the app is configured.
+  let app: RequestListener = (_req, res) => res.end();
+  const server = createServer((req, res) => app(req, res));
+  server.listen(0, '127.0.0.1');
   await once(server, 'listening');
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = typeof options.env === 'function' ? options.env(baseUrl) : options.env;
+  const service = createTestApp(database.db, { clock: options.clock ?? systemClock, ...(env ? { env } : {}) });
+  app = service.app;
   // The background step every server process runs (src/main.ts): key usage reaches the database.
   const reconciliation = startReconciliation(service.services.admission, service.deps.config.rateLimits.syncIntervalMs, service.deps.logger);
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     ...service,
     database,

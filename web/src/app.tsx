@@ -17,6 +17,7 @@ import { AuditPage } from './pages/audit.js';
 import { MeetingsPage } from './pages/meetings.js';
 import { TasksPage } from './pages/tasks.js';
 import { SecurityPage } from './pages/security.js';
+import { IdentityProvidersPage } from './pages/identity-providers.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
 import { StepUpDialog } from './step-up.js';
 import { ApiError } from './api/problem.js';
@@ -51,6 +52,7 @@ const NAV: { label: MessageKey | null; pages: NavPage[] }[] = [
       { route: 'users', label: 'nav.users', needs: 'users.list' },
       { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
       { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
+      { route: 'identity-providers', label: 'nav.identityProviders', needs: 'identity_providers.manage' },
     ],
   },
   { label: 'nav.section.activity', pages: [{ route: 'audit', label: 'nav.audit', needs: 'audit.read' }] },
@@ -161,6 +163,8 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
       return <PasswordPage />;
     case 'security':
       return <SecurityPage />;
+    case 'identity-providers':
+      return <IdentityProvidersPage providerId={id} />;
     default:
       return <PageTitle>{t('error.notFound')}</PageTitle>;
   }

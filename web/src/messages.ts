@@ -16,6 +16,7 @@ import { auditMessages } from './pages/audit.messages.js';
 import { sessionsMessages } from './pages/sessions.messages.js';
 import { passwordMessages } from './pages/password.messages.js';
 import { securityMessages } from './pages/security.messages.js';
+import { identityProvidersMessages } from './pages/identity-providers.messages.js';
 
 /** Every page's wording, by file. */
 export const PAGE_MESSAGES = {
@@ -31,6 +32,7 @@ export const PAGE_MESSAGES = {
   sessions: sessionsMessages,
   password: passwordMessages,
   security: securityMessages,
+  identityProviders: identityProvidersMessages,
 };
 
 type Pages = typeof PAGE_MESSAGES;

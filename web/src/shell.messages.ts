@@ -9,6 +9,7 @@ export const shellMessages = pageMessages({
   'nav.users': { en: 'Users', fr: 'Utilisateurs' },
   'nav.roles': { en: 'Roles', fr: 'Rôles' },
   'nav.apiKeys': { en: 'API keys', fr: "Clés d'API" },
+  'nav.identityProviders': { en: 'Identity providers', fr: 'Fournisseurs d’identité' },
   'nav.sessions': { en: 'My sessions', fr: 'Mes sessions' },
   'nav.password': { en: 'Password', fr: 'Mot de passe' },
   'nav.section.work': { en: 'Work', fr: 'Travail' },

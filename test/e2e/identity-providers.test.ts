@@ -1,0 +1,113 @@
+// The back office's identity providers (issue 31, docs/IDENTITY.md) in a real Chromium: an
+// administrator adds, changes and removes one on the "Identity providers" page, the client secret
+// typed once and never shown again; then a person of the provider's domain signs in from the
+// sign-in page's "Sign in with ..." button, through the real `oidc-provider`'s login page, back
+// into the back office.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { budget } from '../support/budgets.js';
+import { createAdministrator, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
+import { startRealProvider, type RealProvider } from '../support/oidc-provider.js';
+import { signIn as apiSignIn } from '../support/sessions.js';
+
+const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
+let service: Awaited<ReturnType<typeof startService>>;
+let op: RealProvider;
+let redirectUri: string;
+
+beforeAll(async () => {
+  service = await startService({ env: (baseUrl) => ((redirectUri = `${baseUrl}/sign-in/oidc`), { OIDC_REDIRECT_URI: redirectUri }) });
+  op = await startRealProvider(redirectUri);
+  await createAdministrator(service.database.db, ADMIN);
+}, budget({ passwordHash: 2 }));
+afterAll(async () => {
+  await op?.close();
+  await service?.stop();
+});
+
+describe('identity providers in the back office', () => {
+  it('an administrator adds, changes and removes a provider; the client secret is typed once and never shown', { timeout: budget({ browserFlow: 2 }) }, async () => {
+    const browser = await openBrowser();
+    try {
+      const { page } = browser;
+      await signIn(page, service.baseUrl, ADMIN);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Identity providers' }).click();
+      await page.getByRole('heading', { name: 'Identity providers' }).waitFor();
+      await page.getByText('No identity provider yet.').waitFor();
+
+      await page.getByRole('link', { name: 'New identity provider' }).click();
+      const form = page.locator('form.panel');
+      await form.getByLabel('Name').fill('Corp');
+      await form.getByLabel('Issuer').fill(op.issuer);
+      await form.getByLabel('Client id').fill(op.clientId);
+      await form.getByLabel('Client secret').fill(op.clientSecret);
+      await form.getByLabel('E-mail domains').fill('corp.example, corp.test');
+      await form.getByLabel('Groups to roles').fill('support: admin');
+      await form.getByLabel('Create an account at the first sign-in of someone unknown').check();
+      await form.getByRole('button', { name: 'Save' }).click();
+      const row = page.getByRole('row', { name: /Corp/ });
+      await row.waitFor();
+      expect(await row.textContent()).toContain('corp.example, corp.test');
+      await page.getByText(`Redirect URI to register at each provider: ${redirectUri}`).waitFor();
+      expect(await page.content()).not.toContain(op.clientSecret);
+
+      // Changed without its secret: the saved one stays (and the form never holds it).
+      await page.getByRole('link', { name: 'Edit the identity provider Corp' }).click();
+      await form.getByLabel('Name').waitFor();
+      expect(await form.getByLabel('Client secret').inputValue()).toBe('');
+      await form.getByLabel('E-mail domains').fill('corp.example');
+      await form.getByLabel('People of these domains may not sign in with a password').check();
+      await form.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('row', { name: /Corp.*corp\.example.*yes/ }).waitFor();
+      const saved = await service.database.db.selectFrom('identity_providers').select(['client_secret_sealed', 'sso_required']).executeTakeFirstOrThrow();
+      expect(saved.sso_required).toBe(true);
+      expect(saved.client_secret_sealed.includes(Buffer.from(op.clientSecret))).toBe(false);
+      await screenshot(page, 'identity-providers');
+
+      // In French, the same page.
+      await page.getByLabel('Language').selectOption('fr');
+      await page.getByRole('heading', { name: 'Fournisseurs d’identité' }).waitFor();
+      await page.getByRole('columnheader', { name: 'Mot de passe refusé' }).waitFor();
+      await page.getByLabel('Langue').selectOption('en');
+
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.getByRole('link', { name: 'Edit the identity provider Corp' }).click();
+      await form.getByRole('button', { name: 'Remove this provider' }).click();
+      await page.getByText('No identity provider yet.').waitFor();
+      expect(await service.database.db.selectFrom('identity_providers').select('id').execute()).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('a person of the domain signs in with "Sign in with Corp", through the provider\'s login page, into the back office', { timeout: budget({ browserFlow: 2 }) }, async () => {
+    const admin = await apiSignIn(service.app, ADMIN.email, ADMIN.password);
+    await request(service.app)
+      .post('/identity-providers')
+      .set('authorization', `Bearer ${admin.access_token}`)
+      .send({ name: 'Corp', issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, domains: ['corp.example'], create_unknown_people: true, scopes: ['openid', 'email', 'profile'] })
+      .expect(201);
+    op.accounts.set('grace-1', { email: 'grace@corp.example', email_verified: true, given_name: 'Grace', family_name: 'Hopper' });
+
+    const browser = await openBrowser();
+    try {
+      const { page } = browser;
+      await page.goto(`${service.baseUrl}/`);
+      await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      await page.getByLabel('E-mail address').fill('grace@corp.example');
+      await page.getByRole('button', { name: 'Sign in with Corp' }).click();
+      // The provider's own login page (oidc-provider's development one: any password).
+      await page.waitForURL((url) => url.href.startsWith(op.issuer));
+      await page.locator('input[name="login"]').fill('grace-1');
+      await page.locator('input[name="password"]').fill('whatever the company checks');
+      await page.locator('button[type="submit"]').click();
+      await page.getByRole('heading', { name: 'Home' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe('/');
+      await page.getByText('Grace Hopper').first().waitFor();
+      const sessions = await service.database.db.selectFrom('sessions').innerJoin('users', 'users.id', 'sessions.user_id').select(['users.email', 'sessions.authentication_method']).where('users.email', '=', 'grace@corp.example').execute();
+      expect(sessions).toEqual([{ email: 'grace@corp.example', authentication_method: 'oidc' }]);
+    } finally {
+      await browser.close();
+    }
+  });
+});
