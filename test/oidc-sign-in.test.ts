@@ -9,8 +9,9 @@ import { createUser, signIn } from './support/sessions.js';
 import { expectContractResponse } from './support/contract.js';
 import { digestTables, tableNames } from './support/table-digest.js';
 import { addProvider, startHandMadeProvider, startSignIn, type Forgery, type HandMadeProvider, type IdTokenClaims } from './support/oidc.js';
-import { enrolTotp, secondStep, totpCode } from './support/second-factor.js';
+import { enrolTotp, secondStep, steppedUp, totpCode } from './support/second-factor.js';
 import { ManualClock } from '../src/clock.js';
+import { SoftAuthenticator } from './support/passkey.js';
 import { sql } from 'kysely';
 import { keyring, newSealingKeyLine } from '../src/auth/sealing-keys.js';
 import { parseSealingKeys } from '../src/config.js';
@@ -295,6 +296,34 @@ describe('password and second factor for people of the provider', { timeout: bud
     } finally {
       await request(service.app).patch(`/identity-providers/${providerId}`).set(auth(admin.token)).send({ second_factor_amr: [] }).expect(200);
     }
+  });
+});
+
+describe('a passkey as the second step after the provider', { timeout: budget({ passwordHash: 3 }) }, () => {
+  it('a person with a passkey here is offered it after the provider (its options in the 202), and the session says oidc_passkey', async () => {
+    const clock = new ManualClock(new Date('2026-12-23T11:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const person = await createUser(database.db, { email: `passkey.${Date.now()}@${DOMAIN}` });
+    const set = await signIn(app, person.email, person.password);
+    await steppedUp(app, set.access_token, person.password);
+    const started = await request(app).post('/me/passkeys/registration').set(auth(set.access_token));
+    expect(started.status, started.text).toBe(201);
+    const authenticator = new SoftAuthenticator();
+    const registered = await request(app).post('/me/passkeys').set(auth(set.access_token)).send({ name: 'Laptop', credential: authenticator.register(started.body.options) });
+    expect(registered.status, registered.text).toBe(201);
+    clock.advance(30_000);
+    const flow = await startSignIn(app, { provider_id: providerId });
+    const back = op.authorize(flow.authorization_url, { sub: newSubject(), email: person.email, email_verified: true });
+    const challenged = await request(app).post('/sessions/oidc/callback').send({ ...back, flow_token: flow.flow_token });
+    expect(challenged.status).toBe(202);
+    expectContractResponse(challenged, 'POST', '/sessions/oidc/callback');
+    expect(challenged.body.second_factor.methods).toContain('passkey');
+    const options = challenged.body.second_factor.passkey_options;
+    expect(options).toMatchObject({ userVerification: 'required', allowCredentials: [{ id: authenticator.credentialId, type: 'public-key' }] });
+    const res = await request(app).post('/sessions/second-factor').send({ challenge_token: challenged.body.second_factor.challenge_token, passkey: authenticator.assert(options.challenge) });
+    expect(res.status, res.text).toBe(201);
+    const sessions = await request(app).get('/sessions').set(auth(res.body.access_token)).expect(200);
+    expect(sessions.body.data.find((s: { current: boolean }) => s.current).authentication_method).toBe('oidc_passkey');
   });
 });
 
