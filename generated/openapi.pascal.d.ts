@@ -1637,7 +1637,7 @@ export interface paths {
         };
         /**
          * Read a webhook endpoint
-         * @description One endpoint, without its secret.
+         * @description One endpoint, without its secret, with its `ETag` (send it back in `If-Match` to change it safely).
          *
          *     **Required permission:** `webhooks.manage`
          */
@@ -1680,7 +1680,7 @@ export interface paths {
         /**
          * Read a webhook endpoint (French path)
          * @description French name of `GET /webhook-endpoints/{id}`; same behaviour.
-         *     One endpoint, without its secret.
+         *     One endpoint, without its secret, with its `ETag` (send it back in `If-Match` to change it safely).
          *
          *     **Required permission:** `webhooks.manage`
          */
@@ -4025,7 +4025,7 @@ export interface components {
              * Format: uuid
              * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
              */
-            Id: string;
+            readonly Id: string;
             Url: components["schemas"]["WebhookUrl"];
             /** @example Calendar mirror */
             Description: string | null;
@@ -4046,24 +4046,24 @@ export interface components {
              * @example null
              * @enum {string|null}
              */
-            DisabledReason: "failing" | null;
-            CreatedBy: components["schemas"]["CreatedBy"];
+            readonly DisabledReason: "failing" | null;
+            readonly CreatedBy: components["schemas"]["CreatedBy"];
             /**
              * Format: date-time
              * @example 2026-12-01T09:30:00.000Z
              */
-            CreatedAt: string;
+            readonly CreatedAt: string;
             /**
              * Format: date-time
              * @example 2026-12-01T09:30:00.000Z
              */
-            UpdatedAt: string;
+            readonly UpdatedAt: string;
             /**
              * Format: date-time
              * @description While a rotated-out secret still signs (both signatures are sent), until when.
              * @example null
              */
-            SecretRotationEndsAt: string | null;
+            readonly SecretRotationEndsAt: string | null;
         };
         /** @description Every webhook endpoint, newest first. */
         WebhookEndpointList: {
@@ -5940,6 +5940,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -5979,6 +5980,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
@@ -6036,6 +6038,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
@@ -10756,6 +10759,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -10769,6 +10779,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["WebhookEndpoint"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -10787,6 +10798,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -10804,6 +10825,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10818,6 +10840,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -10844,6 +10876,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -10860,6 +10893,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -10873,6 +10913,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["WebhookEndpoint"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -10891,6 +10932,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -10908,6 +10959,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10922,6 +10974,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -10948,6 +11010,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["WebhookEndpointNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

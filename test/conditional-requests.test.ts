@@ -1,10 +1,11 @@
-// ETag, If-Match and If-None-Match on users, roles and API keys, tried as two people editing the
-// same record would: a stale tag changes nothing, two racing changes with one tag make one change.
+// ETag, If-Match and If-None-Match on users, roles, API keys, tasks, meetings and webhook endpoints,
+// tried as two people editing the same record would: a stale tag changes nothing, two racing
+// changes with one tag make one change.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
-import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
+import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, makeWebhookEndpoint, testBearer } from './support/access-fixtures.js';
 import { secondInstance } from './support/second-instance.js';
 import { ManualClock } from '../src/clock.js';
 
@@ -50,6 +51,10 @@ const resources = {
       return `/meetings/${(await request(app).post('/meetings').set('authorization', auth).send(body)).body.id}`;
     },
     change: () => ({ title: `Changed ${++changes}` }),
+  },
+  'webhook endpoint': {
+    make: async () => `/webhook-endpoints/${(await makeWebhookEndpoint(database.db)).id}`,
+    change: () => ({ description: `Changed ${++changes}` }),
   },
 };
 
@@ -145,7 +150,7 @@ describe('conditional requests', () => {
       const { app } = createAppWithTestBearer(database.db, clock);
       const second = await secondInstance(database.url, { clock });
       try {
-        const apiKey = await makeApiKey(database.db, ['users.list', 'users.read', 'users.update', 'roles.manage', 'tasks.read', 'tasks.update', 'meetings.read', 'meetings.update']);
+        const apiKey = await makeApiKey(database.db, ['users.list', 'users.read', 'users.update', 'roles.manage', 'tasks.read', 'tasks.update', 'meetings.read', 'meetings.update', 'webhooks.manage']);
         const path = await resource.make();
         // API keys are managed by signed-in users only: both instances then take the test bearer.
         const as = (r: request.Test) => (kind === 'api key' ? r.set('authorization', auth) : r.set('x-api-key', apiKey.secret));

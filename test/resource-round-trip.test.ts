@@ -58,8 +58,9 @@ function writableFields(representation: JsonSchema): string[] {
   return Object.keys(properties).filter((name) => !(properties[name]!.readOnly === true || deref(spec, properties[name])?.readOnly === true));
 }
 
-/** The id of what a create answered (a key's comes with its secret, under `api_key`). */
-const idOf = (body: Body) => ((body.api_key as Body | undefined)?.id ?? body.id) as string;
+/** The id of what a create answered (a key's comes with its secret, under `api_key`; an endpoint's under `webhook_endpoint`). */
+const idOf = (body: Body) => ((body.api_key as Body | undefined)?.id ?? (body.webhook_endpoint as Body | undefined)?.id ?? body.id) as string;
+const EVENT_TYPES = (deref(spec, { $ref: '#/components/schemas/EventType' }) as { enum: string[] }).enum;
 
 const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
 const text = (max: number) => fc.string({ unit: fc.constantFrom(...'abcdefghij XYZéü-'), minLength: 1, maxLength: max }).map((s) => `${s.trim() || 'x'}`);
@@ -129,6 +130,19 @@ const RESOURCES: { name: string; collection: string; create: () => fc.Arbitrary<
             attendee_ids: people.filter((id) => id !== organizerId).slice(0, attendees),
           };
         }),
+  },
+  {
+    name: 'webhook endpoint',
+    collection: '/webhook-endpoints',
+    create: () =>
+      fc.record({
+        // Public addresses written as literals: saving one resolves nothing.
+        url: fc.constantFrom('https://8.8.8.8/hooks', 'https://[2606:4700::1111]/partner/events'),
+        description: fc.option(text(300), { nil: null }),
+        event_types: someOf(EVENT_TYPES, 10),
+        key_style: fc.constantFrom('snake', 'camel', 'dash', 'pascal'),
+        enabled: fc.boolean(),
+      }),
   },
 ];
 

@@ -302,3 +302,62 @@ describe('endpoints', () => {
     expect((await send('get', '/webhook-endpoints/not-an-id', partner.auth)).status).toBe(404);
   });
 });
+
+describe('entity tags (docs/SAFE-WRITES.md)', () => {
+  /** A GET's tag, a PATCH with it, and what a stale one gets. */
+  const tagOf = async (id: string) => (await send('get', `/webhook-endpoints/${id}`, partner.auth)).headers.etag as string;
+  const patchWith = (id: string, tag: string, body: object) => request(app).patch(`/webhook-endpoints/${id}`).set(partner.auth).set('if-match', tag).send(body);
+
+  it('create, rotate and change answer the tag a GET answers, and a stale If-Match on PATCH or DELETE changes nothing', async () => {
+    const made = await send('post', '/webhook-endpoints', partner.auth, { url: 'http://127.0.0.1:9/hooks', event_types: ['task.created'] });
+    const id = made.body.webhook_endpoint.id as string;
+    expect(made.headers.etag).toBe(await tagOf(id));
+    const changed = await patchWith(id, made.headers.etag as string, { description: 'Mirror' });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.headers.etag).not.toBe(made.headers.etag);
+    expect(changed.headers.etag).toBe(await tagOf(id));
+    const stale = await patchWith(id, made.headers.etag as string, { url: 'http://127.0.0.1:10/elsewhere' });
+    expect(stale.status).toBe(412);
+    expect(stale.body.code).toBe('precondition_failed');
+    expectContractResponse(stale, 'patch', `/webhook-endpoints/${id}`);
+    const staleDelete = await request(app).delete(`/webhook-endpoints/${id}`).set(partner.auth).set('if-match', made.headers.etag as string);
+    expect(staleDelete.status).toBe(412);
+    expect((await send('get', `/webhook-endpoints/${id}`, partner.auth)).body).toMatchObject({ url: 'http://127.0.0.1:9/hooks', description: 'Mirror' });
+    const rotated = await send('post', `/webhook-endpoints/${id}/rotate`, partner.auth, { grace_period_seconds: 60 });
+    expect(rotated.headers.etag).toBe(await tagOf(id));
+    expect(rotated.headers.etag).not.toBe(changed.headers.etag);
+    expect((await request(app).delete(`/webhook-endpoints/${id}`).set(partner.auth).set('if-match', rotated.headers.etag as string)).status).toBe(204);
+  });
+
+  it('the tag changes when the rotated-out secret stops signing, with no write: a copy read during the grace period is stale after it', async () => {
+    const { id } = await subscribe('http://127.0.0.1:9/hooks', ['task.created']);
+    const rotated = await send('post', `/webhook-endpoints/${id}/rotate`, partner.auth, { grace_period_seconds: 60 });
+    const during = await send('get', `/webhook-endpoints/${id}`, partner.auth);
+    expect(during.body.secret_rotation_ends_at).not.toBeNull();
+    expect(during.headers.etag).toBe(rotated.headers.etag);
+    clock.advance(61_000);
+    const after = await request(app).get(`/webhook-endpoints/${id}`).set(partner.auth).set('if-none-match', during.headers.etag as string);
+    expect(after.status).toBe(200);
+    expect(after.body.secret_rotation_ends_at).toBeNull();
+    expect((await patchWith(id, during.headers.etag as string, { description: 'Seen during the grace period' })).status).toBe(412);
+    expect((await request(app).get(`/webhook-endpoints/${id}`).set(partner.auth).set('if-none-match', after.headers.etag as string)).status).toBe(304);
+  });
+
+  it('the tag changes when the service disables a failing endpoint, so a form read before cannot enable it back unknowingly', async () => {
+    const { id } = await subscribe('http://127.0.0.1:9/hooks', ['task.created']);
+    const tag = await tagOf(id);
+    // As the delivery worker does after days of failures (src/webhooks/worker.ts).
+    await database.db.updateTable('webhook_endpoints').set({ enabled: false, disabled_reason: 'failing' }).where('id', '=', id).execute();
+    expect((await patchWith(id, tag, { description: 'Edited from an old copy' })).status).toBe(412);
+    expect(await tagOf(id)).not.toBe(tag);
+  });
+
+  it("the tag changes when its owner's name changes (created_by shows it)", async () => {
+    const { id } = await subscribe('http://127.0.0.1:9/hooks', ['task.created']);
+    const tag = await tagOf(id);
+    await database.db.updateTable('users').set({ first_name: 'Renamed' }).where('id', '=', partner.id).execute();
+    const read = await send('get', `/webhook-endpoints/${id}`, partner.auth);
+    expect(read.body.created_by.label).toMatch(/^Renamed /);
+    expect(read.headers.etag).not.toBe(tag);
+  });
+});

@@ -370,6 +370,8 @@ export interface WebhookEndpointsTable {
   previous_secret_key_id: Nullable<string>;
   previous_secret_until: Nullable<Date>;
   failing_since: Nullable<Date>;
+  /** Bumped by a trigger on every change of the row (docs/SAFE-WRITES.md). */
+  version: ColumnType<number, never, never>;
   created_at: Date;
   updated_at: Date;
 }

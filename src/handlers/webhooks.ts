@@ -2,17 +2,21 @@
 import type { Services } from '../services.js';
 import type { Handler } from './types.js';
 import type { Answer } from '../idempotency/service.js';
-import type { WebhookEndpointResource } from '../webhooks/service.js';
+import type { ShownEndpoint } from '../webhooks/service.js';
 import { requireCaller } from '../auth/caller.js';
 import { NO_STORE } from './headers.js';
 
-type Made = { endpoint: WebhookEndpointResource; secret: string };
+type Made = ShownEndpoint & { secret: string };
 
-/** The endpoint and its secret, shown this once. */
-const withSecret = <S extends 200 | 201>(status: S, { endpoint, secret }: Made) => ({
+/** One endpoint, with its revision (the router answers it as the ETag). */
+const shown = ({ endpoint, revision }: ShownEndpoint) => ({ status: 200 as const, body: endpoint, revision });
+
+/** The endpoint and its secret, shown this once, with the endpoint's ETag. */
+const withSecret = <S extends 200 | 201>(status: S, { endpoint, secret, revision }: Made) => ({
   status,
   body: { webhook_endpoint: endpoint, secret: secret as string | null },
   headers: { ...NO_STORE, ...(status === 201 ? { Location: `/webhook-endpoints/${endpoint.id}` } : {}) },
+  revision,
 });
 
 /** A replay of the create (Idempotency-Key) never shows the secret again: it is not stored (docs/SAFE-WRITES.md). */
@@ -24,15 +28,13 @@ export function webhookHandlers({ webhooks, idempotency }: Services) {
   const createWebhookEndpoint: Handler<'createWebhookEndpoint'> = ({ body, principal, request, idempotency: key }) =>
     idempotency.once(key, (seal) => webhooks.create(requireCaller(principal), body, request, seal), (made: Made) => withSecret(201, made), withoutSecret);
 
-  const getWebhookEndpoint: Handler<'getWebhookEndpoint'> = async ({ path }) => ({ status: 200, body: await webhooks.get(path.id) });
+  const getWebhookEndpoint: Handler<'getWebhookEndpoint'> = async ({ path }) => shown(await webhooks.get(path.id));
 
-  const updateWebhookEndpoint: Handler<'updateWebhookEndpoint'> = async ({ body, path, principal, request }) => ({
-    status: 200,
-    body: await webhooks.update(requireCaller(principal), path.id, body, request),
-  });
+  const updateWebhookEndpoint: Handler<'updateWebhookEndpoint'> = async ({ body, path, principal, request, precondition }) =>
+    shown(await webhooks.update(requireCaller(principal), path.id, body, request, precondition));
 
-  const deleteWebhookEndpoint: Handler<'deleteWebhookEndpoint'> = async ({ path, principal, request }) => {
-    await webhooks.remove(requireCaller(principal), path.id, request);
+  const deleteWebhookEndpoint: Handler<'deleteWebhookEndpoint'> = async ({ path, principal, request, precondition }) => {
+    await webhooks.remove(requireCaller(principal), path.id, request, precondition);
     return { status: 204, body: undefined };
   };
 

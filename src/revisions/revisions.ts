@@ -26,12 +26,12 @@ export const userRevision = (alias: 'u' | 'c') =>
     from user_roles ur join roles r on r.id = ur.role_id where ur.user_id = ${sql.ref(`${alias}.id`)}), '')`;
 
 /**
- * Who created a task or a meeting (the row aliased `alias`): a user creator's version, or an API
+ * Who created a task or a meeting, or owns a webhook endpoint (the row aliased `alias`): a user creator's version, or an API
  * key creator's name, the only thing of the key they show (the key's version moves with every use
  * recorded, which would move these tags for nothing). Subqueries on the row alone, so the
  * expression fits any statement that reads the row.
  */
-export const creatorRevision = (alias: 't' | 'm') =>
+export const creatorRevision = (alias: 't' | 'm' | 'w') =>
   sql<string>`coalesce(
     (select u.version::text from users u where u.id = ${sql.ref(`${alias}.created_by_user_id`)}),
     (select 'k:' || k.name from api_keys k where k.id = ${sql.ref(`${alias}.created_by_api_key_id`)}), '')`;

@@ -3,11 +3,22 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { isoMicros, isoMillis } from '../db/iso-time.js';
+import { creatorRevision } from '../revisions/revisions.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 
-/** An endpoint as listed: its row and its owner's name now. */
-export type ListedEndpoint = Omit<EndpointRow, 'secret_sealed' | 'secret_key_id' | 'previous_secret_sealed' | 'previous_secret_key_id'> & { owner_label: string | null };
+/**
+ * An endpoint as listed: its row, its owner's name now, and what its revision is made of in the
+ * database (docs/SAFE-WRITES.md): the row's version (a trigger bumps it on every change) and its
+ * owner's (a user's version, or a key's name: what `created_by` shows). The service adds what
+ * depends on the time (`endpointRevision`, src/webhooks/service.ts).
+ */
+export type ListedEndpoint = Omit<EndpointRow, 'secret_sealed' | 'secret_key_id' | 'previous_secret_sealed' | 'previous_secret_key_id' | 'version'> & {
+  owner_label: string | null;
+  stored_revision: string;
+};
+
+const storedRevision = sql<string>`w.version::text || '/' || ${creatorRevision('w')}`;
 
 function selectEndpoints(db: Kysely<Database>) {
   return db
@@ -27,6 +38,7 @@ function selectEndpoints(db: Kysely<Database>) {
       'w.created_at',
       'w.updated_at',
       sql<string | null>`coalesce((select first_name || ' ' || last_name from users where id = w.created_by_user_id), (select name from api_keys where id = w.created_by_api_key_id))`.as('owner_label'),
+      storedRevision.as('stored_revision'),
     ]);
 }
 
@@ -36,6 +48,11 @@ export function listEndpoints(db: Kysely<Database>): Promise<ListedEndpoint[]> {
 
 export function findEndpoint(db: Kysely<Database>, id: string): Promise<ListedEndpoint | undefined> {
   return selectEndpoints(db).where('w.id', '=', id).executeTakeFirst();
+}
+
+/** What the revision of a locked endpoint is made of (read under the lock of a change, to check its If-Match). */
+export function findEndpointRevision(db: Kysely<Database>, id: string): Promise<{ stored_revision: string; previous_secret_until: Date | null } | undefined> {
+  return db.selectFrom('webhook_endpoints as w').select([storedRevision.as('stored_revision'), 'w.previous_secret_until']).where('w.id', '=', id).executeTakeFirst();
 }
 
 export function lockEndpoint(db: Kysely<Database>, id: string): Promise<EndpointRow | undefined> {

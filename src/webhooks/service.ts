@@ -25,6 +25,7 @@ import { openCursor, sealCursor } from '../pagination/signed-cursor.js';
 import { cleanText } from '../text/normalize.js';
 import { UUID } from '../uuid.js';
 import type { Seal } from '../idempotency/service.js';
+import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 import * as repo from './repository.js';
 import { newSigningSecret, sealUnderCurrent } from './secrets.js';
 import { urlRefusal, type UrlPolicy } from './ssrf.js';
@@ -55,6 +56,21 @@ export interface EndpointInput {
   enabled?: boolean;
 }
 
+/** Until when a rotated-out secret still signs; null once it no longer does (a change of the representation with no write). */
+const rotationEndsAt = (e: { previous_secret_until: Date | null }, now: Date) =>
+  e.previous_secret_until && e.previous_secret_until > now ? e.previous_secret_until.toISOString() : null;
+
+/** The endpoint's revision (its ETag): what the database keeps, and whether a rotation still shows (docs/SAFE-WRITES.md). */
+export const endpointRevision = (e: { stored_revision: string; previous_secret_until: Date | null }, now: Date) => `${e.stored_revision}/${rotationEndsAt(e, now) ?? ''}`;
+
+/** An endpoint as shown, with its revision (the router answers it as the ETag). */
+export interface ShownEndpoint {
+  endpoint: WebhookEndpointResource;
+  revision: string;
+}
+
+const shown = (e: repo.ListedEndpoint, now: Date): ShownEndpoint => ({ endpoint: presentEndpoint(e, now), revision: endpointRevision(e, now) });
+
 export function presentEndpoint(e: repo.ListedEndpoint, now: Date): WebhookEndpointResource {
   const owner = e.created_by_user_id ? { type: 'user' as const, id: e.created_by_user_id } : { type: 'api_key' as const, id: e.created_by_api_key_id! };
   return {
@@ -68,7 +84,7 @@ export function presentEndpoint(e: repo.ListedEndpoint, now: Date): WebhookEndpo
     created_by: { ...owner, label: e.owner_label ?? '' },
     created_at: e.created_at.toISOString(),
     updated_at: e.updated_at.toISOString(),
-    secret_rotation_ends_at: e.previous_secret_until && e.previous_secret_until > now ? e.previous_secret_until.toISOString() : null,
+    secret_rotation_ends_at: rotationEndsAt(e, now),
   };
 }
 
@@ -130,11 +146,11 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
       return (await repo.listEndpoints(db)).map((e) => presentEndpoint(e, now));
     },
 
-    async get(id: string) {
-      return presentEndpoint(await find(db, id), clock.now());
+    async get(id: string): Promise<ShownEndpoint> {
+      return shown(await find(db, id), clock.now());
     },
 
-    async create(caller: Principal, input: EndpointInput & { url: string; event_types: EventType[] }, origin: Origin, seal?: Seal<{ endpoint: WebhookEndpointResource; secret: string }>) {
+    async create(caller: Principal, input: EndpointInput & { url: string; event_types: EventType[] }, origin: Origin, seal?: Seal<ShownEndpoint & { secret: string }>) {
       assertMayRead(caller, input.event_types);
       await assertUrl(input.url);
       const secret = newSigningSecret();
@@ -151,18 +167,19 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
           target: { type: 'webhook_endpoint', id, label: fields.url },
           changes: { before: null, after: audited(fields) },
         });
-        const made = { endpoint: presentEndpoint((await repo.findEndpoint(trx, id))!, now), secret };
+        const made = { ...shown((await repo.findEndpoint(trx, id))!, now), secret };
         if (seal) await seal(trx, made);
         return made;
       });
     },
 
-    async update(caller: Principal, id: string, input: EndpointInput, origin: Origin) {
+    async update(caller: Principal, id: string, input: EndpointInput, origin: Origin, precondition?: Precondition): Promise<ShownEndpoint> {
       if (input.url !== undefined) await assertUrl(input.url);
       const wanted = { url: input.url, description: cleanDescription(input.description), event_types: input.event_types, key_style: input.key_style, enabled: input.enabled };
       return db.transaction().execute(async (trx) => {
         const row = UUID.test(id) ? await repo.lockEndpoint(trx, id.toLowerCase()) : undefined;
         if (!row) throw notFound();
+        if (precondition) assertPrecondition(precondition, endpointRevision((await repo.findEndpointRevision(trx, row.id))!, clock.now()));
         if (wanted.event_types) assertMayRead(caller, wanted.event_types.filter((t) => !row.event_types.includes(t)));
         const changes = changesBetween(audited(row), { ...wanted, event_types: wanted.event_types && [...wanted.event_types].sort() });
         const now = clock.now();
@@ -186,14 +203,15 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
             .execute();
           await recordAuditEvent(trx, { type: 'webhook_endpoint_updated', at: now, context: auditContext(caller, origin), target: { type: 'webhook_endpoint', id: row.id, label: wanted.url ?? row.url }, changes });
         }
-        return presentEndpoint((await repo.findEndpoint(trx, row.id))!, now);
+        return shown((await repo.findEndpoint(trx, row.id))!, now);
       });
     },
 
-    async remove(caller: Principal, id: string, origin: Origin) {
+    async remove(caller: Principal, id: string, origin: Origin, precondition?: Precondition) {
       await db.transaction().execute(async (trx) => {
         const row = UUID.test(id) ? await repo.lockEndpoint(trx, id.toLowerCase()) : undefined;
         if (!row) throw notFound();
+        if (precondition) assertPrecondition(precondition, endpointRevision((await repo.findEndpointRevision(trx, row.id))!, clock.now()));
         await trx.deleteFrom('webhook_endpoints').where('id', '=', row.id).execute();
         await recordAuditEvent(trx, {
           type: 'webhook_endpoint_deleted',
@@ -234,7 +252,7 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
           target: { type: 'webhook_endpoint', id: row.id, label: row.url },
           details: { grace_period_seconds: grace },
         });
-        return { endpoint: presentEndpoint((await repo.findEndpoint(trx, row.id))!, now), secret };
+        return { ...shown((await repo.findEndpoint(trx, row.id))!, now), secret };
       });
     },
 

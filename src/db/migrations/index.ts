@@ -27,6 +27,7 @@ import * as m20261216T1000SealingKeyIds from './20261216T1000_sealing_key_ids.js
 import * as m20261218T1000StepUp from './20261218T1000_step_up.js';
 import * as m20261225T1000WebhookSecretKeyIds from './20261225T1000_webhook_secret_key_ids.js';
 import * as m20261223T1000IdentityProviders from './20261223T1000_identity_providers.js';
+import * as m20261225T1100WebhookEndpointVersions from './20261225T1100_webhook_endpoint_versions.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '20261218T1000_step_up': m20261218T1000StepUp,
   '20261225T1000_webhook_secret_key_ids': m20261225T1000WebhookSecretKeyIds,
   '20261223T1000_identity_providers': m20261223T1000IdentityProviders,
+  '20261225T1100_webhook_endpoint_versions': m20261225T1100WebhookEndpointVersions,
 };
