@@ -23,7 +23,7 @@ import { serviceSecret } from '../auth/service-secrets.js';
 import { keyringOf } from '../auth/sealing-keys.js';
 import { openCursor, sealCursor } from '../pagination/signed-cursor.js';
 import { cleanText } from '../text/normalize.js';
-import { UUID } from '../uuid.js';
+import { resourceId, UUID } from '../uuid.js';
 import type { Seal } from '../idempotency/service.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 import * as repo from './repository.js';
@@ -127,7 +127,8 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
   }
 
   async function find(trx: Kysely<Database>, id: string) {
-    const found = UUID.test(id) ? await repo.findEndpoint(trx, id.toLowerCase()) : undefined;
+    const known = resourceId(id);
+    const found = known ? await repo.findEndpoint(trx, known) : undefined;
     if (!found) throw notFound();
     return found;
   }
@@ -177,7 +178,8 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
       if (input.url !== undefined) await assertUrl(input.url);
       const wanted = { url: input.url, description: cleanDescription(input.description), event_types: input.event_types, key_style: input.key_style, enabled: input.enabled };
       return db.transaction().execute(async (trx) => {
-        const row = UUID.test(id) ? await repo.lockEndpoint(trx, id.toLowerCase()) : undefined;
+        const known = resourceId(id);
+        const row = known ? await repo.lockEndpoint(trx, known) : undefined;
         if (!row) throw notFound();
         if (precondition) assertPrecondition(precondition, endpointRevision((await repo.findEndpointRevision(trx, row.id))!, clock.now()));
         if (wanted.event_types) assertMayRead(caller, wanted.event_types.filter((t) => !row.event_types.includes(t)));
@@ -209,7 +211,8 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
 
     async remove(caller: Principal, id: string, origin: Origin, precondition?: Precondition) {
       await db.transaction().execute(async (trx) => {
-        const row = UUID.test(id) ? await repo.lockEndpoint(trx, id.toLowerCase()) : undefined;
+        const known = resourceId(id);
+        const row = known ? await repo.lockEndpoint(trx, known) : undefined;
         if (!row) throw notFound();
         if (precondition) assertPrecondition(precondition, endpointRevision((await repo.findEndpointRevision(trx, row.id))!, clock.now()));
         await trx.deleteFrom('webhook_endpoints').where('id', '=', row.id).execute();
@@ -227,7 +230,8 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
     async rotate(caller: Principal, id: string, gracePeriodS: number | undefined, origin: Origin) {
       const secret = newSigningSecret();
       return db.transaction().execute(async (trx) => {
-        const row = UUID.test(id) ? await repo.lockEndpoint(trx, id.toLowerCase()) : undefined;
+        const known = resourceId(id);
+        const row = known ? await repo.lockEndpoint(trx, known) : undefined;
         if (!row) throw notFound();
         const now = clock.now();
         const grace = gracePeriodS ?? DEFAULT_GRACE_S;
@@ -290,7 +294,8 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
     async replay(id: string, deliveryId: string) {
       return db.transaction().execute(async (trx) => {
         const endpoint = await find(trx, id);
-        const delivery = UUID.test(deliveryId) ? await repo.findDelivery(trx, endpoint.id, deliveryId.toLowerCase()) : undefined;
+        const knownDelivery = resourceId(deliveryId);
+        const delivery = knownDelivery ? await repo.findDelivery(trx, endpoint.id, knownDelivery) : undefined;
         if (!delivery) throw deliveryNotFound();
         const fresh = await repo.insertDelivery(trx, endpoint.id, delivery.event_id, clock.now());
         return presentDelivery((await repo.findDelivery(trx, endpoint.id, fresh))!);
