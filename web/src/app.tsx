@@ -18,6 +18,7 @@ import { MeetingsPage } from './pages/meetings.js';
 import { TasksPage } from './pages/tasks.js';
 import { SecurityPage } from './pages/security.js';
 import { IdentityProvidersPage } from './pages/identity-providers.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
 import { StepUpDialog } from './step-up.js';
 import { ApiError } from './api/problem.js';
@@ -53,6 +54,7 @@ const NAV: { label: MessageKey | null; pages: NavPage[] }[] = [
       { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
       { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
       { route: 'identity-providers', label: 'nav.identityProviders', needs: 'identity_providers.manage' },
+      { route: 'webhooks', label: 'nav.webhooks', needs: 'webhooks.manage' },
     ],
   },
   { label: 'nav.section.activity', pages: [{ route: 'audit', label: 'nav.audit', needs: 'audit.read' }] },
@@ -165,6 +167,8 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
       return <SecurityPage />;
     case 'identity-providers':
       return <IdentityProvidersPage providerId={id} />;
+    case 'webhooks':
+      return <WebhooksPage endpointId={id} myPermissions={me.permissions} />;
     default:
       return <PageTitle>{t('error.notFound')}</PageTitle>;
   }

@@ -17,6 +17,7 @@ import { sessionsMessages } from './pages/sessions.messages.js';
 import { passwordMessages } from './pages/password.messages.js';
 import { securityMessages } from './pages/security.messages.js';
 import { identityProvidersMessages } from './pages/identity-providers.messages.js';
+import { webhooksMessages } from './pages/webhooks.messages.js';
 
 /** Every page's wording, by file. */
 export const PAGE_MESSAGES = {
@@ -33,6 +34,7 @@ export const PAGE_MESSAGES = {
   password: passwordMessages,
   security: securityMessages,
   identityProviders: identityProvidersMessages,
+  webhooks: webhooksMessages,
 };
 
 type Pages = typeof PAGE_MESSAGES;
