@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 describe('webhooks in the back office', () => {
-  it('an administrator creates an endpoint (secret once, Copy), sends a test event, replays it, changes and disables it, and deletes it', { timeout: budget({ browserFlow: 2 }) }, async () => {
+  it('an administrator creates an endpoint (secret once, Copy), sends a test event, replays it, changes and disables it (a stale form saves nothing), and deletes it', { timeout: budget({ browserFlow: 2 }) }, async () => {
     const browser = await openBrowser({ permissions: ['clipboard-read', 'clipboard-write'] });
     try {
       const { page } = browser;
@@ -80,6 +80,14 @@ describe('webhooks in the back office', () => {
           'webhook-signature': got.headers['webhook-signature'] as string,
         });
       }
+
+      // Changed by someone else while the form is open: saving changes nothing and shows it as it is now.
+      await edit.getByLabel('Description').fill('My stale edit');
+      await service.database.db.updateTable('webhook_endpoints').set({ description: 'Changed meanwhile' }).execute();
+      await edit.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => page.locator('form.panel').getByLabel('Description').inputValue()).toBe('Changed meanwhile');
+      await page.getByText('Someone else changed this endpoint while you were editing it.', { exact: false }).waitFor();
+      expect((await service.database.db.selectFrom('webhook_endpoints').select('description').executeTakeFirstOrThrow()).description).toBe('Changed meanwhile');
 
       // Another event type, and disabled.
       await edit.getByLabel('task.deleted').check();

@@ -156,6 +156,8 @@ function EndpointPanel({
   onDeleted: () => void;
 }) {
   const read = useLoad(() => callTagged(() => api.GET('/webhook-endpoints/{id}', { params: { path: { id } } })), [id]);
+  // Kept here: the form is made again from each new read (keyed by its tag), the notice must outlive it.
+  const [stale, setStale] = useState(false);
   if (read.error) return <ErrorMessage error={read.error} onRetry={read.reload} />;
   if (!read.data) return <Loading />;
   return (
@@ -165,8 +167,9 @@ function EndpointPanel({
         endpoint={read.data.data}
         etag={read.data.etag}
         readable={readable}
-        onSaved={() => (read.reload(), onChanged())}
-        onStale={read.reload}
+        stale={stale}
+        onSaved={() => (setStale(false), read.reload(), onChanged())}
+        onStale={() => (setStale(true), read.reload())}
         onSecret={(made) => (onSecret(made), read.reload(), onChanged())}
         onDeleted={onDeleted}
       />
@@ -179,6 +182,7 @@ function EditForm({
   endpoint,
   etag,
   readable,
+  stale,
   onSaved,
   onStale,
   onSecret,
@@ -187,6 +191,7 @@ function EditForm({
   endpoint: Endpoint;
   etag: string;
   readable: EventType[];
+  stale: boolean;
   onSaved: () => void;
   onStale: () => void;
   onSecret: (made: { url: string; secret: string }) => void;
@@ -203,7 +208,6 @@ function EditForm({
       await run();
     } catch (err) {
       if (!changedMeanwhile(err)) throw err;
-      setNote('webhooks.changedMeanwhile');
       onStale();
     }
   };
@@ -232,7 +236,8 @@ function EditForm({
   return (
     <form onSubmit={save.submit} class="panel" aria-labelledby="webhook-edit-title">
       <h2 id="webhook-edit-title">{t('webhooks.editTitle', { url: endpoint.url })}</h2>
-      {note && <Notice tone={note === 'webhooks.changedMeanwhile' ? 'warning' : 'success'}>{t(note)}</Notice>}
+      {stale && <Notice tone="warning">{t('webhooks.changedMeanwhile')}</Notice>}
+      {note && <Notice tone="success">{t(note)}</Notice>}
       {endpoint.disabled_reason === 'failing' && <Notice tone="warning">{t('webhooks.failing')}</Notice>}
       <Field label={t('webhooks.description')} id="webhook-edit-description" maxLength={500} value={description} onInput={(e: InputEvent) => setDescription((e.currentTarget as HTMLInputElement).value)} />
       <TypePicker readable={readable} chosen={types} onChange={setTypes} />
