@@ -4273,7 +4273,7 @@ export interface components {
              * Format: uuid
              * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
              */
-            id: string;
+            readonly id: string;
             /**
              * @description Shown on the sign-in page's button ("Sign in with ...").
              * @example Example Corp
@@ -4291,7 +4291,7 @@ export interface components {
              * @description Always true; the secret itself is never shown again.
              * @example true
              */
-            clientSecretSet: boolean;
+            readonly clientSecretSet: boolean;
             /**
              * @description The e-mail domains this provider answers for (lower case); a domain belongs to one provider.
              * @example [
@@ -4340,17 +4340,17 @@ export interface components {
              * @description The redirect URI to register at the provider (this deployment's, the same for every provider).
              * @example https://backoffice.example.com/sign-in/oidc
              */
-            redirectUri: string;
+            readonly redirectUri: string;
             /**
              * Format: date-time
              * @example 2026-12-23T09:30:00.000Z
              */
-            createdAt: string;
+            readonly createdAt: string;
             /**
              * Format: date-time
              * @example 2026-12-23T09:30:00.000Z
              */
-            updatedAt: string;
+            readonly updatedAt: string;
         };
         IdentityProviderList: {
             data: components["schemas"]["IdentityProvider"][];
