@@ -328,6 +328,18 @@ describe('a passkey as the second step after the provider', { timeout: budget({ 
 });
 
 describe('managing providers: nobody gains a right they do not hold', { timeout: budget({ passwordHash: 3 }) }, () => {
+  it('a change that changes nothing writes nothing: updated_at stays, nothing is recorded', async () => {
+    const read = await request(service.app).get(`/identity-providers/${providerId}`).set(auth(admin.token)).expect(200);
+    const events = () => database.db.selectFrom('security_events').select('id').where('type', '=', 'identity_provider_updated').execute();
+    const before = await events();
+    // A minute later than anything written so far.
+    const later = createTestApp(database.db, { clock: new ManualClock(new Date(Date.now() + 60_000)) });
+    const { name, domains, sso_required, role_mappings } = read.body;
+    const same = await request(later.app).patch(`/identity-providers/${providerId}`).set(auth(admin.token)).send({ name, domains, sso_required, role_mappings }).expect(200);
+    expect(same.body).toEqual(read.body);
+    expect(await events()).toEqual(before);
+  });
+
   it('attack: a manager of providers (and roles) who is not an administrator maps a group to the admin role, or adds a provider at all', async () => {
     const manager = await createUser(database.db, { permissions: ['identity_providers.manage', 'roles.manage'] });
     const token = (await signIn(service.app, manager.email, manager.password)).access_token;

@@ -192,27 +192,25 @@ export function identityProviderService({ db, clock, config }: Pick<Dependencies
           if (!(await repo.lockProvider(trx, id))) throw providerNotFound();
           const before = (await repo.findProvider(trx, id))!;
           const now = clock.now();
-          await trx
-            .updateTable('identity_providers')
-            .set({
-              ...(name === undefined ? {} : { name, name_key: uniqueNameKey(name) }),
-              ...(issuer === undefined ? {} : { issuer }),
-              ...(input.client_id === undefined ? {} : { client_id: input.client_id }),
-              ...sealed,
-              ...(input.scopes === undefined ? {} : { scopes: scopesOf(input.scopes) }),
-              ...(input.groups_claim === undefined ? {} : { groups_claim: input.groups_claim }),
-              ...(input.create_unknown_people === undefined ? {} : { create_unknown_people: input.create_unknown_people }),
-              ...(input.sso_required === undefined ? {} : { sso_required: input.sso_required }),
-              ...(input.second_factor_amr === undefined ? {} : { second_factor_amr: input.second_factor_amr }),
-              ...(input.second_factor_acr === undefined ? {} : { second_factor_acr: input.second_factor_acr }),
-              updated_at: now,
-            })
-            .where('id', '=', id)
-            .execute();
+          const fields = {
+            ...(name === undefined ? {} : { name, name_key: uniqueNameKey(name) }),
+            ...(issuer === undefined ? {} : { issuer }),
+            ...(input.client_id === undefined ? {} : { client_id: input.client_id }),
+            ...sealed,
+            ...(input.scopes === undefined ? {} : { scopes: scopesOf(input.scopes) }),
+            ...(input.groups_claim === undefined ? {} : { groups_claim: input.groups_claim }),
+            ...(input.create_unknown_people === undefined ? {} : { create_unknown_people: input.create_unknown_people }),
+            ...(input.sso_required === undefined ? {} : { sso_required: input.sso_required }),
+            ...(input.second_factor_amr === undefined ? {} : { second_factor_amr: input.second_factor_amr }),
+            ...(input.second_factor_acr === undefined ? {} : { second_factor_acr: input.second_factor_acr }),
+          };
+          if (Object.keys(fields).length > 0) await trx.updateTable('identity_providers').set(fields).where('id', '=', id).execute();
           await writeDetails(trx, id, input, authority);
           const after = (await repo.findProvider(trx, id))!;
           const changes = changesBetween(audited(before), audited(after));
+          // A change that changes nothing leaves the provider as it was (updated_at too: what a GET answers, a PATCH accepts).
           if (changes || sealed) {
+            await trx.updateTable('identity_providers').set({ updated_at: now }).where('id', '=', id).execute();
             await recordAuditEvent(trx, {
               type: 'identity_provider_updated',
               at: now,
