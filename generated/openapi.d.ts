@@ -3544,17 +3544,25 @@ export interface components {
          */
         AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked";
         /**
+         * @description The kind of actor (AuditActor describes each).
+         * @example user
+         * @enum {string}
+         */
+        AuditActorType: "user" | "api_key" | "cli" | "system" | "anonymous" | "unknown";
+        /**
+         * @description The kind of object an event is about.
+         * @example api_key
+         * @enum {string}
+         */
+        AuditTargetType: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "webhook_endpoint" | "identity_provider";
+        /**
          * @description Who acted: a signed-in `user` (with the session used), an `api_key`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
          *     throttled sign-in), `system` (the service itself: an endpoint disabled after failing for days), or
          *     `unknown` (revocations recorded before actors were).
          */
         AuditActor: {
-            /**
-             * @example user
-             * @enum {string}
-             */
-            type: "user" | "api_key" | "cli" | "system" | "anonymous" | "unknown";
+            type: components["schemas"]["AuditActorType"];
             /**
              * Format: uuid
              * @description The user's or the key's id.
@@ -3575,11 +3583,7 @@ export interface components {
         };
         /** @description What the event is about. */
         AuditTarget: {
-            /**
-             * @example api_key
-             * @enum {string}
-             */
-            type: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "webhook_endpoint" | "identity_provider";
+            type: components["schemas"]["AuditTargetType"];
             /**
              * Format: uuid
              * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
@@ -6404,7 +6408,7 @@ export interface components {
          * @description Only events whose actor is of this kind.
          * @example api_key
          */
-        AuditActorTypeFilter: "user" | "api_key" | "cli" | "anonymous" | "unknown";
+        AuditActorTypeFilter: components["schemas"]["AuditActorType"];
         /**
          * @description Only events done by this user or API key.
          * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
@@ -6414,7 +6418,7 @@ export interface components {
          * @description Only events about this kind of object.
          * @example api_key
          */
-        AuditTargetTypeFilter: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "identity_provider";
+        AuditTargetTypeFilter: components["schemas"]["AuditTargetType"];
         /**
          * @description Only events about this user, role, API key or session.
          * @example 3c9d7e21-6a4b-4f0e-8d2c-1b5a9e7f6c30
@@ -6679,6 +6683,8 @@ export type ApiKeyUpdateRequest = components['schemas']['ApiKeyUpdateRequest'];
 export type ApiKeyRotateRequest = components['schemas']['ApiKeyRotateRequest'];
 export type ApiKeyUsage = components['schemas']['ApiKeyUsage'];
 export type AuditEventType = components['schemas']['AuditEventType'];
+export type AuditActorType = components['schemas']['AuditActorType'];
+export type AuditTargetType = components['schemas']['AuditTargetType'];
 export type AuditActor = components['schemas']['AuditActor'];
 export type AuditTarget = components['schemas']['AuditTarget'];
 export type AuditEvent = components['schemas']['AuditEvent'];

@@ -10,6 +10,7 @@ import { createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } f
 import { recordAuditEvent, type AuditEventInput } from '../src/audit/recorder.js';
 import type { AuditContext } from '../src/audit/events.js';
 import { ManualClock } from '../src/clock.js';
+import { ACTOR_TYPES, TARGET_TYPES } from '../src/audit/events.js';
 
 let database: TestDatabase;
 let auditKey: string;
@@ -116,6 +117,9 @@ describe('GET /audit-events', () => {
     expect(await ids(`target_id=${key}&type=api_key_created,api_key_revoked`)).toEqual(['api_key_revoked', 'api_key_created']);
     expect(await ids(`actor_id=${ada}&target_type=user`)).toEqual(['user_disabled']);
     expect(await ids(`user_id=${grace}`)).toEqual(['user_disabled']);
+    // Every kind of actor and target recorded can be filtered by (the filters once lagged the kinds).
+    for (const kind of TARGET_TYPES) await ids(`target_type=${kind}`);
+    for (const kind of ACTOR_TYPES) await ids(`actor_type=${kind}`);
     expect(await ids(`target_id=${key}&since=${encodeURIComponent('2025-03-02T10:00:00Z')}&before=${encodeURIComponent('2025-03-04T10:00:00+00:00')}`)).toEqual(['api_key_rotated']);
   });
 

@@ -54,15 +54,15 @@ export type ActorType = (typeof ACTOR_TYPES)[number];
 export const TARGET_TYPES = ['user', 'role', 'api_key', 'session', 'meeting', 'task', 'webhook_endpoint', 'identity_provider'] as const;
 export type TargetType = (typeof TARGET_TYPES)[number];
 
-// The contract lists the same three sets (AuditEventType, AuditActor.type, AuditTarget.type): a
+// The contract lists the same three sets (AuditEventType, AuditActorType, AuditTargetType; its filters use them too): a
 // value recorded here that the contract lacks is a 500 on GET /audit-events (response validation),
 // so tsc refuses any difference, either way.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Contract = components['schemas'];
 export const CONTRACT_AGREES: [
   Same<AuditEventType, Contract['AuditEventType']>,
-  Same<ActorType, Contract['AuditActor']['type']>,
-  Same<TargetType, Contract['AuditTarget']['type']>,
+  Same<ActorType, Contract['AuditActorType']>,
+  Same<TargetType, Contract['AuditTargetType']>,
 ] = [true, true, true];
 
 /**
