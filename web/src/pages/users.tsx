@@ -1,4 +1,5 @@
-// Users: a paged list (cursor) with filters, create, edit names/roles/status, disable. What the
+// Users: a paged list (cursor) with filters, create, edit names/roles/status, disable, reset the
+// second factors of someone who lost theirs (docs/AUTH.md, "A lost phone"). What the
 // server would refuse for lack of a right is shown disabled, with why (web/src/authority.ts): a
 // role the person may not grant or take away, disabling someone holding more than they do, and an
 // operation whose permission (users.create, users.update, users.disable) they lack.
@@ -9,7 +10,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages } from '../ui.js';
+import { ErrorMessage, Field, ListState, Notice, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages } from '../ui.js';
 import { lacking } from '../authority.js';
 import { Check } from '../permission-picker.js';
 
@@ -211,6 +212,9 @@ function EditUserForm({
   // Disabling or re-enabling needs users.disable and everything the user holds.
   const statusLocked = lockedFor(t, 'status-why', lacking(myPermissions, ['users.disable', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
 
+  // Resetting the second factors needs its permission and everything the user holds (as the server judges it).
+  const resetLocked = lockedFor(t, 'reset-why', lacking(myPermissions, ['users.reset_second_factors', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
+
   const run = async (action: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);
@@ -236,9 +240,28 @@ function EditUserForm({
     if (window.confirm(t('users.disableConfirm', { email: user.email }))) void run(() => call(() => api.DELETE('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) } })));
   };
 
+  // A sensitive change: the client asks for a fresh proof when the server wants one (web/src/step-up.tsx).
+  // Nothing of the user's record changes (no ETag moves): the form stays, with its own notice.
+  const [factorsReset, setFactorsReset] = useState(false);
+  const resetSecondFactors = async () => {
+    if (!window.confirm(t('users.resetSecondFactorsConfirm', { email: user.email }))) return;
+    setBusy(true);
+    setError(null);
+    setFactorsReset(false);
+    try {
+      await call(() => api.DELETE('/users/{id}/second-factors', { params: { path: { id: user.id } } }));
+      setFactorsReset(true);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
   return (
     <>
       <PageTitle>{user.email}</PageTitle>
+      {factorsReset && <Notice tone="success">{t('users.secondFactorsReset', { email: user.email })}</Notice>}
       <p>
         <a href={href('users')}>{t('users.back')}</a>
       </p>
@@ -263,9 +286,13 @@ function EditUserForm({
               {t('users.disable')}
             </button>
           )}
+          <button type="button" class="danger" disabled={busy || resetLocked !== undefined} title={resetLocked?.title} aria-describedby={resetLocked?.describedBy} onClick={() => void resetSecondFactors()}>
+            {t('users.resetSecondFactors')}
+          </button>
         </div>
         <Why locked={saveLocked} />
         <Why locked={statusLocked} />
+        <Why locked={resetLocked} />
       </form>
     </>
   );
