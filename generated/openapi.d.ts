@@ -1728,8 +1728,8 @@ export interface paths {
          * Rotate a webhook endpoint's signing secret
          * @description Makes a new signing secret, answered once. For `grace_period_seconds` (24 hours by default)
          *     every delivery carries two signatures in `webhook-signature`, by the new secret and by the
-         *     previous one, so the receiver can switch at its pace. The caller becomes the endpoint's owner,
-         *     as it now holds the secret.
+         *     previous one, so the receiver can switch at its pace. The endpoint's owner stays (a rotation
+         *     never widens what its receiver gets; changing the URL takes ownership).
          *
          *     **Required permission:** `webhooks.manage`
          */
@@ -4021,8 +4021,8 @@ export interface components {
         WebhookKeyStyle: "snake" | "camel" | "dash" | "pascal";
         /**
          * @description A receiver of events. It gets the events of the types it subscribes to that its owner may read
-         *     at the time of each delivery (the owner: the person or API key that created it, changed its URL
-         *     or rotated its secret last; a key's rights are its own intersected with its creator's).
+         *     at the time of each delivery (the owner: the person or API key that created it or changed its URL
+         *     last; a key's rights are its own intersected with its creator's).
          */
         WebhookEndpoint: {
             /**

@@ -224,6 +224,20 @@ describe('only what is committed, only to who may read it', () => {
     await receiver.close();
   });
 
+  it("a routine rotation by a colleague who reads more does not widen what the owner's receiver gets (rotation-owner escalation)", async () => {
+    const owner = await person(['tasks.read', 'webhooks.manage']);
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created'], owner.auth);
+    // The owner loses tasks.read; a colleague who holds it rotates the secret, as the page offers.
+    await database.db.deleteFrom('role_permissions').where('permission', '=', 'tasks.read').where('role_id', 'in', (eb) => eb.selectFrom('user_roles').select('role_id').where('user_id', '=', owner.id)).execute();
+    expect((await send('post', `/webhook-endpoints/${endpoint.id}/rotate`, partner.auth, { grace_period_seconds: 0 })).status).toBe(200);
+    await send('post', '/tasks', partner.auth, { title: 'Not for the old owner' });
+    await deliverDue();
+    expect(receiver.received).toHaveLength(0);
+    expect((await deliveriesOf(endpoint.id)).map((d) => d.status)).toEqual(['skipped']);
+    await receiver.close();
+  });
+
   it('subscribing to what one may not read is refused', async () => {
     const reader = await person(['webhooks.manage', 'tasks.read']);
     const res = await send('post', '/webhook-endpoints', reader.auth, { url: 'http://127.0.0.1:9/hooks', event_types: ['user.updated'] });

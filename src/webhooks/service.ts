@@ -226,7 +226,11 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
       });
     },
 
-    /** A new secret; the previous one keeps signing for the grace period. The caller becomes the owner. */
+    /**
+     * A new secret; the previous one keeps signing for the grace period. The owner stays: a secret
+     * only proves who signs, and the receiver is the URL's (a colleague who reads more must not
+     * widen what that receiver gets by a routine rotation; changing the URL takes ownership).
+     */
     async rotate(caller: Principal, id: string, gracePeriodS: number | undefined, origin: Origin) {
       const secret = newSigningSecret();
       return db.transaction().execute(async (trx) => {
@@ -244,7 +248,6 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
             previous_secret_sealed: grace > 0 ? row.secret_sealed : null,
             previous_secret_key_id: grace > 0 ? row.secret_key_id : null,
             previous_secret_until: grace > 0 ? new Date(now.getTime() + grace * 1000) : null,
-            ...ownerOf(caller),
             updated_at: now,
           })
           .where('id', '=', row.id)
