@@ -14,6 +14,7 @@ import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { sweep } from '../src/maintenance/sweeper.js';
 import { budget } from './support/budgets.js';
+import { makeIdentityProvider } from './support/access-fixtures.js';
 
 // Each test makes at most two people and signs in at most four times: six argon2 steps (test/support/budgets.ts).
 vi.setConfig({ testTimeout: budget({ passwordHash: 6 }) });
@@ -335,6 +336,20 @@ describe('passwordless sign-in with a passkey', () => {
     const sessions = await request(app).get('/sessions').set(auth(res.body.access_token));
     expect(sessions.body.data.find((s: { current: boolean }) => s.current).authentication_method).toBe('passkey');
     expect((await eventsOf(person.id, 'sign_in_succeeded')).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("a person of a domain whose provider requires company sign-in cannot come in by a passkey made before (sso_required bypass)", async () => {
+    const { app, authenticator, person } = await setUp();
+    const providerId = await makeIdentityProvider(database.db, 'https://idp.example.test', [person.email.slice(person.email.indexOf('@') + 1)]);
+    await database.db.updateTable('identity_providers').set({ sso_required: true }).where('id', '=', providerId).execute();
+    try {
+      const res = await passwordless(app, authenticator.assert(await startPasswordless(app)));
+      expect([res.status, res.body.code]).toEqual([401, 'invalid_passkey']);
+      expect((await eventsOf(person.id, 'sign_in_failed')).map((e) => (e.details as { reason?: string }).reason)).toContain('sso_required');
+    } finally {
+      // The fixtures' people share a domain: the other tests of this file sign in with passkeys.
+      await database.db.deleteFrom('identity_providers').where('id', '=', providerId).execute();
+    }
   });
 
   it('replayed assertion and challenge reused: each challenge signs in once', async () => {

@@ -236,7 +236,7 @@ export function sessionService(deps: Dependencies) {
    * browser's answer to a live challenge of startPasskeySignIn names its passkey, whose person
    * signs in. The challenge is used up whatever the verdict; every refusal answers the same
    * `401 invalid_passkey` and is recorded as `sign_in_failed` (the person concerned when the
-   * passkey is known). The sign-in throttle is not asked: a signature cannot be guessed, and a
+   * passkey is known; `sso_required` for a person whose domain must sign in at its provider). The sign-in throttle is not asked: a signature cannot be guessed, and a
    * person whose password is under attack can still come in with their passkey.
    */
   async function signInWithPasskey(credential: unknown, client: ClientInfo): Promise<TokenSet> {
@@ -253,6 +253,9 @@ export function sessionService(deps: Dependencies) {
       if (!verdict.ok) return refuse(verdict.reason, verdict.passkey?.user_id ?? null);
       const user = await trx.selectFrom('users').select(['id', 'email', 'status']).where('id', '=', verdict.passkey.user_id).executeTakeFirstOrThrow();
       if (user.status !== 'active') return refuse('account_disabled', user.id);
+      // A domain whose provider requires company sign-in: a passkey made here before is no way
+      // around it (whoever the provider removed must not keep coming in). Refused like any other.
+      if (await ssoRequiredProvider(trx, user.email)) return refuse('sso_required', user.id);
       await passkeys.noteUse(trx, verdict, now);
       return user;
     });
