@@ -790,11 +790,13 @@ export interface paths {
         head?: never;
         /**
          * Change a role
-         * @description Renames the role, changes its description or replaces its permissions. Takes effect on the
-         *     very next request of every user holding it. The built-in `admin` role cannot be changed
-         *     (`409 role_built_in`); the caller must hold every permission it puts in the role (`403
-         *     permission_denied`). Removing any permission from the role needs every permission the role
-         *     holds now (`403 target_outranks_caller`, listing the missing ones).
+         * @description Renames the role, changes its description, replaces its permissions or whether it requires a
+         *     second factor. Takes effect on the very next request of every user holding it. The built-in
+         *     `admin` role cannot be changed (`409 role_built_in`; it always requires a second factor); the
+         *     caller must hold every permission it puts in the role (`403 permission_denied`). Removing any
+         *     permission from the role, or changing `requires-second-factor` either way (it tightens or
+         *     loosens what every holder may do), needs every permission the role holds now
+         *     (`403 target_outranks_caller`, listing the missing ones).
          *
          *     **Required permission:** `roles.manage`
          */
@@ -3169,6 +3171,13 @@ export interface components {
              */
             permissions: components["schemas"]["Permission"][];
             /**
+             * @description Its holders must have a second factor: until one is enrolled, every operation but enrolling,
+             *     the overview, changing the password and signing out answers `403 second_factor_required`.
+             *     Always true for the built-in `admin` role.
+             * @example false
+             */
+            "requires-second-factor": boolean;
+            /**
              * @description True for `admin`, which cannot be changed or deleted.
              * @example false
              */
@@ -3207,6 +3216,11 @@ export interface components {
              *     ]
              */
             permissions: components["schemas"]["Permission"][];
+            /**
+             * @description Its holders must have a second factor (`Role.requires_second_factor`); false when left out.
+             * @example false
+             */
+            "requires-second-factor"?: boolean;
         };
         /** @description The fields to change; at least one. `permissions` replaces the whole set. */
         RoleUpdateRequest: {
@@ -3228,6 +3242,12 @@ export interface components {
              *     ]
              */
             permissions?: components["schemas"]["Permission"][];
+            /**
+             * @description Its holders must have a second factor (`Role.requires_second_factor`). Changing it on an
+             *     existing role needs every permission the role holds (`403 target_outranks_caller`).
+             * @example true
+             */
+            "requires-second-factor"?: boolean;
         };
         /** @description Who created an API key, to see at a glance why a key lost rights. */
         ApiKeyCreator: {
@@ -5216,6 +5236,7 @@ export interface components {
                  *         "users.list",
                  *         "users.read"
                  *       ],
+                 *       "requires-second-factor": false,
                  *       "built-in": false,
                  *       "created-at": "2026-03-01T09:30:00.000Z",
                  *       "updated-at": "2026-03-01T09:30:00.000Z"
@@ -5244,6 +5265,7 @@ export interface components {
                  *         "users.list",
                  *         "users.read"
                  *       ],
+                 *       "requires-second-factor": false,
                  *       "built-in": false,
                  *       "created-at": "2026-03-01T09:30:00.000Z",
                  *       "updated-at": "2026-03-01T09:30:00.000Z"
@@ -8513,6 +8535,7 @@ export interface operations {
                      *             "meetings.create",
                      *             "meetings.update"
                      *           ],
+                     *           "requires-second-factor": true,
                      *           "built-in": true,
                      *           "created-at": "2026-01-01T00:00:00.000Z",
                      *           "updated-at": "2026-01-01T00:00:00.000Z"
@@ -8525,6 +8548,7 @@ export interface operations {
                      *             "users.list",
                      *             "users.read"
                      *           ],
+                     *           "requires-second-factor": false,
                      *           "built-in": false,
                      *           "created-at": "2026-03-01T09:30:00.000Z",
                      *           "updated-at": "2026-03-01T09:30:00.000Z"

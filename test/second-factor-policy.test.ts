@@ -113,3 +113,54 @@ describe('an administrator without a second factor (default policy)', { timeout:
     expect((await request(app).get('/me/second-factors').set(auth(set.access_token))).body.required).toBe(false);
   });
 });
+
+describe('a role may require a second factor', { timeout: budget({ passwordHash: 5 }) }, () => {
+  it('a holder of any role requiring one, not only admin, is limited to enrolling; the harness optional policy does not free them', async () => {
+    const clock = new ManualClock(START);
+    // ADMIN_SECOND_FACTOR=optional (the harness) frees the admin role only: a role's own flag still holds.
+    const { app } = createTestApp(database.db, { clock });
+    const person = await createUser(database.db, { permissions: ['users.list'] });
+    const set = await signIn(app, person.email, person.password);
+    expect((await request(app).get('/users').set(auth(set.access_token))).status).toBe(200);
+    const role = await database.db.selectFrom('user_roles').select('role_id').where('user_id', '=', person.id).executeTakeFirstOrThrow();
+    await database.db.updateTable('roles').set({ requires_second_factor: true }).where('id', '=', role.role_id).execute();
+    const refused = await request(app).get('/users').set(auth(set.access_token));
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('second_factor_required');
+    expect((await request(app).get('/me/second-factors').set(auth(set.access_token))).body.required).toBe(true);
+    await enrolTotp(app, set.access_token, clock, person.password);
+    expect((await request(app).get('/users').set(auth(set.access_token))).status).toBe(200);
+  });
+
+  it('the built-in admin role always requires one: the database refuses to lift it, and PATCH /roles refuses any change of it', async () => {
+    const adminRole = await adminRoleId(database.db);
+    expect((await database.db.selectFrom('roles').select('requires_second_factor').where('id', '=', adminRole).executeTakeFirstOrThrow()).requires_second_factor).toBe(true);
+    await expect(database.db.updateTable('roles').set({ requires_second_factor: false }).where('id', '=', adminRole).execute()).rejects.toThrow(/roles_admin_requires_second_factor/);
+    const { app } = createTestApp(database.db);
+    const admin = await administrator();
+    const set = await signIn(app, admin.email, admin.password);
+    const res = await request(app).patch(`/roles/${adminRole}`).set(auth(set.access_token)).send({ requires_second_factor: false });
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe('role_built_in');
+  });
+
+  it('a role manager cannot lift the requirement of a role holding more than they do', async () => {
+    const { app } = createTestApp(database.db);
+    const manager = await createUser(database.db, { permissions: ['roles.manage'] });
+    const set = await signIn(app, manager.email, manager.password);
+    const role = await database.db.insertInto('roles').values({ name: `guarded-${Date.now()}`, name_key: `guarded-${Date.now()}`, requires_second_factor: true }).returning('id').executeTakeFirstOrThrow();
+    await database.db.insertInto('role_permissions').values({ role_id: role.id, permission: 'audit.read' }).execute();
+    const res = await request(app).patch(`/roles/${role.id}`).set(auth(set.access_token)).send({ requires_second_factor: false });
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ code: 'target_outranks_caller', missing_permissions: ['audit.read'] });
+    expectContractResponse(res, 'PATCH', `/roles/${role.id}`);
+    // A role holding nothing more: allowed, shown, recorded.
+    const own = await request(app).post('/roles').set(auth(set.access_token)).send({ name: `own-${Date.now()}`, permissions: ['roles.manage'], requires_second_factor: true });
+    expect(own.status, own.text).toBe(201);
+    expect(own.body.requires_second_factor).toBe(true);
+    const lifted = await request(app).patch(`/roles/${own.body.id}`).set(auth(set.access_token)).send({ requires_second_factor: false });
+    expect(lifted.status, lifted.text).toBe(200);
+    expect(lifted.body.requires_second_factor).toBe(false);
+    expectContractResponse(lifted, 'PATCH', `/roles/${own.body.id}`);
+  });
+});

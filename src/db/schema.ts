@@ -28,6 +28,8 @@ export interface RolesTable {
   name_key: string;
   description: ColumnType<string, string | undefined, string>;
   built_in: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Its holders must have a second factor (docs/AUTH.md, "The policy"); always true for the admin role. */
+  requires_second_factor: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
   /** See UsersTable.version. Also moved by hand when its permissions change (roles/repository.ts, updateRoleFields). */

@@ -11,6 +11,7 @@ export function presentRole(row: RoleRow): RoleResource {
     name: row.name,
     description: row.description,
     permissions: permissionsOfRole(row),
+    requires_second_factor: row.requires_second_factor,
     built_in: row.built_in,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -56,10 +56,10 @@ export async function lockRolesByName(db: Kysely<Database>, names: readonly stri
   return selectRoles(db).where('r.id', 'in', locked.map((r) => r.id)).execute();
 }
 
-export async function insertRole(db: Kysely<Database>, values: { name: string; description: string; now: Date }): Promise<string> {
+export async function insertRole(db: Kysely<Database>, values: { name: string; description: string; requiresSecondFactor: boolean; now: Date }): Promise<string> {
   const row = await db
     .insertInto('roles')
-    .values({ name: values.name, name_key: uniqueNameKey(values.name), description: values.description, created_at: values.now, updated_at: values.now })
+    .values({ name: values.name, name_key: uniqueNameKey(values.name), description: values.description, requires_second_factor: values.requiresSecondFactor, created_at: values.now, updated_at: values.now })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
@@ -70,7 +70,7 @@ export async function insertRole(db: Kysely<Database>, values: { name: string; d
  * would (its permissions, kept in role_permissions, are part of it, and `now` may equal the last
  * write's when the clock has not moved), so its tag never stays on a stale view (docs/SAFE-WRITES.md).
  */
-export async function updateRoleFields(db: Kysely<Database>, id: string, fields: { name?: string; description?: string; now: Date }): Promise<void> {
+export async function updateRoleFields(db: Kysely<Database>, id: string, fields: { name?: string; description?: string; requires_second_factor?: boolean; now: Date }): Promise<void> {
   const { now, ...rest } = fields;
   const key = rest.name === undefined ? {} : { name_key: uniqueNameKey(rest.name) };
   await db

@@ -31,10 +31,11 @@ function cleanRoleText<T extends { name?: string; description?: string }>(input:
 }
 
 /** The role's fields the audit trail shows, its permissions sorted and each once. */
-const audited = (role: { name: string; description: string; permissions: readonly string[] }) => ({
+const audited = (role: { name: string; description: string; permissions: readonly string[]; requires_second_factor: boolean }) => ({
   name: role.name,
   description: role.description,
   permissions: [...new Set(role.permissions)].sort(),
+  requires_second_factor: role.requires_second_factor,
 });
 
 export function roleService({ db, clock }: ServiceDeps) {
@@ -55,15 +56,15 @@ export function roleService({ db, clock }: ServiceDeps) {
     },
 
     /** `seal` (an Idempotency-Key's) runs last in the transaction, with the role as created. */
-    async create(authority: Authority, sent: { name: string; description?: string; permissions: string[] }, origin: Origin = COMMAND_LINE, seal?: Seal<roles.RoleRow>) {
+    async create(authority: Authority, sent: { name: string; description?: string; permissions: string[]; requires_second_factor?: boolean }, origin: Origin = COMMAND_LINE, seal?: Seal<roles.RoleRow>) {
       const input = cleanRoleText(sent);
       assertMayGrant(authority, input.permissions, 'a role');
       let sealed: roles.RoleRow | undefined;
       const id = await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const now = clock.now();
-          const role = { name: input.name, description: input.description ?? '', permissions: input.permissions };
-          const roleId = await roles.insertRole(trx, { ...role, now });
+          const role = { name: input.name, description: input.description ?? '', permissions: input.permissions, requires_second_factor: input.requires_second_factor ?? false };
+          const roleId = await roles.insertRole(trx, { ...role, requiresSecondFactor: role.requires_second_factor, now });
           await roles.replaceRolePermissions(trx, roleId, input.permissions);
           await recordAuditEvent(trx, { type: 'role_created', ...roleEvent(authority, origin, { id: roleId, ...role }, now), changes: { before: null, after: audited(role) } });
           sealed = await sealCreated(trx, seal, () => roles.findRoleById(trx, roleId));
@@ -76,7 +77,7 @@ export function roleService({ db, clock }: ServiceDeps) {
     async update(
       authority: Authority,
       id: string,
-      sent: { name?: string; description?: string; permissions?: string[] },
+      sent: { name?: string; description?: string; permissions?: string[]; requires_second_factor?: boolean },
       origin: Origin = COMMAND_LINE,
       precondition?: Precondition,
     ) {
@@ -94,12 +95,22 @@ export function roleService({ db, clock }: ServiceDeps) {
             // Taking a permission away from a role takes it from everyone holding the role.
             if (held.some((p) => !input.permissions!.includes(p))) assertMayActOn(authority, held, 'This role');
           }
+          // Requiring a second factor, or no longer, changes what every holder may do (locked out
+          // until they enrol, or less protected): as taking a permission away, it needs all the role holds.
+          if (input.requires_second_factor !== undefined && input.requires_second_factor !== role.requires_second_factor) {
+            assertMayActOn(authority, permissionsOfRole(role), 'This role');
+          }
           const now = clock.now();
-          const after = { name: input.name, description: input.description, permissions: input.permissions && audited({ ...role, permissions: input.permissions }).permissions };
+          const after = {
+            name: input.name,
+            description: input.description,
+            permissions: input.permissions && audited({ ...role, permissions: input.permissions }).permissions,
+            requires_second_factor: input.requires_second_factor,
+          };
           const changes = changesBetween(audited(role), after);
           // Nothing changes (the role sent back as read): nothing written, nothing recorded, the same ETag.
           if (!changes) return;
-          await roles.updateRoleFields(trx, id, { name: input.name, description: input.description, now });
+          await roles.updateRoleFields(trx, id, { name: input.name, description: input.description, requires_second_factor: input.requires_second_factor, now });
           if (input.permissions) await roles.replaceRolePermissions(trx, id, input.permissions);
           await recordAuditEvent(trx, { type: 'role_updated', ...roleEvent(authority, origin, { id, name: input.name ?? role.name }, now), changes });
         }),

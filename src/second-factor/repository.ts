@@ -2,14 +2,15 @@
 // times come from the caller's clock.
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, SecondFactorsTable } from '../db/schema.js';
-import { ADMIN_ROLE_ID } from '../auth/permissions.js';
+import { rolesRequireSecondFactor } from '../auth/second-factor.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type SecondFactorRow = Selectable<SecondFactorsTable>;
 
-export async function holdsAdminRole(db: Db, userId: string): Promise<boolean> {
-  const row = await db.selectFrom('user_roles').select('user_id').where('user_id', '=', userId).where('role_id', '=', ADMIN_ROLE_ID).executeTakeFirst();
-  return row !== undefined;
+/** A role of the person requires a second factor (docs/AUTH.md, "The policy"); the admin role's counts only when `adminRequired`. */
+export async function rolesRequireSecondFactorOf(db: Db, userId: string, adminRequired: boolean): Promise<boolean> {
+  const { rows } = await sql<{ required: boolean }>`select ${rolesRequireSecondFactor(sql`${userId}::uuid`, adminRequired)} as required`.execute(db);
+  return rows[0]?.required ?? false;
 }
 
 export function findTotp(db: Db, userId: string): Promise<SecondFactorRow | undefined> {

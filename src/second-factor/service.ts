@@ -41,7 +41,7 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
   const actor = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
 
   async function isRequired(userId: string): Promise<boolean> {
-    return config.secondFactor.requiredForAdmins && (await repo.holdsAdminRole(db, userId));
+    return repo.rolesRequireSecondFactorOf(db, userId, config.secondFactor.requiredForAdmins);
   }
 
   async function overview(userId: string) {

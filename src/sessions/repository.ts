@@ -5,7 +5,7 @@ import type { AuthenticationMethod, Database, SessionsTable } from '../db/schema
 import { sessionIsLive, type Liveness } from './liveness.js';
 import { fixedStatement } from '../db/fixed-statement.js';
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
-import { hasSecondFactor } from '../auth/second-factor.js';
+import { hasSecondFactor, rolesRequireSecondFactor } from '../auth/second-factor.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type SessionRow = Selectable<SessionsTable>;
@@ -18,7 +18,7 @@ export interface BearerSession {
   stale: boolean;
   /** The password was set by someone else and must be changed first. */
   must_change_password: boolean;
-  /** The user holds the admin role, the policy requires a second factor of it, and none is enrolled. */
+  /** A role of the user requires a second factor (the admin role's only under ADMIN_SECOND_FACTOR=required), and none is enrolled. */
   second_factor_missing: boolean;
   /**
    * `[EVERY_PERMISSION]` when the user holds the built-in admin role, which counts as every
@@ -47,7 +47,7 @@ export const EVERY_PERMISSION = '*';
 export const bearerSession = fixedStatement(
   (_db, p: { accessDigest: Buffer; issuedAfter: Date; now: Date; idleCutoff: Date; touchBefore: Date; adminsNeedSecondFactor: boolean }) => sql<BearerSession>`
     select s.id as session_id, s.user_id, s.last_used_at < ${p.touchBefore} as stale, u.must_change_password,
-      (a.admin and ${p.adminsNeedSecondFactor}::boolean and not ${hasSecondFactor('s.user_id')}) as second_factor_missing,
+      (${rolesRequireSecondFactor('s.user_id', p.adminsNeedSecondFactor)} and not ${hasSecondFactor('s.user_id')}) as second_factor_missing,
       case when a.admin then array[${sql.lit(EVERY_PERMISSION)}] else array(
         select rp.permission from user_roles ur join role_permissions rp on rp.role_id = ur.role_id
         where ur.user_id = s.user_id
