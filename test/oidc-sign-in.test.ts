@@ -213,6 +213,46 @@ describe('refused, with nothing written but the refusal in the audit journal', {
     await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub: newSubject(), email, email_verified: true })).res, 'oidc_identity_conflict');
   });
 
+  it('attack: race, two simultaneous first sign-ins of the same person (new, then existing): one gets in, the other is refused oidc_identity_conflict (never a 500), nothing of it written', async () => {
+    for (const existing of [false, true]) {
+      const sub = newSubject();
+      const email = `racer.${counter}.${Date.now()}@${DOMAIN}`;
+      if (existing) await createUser(database.db, { email });
+      const flows = await Promise.all([0, 1].map(async () => {
+        const started = await startSignIn(service.app, { provider_id: providerId });
+        return { started, back: op.authorize(started.authorization_url, { sub, email, email_verified: true }) };
+      }));
+      // Both callbacks get past the look-up of the link before either writes: the test holds
+      // off writes to identity_links until both wait, then lets them go together.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const holder = database.db.transaction().execute(async (trx) => {
+        await sql`lock table identity_links in share row exclusive mode`.execute(trx);
+        locked();
+        await held;
+      });
+      await isLocked;
+      const answers = flows.map(({ started, back }) => request(service.app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token }).then((r) => r));
+      for (;;) {
+        const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(database.db);
+        if (waiting.rows[0]!.n >= 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      release();
+      await holder;
+      const results = await Promise.all(answers);
+      expect(results.map((r) => r.status).sort()).toEqual([201, 401]);
+      const refused = results.find((r) => r.status === 401)!;
+      expect(refused.body.code).toBe('oidc_identity_conflict');
+      expectContractResponse(refused, 'POST', '/sessions/oidc/callback');
+      const user = await database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow();
+      expect(await database.db.selectFrom('identity_links').select('subject').where('user_id', '=', user.id).execute()).toEqual([{ subject: sub }]);
+      expect(await database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute()).toHaveLength(1);
+    }
+  });
+
   it('attack: a disabled person signing in at the provider', async () => {
     const sub = newSubject();
     const email = `leaver.${Date.now()}@${DOMAIN}`;

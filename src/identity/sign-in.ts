@@ -26,7 +26,8 @@ import { hasSecondFactor } from '../auth/second-factor.js';
 import type { AuditContext } from '../audit/events.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { recordSecurityEvent } from '../security-events/recorder.js';
-import { emailKey } from '../users/names.js';
+import { EMAIL_UNIQUE_INDEX, emailKey } from '../users/names.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
 import type { SessionService, SignInOutcome } from '../sessions/service.js';
 import { domainOf } from '../sessions/sso-required.js';
 import { truncateUserAgent, type ClientInfo } from '../sessions/revocation.js';
@@ -37,6 +38,8 @@ import { namesFrom, provisionPerson, setDirectoryRoles } from './provisioning.js
 import * as repo from './repository.js';
 
 const FLOW_PREFIX = 'bof';
+/** The unique indexes two simultaneous first sign-ins of one person can meet (link, or the new account's e-mail). */
+const RACE_INDEXES = ['identity_links_pkey', 'identity_links_user_issuer_key', EMAIL_UNIQUE_INDEX];
 
 export type RefusalCode =
   | 'oidc_state_invalid'
@@ -132,7 +135,17 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
         if (err instanceof OidcRefusal) throw new Refusal(REFUSAL_OF[err.reason], err.message);
         throw err;
       }
-      return await db.transaction().execute((trx) => signInWith(trx, provider, claims, client));
+      try {
+        return await db.transaction().execute((trx) => signInWith(trx, provider, claims, client));
+      } catch (err) {
+        // Two first sign-ins of the same person at once both pass the look-ups; the unique
+        // indexes decide (src/db/unique-violation.ts): the loser's transaction is rolled back and
+        // it is refused as the link conflict it is. Signing in again goes through the link.
+        if (RACE_INDEXES.some((index) => isUniqueViolation(err, index))) {
+          throw new Refusal('oidc_identity_conflict', 'Another sign-in of this person was linking them at the same moment; sign in again.');
+        }
+        throw err;
+      }
     } catch (err) {
       if (err instanceof Refusal) {
         await recordSecurityEvent(db, {
