@@ -1788,7 +1788,8 @@ export interface paths {
         /**
          * List an endpoint's deliveries
          * @description The endpoint's deliveries, newest first, with keyset pagination (`next-cursor` as `cursor`):
-         *     status, attempts, the receiver's last status code, time and the start of its answer.
+         *     status, attempts, the receiver's last status code, time and the start of its answer. Only the
+         *     deliveries of events the caller may read now are listed (as in `GET /events`).
          *
          *     **Required permission:** `webhooks.manage`
          */

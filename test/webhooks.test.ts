@@ -238,6 +238,21 @@ describe('only what is committed, only to who may read it', () => {
     await receiver.close();
   });
 
+  it("a webhook manager who may not read users learns nothing of user events from another endpoint's deliveries (delivery-list leak)", async () => {
+    const receiver = await startReceiver();
+    const admin = await person(['users.read', 'users.update', 'users.list', 'webhooks.manage', 'tasks.read']);
+    const endpoint = await subscribe(receiver.url, ['user.updated', 'task.created'], admin.auth);
+    const someone = await createUser(database.db);
+    expect((await send('patch', `/users/${someone.id}`, admin.auth, { first_name: 'Renamed' })).status).toBe(200);
+    await send('post', '/tasks', partner.auth, { title: 'Seen by both' });
+    await deliverDue();
+    const types = async (credential: Credential) => (await send('get', `/webhook-endpoints/${endpoint.id}/deliveries`, credential)).body.data.map((d: { event_type: string }) => d.event_type).sort();
+    expect(await types(admin.auth)).toEqual(['task.created', 'user.updated']);
+    const tasksOnly = await person(['webhooks.manage', 'tasks.read']);
+    expect(await types(tasksOnly.auth)).toEqual(['task.created']);
+    await receiver.close();
+  });
+
   it('subscribing to what one may not read is refused', async () => {
     const reader = await person(['webhooks.manage', 'tasks.read']);
     const res = await send('post', '/webhook-endpoints', reader.auth, { url: 'http://127.0.0.1:9/hooks', event_types: ['user.updated'] });

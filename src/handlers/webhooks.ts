@@ -43,7 +43,7 @@ export function webhookHandlers({ webhooks, idempotency }: Services) {
 
   const testWebhookEndpoint: Handler<'testWebhookEndpoint'> = async ({ path }) => ({ status: 202, body: await webhooks.test(path.id) });
 
-  const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ path, query }) => ({ status: 200, body: await webhooks.deliveries(path.id, query ?? {}) });
+  const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ path, query, principal }) => ({ status: 200, body: await webhooks.deliveries(requireCaller(principal), path.id, query ?? {}) });
 
   const replayWebhookDelivery: Handler<'replayWebhookDelivery'> = async ({ path }) => ({ status: 202, body: await webhooks.replay(path.id, path.delivery_id) });
 

@@ -174,14 +174,19 @@ export type DeliveryRow = Omit<Selectable<WebhookDeliveriesTable>, 'next_attempt
   cursor_created_at: string;
 };
 
-/** One page of an endpoint's deliveries, newest first; `limit + 1` rows tell whether more follow. */
-export function listDeliveries(db: Kysely<Database>, endpointId: string, limit: number, after?: { createdAt: string; id: string }): Promise<DeliveryRow[]> {
+/**
+ * One page of an endpoint's deliveries of events the caller may read (`permissions`; as GET /events
+ * lists them: a delivery names its event's type and time, which tell of a change), newest first;
+ * `limit + 1` rows tell whether more follow.
+ */
+export function listDeliveries(db: Kysely<Database>, endpointId: string, permissions: readonly string[], limit: number, after?: { createdAt: string; id: string }): Promise<DeliveryRow[]> {
   let query = db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
     .select(['d.id', 'd.event_id', 'e.type as event_type', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_duration_ms', 'd.last_error', 'd.last_response'])
     .select([isoMillis('d.next_attempt_at').as('next_attempt_at'), isoMillis('d.last_attempt_at').as('last_attempt_at'), isoMillis('d.created_at').as('created_at'), isoMicros('d.created_at').as('cursor_created_at')])
-    .where('d.endpoint_id', '=', endpointId);
+    .where('d.endpoint_id', '=', endpointId)
+    .where('e.required_permission', 'in', permissions.length ? [...permissions] : ['']);
   if (after) query = query.where(sql<boolean>`(d.created_at, d.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`);
   return query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(limit + 1).execute() as Promise<DeliveryRow[]>;
 }

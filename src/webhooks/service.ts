@@ -276,7 +276,7 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
       });
     },
 
-    async deliveries(id: string, query: { limit?: number; cursor?: string }) {
+    async deliveries(caller: Principal, id: string, query: { limit?: number; cursor?: string }) {
       const endpoint = await find(db, id);
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;
       const scope = ['webhook_deliveries', endpoint.id];
@@ -286,7 +286,7 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
         if (typeof t !== 'string' || typeof i !== 'string' || !UUID.test(i)) throw invalidAfter();
         after = { createdAt: t, id: i };
       }
-      const rows = await repo.listDeliveries(db, endpoint.id, limit, after);
+      const rows = await repo.listDeliveries(db, endpoint.id, [...caller.permissions], limit, after);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const nextCursor = rows.length > limit && last ? sealCursor(await cursorKey(), { t: last.cursor_created_at, i: last.id }, scope) : null;
