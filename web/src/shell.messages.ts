@@ -37,6 +37,8 @@ export const shellMessages = pageMessages({
   'common.next': { en: 'Next page', fr: 'Page suivante' },
   'common.first': { en: 'First page', fr: 'Première page' },
   'common.saved': { en: 'Saved.', fr: 'Enregistré.' },
+  'common.copy': { en: 'Copy', fr: 'Copier' },
+  'common.copied': { en: 'Copied.', fr: 'Copié.' },
   'common.changedMeanwhile': { en: 'Someone else changed this record while you were editing it. Nothing was saved: the form now shows the current values. Make your change again if it is still needed.', fr: "Quelqu'un d'autre a modifié cet enregistrement pendant que vous le modifiiez. Rien n'a été enregistré : le formulaire montre maintenant les valeurs actuelles. Refaites votre modification si elle est toujours utile." },
   'common.all': { en: 'All', fr: 'Tous' },
   'common.previous': { en: 'Previous page', fr: 'Page précédente' },

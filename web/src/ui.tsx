@@ -22,6 +22,39 @@ export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () 
   );
 }
 
+/**
+ * A secret the server shows this once (an API key's, a webhook endpoint's signing secret): the
+ * page's own words for what it is, a Copy button, and the button that puts it away for good.
+ */
+export function SecretOnce({ id, title, once, done, secret, onDone }: { id: string; title: string; once: string; done: string; secret: string; onDone: () => void }) {
+  const { t } = useI18n();
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(secret);
+    setCopied(true);
+  };
+  return (
+    <section class="message success" aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      <p>
+        <strong>{once}</strong>
+      </p>
+      <p class="secret" data-testid={id}>
+        {secret}
+      </p>
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          {t('common.copy')}
+        </button>
+        <span role="status">{copied ? t('common.copied') : ''}</span>
+        <button type="button" class="secondary" onClick={onDone}>
+          {done}
+        </button>
+      </div>
+    </section>
+  );
+}
+
 export function Notice({ children, tone = 'info' }: { children: ComponentChildren; tone?: 'info' | 'success' | 'warning' }) {
   return (
     <div class={`message ${tone}`} role="status">

@@ -18,8 +18,6 @@ export const apiKeysMessages = pageMessages({
   'apiKeys.create': { en: 'Create the key', fr: 'Créer la clé' },
   'apiKeys.secretTitle': { en: 'The secret of {name}', fr: 'Le secret de {name}' },
   'apiKeys.secretOnce': { en: 'Copy it now: you will not see it again.', fr: 'Copiez-le maintenant : vous ne le reverrez plus.' },
-  'apiKeys.copy': { en: 'Copy', fr: 'Copier' },
-  'apiKeys.copied': { en: 'Copied.', fr: 'Copié.' },
   'apiKeys.secretDone': { en: 'I have copied it', fr: "Je l'ai copié" },
   'apiKeys.key': { en: 'Key', fr: 'Clé' },
   'apiKeys.expiry': { en: 'Expiry', fr: 'Expiration' },

@@ -10,7 +10,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit, type Loaded } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, Why, lockedFor } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce, Why, lockedFor } from '../ui.js';
 import { lacking } from '../authority.js';
 import { href } from '../router.js';
 import { HourlyChart, totalOf, type HourlySeries } from '../hourly-chart.js';
@@ -203,7 +203,7 @@ function ApiKeyList({ myPermissions }: { myPermissions: readonly Permission[] })
   return (
     <>
       <PageTitle>{t('apiKeys.title')}</PageTitle>
-      {secret && <SecretOnce name={secret.name} secret={secret.secret} onDone={() => setSecret(null)} />}
+      {secret && <SecretOnce id="api-key-secret" title={t('apiKeys.secretTitle', { name: secret.name })} once={t('apiKeys.secretOnce')} done={t('apiKeys.secretDone')} secret={secret.secret} onDone={() => setSecret(null)} />}
       {rotating && (
         <RotateKeyForm
           key={rotating.id}
@@ -325,36 +325,6 @@ function RotateKeyForm({ apiKey, onRotated, onCancel }: { apiKey: ApiKey; onRota
         </button>
       </div>
     </form>
-  );
-}
-
-/** The secret, once: the server will never show it again. */
-function SecretOnce({ name, secret, onDone }: { name: string; secret: string; onDone: () => void }) {
-  const { t } = useI18n();
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    await navigator.clipboard.writeText(secret);
-    setCopied(true);
-  };
-  return (
-    <section class="message success" aria-labelledby="secret-title">
-      <h2 id="secret-title">{t('apiKeys.secretTitle', { name })}</h2>
-      <p>
-        <strong>{t('apiKeys.secretOnce')}</strong>
-      </p>
-      <p class="secret" data-testid="api-key-secret">
-        {secret}
-      </p>
-      <div class="actions">
-        <button type="button" onClick={copy}>
-          {t('apiKeys.copy')}
-        </button>
-        <span role="status">{copied ? t('apiKeys.copied') : ''}</span>
-        <button type="button" class="secondary" onClick={onDone}>
-          {t('apiKeys.secretDone')}
-        </button>
-      </div>
-    </section>
   );
 }
 

@@ -277,12 +277,12 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
       </ul>
       <div class="actions">
         <button type="button" onClick={copy}>
-          {t('apiKeys.copy')}
+          {t('common.copy')}
         </button>
         <button type="button" class="secondary" onClick={download}>
           {t('security.download')}
         </button>
-        <span role="status">{copied ? t('apiKeys.copied') : ''}</span>
+        <span role="status">{copied ? t('common.copied') : ''}</span>
         <button type="button" class="secondary" onClick={onDone}>
           {t('security.codesDone')}
         </button>

@@ -40,8 +40,6 @@ export const webhooksMessages = pageMessages({
     en: 'Copy it now: it will not be shown again. The receiver verifies each event with it.',
     fr: 'Copiez-le maintenant : il ne sera plus affiché. Le récepteur vérifie chaque événement avec lui.',
   },
-  'webhooks.copy': { en: 'Copy', fr: 'Copier' },
-  'webhooks.copied': { en: 'Copied.', fr: 'Copié.' },
   'webhooks.secretDone': { en: 'I have kept it', fr: 'Je l’ai conservé' },
   'webhooks.deliveries': { en: 'Recent deliveries', fr: 'Livraisons récentes' },
   'webhooks.noDeliveries': { en: 'No delivery yet.', fr: 'Aucune livraison pour l’instant.' },

@@ -9,7 +9,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce } from '../ui.js';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
 type EventType = components['schemas']['EventType'];
@@ -41,7 +41,7 @@ export function WebhooksPage({ endpointId, myPermissions }: { endpointId?: strin
     <>
       <PageTitle>{t('webhooks.title')}</PageTitle>
       <p>{t('webhooks.intro')}</p>
-      {secret && <SecretOnce url={secret.url} secret={secret.secret} onDone={() => setSecret(null)} />}
+      {secret && <SecretOnce id="webhook-secret" title={t('webhooks.secretTitle', { url: secret.url })} once={t('webhooks.secretOnce')} done={t('webhooks.secretDone')} secret={secret.secret} onDone={() => setSecret(null)} />}
       <div class="toolbar">
         <a href={href('webhooks', 'new')}>{t('webhooks.new')}</a>
       </div>
@@ -322,32 +322,3 @@ function Deliveries({ id }: { id: string }) {
   );
 }
 
-/** The secret, once: the server will never show it again. */
-function SecretOnce({ url, secret, onDone }: { url: string; secret: string; onDone: () => void }) {
-  const { t } = useI18n();
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    await navigator.clipboard.writeText(secret);
-    setCopied(true);
-  };
-  return (
-    <section class="message success" aria-labelledby="webhook-secret-title">
-      <h2 id="webhook-secret-title">{t('webhooks.secretTitle', { url })}</h2>
-      <p>
-        <strong>{t('webhooks.secretOnce')}</strong>
-      </p>
-      <p class="secret" data-testid="webhook-secret">
-        {secret}
-      </p>
-      <div class="actions">
-        <button type="button" onClick={copy}>
-          {t('webhooks.copy')}
-        </button>
-        <span role="status">{copied ? t('webhooks.copied') : ''}</span>
-        <button type="button" class="secondary" onClick={onDone}>
-          {t('webhooks.secretDone')}
-        </button>
-      </div>
-    </section>
-  );
-}
