@@ -253,6 +253,26 @@ describe('refused, with nothing written but the refusal in the audit journal', {
     }
   });
 
+  it('attack: a link outliving its provider: through another provider of the same issuer (its role mappings), after the domain is taken off, after the provider is deleted', async () => {
+    const stamp = Date.now();
+    const leaving = `leaving-${stamp}.example`;
+    const ownId = await addProvider(service.app, admin.token, { name: `Leaving ${stamp}`, issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, domains: [leaving], create_unknown_people: true });
+    // Another company on the same issuer (as many are on Google's), mapping a group to a role.
+    const otherId = await addProvider(service.app, admin.token, { name: `Other ${stamp}`, issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, domains: [`other-${stamp}.example`], create_unknown_people: false, role_mappings: [{ group: 'planners', roles: ['planner'] }] });
+    const sub = newSubject();
+    const email = `someone@${leaving}`;
+    expect((await signInAtProvider({ sub, email, email_verified: true }, undefined, { provider_id: ownId })).res.status).toBe(201);
+
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub, email, email_verified: true, groups: ['planners'] }, undefined, { provider_id: otherId })).res, 'oidc_domain_not_allowed');
+
+    await request(service.app).patch(`/identity-providers/${ownId}`).set(auth(admin.token)).send({ domains: [`kept-${stamp}.example`] }).expect(200);
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub, email, email_verified: true }, undefined, { provider_id: ownId })).res, 'oidc_domain_not_allowed');
+
+    await request(service.app).delete(`/identity-providers/${ownId}`).set(auth(admin.token)).expect(204);
+    expect(await database.db.selectFrom('identity_links').select('provider_id').where('subject', '=', sub).execute()).toEqual([]);
+    await request(service.app).delete(`/identity-providers/${otherId}`).set(auth(admin.token)).expect(204);
+  });
+
   it('attack: a disabled person signing in at the provider', async () => {
     const sub = newSubject();
     const email = `leaver.${Date.now()}@${DOMAIN}`;

@@ -429,7 +429,7 @@ export interface IdentityLinksTable {
   issuer: string;
   subject: string;
   user_id: string;
-  provider_id: string | null;
+  provider_id: string;
   created_at: Timestamp;
   last_sign_in_at: Timestamp;
 }

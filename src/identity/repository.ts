@@ -67,8 +67,9 @@ export async function mappingsOf(db: Db, providerId: string): Promise<{ group_na
   return db.selectFrom('identity_provider_role_mappings').select(['group_name', 'role_id']).where('provider_id', '=', providerId).execute();
 }
 
-export async function findLink(db: Db, issuer: string, subject: string) {
-  return db.selectFrom('identity_links').selectAll().where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst();
+/** A link is the provider's: the same subject of an issuer another provider shares (Google) is not it. */
+export async function findLink(db: Db, providerId: string, issuer: string, subject: string) {
+  return db.selectFrom('identity_links').selectAll().where('provider_id', '=', providerId).where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst();
 }
 
 export async function findLinkOfUser(db: Db, userId: string, issuer: string) {

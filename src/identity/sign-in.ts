@@ -6,7 +6,9 @@
 //   callback that names its state (good once, on any process), for OIDC_FLOW_TTL_S, and only by
 //   the client that started it (the flow token answered at the start: a link carrying someone
 //   else's code and state does not sign this browser in as them, RFC 9700 4.7).
-// - Who the person is: the link of issuer and subject made at their first sign-in. Without one,
+// - Who the person is: the link of issuer and subject made at their first sign-in through this
+//   provider (a link is its provider's, removed with it; the provider must still answer for the
+//   account's e-mail domain). Without one,
 //   the ID token's e-mail, only when `email_verified` is true and its domain is one the provider
 //   answers for; a person already linked to another subject of the same issuer is not taken over
 //   by a subject that now claims their e-mail. After linking, a changed e-mail at the provider
@@ -173,9 +175,15 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
     const subject = claims.sub;
 
     let userId: string;
-    const link = await repo.findLink(trx, issuer, subject);
+    const link = await repo.findLink(trx, provider.id, issuer, subject);
     if (link) {
       userId = link.user_id;
+      // The provider answers for the account's domain still: taking a domain off a provider
+      // stops its people already linked, as deleting the provider removes its links.
+      const account = await trx.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirstOrThrow();
+      if (!provider.domains.includes(domainOf(account.email))) {
+        throw new Refusal('oidc_domain_not_allowed', `This identity provider does not answer for ${domainOf(account.email)}.`, userId);
+      }
       await repo.touchLink(trx, issuer, subject, now);
     } else {
       const email = typeof claims.email === 'string' ? claims.email.trim() : '';
