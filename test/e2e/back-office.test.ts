@@ -172,19 +172,23 @@ describe('the back office in a browser', () => {
     await page.getByLabel('Description').fill('Reads users');
     await page.getByLabel('users.list', { exact: true }).check();
     await page.getByLabel('users.read', { exact: true }).check();
+    await page.getByLabel('Requires a second factor').check();
     await screenshot(page, 'role-create');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('row', { name: /support/ }).getByText('users.list, users.read').waitFor();
+    await page.getByRole('row', { name: /support/ }).getByText('second factor', { exact: true }).waitFor();
     await screenshot(page, 'roles');
 
     // Editing a role's permissions changes what its holders may do on their next request.
     await page.getByRole('link', { name: 'Edit the role support' }).click();
     await page.getByRole('heading', { name: 'Edit the role support' }).waitFor();
+    expect(await page.getByLabel('Requires a second factor').isChecked()).toBe(true);
     await page.getByLabel('users.read', { exact: true }).uncheck();
+    await page.getByLabel('Requires a second factor').uncheck();
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('row', { name: /support/ }).getByText('users.list', { exact: true }).waitFor();
-    const roles = (await (await get('/roles', { Authorization: `Bearer ${(await storedTokens(page)).accessToken}` })).json()) as { data: { name: string; permissions: string[] }[] };
-    expect(roles.data.find((role) => role.name === 'support')?.permissions).toEqual(['users.list']);
+    const roles = (await (await get('/roles', { Authorization: `Bearer ${(await storedTokens(page)).accessToken}` })).json()) as { data: { name: string; permissions: string[]; requires_second_factor: boolean }[] };
+    expect(roles.data.find((role) => role.name === 'support')).toMatchObject({ permissions: ['users.list'], requires_second_factor: false });
     await page.getByRole('link', { name: 'Edit the role support' }).click();
     await page.getByLabel('users.read', { exact: true }).check();
     await page.getByRole('button', { name: 'Save' }).click();

@@ -7,6 +7,12 @@ export const rolesMessages = pageMessages({
   'roles.empty': { en: 'No role yet.', fr: "Aucun rôle pour l'instant." },
   'roles.name': { en: 'Name', fr: 'Nom' },
   'roles.description': { en: 'Description', fr: 'Description' },
+  'roles.requiresSecondFactor': { en: 'Requires a second factor', fr: 'Exige un second facteur' },
+  'roles.requiresSecondFactorHint': {
+    en: 'Its holders must enrol an authenticator app or a passkey before anything else. Changing this needs every permission the role holds.',
+    fr: "Ses titulaires doivent enregistrer une application d'authentification ou une clé d'accès avant toute autre chose. Le changer demande toutes les permissions du rôle.",
+  },
+  'roles.secondFactorBadge': { en: 'second factor', fr: 'second facteur' },
   'roles.permissions': { en: 'Permissions', fr: 'Permissions' },
   'roles.builtIn': { en: 'built-in', fr: 'intégré' },
   'roles.editNamed': { en: 'Edit the role {name}', fr: 'Modifier le rôle {name}' },

@@ -8,7 +8,7 @@ import { TaggedEditor, unlessStale } from '../tagged-editor.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
-import { PermissionPicker } from '../permission-picker.js';
+import { Check, PermissionPicker } from '../permission-picker.js';
 import { href, navigate } from '../router.js';
 import { ErrorMessage, Field, ListState, PageTitle, toggleLocks } from '../ui.js';
 
@@ -51,7 +51,7 @@ export function RolesPage({ roleId, myPermissions }: { roleId?: string | undefin
               {items.map((role) => (
                 <tr key={role.id}>
                   <td>
-                    {role.name} {role.built_in && <span class="badge">{t('roles.builtIn')}</span>}
+                    {role.name} {role.built_in && <span class="badge">{t('roles.builtIn')}</span>} {role.requires_second_factor && <span class="badge">{t('roles.secondFactorBadge')}</span>}
                   </td>
                   <td>{role.description}</td>
                   <td>{role.permissions.join(', ') || t('common.none')}</td>
@@ -100,6 +100,7 @@ function RoleForm({
   const [name, setName] = useState(role?.name ?? '');
   const [description, setDescription] = useState(role?.description ?? '');
   const [permissions, setPermissions] = useState<string[]>(role?.permissions ?? []);
+  const [requiresSecondFactor, setRequiresSecondFactor] = useState(role?.requires_second_factor ?? false);
 
   // Judged against the role as saved, as the server does: adding needs the permission; removing
   // any needs every permission the role holds.
@@ -111,7 +112,7 @@ function RoleForm({
   });
 
   const { busy, error, submit } = useSubmit(async () => {
-    const body = { name, description, permissions: permissions as Permission[] };
+    const body = { name, description, permissions: permissions as Permission[], requires_second_factor: requiresSecondFactor };
     await unlessStale(async () => {
       if (role) await call(() => api.PATCH('/roles/{id}', { params: { path: { id: role.id }, header: ifMatch(etag) }, body }));
       else await call(() => api.POST('/roles', { body }));
@@ -126,6 +127,8 @@ function RoleForm({
       <Field label={t('roles.description')} id="role-description" maxLength={500} value={description} onInput={(e: InputEvent) => setDescription((e.currentTarget as HTMLInputElement).value)} />
       <PermissionPicker legend={t('roles.permissions')} idPrefix="role-permission" available={available} value={permissions} onChange={setPermissions} locked={locked} />
       {hints}
+      <Check id="role-requires-second-factor" label={t('roles.requiresSecondFactor')} checked={requiresSecondFactor} onChange={setRequiresSecondFactor} />
+      <p class="hint">{t('roles.requiresSecondFactorHint')}</p>
       <ErrorMessage error={error} />
       <div class="actions">
         <button type="submit" disabled={busy}>
