@@ -325,6 +325,33 @@ describe('password and second factor for people of the provider', { timeout: bud
     }
   });
 
+  it('attack: a subject that never passes the second factor takes the account\'s link and its group roles', async () => {
+    const clock = new ManualClock(new Date('2026-12-23T11:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const person = await createUser(database.db, { email: `held.${Date.now()}@${DOMAIN}` });
+    const set = await signIn(app, person.email, person.password);
+    const { secret } = await enrolTotp(app, set.access_token, clock, person.password);
+    clock.advance(30_000);
+    const callback = async (sub: string, groups: string[]) => {
+      const started = await startSignIn(app, { provider_id: providerId });
+      const back = op.authorize(started.authorization_url, { sub, email: person.email, email_verified: true, groups });
+      return request(app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token });
+    };
+    const rolesOf = async () => (await database.db.selectFrom('user_roles').select('role_id').where('user_id', '=', person.id).execute()).length;
+    const attempt = await callback(newSubject(), ['support-team']);
+    expect(attempt.status).toBe(202);
+    expect((await secondStep(app, { challenge_token: attempt.body.second_factor.challenge_token, totp_code: '000000' })).status).toBe(401);
+    expect(await database.db.selectFrom('identity_links').select('subject').where('user_id', '=', person.id).execute()).toEqual([]);
+    expect(await rolesOf()).toBe(0);
+
+    const sub = newSubject();
+    const real = await callback(sub, ['support-team']);
+    expect(real.status).toBe(202);
+    expect((await secondStep(app, { challenge_token: real.body.second_factor.challenge_token, totp_code: totpCode(secret, clock.now()) })).status).toBe(201);
+    expect(await database.db.selectFrom('identity_links').select('subject').where('user_id', '=', person.id).execute()).toEqual([{ subject: sub }]);
+    expect(await rolesOf()).toBe(1);
+  });
+
   it('a person with an authenticator app gets the usual second step after the provider (session oidc_totp), unless the provider\'s amr counts as one (oidc_provider_mfa)', async () => {
     const clock = new ManualClock(new Date('2026-12-23T10:00:00.000Z'));
     const { app } = createTestApp(database.db, { clock });

@@ -231,6 +231,8 @@ export interface SignInChallengesTable {
   passkey_challenge: Nullable<string>;
   /** What the person proved before the second factor: their password, or a sign-in at an identity provider. */
   first_factor: ColumnType<'password' | 'oidc', 'password' | 'oidc' | undefined, 'password' | 'oidc'>;
+  /** After an identity provider: what its sign-in writes once the second factor is proved (src/identity/sign-in.ts). */
+  pending_oidc: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 /** A WebAuthn challenge of a registration or a passwordless sign-in: good once, until expires_at. */

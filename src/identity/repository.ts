@@ -76,11 +76,15 @@ export async function findLinkOfUser(db: Db, userId: string, issuer: string) {
   return db.selectFrom('identity_links').selectAll().where('user_id', '=', userId).where('issuer', '=', issuer).executeTakeFirst();
 }
 
-export async function insertLink(db: Db, link: { issuer: string; subject: string; userId: string; providerId: string; now: Date }): Promise<void> {
-  await db
+/** False when the subject or the person is linked already (a simultaneous sign-in took the place). */
+export async function insertLink(db: Db, link: { issuer: string; subject: string; userId: string; providerId: string; now: Date }): Promise<boolean> {
+  const row = await db
     .insertInto('identity_links')
     .values({ issuer: link.issuer, subject: link.subject, user_id: link.userId, provider_id: link.providerId, created_at: link.now, last_sign_in_at: link.now })
-    .execute();
+    .onConflict((oc) => oc.doNothing())
+    .returning('subject')
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function touchLink(db: Db, issuer: string, subject: string, now: Date): Promise<void> {

@@ -40,6 +40,7 @@ import { namesFrom, provisionPerson, setDirectoryRoles } from './provisioning.js
 import * as repo from './repository.js';
 
 const FLOW_PREFIX = 'bof';
+const raceLost = () => new Refusal('oidc_identity_conflict', 'Another sign-in of this person was linking them at the same moment; sign in again.');
 /** The unique indexes two simultaneous first sign-ins of one person can meet (link, or the new account's e-mail). */
 const RACE_INDEXES = ['identity_links_pkey', 'identity_links_user_issuer_key', EMAIL_UNIQUE_INDEX];
 
@@ -70,6 +71,16 @@ const REFUSAL_OF: Record<OidcRefusal['reason'], RefusalCode> = {
   id_token_invalid: 'oidc_id_token_invalid',
   provider_error: 'oidc_provider_error',
 };
+
+/** What a sign-in writes, kept on the second-factor challenge until that step is proved. */
+interface PendingSignIn {
+  provider_id: string;
+  issuer: string;
+  subject: string;
+  /** A new link of issuer and subject to the person; else the known link's last use is noted. */
+  link: boolean;
+  groups: string[];
+}
 
 export interface StartInput {
   email?: string;
@@ -143,9 +154,7 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
         // Two first sign-ins of the same person at once both pass the look-ups; the unique
         // indexes decide (src/db/unique-violation.ts): the loser's transaction is rolled back and
         // it is refused as the link conflict it is. Signing in again goes through the link.
-        if (RACE_INDEXES.some((index) => isUniqueViolation(err, index))) {
-          throw new Refusal('oidc_identity_conflict', 'Another sign-in of this person was linking them at the same moment; sign in again.');
-        }
+        if (RACE_INDEXES.some((index) => isUniqueViolation(err, index))) throw raceLost();
         throw err;
       }
     } catch (err) {
@@ -169,12 +178,11 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
   async function signInWith(trx: Kysely<Database>, provider: repo.Provider, claims: IDToken, client: ClientInfo): Promise<SignInOutcome> {
     const now = clock.now();
     const source = { kind: 'oidc' as const, providerId: provider.id };
-    const origin = { requestId: client.requestId ?? null, ip: client.ip, userAgent: truncateUserAgent(client.userAgent) };
-    const contextOf = (userId: string): AuditContext => ({ actor: { type: 'user', userId, sessionId: null }, ...origin });
     const issuer = claims.iss;
     const subject = claims.sub;
 
     let userId: string;
+    let newLink = false;
     const link = await repo.findLink(trx, provider.id, issuer, subject);
     if (link) {
       userId = link.user_id;
@@ -184,7 +192,6 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
       if (!provider.domains.includes(domainOf(account.email))) {
         throw new Refusal('oidc_domain_not_allowed', `This identity provider does not answer for ${domainOf(account.email)}.`, userId);
       }
-      await repo.touchLink(trx, issuer, subject, now);
     } else {
       const email = typeof claims.email === 'string' ? claims.email.trim() : '';
       if (claims.email_verified !== true || !email) {
@@ -203,17 +210,9 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
       } else {
         if (!provider.create_unknown_people) throw new Refusal('oidc_unknown_person', 'Nobody here has this e-mail address, and this identity provider does not create accounts.');
         const { firstName, lastName } = namesFrom({ given_name: claims.given_name, family_name: claims.family_name, name: claims.name }, email);
-        userId = await provisionPerson(trx, { email, firstName, lastName }, source, contextOf, now);
+        userId = await provisionPerson(trx, { email, firstName, lastName }, source, contextOfUser(client), now);
       }
-      await repo.insertLink(trx, { issuer, subject, userId, providerId: provider.id, now });
-      await recordAuditEvent(trx, {
-        type: 'identity_linked',
-        at: now,
-        context: contextOf(userId),
-        target: { type: 'user', id: userId },
-        userId,
-        details: { provider_id: provider.id, issuer },
-      });
+      newLink = true;
     }
 
     const user = await trx
@@ -224,15 +223,61 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
       .executeTakeFirstOrThrow();
     if (user.status !== 'active') throw new Refusal('oidc_account_disabled', 'This account is disabled.', user.id);
 
+    const pending: PendingSignIn = { provider_id: provider.id, issuer, subject, link: newLink, groups: groupsIn(claims[provider.groups_claim]) };
+    const vouched = providerVouchesSecondFactor(provider, claims);
+    if (user.has_second_factor && !vouched) {
+      // Nothing of the provider's is written before the second factor is proved: a subject that
+      // never passes it takes no link and sets no role (written by writePending on that step).
+      return sessions.signInVerified(trx, { id: user.id, email: user.email, has_second_factor: true }, client, false, pending);
+    }
+    if (!(await writePending(trx, user.id, pending, now, client))) throw raceLost();
+    return sessions.signInVerified(trx, { id: user.id, email: user.email, has_second_factor: user.has_second_factor }, client, vouched);
+  }
+
+  /** Who acts in the sign-in's audit records: the person signing in, on their own account. */
+  function contextOfUser(client: ClientInfo) {
+    const origin = { requestId: client.requestId ?? null, ip: client.ip, userAgent: truncateUserAgent(client.userAgent) };
+    return (userId: string): AuditContext => ({ actor: { type: 'user', userId, sessionId: null }, ...origin });
+  }
+
+  /**
+   * Writes what a verified sign-in leads to: the new link (or the known link's last use) and the
+   * roles of the groups claim. The person's row is locked by the caller. At a second step, the
+   * provider or the link's place may have gone meanwhile: then nothing of it is written.
+   */
+  async function writePending(trx: Kysely<Database>, userId: string, pending: PendingSignIn, now: Date, client: ClientInfo): Promise<boolean> {
+    const provider = await repo.findProvider(trx, pending.provider_id);
+    if (!provider) return false;
+    const contextOf = contextOfUser(client);
+    if (pending.link) {
+      if (!(await repo.insertLink(trx, { issuer: pending.issuer, subject: pending.subject, userId, providerId: provider.id, now }))) return false;
+      await recordAuditEvent(trx, {
+        type: 'identity_linked',
+        at: now,
+        context: contextOf(userId),
+        target: { type: 'user', id: userId },
+        userId,
+        details: { provider_id: provider.id, issuer: pending.issuer },
+      });
+    } else {
+      await repo.touchLink(trx, pending.issuer, pending.subject, now);
+    }
     const mappings = await repo.mappingsOf(trx, provider.id);
     if (mappings.length > 0) {
-      const groups = new Set(groupsIn(claims[provider.groups_claim]));
+      const groups = new Set(pending.groups);
       const mapped = new Set(mappings.map((m) => m.role_id));
       const granted = new Set(mappings.filter((m) => groups.has(m.group_name)).map((m) => m.role_id));
-      await setDirectoryRoles(trx, user.id, { mapped, granted }, source, contextOf(user.id), now);
+      await setDirectoryRoles(trx, userId, { mapped, granted }, { kind: 'oidc', providerId: provider.id }, contextOf(userId), now);
     }
-    return sessions.signInVerified(trx, { id: user.id, email: user.email, has_second_factor: user.has_second_factor }, client, providerVouchesSecondFactor(provider, claims));
+    return true;
   }
+
+  // The second factor proved: what the provider's sign-in left pending is written (or nothing,
+  // when its provider or its link's place has gone meanwhile; the person proved both factors).
+  sessions.onPendingOidc(async (trx, userId, pending, now, client) => {
+    await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+    await writePending(trx, userId, pending as PendingSignIn, now, client);
+  });
 
   return { start, complete };
 }

@@ -19,11 +19,11 @@ export type FirstFactor = 'password' | 'oidc';
  * step, if the person has one; `firstFactor`: what the person proved before (their password, or a
  * sign-in at an identity provider).
  */
-export async function openChallenge(db: Db, userId: string, now: Date, passkeyChallenge: string | null = null, firstFactor: FirstFactor = 'password'): Promise<string> {
+export async function openChallenge(db: Db, userId: string, now: Date, passkeyChallenge: string | null = null, firstFactor: FirstFactor = 'password', pendingOidc: unknown = null): Promise<string> {
   const token = generateSecret(CHALLENGE_PREFIX);
   await db
     .insertInto('sign_in_challenges')
-    .values({ token_digest: digestSecret(token), user_id: userId, created_at: now, expires_at: new Date(now.getTime() + CHALLENGE_TTL_S * 1000), passkey_challenge: passkeyChallenge, first_factor: firstFactor })
+    .values({ token_digest: digestSecret(token), user_id: userId, created_at: now, expires_at: new Date(now.getTime() + CHALLENGE_TTL_S * 1000), passkey_challenge: passkeyChallenge, first_factor: firstFactor, pending_oidc: pendingOidc === null ? null : JSON.stringify(pendingOidc) })
     .execute();
   return token;
 }
@@ -34,7 +34,7 @@ export async function findLiveChallenge(db: Db, token: string, now: Date) {
   return db
     .selectFrom('sign_in_challenges as c')
     .innerJoin('users as u', 'u.id', 'c.user_id')
-    .select(['c.id', 'c.user_id', 'u.email', 'c.passkey_challenge', 'c.first_factor'])
+    .select(['c.id', 'c.user_id', 'u.email', 'c.passkey_challenge', 'c.first_factor', 'c.pending_oidc'])
     .where('c.token_digest', '=', digestSecret(token))
     .where('c.used_at', 'is', null)
     .where('c.expires_at', '>', now)

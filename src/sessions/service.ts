@@ -33,6 +33,9 @@ import { digestToken, isAccessToken, isRefreshToken, newTokenSet, sealTokenSet, 
 
 export type { ClientInfo };
 
+/** Writes, on the second step's transaction, what a provider's sign-in left pending on its challenge. */
+export type PendingOidcHandler = (trx: Kysely<Database>, userId: string, pending: unknown, now: Date, client: ClientInfo) => Promise<void>;
+
 /** What the password step answers: the token set, or (for a person with a second factor) a challenge. */
 export type SignInOutcome =
   | { tokens: TokenSet }
@@ -139,13 +142,15 @@ export function sessionService(deps: Dependencies) {
     user: { id: string; email: string; has_second_factor: boolean },
     client: ClientInfo,
     providerSecondFactor: boolean,
+    /** What the provider's sign-in writes once the second factor is proved (given to the pending handler). */
+    pendingOidc: unknown = null,
   ): Promise<SignInOutcome> {
     const now = clock.now();
     if (user.has_second_factor && !providerSecondFactor) {
       // As after a password (signIn above), on the callback's transaction.
       const passkey = await passkeys.secondStepOptions(user.id, trx);
       const codes = await secondFactors.methodsOf(user.id, trx);
-      const challenge_token = await openChallenge(trx, user.id, now, passkey?.challenge ?? null, 'oidc');
+      const challenge_token = await openChallenge(trx, user.id, now, passkey?.challenge ?? null, 'oidc', pendingOidc);
       const methods = [...codes.filter((m) => m === 'totp'), ...(passkey ? (['passkey'] as const) : []), ...codes.filter((m) => m === 'recovery_code')];
       return { challenge: { challenge_token, expires_in: CHALLENGE_TTL_S, methods, ...(passkey ? { passkey_options: passkey.options } : {}) } };
     }
@@ -185,6 +190,9 @@ export function sessionService(deps: Dependencies) {
    * code counts against the same throttle as a wrong password (the person's e-mail from this
    * address), wears the challenge out, and is recorded as `second_factor_failed`.
    */
+  /** Set by the identity provider sign-in (src/identity/sign-in.ts), which depends on this service. */
+  let pendingOidcHandler: PendingOidcHandler | undefined;
+
   async function signInSecondFactor(challengeToken: string, answer: SecondStepAnswer, client: ClientInfo): Promise<TokenSet> {
     const challenge = await findLiveChallenge(db, challengeToken, clock.now());
     if (!challenge) throw invalidChallenge();
@@ -214,6 +222,7 @@ export function sessionService(deps: Dependencies) {
         return 'wrong' as const;
       }
       await challengeUsed(trx, challenge.id, now);
+      if (challenge.pending_oidc !== null && pendingOidcHandler) await pendingOidcHandler(trx, challenge.user_id, challenge.pending_oidc, now, client);
       return proved;
     });
     if (method === 'dead') throw invalidChallenge();
@@ -448,6 +457,9 @@ export function sessionService(deps: Dependencies) {
   return {
     signIn,
     signInVerified,
+    onPendingOidc: (handler: PendingOidcHandler) => {
+      pendingOidcHandler = handler;
+    },
     signInSecondFactor,
     startPasskeySignIn,
     signInWithPasskey,

@@ -28,6 +28,7 @@ import * as m20261218T1000StepUp from './20261218T1000_step_up.js';
 import * as m20261225T1000WebhookSecretKeyIds from './20261225T1000_webhook_secret_key_ids.js';
 import * as m20261223T1000IdentityProviders from './20261223T1000_identity_providers.js';
 import * as m20261223T1100IdentityLinksBelongToProvider from './20261223T1100_identity_links_belong_to_provider.js';
+import * as m20261223T1200SignInChallengePendingOidc from './20261223T1200_sign_in_challenge_pending_oidc.js';
 import * as m20261225T1100WebhookEndpointVersions from './20261225T1100_webhook_endpoint_versions.js';
 import * as m20261224T1000RoleRequiresSecondFactor from './20261224T1000_role_requires_second_factor.js';
 
@@ -60,6 +61,7 @@ export const migrations: Record<string, Migration> = {
   '20261225T1000_webhook_secret_key_ids': m20261225T1000WebhookSecretKeyIds,
   '20261223T1000_identity_providers': m20261223T1000IdentityProviders,
   '20261223T1100_identity_links_belong_to_provider': m20261223T1100IdentityLinksBelongToProvider,
+  '20261223T1200_sign_in_challenge_pending_oidc': m20261223T1200SignInChallengePendingOidc,
   '20261225T1100_webhook_endpoint_versions': m20261225T1100WebhookEndpointVersions,
   '20261224T1000_role_requires_second_factor': m20261224T1000RoleRequiresSecondFactor,
 };
