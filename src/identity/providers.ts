@@ -53,7 +53,9 @@ const WHAT = 'An identity provider (it may sign in as anyone of its domains)';
 const scopesOf = (scopes: readonly string[]) => ['openid', ...scopes.filter((s) => s !== 'openid')];
 
 function checkIssuer(issuer: string): string {
-  const url = new URL(issuer);
+  // The contract's `format: uri` lets through what WHATWG's URL refuses (`http://` alone): a 400, not a 500.
+  const url = URL.canParse(issuer) ? new URL(issuer) : undefined;
+  if (!url) throw invalid('validation_failed', 'The issuer is not a URL.', { errors: [{ location: 'request/body/issuer', message: 'is not a URL' }] });
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url))) {
     throw invalid('validation_failed', 'The issuer must be an https URL (http only on a loopback address).', {
       errors: [{ location: 'request/body/issuer', message: 'must be https (http only on loopback)' }],
