@@ -137,7 +137,7 @@ describe('roles', () => {
     const { body } = await created.res.expect(201);
     expect((await expectRecorded('role_created', created.requestId, { type: 'role', id: body.id, label: 'auditors' })).changes).toEqual({
       before: null,
-      after: { name: 'auditors', description: 'Read the journal', permissions: ['audit.read'] },
+      after: { name: 'auditors', description: 'Read the journal', permissions: ['audit.read'], requires_second_factor: false },
     });
     const updated = asAdmin('patch', `/roles/${body.id}`, { permissions: ['audit.read', 'users.list'] });
     await updated.res.expect(200);
@@ -148,7 +148,7 @@ describe('roles', () => {
     const deleted = asAdmin('delete', `/roles/${body.id}`);
     await deleted.res.expect(204);
     expect((await expectRecorded('role_deleted', deleted.requestId, { type: 'role', id: body.id, label: 'auditors' })).changes).toEqual({
-      before: { name: 'auditors', description: 'Read the journal', permissions: ['audit.read', 'users.list'] },
+      before: { name: 'auditors', description: 'Read the journal', permissions: ['audit.read', 'users.list'], requires_second_factor: false },
       after: null,
     });
   });

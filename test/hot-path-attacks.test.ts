@@ -168,15 +168,18 @@ describe('the bearer lookup’s admin mark', () => {
 
   it('forging an admin role in the database is refused: a second built-in role, the flag on another role, or the admin role moved to another id', async () => {
     const other = await database.db.insertInto('roles').values(roleRow({ name: `other-${Date.now()}` })).returning('id').executeTakeFirstOrThrow();
+    // Each forgery carries the second-factor flag the admin role must hold, so it meets the check it attacks.
     const forgeries = [
-      sql`insert into roles (name, name_key, built_in) values ('second admin', 'second admin', true)`,
-      sql`update roles set built_in = true where id = ${other.id}`,
+      sql`insert into roles (name, name_key, built_in, requires_second_factor) values ('second admin', 'second admin', true, true)`,
+      sql`update roles set built_in = true, requires_second_factor = true where id = ${other.id}`,
       sql`update roles set id = gen_random_uuid() where id = ${ADMIN_ROLE_ID}`,
       sql`update roles set built_in = false where id = ${ADMIN_ROLE_ID}`,
     ];
     for (const forgery of forgeries) {
       await expect(forgery.execute(database.db)).rejects.toMatchObject({ code: '23514', constraint: 'roles_built_in_is_admin' });
     }
+    // And the admin role cannot be freed of its second factor.
+    await expect(sql`update roles set requires_second_factor = false where id = ${ADMIN_ROLE_ID}`.execute(database.db)).rejects.toMatchObject({ code: '23514', constraint: 'roles_admin_requires_second_factor' });
     const builtIn = await database.db.selectFrom('roles').select(['id', 'name']).where('built_in', '=', true).execute();
     expect(builtIn).toEqual([{ id: ADMIN_ROLE_ID, name: 'admin' }]);
   });
