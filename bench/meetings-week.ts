@@ -20,7 +20,7 @@ import { systemClock } from '../src/clock.js';
 import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
+import { describe, markdownTable, measure, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, printPlans } from './support/compare.js';
 
@@ -98,6 +98,8 @@ async function main() {
       for (const headers of [{ 'x-api-key': secret }, await bearer()]) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
     }
 
+    await quietBefore();
+
     print(`\nGET one person's week, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${MEETINGS} meetings`);
     type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement>;
     const rounds: Round[] = [];
@@ -133,8 +135,11 @@ async function main() {
         ],
       ),
     );
-    const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+    const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
+    print(`\n${quiet.text}`);
+    const verdict = verdictFor(quiet.quiet);
     print(`\ntarget: service >= 90 % of the floor (medians): API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
+    printTailTarget(rounds, verdict);
   } finally {
     await Promise.all(children.map(stopProcess));
     await database.stop();

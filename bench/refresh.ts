@@ -9,7 +9,7 @@ import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
+import { describe, markdownTable, measure, median, medianOf, percent, print, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -77,6 +77,8 @@ async function main() {
     print(`warming up each server for ${WARM_UP} s`);
     for (const target of [targets.floor, targets.service]) await wrk(`${target.url}/tokens`, { connections: CONNECTIONS, seconds: WARM_UP, script: await script() });
 
+    await quietBefore();
+
     print(`\nPOST /tokens, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement`);
     const rounds: Record<'floor' | 'service', Measurement>[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
@@ -103,7 +105,9 @@ async function main() {
       ),
     );
     const medians = medianOf(rounds.map((r) => r.service));
-    const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+    const quiet = quietness(rounds.flatMap((r) => [r.floor, r.service]));
+    print(`\n${quiet.text}`);
+    const verdict = verdictFor(quiet.quiet);
     print('\ntargets (medians):');
     print(`  service >= 80 % of the floor:         ${percent(median(ratios))} ${verdict(median(ratios) >= 0.8)}`);
     print(`  CPU per refresh <= 1.8 ms (Node + PG): ${ms(medians.nodeMs + medians.postgresMs)} ${verdict(medians.nodeMs + medians.postgresMs <= 1.8)}`);

@@ -23,7 +23,7 @@ import { firstPage, laterPage } from '../src/tasks/repository.js';
 import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
+import { describe, markdownTable, measure, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, printPlans } from './support/compare.js';
 
@@ -97,6 +97,8 @@ async function main() {
     }
     await wrk(`${service.url}${deepPath}`, { connections: CONNECTIONS, seconds: WARM_UP, headers: { 'x-api-key': secret } });
 
+    await quietBefore();
+
     print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${TASKS} tasks`);
     type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer' | 'deepKey', Measurement>;
     const rounds: Round[] = [];
@@ -141,9 +143,12 @@ async function main() {
         ],
       ),
     );
-    const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+    const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
+    print(`\n${quiet.text}`);
+    const verdict = verdictFor(quiet.quiet);
     print('\ntargets (medians):');
     print(`  service >= 90 % of the floor: API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
+    printTailTarget(rounds, verdict);
     print(`  the millionth task's page <= 1.3x the first page: ${median(ratios.deep).toFixed(2)}x ${verdict(median(ratios.deep) <= 1.3)}`);
   } finally {
     await Promise.all(children.map(stopProcess));

@@ -45,6 +45,15 @@ export function parentPid(pid: number): number {
   return Number(statFields(pid)?.[1]);
 }
 
+/**
+ * CPU seconds of this benchmark's own process and of the children it has waited for (wrk runs,
+ * seeding commands): /proc/self/stat's utime, stime, cutime and cstime.
+ */
+function ownCpuSeconds(): number {
+  const f = statFields(process.pid);
+  return f ? (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND : 0;
+}
+
 /** Busy, stolen and total CPU seconds of the whole machine (all cores) since boot. */
 function machineSeconds(): { busy: number; steal: number; total: number } {
   const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
@@ -64,6 +73,11 @@ export interface CpuUsage {
   /** Wall-clock seconds times the number of cores. */
   machineCapacity: number;
   loadAverage: number;
+  /**
+   * CPU seconds of every process that is not the benchmark's: the machine's busy time less the
+   * steal, the groups counted and this process with the load generators it ran (a neighbour).
+   */
+  neighbours: number;
 }
 
 /** Starts counting; the returned function stops and gives the CPU used by each group meanwhile. */
@@ -71,16 +85,20 @@ export function countCpu(groups: Record<string, () => number[]>): () => CpuUsage
   const before = new Map<number, number>();
   for (const pids of Object.values(groups)) for (const pid of pids()) before.set(pid, processCpuSeconds(pid));
   const machineBefore = machineSeconds();
+  const ownBefore = ownCpuSeconds();
   return () => {
     const machineAfter = machineSeconds();
+    const own = ownCpuSeconds() - ownBefore;
     // A process started meanwhile counts from zero; one that ended meanwhile is not counted (rare: pools keep their connections).
     const used = (pids: number[]) => pids.reduce((sum, pid) => sum + processCpuSeconds(pid) - (before.get(pid) ?? 0), 0);
+    const counted = Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, used(pids())]));
     return {
-      groups: Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, used(pids())])),
+      groups: counted,
       machineBusy: machineAfter.busy - machineBefore.busy,
       machineSteal: machineAfter.steal - machineBefore.steal,
       machineCapacity: machineAfter.total - machineBefore.total,
       loadAverage: loadavg()[0]!,
+      neighbours: Math.max(0, machineAfter.busy - machineBefore.busy - (machineAfter.steal - machineBefore.steal) - Object.values(counted).reduce((a, b) => a + b, 0) - own),
     };
   };
 }

@@ -1,5 +1,6 @@
 // The database of an HTTP benchmark: a throwaway PostgreSQL 15 (or the server at DATABASE_URL), a
 // fresh database in it, migrated; and what the benchmarks seed into it.
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
@@ -76,9 +77,19 @@ export function bearerStatementValues(accessToken: string, now: Date): unknown[]
   });
 }
 
-/** An administrator (every permission, through the built-in admin role). */
+/**
+ * An administrator (every permission, through the built-in admin role) with a second factor, as
+ * the default ADMIN_SECOND_FACTOR=required wants of one: a confirmed passkey row (never used; the
+ * benchmarks open sessions without signing in), so the bearer path is the one a real administrator's
+ * requests take, not `403 second_factor_required`.
+ */
 export async function createAdmin(db: Kysely<Database>, email = 'bench-admin@example.com') {
   const { id } = await createUserWithPassword(db, { email, firstName: 'Bench', lastName: 'Admin', password: 'benchmark passphrase 1234', roles: ['admin'] });
+  const now = new Date();
+  await db
+    .insertInto('second_factors')
+    .values({ user_id: id, kind: 'passkey', name: 'Bench', created_at: now, confirmed_at: now, credential_id: randomUUID(), public_key: Buffer.alloc(77), sign_count: 0, backup_eligible: false, backup_state: false })
+    .execute();
   return { id, email };
 }
 
