@@ -23,6 +23,7 @@ import { benchDatabase, createAdmin, openSessions } from './support/database.js'
 import { describe, markdownTable, measure, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, printPlans } from './support/compare.js';
+import { medianPersonWeek } from './support/meetings.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -30,14 +31,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const USERS = Number(process.env.BENCH_MEETING_USERS ?? 2_000);
 const MEETINGS = Number(process.env.BENCH_MEETINGS ?? 1_000_000);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
-
-/** Monday 00:00 UTC of this week, and the next Monday. */
-function thisWeek(): { from: Date; until: Date } {
-  const day = 24 * 3600_000;
-  const today = Math.floor(Date.now() / day) * day;
-  const from = new Date(today - ((new Date(today).getUTCDay() + 6) % 7) * day);
-  return { from, until: new Date(from.getTime() + 7 * day) };
-}
 
 async function main() {
   const database = await benchDatabase('bench_meetings', { migrate: false });
@@ -53,16 +46,9 @@ async function main() {
     await seedMeetings(db, { meetings: MEETINGS, seed: 1 });
     print(`seeded ${MEETINGS} meetings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     await sql`vacuum analyze`.execute(db);
-    const { from, until } = thisWeek();
-    // The person: the one with the median number of meetings this week.
-    const counts = await sql<{ user_id: string; n: number }>`
-      select user_id, count(*)::int as n from meeting_attendees
-      where starts_at >= ${from.toISOString()}::timestamptz - interval '24 hours' and starts_at < ${until.toISOString()}::timestamptz and ends_at > ${from.toISOString()}::timestamptz
-      group by user_id order by n, user_id`.execute(db);
-    const person = counts.rows[Math.floor(counts.rows.length / 2)]!;
+    const { from, until, person, people, path } = await medianPersonWeek(db);
     const attendeeRows = Number((await sql<{ n: string }>`select count(*) as n from meeting_attendees`.execute(db)).rows[0]!.n);
-    print(`${attendeeRows} attendee rows; the person ${person.user_id} has ${person.n} meetings in the week of ${from.toISOString().slice(0, 10)} (median of ${counts.rows.length} people)`);
-    const path = `/meetings?from=${from.toISOString()}&until=${until.toISOString()}&attendee_id=${person.user_id}`;
+    print(`${attendeeRows} attendee rows; the person ${person.user_id} has ${person.n} meetings in the week of ${from.toISOString().slice(0, 10)} (median of ${people} people)`);
 
     // The plans, as PostgreSQL runs them (warm buffers: each is run once first).
     const week = [from.toISOString(), until.toISOString()];

@@ -4,7 +4,7 @@
 // garbage collection). The profiler is Linux perf when it works (CPU time of every thread: see
 // bench/support/perf-profile.ts), else V8's own (bench/support/profile-probe.mjs, wall-clock time
 // of the main thread, which a busy machine inflates wherever the thread gets pre-empted).
-// Usage: node --import tsx bench/profile.ts [users-key | users-bearer | tokens | sign-in] [service | floor]
+// Usage: node --import tsx bench/profile.ts [users-key | users-bearer | meetings-key | meetings-bearer | tokens | sign-in] [service | floor]
 // (default users-key service; `floor` profiles bench/floor.ts on the same path, to compare; sign-in
 // is POST /sessions at 8 connections, as bench/sign-in.ts floods it, service only: its floor is raw
 // argon2id, and argon2's own native work, in the hashing threads, is counted apart).
@@ -15,11 +15,14 @@
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
+import { seedMeetings } from '../src/cli/seed-meetings.js';
+import { medianPersonWeek } from './support/meetings.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
-import { SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { markdownTable, print } from './support/measure.js';
 import { wrk } from './support/wrk.js';
@@ -100,7 +103,7 @@ async function main() {
   const database = await benchDatabase('bench_profile', { migrate: false });
   const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
   const report = join(dir, 'profile.json');
-  const env = { DATABASE_URL: database.url, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', PROFILE_REPORT: report, PROFILE_KIND: KIND };
+  const env = { DATABASE_URL: database.url, ...SERVICE_ENV, PROFILE_REPORT: report, PROFILE_KIND: KIND };
   const probe = KIND === 'perf' ? PERF_NODE_ARGS : ['--import', resolve('bench/support/profile-probe.mjs')];
   const service = await startProcess(SERVICE_SCRIPT, env, TARGET === 'floor' ? [] : probe);
   // The floor runs on the database the service migrated.
@@ -129,6 +132,19 @@ async function main() {
       const body = JSON.stringify({ session: { email: admin.email, password: 'benchmark passphrase 1234' } });
       writeFileSync(file, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${body}'\n`);
       options = { path: '/sessions', script: () => file };
+    } else if (PATH_KIND === 'meetings-key' || PATH_KIND === 'meetings-bearer') {
+      // One person's week (bench/meetings-week.ts) among BENCH_MEETINGS meetings (20,000: the
+      // Node side of the request does not depend on how many are stored, the database's does).
+      await seedMeetings(db, { meetings: Number(process.env.BENCH_MEETINGS ?? 20_000), seed: 1 });
+      await sql`vacuum analyze`.execute(db);
+      const { path } = await medianPersonWeek(db);
+      if (PATH_KIND === 'meetings-bearer') {
+        const [session] = await openSessions(db, admin, 1);
+        options = { path, headers: { authorization: `Bearer ${session!.access_token}` } };
+      } else {
+        const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['meetings.list'] });
+        options = { path, headers: { 'x-api-key': secret } };
+      }
     } else if (PATH_KIND === 'users-bearer') {
       const [session] = await openSessions(db, admin, 1);
       options = { path: '/users?limit=50', headers: { authorization: `Bearer ${session!.access_token}` } };

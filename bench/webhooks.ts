@@ -1,10 +1,13 @@
 // What events cost and how fast they leave (issue 30; docs/BENCHMARKS.md, "Events and webhooks"),
 // the service in its own process on real PostgreSQL, a receiver on loopback in this process that
 // answers 204 at once (what the receiver does is not measured):
-//  1. The create's cost: POST /tasks (API key) for BENCH_DURATION seconds by BENCH_CONNECTIONS
+//  1. The create's cost: POST /tasks (API key, wrk) for BENCH_DURATION seconds by BENCH_CONNECTIONS
 //     clients, alternately with no endpoint enabled and with one endpoint subscribed to
-//     task.created (so each create also writes a delivery and its NOTIFY, and the same process
-//     delivers it), BENCH_ROUNDS rounds: the ratio of the two throughputs, round by round.
+//     task.created, BENCH_ROUNDS rounds: the ratio of the two throughputs, round by round. Twice:
+//     a. on a process that does not deliver (WEBHOOKS_DELIVER=false): what a subscriber adds to the
+//        create itself (its delivery row and NOTIFY, in the create's transaction);
+//     b. on a process that delivers each event as it serves the creates: the create and its
+//        delivery (an HTTP request, its signature, the claim and the result) on the same cores.
 //  2. Delivery throughput: BENCH_EVENTS events with a pending delivery each, written at once in
 //     the database, then one NOTIFY: the time until the one service process has delivered them all.
 //  3. Latency at rest: BENCH_LATENCY_CREATES creates one at a time, BENCH_LATENCY_GAP_MS apart;
@@ -14,8 +17,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg } from 'node:os';
-import { readFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
 import { apiKeyService } from '../src/api-keys/service.js';
@@ -24,7 +28,8 @@ import { DELIVERY_CHANNEL } from '../src/audit/outbox.js';
 import { bundlePath } from '../src/paths.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase } from './support/database.js';
-import { markdownTable, median, percent, print, range } from './support/measure.js';
+import { describe, markdownTable, measure, median, percent, print, quietBefore, quietness, range, type Measurement, type Target } from './support/measure.js';
+import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -52,31 +57,14 @@ function startReceiver(): Promise<{ server: Server; url: string; received: () =>
   );
 }
 
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-}
-
 const createTask = (url: string, secret: string) =>
   fetch(`${url}/tasks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': secret }, body: JSON.stringify({ title: 'Call the customer back', priority: 'high' }) });
 
-/** CONNECTIONS loops of POST /tasks for DURATION seconds. */
-async function load(url: string, secret: string): Promise<Result> {
-  const latencies: number[] = [];
-  const until = Date.now() + DURATION * 1000;
-  const loop = async () => {
-    while (Date.now() < until) {
-      const started = performance.now();
-      const res = await createTask(url, secret);
-      await res.arrayBuffer();
-      if (res.status !== 201) throw new Error(`POST /tasks answered ${res.status}`);
-      latencies.push(performance.now() - started);
-    }
-  };
-  await Promise.all(Array.from({ length: CONNECTIONS }, loop));
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / DURATION, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]! };
+/** wrk's script of the creates: every request the same POST /tasks. */
+function createScript(dir: string): string {
+  const file = join(dir, 'create-task.lua');
+  writeFileSync(file, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${JSON.stringify({ title: 'Call the customer back', priority: 'high' })}'\n`);
+  return file;
 }
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!;
@@ -85,12 +73,16 @@ async function main() {
   const database = await benchDatabase('bench_webhooks');
   const { db } = database;
   const receiver = await startReceiver();
+  const dir = mkdtempSync(join(tmpdir(), 'bench-webhooks-'));
+  const script = createScript(dir);
   let service: Awaited<ReturnType<typeof startProcess>> | undefined;
+  let writer: Awaited<ReturnType<typeof startProcess>> | undefined;
   try {
     const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['tasks.create', 'tasks.read', 'webhooks.manage'] });
     // Loopback receivers are allowed only with this setting (docs/EVENTS.md, SSRF).
-    service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
-    const made = await fetch(`${service.url}/webhook-endpoints`, {
+    const env = { DATABASE_URL: database.url, ...SERVICE_ENV, WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' };
+    writer = await startProcess(SERVICE_SCRIPT, { ...env, WEBHOOKS_DELIVER: 'false' });
+    const made = await fetch(`${writer.url}/webhook-endpoints`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': secret },
       body: JSON.stringify({ url: receiver.url, event_types: ['task.created'], description: 'bench' }),
@@ -106,22 +98,33 @@ async function main() {
         await new Promise((r) => setTimeout(r, 20));
       }
     };
-    print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${CONNECTIONS} clients and the receiver in this process; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10`);
+    print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}, the receiver in this process; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10`);
+    await quietBefore();
 
-    // 1. The create's cost.
-    await subscribed(false);
-    await load(service.url, secret); // warm-up
-    const rounds: { plain: Result; subscribed: Result }[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
+    // 1. The create's cost, on a process that does not deliver (a), then on one that does (b).
+    const creates = async (process: Awaited<ReturnType<typeof startProcess>>, label: string, afterEach?: () => Promise<void>) => {
+      const target: Target = { pid: process.child.pid!, postmaster: database.postmaster };
+      const run = (what: string) => measure(`${label}, ${what}`, `${process.url}/tasks`, target, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret }, script });
       await subscribed(false);
-      const plain = await load(service.url, secret);
-      await subscribed(true);
-      const withEndpoint = await load(service.url, secret);
-      await drained(60_000);
-      print(`round ${round}: no endpoint ${plain.rps.toFixed(0)} req/s p50 ${plain.p50.toFixed(1)} ms; one subscribed ${withEndpoint.rps.toFixed(0)} req/s p50 ${withEndpoint.p50.toFixed(1)} ms; ${percent(withEndpoint.rps / plain.rps)}`);
-      rounds.push({ plain, subscribed: withEndpoint });
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-    }
+      await wrk(`${process.url}/tasks`, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret }, script }); // warm-up
+      const rounds: { plain: Measurement; subscribed: Measurement }[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        await subscribed(false);
+        const plain = await run('no endpoint');
+        await subscribed(true);
+        const withEndpoint = await run('one endpoint subscribed');
+        await afterEach?.();
+        print(`round ${round}:\n${describe(plain)}\n${describe(withEndpoint)}\n  with / without: ${percent(withEndpoint.rps / plain.rps)}`);
+        rounds.push({ plain, subscribed: withEndpoint });
+      }
+      return rounds;
+    };
+    const own = await creates(writer, 'not delivering');
+    await stopProcess(writer.child);
+    writer = undefined;
+    service = await startProcess(SERVICE_SCRIPT, env);
+    await drained(600_000); // what the writer left pending
+    const whole = await creates(service, 'delivering', () => drained(60_000));
 
     // 2. Delivery throughput: the contract's own task.created example, one event and delivery each.
     const contract = JSON.parse(readFileSync(bundlePath('snake'), 'utf8')) as { webhooks: Record<string, { post: { requestBody: { content: Record<string, { example: Record<string, unknown> }> } } }> };
@@ -162,20 +165,28 @@ async function main() {
     latencies.sort((a, b) => a - b);
     print(`latency at rest over ${LATENCY_CREATES} creates: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms`);
 
+    const quiet = quietness([...own, ...whole].flatMap((r) => [r.plain, r.subscribed]));
+    print(`\n${quiet.text}`);
     print(`\nmedians over ${ROUNDS} rounds [range], load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}:\n`);
     print(
       markdownTable(
         ['measure', 'result', 'target'],
         [
-          ['POST /tasks, no endpoint enabled', `${range(rounds.map((r) => r.plain.rps), (v) => v.toFixed(0))} req/s, p50 ${median(rounds.map((r) => r.plain.p50)).toFixed(1)} ms`, '–'],
-          ['POST /tasks, one endpoint subscribed', `${range(rounds.map((r) => r.subscribed.rps), (v) => v.toFixed(0))} req/s, p50 ${median(rounds.map((r) => r.subscribed.p50)).toFixed(1)} ms`, '–'],
-          ['**throughput with the endpoint / without**', `**${range(rounds.map((r) => r.subscribed.rps / r.plain.rps), percent)}**`, '≥ 95 %'],
+          ...([
+            ['a process that does not deliver', own],
+            ['a process that delivers as it serves', whole],
+          ] as const).flatMap(([label, rounds]) => [
+            [`POST /tasks, ${label}, no endpoint enabled`, `${range(rounds.map((r) => r.plain.rps), (v) => v.toFixed(0))} req/s, p50 ${median(rounds.map((r) => r.plain.p50)).toFixed(1)} ms`, '–'],
+            [`POST /tasks, ${label}, one endpoint subscribed`, `${range(rounds.map((r) => r.subscribed.rps), (v) => v.toFixed(0))} req/s, p50 ${median(rounds.map((r) => r.subscribed.p50)).toFixed(1)} ms`, '–'],
+            [`**throughput with the endpoint / without, ${label}**`, `**${range(rounds.map((r) => r.subscribed.rps / r.plain.rps), percent)}**`, '≥ 95 %'],
+          ]),
           ['**delivery, one process**', `**${(EVENTS / seconds).toFixed(0)} events/s** (${EVENTS} events)`, '≥ 500 events/s'],
           ['**request sent → event received, at rest**', `p50 ${quantile(latencies, 0.5).toFixed(1)} ms, **p99 ${quantile(latencies, 0.99).toFixed(1)} ms**`, 'p99 < 1 s'],
         ],
       ),
     );
   } finally {
+    if (writer) await stopProcess(writer.child);
     if (service) await stopProcess(service.child);
     receiver.server.close();
     await database.stop();

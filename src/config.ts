@@ -132,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       WEBHOOKS_DISABLE_AFTER_DAYS: num({ default: 5, desc: 'An endpoint whose every delivery failed this long is disabled' }),
       WEBHOOKS_POLL_INTERVAL_MS: num({ default: 1000, desc: 'How often each process looks for due deliveries besides being woken by NOTIFY (ms)' }),
       WEBHOOKS_CONCURRENCY: num({ default: 32, desc: 'Deliveries in flight per process' }),
+      WEBHOOKS_DELIVER: bool({ default: true, desc: 'Whether this process sends webhook deliveries; false: it writes events and deliveries only, and processes started with true send them (a deployment may keep delivery off the processes that serve requests)' }),
       OIDC_REDIRECT_URI: url({ default: 'http://localhost:3000/sign-in/oidc', desc: 'Where identity providers send people back (the back office page /sign-in/oidc of this deployment); register it at each provider' }),
       OIDC_FLOW_TTL_S: num({ default: 600, desc: 'How long a sign-in with an identity provider may take, from start to callback (seconds)' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
@@ -228,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       disableAfterDays: e.WEBHOOKS_DISABLE_AFTER_DAYS,
       pollIntervalMs: e.WEBHOOKS_POLL_INTERVAL_MS,
       concurrency: e.WEBHOOKS_CONCURRENCY,
+      deliver: e.WEBHOOKS_DELIVER,
     },
   };
 }

@@ -80,8 +80,9 @@ export async function buildService(configured: Config, logger: Logger): Promise<
     });
     const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;
     const reconciliation = startReconciliation(services.admission, config.rateLimits.syncIntervalMs, logger);
-    // Webhook deliveries from every process: LISTEN on PostgreSQL; polling alone on the embedded database (one connection).
-    services.deliveries.start(database.kind === 'postgres' ? config.databaseUrl : undefined);
+    // Webhook deliveries from every process that delivers (WEBHOOKS_DELIVER): LISTEN on PostgreSQL;
+    // polling alone on the embedded database (one connection).
+    if (config.webhooks.deliver) services.deliveries.start(database.kind === 'postgres' ? config.databaseUrl : undefined);
     return {
       app,
       database,

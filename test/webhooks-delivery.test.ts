@@ -7,7 +7,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
-import { authenticatorsWithTestBearer, testBearer } from './support/access-fixtures.js';
+import { authenticatorsWithTestBearer, makeApiKey, testBearer } from './support/access-fixtures.js';
 import { createUser } from './support/sessions.js';
 import { startReceiver } from './support/webhook-receiver.js';
 import { startServerProcess } from './support/server-process.js';
@@ -104,6 +104,39 @@ describe('delivery from several processes', () => {
         await expect.poll(async () => (await database.db.selectFrom('webhook_deliveries').select('status').where('endpoint_id', '=', endpoint.id).executeTakeFirst())?.status, { timeout: 30_000 }).toBe('succeeded');
       } finally {
         await next.stop();
+        await receiver.close();
+        await database.db.deleteFrom('webhook_endpoints').where('id', '=', endpoint.id).execute();
+      }
+    },
+    budget({ serverStart: 2 }),
+  );
+  it(
+    'a process started with WEBHOOKS_DELIVER=false writes deliveries and sends none; a delivering process sends them',
+    async () => {
+      const { app } = appOn(database.db);
+      const receiver = await startReceiver();
+      const endpoint = await subscribe(app, receiver.url);
+      const env = { DATABASE_URL: database.url, WEBHOOKS_ALLOW_PRIVATE_URLS: 'true', WEBHOOKS_POLL_INTERVAL_MS: '200', SWEEP_INTERVAL_S: '0' };
+      const writer = await startServerProcess({ ...env, WEBHOOKS_DELIVER: 'false' });
+      try {
+        const key = await makeApiKey(database.db, ['tasks.create']);
+        const made = await fetch(`${writer.url}/tasks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.secret }, body: JSON.stringify({ title: 'Written, not sent' }) });
+        expect(made.status).toBe(201);
+        const pending = () => database.db.selectFrom('webhook_deliveries').select(['status', 'attempts']).where('endpoint_id', '=', endpoint.id).execute();
+        expect(await pending()).toEqual([{ status: 'pending', attempts: 0 }]);
+        // Ten of the writer's poll intervals (and its NOTIFY, if it listened): nothing is sent.
+        await new Promise((r) => setTimeout(r, 2000));
+        expect(receiver.received).toHaveLength(0);
+        expect(await pending()).toEqual([{ status: 'pending', attempts: 0 }]);
+        const deliverer = await startServerProcess(env);
+        try {
+          await receiver.until(1);
+          verify(endpoint.secret, receiver.received[0]!);
+        } finally {
+          await deliverer.stop();
+        }
+      } finally {
+        await writer.stop();
         await receiver.close();
         await database.db.deleteFrom('webhook_endpoints').where('id', '=', endpoint.id).execute();
       }
