@@ -1902,7 +1902,8 @@ export interface paths {
         };
         /**
          * List identity providers
-         * @description Every OpenID Provider people may sign in with, by name. Never a client secret.
+         * @description One page of the OpenID Providers people may sign in with, by name (then id), with keyset
+         *     pagination: pass `NextCursor` as `cursor` for the next page. Never a client secret.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -1915,7 +1916,8 @@ export interface paths {
          *     `RedirectUri` answered, exactly), the e-mail domains it answers for, and how its groups map
          *     to roles. The client secret is sealed at rest and never answered. The caller must hold every
          *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
-         *     granting that role.
+         *     granting that role. Answers `201` with the provider, its `ETag` and its `Location`; with an
+         *     `Idempotency-Key`, a retry replays that answer (the client secret is in no answer, stored or not).
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -1936,7 +1938,8 @@ export interface paths {
         /**
          * List identity providers (French path)
          * @description French name of `GET /identity-providers`; same behaviour.
-         *     Every OpenID Provider people may sign in with, by name. Never a client secret.
+         *     One page of the OpenID Providers people may sign in with, by name (then id), with keyset
+         *     pagination: pass `NextCursor` as `cursor` for the next page. Never a client secret.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -1950,7 +1953,8 @@ export interface paths {
          *     `RedirectUri` answered, exactly), the e-mail domains it answers for, and how its groups map
          *     to roles. The client secret is sealed at rest and never answered. The caller must hold every
          *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
-         *     granting that role.
+         *     granting that role. Answers `201` with the provider, its `ETag` and its `Location`; with an
+         *     `Idempotency-Key`, a retry replays that answer (the client secret is in no answer, stored or not).
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -1976,7 +1980,7 @@ export interface paths {
         };
         /**
          * Read an identity provider
-         * @description One identity provider, as in the list. Never its client secret.
+         * @description One identity provider, as in the list, with its `ETag`. Never its client secret.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -1987,7 +1991,8 @@ export interface paths {
          * Remove an identity provider
          * @description Nobody signs in with it any more; people it created keep their accounts (and the roles they
          *     hold) and its links are forgotten. Needs every permission of every role it maps (`403
-         *     target_outranks_caller`).
+         *     target_outranks_caller`). With `If-Match`, a provider changed since it was read is left as it
+         *     is (`412 precondition_failed`).
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -1999,7 +2004,8 @@ export interface paths {
          * @description Changes the fields sent; a new `ClientSecret` replaces the old one. The caller must hold
          *     every permission of every role the provider maps now (`403 target_outranks_caller`: changing
          *     the provider may take those roles from people) and of every role it maps afterwards (`403
-         *     permission_denied`).
+         *     permission_denied`). With `If-Match`, a provider changed since it was read is left as it is
+         *     (`412 precondition_failed`). A change that changes nothing writes nothing.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -2022,7 +2028,7 @@ export interface paths {
         /**
          * Read an identity provider (French path)
          * @description French name of `GET /identity-providers/{id}`; same behaviour.
-         *     One identity provider, as in the list. Never its client secret.
+         *     One identity provider, as in the list, with its `ETag`. Never its client secret.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -2034,7 +2040,8 @@ export interface paths {
          * @description French name of `DELETE /identity-providers/{id}`; same behaviour.
          *     Nobody signs in with it any more; people it created keep their accounts (and the roles they
          *     hold) and its links are forgotten. Needs every permission of every role it maps (`403
-         *     target_outranks_caller`).
+         *     target_outranks_caller`). With `If-Match`, a provider changed since it was read is left as it
+         *     is (`412 precondition_failed`).
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -2047,7 +2054,8 @@ export interface paths {
          *     Changes the fields sent; a new `ClientSecret` replaces the old one. The caller must hold
          *     every permission of every role the provider maps now (`403 target_outranks_caller`: changing
          *     the provider may take those roles from people) and of every role it maps afterwards (`403
-         *     permission_denied`).
+         *     permission_denied`). With `If-Match`, a provider changed since it was read is left as it is
+         *     (`412 precondition_failed`). A change that changes nothing writes nothing.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -4377,8 +4385,14 @@ export interface components {
              */
             readonly UpdatedAt: string;
         };
-        IdentityProviderList: {
+        /** @description One page of identity providers, by name (then id). */
+        IdentityProviderPage: {
             Data: components["schemas"]["IdentityProvider"][];
+            /**
+             * @description Opaque cursor of the next page, `null` on the last page.
+             * @example eyJrIjoiZXhhbXBsZSBjb3JwIiwiaSI6IjNiNWQ3ZjkxLTJjNGUtNGE2Yi04ZDBmLTFlM2E1YzdlOWIyMCJ9
+             */
+            NextCursor: string | null;
         };
         IdentityProviderCreateRequest: {
             /**
@@ -6217,6 +6231,9 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                Location: components["headers"]["Location"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
@@ -6265,6 +6282,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
@@ -6740,7 +6758,7 @@ export type Event = components['schemas']['Event'];
 export type EventPage = components['schemas']['EventPage'];
 export type IdentityProviderRoleMapping = components['schemas']['IdentityProviderRoleMapping'];
 export type IdentityProvider = components['schemas']['IdentityProvider'];
-export type IdentityProviderList = components['schemas']['IdentityProviderList'];
+export type IdentityProviderPage = components['schemas']['IdentityProviderPage'];
 export type IdentityProviderCreateRequest = components['schemas']['IdentityProviderCreateRequest'];
 export type IdentityProviderUpdateRequest = components['schemas']['IdentityProviderUpdateRequest'];
 export type TaskEvent = components['schemas']['TaskEvent'];
@@ -11294,7 +11312,22 @@ export interface operations {
     };
     listIdentityProviders: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `NextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
             header?: {
                 /**
                  * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
@@ -11307,7 +11340,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every identity provider. */
+            /** @description One page of identity providers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11353,10 +11386,11 @@ export interface operations {
                      *           "CreatedAt": "2026-12-23T09:30:00.000Z",
                      *           "UpdatedAt": "2026-12-23T09:30:00.000Z"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "NextCursor": null
                      *     }
                      */
-                    "application/json": components["schemas"]["IdentityProviderList"];
+                    "application/json": components["schemas"]["IdentityProviderPage"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11440,7 +11474,22 @@ export interface operations {
     };
     listFournisseursIdentite: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `NextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
             header?: {
                 /**
                  * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
@@ -11453,7 +11502,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every identity provider. */
+            /** @description One page of identity providers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11499,10 +11548,11 @@ export interface operations {
                      *           "CreatedAt": "2026-12-23T09:30:00.000Z",
                      *           "UpdatedAt": "2026-12-23T09:30:00.000Z"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "NextCursor": null
                      *     }
                      */
-                    "application/json": components["schemas"]["IdentityProviderList"];
+                    "application/json": components["schemas"]["IdentityProviderPage"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11593,6 +11643,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -11606,6 +11663,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["IdentityProvider"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -11624,6 +11682,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -11641,6 +11709,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11655,6 +11724,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -11682,6 +11761,7 @@ export interface operations {
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -11698,6 +11778,13 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -11711,6 +11798,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["IdentityProvider"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -11729,6 +11817,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -11746,6 +11844,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11760,6 +11859,16 @@ export interface operations {
                  * @example pascal
                  */
                 "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /**
@@ -11787,6 +11896,7 @@ export interface operations {
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

@@ -413,6 +413,8 @@ export interface IdentityProvidersTable {
   second_factor_acr: string[];
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Moved by the service's changes (changedAt): the provider's revision, with its mapped roles' (src/identity/repository.ts). */
+  version: ColumnType<number, never, number>;
 }
 
 export interface IdentityProviderDomainsTable {

@@ -9,21 +9,28 @@ import { NO_STORE, NO_STORE_TOKENS } from './headers.js';
 
 export function identityProviderHandlers({ identityProviders, oidcSignIn, idempotency, config }: Services) {
   const present = (provider: Provider) => presentIdentityProvider(provider, config.oidc.redirectUri);
+  /** One provider, with its revision (the router answers it as the ETag). */
+  const shown = (provider: Provider) => ({ status: 200 as const, body: present(provider), revision: provider.revision });
 
-  const listIdentityProviders: Handler<'listIdentityProviders'> = async () => ({ status: 200, body: { data: (await identityProviders.list()).map(present) } });
+  const listIdentityProviders: Handler<'listIdentityProviders'> = async ({ query }) => {
+    const { page, nextCursor } = await identityProviders.list(query);
+    return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
+  };
 
-  const getIdentityProvider: Handler<'getIdentityProvider'> = async ({ path }) => ({ status: 200, body: present(await identityProviders.get(path.id)) });
+  const getIdentityProvider: Handler<'getIdentityProvider'> = async ({ path }) => shown(await identityProviders.get(path.id));
 
   const createIdentityProvider: Handler<'createIdentityProvider'> = ({ body, principal, request, idempotency: key }) =>
-    idempotency.once(key, (seal) => identityProviders.create(requireCaller(principal), body, request, seal), (provider: Provider) => ({ status: 201 as const, body: present(provider) }));
+    idempotency.once(
+      key,
+      (seal) => identityProviders.create(requireCaller(principal), body, request, seal),
+      (provider: Provider) => ({ status: 201 as const, body: present(provider), headers: { Location: `/identity-providers/${provider.id}` }, revision: provider.revision }),
+    );
 
-  const updateIdentityProvider: Handler<'updateIdentityProvider'> = async ({ body, path, principal, request }) => ({
-    status: 200,
-    body: present(await identityProviders.update(requireCaller(principal), path.id, body, request)),
-  });
+  const updateIdentityProvider: Handler<'updateIdentityProvider'> = async ({ body, path, principal, request, precondition }) =>
+    shown(await identityProviders.update(requireCaller(principal), path.id, body, request, precondition));
 
-  const deleteIdentityProvider: Handler<'deleteIdentityProvider'> = async ({ path, principal, request }) => {
-    await identityProviders.remove(requireCaller(principal), path.id, request);
+  const deleteIdentityProvider: Handler<'deleteIdentityProvider'> = async ({ path, principal, request, precondition }) => {
+    await identityProviders.remove(requireCaller(principal), path.id, request, precondition);
     return { status: 204, body: undefined };
   };
 

@@ -19,7 +19,14 @@ import { lockRolesByName, roleNameKey } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { cleanName, uniqueNameKey } from '../text/normalize.js';
-import type { Seal } from '../idempotency/service.js';
+import { sealCreated, type Seal } from '../idempotency/service.js';
+import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
+import { serviceSecret } from '../auth/service-secrets.js';
+import { keysetPage } from '../pagination/keyset-page.js';
+import { changedAt } from '../db/versions.js';
+import { resourceId } from '../uuid.js';
+import type { operations } from '../../generated/openapi.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { openClientSecret, sealClientSecret } from './client-secret.js';
 import { discover, isLoopback } from './oidc.js';
 import * as repo from './repository.js';
@@ -39,7 +46,7 @@ export interface ProviderInput {
   second_factor_acr?: string[];
 }
 
-/** An id is looked up only when it could be one (any other text is an unknown id, 404). */
+/** An id is looked up only when it could be one (any other text is an unknown id, 404). Used by the sign-in's provider_id. */
 export const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 
 const providerNotFound = () => notFound('not_found', 'No identity provider has this id.');
@@ -80,9 +87,13 @@ const audited = (p: { name: string; issuer: string; client_id: string; domains: 
   second_factor_acr: p.second_factor_acr,
 });
 
+type ListQuery = NonNullable<operations['listIdentityProviders']['parameters']['query']>;
+export const DEFAULT_PAGE_SIZE = 50;
+
 export function identityProviderService({ db, clock, config }: Pick<Dependencies, 'db' | 'clock' | 'config'>) {
   // From configuration, never from the database (src/auth/sealing-keys.ts).
   const keys = keyringOf(config);
+  const cursorKey = serviceSecret(db, clock, 'cursor_signing');
 
   /** The mapped roles, locked and judged: each must exist, and the caller must hold what each grants. */
   async function lockMappedRoles(trx: Kysely<Database>, authority: Authority, mappings: readonly { group: string; roles: string[] }[]) {
@@ -106,8 +117,10 @@ export function identityProviderService({ db, clock, config }: Pick<Dependencies
     if (input.role_mappings) await repo.replaceMappings(trx, id, await lockMappedRoles(trx, authority, input.role_mappings));
   }
 
+  /** Anything that is not a provider's id (malformed, or another resource's) is not found, like an unknown one; ids in capitals find it. */
   async function get(id: string) {
-    const provider = isUuid(id) ? await repo.findProvider(db, id) : undefined;
+    const known = resourceId(id);
+    const provider = known && (await repo.findProvider(db, known));
     if (!provider) throw providerNotFound();
     return provider;
   }
@@ -128,7 +141,12 @@ export function identityProviderService({ db, clock, config }: Pick<Dependencies
   }
 
   return {
-    list: () => repo.listProviders(db),
+    async list(query: ListQuery) {
+      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+      const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor);
+      const rows = await repo.listProvidersPage(db, { limit, ...(after ? { after } : {}) });
+      return keysetPage(rows, limit, async (last) => encodeCursor(await cursorKey(), { key: last.name_key, id: last.id }));
+    },
     get,
 
     async create(authority: Authority, input: Required<Pick<ProviderInput, 'name' | 'issuer' | 'client_id' | 'client_secret' | 'domains'>> & ProviderInput, origin: Origin, seal?: Seal<repo.Provider>) {
@@ -171,15 +189,17 @@ export function identityProviderService({ db, clock, config }: Pick<Dependencies
             target: { type: 'identity_provider', id, label: name },
             changes: { before: null, after: audited(made) },
           });
-          if (seal) await seal(trx, made);
+          // The stored answer is the provider as shown: never its client secret (docs/SAFE-WRITES.md).
+          await sealCreated(trx, seal, async () => made);
         })
         .catch(translate);
       return made!;
     },
 
-    async update(authority: Authority, id: string, input: ProviderInput, origin: Origin) {
+    async update(authority: Authority, rawId: string, input: ProviderInput, origin: Origin, precondition?: Precondition) {
       assertMayActOn(authority, PERMISSIONS, WHAT);
-      const current = await get(id);
+      const current = await get(rawId);
+      const id = current.id;
       const name = input.name === undefined ? undefined : cleanName(input.name, { location: 'request/body/name', maxLength: 64 });
       const issuer = input.issuer === undefined ? undefined : checkIssuer(input.issuer);
       // A new issuer or client is read before anything is written, as at creation.
@@ -188,10 +208,11 @@ export function identityProviderService({ db, clock, config }: Pick<Dependencies
         await assertDiscoverable(issuer ?? current.issuer, input.client_id ?? current.client_id, secret);
       }
       const sealed = input.client_secret === undefined ? undefined : sealClientSecret(keys, id, input.client_secret);
-      await db
+      return db
         .transaction()
         .execute(async (trx) => {
           if (!(await repo.lockProvider(trx, id))) throw providerNotFound();
+          assertPrecondition(precondition, (await repo.findProviderRevision(trx, id))!);
           const before = (await repo.findProvider(trx, id))!;
           const now = clock.now();
           const fields = {
@@ -211,26 +232,27 @@ export function identityProviderService({ db, clock, config }: Pick<Dependencies
           const after = (await repo.findProvider(trx, id))!;
           const changes = changesBetween(audited(before), audited(after));
           // A change that changes nothing leaves the provider as it was (updated_at too: what a GET answers, a PATCH accepts).
-          if (changes || sealed) {
-            await trx.updateTable('identity_providers').set({ updated_at: now }).where('id', '=', id).execute();
-            await recordAuditEvent(trx, {
-              type: 'identity_provider_updated',
-              at: now,
-              context: auditContext(authority, origin),
-              target: { type: 'identity_provider', id, label: after.name },
-              details: { client_secret_changed: sealed !== undefined },
-              changes: changes ?? { before: {}, after: {} },
-            });
-          }
+          if (!changes && !sealed) return after;
+          await trx.updateTable('identity_providers').set(changedAt(now)).where('id', '=', id).execute();
+          await recordAuditEvent(trx, {
+            type: 'identity_provider_updated',
+            at: now,
+            context: auditContext(authority, origin),
+            target: { type: 'identity_provider', id, label: after.name },
+            details: { client_secret_changed: sealed !== undefined },
+            changes: changes ?? { before: {}, after: {} },
+          });
+          return (await repo.findProvider(trx, id))!;
         })
         .catch(translate);
-      return get(id);
     },
 
-    async remove(authority: Authority, id: string, origin: Origin) {
+    async remove(authority: Authority, rawId: string, origin: Origin, precondition?: Precondition) {
       assertMayActOn(authority, PERMISSIONS, WHAT);
+      const id = resourceId(rawId);
       await db.transaction().execute(async (trx) => {
-        if (!isUuid(id) || !(await repo.lockProvider(trx, id))) throw providerNotFound();
+        if (!id || !(await repo.lockProvider(trx, id))) throw providerNotFound();
+        assertPrecondition(precondition, (await repo.findProviderRevision(trx, id))!);
         const before = (await repo.findProvider(trx, id))!;
         await trx.deleteFrom('identity_providers').where('id', '=', id).execute();
         await recordAuditEvent(trx, {

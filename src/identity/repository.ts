@@ -10,14 +10,28 @@ export interface RoleMapping {
   group: string;
   roles: string[];
 }
-/** A provider as shown and as the sign-in uses it: its domains and mappings (by role name) beside the row. */
-export type Provider = ProviderRow & { domains: string[]; role_mappings: RoleMapping[] };
+/**
+ * A provider as shown and as the sign-in uses it: its domains and mappings (by role name) beside
+ * the row, and its revision (what its entity tag is made of).
+ */
+export type Provider = ProviderRow & { domains: string[]; role_mappings: RoleMapping[]; revision: string };
+
+/**
+ * A provider (`p`): its version (moved by every change of the service, its domains and mappings
+ * included), and the id and version of each role it maps, since it shows their names: a role
+ * renamed or deleted changes the representation with no write to the provider.
+ */
+export const providerRevision = sql<string>`p.version::text || coalesce((
+  select ';' || string_agg(x.v, ';' order by x.v)
+  from (select distinct r.id::text || '.' || r.version::text as v
+        from identity_provider_role_mappings m join roles r on r.id = m.role_id where m.provider_id = p.id) x), '')`;
 
 function withDomainsAndMappings(db: Db) {
   return db
     .selectFrom('identity_providers as p')
     .selectAll('p')
     .select([
+      providerRevision.as('revision'),
       sql<string[]>`coalesce((select array_agg(d.domain order by d.domain) from identity_provider_domains d where d.provider_id = p.id), '{}')`.as('domains'),
       sql<RoleMapping[]>`coalesce((
         select json_agg(json_build_object('group', g.group_name, 'roles', g.roles) order by g.group_name)
@@ -27,7 +41,22 @@ function withDomainsAndMappings(db: Db) {
     ]);
 }
 
-export const listProviders = (db: Db): Promise<Provider[]> => withDomainsAndMappings(db).orderBy('p.name_key').execute();
+/**
+ * One page of providers in their list's order (name_key, then id; name_key is unique, its index
+ * serves the walk), from after a cursor's position; `limit + 1` rows tell whether more follow.
+ */
+export function listProvidersPage(db: Db, options: { limit: number; after?: { key: string; id: string } }): Promise<Provider[]> {
+  let query = withDomainsAndMappings(db);
+  const { after } = options;
+  if (after) query = query.where(sql<boolean>`(p.name_key, p.id) > (${after.key}, ${after.id}::uuid)`);
+  return query.orderBy('p.name_key').orderBy('p.id').limit(options.limit + 1).execute();
+}
+
+/** The provider's current revision (read under the lock of a change, to check its If-Match). */
+export async function findProviderRevision(db: Db, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('identity_providers as p').select(providerRevision.as('revision')).where('p.id', '=', id).executeTakeFirst();
+  return row?.revision;
+}
 
 export const findProvider = (db: Db, id: string): Promise<Provider | undefined> => withDomainsAndMappings(db).where('p.id', '=', id).executeTakeFirst();
 

@@ -64,6 +64,20 @@ describe('identity providers in the back office', () => {
       expect(saved.client_secret_sealed.includes(Buffer.from(op.clientSecret))).toBe(false);
       await screenshot(page, 'identity-providers');
 
+      // A form made stale by another administrator's change (through the API, between load and
+      // save) saves nothing: the 412 is said in words and the form shows the provider as it now is.
+      await page.getByRole('link', { name: 'Edit the identity provider Corp' }).click();
+      await expect.poll(() => form.getByLabel('E-mail domains').inputValue()).toBe('corp.example');
+      await form.getByLabel('E-mail domains').fill('corp.example, stale.example');
+      const admin = await apiSignIn(service.app, ADMIN.email, ADMIN.password);
+      const { id } = await service.database.db.selectFrom('identity_providers').select('id').executeTakeFirstOrThrow();
+      await request(service.app).patch(`/identity-providers/${id}`).set('authorization', `Bearer ${admin.access_token}`).send({ domains: ['corp.example', 'other.example'] }).expect(200);
+      await form.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Someone else changed this record while you were editing it.').waitFor();
+      await expect.poll(() => page.locator('form.panel').getByLabel('E-mail domains').inputValue()).toBe('corp.example, other.example');
+      const domains = await service.database.db.selectFrom('identity_provider_domains').select('domain').orderBy('domain').execute();
+      expect(domains.map((d) => d.domain)).toEqual(['corp.example', 'other.example']);
+
       // In French, the same page.
       await page.getByLabel('Language').selectOption('fr');
       await page.getByRole('heading', { name: 'Fournisseurs d’identité' }).waitFor();

@@ -8,6 +8,7 @@ export const identityProvidersMessages = pageMessages({
     fr: 'Les fournisseurs OpenID Connect de vos entreprises : les personnes de leurs domaines de messagerie s’y connectent.',
   },
   'identityProviders.new': { en: 'New identity provider', fr: 'Nouveau fournisseur d’identité' },
+  'identityProviders.pages': { en: 'Pages of identity providers', fr: 'Pages des fournisseurs d’identité' },
   'identityProviders.empty': { en: 'No identity provider yet.', fr: 'Aucun fournisseur d’identité pour l’instant.' },
   'identityProviders.name': { en: 'Name', fr: 'Nom' },
   'identityProviders.nameHint': { en: 'Shown on the sign-in button: “Sign in with …”.', fr: 'Affiché sur le bouton de connexion : « Se connecter avec … ».' },

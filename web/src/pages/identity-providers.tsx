@@ -3,13 +3,16 @@
 // the provider is added, typed again only to replace it, never shown (the API answers
 // client_secret_set only). Lists are typed as text (domains, scopes, amr/acr values separated by
 // commas or spaces; one group mapping a line, "group: role, role"); the server judges them.
+// The list is read a page at a time (cursor); a provider opened is read on its own with its ETag
+// and changed through TaggedEditor (If-Match, a 412 shown and the form rebuilt), as every resource.
 import { useState } from 'preact/hooks';
-import { api, call } from '../api/client.js';
+import { api, call, callTagged, ifMatch } from '../api/client.js';
+import { TaggedEditor, unlessStale, type EditOutcome } from '../tagged-editor.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, PageTitle } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle, Pager, useCursorPages } from '../ui.js';
 
 type Provider = components['schemas']['IdentityProvider'];
 type Mapping = components['schemas']['IdentityProviderRoleMapping'];
@@ -29,9 +32,11 @@ function parseMappings(text: string): Mapping[] {
 
 export function IdentityProvidersPage({ providerId }: { providerId?: string | undefined }) {
   const { t } = useI18n();
-  const providers = useLoad(() => call(() => api.GET('/identity-providers')), []);
-  const editing = providerId === 'new' ? 'new' : providers.data?.data.find((p) => p.id === providerId);
-  const saved = () => (providers.reload(), navigate('identity-providers'));
+  const pages = useCursorPages();
+  const { cursor } = pages;
+  const providers = useLoad(() => call(() => api.GET('/identity-providers', { params: { query: { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } } })), [cursor]);
+  const created = () => (providers.reload(), navigate('identity-providers'));
+  const gone = () => (pages.restart(), providers.reload(), navigate('identity-providers'));
 
   return (
     <>
@@ -40,8 +45,20 @@ export function IdentityProvidersPage({ providerId }: { providerId?: string | un
       <div class="toolbar">
         <a href={href('identity-providers', 'new')}>{t('identityProviders.new')}</a>
       </div>
-      {editing === 'new' && <ProviderForm key="new" provider={null} onSaved={saved} />}
-      {editing && editing !== 'new' && <ProviderForm key={editing.id + editing.updated_at} provider={editing} onSaved={saved} />}
+      {providerId === 'new' && <ProviderForm key="new" provider={null} etag="" onSaved={created} onDone={() => undefined} onDeleted={gone} />}
+      {providerId && providerId !== 'new' && (
+        <TaggedEditor load={() => callTagged(() => api.GET('/identity-providers/{id}', { params: { path: { id: providerId } } }))} deps={[providerId]}>
+          {(provider, done) => (
+            <ProviderForm
+              provider={provider.data}
+              etag={provider.etag}
+              onSaved={() => (providers.reload(), done('saved'))}
+              onDone={(outcome) => (providers.reload(), done(outcome))}
+              onDeleted={gone}
+            />
+          )}
+        </TaggedEditor>
+      )}
       <ListState loaded={providers} empty={t('identityProviders.empty')}>
         {(items) => (
           <table>
@@ -74,12 +91,31 @@ export function IdentityProvidersPage({ providerId }: { providerId?: string | un
           </table>
         )}
       </ListState>
+      <Pager label={t('identityProviders.pages')} previous={pages.previous} next={pages.next(providers.data?.next_cursor)} />
       {providers.data?.data[0] && <p class="hint">{t('identityProviders.redirectUri', { uri: providers.data.data[0].redirect_uri })}</p>}
     </>
   );
 }
 
-function ProviderForm({ provider, onSaved }: { provider: Provider | null; onSaved: () => void }) {
+const PAGE_SIZE = 50;
+
+/**
+ * A new provider (`provider` null), or one read with its `etag`: a change or removal sends it as
+ * If-Match, and a 412 ends as `stale` (TaggedEditor reads the provider again and says why).
+ */
+function ProviderForm({
+  provider,
+  etag,
+  onSaved,
+  onDone,
+  onDeleted,
+}: {
+  provider: Provider | null;
+  etag: string;
+  onSaved: () => void;
+  onDone: (outcome: EditOutcome) => void;
+  onDeleted: () => void;
+}) {
   const { t } = useI18n();
   const [name, setName] = useState(provider?.name ?? '');
   const [issuer, setIssuer] = useState(provider?.issuer ?? '');
@@ -95,7 +131,7 @@ function ProviderForm({ provider, onSaved }: { provider: Provider | null; onSave
   const [acr, setAcr] = useState(provider?.second_factor_acr.join(', ') ?? '');
   const text = (set: (v: string) => void) => (e: InputEvent) => set((e.currentTarget as HTMLInputElement).value);
 
-  const { busy, error, submit } = useSubmit(async () => {
+  const { busy, error, submit } = useSubmit(() => unlessStale(async () => {
     const fields = {
       name,
       issuer,
@@ -111,17 +147,19 @@ function ProviderForm({ provider, onSaved }: { provider: Provider | null; onSave
     };
     if (provider) {
       // The secret is sent only to replace it: left empty, the saved one stays.
-      await call(() => api.PATCH('/identity-providers/{id}', { params: { path: { id: provider.id } }, body: { ...fields, ...(clientSecret ? { client_secret: clientSecret } : {}) } }));
+      await call(() =>
+        api.PATCH('/identity-providers/{id}', { params: { path: { id: provider.id }, header: ifMatch(etag) }, body: { ...fields, ...(clientSecret ? { client_secret: clientSecret } : {}) } }),
+      );
     } else {
       await call(() => api.POST('/identity-providers', { body: { ...fields, client_secret: clientSecret } }));
     }
     onSaved();
-  });
-  const removal = useSubmit(async () => {
+  }, onDone));
+  const removal = useSubmit(() => unlessStale(async () => {
     if (!provider || !window.confirm(t('identityProviders.deleteConfirm', { name: provider.name }))) return;
-    await call(() => api.DELETE('/identity-providers/{id}', { params: { path: { id: provider.id } } }));
-    onSaved();
-  });
+    await call(() => api.DELETE('/identity-providers/{id}', { params: { path: { id: provider.id }, header: ifMatch(etag) } }));
+    onDeleted();
+  }, onDone));
 
   return (
     <form onSubmit={submit} class="panel" aria-labelledby="provider-form-title">
