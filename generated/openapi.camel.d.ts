@@ -215,7 +215,11 @@ export interface paths {
          *     `POST /sessions/oidc/callback` with the `flowToken` answered here. The flow's state, nonce and
          *     PKCE verifier are kept by the service (any of its processes may finish it), for
          *     `expiresIn` seconds, and are good once. No provider for the domain (or no such provider) is
-         *     `404 identity_provider_not_found`; nothing is written.
+         *     `404 identity_provider_not_found`; nothing is written. Throttled per client address with the
+         *     password sign-in's throttle: every start and every callback from an address counts until a
+         *     sign-in from it completes; past `OIDC_MAX_FLOWS_PER_IP` (default 30) in the throttle's window
+         *     (or the address's `SIGN_IN_MAX_FAILURES_PER_IP` of failed sign-ins), `429 rate_limited` with
+         *     `Retry-After`, nothing written but its `sign_in_throttled` event.
          */
         post: operations["startOidcSignIn"];
         delete?: never;
@@ -252,6 +256,9 @@ export interface paths {
          *     `oidc_email_unverified`, `oidc_domain_not_allowed`, `oidc_unknown_person`,
          *     `oidc_identity_conflict` (the e-mail's person is linked to another subject of this issuer),
          *     `oidc_account_disabled`, `oidc_provider_error` (the provider could not be reached).
+         *     Throttled per client address as the start is (`429 rate_limited` with `Retry-After`, checked
+         *     before the flow is taken, which stays for a later callback); a refused callback counts as a
+         *     failed sign-in from the address, a completed one clears the address's count.
          */
         post: operations["completeOidcSignIn"];
         delete?: never;

@@ -135,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       WEBHOOKS_DELIVER: bool({ default: true, desc: 'Whether this process sends webhook deliveries; false: it writes events and deliveries only, and processes started with true send them (a deployment may keep delivery off the processes that serve requests)' }),
       OIDC_REDIRECT_URI: url({ default: 'http://localhost:3000/sign-in/oidc', desc: 'Where identity providers send people back (the back office page /sign-in/oidc of this deployment); register it at each provider' }),
       OIDC_FLOW_TTL_S: num({ default: 600, desc: 'How long a sign-in with an identity provider may take, from start to callback (seconds)' }),
+      OIDC_MAX_FLOWS_PER_IP: num({ default: 30, desc: 'Sign-ins with an identity provider started and not completed, and refused callbacks, per client IP within the sign-in throttle window before 429' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {
@@ -218,7 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       syncIntervalMs: e.RATE_LIMIT_SYNC_INTERVAL_MS,
       unsyncedFraction: e.RATE_LIMIT_UNSYNCED_FRACTION,
     },
-    oidc: { redirectUri: e.OIDC_REDIRECT_URI, flowTtlS: e.OIDC_FLOW_TTL_S },
+    oidc: { redirectUri: e.OIDC_REDIRECT_URI, flowTtlS: e.OIDC_FLOW_TTL_S, maxFlowsPerIp: e.OIDC_MAX_FLOWS_PER_IP },
     leakReportKeysFile: e.LEAK_REPORT_KEYS_FILE,
     testClockFile: e.TEST_CLOCK_FILE,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,

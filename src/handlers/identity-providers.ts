@@ -34,7 +34,7 @@ export function identityProviderHandlers({ identityProviders, oidcSignIn, idempo
     return { status: 204, body: undefined };
   };
 
-  const startOidcSignIn: Handler<'startOidcSignIn'> = async ({ body }) => ({ status: 201, body: await oidcSignIn.start(body), headers: NO_STORE });
+  const startOidcSignIn: Handler<'startOidcSignIn'> = async ({ body, request }) => ({ status: 201, body: await oidcSignIn.start(body, request), headers: NO_STORE });
 
   const completeOidcSignIn: Handler<'completeOidcSignIn'> = async ({ body, request }) => {
     const outcome = await oidcSignIn.complete(body, request);

@@ -16,12 +16,16 @@
 // - Roles from the groups claim through the provider's mapping (src/identity/provisioning.ts).
 // - The provider's `amr`/`acr` counts as a second factor only where the administrator listed the
 //   values; otherwise a person with a second factor here gets the usual challenge.
+// - Throttled per client address by the password sign-in's throttle (src/throttle/, `oidcThrottle`
+//   below): each start and each callback is an attempt that counts until a callback from that
+//   address succeeds; past OIDC_MAX_FLOWS_PER_IP in the window, 429 with Retry-After.
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { IDToken } from 'openid-client';
-import { DomainError, notFound, unauthenticated } from '../errors.js';
+import { DomainError, notFound, rateLimited, unauthenticated } from '../errors.js';
+import { signInThrottle, emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { keyringOf } from '../auth/sealing-keys.js';
 import { digestSecret, generateSecret } from '../auth/secrets.js';
 import { hasSecondFactor } from '../auth/second-factor.js';
@@ -104,11 +108,45 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
     return configurationOf(rp, provider.updated_at.toISOString());
   }
 
-  async function start(input: StartInput) {
+  /**
+   * The password sign-in's throttle (src/throttle/sign-in-throttle.ts), counting OIDC flows per
+   * client address: the "e-mail" of the count is a name of the address itself (`flowsOf`), so the
+   * pair (it, address) is the address's own count, limited to OIDC_MAX_FLOWS_PER_IP; the rows
+   * also count toward the address's SIGN_IN_MAX_FAILURES_PER_IP, as any failed sign-in from it.
+   * A completed sign-in clears its address's count (as a password sign-in clears its pair).
+   */
+  const oidcThrottle = signInThrottle(db, { ...config.signInThrottle, maxFailuresPerEmailAndIp: config.oidc.maxFlowsPerIp, accountSlowdownAfter: config.oidc.maxFlowsPerIp });
+  const flowsOf = (ip: string) => `oidc-flows@${throttledAddress(ip)}`;
+
+  /** Begins an attempt (a start or a callback) from the client's address: 429, recorded, when over the limit. */
+  async function beginAttempt(client: ClientInfo, step: 'start' | 'callback'): Promise<void> {
+    const attempt = await oidcThrottle.begin(flowsOf(client.ip), client.ip, clock.now());
+    if (!attempt.locked) return;
+    await recordSecurityEvent(db, {
+      type: 'sign_in_throttled',
+      at: clock.now(),
+      userId: null,
+      ip: client.ip,
+      requestId: client.requestId,
+      userAgent: truncateUserAgent(client.userAgent),
+      details: { method: 'oidc', step, limit: attempt.limitedBy, retry_after: attempt.retryAfter },
+    });
+    deps.outcomes?.signIn('throttled');
+    throw rateLimited(`Too many sign-ins with an identity provider from this address; try again in ${attempt.retryAfter} seconds.`, attempt.retryAfter);
+  }
+
+  /** A completed sign-in (a session, or the second step asked for): its address's count starts again. */
+  async function clearAttempts(trx: Kysely<Database>, client: ClientInfo): Promise<void> {
+    await trx.deleteFrom('sign_in_failures').where('email_digest', '=', emailDigest(flowsOf(client.ip))).where('ip_address', '=', throttledAddress(client.ip)).execute();
+  }
+
+  async function start(input: StartInput, client: ClientInfo) {
     const provider = input.email !== undefined ? await repo.findProviderByDomain(db, domainOf(input.email)) : input.provider_id !== undefined && isUuid(input.provider_id) ? await repo.findProvider(db, input.provider_id) : undefined;
     if (!provider) {
       throw notFound('identity_provider_not_found', input.email !== undefined ? "No identity provider answers for this e-mail's domain." : 'No identity provider has this id.');
     }
+    // Counted once a flow is to be written: a domain no provider answers for writes nothing.
+    await beginAttempt(client, 'start');
     let authorization;
     try {
       authorization = await authorizationUrl(await relyingParty(provider), { redirectUri, scopes: provider.scopes, loginHint: input.email });
@@ -132,6 +170,8 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
 
   async function complete(input: CallbackInput, client: ClientInfo): Promise<SignInOutcome> {
     let providerId: string | null = null;
+    // Before the flow is taken: a throttled callback leaves the flow for a later one.
+    await beginAttempt(client, 'callback');
     try {
       // Taken out first, whatever comes next: a state is good once.
       const flow = await repo.takeFlow(db, digestSecret(input.state));
@@ -149,7 +189,11 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
         throw err;
       }
       try {
-        return await db.transaction().execute((trx) => signInWith(trx, provider, claims, client));
+        return await db.transaction().execute(async (trx) => {
+          const outcome = await signInWith(trx, provider, claims, client);
+          await clearAttempts(trx, client);
+          return outcome;
+        });
       } catch (err) {
         // Two first sign-ins of the same person at once both pass the look-ups; the unique
         // indexes decide (src/db/unique-violation.ts): the loser's transaction is rolled back and
