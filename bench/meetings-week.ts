@@ -19,7 +19,7 @@ import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase, createAdmin, openSessions } from './support/database.js';
+import { benchDatabase, createAdmin, markSeeded, openSessions } from './support/database.js';
 import { describe, markdownTable, measure, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, printPlans } from './support/compare.js';
@@ -39,13 +39,17 @@ async function main() {
   try {
     const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
     children.push(service.child);
-    let t = Date.now();
-    await seedUsers(db, { users: USERS, seed: 1 });
-    print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    t = Date.now();
-    await seedMeetings(db, { meetings: MEETINGS, seed: 1 });
-    print(`seeded ${MEETINGS} meetings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    await sql`vacuum analyze`.execute(db);
+    if (database.seeded) print(`kept the database an earlier run seeded (BENCH_KEEP_DATABASES=1)`);
+    else {
+      let t = Date.now();
+      await seedUsers(db, { users: USERS, seed: 1 });
+      print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      t = Date.now();
+      await seedMeetings(db, { meetings: MEETINGS, seed: 1 });
+      print(`seeded ${MEETINGS} meetings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      await sql`vacuum analyze`.execute(db);
+      await markSeeded(db);
+    }
     const { from, until, person, people, path } = await medianPersonWeek(db);
     const attendeeRows = Number((await sql<{ n: string }>`select count(*) as n from meeting_attendees`.execute(db)).rows[0]!.n);
     print(`${attendeeRows} attendee rows; the person ${person.user_id} has ${person.n} meetings in the week of ${from.toISOString().slice(0, 10)} (median of ${people} people)`);

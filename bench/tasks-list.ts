@@ -22,7 +22,7 @@ import { systemClock } from '../src/clock.js';
 import { firstPage, laterPage } from '../src/tasks/repository.js';
 import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase, createAdmin, openSessions } from './support/database.js';
+import { benchDatabase, createAdmin, markSeeded, openSessions } from './support/database.js';
 import { describe, markdownTable, measure, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, printPlans } from './support/compare.js';
@@ -46,13 +46,17 @@ async function main() {
     // 10,000 at a time: bench/audit-verify.ts and audit-insert.ts measure that apart).
     const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, SWEEP_INTERVAL_S: '0' });
     children.push(service.child);
-    let t = Date.now();
-    await seedUsers(db, { users: USERS, seed: 1 });
-    print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    t = Date.now();
-    await seedTasks(db, { tasks: TASKS, seed: 1 });
-    print(`seeded ${TASKS} tasks (and their audit events) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    await sql`vacuum analyze`.execute(db);
+    if (database.seeded) print(`kept the database an earlier run seeded (BENCH_KEEP_DATABASES=1)`);
+    else {
+      let t = Date.now();
+      await seedUsers(db, { users: USERS, seed: 1 });
+      print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      t = Date.now();
+      await seedTasks(db, { tasks: TASKS, seed: 1 });
+      print(`seeded ${TASKS} tasks (and their audit events) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      await sql`vacuum analyze`.execute(db);
+      await markSeeded(db);
+    }
 
     // The millionth task's page: the LIMIT tasks that end with task number TASKS, after the one before them.
     const before = await sql<{ k: string; id: string }>`

@@ -1,6 +1,7 @@
 // The database of an HTTP benchmark: a throwaway PostgreSQL 15 (or the server at DATABASE_URL), a
 // fresh database in it, migrated; and what the benchmarks seed into it.
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
@@ -16,35 +17,67 @@ import { parentPid } from './cpu.js';
 export interface BenchDatabase {
   url: string;
   db: Kysely<Database>;
+  /** A whole seeding of an earlier run is kept (BENCH_KEEP_DATABASES): seed nothing. */
+  seeded: boolean;
   /** The postmaster: its children are PostgreSQL's processes (undefined with a remote DATABASE_URL). */
   postmaster: number | undefined;
   stop(): Promise<void>;
 }
 
-/** `migrate: false` leaves the migrations to the service (a build of other code may have others); `poolMax`: connections of `db` (4). */
+/**
+ * `migrate: false` leaves the migrations to the service (a build of other code may have others); `poolMax`: connections of `db` (4).
+ * With `BENCH_KEEP_DATABASES=1` and a DATABASE_URL, a database a run of the same benchmark seeded
+ * whole before (`markSeeded`) is kept and `seeded` is true: a million rows are seeded once, in a
+ * busy hour, and measured later, alone (docs/BENCHMARKS.md, "Measure alone").
+ */
 export async function benchDatabase(name: string, options: { migrate?: boolean; poolMax?: number } = {}): Promise<BenchDatabase> {
   const cluster = process.env.DATABASE_URL ? undefined : await startCluster();
   const adminUrl = process.env.DATABASE_URL ?? cluster!.adminUrl;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`drop database if exists ${name}`);
-  await admin.query(`create database ${name}`);
-  await admin.end();
   const url = withDatabase(adminUrl, name);
+  const seeded = cluster === undefined && process.env.BENCH_KEEP_DATABASES === '1' && (await wasSeeded(url));
+  if (!seeded) {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists ${name}`);
+    await admin.query(`create database ${name}`);
+    await admin.end();
+  }
   const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 4 });
   pool.on('error', () => {}); // idle connections dropped when the cluster stops
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   if (options.migrate !== false) await migrateToLatest(db);
-  const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
+  const backend = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
+  // PostgreSQL's processes are counted when they run on this machine (ours, or a local DATABASE_URL's).
+  const local = existsSync(`/proc/${backend}`);
   return {
     url,
     db,
-    postmaster: cluster ? parentPid(backend.rows[0]!.pid) : undefined,
+    seeded,
+    postmaster: local ? parentPid(backend) : undefined,
     async stop() {
       await db.destroy();
       cluster?.stop();
     },
   };
+}
+
+/** Whether the database at `url` holds a whole seeding (markSeeded ran in it). */
+async function wasSeeded(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    return (await client.query(`select 1 from bench_seeded`)).rowCount === 1;
+  } catch {
+    return false; // no such database, or a seeding that did not finish
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Notes that the seeding finished (BENCH_KEEP_DATABASES). */
+export async function markSeeded(db: Kysely<Database>): Promise<void> {
+  await sql`create table if not exists bench_seeded (at timestamptz not null default now())`.execute(db);
+  await sql`insert into bench_seeded default values`.execute(db);
 }
 
 /**
