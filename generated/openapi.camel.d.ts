@@ -4396,7 +4396,7 @@ export interface components {
         IdentityProviderPage: {
             data: components["schemas"]["IdentityProvider"][];
             /**
-             * @description Opaque cursor of the next page, `null` on the last page.
+             * @description Opaque cursor of the next page, `null` on the last page (it carries the page's last name, so it may be longer than other lists' cursors).
              * @example eyJrIjoiZXhhbXBsZSBjb3JwIiwiaSI6IjNiNWQ3ZjkxLTJjNGUtNGE2Yi04ZDBmLTFlM2E1YzdlOWIyMCJ9
              */
             nextCursor: string | null;
@@ -6581,6 +6581,15 @@ export interface components {
          */
         EventsAfter: string;
         /**
+         * @description The `nextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
+         *     valid only for the same list as the request that returned it (`limit` may change). An altered
+         *     cursor, one made for another list, or one issued before the operator rotated the signing key is
+         *     refused with `400 invalid_cursor`; start again without it. Longer than the other lists' cursors
+         *     (up to 1024 characters): a list in name order carries the last name of its page.
+         * @example eyJrIjoiZXhhbXBsZSBjb3JwIiwiaSI6IjNiNWQ3ZjkxLTJjNGUtNGE2Yi04ZDBmLTFlM2E1YzdlOWIyMCJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+         */
+        NameCursor: string;
+        /**
          * @description The identity provider's id (any text; an unknown or malformed one is `404`).
          * @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20
          */
@@ -6862,6 +6871,7 @@ export type ParameterWebhookEndpointId = components['parameters']['WebhookEndpoi
 export type ParameterWebhookDeliveryId = components['parameters']['WebhookDeliveryId'];
 export type ParameterEventTypesFilter = components['parameters']['EventTypesFilter'];
 export type ParameterEventsAfter = components['parameters']['EventsAfter'];
+export type ParameterNameCursor = components['parameters']['NameCursor'];
 export type ParameterIdentityProviderId = components['parameters']['IdentityProviderId'];
 export type ParameterWebhookIdHeader = components['parameters']['WebhookIdHeader'];
 export type ParameterWebhookTimestampHeader = components['parameters']['WebhookTimestampHeader'];
@@ -11327,13 +11337,13 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description The `nextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
-                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
-                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
-                 *     another list or other filters, or one issued before the operator rotated the signing key is
-                 *     refused with `400 invalid_cursor`; start again without it.
-                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 *     valid only for the same list as the request that returned it (`limit` may change). An altered
+                 *     cursor, one made for another list, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it. Longer than the other lists' cursors
+                 *     (up to 1024 characters): a list in name order carries the last name of its page.
+                 * @example eyJrIjoiZXhhbXBsZSBjb3JwIiwiaSI6IjNiNWQ3ZjkxLTJjNGUtNGE2Yi04ZDBmLTFlM2E1YzdlOWIyMCJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
                  */
-                cursor?: components["parameters"]["Cursor"];
+                cursor?: components["parameters"]["NameCursor"];
             };
             header?: {
                 /**
@@ -11489,13 +11499,13 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description The `nextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
-                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
-                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
-                 *     another list or other filters, or one issued before the operator rotated the signing key is
-                 *     refused with `400 invalid_cursor`; start again without it.
-                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 *     valid only for the same list as the request that returned it (`limit` may change). An altered
+                 *     cursor, one made for another list, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it. Longer than the other lists' cursors
+                 *     (up to 1024 characters): a list in name order carries the last name of its page.
+                 * @example eyJrIjoiZXhhbXBsZSBjb3JwIiwiaSI6IjNiNWQ3ZjkxLTJjNGUtNGE2Yi04ZDBmLTFlM2E1YzdlOWIyMCJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
                  */
-                cursor?: components["parameters"]["Cursor"];
+                cursor?: components["parameters"]["NameCursor"];
             };
             header?: {
                 /**

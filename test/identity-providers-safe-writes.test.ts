@@ -135,6 +135,33 @@ describe('identity providers: Idempotency-Key', () => {
 });
 
 describe('identity providers: the list is paged', () => {
+  it('a page that ends on a long name beyond ASCII still pages: its cursor, longer than the other lists\' 200 characters, is answered and taken back', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const tag = randomUUID().slice(0, 4);
+      const res = await create({ ...fields(), name: `${'Ünïcödé'.repeat(8)}${tag}`, domains: [`u-${tag}.example`] });
+      expect(res.status, res.text).toBe(201);
+      made.push(res.body.id as string);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let longest = 0;
+    for (let pages = 0; pages < 100; pages++) {
+      const res = await request(service.app)
+        .get('/identity-providers')
+        .query({ limit: 1, ...(cursor ? { cursor } : {}) })
+        .set(auth());
+      expectContractResponse(res, 'get', '/identity-providers');
+      expect(res.status, res.text).toBe(200);
+      seen.push(...(res.body.data as { id: string }[]).map((p) => p.id));
+      cursor = res.body.next_cursor as string | null;
+      longest = Math.max(longest, cursor?.length ?? 0);
+      if (!cursor) break;
+    }
+    expect(longest).toBeGreaterThan(200);
+    for (const id of made) expect(seen).toContain(id);
+  });
+
   it('walks every provider once, in name order, across pages of 2 with the sealed cursor; an altered cursor is 400 invalid_cursor', async () => {
     for (let i = 0; i < 5; i++) await create(fields(`page-${i}-${randomUUID().slice(0, 4)}`));
     const all = await database.db.selectFrom('identity_providers').select(['id', 'name_key']).orderBy('name_key').orderBy('id').execute();

@@ -25,7 +25,7 @@ import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { IDToken } from 'openid-client';
 import { DomainError, notFound, rateLimited, unauthenticated } from '../errors.js';
-import { signInThrottle, emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
+import { signInThrottle, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { keyringOf } from '../auth/sealing-keys.js';
 import { digestSecret, generateSecret } from '../auth/secrets.js';
 import { hasSecondFactor } from '../auth/second-factor.js';
@@ -110,17 +110,19 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
 
   /**
    * The password sign-in's throttle (src/throttle/sign-in-throttle.ts), counting OIDC flows per
-   * client address: the "e-mail" of the count is a name of the address itself (`flowsOf`), so the
+   * client address: the count's key is a digest of the address itself (`flowsOf`), so the
    * pair (it, address) is the address's own count, limited to OIDC_MAX_FLOWS_PER_IP; the rows
    * also count toward the address's SIGN_IN_MAX_FAILURES_PER_IP, as any failed sign-in from it.
    * A completed sign-in clears its address's count (as a password sign-in clears its pair).
    */
   const oidcThrottle = signInThrottle(db, { ...config.signInThrottle, maxFailuresPerEmailAndIp: config.oidc.maxFlowsPerIp, accountSlowdownAfter: config.oidc.maxFlowsPerIp });
-  const flowsOf = (ip: string) => `oidc-flows@${throttledAddress(ip)}`;
+  // Not an e-mail's digest (emailDigest's are of `email:...`): a password sign-in with a chosen
+  // e-mail such as `oidc-flows@<address>` cannot add to an address's count of OIDC flows.
+  const flowsOf = (ip: string) => digestSecret(`oidc-flows:${throttledAddress(ip)}`);
 
   /** Begins an attempt (a start or a callback) from the client's address: 429, recorded, when over the limit. */
   async function beginAttempt(client: ClientInfo, step: 'start' | 'callback'): Promise<void> {
-    const attempt = await oidcThrottle.begin(flowsOf(client.ip), client.ip, clock.now());
+    const attempt = await oidcThrottle.beginUnder(flowsOf(client.ip), client.ip, clock.now());
     if (!attempt.locked) return;
     await recordSecurityEvent(db, {
       type: 'sign_in_throttled',
@@ -137,7 +139,7 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
 
   /** A completed sign-in (a session, or the second step asked for): its address's count starts again. */
   async function clearAttempts(trx: Kysely<Database>, client: ClientInfo): Promise<void> {
-    await trx.deleteFrom('sign_in_failures').where('email_digest', '=', emailDigest(flowsOf(client.ip))).where('ip_address', '=', throttledAddress(client.ip)).execute();
+    await trx.deleteFrom('sign_in_failures').where('email_digest', '=', flowsOf(client.ip)).where('ip_address', '=', throttledAddress(client.ip)).execute();
   }
 
   async function start(input: StartInput, client: ClientInfo) {

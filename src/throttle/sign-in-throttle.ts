@@ -93,16 +93,17 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
      * Begins an attempt on `email` from `ip`: refused when blocked or slowed, else recorded. In the
      * same round trip, the account the e-mail names (signing in needs it next).
      */
-    async begin(email: string, ip: string, now: Date): Promise<Attempt> {
-      const digest = emailDigest(email);
-      const counted = throttledAddress(ip);
-      const [row] = await beginAttempt.execute(db, { ...limits, address: emailKey(email), emailDigest: digest, ip, counted, now });
-      if (row!.attempt_id === null) {
-        const retryAfter = Math.max(1, Math.ceil((row!.unlocks_at!.getTime() - now.getTime()) / 1000));
-        return { locked: true, retryAfter, limitedBy: row!.limited_by!, account: row!.id ? { id: row!.id } : undefined };
-      }
-      const account = row!.id ? { id: row!.id, status: row!.status!, password_hash: row!.password_hash ?? null, has_second_factor: row!.has_second_factor === true } : undefined;
-      return { locked: false, attemptId: row!.attempt_id, emailDigest: digest, countedAddress: counted, account };
+    begin(email: string, ip: string, now: Date): Promise<Attempt> {
+      return begin(emailDigest(email), emailKey(email), ip, now);
+    },
+
+    /**
+     * Begins an attempt counted under `digest`, a key that is no e-mail's (made with another prefix
+     * than emailDigest's, so no sign-in with a chosen e-mail adds to its count), from `ip`; reads
+     * no account. The OIDC sign-in counts its flows per address this way.
+     */
+    beginUnder(digest: Buffer, ip: string, now: Date): Promise<Attempt> {
+      return begin(digest, '', ip, now); // no account has the empty e-mail key
     },
 
     /** The attempt succeeded without a sign-in (a password change): it no longer counts. */
@@ -110,6 +111,17 @@ export function signInThrottle(db: Kysely<Database>, limits: ThrottleLimits) {
       await db.deleteFrom('sign_in_failures').where('id', '=', attemptId).execute();
     },
   };
+
+  async function begin(digest: Buffer, address: string, ip: string, now: Date): Promise<Attempt> {
+    const counted = throttledAddress(ip);
+    const [row] = await beginAttempt.execute(db, { ...limits, address, emailDigest: digest, ip, counted, now });
+    if (row!.attempt_id === null) {
+      const retryAfter = Math.max(1, Math.ceil((row!.unlocks_at!.getTime() - now.getTime()) / 1000));
+      return { locked: true, retryAfter, limitedBy: row!.limited_by!, account: row!.id ? { id: row!.id } : undefined };
+    }
+    const account = row!.id ? { id: row!.id, status: row!.status!, password_hash: row!.password_hash ?? null, has_second_factor: row!.has_second_factor === true } : undefined;
+    return { locked: false, attemptId: row!.attempt_id, emailDigest: digest, countedAddress: counted, account };
+  }
 }
 
 export type SignInThrottle = ReturnType<typeof signInThrottle>;
