@@ -176,21 +176,50 @@ export interface paths {
          *     second factor, new recovery codes, changing the password, creating or rotating an API key.
          *
          *     - A person with a second factor proves it with one: a code of the authenticator app
-         *       (`totpCode`) or a recovery code (`recoveryCode`, used up). The password is refused
-         *       (`400 step_up_needs_second_factor`): whoever stole a session may know it too.
+         *       (`totpCode`), a recovery code (`recoveryCode`, used up), or one of their passkeys
+         *       (`passkey`: the browser's answer to the options of `POST /sessions/current/step-up/passkey`,
+         *       whose challenge is bound to this session and good once; user verification, the signature
+         *       counter and the backup flags are checked as at sign-in; any refusal is
+         *       `400 invalid_passkey`). The password is refused (`400 step_up_needs_second_factor`):
+         *       whoever stole a session may know it too.
          *     - A person without any second factor proves it with the password (`password`), as GitHub's
          *       sudo mode does: an access token alone is never enough.
-         *     - A wrong answer counts as a failed sign-in of the person against the same throttle
-         *       (`429` once reached); a wrong code counts against the day's cap on code failures as well.
+         *     - A wrong code or password counts as a failed sign-in of the person against the same
+         *       throttle (`429` once reached). A passkey's answer is not throttled: a signature cannot be
+         *       guessed.
          *     - Signing in does not count as a proof: only this operation (and, for a person without a
          *       second factor, `PUT /me/password`, which checks the password) makes one.
-         *
-         *     Passkeys will be one more member of the body (`passkey`, the assertion answered by the
-         *     browser), asked for with an options operation beside this one; nothing else changes.
          *
          *     **Required permission:** none; any authenticated caller.
          */
         post: operations["stepUpSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/current/step-up/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin a step-up with a passkey
+         * @description Answers the WebAuthn request options for proving it is still me with one of my passkeys
+         *     (user verification required; my passkeys in `allowCredentials`). The challenge inside is
+         *     stored by the service, bound to the current session and to me, good once, for 5 minutes: send
+         *     the browser's answer as `passkey` to `POST /sessions/current/step-up`. A person without a
+         *     passkey is answered `409 no_passkey`. One client address may hold 50 live passkey challenges
+         *     (`429` with `Retry-After` past that).
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["startPasskeyStepUp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2422,7 +2451,8 @@ export interface components {
         Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage";
         /**
          * @description A proof a session may step up with: `totp` (a code of the authenticator app), `recoveryCode`,
-         *     `password` (only for a person without any second factor); `passkey` is reserved.
+         *     `password` (only for a person without any second factor), `passkey` (one of the person's
+         *     passkeys, with user verification).
          * @example totp
          * @enum {string}
          */
@@ -2685,8 +2715,9 @@ export interface components {
             credential: components["schemas"]["WebAuthnAuthenticationResponse"];
         };
         /**
-         * @description Exactly one proof: a code of the authenticator app, a recovery code, or (for a person without
-         *     any second factor) the password.
+         * @description Exactly one proof: a code of the authenticator app, a recovery code, a passkey's answer to the
+         *     options of `POST /sessions/current/step-up/passkey`, or (for a person without any second
+         *     factor) the password.
          */
         StepUpRequest: {
             /**
@@ -2704,6 +2735,7 @@ export interface components {
              * @example correct horse battery staple
              */
             password?: string;
+            passkey?: components["schemas"]["WebAuthnAuthenticationResponse"];
         };
         /** @description A fresh proof of the current session. */
         StepUp: {
@@ -2714,6 +2746,20 @@ export interface components {
              * @example 2026-12-18T10:05:00.000Z
              */
             validUntil: string;
+        };
+        /**
+         * @description A step-up with a passkey begun: hand `options` to the browser, then send its answer as `passkey`
+         *     to `POST /sessions/current/step-up` within `expiresIn` seconds, from the same session. The
+         *     challenge inside is good once.
+         */
+        PasskeyStepUpOptions: {
+            options: components["schemas"]["WebAuthnRequestOptions"];
+            /**
+             * Format: int32
+             * @description Seconds the challenge stays good.
+             * @example 300
+             */
+            expiresIn: number;
         };
         /** @description The person's e-mail (its domain picks the provider, and it is passed as `login_hint`) or a provider's id. */
         OidcSignInStartRequest: {
@@ -6697,6 +6743,7 @@ export type PasskeySignInOptions = components['schemas']['PasskeySignInOptions']
 export type PasskeySignInRequest = components['schemas']['PasskeySignInRequest'];
 export type StepUpRequest = components['schemas']['StepUpRequest'];
 export type StepUp = components['schemas']['StepUp'];
+export type PasskeyStepUpOptions = components['schemas']['PasskeyStepUpOptions'];
 export type OidcSignInStartRequest = components['schemas']['OidcSignInStartRequest'];
 export type OidcAuthorization = components['schemas']['OidcAuthorization'];
 export type OidcCallbackRequest = components['schemas']['OidcCallbackRequest'];
@@ -7225,7 +7272,9 @@ export interface operations {
             };
             /**
              * @description Request validation failed, the code is wrong or was already used
-             *     (`invalid_second_factor`), the password is wrong (`invalid_current_password`), or a
+             *     (`invalid_second_factor`), the passkey's answer is refused or its challenge unknown,
+             *     used, expired or another session's (`invalid_passkey`), the password is wrong
+             *     (`invalid_current_password`), or a
              *     person with a second factor offered the password (`step_up_needs_second_factor`).
              */
             400: {
@@ -7244,6 +7293,85 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startPasskeyStepUp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request options, for the browser. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "options": {
+                     *         "rpId": "localhost",
+                     *         "challenge": "9aQ2wE4rT6yU8iO0pL1kJ3hG5fD7sA9zX2cV4bN6mQ8",
+                     *         "timeout": 300000,
+                     *         "userVerification": "required",
+                     *         "allowCredentials": [
+                     *           {
+                     *             "id": "pX3wH9tR2mK7vN1qL5cZ8bJ4",
+                     *             "type": "public-key",
+                     *             "transports": [
+                     *               "internal"
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "expiresIn": 300
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PasskeyStepUpOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description I have no passkey to prove it with (`no_passkey`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:no_passkey",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "You have no passkey; prove it is you with another of your factors.",
+                     *       "code": "no_passkey",
+                     *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -78,7 +78,7 @@ export function buildServices(deps: Dependencies): Services {
     webhooks: webhookService(deps, deps.config.webhooks),
     deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys: passkeyService(deps, secondFactors.newCodesFor),
-    authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, secondFactors.methodsOf) },
+    authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, (userId) => secondFactors.stepUpMethodsOf(userId)) },
     admission: admissionService(deps, usage),
     identityProviders: identityProviderService(deps),
     oidcSignIn: oidcSignInService(deps, sessions),

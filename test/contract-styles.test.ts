@@ -196,6 +196,8 @@ const NEEDS_STATE: Record<string, number> = {
   'POST /sessions/current/step-up': 400,
   // An assertion needs a passkey registered and a challenge of its own (test/passkeys.test.ts signs in for real).
   'POST /sessions/passkey': 401,
+  // The caller has no passkey (test/step-up-passkey.test.ts asks for options and steps up for real).
+  'POST /sessions/current/step-up/passkey': 409,
   // A callback needs a flow gone through the provider (test/oidc-sign-in.test.ts and test/oidc-provider.test.ts do it).
   'POST /sessions/oidc/callback': 401,
 };

@@ -238,8 +238,10 @@ export interface SignInChallengesTable {
 /** A WebAuthn challenge of a registration or a passwordless sign-in: good once, until expires_at. */
 export interface PasskeyChallengesTable {
   challenge: string;
-  purpose: 'registration' | 'sign_in';
+  purpose: 'registration' | 'sign_in' | 'step_up';
   user_id: Nullable<string>;
+  /** A step-up's challenge: the session that asked for it (migration 20261227T1000). */
+  session_id: Nullable<string>;
   counted_address: string;
   created_at: Timestamp;
   expires_at: Timestamp;

@@ -48,9 +48,22 @@ export function secondFactorHandlers({ secondFactors, secondFactorResets, sessio
 
   const stepUpSession: Handler<'stepUpSession'> = async ({ principal, body, request }) => {
     // The contract lets exactly one proof through.
-    const answer = body.totp_code !== undefined ? { totp_code: body.totp_code } : body.recovery_code !== undefined ? { recovery_code: body.recovery_code } : { password: body.password! };
+    const answer =
+      body.totp_code !== undefined
+        ? { totp_code: body.totp_code }
+        : body.recovery_code !== undefined
+          ? { recovery_code: body.recovery_code }
+          : body.passkey !== undefined
+            ? { passkey: body.passkey }
+            : { password: body.password! };
     return { status: 200, body: await sessions.stepUp(await person(principal), answer, request), headers: NO_STORE };
   };
+
+  const startPasskeyStepUp: Handler<'startPasskeyStepUp'> = async ({ principal, request }) => ({
+    status: 201,
+    body: await sessions.startPasskeyStepUp(await person(principal), request),
+    headers: NO_STORE,
+  });
 
   // A user without any factor is answered 204 as well: the state asked for is reached.
   const resetUserSecondFactors: Handler<'resetUserSecondFactors'> = async ({ path, principal, request }) => {
@@ -58,5 +71,5 @@ export function secondFactorHandlers({ secondFactors, secondFactorResets, sessio
     return { status: 204, body: undefined };
   };
 
-  return { resetUserSecondFactors, resetSecondsFacteursUtilisateur: resetUserSecondFactors, stepUpSession, getMySecondFactors, startTotpEnrolment, confirmTotpEnrolment, removeTotp, regenerateRecoveryCodes };
+  return { resetUserSecondFactors, resetSecondsFacteursUtilisateur: resetUserSecondFactors, stepUpSession, startPasskeyStepUp, getMySecondFactors, startTotpEnrolment, confirmTotpEnrolment, removeTotp, regenerateRecoveryCodes };
 }

@@ -98,14 +98,23 @@ export async function putChallenge(db: Db, row: Omit<Selectable<PasskeyChallenge
 
 /**
  * Uses a challenge up: deleted whatever comes next, so it is good once. Only a challenge of this
- * purpose and person (null: a passwordless sign-in) is taken; `live` says whether it was still good.
+ * purpose and person (null: a passwordless sign-in) is taken, and for a step-up only one of this
+ * session (another session's is left alone); `live` says whether it was still good.
  */
-export async function takeChallenge(db: Db, challenge: string, purpose: 'registration' | 'sign_in', userId: string | null, now: Date): Promise<{ live: boolean } | undefined> {
+export async function takeChallenge(
+  db: Db,
+  challenge: string,
+  purpose: 'registration' | 'sign_in' | 'step_up',
+  userId: string | null,
+  now: Date,
+  sessionId: string | null = null,
+): Promise<{ live: boolean } | undefined> {
   const row = await db
     .deleteFrom('passkey_challenges')
     .where('challenge', '=', challenge)
     .where('purpose', '=', purpose)
     .where((eb) => (userId === null ? eb('user_id', 'is', null) : eb('user_id', '=', userId)))
+    .where((eb) => (sessionId === null ? eb('session_id', 'is', null) : eb('session_id', '=', sessionId)))
     .returning('expires_at')
     .executeTakeFirst();
   return row && { live: row.expires_at > now };

@@ -92,12 +92,12 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
   const ttlMs = PASSKEY_CHALLENGE_TTL_S * 1000;
 
   /** Keeps a new challenge of a registration or a passwordless sign-in; 429 when the address holds too many. */
-  async function keepChallenge(challenge: string, purpose: 'registration' | 'sign_in', userId: string | null, ip: string, now: Date) {
+  async function keepChallenge(challenge: string, purpose: 'registration' | 'sign_in' | 'step_up', userId: string | null, ip: string, now: Date, sessionId: string | null = null) {
     const counted = throttledAddress(ip);
     if ((await store.liveChallengesFrom(db, counted, now)) >= MAX_LIVE_CHALLENGES_PER_ADDRESS) {
       throw rateLimited(`Too many passkey ceremonies begun from this address; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
     }
-    await store.putChallenge(db, { challenge, purpose, user_id: userId, counted_address: counted, created_at: now, expires_at: new Date(now.getTime() + ttlMs) });
+    await store.putChallenge(db, { challenge, purpose, user_id: userId, session_id: sessionId, counted_address: counted, created_at: now, expires_at: new Date(now.getTime() + ttlMs) });
   }
 
   async function startRegistration(me: Person, client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
@@ -222,6 +222,18 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
     return { options: asJson(options), challenge: options.challenge };
   }
 
+  /**
+   * Begins a step-up with a passkey (src/sessions/step-up.ts): options listing the person's
+   * passkeys, whose challenge is kept bound to the person and to this session, good once.
+   */
+  async function startStepUp(me: Person, client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
+    const now = clock.now();
+    const own = await secondStepOptions(me.userId);
+    if (!own) throw conflict('no_passkey', 'You have no passkey; prove it is you with another of your factors.');
+    await keepChallenge(own.challenge, 'step_up', me.userId, client.ip, now, me.sessionId);
+    return { options: own.options, expires_in: PASSKEY_CHALLENGE_TTL_S };
+  }
+
   /** Begins a passwordless sign-in: options with no credential listed (the browser offers its discoverable ones). */
   async function startSignIn(client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
     const now = clock.now();
@@ -265,7 +277,7 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
     return store.notePasskeyUse(trx, verdict.passkey.id, verdict.signCount, verdict.backedUp, now);
   }
 
-  return { startRegistration, register, list, rename, remove, secondStepOptions, startSignIn, verifyAssertion, noteUse, takeChallenge: store.takeChallenge };
+  return { startRegistration, register, list, rename, remove, secondStepOptions, startStepUp, startSignIn, verifyAssertion, noteUse, takeChallenge: store.takeChallenge };
 }
 
 const tooMany = () => conflict('too_many_passkeys', `You hold ${MAX_PASSKEYS} passkeys already; remove one first.`);

@@ -13,6 +13,7 @@ import { newTotpKey, sealTotpKey, totpStep, unsealTotpKey } from './totp.js';
 import { keyRecoveryDigest, newRecoveryCodes, unkeyedRecoveryDigest } from './recovery-codes.js';
 import { recordSecondFactorEvent, type RequestOrigin } from './events.js';
 import * as repo from './repository.js';
+import { countPasskeys } from './passkey-store.js';
 
 /** A second factor offered at sign-in. */
 export type SecondFactorAnswer = { totp_code: string } | { recovery_code: string };
@@ -154,7 +155,14 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
     return [...(totp?.confirmed_at ? (['totp'] as const) : []), ...(remaining > 0 ? (['recovery_code'] as const) : [])];
   }
 
-  return { isRequired, overview, startTotp, confirmTotp, removeTotp, regenerateRecoveryCodes, useForSignIn, methodsOf, newCodesFor };
+  /** What a person can prove it is them with at a step-up (the order the back office offers them): never the password once they have a factor. */
+  async function stepUpMethodsOf(userId: string, on: Kysely<Database> = db): Promise<('totp' | 'passkey' | 'recovery_code')[]> {
+    const codes = await methodsOf(userId, on);
+    const passkeys = await countPasskeys(on, userId);
+    return [...codes.filter((m) => m === 'totp'), ...(passkeys > 0 ? (['passkey'] as const) : []), ...codes.filter((m) => m === 'recovery_code')];
+  }
+
+  return { stepUpMethodsOf, isRequired, overview, startTotp, confirmTotp, removeTotp, regenerateRecoveryCodes, useForSignIn, methodsOf, newCodesFor };
 }
 
 export type SecondFactorService = ReturnType<typeof secondFactorService>;

@@ -20,7 +20,7 @@ import { revokeSessions, truncateUserAgent, type ClientInfo } from './revocation
 import type { Actor } from '../audit/events.js';
 import { uncounted } from '../outcomes.js';
 import { secondFactorService, type SecondFactorAnswer } from '../second-factor/service.js';
-import { passkeyService, challengeOf, type AssertionVerdict, type WebAuthnJson } from '../second-factor/passkeys.js';
+import { passkeyService, challengeOf, invalidPasskey, type AssertionVerdict, type WebAuthnJson } from '../second-factor/passkeys.js';
 import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordSecondFactorEvent } from '../second-factor/events.js';
 import { countConfirmedFactors } from '../second-factor/repository.js';
@@ -54,8 +54,8 @@ const invalidCredentials = () => unauthenticated('invalid_credentials', 'The e-m
 const tooManyAttempts = (retryAfter: number) =>
   rateLimited(`Too many failed password attempts; try again in ${retryAfter} seconds.`, retryAfter);
 
-/** A proof offered at POST /sessions/current/step-up. */
-export type StepUpAnswer = SecondFactorAnswer | { password: string };
+/** A proof offered at POST /sessions/current/step-up: a code, a passkey's answer, or the password. */
+export type StepUpAnswer = SecondFactorAnswer | { passkey: unknown } | { password: string };
 
 /** The signed-in person stepping up (src/sessions/step-up.ts). */
 export interface SteppingUp {
@@ -282,7 +282,8 @@ export function sessionService(deps: Dependencies) {
    * wrong code is recorded as `second_factor_failed` during `step_up`.
    */
   async function stepUp(me: SteppingUp, answer: StepUpAnswer, client: ClientInfo): Promise<{ method: StepUpMethod; valid_until: string }> {
-    const methods = await secondFactors.methodsOf(me.userId);
+    if ('passkey' in answer) return stepUpWithPasskey(me, answer.passkey, client);
+    const methods = await secondFactors.stepUpMethodsOf(me.userId);
     const hasFactor = (await countConfirmedFactors(db, me.userId)) > 0;
     if ('password' in answer && hasFactor) {
       throw new DomainError('invalid', 'step_up_needs_second_factor', 'You have a second factor: prove it is you with a code from it.', { step_up_methods: methods });
@@ -315,6 +316,41 @@ export function sessionService(deps: Dependencies) {
     if (!method) throw 'password' in answer ? new DomainError('invalid', 'invalid_current_password', 'The password is wrong.') : invalid('invalid_second_factor', 'The code is wrong or was already used.');
     await throttle.succeeded(attempt.attemptId);
     return { method, valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
+  }
+
+  /** Begins a step-up with a passkey: options for the browser, their challenge bound to this session. */
+  function startPasskeyStepUp(me: SteppingUp, client: ClientInfo) {
+    return passkeys.startStepUp(me, client);
+  }
+
+  /**
+   * A step-up proved by a passkey: the browser's answer to a live challenge of startPasskeyStepUp
+   * asked for by this very session, signed by one of this person's passkeys, checked as at sign-in
+   * (user verification, signature, counter, backup flags). The challenge is used up whatever the
+   * verdict; every refusal is the same `400 invalid_passkey`, recorded as `second_factor_failed`
+   * (during `step_up`, with the reason). Not throttled: a signature cannot be guessed, as for the
+   * passwordless sign-in.
+   */
+  async function stepUpWithPasskey(me: SteppingUp, credential: unknown, client: ClientInfo): Promise<{ method: StepUpMethod; valid_until: string }> {
+    const challenge = challengeOf(credential);
+    const now = clock.now();
+    const actor: Actor = { type: 'user', userId: me.userId, sessionId: me.sessionId };
+    const ok = await db.transaction().execute(async (trx) => {
+      const refuse = async (reason: string, passkeyId?: string) => {
+        const details = { method: 'passkey', during: 'step_up', reason, ...(passkeyId ? { passkey_id: passkeyId } : {}) };
+        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor, client, details });
+        return false;
+      };
+      if (!challenge || !(await passkeys.takeChallenge(trx, challenge, 'step_up', me.userId, now, me.sessionId))?.live) return refuse('invalid_challenge');
+      const verdict = await passkeys.verifyAssertion(trx, credential, challenge, me.userId);
+      // Another person's passkey is not named in this person's journal.
+      if (!verdict.ok) return refuse(verdict.reason, verdict.passkey?.user_id === me.userId ? verdict.passkey.id : undefined);
+      await passkeys.noteUse(trx, verdict, now);
+      await proved(trx, me, 'passkey', now, client, actor);
+      return true;
+    });
+    if (!ok) throw invalidPasskey();
+    return { method: 'passkey', valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
   }
 
   async function proved(trx: Kysely<Database>, me: SteppingUp, method: StepUpMethod, now: Date, client: ClientInfo, actor: Actor) {
@@ -473,6 +509,7 @@ export function sessionService(deps: Dependencies) {
     signOut,
     changePassword,
     stepUp,
+    startPasskeyStepUp,
   };
 }
 

@@ -11,10 +11,10 @@
 // - A person without any second factor proves it with the password, as GitHub's sudo mode does.
 // - API keys have no session and no second factor: no operation marked `x-step-up` accepts one
 //   (the router refuses to start otherwise, src/http/authenticate.ts).
-// - Passkeys (issue 32) add the method `passkey`: a `passkey` member of the step-up body holding
-//   the assertion, verified against a challenge asked for beforehand, then `markSteppedUp(...,
-//   'passkey')` as below; the gate needs no change, and `proofsOf` lists it where the second-factor
-//   service's `methodsOf` does.
+// - A passkey proves it too (`stepUpWithPasskey` in src/sessions/service.ts): its answer to a
+//   challenge bound to this session and person, good once, checked as at sign-in, then
+//   `markSteppedUp(..., 'passkey')`; `proofsOf` (the second-factor service's `stepUpMethodsOf`)
+//   lists it for a person holding one.
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, StepUpMethod } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';

@@ -14,7 +14,7 @@ export function totpCode(secret: string, at: Date): string {
 }
 
 /** POST /sessions/current/step-up: a fresh proof for the session of `accessToken` (docs/AUTH.md, "Step-up"). */
-export function stepUp(app: App, accessToken: string, body: { totp_code?: string; recovery_code?: string; password?: string }) {
+export function stepUp(app: App, accessToken: string, body: { totp_code?: string; recovery_code?: string; password?: string; passkey?: unknown }) {
   return request(app).post('/sessions/current/step-up').set('authorization', `Bearer ${accessToken}`).send(body);
 }
 

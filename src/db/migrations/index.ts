@@ -32,6 +32,7 @@ import * as m20261223T1200SignInChallengePendingOidc from './20261223T1200_sign_
 import * as m20261225T1100WebhookEndpointVersions from './20261225T1100_webhook_endpoint_versions.js';
 import * as m20261224T1000RoleRequiresSecondFactor from './20261224T1000_role_requires_second_factor.js';
 import * as m20261228T1000IdentityProviderVersions from './20261228T1000_identity_provider_versions.js';
+import * as m20261227T1000StepUpPasskey from './20261227T1000_step_up_passkey.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '20261225T1100_webhook_endpoint_versions': m20261225T1100WebhookEndpointVersions,
   '20261224T1000_role_requires_second_factor': m20261224T1000RoleRequiresSecondFactor,
   '20261228T1000_identity_provider_versions': m20261228T1000IdentityProviderVersions,
+  '20261227T1000_step_up_passkey': m20261227T1000StepUpPasskey,
 };
