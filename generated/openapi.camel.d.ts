@@ -2098,6 +2098,165 @@ export interface paths {
         patch: operations["updateFournisseurIdentite"];
         trace?: never;
     };
+    "/scim/v2/Users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List or find people (SCIM)
+         * @description The people this key may see (everyone holding no permission the key lacks), oldest first, `startIndex`/`count` paged; with `filter`, those matching it. Entra ID and Okta look a person up with `userName eq "..."` before creating them.
+         *
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        get: operations["listScimUsers"];
+        put?: never;
+        /**
+         * Create a person (SCIM)
+         * @description Creates an active (or, with `active: false`, disabled) person with no password: they sign in through their company's identity provider. `userName` must be an e-mail address not taken (`409 uniqueness`). Recorded as `user_created` (and `identity_linked` with the `externalId`).
+         *
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        post: operations["createScimUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a person (SCIM)
+         * @description One person, as the list shows them.
+         *
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        get: operations["getScimUser"];
+        /**
+         * Replace a person (SCIM)
+         * @description Sets `userName`, names, `active` and `externalId` as sent (an absent `externalId` removes it). `active: false` disables the person and ends every session of theirs at once; disabling or re-enabling someone needs every permission they hold (`403 target_outranks_caller`), and never leaves no active administrator (`409`).
+         *
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        put: operations["replaceScimUser"];
+        post?: never;
+        /**
+         * Deprovision a person (SCIM)
+         * @description Disables the person and ends every session of theirs at once (as `DELETE /users/{id}`): the record stays, for the audit trail, and `GET` answers it with `active: false`. Idempotent.
+         *
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        delete: operations["deleteScimUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a person (SCIM PATCH)
+         * @description Applies the operations to the person as `GET` shows them, then saves the result as `PUT` would (the same rules); nothing is written unless every operation applies.
+         *
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        patch: operations["patchScimUser"];
+        trace?: never;
+    };
+    "/scim/v2/ServiceProviderConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What this SCIM service supports
+         * @description PATCH and filters (`eq`); no bulk, sort, ETag or password change.
+         *
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        get: operations["getScimServiceProviderConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The SCIM schemas of this service
+         * @description The User (and Group) schemas, limited to the attributes this service keeps (RFC 7643, 7).
+         *
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        get: operations["listScimSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/ResourceTypes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The SCIM resource types of this service
+         * @description User (and Group) (RFC 7643, 6).
+         *
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        get: operations["listScimResourceTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "task.created": {
@@ -2448,7 +2607,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage" | "scim.provision";
         /**
          * @description A proof a session may step up with: `totp` (a code of the authenticator app), `recoveryCode`,
          *     `password` (only for a person without any second factor), `passkey` (one of the person's
@@ -4574,6 +4733,223 @@ export interface components {
             /** @example [] */
             secondFactorAcr?: string[];
         };
+        /** @description The resource's metadata (RFC 7643, 3.1). Answered; ignored when sent. */
+        ScimMeta: {
+            resourceType?: string;
+            created?: string;
+            lastModified?: string;
+            location?: string;
+            version?: string;
+        };
+        /** @description An attribute accepted and not stored (its content is not read). */
+        ScimIgnoredValue: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A person as SCIM sees them (RFC 7643, `urn:ietf:params:scim:schemas:core:2.0:User`), mapped
+         *     onto this service's users: `userName` is the e-mail address (unique; `409 uniqueness`),
+         *     `name.givenName` / `name.familyName` the first and last names (else `displayName`, else
+         *     `name.formatted`, split at its last space), `active` the status (`false`: disabled, every
+         *     session ended at once), `externalId` the directory's own id of the person (stored here).
+         *     `emails` answers the e-mail as the primary work address; sent, it is accepted and ignored
+         *     (the address is `userName`). `groups` (the roles held, by id) and `meta` are answered only;
+         *     `id`, `meta`, `groups` sent back (Okta's PUT) are ignored. `title`, `preferredLanguage`, `locale`,
+         *     `timezone`, `nickName`, `userType`, `phoneNumbers`, `addresses` and the enterprise extension are
+         *     accepted and not stored (Entra ID's default mapping sends them). Any other attribute is refused
+         *     (`400`, `scimType: invalidSyntax`). Keys are RFC 7643's, in every `x-api-inflection` style.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:schemas:core:2.0:User"
+         *       ],
+         *       "id": "2819c223-7f76-453a-919d-413861904646",
+         *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+         *       "userName": "grace.hopper@example.com",
+         *       "name": {
+         *         "givenName": "Grace",
+         *         "familyName": "Hopper",
+         *         "formatted": "Grace Hopper"
+         *       },
+         *       "displayName": "Grace Hopper",
+         *       "active": true,
+         *       "emails": [
+         *         {
+         *           "value": "grace.hopper@example.com",
+         *           "type": "work",
+         *           "primary": true
+         *         }
+         *       ],
+         *       "groups": [],
+         *       "meta": {
+         *         "resourceType": "User",
+         *         "created": "2026-11-20T09:30:00.000Z",
+         *         "lastModified": "2026-11-20T09:30:00.000Z",
+         *         "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+         *         "version": "W/\"1\""
+         *       }
+         *     }
+         */
+        ScimUser: {
+            schemas?: string[];
+            /** @description The person's id here (a UUID). Answered; ignored when sent. */
+            id?: string;
+            /** @description The directory's id of the person; `null` or absent in a PUT removes it. */
+            externalId?: string | null;
+            /** @description The person's e-mail address, unique here. */
+            userName: string;
+            name?: {
+                givenName?: string;
+                familyName?: string;
+                formatted?: string;
+                middleName?: string;
+                honorificPrefix?: string;
+                honorificSuffix?: string;
+            };
+            displayName?: string;
+            /**
+             * @description Whether the person may sign in. Entra ID sends it as the string `"True"` / `"False"`:
+             *     accepted in any case.
+             */
+            active?: boolean | ("True" | "False" | "true" | "false" | "TRUE" | "FALSE");
+            emails?: {
+                value?: string;
+                type?: string;
+                primary?: boolean;
+                display?: string;
+            }[];
+            /** @description The roles the person holds (answered only; changed through `/scim/v2/Groups`). */
+            groups?: {
+                value?: string;
+                display?: string;
+                $ref?: string;
+            }[];
+            meta?: components["schemas"]["ScimMeta"];
+            title?: string;
+            preferredLanguage?: string;
+            locale?: string;
+            timezone?: string;
+            nickName?: string;
+            userType?: string;
+            phoneNumbers?: components["schemas"]["ScimIgnoredValue"][];
+            addresses?: components["schemas"]["ScimIgnoredValue"][];
+            "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"?: components["schemas"]["ScimIgnoredValue"];
+        };
+        /** @description A page of people (RFC 7644, 3.4.2 ListResponse), by `startIndex` (1-based) and `count`. */
+        ScimUserList: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:ListResponse"[];
+            /** Format: int32 */
+            totalResults: number;
+            /** Format: int32 */
+            startIndex: number;
+            /** Format: int32 */
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimUser"][];
+        };
+        /**
+         * @description A SCIM error (RFC 7644, 3.12): every error of a `/scim/v2` operation has this shape instead of
+         *     a problem document, since SCIM clients (Entra ID, Okta) read `status` (a string) and `scimType`.
+         *     It also carries the members every problem document of this API carries (`code`, the stable
+         *     error code to branch on, `requestId`, and where they apply `errors`, `requiredPermission`,
+         *     `missingPermissions`, `retryAfter`), named as in a problem document. SCIM bodies are never
+         *     inflected: `x-api-inflection` changes no key of them.
+         */
+        ScimError: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:Error"[];
+            /** @description The HTTP status code, as a string (RFC 7644). */
+            status: string;
+            /**
+             * @description The SCIM error type, where RFC 7644 has one: `invalidFilter` (a filter this service cannot
+             *     read or does not support), `uniqueness` (409: the userName is taken), `invalidSyntax` (the
+             *     body does not follow the schema: an unknown attribute, a wrong type), `invalidValue` (a value
+             *     refused: not an e-mail, too many members), `invalidPath` / `noTarget` (a PATCH path naming
+             *     no attribute, or no value), `mutability` (an attribute that cannot be changed here).
+             * @enum {string}
+             */
+            scimType?: "invalidFilter" | "tooMany" | "uniqueness" | "mutability" | "invalidSyntax" | "invalidPath" | "noTarget" | "invalidValue" | "invalidVers" | "sensitive";
+            /** @description Human-readable explanation. */
+            detail: string;
+            /** @description The stable error code, as in a problem document (`not_found`, `email_taken`, `invalid_filter` ...). */
+            code: string;
+            /** @description Id of the request, as in the `X-Request-Id` response header. */
+            request_id: string;
+            /**
+             * Format: int32
+             * @description With `429`, the seconds to wait (also in `Retry-After`).
+             */
+            retry_after?: number;
+            /** @description With `invalid_inflection`, the values the header accepts. */
+            allowed_values?: ("camel" | "dash" | "snake" | "pascal")[];
+            required_permission?: components["schemas"]["Permission"];
+            missing_permissions?: components["schemas"]["Permission"][];
+            /** @description With `validation_failed`, one entry per offending field. */
+            errors?: {
+                location: string;
+                message: string;
+                error_code?: string;
+            }[];
+        };
+        /**
+         * @description A SCIM PATCH (RFC 7644, 3.5.2), applied with the `scim-patch` library: `op` in any case
+         *     (Entra ID sends `Replace`), `path` with value filters (`emails[type eq "work"].value`), or no
+         *     path and an object `value` (a replace of several attributes). At most 100 operations. A path
+         *     naming no attribute of the resource is `400 invalidPath`; nothing is written unless every
+         *     operation applies.
+         */
+        ScimPatchRequest: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:PatchOp"[];
+            Operations: {
+                op: string;
+                path?: string;
+                /** @description The value (any JSON value, as the path asks). */
+                value?: unknown;
+            }[];
+        };
+        ScimSupported: {
+            supported: boolean;
+        };
+        /** @description What this SCIM service supports (RFC 7643, 5). */
+        ScimServiceProviderConfig: {
+            schemas: string[];
+            documentationUri?: string;
+            patch: components["schemas"]["ScimSupported"];
+            bulk: {
+                supported?: boolean;
+                /** Format: int32 */
+                maxOperations?: number;
+                /** Format: int32 */
+                maxPayloadSize?: number;
+            };
+            filter: {
+                supported?: boolean;
+                /** Format: int32 */
+                maxResults?: number;
+            };
+            changePassword: components["schemas"]["ScimSupported"];
+            sort: components["schemas"]["ScimSupported"];
+            etag: components["schemas"]["ScimSupported"];
+            authenticationSchemes: {
+                type?: string;
+                name?: string;
+                description?: string;
+                primary?: boolean;
+            }[];
+            meta?: components["schemas"]["ScimMeta"];
+        };
+        /**
+         * @description A ListResponse of RFC 7643 schema or resource-type definitions (their own JSON, as RFC 7643
+         *     sections 6 and 7 write them).
+         */
+        ScimDiscoveryList: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:ListResponse"[];
+            /** Format: int32 */
+            totalResults: number;
+            /** Format: int32 */
+            startIndex?: number;
+            /** Format: int32 */
+            itemsPerPage?: number;
+            Resources: {
+                [key: string]: unknown;
+            }[];
+        };
         /** @description A task was created, changed or deleted. `data` is the task as `GET /tasks/{id}` shows it (after the change; as it was, for a deletion). */
         TaskEvent: {
             id: components["schemas"]["EventId"];
@@ -6379,6 +6755,128 @@ export interface components {
                 "application/json": components["schemas"]["IdentityProvider"];
             };
         };
+        /** @description The request is refused: a body that does not follow the schema (`invalidSyntax`), a value refused (`invalidValue`), a filter this service cannot read or does not support (`invalidFilter`), a PATCH path naming no attribute (`invalidPath`) or no value (`noTarget`), an attribute that cannot change here (`mutability`). Nothing is written. */
+        ScimBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description No credential (`unauthenticated`), or an API key that is unknown, expired or revoked (`invalid_api_key`, `api_key_expired`), or not an API key. */
+        ScimUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The key lacks `scim.provision` (`permission_denied`), or the change would give or take a right the key does not hold itself (`permission_denied`, `target_outranks_caller`: adding someone to a group whose role holds permissions the key lacks, changing or disabling someone who holds more than the key). */
+        ScimForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The key's rate limit is reached; wait `Retry-After` seconds. */
+        ScimTooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description An unexpected error; quote the request id. */
+        ScimInternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The database is not reachable; try again shortly. */
+        ScimServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The `userName` (e-mail) is another person's (`uniqueness`), or the change would leave no active administrator (`last_admin`). */
+        ScimConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The body is larger than the service accepts (`BODY_LIMIT_BYTES`, 100 KB by default): nothing is read or written. */
+        ScimPayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description No person (or group) with this id that this key may see: an unknown id, a malformed one, and the id of someone holding more than the key answer the same. */
+        ScimNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
     };
     parameters: {
         /**
@@ -6641,6 +7139,12 @@ export interface components {
          */
         IdentityProviderId: string;
         /**
+         * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+         *     (up to 100 characters) is the same `404` as an unknown id.
+         * @example 2819c223-7f76-453a-919d-413861904646
+         */
+        ScimId: string;
+        /**
          * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
          * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
          */
@@ -6824,6 +7328,15 @@ export type IdentityProvider = components['schemas']['IdentityProvider'];
 export type IdentityProviderPage = components['schemas']['IdentityProviderPage'];
 export type IdentityProviderCreateRequest = components['schemas']['IdentityProviderCreateRequest'];
 export type IdentityProviderUpdateRequest = components['schemas']['IdentityProviderUpdateRequest'];
+export type ScimMeta = components['schemas']['ScimMeta'];
+export type ScimIgnoredValue = components['schemas']['ScimIgnoredValue'];
+export type ScimUser = components['schemas']['ScimUser'];
+export type ScimUserList = components['schemas']['ScimUserList'];
+export type ScimError = components['schemas']['ScimError'];
+export type ScimPatchRequest = components['schemas']['ScimPatchRequest'];
+export type ScimSupported = components['schemas']['ScimSupported'];
+export type ScimServiceProviderConfig = components['schemas']['ScimServiceProviderConfig'];
+export type ScimDiscoveryList = components['schemas']['ScimDiscoveryList'];
 export type TaskEvent = components['schemas']['TaskEvent'];
 export type MeetingEvent = components['schemas']['MeetingEvent'];
 export type UserEvent = components['schemas']['UserEvent'];
@@ -6878,6 +7391,15 @@ export type ResponseWebhookDeliveryPage = components['responses']['WebhookDelive
 export type ResponseEventPage = components['responses']['EventPage'];
 export type ResponseIdentityProviderCreated = components['responses']['IdentityProviderCreated'];
 export type ResponseIdentityProvider = components['responses']['IdentityProvider'];
+export type ResponseScimBadRequest = components['responses']['ScimBadRequest'];
+export type ResponseScimUnauthorized = components['responses']['ScimUnauthorized'];
+export type ResponseScimForbidden = components['responses']['ScimForbidden'];
+export type ResponseScimTooManyRequests = components['responses']['ScimTooManyRequests'];
+export type ResponseScimInternalError = components['responses']['ScimInternalError'];
+export type ResponseScimServiceUnavailable = components['responses']['ScimServiceUnavailable'];
+export type ResponseScimConflict = components['responses']['ScimConflict'];
+export type ResponseScimPayloadTooLarge = components['responses']['ScimPayloadTooLarge'];
+export type ResponseScimNotFound = components['responses']['ScimNotFound'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
 export type ParameterPasskeyId = components['parameters']['PasskeyId'];
@@ -6920,6 +7442,7 @@ export type ParameterEventTypesFilter = components['parameters']['EventTypesFilt
 export type ParameterEventsAfter = components['parameters']['EventsAfter'];
 export type ParameterNameCursor = components['parameters']['NameCursor'];
 export type ParameterIdentityProviderId = components['parameters']['IdentityProviderId'];
+export type ParameterScimId = components['parameters']['ScimId'];
 export type ParameterWebhookIdHeader = components['parameters']['WebhookIdHeader'];
 export type ParameterWebhookTimestampHeader = components['parameters']['WebhookTimestampHeader'];
 export type ParameterWebhookSignatureHeader = components['parameters']['WebhookSignatureHeader'];
@@ -12047,6 +12570,975 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listScimUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A SCIM filter (RFC 7644, 3.4.2.2). Supported: `eq` on `userName` (case-insensitive, as e-mails are), `externalId`, `displayName`, `id`, joined by `and` / `or`. Anything else is `400 invalidFilter`.
+                 * @example userName eq "grace.hopper@example.com"
+                 */
+                filter?: string;
+                /**
+                 * @description The 1-based index of the first result (default 1).
+                 * @example 1
+                 */
+                startIndex?: number;
+                /**
+                 * @description How many results at most, 0 to 200 (default 100; 0 answers only `totalResults`).
+                 * @example 100
+                 */
+                count?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of people. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+                     *       ],
+                     *       "totalResults": 1,
+                     *       "startIndex": 1,
+                     *       "itemsPerPage": 1,
+                     *       "Resources": [
+                     *         {
+                     *           "schemas": [
+                     *             "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *           ],
+                     *           "id": "2819c223-7f76-453a-919d-413861904646",
+                     *           "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *           "userName": "grace.hopper@example.com",
+                     *           "name": {
+                     *             "givenName": "Grace",
+                     *             "familyName": "Hopper",
+                     *             "formatted": "Grace Hopper"
+                     *           },
+                     *           "displayName": "Grace Hopper",
+                     *           "active": true,
+                     *           "emails": [
+                     *             {
+                     *               "value": "grace.hopper@example.com",
+                     *               "type": "work",
+                     *               "primary": true
+                     *             }
+                     *           ],
+                     *           "groups": [],
+                     *           "meta": {
+                     *             "resourceType": "User",
+                     *             "created": "2026-11-20T09:30:00.000Z",
+                     *             "lastModified": "2026-11-20T09:30:00.000Z",
+                     *             "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *             "version": "W/\"1\""
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimUserList"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+                     *       ],
+                     *       "totalResults": 1,
+                     *       "startIndex": 1,
+                     *       "itemsPerPage": 1,
+                     *       "Resources": [
+                     *         {
+                     *           "schemas": [
+                     *             "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *           ],
+                     *           "id": "2819c223-7f76-453a-919d-413861904646",
+                     *           "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *           "userName": "grace.hopper@example.com",
+                     *           "name": {
+                     *             "givenName": "Grace",
+                     *             "familyName": "Hopper",
+                     *             "formatted": "Grace Hopper"
+                     *           },
+                     *           "displayName": "Grace Hopper",
+                     *           "active": true,
+                     *           "emails": [
+                     *             {
+                     *               "value": "grace.hopper@example.com",
+                     *               "type": "work",
+                     *               "primary": true
+                     *             }
+                     *           ],
+                     *           "groups": [],
+                     *           "meta": {
+                     *             "resourceType": "User",
+                     *             "created": "2026-11-20T09:30:00.000Z",
+                     *             "lastModified": "2026-11-20T09:30:00.000Z",
+                     *             "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *             "version": "W/\"1\""
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimUserList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    createScimUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                 *       ],
+                 *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                 *       "userName": "grace.hopper@example.com",
+                 *       "name": {
+                 *         "givenName": "Grace",
+                 *         "familyName": "Hopper"
+                 *       },
+                 *       "displayName": "Grace Hopper",
+                 *       "active": true,
+                 *       "emails": [
+                 *         {
+                 *           "value": "grace.hopper@example.com",
+                 *           "type": "work",
+                 *           "primary": true
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimUser"];
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                 *       ],
+                 *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                 *       "userName": "grace.hopper@example.com",
+                 *       "name": {
+                 *         "givenName": "Grace",
+                 *         "familyName": "Hopper"
+                 *       },
+                 *       "displayName": "Grace Hopper",
+                 *       "active": true,
+                 *       "emails": [
+                 *         {
+                 *           "value": "grace.hopper@example.com",
+                 *           "type": "work",
+                 *           "primary": true
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScimUser"];
+            };
+        };
+        responses: {
+            /** @description The person created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *       ],
+                     *       "id": "2819c223-7f76-453a-919d-413861904646",
+                     *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *       "userName": "grace.hopper@example.com",
+                     *       "name": {
+                     *         "givenName": "Grace",
+                     *         "familyName": "Hopper",
+                     *         "formatted": "Grace Hopper"
+                     *       },
+                     *       "displayName": "Grace Hopper",
+                     *       "active": true,
+                     *       "emails": [
+                     *         {
+                     *           "value": "grace.hopper@example.com",
+                     *           "type": "work",
+                     *           "primary": true
+                     *         }
+                     *       ],
+                     *       "groups": [],
+                     *       "meta": {
+                     *         "resourceType": "User",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *         "version": "W/\"1\""
+                     *       }
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *       ],
+                     *       "id": "2819c223-7f76-453a-919d-413861904646",
+                     *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *       "userName": "grace.hopper@example.com",
+                     *       "name": {
+                     *         "givenName": "Grace",
+                     *         "familyName": "Hopper",
+                     *         "formatted": "Grace Hopper"
+                     *       },
+                     *       "displayName": "Grace Hopper",
+                     *       "active": true,
+                     *       "emails": [
+                     *         {
+                     *           "value": "grace.hopper@example.com",
+                     *           "type": "work",
+                     *           "primary": true
+                     *         }
+                     *       ],
+                     *       "groups": [],
+                     *       "meta": {
+                     *         "resourceType": "User",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *         "version": "W/\"1\""
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    getScimUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *       ],
+                     *       "id": "2819c223-7f76-453a-919d-413861904646",
+                     *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *       "userName": "grace.hopper@example.com",
+                     *       "name": {
+                     *         "givenName": "Grace",
+                     *         "familyName": "Hopper",
+                     *         "formatted": "Grace Hopper"
+                     *       },
+                     *       "displayName": "Grace Hopper",
+                     *       "active": true,
+                     *       "emails": [
+                     *         {
+                     *           "value": "grace.hopper@example.com",
+                     *           "type": "work",
+                     *           "primary": true
+                     *         }
+                     *       ],
+                     *       "groups": [],
+                     *       "meta": {
+                     *         "resourceType": "User",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *         "version": "W/\"1\""
+                     *       }
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *       ],
+                     *       "id": "2819c223-7f76-453a-919d-413861904646",
+                     *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *       "userName": "grace.hopper@example.com",
+                     *       "name": {
+                     *         "givenName": "Grace",
+                     *         "familyName": "Hopper",
+                     *         "formatted": "Grace Hopper"
+                     *       },
+                     *       "displayName": "Grace Hopper",
+                     *       "active": true,
+                     *       "emails": [
+                     *         {
+                     *           "value": "grace.hopper@example.com",
+                     *           "type": "work",
+                     *           "primary": true
+                     *         }
+                     *       ],
+                     *       "groups": [],
+                     *       "meta": {
+                     *         "resourceType": "User",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *         "version": "W/\"1\""
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    replaceScimUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                 *       ],
+                 *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                 *       "userName": "grace.hopper@example.com",
+                 *       "name": {
+                 *         "givenName": "Grace",
+                 *         "familyName": "Hopper"
+                 *       },
+                 *       "displayName": "Grace Hopper",
+                 *       "active": true,
+                 *       "emails": [
+                 *         {
+                 *           "value": "grace.hopper@example.com",
+                 *           "type": "work",
+                 *           "primary": true
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimUser"];
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                 *       ],
+                 *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                 *       "userName": "grace.hopper@example.com",
+                 *       "name": {
+                 *         "givenName": "Grace",
+                 *         "familyName": "Hopper"
+                 *       },
+                 *       "displayName": "Grace Hopper",
+                 *       "active": true,
+                 *       "emails": [
+                 *         {
+                 *           "value": "grace.hopper@example.com",
+                 *           "type": "work",
+                 *           "primary": true
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScimUser"];
+            };
+        };
+        responses: {
+            /** @description The person as now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *       ],
+                     *       "id": "2819c223-7f76-453a-919d-413861904646",
+                     *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *       "userName": "grace.hopper@example.com",
+                     *       "name": {
+                     *         "givenName": "Grace",
+                     *         "familyName": "Hopper",
+                     *         "formatted": "Grace Hopper"
+                     *       },
+                     *       "displayName": "Grace Hopper",
+                     *       "active": true,
+                     *       "emails": [
+                     *         {
+                     *           "value": "grace.hopper@example.com",
+                     *           "type": "work",
+                     *           "primary": true
+                     *         }
+                     *       ],
+                     *       "groups": [],
+                     *       "meta": {
+                     *         "resourceType": "User",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *         "version": "W/\"1\""
+                     *       }
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *       ],
+                     *       "id": "2819c223-7f76-453a-919d-413861904646",
+                     *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *       "userName": "grace.hopper@example.com",
+                     *       "name": {
+                     *         "givenName": "Grace",
+                     *         "familyName": "Hopper",
+                     *         "formatted": "Grace Hopper"
+                     *       },
+                     *       "displayName": "Grace Hopper",
+                     *       "active": true,
+                     *       "emails": [
+                     *         {
+                     *           "value": "grace.hopper@example.com",
+                     *           "type": "work",
+                     *           "primary": true
+                     *         }
+                     *       ],
+                     *       "groups": [],
+                     *       "meta": {
+                     *         "resourceType": "User",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *         "version": "W/\"1\""
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    deleteScimUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disabled. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    patchScimUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+                 *       ],
+                 *       "Operations": [
+                 *         {
+                 *           "op": "Replace",
+                 *           "path": "name.givenName",
+                 *           "value": "Grace"
+                 *         },
+                 *         {
+                 *           "op": "replace",
+                 *           "path": "emails[type eq \"work\"].value",
+                 *           "value": "grace.hopper@example.com"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimPatchRequest"];
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+                 *       ],
+                 *       "Operations": [
+                 *         {
+                 *           "op": "Replace",
+                 *           "path": "name.givenName",
+                 *           "value": "Grace"
+                 *         },
+                 *         {
+                 *           "op": "replace",
+                 *           "path": "emails[type eq \"work\"].value",
+                 *           "value": "grace.hopper@example.com"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScimPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The person as now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *       ],
+                     *       "id": "2819c223-7f76-453a-919d-413861904646",
+                     *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *       "userName": "grace.hopper@example.com",
+                     *       "name": {
+                     *         "givenName": "Grace",
+                     *         "familyName": "Hopper",
+                     *         "formatted": "Grace Hopper"
+                     *       },
+                     *       "displayName": "Grace Hopper",
+                     *       "active": true,
+                     *       "emails": [
+                     *         {
+                     *           "value": "grace.hopper@example.com",
+                     *           "type": "work",
+                     *           "primary": true
+                     *         }
+                     *       ],
+                     *       "groups": [],
+                     *       "meta": {
+                     *         "resourceType": "User",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *         "version": "W/\"1\""
+                     *       }
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *       ],
+                     *       "id": "2819c223-7f76-453a-919d-413861904646",
+                     *       "externalId": "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+                     *       "userName": "grace.hopper@example.com",
+                     *       "name": {
+                     *         "givenName": "Grace",
+                     *         "familyName": "Hopper",
+                     *         "formatted": "Grace Hopper"
+                     *       },
+                     *       "displayName": "Grace Hopper",
+                     *       "active": true,
+                     *       "emails": [
+                     *         {
+                     *           "value": "grace.hopper@example.com",
+                     *           "type": "work",
+                     *           "primary": true
+                     *         }
+                     *       ],
+                     *       "groups": [],
+                     *       "meta": {
+                     *         "resourceType": "User",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Users/2819c223-7f76-453a-919d-413861904646",
+                     *         "version": "W/\"1\""
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    getScimServiceProviderConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
+                     *       ],
+                     *       "documentationUri": "https://backoffice.example.com/docs",
+                     *       "patch": {
+                     *         "supported": true
+                     *       },
+                     *       "bulk": {
+                     *         "supported": false,
+                     *         "maxOperations": 0,
+                     *         "maxPayloadSize": 0
+                     *       },
+                     *       "filter": {
+                     *         "supported": true,
+                     *         "maxResults": 200
+                     *       },
+                     *       "changePassword": {
+                     *         "supported": false
+                     *       },
+                     *       "sort": {
+                     *         "supported": false
+                     *       },
+                     *       "etag": {
+                     *         "supported": false
+                     *       },
+                     *       "authenticationSchemes": [
+                     *         {
+                     *           "type": "oauthbearertoken",
+                     *           "name": "API key",
+                     *           "description": "An API key holding scim.provision, as Authorization: Bearer <key> or x-api-key.",
+                     *           "primary": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimServiceProviderConfig"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
+                     *       ],
+                     *       "documentationUri": "https://backoffice.example.com/docs",
+                     *       "patch": {
+                     *         "supported": true
+                     *       },
+                     *       "bulk": {
+                     *         "supported": false,
+                     *         "maxOperations": 0,
+                     *         "maxPayloadSize": 0
+                     *       },
+                     *       "filter": {
+                     *         "supported": true,
+                     *         "maxResults": 200
+                     *       },
+                     *       "changePassword": {
+                     *         "supported": false
+                     *       },
+                     *       "sort": {
+                     *         "supported": false
+                     *       },
+                     *       "etag": {
+                     *         "supported": false
+                     *       },
+                     *       "authenticationSchemes": [
+                     *         {
+                     *           "type": "oauthbearertoken",
+                     *           "name": "API key",
+                     *           "description": "An API key holding scim.provision, as Authorization: Bearer <key> or x-api-key.",
+                     *           "primary": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimServiceProviderConfig"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    listScimSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schemas. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+                     *       ],
+                     *       "totalResults": 1,
+                     *       "startIndex": 1,
+                     *       "itemsPerPage": 1,
+                     *       "Resources": [
+                     *         {
+                     *           "schemas": [
+                     *             "urn:ietf:params:scim:schemas:core:2.0:Schema"
+                     *           ],
+                     *           "id": "urn:ietf:params:scim:schemas:core:2.0:User",
+                     *           "name": "User",
+                     *           "attributes": []
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimDiscoveryList"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+                     *       ],
+                     *       "totalResults": 1,
+                     *       "startIndex": 1,
+                     *       "itemsPerPage": 1,
+                     *       "Resources": [
+                     *         {
+                     *           "schemas": [
+                     *             "urn:ietf:params:scim:schemas:core:2.0:Schema"
+                     *           ],
+                     *           "id": "urn:ietf:params:scim:schemas:core:2.0:User",
+                     *           "name": "User",
+                     *           "attributes": []
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimDiscoveryList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    listScimResourceTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resource types. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+                     *       ],
+                     *       "totalResults": 1,
+                     *       "startIndex": 1,
+                     *       "itemsPerPage": 1,
+                     *       "Resources": [
+                     *         {
+                     *           "schemas": [
+                     *             "urn:ietf:params:scim:schemas:core:2.0:ResourceType"
+                     *           ],
+                     *           "id": "User",
+                     *           "name": "User",
+                     *           "endpoint": "/Users",
+                     *           "schema": "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimDiscoveryList"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+                     *       ],
+                     *       "totalResults": 1,
+                     *       "startIndex": 1,
+                     *       "itemsPerPage": 1,
+                     *       "Resources": [
+                     *         {
+                     *           "schemas": [
+                     *             "urn:ietf:params:scim:schemas:core:2.0:ResourceType"
+                     *           ],
+                     *           "id": "User",
+                     *           "name": "User",
+                     *           "endpoint": "/Users",
+                     *           "schema": "urn:ietf:params:scim:schemas:core:2.0:User"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimDiscoveryList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
         };
     };
     taskCreatedEvent: {

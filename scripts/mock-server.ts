@@ -38,6 +38,7 @@ import { DiagnosticSeverity, type IHttpOperation, type IHttpOperationResponse } 
 import { INFLECTIONS, INFLECTION_HEADER, styleKey, type Inflection } from '../src/contract/inflection.js';
 import { parseInflection } from '../src/http/inflection.js';
 import { ProblemError } from '../src/http/problem.js';
+import { isScimPath, scimErrorOf, scimMediaType } from '../src/http/scim-errors.js';
 import { bundlePath } from '../src/paths.js';
 
 /** The codes the service answers a request with before any state is read (src/errors.ts, src/http/authenticate.ts). */
@@ -117,10 +118,13 @@ async function startStyle(style: Inflection): Promise<string> {
   return server.listen(0, '127.0.0.1');
 }
 
-function answerProblem(res: ServerResponse, problem: ProblemError): void {
+function answerProblem(req: IncomingMessage, res: ServerResponse, problem: ProblemError): void {
   const requestId = randomUUID();
-  res.writeHead(problem.status, { 'content-type': 'application/problem+json', 'cache-control': 'no-store', 'x-request-id': requestId, vary: INFLECTION_HEADER });
-  res.end(JSON.stringify(problem.toProblem(requestId)));
+  // SCIM's paths answer SCIM errors, as the service does (src/http/scim-errors.ts).
+  const scim = isScimPath(req.url ?? '');
+  const type = scim ? scimMediaType(req.headers.accept) : 'application/problem+json';
+  res.writeHead(problem.status, { 'content-type': type, 'cache-control': 'no-store', 'x-request-id': requestId, vary: INFLECTION_HEADER });
+  res.end(JSON.stringify(scim ? scimErrorOf(problem.toProblem(requestId)) : problem.toProblem(requestId)));
 }
 
 async function main(): Promise<void> {
@@ -137,7 +141,7 @@ async function main(): Promise<void> {
         // The service's own reading of the header: any letter case, blanks around; else its 400.
         style = parseInflection(header);
       } catch (error) {
-        if (error instanceof ProblemError) return answerProblem(res, error);
+        if (error instanceof ProblemError) return answerProblem(req, res, error);
         throw error;
       }
       // Each style's contract declares the header as that one value.

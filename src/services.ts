@@ -27,6 +27,7 @@ import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { loadSpec } from './contract/spec.js';
 import { identityProviderService } from './identity/providers.js';
 import { oidcSignInService } from './identity/sign-in.js';
+import { scimUserService } from './provisioning/users.js';
 import type { Config } from './config.js';
 
 export interface Services {
@@ -55,6 +56,8 @@ export interface Services {
   /** Companies' OpenID Providers, and signing in with one (src/identity). */
   identityProviders: ReturnType<typeof identityProviderService>;
   oidcSignIn: ReturnType<typeof oidcSignInService>;
+  /** SCIM 2.0 provisioning of people by a company's directory (src/provisioning). */
+  scimUsers: ReturnType<typeof scimUserService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;
 }
@@ -63,8 +66,9 @@ export function buildServices(deps: Dependencies): Services {
   const usage = new UsageCounter();
   const secondFactors = secondFactorService(deps);
   const sessions = sessionService(deps);
+  const users = userService(deps, revokeSessions);
   return {
-    users: userService(deps, revokeSessions),
+    users,
     roles: roleService(deps),
     apiKeys: apiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
     leakReports: leakReportService(deps, deps.config.leakReportKeysFile ? loadReporterKeys(deps.config.leakReportKeysFile) : null),
@@ -82,6 +86,7 @@ export function buildServices(deps: Dependencies): Services {
     admission: admissionService(deps, usage),
     identityProviders: identityProviderService(deps),
     oidcSignIn: oidcSignInService(deps, sessions),
+    scimUsers: scimUserService(deps, users),
     config: { oidc: deps.config.oidc },
   };
 }

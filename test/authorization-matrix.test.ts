@@ -58,7 +58,16 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   'points-de-terminaison-webhook': async (db) => (await makeWebhookEndpoint(db)).id,
   'identity-providers': makeMatrixIdentityProvider,
   'fournisseurs-identite': makeMatrixIdentityProvider,
+  // SCIM's /scim/v2/Users/{id}: a person holding nothing (a provisioning key sees only people it outranks).
+  scim: async (db) => {
+    const user = await makeUser(db);
+    scimEmails.set(user.id, user.email);
+    return user.id;
+  },
 };
+
+/** The e-mail of each person made for a SCIM path: a SCIM PUT sends the person's userName back unchanged. */
+const scimEmails = new Map<string, string>();
 
 /** A signed-in caller (through the real POST /sessions), when the case has one. */
 interface Caller {
@@ -103,6 +112,8 @@ function exampleBody(op: OperationInfo, caller?: Caller): unknown {
   if (typeof example === 'object' && example !== null) {
     const body = example as Record<string, unknown>;
     if (typeof body.email === 'string') body.email = `matrix-${unique}@example.com`;
+    // SCIM (keys fixed by RFC 7643): a new person's userName is new; a replaced one's is theirs.
+    if (typeof body.userName === 'string') body.userName = `matrix-${unique}@example.com`;
     if (typeof body.name === 'string') body.name = `${body.name} ${unique}`;
     if (typeof body.url === 'string') body.url = 'http://127.0.0.1:9/hook';
     // People named in a meeting must be active users.
@@ -177,7 +188,8 @@ async function call(op: OperationInfo, headers: Record<string, string>, caller?:
   }
   let req = request(app)[op.method](path).set(headers);
   const example = exampleBody(op, caller);
-  const body = example === undefined ? undefined : { ...(example as object), ...prepared };
+  const scimEmail = scimEmails.get(path.split('/').at(-1) ?? '');
+  const body = example === undefined ? undefined : { ...(example as object), ...prepared, ...(scimEmail && op.method === 'put' ? { userName: scimEmail } : {}) };
   if (body !== undefined) req = req.send(body as object);
   const res = await req;
   expectContractResponse(res, op.method, path);

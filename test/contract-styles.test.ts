@@ -104,7 +104,16 @@ const RESOURCES: Record<string, () => Promise<string>> = {
   'points-de-terminaison-webhook': async () => (await makeWebhookEndpoint(database.db)).id,
   'identity-providers': () => makeIdentityProvider(database.db, openIdProvider.issuer),
   'fournisseurs-identite': () => makeIdentityProvider(database.db, openIdProvider.issuer),
+  // SCIM's /scim/v2/Users/{id}: a person holding nothing (a provisioning key sees only people it outranks).
+  scim: async () => {
+    const user = await makeUser(database.db);
+    scimEmails.set(user.id, user.email);
+    return user.id;
+  },
 };
+
+/** The e-mail of each person made for a SCIM path: a SCIM PUT sends the person's userName back unchanged. */
+const scimEmails = new Map<string, string>();
 
 
 /** The path of a success case: real resources (sessions exist only by signing in). */
@@ -241,6 +250,7 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
     if (JSON.stringify(body(PASSWORD) ?? null).includes(PASSWORD)) cases.push({ ...base, name: 'wrong password', expect: is(401), path: op.path, body: body(`${PASSWORD} but wrong`) });
     return cases;
   }
+  if (op.security.includes('scimBearer')) return scimCases(contract, op, base);
   // Success: a safe method leaves its caller as it was; any other may end or change the session
   // or the password it is called with, so it gets a fresh administrator of its own.
   if (!op.security.includes('bearerAuth')) throw new Error(`${op.operationId} takes API keys only: give this file a caller for it`);
@@ -261,6 +271,31 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
   if (op.path.includes('{') && documents(op, 404)) {
     cases.push({ ...base, ...withBody, name: 'unknown id', expect: is(404), path: unknownPath(op), headers: headers(shared.admin) });
   }
+  return cases;
+}
+
+/**
+ * SCIM (/scim/v2): a directory's API key sent as a bearer token, and bodies whose keys RFC 7643
+ * fixes, the same in every style (the request example as written, with a new userName, or the
+ * person's own for a PUT). The refusals: an unknown query parameter, a refused key, a key without
+ * scim.provision, an unknown id.
+ */
+async function scimCases(contract: OpenApiDocument, op: OperationInfo, base: { method: string; headers: Record<string, string> }): Promise<Case[]> {
+  const [key, other] = await Promise.all([makeApiKey(database.db, ['scim.provision']), makeApiKey(database.db, ['tasks.list'])]);
+  const bearer = (secret: string) => ({ ...base.headers, authorization: `Bearer ${secret}` });
+  const path = await successPath(op, undefined);
+  const media = deref(contract, contract.paths[op.path]![op.method]!.requestBody)?.content?.['application/json'];
+  const example = media?.example as Record<string, unknown> | undefined;
+  const userName = scimEmails.get(path.split('/').at(-1) ?? '') ?? `styles-${randomUUID().slice(0, 8)}@example.com`;
+  const body = example && 'userName' in example ? { ...example, userName } : example;
+  const withBody = body === undefined ? {} : { body };
+  const cases: Case[] = [
+    { ...base, ...withBody, name: 'success', expect: isSuccess, path, headers: bearer(key.secret) },
+    { ...base, ...withBody, name: 'unknown query parameter', expect: is(400), path: `${unknownPath(op)}?unknown_parameter=1`, headers: bearer(key.secret) },
+    { ...base, ...withBody, name: 'refused credential', expect: is(401), path: unknownPath(op), headers: bearer('bok_not-a-real-key') },
+    { ...base, ...withBody, name: 'without the permission', expect: is(403), path: unknownPath(op), headers: bearer(other.secret) },
+  ];
+  if (op.path.includes('{')) cases.push({ ...base, ...withBody, name: 'unknown id', expect: is(404), path: unknownPath(op), headers: bearer(key.secret) });
   return cases;
 }
 

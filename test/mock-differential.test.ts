@@ -119,7 +119,11 @@ async function send(base: string, request: Request): Promise<Answer> {
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', body, text };
 }
 
-const codeOf = (answer: Answer, style: Inflection) => (answer.body as Record<string, unknown> | undefined)?.[styleKey('code', style)];
+/** The answer's error code: styled in a problem document, as written in a SCIM error (SCIM bodies are never inflected). */
+const codeOf = (answer: Answer, style: Inflection) => {
+  const body = answer.body as Record<string, unknown> | undefined;
+  return Array.isArray(body?.schemas) ? body.code : body?.[styleKey('code', style)];
+};
 
 /** What is wrong with an answer of the mock against the operation in the style's contract, if anything. */
 function contractViolation(op: OperationInfo, answer: Answer, style: Inflection): string | undefined {

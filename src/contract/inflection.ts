@@ -27,6 +27,14 @@ const MAX_WALK_DEPTH = 64;
 
 const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
+/**
+ * A schema marked `x-inflection: none` is a body whose keys a standard fixes (SCIM's, RFC 7643 and
+ * 7644): it is read and answered as written in every style, and the styled contracts keep it as it
+ * is (styled.ts). Forbidden keys are still refused in it.
+ */
+export const FIXED_KEYS = 'x-inflection';
+export const hasFixedKeys = (schema: JsonSchema | undefined): boolean => schema?.[FIXED_KEYS] === 'none';
+
 const STYLE: Record<Inflection, (snake: string) => string> = {
   camel: (key) => camelCase(key),
   dash: (key) => kebabCase(key),
@@ -154,7 +162,7 @@ export class KeyInflector {
   }
 
   private walkOut(value: unknown, rawSchema: JsonSchema | undefined, style: Inflection, depth: number): unknown {
-    if (depth > MAX_WALK_DEPTH) return value;
+    if (depth > MAX_WALK_DEPTH || hasFixedKeys(deref(this.spec, rawSchema))) return value;
     if (Array.isArray(value)) {
       const itemSchema = deref(this.spec, rawSchema)?.items as JsonSchema | undefined;
       return value.map((item) => this.walkOut(item, itemSchema, style, depth + 1));
@@ -177,6 +185,10 @@ export class KeyInflector {
 
   private walkIn(value: unknown, rawSchema: JsonSchema | undefined, style: Inflection, path: Path, depth: number): unknown {
     if (depth > MAX_WALK_DEPTH) return value;
+    if (hasFixedKeys(deref(this.spec, rawSchema))) {
+      assertNoForbiddenKeys(value, path);
+      return value;
+    }
     if (Array.isArray(value)) {
       const itemSchema = deref(this.spec, rawSchema)?.items as JsonSchema | undefined;
       return value.map((item, index) => this.walkIn(item, itemSchema, style, [...path, index], depth + 1));

@@ -17,6 +17,8 @@ export interface ResponseChecker {
   checkBody(op: OperationInfo, status: number, body: unknown, style: Inflection): void;
   /** What is wrong with a problem document, or undefined when it is a valid Problem of the style. */
   problemViolation(body: unknown, style: Inflection): string | undefined;
+  /** What is wrong with a SCIM error body (the same in every style), or undefined. */
+  scimErrorViolation(body: unknown): string | undefined;
 }
 
 const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -68,6 +70,10 @@ function buildChecker(contracts: StyledContracts): ResponseChecker {
     },
     problemViolation(body, style) {
       const validate = validator(style, '/components/schemas/Problem');
+      return validate(body) ? undefined : describe(validate);
+    },
+    scimErrorViolation(body) {
+      const validate = validator('snake', '/components/schemas/ScimError');
       return validate(body) ? undefined : describe(validate);
     },
   };

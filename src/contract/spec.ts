@@ -10,7 +10,15 @@ export type OpenApiDocument = JsonSchema & { paths: Record<string, Record<string
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
-export type SecurityScheme = 'apiKey' | 'bearerAuth';
+/**
+ * `scimBearer`: an API key sent as `Authorization: Bearer <key>` (how Entra ID and Okta send a SCIM
+ * application's token), accepted only by the operations that declare it (src/http/authenticate.ts).
+ */
+export type SecurityScheme = 'apiKey' | 'bearerAuth' | 'scimBearer';
+
+/** JSON media types, in the order a body's schema is looked for: SCIM's own (RFC 7644) reads as JSON too. */
+const JSON_MEDIA_TYPES = ['application/json', 'application/problem+json', 'application/scim+json'];
+const jsonSchemaOf = (content: JsonSchema | undefined) => JSON_MEDIA_TYPES.map((type) => content?.[type]?.schema).find(Boolean) as JsonSchema | undefined;
 
 export interface OperationInfo {
   operationId: string;
@@ -77,7 +85,7 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
       for (const [status, rawResponse] of Object.entries<JsonSchema>(op.responses ?? {})) {
         const response = deref(spec, rawResponse);
         const content = response?.content as JsonSchema | undefined;
-        const schema = content?.['application/json']?.schema ?? content?.['application/problem+json']?.schema;
+        const schema = jsonSchemaOf(content);
         if (schema) responseSchemas.set(Number(status), schema);
       }
       const parameterNames = (where: 'query' | 'header') =>
@@ -96,7 +104,7 @@ export function indexOperations(spec: OpenApiDocument): OperationInfo[] {
         requiredPermission: declared === undefined || declared === 'authenticated' ? null : String(declared),
         queryParameters: parameterNames('query'),
         headerParameters: new Set([...parameterNames('header')].map((name) => name.toLowerCase())),
-        requestBodySchema: deref(spec, op.requestBody)?.content?.['application/json']?.schema,
+        requestBodySchema: jsonSchemaOf(deref(spec, op.requestBody)?.content),
         responseSchemas,
         raw: op,
       });

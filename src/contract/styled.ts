@@ -7,7 +7,7 @@
 // Keys are renamed by the inflector's own rule (styleKey), and examples are walked by the inflector
 // itself, so a free-form map keeps its keys here exactly as it does on the wire. Schema keywords
 // the inflector does not follow are refused, so the two can never silently disagree.
-import { INFLECTION_HEADER, INFLECTIONS, KeyInflector, styleKey, unstyleKey, type Inflection } from './inflection.js';
+import { INFLECTION_HEADER, INFLECTIONS, KeyInflector, hasFixedKeys, styleKey, unstyleKey, type Inflection } from './inflection.js';
 import { HTTP_METHODS, type JsonSchema, type OpenApiDocument } from './spec.js';
 
 export type StyledContracts = Record<Inflection, OpenApiDocument>;
@@ -137,6 +137,8 @@ class ContractStyler {
   /** A schema with its property names and `required` entries styled, recursively. */
   private schema(schema: JsonSchema, where: string): JsonSchema {
     if (schema === null || typeof schema !== 'object') return schema;
+    // Keys fixed by a standard (SCIM): the same schema in every style (inflection.ts, FIXED_KEYS).
+    if (hasFixedKeys(schema)) return schema;
     for (const keyword of UNSUPPORTED) {
       if (keyword in schema) throw new UnstylableContractError(`${where} uses ${keyword}, which KeyInflector (src/contract/inflection.ts) does not follow: teach it first`);
     }
@@ -222,6 +224,7 @@ class ContractStyler {
     if (Array.isArray(node)) return node.forEach((item) => this.collectNames(item));
     if (node === null || typeof node !== 'object') return;
     const object = node as JsonSchema;
+    if (hasFixedKeys(object)) return;
     if (key !== 'properties' && object.properties && typeof object.properties === 'object') {
       for (const name of Object.keys(object.properties)) this.propertyNames.add(name);
     }

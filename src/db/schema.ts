@@ -345,6 +345,14 @@ export interface Database {
   identity_provider_role_mappings: IdentityProviderRoleMappingsTable;
   identity_links: IdentityLinksTable;
   oidc_sign_in_flows: OidcSignInFlowsTable;
+  scim_external_ids: ScimExternalIdsTable;
+}
+
+/** A directory's own id of a person, set by SCIM provisioning (src/provisioning). */
+export interface ScimExternalIdsTable {
+  user_id: string;
+  external_id: string;
+  updated_at: Timestamp;
 }
 
 /** The outbox of events (src/audit/outbox.ts), in the change's transaction. */

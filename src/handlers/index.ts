@@ -15,6 +15,7 @@ import { secondFactorHandlers } from './second-factors.js';
 import { webhookHandlers } from './webhooks.js';
 import { passkeyHandlers } from './passkeys.js';
 import { identityProviderHandlers } from './identity-providers.js';
+import { scimHandlers } from './scim.js';
 
 export function createHandlers(services: Services): HandlerMap {
   return {
@@ -32,5 +33,6 @@ export function createHandlers(services: Services): HandlerMap {
     ...webhookHandlers(services),
     ...passkeyHandlers(services),
     ...identityProviderHandlers(services),
+    ...scimHandlers(services),
   };
 }

@@ -34,6 +34,7 @@ import { requestMetrics, type ObserveRequest } from './request-metrics.js';
 import { requestTracing } from './request-tracing.js';
 import type { Tracer } from '@opentelemetry/api';
 import { keepSignedBody } from './signed-body.js';
+import { isScimPath, scimErrorOf, scimMediaType } from './scim-errors.js';
 
 export interface AppDependencies {
   spec: OpenApiDocument;
@@ -73,6 +74,7 @@ export function createApp(deps: AppDependencies) {
   const problemSchema = { $ref: '#/components/schemas/Problem' };
 
   const writeProblem = (res: Response, problem: ProblemError, requestId: string) => {
+    if (isScimPath(res.req.path)) return writeScimError(res, problem, requestId);
     const style = inflectionOf(res);
     let body = inflector.problemToStyle(problem.toProblem(requestId), operationOf(res)?.requestBodySchema, style);
     const violation = checker?.problemViolation(body, style);
@@ -85,6 +87,19 @@ export function createApp(deps: AppDependencies) {
     res.status(problem.status).set(problem.headers).type('application/problem+json');
     // Sent with send(), not json(): error bodies are built here from the Problem type, so they
     // skip the response validator (which knows only each operation's documented statuses).
+    res.send(JSON.stringify(body));
+  };
+
+  /** A SCIM path's error: RFC 7644's body (src/http/scim-errors.ts), never inflected. */
+  const writeScimError = (res: Response, problem: ProblemError, requestId: string) => {
+    let body = scimErrorOf(problem.toProblem(requestId));
+    const violation = checker?.scimErrorViolation(body);
+    if (violation) {
+      res.req.log.error({ problem: problem.code, violation }, 'SCIM error body breaks the contract');
+      problem = new ProblemError(500, 'internal_error', 'An unexpected error occurred; quote the request id when reporting it.');
+      body = scimErrorOf(problem.toProblem(requestId));
+    }
+    res.status(problem.status).set(problem.headers).type(scimMediaType(res.req.headers.accept));
     res.send(JSON.stringify(body));
   };
 

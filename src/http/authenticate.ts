@@ -10,12 +10,13 @@ import { operationOf } from './operation.js';
 import type { Admission } from '../admission/admission.js';
 import { rateLimitRefusal, setRateLimitHeaders } from './rate-limit-headers.js';
 
-const CREDENTIAL_NAMES: Record<SecurityScheme, string> = { apiKey: 'x-api-key', bearerAuth: 'Authorization: Bearer <access_token>' };
+const CREDENTIAL_NAMES: Record<SecurityScheme, string> = { apiKey: 'x-api-key', bearerAuth: 'Authorization: Bearer <access_token>', scimBearer: 'Authorization: Bearer <api key>' };
 
 /** Whether a credential of the scheme was sent at all (not whether it is good): a non-empty header; for bearer, one naming the scheme. */
 const PRESENT: Record<SecurityScheme, (req: Request) => boolean> = {
   apiKey: (req) => Boolean(req.headers['x-api-key']),
   bearerAuth: (req) => Boolean(req.headers.authorization?.toLowerCase().includes('bearer')),
+  scimBearer: (req) => Boolean(req.headers.authorization?.toLowerCase().includes('bearer')),
 };
 
 /**
@@ -33,11 +34,15 @@ export const requireCredentials: RequestHandler = (req, res, next) => {
 export function authenticate(op: OperationInfo, authenticators: Authenticators, admission?: Admission): ((req: Request, res: Response) => Promise<void>) | undefined {
   const acceptsKey = op.security.includes('apiKey');
   const acceptsBearer = op.security.includes('bearerAuth');
+  // An API key in the Authorization header (SCIM: what Entra ID and Okta send). An operation takes
+  // it or a session's access token there, never both: the one header would then mean two things.
+  const acceptsKeyAsBearer = op.security.includes('scimBearer');
+  if (acceptsKeyAsBearer && acceptsBearer) throw new Error(`${op.operationId}: scimBearer and bearerAuth cannot be offered together`);
   // `x-user-rate-limit`: an expensive operation, on which a person is held to USER_RATE_LIMIT.
   const userRateLimited = op.raw['x-user-rate-limit'] === true;
   // `x-authenticated-by: handler`: the handler checks the credential itself (POST /tokens accepts
   // an expired access token, which this step would refuse).
-  const skip = (!acceptsKey && !acceptsBearer) || op.raw['x-authenticated-by'] === 'handler';
+  const skip = (!acceptsKey && !acceptsBearer && !acceptsKeyAsBearer) || op.raw['x-authenticated-by'] === 'handler';
   // `x-step-up`: a sensitive change, made only with a fresh proof on the session (docs/AUTH.md,
   // "Step-up"). A key has neither session nor second factor to prove it with, so an operation that
   // needs one and accepts keys (or skips this step) is a mistake of the contract: refuse to start.
@@ -61,8 +66,14 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators, 
       const token = bearerToken(authorization);
       if (!token) throw refused('invalid_token', 'The Authorization header must be "Bearer <access_token>".');
       principal = await authenticators.bearer(token, context);
+    } else if (authorization !== undefined && acceptsKeyAsBearer) {
+      // The key goes through the one API-key authenticator: same checks (expiry, revocation,
+      // allowed addresses, the creator's rights), same refusals (`401 invalid_api_key`).
+      const key = bearerToken(authorization);
+      if (!key) throw refused('invalid_api_key', 'The Authorization header must be "Bearer <api key>".');
+      principal = await authenticators.apiKey(key, context);
     } else {
-      const accepted = [acceptsKey && 'x-api-key', acceptsBearer && 'Authorization: Bearer'].filter(Boolean).join(' or ');
+      const accepted = [acceptsKey && 'x-api-key', acceptsBearer && 'Authorization: Bearer', acceptsKeyAsBearer && 'Authorization: Bearer <api key>'].filter(Boolean).join(' or ');
       throw unauthenticated('unauthenticated', `This operation needs credentials: ${accepted}.`);
     }
     res.locals.principal = principal;

@@ -38,7 +38,22 @@ const roleNames = (roles: readonly { name: string }[]) => roles.map((r) => r.nam
  */
 export type EndSessions = (trx: Kysely<Database>, where: { userId: string }, reason: 'user_disabled', at: Date, origin: Origin, actor: Actor) => Promise<unknown>;
 
+/**
+ * How another domain runs a change of a user inside its own transaction (SCIM provisioning,
+ * src/provisioning): `trx`, the transaction (nothing is read outside it); `statusPermission`, the
+ * permission that lets the caller change a status in place of `users.disable` (the SCIM operations'
+ * own, `scim.provision`: provisioning is disabling people the key has authority over).
+ */
+export interface WithinTransaction {
+  trx?: Kysely<Database>;
+  statusPermission?: string;
+}
+
 export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions) {
+  /** The work in `within.trx` when given, else in a transaction of its own. */
+  const inTransaction = <T>(within: WithinTransaction, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
+    within.trx ? work(within.trx) : db.transaction().execute(work);
+
   const cursorKey = serviceSecret(db, clock, 'cursor_signing');
 
   /**
@@ -70,9 +85,9 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
     if (includesAdmin(held) && user.status === 'active' && !staysAdmin) await assertAnotherAdminRemains(trx, user.id);
   }
 
-  async function get(id: string) {
+  async function get(id: string, executor: Kysely<Database> = db) {
     id = resourceIdOr(id, notFound);
-    const user = await users.findListedUser(db, id);
+    const user = await users.findListedUser(executor, id);
     if (!user) throw notFound();
     return user;
   }
@@ -97,6 +112,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
       sent: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string },
       origin: Origin = COMMAND_LINE,
       seal?: Seal<users.ShownUser>,
+      within: WithinTransaction = {},
     ) {
       const input = cleanUserText(sent);
       let passwordHash: string | null = null;
@@ -108,7 +124,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
         passwordHash = await hashPassword(input.password);
       }
       return translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () =>
-        db.transaction().execute(async (trx) => {
+        inTransaction(within, async (trx) => {
           const roles = await grantableRoles(trx, authority, input.roles ?? []);
           const userId = await users.insertUser(trx, {
             email: input.email,
@@ -144,12 +160,14 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
       sent: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' },
       origin: Origin = COMMAND_LINE,
       precondition?: Precondition,
+      within: WithinTransaction = {},
     ) {
       id = resourceIdOr(id, notFound);
       const input = cleanUserText(sent);
       // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
-      if (input.status !== undefined && lacking(authority, ['users.disable']).length > 0) throw permissionDenied('users.disable');
-      await db.transaction().execute(async (trx) => {
+      const statusPermission = within.statusPermission ?? 'users.disable';
+      if (input.status !== undefined && lacking(authority, [statusPermission]).length > 0) throw permissionDenied(statusPermission);
+      await inTransaction(within, async (trx) => {
         // The row lock queues every change of this user's roles or status behind this one.
         const user = await users.lockUser(trx, id);
         if (!user) throw notFound();
@@ -174,13 +192,13 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
         }
         if (input.status === 'disabled') await endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
       });
-      return get(id);
+      return get(id, within.trx);
     },
 
     /** Disables the user and revokes every session of theirs, in one transaction (idempotent); the record stays. */
-    async disable(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
+    async disable(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition, within: WithinTransaction = {}) {
       id = resourceIdOr(id, notFound);
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(within, async (trx) => {
         const user = await users.lockUser(trx, id);
         if (!user) throw notFound();
         const held = await lockRolesOfUser(trx, id);
@@ -204,7 +222,7 @@ export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions
         }
         await endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
       });
-      return get(id);
+      return get(id, within.trx);
     },
   };
 }

@@ -11,6 +11,9 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
 ajv.addSchema(spec as JsonSchema, 'contract');
 const problemValidator = ajv.compile({ $ref: 'contract#/components/schemas/Problem' });
+/** SCIM's paths answer RFC 7644 errors (src/http/scim-errors.ts), in SCIM's media type or JSON. */
+const scimErrorValidator = ajv.compile({ $ref: 'contract#/components/schemas/ScimError' });
+const isScim = (path: string) => path.startsWith('/scim/');
 const operations = indexOperations(spec);
 const match = operationMatcher(operations);
 const validators = new Map<string, ReturnType<typeof ajv.compile>>();
@@ -29,9 +32,11 @@ export function expectContractResponse(res: Response, method: string, path: stri
   const op = match(method.toUpperCase(), path.split('?')[0] ?? path);
   const contentType = String(res.headers['content-type'] ?? '');
   if (res.status >= 400) {
-    expect(contentType, `${method} ${path} ${res.status} content type`).toMatch(/^application\/problem\+json/);
-    const valid = problemValidator(JSON.parse(res.text));
-    expect(problemValidator.errors ?? [], `${method} ${path} ${res.status} problem body`).toEqual([]);
+    const scim = isScim(path);
+    expect(contentType, `${method} ${path} ${res.status} content type`).toMatch(scim ? /^application\/(scim\+)?json/ : /^application\/problem\+json/);
+    const validator = scim ? scimErrorValidator : problemValidator;
+    const valid = validator(JSON.parse(res.text));
+    expect(validator.errors ?? [], `${method} ${path} ${res.status} problem body`).toEqual([]);
     expect(valid).toBe(true);
     if (op) {
       const documented = Object.keys(op.raw.responses ?? {});
@@ -47,7 +52,7 @@ export function expectContractResponse(res: Response, method: string, path: stri
   const response = deref(spec, op.raw.responses?.[String(res.status)]);
   expect(response, `${op.operationId}: status ${res.status} is documented`).toBeDefined();
   if (!response?.content) return;
-  expect(contentType).toMatch(/^application\/json/);
+  expect(contentType).toMatch(isScim(path) ? /^application\/(scim\+)?json/ : /^application\/json/);
   // Point Ajv at the schema inside the contract, so its local $refs resolve.
   const raw = op.raw.responses?.[String(res.status)] as JsonSchema;
   const responsePointer =

@@ -1,0 +1,53 @@
+// Handlers of the SCIM operations (/scim/v2, src/provisioning). Answers are application/scim+json,
+// or application/json to a client asking for it (RFC 7644, 8.1); errors are SCIM errors
+// (src/http/scim-errors.ts).
+import type { Services } from '../services.js';
+import type { Handler } from './types.js';
+import { requireCaller } from '../auth/caller.js';
+import { scimMediaType } from '../http/scim-errors.js';
+import { RESOURCE_TYPES, SCHEMAS, SERVICE_PROVIDER_CONFIG } from '../provisioning/discovery.js';
+
+/** The media type of the answer, from the request's Accept (src/http/scim-errors.ts). */
+const mediaType = (headers: Record<string, string | string[] | undefined>): Record<string, string> => ({ 'Content-Type': scimMediaType(headers.accept) });
+
+export function scimHandlers({ scimUsers }: Services) {
+  const listScimUsers: Handler<'listScimUsers'> = async ({ query, principal, headers }) => ({
+    status: 200,
+    body: await scimUsers.list(requireCaller(principal), query),
+    headers: mediaType(headers),
+  });
+
+  const createScimUser: Handler<'createScimUser'> = async ({ body, principal, request, headers }) => {
+    const user = await scimUsers.create(requireCaller(principal), body, request);
+    return { status: 201, body: user, headers: { ...mediaType(headers), Location: `/scim/v2/Users/${user.id}` } };
+  };
+
+  const getScimUser: Handler<'getScimUser'> = async ({ path, principal, headers }) => ({
+    status: 200,
+    body: await scimUsers.get(requireCaller(principal), path.id),
+    headers: mediaType(headers),
+  });
+
+  const replaceScimUser: Handler<'replaceScimUser'> = async ({ path, body, principal, request, headers }) => ({
+    status: 200,
+    body: await scimUsers.replace(requireCaller(principal), path.id, body, request),
+    headers: mediaType(headers),
+  });
+
+  const patchScimUser: Handler<'patchScimUser'> = async ({ path, body, principal, request, headers }) => ({
+    status: 200,
+    body: await scimUsers.patch(requireCaller(principal), path.id, body.Operations, request),
+    headers: mediaType(headers),
+  });
+
+  const deleteScimUser: Handler<'deleteScimUser'> = async ({ path, principal, request }) => {
+    await scimUsers.delete(requireCaller(principal), path.id, request);
+    return { status: 204, body: undefined };
+  };
+
+  const getScimServiceProviderConfig: Handler<'getScimServiceProviderConfig'> = async ({ headers }) => ({ status: 200, body: SERVICE_PROVIDER_CONFIG, headers: mediaType(headers) });
+  const listScimSchemas: Handler<'listScimSchemas'> = async ({ headers }) => ({ status: 200, body: SCHEMAS, headers: mediaType(headers) });
+  const listScimResourceTypes: Handler<'listScimResourceTypes'> = async ({ headers }) => ({ status: 200, body: RESOURCE_TYPES, headers: mediaType(headers) });
+
+  return { listScimUsers, createScimUser, getScimUser, replaceScimUser, patchScimUser, deleteScimUser, getScimServiceProviderConfig, listScimSchemas, listScimResourceTypes };
+}
