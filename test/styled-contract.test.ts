@@ -7,7 +7,7 @@ import { createTestApp, createTestDatabase, spec, type TestDatabase } from './su
 import { styleContract, styledContracts, UnstylableContractError } from '../src/contract/styled.js';
 import { responseChecker, ResponseContractError } from '../src/contract/response-validator.js';
 import { indexOperations, type JsonSchema, type OpenApiDocument } from '../src/contract/spec.js';
-import { INFLECTIONS, KeyInflector } from '../src/contract/inflection.js';
+import { INFLECTIONS, KeyInflector, hasFixedKeys } from '../src/contract/inflection.js';
 import { ProblemError } from '../src/http/problem.js';
 import { createHandlers } from '../src/handlers/index.js';
 import { buildServices } from '../src/services.js';
@@ -129,6 +129,8 @@ describe('the generated contracts', () => {
         if (Array.isArray(node)) return node.forEach(walk);
         if (node === null || typeof node !== 'object') return;
         const object = node as JsonSchema;
+        // Keys fixed by a standard (SCIM, RFC 7643/7644: `x-inflection: none`) are the same in every style.
+        if (hasFixedKeys(object)) return;
         if (object.type === 'object' && object.properties) names.push(...Object.keys(object.properties), ...(object.required ?? []));
         Object.values(object).forEach(walk);
       };
