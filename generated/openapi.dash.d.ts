@@ -226,6 +226,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/current/step-up/oidc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a step-up at the identity provider
+         * @description For a person who signs in through their company's identity provider (linked to it here),
+         *     starts a re-authentication there as the proof of a step-up (docs/IDENTITY.md, "Step-up at
+         *     the provider"): the authorization URL asks the provider for a new login (`prompt=login`,
+         *     `max_age=0`), through the provider the person is linked to (the most recently used when
+         *     several). Send the browser to `authorization-url`; the provider sends it back to the redirect
+         *     URI with `code`, `state` and `iss`, which go to `POST /sessions/current/step-up/oidc/callback`
+         *     with the `flow-token` answered here, from this same session. A person linked to no provider is
+         *     `404 identity_provider_not_found`; nothing is written. Throttled as the sign-in's start.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["startOidcStepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/current/step-up/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a step-up at the identity provider
+         * @description Takes what the provider sent to the redirect URI (`code`, `state`, `iss` when sent) with the
+         *     start's `flow-token`, from the session that started it, redeems the code and verifies the ID
+         *     token as a sign-in does (signature, issuer, audience, expiry, nonce). It is a proof only when
+         *     the ID token's `auth_time` is at most 120 seconds old (the person logged in at the provider
+         *     just now; `400 oidc_step_up_stale` otherwise, also when `auth_time` is missing) and its subject
+         *     is the one this session's person is linked to at that provider (`400
+         *     oidc_step_up_other_subject`: someone else's login at the provider proves nothing of this
+         *     session). Then the session holds a fresh proof of method `oidc` for 5 minutes, as after
+         *     `POST /sessions/current/step-up`; it counts only for a person without a second factor here (a
+         *     person with one proves it with one). The flow is used up whatever the outcome; a refusal
+         *     counts against the sign-in throttle of the person's e-mail from this address, as a wrong
+         *     step-up answer does, and is recorded as `sign_in_failed` (`details.during: step_up`).
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["completeOidcStepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sessions/oidc": {
         parameters: {
             query?: never;
@@ -2611,11 +2673,13 @@ export interface components {
         /**
          * @description A proof a session may step up with: `totp` (a code of the authenticator app), `recovery-code`,
          *     `password` (only for a person without any second factor), `passkey` (one of the person's
-         *     passkeys, with user verification).
+         *     passkeys, with user verification), `oidc` (a re-authentication at the identity provider the
+         *     person is linked to, only for a person without any second factor here:
+         *     `POST /sessions/current/step-up/oidc`).
          * @example totp
          * @enum {string}
          */
-        StepUpMethod: "totp" | "recovery_code" | "password" | "passkey";
+        StepUpMethod: "totp" | "recovery_code" | "password" | "passkey" | "oidc";
         ProblemFieldError: {
             /**
              * @description Where the problem is, as `request/<part>/<path>` (body, query, headers, params). Body paths
@@ -2920,16 +2984,6 @@ export interface components {
              */
             "expires-in": number;
         };
-        /** @description The person's e-mail (its domain picks the provider, and it is passed as `login_hint`) or a provider's id. */
-        OidcSignInStartRequest: {
-            /**
-             * Format: email
-             * @example ada@example.com
-             */
-            email?: string;
-            /** @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20 */
-            "provider-id"?: string;
-        };
         OidcAuthorization: {
             /**
              * Format: uri
@@ -2973,6 +3027,16 @@ export interface components {
             iss?: string;
             /** @example bof_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h */
             "flow-token": string;
+        };
+        /** @description The person's e-mail (its domain picks the provider, and it is passed as `login_hint`) or a provider's id. */
+        OidcSignInStartRequest: {
+            /**
+             * Format: email
+             * @example ada@example.com
+             */
+            email?: string;
+            /** @example 3b5d7f91-2c4e-4a6b-8d0f-1e3a5c7e9b20 */
+            "provider-id"?: string;
         };
         User: {
             /**
@@ -7248,9 +7312,9 @@ export type PasskeySignInRequest = components['schemas']['PasskeySignInRequest']
 export type StepUpRequest = components['schemas']['StepUpRequest'];
 export type StepUp = components['schemas']['StepUp'];
 export type PasskeyStepUpOptions = components['schemas']['PasskeyStepUpOptions'];
-export type OidcSignInStartRequest = components['schemas']['OidcSignInStartRequest'];
 export type OidcAuthorization = components['schemas']['OidcAuthorization'];
 export type OidcCallbackRequest = components['schemas']['OidcCallbackRequest'];
+export type OidcSignInStartRequest = components['schemas']['OidcSignInStartRequest'];
 export type User = components['schemas']['User'];
 export type Me = components['schemas']['Me'];
 export type PasswordChangeRequest = components['schemas']['PasswordChangeRequest'];
@@ -7895,6 +7959,139 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startOidcStepUp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The re-authentication is started; send the browser to `authorization-url`. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcAuthorization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The person is linked to no identity provider. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:identity_provider_not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "You are linked to no identity provider.",
+                     *       "code": "identity_provider_not_found",
+                     *       "request-id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    completeOidcStepUp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "SplxlOBeZQQYbYS6WxSbIA",
+                 *       "state": "af0ifjsldkj",
+                 *       "iss": "https://login.example.com/realms/staff",
+                 *       "flow-token": "bof_4Jm9QeT2wKx7Lr3NvYb8Hc1ZpGd6Fs0AaEo5Ui2TkWn_1a2b3c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OidcCallbackRequest"];
+            };
+        };
+        responses: {
+            /** @description The session holds a fresh proof of method `oidc` until `valid-until`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "method": "oidc",
+                     *       "valid-until": "2026-12-18T10:05:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StepUp"];
+                };
+            };
+            /**
+             * @description Request validation failed, or the re-authentication is refused: `oidc_state_invalid`
+             *     (unknown, used or expired state, another session's flow or flow token),
+             *     `oidc_code_rejected`, `oidc_id_token_invalid`, `oidc_provider_error`,
+             *     `oidc_step_up_stale` (`auth_time` missing or older than 120 seconds),
+             *     `oidc_step_up_other_subject` (not the subject this person is linked to).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -26,8 +26,8 @@ import { deliveryWorker } from './webhooks/worker.js';
 import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { loadSpec } from './contract/spec.js';
 import { identityProviderService } from './identity/providers.js';
-import { oidcSignInService } from './identity/sign-in.js';
 import { scimUserService } from './provisioning/users.js';
+import { oidcSignInService, withOidcStepUp } from './identity/sign-in.js';
 import type { Config } from './config.js';
 
 export interface Services {
@@ -82,7 +82,7 @@ export function buildServices(deps: Dependencies): Services {
     webhooks: webhookService(deps, deps.config.webhooks),
     deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys: passkeyService(deps, secondFactors.newCodesFor),
-    authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, (userId) => secondFactors.stepUpMethodsOf(userId)) },
+    authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
     admission: admissionService(deps, usage),
     identityProviders: identityProviderService(deps),
     oidcSignIn: oidcSignInService(deps, sessions),

@@ -209,6 +209,9 @@ const NEEDS_STATE: Record<string, number> = {
   'POST /sessions/current/step-up/passkey': 409,
   // A callback needs a flow gone through the provider (test/oidc-sign-in.test.ts and test/oidc-provider.test.ts do it).
   'POST /sessions/oidc/callback': 401,
+  // A step-up at the provider needs a person linked to one (test/oidc-step-up.test.ts does it).
+  'POST /sessions/current/step-up/oidc': 404,
+  'POST /sessions/current/step-up/oidc/callback': 400,
 };
 
 /**

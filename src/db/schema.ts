@@ -171,7 +171,7 @@ export interface AuditSealsTable {
 }
 
 /** What a session stepped up with (src/sessions/step-up.ts). */
-export type StepUpMethod = 'password' | 'totp' | 'recovery_code' | 'passkey';
+export type StepUpMethod = 'password' | 'totp' | 'recovery_code' | 'passkey' | 'oidc';
 
 /** How a session was opened: the password alone, or the password and a second factor. */
 export type AuthenticationMethod =
@@ -458,4 +458,6 @@ export interface OidcSignInFlowsTable {
   redirect_uri: string;
   created_at: Timestamp;
   expires_at: Timestamp;
+  /** A step-up's flow: the session whose person re-authenticates (null: a sign-in). */
+  step_up_session_id: ColumnType<string | null, string | null | undefined, string | null>;
 }

@@ -2,7 +2,7 @@
 // with one (POST /sessions/oidc, POST /sessions/oidc/callback).
 import type { Services } from '../services.js';
 import type { Handler } from './types.js';
-import { requireCaller } from '../auth/caller.js';
+import { requireCaller, signedInUser as signedIn } from '../auth/caller.js';
 import { presentIdentityProvider } from '../identity/presenter.js';
 import type { Provider } from '../identity/repository.js';
 import { NO_STORE, NO_STORE_TOKENS } from './headers.js';
@@ -42,7 +42,21 @@ export function identityProviderHandlers({ identityProviders, oidcSignIn, idempo
     return { status: 201, body: outcome.tokens, headers: NO_STORE_TOKENS };
   };
 
+  const startOidcStepUp: Handler<'startOidcStepUp'> = async ({ principal, request }) => ({
+    status: 201,
+    body: await oidcSignIn.startStepUp(signedIn(principal), request),
+    headers: NO_STORE,
+  });
+
+  const completeOidcStepUp: Handler<'completeOidcStepUp'> = async ({ body, principal, request }) => ({
+    status: 200,
+    body: await oidcSignIn.completeStepUp(signedIn(principal), body, request),
+    headers: NO_STORE,
+  });
+
   return {
+    startOidcStepUp,
+    completeOidcStepUp,
     listIdentityProviders,
     getIdentityProvider,
     createIdentityProvider,

@@ -62,7 +62,8 @@ export interface Authorization {
   nonce: string;
 }
 
-export async function authorizationUrl(config: client.Configuration, options: { redirectUri: string; scopes: string[]; loginHint?: string }): Promise<Authorization> {
+/** `reauthenticate`: a new login at the provider, whatever session it holds (`prompt=login`, `max_age=0`: a step-up's). */
+export async function authorizationUrl(config: client.Configuration, options: { redirectUri: string; scopes: string[]; loginHint?: string; reauthenticate?: boolean }): Promise<Authorization> {
   const codeVerifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const nonce = client.randomNonce();
@@ -76,6 +77,7 @@ export async function authorizationUrl(config: client.Configuration, options: { 
     nonce,
   };
   if (options.loginHint) parameters.login_hint = options.loginHint;
+  if (options.reauthenticate) Object.assign(parameters, { prompt: 'login', max_age: '0' });
   return { url: client.buildAuthorizationUrl(config, parameters), codeVerifier, state, nonce };
 }
 

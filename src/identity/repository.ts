@@ -122,7 +122,7 @@ export async function touchLink(db: Db, issuer: string, subject: string, now: Da
 
 export async function insertFlow(
   db: Db,
-  flow: { stateDigest: Buffer; flowDigest: Buffer; providerId: string; codeVerifier: string; nonce: string; redirectUri: string; now: Date; expiresAt: Date },
+  flow: { stateDigest: Buffer; flowDigest: Buffer; providerId: string; codeVerifier: string; nonce: string; redirectUri: string; now: Date; expiresAt: Date; stepUpSessionId?: string },
 ): Promise<void> {
   await db
     .insertInto('oidc_sign_in_flows')
@@ -135,6 +135,7 @@ export async function insertFlow(
       redirect_uri: flow.redirectUri,
       created_at: flow.now,
       expires_at: flow.expiresAt,
+      step_up_session_id: flow.stepUpSessionId ?? null,
     })
     .execute();
 }
@@ -145,6 +146,11 @@ export async function insertFlow(
  */
 export function takeFlow(db: Db, stateDigest: Buffer) {
   return db.deleteFrom('oidc_sign_in_flows').where('state_digest', '=', stateDigest).returningAll().executeTakeFirst();
+}
+
+/** The links of a person, the most recently used first (a step-up re-authenticates through the first). */
+export function linksOfUser(db: Db, userId: string) {
+  return db.selectFrom('identity_links').selectAll().where('user_id', '=', userId).orderBy('last_sign_in_at', 'desc').execute();
 }
 
 /** The sweep: flows past their time. */

@@ -20,11 +20,13 @@
 //   below): each start and each callback is an attempt that counts until a callback from that
 //   address succeeds; past OIDC_MAX_FLOWS_PER_IP in the window, 429 with Retry-After.
 import { timingSafeEqual } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { IDToken } from 'openid-client';
-import { DomainError, notFound, rateLimited, unauthenticated } from '../errors.js';
+import { DomainError, invalid, notFound, rateLimited, unauthenticated } from '../errors.js';
+import { markSteppedUp, STEP_UP_TTL_S } from '../sessions/step-up.js';
+import { recordSecondFactorEvent } from '../second-factor/events.js';
 import { signInThrottle, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { keyringOf } from '../auth/sealing-keys.js';
 import { digestSecret, generateSecret } from '../auth/secrets.js';
@@ -119,6 +121,8 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
   // Not an e-mail's digest (emailDigest's are of `email:...`): a password sign-in with a chosen
   // e-mail such as `oidc-flows@<address>` cannot add to an address's count of OIDC flows.
   const flowsOf = (ip: string) => digestSecret(`oidc-flows:${throttledAddress(ip)}`);
+  /** The password sign-in's own counts (a person's e-mail from an address), for a step-up's refused proof. */
+  const personThrottle = signInThrottle(db, config.signInThrottle);
 
   /** Begins an attempt (a start or a callback) from the client's address: 429, recorded, when over the limit. */
   async function beginAttempt(client: ClientInfo, step: 'start' | 'callback'): Promise<void> {
@@ -177,7 +181,8 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
     try {
       // Taken out first, whatever comes next: a state is good once.
       const flow = await repo.takeFlow(db, digestSecret(input.state));
-      if (!flow || flow.expires_at <= clock.now() || !sameDigest(flow.flow_digest, digestSecret(input.flow_token))) {
+      // A step-up's flow (src/identity/step-up.ts) signs nobody in.
+      if (!flow || flow.step_up_session_id !== null || flow.expires_at <= clock.now() || !sameDigest(flow.flow_digest, digestSecret(input.flow_token))) {
         throw new Refusal('oidc_state_invalid', 'This sign-in is unknown, expired, already used or was started by another client; start again.');
       }
       providerId = flow.provider_id;
@@ -325,8 +330,122 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
     await writePending(trx, userId, pending as PendingSignIn, now, client);
   });
 
-  return { start, complete };
+  /**
+   * Step-up at the provider (docs/IDENTITY.md, "Step-up at the provider"), for a person linked to
+   * one: a flow like a sign-in's, bound to the session (`step_up_session_id`), whose authorization
+   * URL asks the provider for a new login (`prompt=login`, `max_age=0`), as Auth0 and Keycloak do.
+   */
+  async function startStepUp(me: { userId: string; sessionId: string }, client: ClientInfo) {
+    const [link] = await repo.linksOfUser(db, me.userId);
+    const provider = link && (await repo.findProvider(db, link.provider_id));
+    if (!provider) throw notFound('identity_provider_not_found', 'You are linked to no identity provider.');
+    await beginAttempt(client, 'start');
+    const account = await db.selectFrom('users').select('email').where('id', '=', me.userId).executeTakeFirstOrThrow();
+    let authorization;
+    try {
+      authorization = await authorizationUrl(await relyingParty(provider), { redirectUri, scopes: provider.scopes, loginHint: account.email, reauthenticate: true });
+    } catch {
+      throw invalid('oidc_provider_error', 'The identity provider could not be reached.');
+    }
+    const flowToken = generateSecret(FLOW_PREFIX);
+    const now = clock.now();
+    await repo.insertFlow(db, {
+      stateDigest: digestSecret(authorization.state),
+      flowDigest: digestSecret(flowToken),
+      providerId: provider.id,
+      codeVerifier: authorization.codeVerifier,
+      nonce: authorization.nonce,
+      redirectUri,
+      now,
+      expiresAt: new Date(now.getTime() + flowTtlS * 1000),
+      stepUpSessionId: me.sessionId,
+    });
+    return { authorization_url: authorization.url.href, flow_token: flowToken, expires_in: flowTtlS, provider: { id: provider.id, name: provider.name } };
+  }
+
+  /**
+   * The proof: the flow is this session's, the ID token verified as at sign-in, its `auth_time`
+   * fresh (the person logged in just now, STEP_UP_MAX_AUTH_AGE_S) and its subject the one this
+   * person is linked to at that provider. A refusal counts against the sign-in throttle of the
+   * person's e-mail from this address, as a wrong step-up answer does (src/sessions/service.ts).
+   */
+  async function completeStepUp(me: { userId: string; sessionId: string }, input: CallbackInput, client: ClientInfo) {
+    const account = await db.selectFrom('users').select('email').where('id', '=', me.userId).executeTakeFirstOrThrow();
+    const attempt = await personThrottle.begin(account.email, client.ip, clock.now());
+    if (attempt.locked) throw rateLimited(`Too many failed proofs; try again in ${attempt.retryAfter} seconds.`, attempt.retryAfter);
+    const refuse = async (code: string, detail: string): Promise<never> => {
+      await recordSecurityEvent(db, {
+        type: 'sign_in_failed',
+        at: clock.now(),
+        userId: me.userId,
+        ip: client.ip,
+        requestId: client.requestId,
+        userAgent: truncateUserAgent(client.userAgent),
+        details: { method: 'oidc', during: 'step_up', reason: code },
+      });
+      throw invalid(code, detail);
+    };
+    const flow = await repo.takeFlow(db, digestSecret(input.state));
+    if (!flow || flow.step_up_session_id !== me.sessionId || flow.expires_at <= clock.now() || !sameDigest(flow.flow_digest, digestSecret(input.flow_token))) {
+      return refuse('oidc_state_invalid', 'This step-up is unknown, expired, already used or was started by another session; start again.');
+    }
+    const provider = await repo.findProvider(db, flow.provider_id);
+    if (!provider) return refuse('oidc_state_invalid', 'The identity provider of this step-up was removed; start again.');
+    let claims: IDToken;
+    try {
+      claims = await redeem(await relyingParty(provider), { redirectUri: flow.redirect_uri, code: input.code, state: input.state, iss: input.iss }, { codeVerifier: flow.code_verifier, nonce: flow.nonce });
+    } catch (err) {
+      if (err instanceof OidcRefusal) return refuse(REFUSAL_OF[err.reason], err.message);
+      throw err;
+    }
+    const now = clock.now();
+    // `auth_time` is when the person last logged in at the provider: asked with max_age=0, a
+    // provider that answers an old one (or none) reused its own session and proved nothing now.
+    const authTime = typeof claims.auth_time === 'number' ? claims.auth_time * 1000 : undefined;
+    if (authTime === undefined || now.getTime() - authTime > STEP_UP_MAX_AUTH_AGE_S * 1000) {
+      return refuse('oidc_step_up_stale', 'The identity provider did not make you sign in again just now; start again.');
+    }
+    const link = await repo.findLink(db, provider.id, claims.iss, claims.sub);
+    if (!link || link.user_id !== me.userId) {
+      return refuse('oidc_step_up_other_subject', 'Someone else signed in at the identity provider; sign in there as yourself.');
+    }
+    await db.transaction().execute(async (trx) => {
+      await markSteppedUp(trx, me.sessionId, 'oidc', now);
+      await recordSecondFactorEvent(trx, 'session_stepped_up', {
+        at: now,
+        userId: me.userId,
+        actor: { type: 'user', userId: me.userId, sessionId: me.sessionId },
+        client,
+        details: { method: 'oidc' },
+      });
+      await trx.deleteFrom('sign_in_failures').where('id', '=', attempt.attemptId).execute();
+    });
+    return { method: 'oidc' as const, valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
+  }
+
+  return { start, complete, startStepUp, completeStepUp };
 }
+
+/**
+ * What a person may step up with (the `step_up_methods` of a refusal): their second factors; a
+ * person without one, the password when they have one, and `oidc` when linked to a provider (a
+ * person who signs in only through a provider has no password to give).
+ */
+export function withOidcStepUp(db: Kysely<Database>, factorsOf: (userId: string) => Promise<string[]>) {
+  return async (userId: string): Promise<string[]> => {
+    const factors = await factorsOf(userId);
+    if (factors.length > 0) return factors;
+    const row = await db
+      .selectFrom('users as u')
+      .select([sql<boolean>`u.password_hash is not null`.as('has_password'), sql<boolean>`exists (select 1 from identity_links l where l.user_id = u.id)`.as('linked')])
+      .where('u.id', '=', userId)
+      .executeTakeFirst();
+    return [...(row?.has_password !== false ? ['password'] : []), ...(row?.linked ? ['oidc'] : [])];
+  };
+}
+
+/** How old the provider's `auth_time` may be for a step-up: the login just made there, with room for the way back. */
+export const STEP_UP_MAX_AUTH_AGE_S = 120;
 
 /** A groups claim: a list of strings (or one string); anything else is no group. */
 function groupsIn(claim: unknown): string[] {

@@ -40,7 +40,9 @@ async function stepUpState(db: Db, sessionId: string) {
 export function proofIsFresh(proof: { at: Date | null; method: StepUpMethod | null }, hasFactor: boolean, now: Date): boolean {
   if (!proof.at || !proof.method) return false;
   if (proof.at.getTime() <= now.getTime() - STEP_UP_TTL_S * 1000) return false;
-  return !(hasFactor && proof.method === 'password');
+  // A person with a second factor proves it with one: the password, or a login at the provider
+  // (docs/IDENTITY.md, "Step-up at the provider"), is no proof for them.
+  return !(hasFactor && (proof.method === 'password' || proof.method === 'oidc'));
 }
 
 /** Records a fresh proof on a live session. */
