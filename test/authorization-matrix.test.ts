@@ -176,6 +176,26 @@ const SECOND_FACTOR_FIRST: Record<string, (app: Parameters<typeof request>[0], c
   },
 };
 
+/** The caller linked to the hand-made provider (one provider for the matrix): a step-up at the provider needs a link (docs/IDENTITY.md). */
+let stepUpProviderId: Promise<string> | undefined;
+async function linkToProvider(caller: Caller): Promise<string> {
+  stepUpProviderId ??= makeIdentityProvider(database.db, openIdProvider.issuer, [], { id: openIdProvider.clientId, secret: openIdProvider.clientSecret });
+  const subject = `matrix-${caller.userId}`;
+  const now = new Date();
+  await database.db
+    .insertInto('identity_links')
+    .values({ issuer: openIdProvider.issuer, subject, user_id: caller.userId, provider_id: await stepUpProviderId, created_at: now, last_sign_in_at: now })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  return subject;
+}
+SECOND_FACTOR_FIRST.startOidcStepUp = async (_app, caller) => (await linkToProvider(caller), {});
+SECOND_FACTOR_FIRST.completeOidcStepUp = async (app, caller) => {
+  const sub = await linkToProvider(caller);
+  const { body } = await request(app).post('/sessions/current/step-up/oidc').set('authorization', `Bearer ${caller.accessToken}`).expect(201);
+  return { ...openIdProvider.authorize(body.authorization_url as string, { sub, auth_time: Math.floor(Date.now() / 1000) }), flow_token: body.flow_token as string };
+};
+
 async function call(op: OperationInfo, headers: Record<string, string>, caller?: Caller) {
   // Webhook URLs on loopback: the matrix is about who may call, not about where a URL points.
   const { app } = createTestApp(database.db, { clock: systemClock, env: { WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' } });

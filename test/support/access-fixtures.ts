@@ -150,13 +150,13 @@ export async function makePasskey(db: Kysely<Database>, userId: string): Promise
  * An identity provider of `issuer`, answering for `domains`, its client secret `fixture-secret`
  * sealed under the tests' sealing keys (SEALING_KEYS, as a server process of the tests reads them).
  */
-export async function makeIdentityProvider(db: Kysely<Database>, issuer: string, domains: string[] = []): Promise<string> {
+export async function makeIdentityProvider(db: Kysely<Database>, issuer: string, domains: string[] = [], client = { id: 'fixture', secret: 'fixture-secret' }): Promise<string> {
   const id = randomUUID();
   const now = new Date();
-  const sealed = sealClientSecret(keyring(testConfig().sealingKeys!), id, 'fixture-secret');
+  const sealed = sealClientSecret(keyring(testConfig().sealingKeys!), id, client.secret);
   await db
     .insertInto('identity_providers')
-    .values({ id, name: `idp ${id}`, name_key: `idp ${id}`, issuer, client_id: 'fixture', ...sealed, scopes: ['openid'], groups_claim: 'groups', create_unknown_people: false, sso_required: false, second_factor_amr: [], second_factor_acr: [], created_at: now, updated_at: now })
+    .values({ id, name: `idp ${id}`, name_key: `idp ${id}`, issuer, client_id: client.id, ...sealed, scopes: ['openid'], groups_claim: 'groups', create_unknown_people: false, sso_required: false, second_factor_amr: [], second_factor_acr: [], created_at: now, updated_at: now })
     .execute();
   if (domains.length) await db.insertInto('identity_provider_domains').values(domains.map((domain) => ({ domain, provider_id: id }))).execute();
   return id;
