@@ -32,7 +32,7 @@ beforeAll(async () => {
   const common = { client_id: op.clientId, client_secret: op.clientSecret, create_unknown_people: true };
   realId = await addProvider(service.app, token, { ...common, name: 'Keycloak of Corp', issuer: op.issuer, domains: ['corp.example'] });
   forgerId = await addProvider(service.app, token, { name: 'Lax', issuer: forger.issuer, client_id: forger.clientId, client_secret: forger.clientSecret, domains: ['lax.example'], create_unknown_people: true });
-}, budget({ passwordHash: 1 }));
+}, budget({ passwordHash: 3 }));
 afterAll(async () => {
   await op?.close();
   await forger?.close();

@@ -25,7 +25,7 @@ beforeAll(async () => {
   const person = await createUser(database.db, { roles: ['admin'] });
   const token = (await signIn(service.app, person.email, person.password)).access_token;
   providerId = await addProvider(service.app, token, { name: 'Corp', issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, domains: ['corp.example'], create_unknown_people: true });
-}, budget({ passwordHash: 1 }));
+}, budget({ passwordHash: 3 }));
 afterAll(async () => {
   await op?.close();
   await database?.destroy();
