@@ -419,6 +419,8 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
         details: { method: 'oidc' },
       });
       await trx.deleteFrom('sign_in_failures').where('id', '=', attempt.attemptId).execute();
+      // Its start counted against the address's flows, as a sign-in's: completed, it counts no more.
+      await clearAttempts(trx, client);
     });
     return { method: 'oidc' as const, valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
   }
