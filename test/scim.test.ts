@@ -224,6 +224,39 @@ describe('bad input: a SCIM error, nothing written', () => {
 });
 
 describe('attacks', () => {
+  it('a PUT without active does not bring back a person an administrator disabled', async () => {
+    const userName = `disabled-${unique()}@example.com`;
+    const made = await scim('post', '/scim/v2/Users', { schemas: [USER], userName, name: { givenName: 'Dis', familyName: 'Abled' } });
+    expect(made.status, made.text).toBe(201);
+    const id = made.body.id as string;
+    await database.db.updateTable('users').set({ status: 'disabled' }).where('id', '=', id).execute();
+    const res = await scim('put', `/scim/v2/Users/${id}`, { schemas: [USER], userName, name: { givenName: 'Renamed', familyName: 'Abled' } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.active).toBe(false);
+    expect((await database.db.selectFrom('users').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status).toBe('disabled');
+  });
+
+  it('prototype pollution through a PATCH path or value (__proto__, constructor, prototype) is 400, and pollutes nothing', async () => {
+    const made = await scim('post', '/scim/v2/Users', { schemas: [USER], userName: `proto-${unique()}@example.com`, name: { givenName: 'Proto', familyName: 'Type' } });
+    expect(made.status, made.text).toBe(201);
+    const polluted = 'x-polluted-by-scim';
+    const attempts: object[] = [
+      { op: 'replace', path: `name.__proto__.${polluted}`, value: true },
+      { op: 'replace', path: `name.constructor.prototype.${polluted}`, value: true },
+      { op: 'Replace', path: `name.__PROTO__.${polluted}`, value: true },
+      { op: 'replace', value: { [`name.__proto__.${polluted}`]: true } },
+      { op: 'replace', value: JSON.parse(`{"name": {"__proto__": {"${polluted}": true}}}`) as object },
+      { op: 'add', path: 'name', value: JSON.parse(`{"givenName": "A", "__proto__": {"${polluted}": true}}`) as object },
+    ];
+    for (const operation of attempts) {
+      await nothingWritten(async () => {
+        const res = await scim('patch', `/scim/v2/Users/${made.body.id as string}`, { schemas: [PATCH_OP], Operations: [operation] });
+        expect(res.status, `${JSON.stringify(operation)}: ${res.text}`).toBe(400);
+      });
+      expect(({} as Record<string, unknown>)[polluted], JSON.stringify(operation)).toBeUndefined();
+    }
+  });
+
   it('a key without scim.provision is refused 403, whatever else it holds', async () => {
     const other = (await makeApiKey(database.db, ['users.create', 'users.update', 'users.disable', 'users.list'])).secret;
     await nothingWritten(async () => {

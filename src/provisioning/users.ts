@@ -82,6 +82,27 @@ function attributeOf(path: string): string | undefined {
   return ATTRIBUTES.get(name);
 }
 
+/** Names that reach an object's prototype when a path or a key is followed (any case: SCIM names are case-insensitive). */
+const PROTOTYPE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+const namesPrototype = (text: string) => text.split(/[^A-Za-z0-9_$]+/).some((name) => PROTOTYPE_NAMES.has(name.toLowerCase()));
+
+function keysNamePrototype(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth > 32) return true; // deeper than any SCIM User: refused rather than walked
+  return Object.entries(value).some(([key, inner]) => namesPrototype(key) || keysNamePrototype(inner, depth + 1));
+}
+
+/**
+ * scim-patch 0.8.3 follows a path's segments, and a value's keys, into inherited properties:
+ * `name.__proto__.x` would set `x` on Object.prototype for the whole process (found by an
+ * attacker's review: the second-factor gate reads such a flag). No segment of a path, and no key of
+ * a value at any depth, may name a prototype; a filter value that happens to is refused too.
+ */
+function assertNoPrototypeNames(operation: { path?: string; value?: unknown }): void {
+  if (operation.path !== undefined && namesPrototype(operation.path)) throw invalidPath(`The PATCH path ${operation.path} names no attribute of a User.`);
+  if (keysNamePrototype(operation.value)) throw invalidValue('A value names an attribute no User has.');
+}
+
 /**
  * The operations as scim-patch applies them: `op` in lower case (Entra ID sends `Replace`), paths
  * with their attribute in its canonical case, `active` as a boolean, a path-less value's dotted keys
@@ -91,6 +112,7 @@ function attributeOf(path: string): string | undefined {
 function normalizeOperations(operations: { op: string; path?: string; value?: unknown }[]): ScimPatchOperation[] {
   const out: ScimPatchOperation[] = [];
   for (const operation of operations) {
+    assertNoPrototypeNames(operation);
     const op = operation.op.toLowerCase() as 'add' | 'remove' | 'replace';
     if (operation.path !== undefined) {
       const attribute = attributeOf(operation.path);
@@ -198,7 +220,9 @@ export function scimUserService({ db, clock }: ServiceDeps, users: ReturnType<ty
     async replace(authority: Authority, id: string, sent: ScimUser, origin: Origin): Promise<ScimUser> {
       return db.transaction().execute(async (trx) => {
         const current = await lockVisible(trx, authority, id);
-        return save(trx, authority, origin, current, desiredOf(sent));
+        // A PUT without `active` leaves it as it is: a replace of names must not bring back
+        // someone an administrator disabled (RFC 7644 3.5.1 lets a missing attribute keep its value).
+        return save(trx, authority, origin, current, desiredOf(sent, { active: current.status === 'active' }));
       });
     },
 
