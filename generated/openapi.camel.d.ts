@@ -70,6 +70,10 @@ export interface paths {
          *     - A wrong code answers `401 invalid_second_factor` and counts as a failed sign-in of the
          *       person's e-mail from this address, against the same limits as a wrong password (`429` with
          *       `Retry-After` once reached).
+         *     - At most 10 wrong codes of the authenticator app a day (a rolling 24 hours, sign-ins and
+         *       step-ups together): past them a code of the app is refused, right or wrong
+         *       (`403 second_factor_locked`); a recovery code or a passkey still signs in, and an
+         *       administrator's reset of the person's second factors clears the count.
          *     - An authenticator code is accepted once: the same code again, or an older one, is refused
          *       even within its 30 seconds. A recovery code is accepted once, ever.
          *     - A passkey must be one of the person's, sign the challenge's own WebAuthn challenge (so an
@@ -185,7 +189,8 @@ export interface paths {
          *     - A person without any second factor proves it with the password (`password`), as GitHub's
          *       sudo mode does: an access token alone is never enough.
          *     - A wrong code or password counts as a failed sign-in of the person against the same
-         *       throttle (`429` once reached). A passkey's answer is not throttled: a signature cannot be
+         *       throttle (`429` once reached); a wrong code of the app counts against the daily cap on
+         *       wrong codes as well (`403 second_factor_locked` past it). A passkey's answer is not throttled: a signature cannot be
          *       guessed.
          *     - Signing in does not count as a proof: only this operation (and, for a person without a
          *       second factor, `PUT /me/password`, which checks the password) makes one.
@@ -444,8 +449,8 @@ export interface paths {
         };
         /**
          * My second factors
-         * @description Whether a second factor is required of me, my authenticator app, and how many recovery codes
-         *     remain. Allowed before enrolling, when a second factor is required.
+         * @description Whether a second factor is required of me, my authenticator app, how many recovery codes
+         *     remain, and the wrong codes of the last 24 hours against the daily cap. Allowed before enrolling, when a second factor is required.
          *
          *     **Required permission:** none; any authenticated caller.
          */
@@ -3140,6 +3145,33 @@ export interface components {
              * @example 10
              */
             recoveryCodesRemaining: number;
+            /**
+             * @description Wrong codes of the authenticator app in the last 24 hours, at sign-in and at step-up. At
+             *     `limit`, codes of the app are refused, right or wrong (`403 second_factor_locked`), until
+             *     `lockedUntil`; a recovery code or a passkey still works, and an administrator's reset of the
+             *     second factors clears the count. Wrong codes you did not type mean someone knows your
+             *     password: change it.
+             */
+            codeFailures: {
+                /**
+                 * Format: int32
+                 * @description Wrong codes in the last 24 hours.
+                 * @example 0
+                 */
+                last_24Hours: number;
+                /**
+                 * Format: int32
+                 * @description Wrong codes in 24 hours past which the app's codes are refused.
+                 * @example 10
+                 */
+                limit: number;
+                /**
+                 * Format: date-time
+                 * @description Until when the app's codes are refused; `null` while they are not.
+                 * @example null
+                 */
+                lockedUntil: string | null;
+            };
         };
         /**
          * @description A new authenticator-app key, not in force until confirmed with a code at
@@ -3827,7 +3859,8 @@ export interface components {
          *     `meeting_deleted`. Tasks: `task_created`, `task_updated`, `task_deleted`. Second factors:
          *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code or a
          *     refused passkey, with `details.method`, `details.during` and, for a passkey, `details.reason`:
-         *     `counter_regressed` for a copied authenticator), `recovery_code_used` (with
+         *     `counter_regressed` for a copied authenticator), `second_factor_locked` (the person reached the
+         *     daily cap on wrong authenticator-app codes: `details.failures`, `details.during`), `recovery_code_used` (with
          *     `details.remaining`), `recovery_codes_regenerated`, `second_factors_reset` (with
          *     `details.factors`; the person's sessions end), `passkey_renamed`, `session_stepped_up`
          *     (a fresh proof for a sensitive change, with `details.method`). A passkey's events carry
@@ -3847,7 +3880,7 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked";
         /**
          * @description The kind of actor (AuditActor describes each).
          * @example user
@@ -7678,6 +7711,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /**
+             * @description The person reached the daily cap on wrong codes of the authenticator app
+             *     (`second_factor_locked`): a code of the app is refused without being checked, and the
+             *     challenge stays good for a recovery code or a passkey.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7877,7 +7925,23 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description The person reached the daily cap on wrong codes of the authenticator app
+             *     (`second_factor_locked`: a recovery code or a passkey still proves it), or must first
+             *     replace a password someone else set (`password_change_required`).
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -8420,7 +8484,12 @@ export interface operations {
                      *         "enrolledAt": "2026-12-15T10:00:00.000Z",
                      *         "lastUsedAt": "2026-12-16T08:30:00.000Z"
                      *       },
-                     *       "recoveryCodesRemaining": 9
+                     *       "recoveryCodesRemaining": 9,
+                     *       "codeFailures": {
+                     *         "last_24Hours": 2,
+                     *         "limit": 10,
+                     *         "lockedUntil": null
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["SecondFactors"];

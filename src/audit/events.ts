@@ -32,6 +32,7 @@ export const AUDIT_EVENT_TYPES = [
   'second_factor_enrolled',
   'second_factor_removed',
   'second_factor_failed',
+  'second_factor_locked',
   'recovery_code_used',
   'recovery_codes_regenerated',
   'second_factors_reset',

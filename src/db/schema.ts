@@ -236,6 +236,13 @@ export interface SignInChallengesTable {
 }
 
 /** A WebAuthn challenge of a registration or a passwordless sign-in: good once, until expires_at. */
+/** One wrong authenticator-app code of a person (migration 20261227T1100): the daily cap counts them. */
+export interface SecondFactorCodeFailuresTable {
+  id: Generated<string>;
+  user_id: string;
+  failed_at: Timestamp;
+}
+
 export interface PasskeyChallengesTable {
   challenge: string;
   purpose: 'registration' | 'sign_in' | 'step_up';
@@ -337,6 +344,7 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   sign_in_challenges: SignInChallengesTable;
   passkey_challenges: PasskeyChallengesTable;
+  second_factor_code_failures: SecondFactorCodeFailuresTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;

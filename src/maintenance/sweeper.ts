@@ -59,6 +59,12 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
       delete from sign_in_failures where id in (
         select id from sign_in_failures where failed_at <= ${attemptsBefore} limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
+  }) + await inBatches(async () => {
+    // Wrong second-factor codes past the daily cap's day (src/second-factor/service.ts).
+    const result = await sql`
+      delete from second_factor_code_failures where id in (
+        select id from second_factor_code_failures where failed_at <= ${new Date(now.getTime() - 24 * 3600 * 1000)} limit ${BATCH} for update skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
   });
 
   // Over (no longer live, src/sessions/liveness.ts) already at the start of the retention period.

@@ -17,6 +17,7 @@ export type SecondFactorEventType =
   | 'second_factor_enrolled'
   | 'second_factor_removed'
   | 'second_factor_failed'
+  | 'second_factor_locked'
   | 'recovery_code_used'
   | 'recovery_codes_regenerated'
   | 'session_stepped_up';

@@ -84,3 +84,32 @@ export async function useRecoveryCode(db: Db, userId: string, digests: { keyId: 
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Wrong authenticator-app codes of the person since `since` (the daily cap, docs/AUTH.md). */
+export async function countCodeFailures(db: Db, userId: string, since: Date): Promise<number> {
+  const row = await db
+    .selectFrom('second_factor_code_failures')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', userId)
+    .where('failed_at', '>', since)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function recordCodeFailure(db: Db, userId: string, now: Date): Promise<void> {
+  await db.insertInto('second_factor_code_failures').values({ user_id: userId, failed_at: now }).execute();
+}
+
+/** When the cap stops holding: the `cap`-th newest failure since `since` leaves the window then; null below the cap. */
+export async function capLiftsAt(db: Db, userId: string, since: Date, cap: number, windowMs: number): Promise<Date | null> {
+  const row = await db
+    .selectFrom('second_factor_code_failures')
+    .select('failed_at')
+    .where('user_id', '=', userId)
+    .where('failed_at', '>', since)
+    .orderBy('failed_at', 'desc')
+    .offset(cap - 1)
+    .limit(1)
+    .executeTakeFirst();
+  return row ? new Date(new Date(row.failed_at).getTime() + windowMs) : null;
+}

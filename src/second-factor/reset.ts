@@ -31,6 +31,8 @@ export async function resetSecondFactors({ db, clock }: ServiceDeps, endSessions
     if (!isSelf(authority, userId)) assertMayActOn(authority, permissionsOfRoles(await lockRolesOfUser(trx, userId)), 'This user');
     const factors = await trx.deleteFrom('second_factors').where('user_id', '=', userId).returning('kind').execute();
     const codes = await trx.deleteFrom('recovery_codes').where('user_id', '=', userId).returning('user_id').execute();
+    // The daily cap on wrong codes starts again with the new factor (docs/AUTH.md).
+    await trx.deleteFrom('second_factor_code_failures').where('user_id', '=', userId).execute();
     if (factors.length === 0 && codes.length === 0) return 'nothing';
     const actor = actorOf(authority);
     await endSessions(trx, { userId }, 'second_factors_reset', now, origin, actor);

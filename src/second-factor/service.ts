@@ -6,7 +6,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { Actor } from '../audit/events.js';
-import { conflict, invalid, notFound, rateLimited } from '../errors.js';
+import { conflict, forbidden, invalid, notFound, rateLimited } from '../errors.js';
 import { keyringOf } from '../auth/sealing-keys.js';
 import { signInThrottle } from '../throttle/sign-in-throttle.js';
 import { newTotpKey, sealTotpKey, totpStep, unsealTotpKey } from './totp.js';
@@ -20,6 +20,21 @@ export type SecondFactorAnswer = { totp_code: string } | { recovery_code: string
 
 /** What a second factor proved, as the session records it. */
 export type SecondFactorMethod = 'password_totp' | 'password_recovery_code';
+
+/**
+ * The daily cap (docs/AUTH.md, "The daily cap on wrong codes"): past this many wrong
+ * authenticator-app codes of one person in a rolling day, at sign-in and at step-up together, the
+ * app's codes are refused, right or wrong, until the oldest of them leave the day or an
+ * administrator resets the person's factors; a recovery code or a passkey still works.
+ */
+export const CODE_FAILURES_PER_DAY = 10;
+export const CODE_FAILURE_WINDOW_MS = 24 * 3600 * 1000;
+
+export const secondFactorLocked = () =>
+  forbidden(
+    'second_factor_locked',
+    `Too many wrong codes in the last 24 hours: codes of the authenticator app are refused for now. Use a recovery code or a passkey, or ask an administrator to reset your second factors.`,
+  );
 
 export const invalidSecondFactor = () => invalid('invalid_second_factor', 'The code is wrong or was already used.');
 const tooManyAttempts = (retryAfter: number) => rateLimited(`Too many failed attempts; try again in ${retryAfter} seconds.`, retryAfter);
@@ -46,11 +61,18 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
   }
 
   async function overview(userId: string) {
-    const [required, totp, remaining] = await Promise.all([isRequired(userId), repo.findTotp(db, userId), repo.countUnusedRecoveryCodes(db, userId)]);
+    const since = new Date(clock.now().getTime() - CODE_FAILURE_WINDOW_MS);
+    // One query after the other: a request holds one connection at a time.
+    const required = await isRequired(userId);
+    const totp = await repo.findTotp(db, userId);
+    const remaining = await repo.countUnusedRecoveryCodes(db, userId);
+    const failures = await repo.countCodeFailures(db, userId, since);
+    const liftsAt = failures >= CODE_FAILURES_PER_DAY ? await repo.capLiftsAt(db, userId, since, CODE_FAILURES_PER_DAY, CODE_FAILURE_WINDOW_MS) : null;
     return {
       required,
       totp: totp?.confirmed_at ? { enrolled_at: totp.confirmed_at.toISOString(), last_used_at: totp.last_used_at?.toISOString() ?? null } : null,
       recovery_codes_remaining: remaining,
+      code_failures: { last_24_hours: failures, limit: CODE_FAILURES_PER_DAY, locked_until: liftsAt?.toISOString() ?? null },
     };
   }
 
@@ -131,13 +153,30 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
    * what it proved, or null (wrong, replayed, used). A TOTP code's step is accepted once; a
    * recovery code once, ever. Records `recovery_code_used`; the caller records failures.
    */
-  async function useForSignIn(trx: Transaction<Database>, userId: string, answer: SecondFactorAnswer, now: Date, client: RequestOrigin): Promise<SecondFactorMethod | null> {
+  async function useForSignIn(
+    trx: Transaction<Database>,
+    userId: string,
+    answer: SecondFactorAnswer,
+    now: Date,
+    client: RequestOrigin,
+    during: 'sign_in' | 'step_up' = 'sign_in',
+  ): Promise<SecondFactorMethod | null | 'locked'> {
     if ('totp_code' in answer) {
+      // The row locked first: two codes of one person are judged (and counted) one after the other, in every process.
       const row = await repo.lockTotp(trx, userId);
       if (!row?.confirmed_at) return null;
+      const failures = await repo.countCodeFailures(trx, userId, new Date(now.getTime() - CODE_FAILURE_WINDOW_MS));
+      // Past the cap the code is not even checked: right or wrong, it is refused, and tells nothing.
+      if (failures >= CODE_FAILURES_PER_DAY) return 'locked';
       const key = openTotp(userId, row);
       const step = key && totpStep(key, answer.totp_code, now);
-      return step !== null && (await repo.acceptTotpStep(trx, row.id, step, now, false)) ? 'password_totp' : null;
+      if (step !== null && (await repo.acceptTotpStep(trx, row.id, step, now, false))) return 'password_totp';
+      await repo.recordCodeFailure(trx, userId, now);
+      if (failures + 1 === CODE_FAILURES_PER_DAY) {
+        const actor: Actor = during === 'sign_in' ? { type: 'anonymous' } : { type: 'user', userId, sessionId: null };
+        await recordSecondFactorEvent(trx, 'second_factor_locked', { at: now, userId, actor, client, details: { failures: CODE_FAILURES_PER_DAY, during } });
+      }
+      return null;
     }
     const unkeyed = unkeyedRecoveryDigest(answer.recovery_code);
     const digests = keys.ids.map((keyId) => ({ keyId, digest: keyRecoveryDigest(keys.byId(keyId, 'recovery-code')!, unkeyed) }));

@@ -19,7 +19,7 @@ import { livenessAt } from './liveness.js';
 import { revokeSessions, truncateUserAgent, type ClientInfo } from './revocation.js';
 import type { Actor } from '../audit/events.js';
 import { uncounted } from '../outcomes.js';
-import { secondFactorService, type SecondFactorAnswer } from '../second-factor/service.js';
+import { secondFactorLocked, secondFactorService, type SecondFactorAnswer } from '../second-factor/service.js';
 import { passkeyService, challengeOf, invalidPasskey, type AssertionVerdict, type WebAuthnJson } from '../second-factor/passkeys.js';
 import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordSecondFactorEvent } from '../second-factor/events.js';
@@ -211,7 +211,10 @@ export function sessionService(deps: Dependencies) {
         if (refusal.ok) await passkeys.noteUse(trx, refusal, now);
         proved = refusal.ok ? 'password_passkey' : null;
       } else {
-        proved = await secondFactors.useForSignIn(trx, challenge.user_id, answer, now, client);
+        const used = await secondFactors.useForSignIn(trx, challenge.user_id, answer, now, client);
+        // Past the daily cap: refused without checking the code, and neither a guess nor a wrong answer.
+        if (used === 'locked') return 'locked' as const;
+        proved = used;
       }
       if (!proved) {
         await challengeFailed(trx, challenge.id);
@@ -226,6 +229,7 @@ export function sessionService(deps: Dependencies) {
       return proved;
     });
     if (method === 'dead') throw invalidChallenge();
+    if (method === 'locked') throw secondFactorLocked();
     if (method === 'wrong') {
       outcomes.signIn('failed');
       throw wrongSecondFactor();
@@ -290,7 +294,7 @@ export function sessionService(deps: Dependencies) {
     }
     const attempt = await beginAttempt(me.email, client);
     const actor: Actor = { type: 'user', userId: me.userId, sessionId: me.sessionId };
-    let method: StepUpMethod | null;
+    let method: StepUpMethod | null | 'locked';
     let now: Date;
     if ('password' in answer) {
       // Checked before any transaction: hashing must not hold a connection.
@@ -298,12 +302,13 @@ export function sessionService(deps: Dependencies) {
       const right = credentials?.password_hash ? await verifyPassword(credentials.password_hash, answer.password) : false;
       now = clock.now();
       method = right ? 'password' : null;
-      if (method) await db.transaction().execute((trx) => proved(trx, me, method!, now, client, actor));
+      if (right) await db.transaction().execute((trx) => proved(trx, me, 'password', now, client, actor));
     } else {
       now = clock.now();
       method = await db.transaction().execute(async (trx) => {
-        const used = await secondFactors.useForSignIn(trx, me.userId, answer, now, client);
+        const used = await secondFactors.useForSignIn(trx, me.userId, answer, now, client, 'step_up');
         const kind = 'totp_code' in answer ? 'totp' : 'recovery_code';
+        if (used === 'locked') return 'locked' as const;
         if (!used) {
           await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor, client, details: { method: kind, during: 'step_up' } });
           return null;
@@ -312,6 +317,7 @@ export function sessionService(deps: Dependencies) {
         return kind;
       });
     }
+    if (method === 'locked') throw secondFactorLocked();
     // The attempt stays recorded as a failure when the answer was wrong.
     if (!method) throw 'password' in answer ? new DomainError('invalid', 'invalid_current_password', 'The password is wrong.') : invalid('invalid_second_factor', 'The code is wrong or was already used.');
     await throttle.succeeded(attempt.attemptId);

@@ -51,6 +51,10 @@ export const shellMessages = pageMessages({
   'error.notFound': { en: 'This page does not exist.', fr: "Cette page n'existe pas." },
   'error.outranked': { en: 'You cannot do this: the target holds {permissions}, which you do not have.', fr: "Impossible : la cible détient {permissions}, que vous n'avez pas." },
   'error.invalidCode': { en: 'This code is wrong or was already used.', fr: 'Ce code est erroné ou a déjà servi.' },
+  'error.secondFactorLocked': {
+    en: 'Too many wrong codes today: codes from the authenticator app are refused for now. Use a recovery code or a passkey.',
+    fr: 'Trop de codes erronés aujourd’hui : les codes de l’application d’authentification sont refusés pour l’instant. Utilisez un code de secours ou une clé d’accès.',
+  },
   'error.invalidPasskey': { en: 'This passkey could not be verified. Try again.', fr: 'Cette clé d’accès n’a pas pu être vérifiée. Réessayez.' },
   'error.passkeyCancelled': { en: 'No passkey was used (the browser’s window was closed, or no passkey for this site was found).', fr: 'Aucune clé d’accès n’a été utilisée (la fenêtre du navigateur a été fermée, ou aucune clé d’accès pour ce site n’a été trouvée).' },
   'error.stepUpRequired': { en: 'This change needs you to confirm it is you.', fr: 'Cette modification demande de confirmer votre identité.' },

@@ -25,7 +25,7 @@ function isProblem(body: unknown): body is Problem {
   return typeof body === 'object' && body !== null && typeof (body as Problem).status === 'number' && typeof (body as Problem).code === 'string';
 }
 
-export type Translate = (key: 'error.forbidden' | 'error.outranked' | 'error.rateLimited' | 'error.network' | 'error.sessionEnded' | 'error.unknown' | 'error.invalidCode' | 'error.challengeExpired' | 'error.invalidPasskey' | 'error.passkeyCancelled' | 'error.stepUpRequired' | 'error.wrongPassword', params?: Record<string, string | number>) => string;
+export type Translate = (key: 'error.forbidden' | 'error.outranked' | 'error.rateLimited' | 'error.network' | 'error.sessionEnded' | 'error.unknown' | 'error.invalidCode' | 'error.challengeExpired' | 'error.invalidPasskey' | 'error.secondFactorLocked' | 'error.passkeyCancelled' | 'error.stepUpRequired' | 'error.wrongPassword', params?: Record<string, string | number>) => string;
 
 /** 403 names the permission (or those the target holds beyond the caller's), 429 says how long to wait, otherwise the problem's `detail`. */
 export function describeError(error: unknown, t: Translate): string {
@@ -35,6 +35,7 @@ export function describeError(error: unknown, t: Translate): string {
     if (error.status === 403 && error.problem?.required_permission) return t('error.forbidden', { permission: error.problem.required_permission });
     if (error.problem?.code === 'invalid_second_factor') return t('error.invalidCode');
     if (error.problem?.code === 'invalid_passkey') return t('error.invalidPasskey');
+    if (error.problem?.code === 'second_factor_locked') return t('error.secondFactorLocked');
     if (error.problem?.code === 'invalid_challenge') return t('error.challengeExpired');
     if (error.problem?.code === 'step_up_required') return t('error.stepUpRequired');
     if (error.problem?.code === 'invalid_current_password') return t('error.wrongPassword');

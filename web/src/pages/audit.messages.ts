@@ -65,6 +65,7 @@ export const auditMessages = pageMessages({
   'audit.line.second_factor_enrolled': { en: '{actor} set up a second factor for {target}', fr: '{actor} a configuré un second facteur pour {target}' },
   'audit.line.second_factor_removed': { en: '{actor} removed a second factor of {target}', fr: '{actor} a retiré un second facteur de {target}' },
   'audit.line.second_factor_failed': { en: 'Wrong second-factor code for {target}', fr: 'Code de second facteur erroné pour {target}' },
+  'audit.line.second_factor_locked': { en: 'Too many wrong codes for {target}: the authenticator app is refused for a day', fr: 'Trop de codes erronés pour {target} : l’application d’authentification est refusée pour une journée' },
   'audit.line.recovery_code_used': { en: '{actor} signed in with a recovery code', fr: '{actor} s’est connecté·e avec un code de secours' },
   'audit.line.recovery_codes_regenerated': { en: '{actor} made new recovery codes', fr: '{actor} a créé de nouveaux codes de secours' },
   'audit.line.session_stepped_up': { en: '{actor} confirmed it was them for a sensitive change', fr: '{actor} a confirmé son identité pour une modification sensible' },

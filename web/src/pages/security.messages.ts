@@ -15,6 +15,11 @@ export const securityMessages = pageMessages({
   'security.totpEnrolled': { en: 'Set up on {date}.', fr: 'Configurée le {date}.' },
   'security.totpLastUsed': { en: 'Last used to sign in on {date}.', fr: 'Dernière connexion avec un code le {date}.' },
   'security.totpNeverUsed': { en: 'Not used to sign in yet.', fr: 'Pas encore utilisée pour se connecter.' },
+  'security.codeFailures': { en: 'Wrong codes in the last 24 hours: {count} of {limit}. At {limit}, codes from the app are refused for a day.', fr: 'Codes erronés ces dernières 24 heures : {count} sur {limit}. À {limit}, les codes de l’application sont refusés pendant une journée.' },
+  'security.codesLocked': {
+    en: 'Too many wrong codes in the last 24 hours: codes from your authenticator app are refused until {date}. Sign in with a recovery code or a passkey, or ask an administrator to reset your second factors. If you did not type them, someone knows your password: change it.',
+    fr: 'Trop de codes erronés ces dernières 24 heures : les codes de votre application d’authentification sont refusés jusqu’au {date}. Connectez-vous avec un code de secours ou une clé d’accès, ou demandez à un administrateur de réinitialiser vos seconds facteurs. Si vous ne les avez pas saisis, quelqu’un connaît votre mot de passe : changez-le.',
+  },
   'security.codesRemaining': { en: 'Recovery codes left: {count}.', fr: 'Codes de secours restants : {count}.' },
   'security.regenerate': { en: 'New recovery codes', fr: 'Nouveaux codes de secours' },
   'security.regenerateConfirm': { en: 'Make 10 new recovery codes? The ones you have stop working.', fr: 'Créer 10 nouveaux codes de secours ? Ceux que vous avez ne fonctionneront plus.' },

@@ -72,6 +72,11 @@ export function SecurityPage({ required = false, onEnrolled }: { required?: bool
               <p>{t('security.totpEnrolled', { date: formatDate(data.totp.enrolled_at) })}</p>
               <p>{data.totp.last_used_at ? t('security.totpLastUsed', { date: formatDate(data.totp.last_used_at) }) : t('security.totpNeverUsed')}</p>
               <p>{t('security.codesRemaining', { count: String(data.recovery_codes_remaining) })}</p>
+              {data.code_failures.locked_until ? (
+                <Notice tone="warning">{t('security.codesLocked', { date: formatDate(data.code_failures.locked_until) })}</Notice>
+              ) : data.code_failures.last_24_hours > 0 ? (
+                <p>{t('security.codeFailures', { count: String(data.code_failures.last_24_hours), limit: String(data.code_failures.limit) })}</p>
+              ) : null}
               <div class="actions">
                 <button type="button" class="secondary" onClick={regenerate}>
                   {t('security.regenerate')}
