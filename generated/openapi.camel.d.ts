@@ -3158,7 +3158,7 @@ export interface components {
                  * @description Wrong codes in the last 24 hours.
                  * @example 0
                  */
-                last_24Hours: number;
+                inLastDay: number;
                 /**
                  * Format: int32
                  * @description Wrong codes in 24 hours past which the app's codes are refused.
@@ -8486,7 +8486,7 @@ export interface operations {
                      *       },
                      *       "recoveryCodesRemaining": 9,
                      *       "codeFailures": {
-                     *         "last_24Hours": 2,
+                     *         "inLastDay": 2,
                      *         "limit": 10,
                      *         "lockedUntil": null
                      *       }

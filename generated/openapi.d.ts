@@ -3158,7 +3158,7 @@ export interface components {
                  * @description Wrong codes in the last 24 hours.
                  * @example 0
                  */
-                last_24_hours: number;
+                in_last_day: number;
                 /**
                  * Format: int32
                  * @description Wrong codes in 24 hours past which the app's codes are refused.
@@ -8520,7 +8520,7 @@ export interface operations {
                      *       },
                      *       "recovery_codes_remaining": 9,
                      *       "code_failures": {
-                     *         "last_24_hours": 2,
+                     *         "in_last_day": 2,
                      *         "limit": 10,
                      *         "locked_until": null
                      *       }

@@ -3158,7 +3158,7 @@ export interface components {
                  * @description Wrong codes in the last 24 hours.
                  * @example 0
                  */
-                "last-24-hours": number;
+                "in-last-day": number;
                 /**
                  * Format: int32
                  * @description Wrong codes in 24 hours past which the app's codes are refused.
@@ -8486,7 +8486,7 @@ export interface operations {
                      *       },
                      *       "recovery-codes-remaining": 9,
                      *       "code-failures": {
-                     *         "last-24-hours": 2,
+                     *         "in-last-day": 2,
                      *         "limit": 10,
                      *         "locked-until": null
                      *       }

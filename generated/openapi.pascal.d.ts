@@ -3158,7 +3158,7 @@ export interface components {
                  * @description Wrong codes in the last 24 hours.
                  * @example 0
                  */
-                Last_24Hours: number;
+                InLastDay: number;
                 /**
                  * Format: int32
                  * @description Wrong codes in 24 hours past which the app's codes are refused.
@@ -8486,7 +8486,7 @@ export interface operations {
                      *       },
                      *       "RecoveryCodesRemaining": 9,
                      *       "CodeFailures": {
-                     *         "Last_24Hours": 2,
+                     *         "InLastDay": 2,
                      *         "Limit": 10,
                      *         "LockedUntil": null
                      *       }

@@ -95,7 +95,7 @@ describe('the daily cap on wrong codes', () => {
     const overview = await request(apps[0]).get('/me/second-factors').set(auth(recovered.body.access_token));
     expect(overview.status).toBe(200);
     expectContractResponse(overview, 'GET', '/me/second-factors');
-    expect(overview.body.code_failures.last_24_hours).toBe(CODE_FAILURES_PER_DAY);
+    expect(overview.body.code_failures.in_last_day).toBe(CODE_FAILURES_PER_DAY);
     expect(overview.body.code_failures.limit).toBe(CODE_FAILURES_PER_DAY);
     expect(overview.body.code_failures.locked_until).toBe(new Date(START.getTime() + PAST_THROTTLE_WINDOW_MS + 24 * 3600_000).toISOString());
 

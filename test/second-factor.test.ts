@@ -54,7 +54,7 @@ describe('enrolling an authenticator app', HASHES, () => {
     // Not in force yet: the password alone still signs in.
     expect((await request(app).post('/sessions').send({ session: { email: person.email, password: person.password } })).status).toBe(201);
     const pending = await request(app).get('/me/second-factors').set(auth(access_token));
-    expect(pending.body).toEqual({ required: false, totp: null, recovery_codes_remaining: 0, code_failures: { last_24_hours: 0, limit: 10, locked_until: null } });
+    expect(pending.body).toEqual({ required: false, totp: null, recovery_codes_remaining: 0, code_failures: { in_last_day: 0, limit: 10, locked_until: null } });
 
     const wrong = await request(app).post('/me/totp/confirm').set(auth(access_token)).send({ totp_code: totpCode(started.body.secret, new Date(START.getTime() + 300_000)) });
     expect(wrong.status).toBe(400);
@@ -69,7 +69,7 @@ describe('enrolling an authenticator app', HASHES, () => {
 
     const overview = await request(app).get('/me/second-factors').set(auth(access_token));
     expectContractResponse(overview, 'GET', '/me/second-factors');
-    expect(overview.body).toEqual({ required: false, totp: { enrolled_at: START.toISOString(), last_used_at: null }, recovery_codes_remaining: 10, code_failures: { last_24_hours: 0, limit: 10, locked_until: null } });
+    expect(overview.body).toEqual({ required: false, totp: { enrolled_at: START.toISOString(), last_used_at: null }, recovery_codes_remaining: 10, code_failures: { in_last_day: 0, limit: 10, locked_until: null } });
     // Enrolling again needs the old one removed first (and, now that there is a factor, a proof by it).
     expect((await stepUp(app, access_token, { recovery_code: confirmed.body.recovery_codes[0] })).status).toBe(200);
     const again = await request(app).post('/me/totp').set(auth(access_token));

@@ -72,7 +72,7 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
       required,
       totp: totp?.confirmed_at ? { enrolled_at: totp.confirmed_at.toISOString(), last_used_at: totp.last_used_at?.toISOString() ?? null } : null,
       recovery_codes_remaining: remaining,
-      code_failures: { last_24_hours: failures, limit: CODE_FAILURES_PER_DAY, locked_until: liftsAt?.toISOString() ?? null },
+      code_failures: { in_last_day: failures, limit: CODE_FAILURES_PER_DAY, locked_until: liftsAt?.toISOString() ?? null },
     };
   }
 

@@ -74,8 +74,8 @@ export function SecurityPage({ required = false, onEnrolled }: { required?: bool
               <p>{t('security.codesRemaining', { count: String(data.recovery_codes_remaining) })}</p>
               {data.code_failures.locked_until ? (
                 <Notice tone="warning">{t('security.codesLocked', { date: formatDate(data.code_failures.locked_until) })}</Notice>
-              ) : data.code_failures.last_24_hours > 0 ? (
-                <p>{t('security.codeFailures', { count: String(data.code_failures.last_24_hours), limit: String(data.code_failures.limit) })}</p>
+              ) : data.code_failures.in_last_day > 0 ? (
+                <p>{t('security.codeFailures', { count: String(data.code_failures.in_last_day), limit: String(data.code_failures.limit) })}</p>
               ) : null}
               <div class="actions">
                 <button type="button" class="secondary" onClick={regenerate}>
