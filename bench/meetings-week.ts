@@ -68,8 +68,8 @@ async function main() {
       ].map(([label, where]) => ({ label: `the organisation's week, first page of 50, ${label} predicate`, text: `select m.id from meetings m where ${where} order by m.starts_at, m.id limit 51`, values: week })),
     ]);
 
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['meetings.list'] });
-    const admin = await createAdmin(db);
+    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: ['meetings.list'] });
+    const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`); // a kept database has the last run's
     const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
     const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
     children.push(floor.child);

@@ -77,8 +77,8 @@ async function main() {
       },
     ]);
 
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['tasks.list'] });
-    const admin = await createAdmin(db);
+    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: ['tasks.list'] });
+    const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`); // a kept database has the last run's
     const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
     const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
     children.push(floor.child);
