@@ -102,11 +102,11 @@ async function main() {
     await quietBefore();
 
     // 1. The create's cost, on a process that does not deliver (a), then on one that does (b).
-    const creates = async (process: Awaited<ReturnType<typeof startProcess>>, label: string, afterEach?: () => Promise<void>) => {
-      const target: Target = { pid: process.child.pid!, postmaster: database.postmaster };
-      const run = (what: string) => measure(`${label}, ${what}`, `${process.url}/tasks`, target, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret }, script });
+    const creates = async (server: Awaited<ReturnType<typeof startProcess>>, label: string, afterEach?: () => Promise<void>) => {
+      const target: Target = { pid: server.child.pid!, postmaster: database.postmaster };
+      const run = (what: string) => measure(`${label}, ${what}`, `${server.url}/tasks`, target, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret }, script });
       await subscribed(false);
-      await wrk(`${process.url}/tasks`, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret }, script }); // warm-up
+      await wrk(`${server.url}/tasks`, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret }, script }); // warm-up
       const rounds: { plain: Measurement; subscribed: Measurement }[] = [];
       for (let round = 1; round <= ROUNDS; round++) {
         await subscribed(false);
