@@ -215,6 +215,30 @@ describe('entity tag attacks', () => {
     expect((await request(app).patch(path).set('authorization', testBearer(creator)).set('if-match', used.headers.etag as string).send({ name: 'stale' })).status).toBe(412);
   });
 
+  it('a tag read from one resource replayed in If-Match on another untouched one of the same revision (tag replay across ids): 412, nothing changed', async () => {
+    // Two tasks, or two roles, freshly made by one creator share their revision text (row version
+    // 1, the same creator): a tag that named only (style, revision) would match both.
+    const { app } = createAppWithTestBearer(database.db);
+    const as = (r: request.Test) => r.set('authorization', testBearer(adminId));
+    const twins = async (base: string, body: () => object) =>
+      (await Promise.all([1, 2].map(() => as(request(app).post(base)).send(body())))).map((r) => `${base}/${r.body.id as string}`);
+    const cases = [
+      { paths: await twins('/tasks', () => ({ title: `twin-${randomUUID().slice(0, 8)}` })), change: { title: 'hijacked' } },
+      { paths: await twins('/roles', () => ({ name: `twin-${randomUUID().slice(0, 8)}`, permissions: [] })), change: { description: 'hijacked' } },
+    ];
+    for (const { paths, change } of cases) {
+      const [first, second] = paths as [string, string];
+      const readFirst = await as(request(app).get(first));
+      const readSecond = await as(request(app).get(second));
+      expect(readFirst.status).toBe(200);
+      expect(readSecond.headers.etag).not.toBe(readFirst.headers.etag);
+      expect((await as(request(app).patch(second)).set('if-match', readFirst.headers.etag as string).send(change)).status).toBe(412);
+      expect((await as(request(app).get(second))).body).toEqual(readSecond.body);
+      // The tag still opens the resource it was read from.
+      expect((await as(request(app).patch(first)).set('if-match', readFirst.headers.etag as string).send(change)).status).toBe(200);
+    }
+  });
+
   it('a 304 carries what its 200 would (ETag, Vary, Cache-Control) in every key style', async () => {
     const { app } = createAppWithTestBearer(database.db);
     const path = `/users/${(await makeUser(database.db)).id}`;

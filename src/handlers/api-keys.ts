@@ -7,16 +7,17 @@ import type { KeyWithSecret } from '../api-keys/service.js';
 import type { Answer } from '../idempotency/service.js';
 import { requireCaller, signedInUser } from '../auth/caller.js';
 import { NO_STORE } from './headers.js';
+import { revisionOf } from '../http/entity-tags.js';
 
 /** One key, with its revision (the router answers it as the ETag). */
-const shown = (key: ShownApiKey) => ({ status: 200 as const, body: presentApiKey(key), revision: key.revision });
+const shown = (key: ShownApiKey) => ({ status: 200 as const, body: presentApiKey(key), revision: revisionOf(key.id, key.revision) });
 
 /** A key and its secret, shown this once. */
 const withSecret = <S extends 200 | 201>(status: S, { key, secret }: KeyWithSecret) => ({
   status,
   body: { api_key: presentApiKey(key), secret: secret as string | null },
   headers: NO_STORE,
-  revision: key.revision,
+  revision: revisionOf(key.id, key.revision),
 });
 
 /**

@@ -6,11 +6,12 @@ import { requireCaller, signedInUser as signedIn } from '../auth/caller.js';
 import { presentIdentityProvider } from '../identity/presenter.js';
 import type { Provider } from '../identity/repository.js';
 import { NO_STORE, NO_STORE_TOKENS } from './headers.js';
+import { revisionOf } from '../http/entity-tags.js';
 
 export function identityProviderHandlers({ identityProviders, oidcSignIn, idempotency, config }: Services) {
   const present = (provider: Provider) => presentIdentityProvider(provider, config.oidc.redirectUri);
   /** One provider, with its revision (the router answers it as the ETag). */
-  const shown = (provider: Provider) => ({ status: 200 as const, body: present(provider), revision: provider.revision });
+  const shown = (provider: Provider) => ({ status: 200 as const, body: present(provider), revision: revisionOf(provider.id, provider.revision) });
 
   const listIdentityProviders: Handler<'listIdentityProviders'> = async ({ query }) => {
     const { page, nextCursor } = await identityProviders.list(query);
@@ -23,7 +24,7 @@ export function identityProviderHandlers({ identityProviders, oidcSignIn, idempo
     idempotency.once(
       key,
       (seal) => identityProviders.create(requireCaller(principal), body, request, seal),
-      (provider: Provider) => ({ status: 201 as const, body: present(provider), headers: { Location: `/identity-providers/${provider.id}` }, revision: provider.revision }),
+      (provider: Provider) => ({ status: 201 as const, body: present(provider), headers: { Location: `/identity-providers/${provider.id}` }, revision: revisionOf(provider.id, provider.revision) }),
     );
 
   const updateIdentityProvider: Handler<'updateIdentityProvider'> = async ({ body, path, principal, request, precondition }) =>

@@ -4,9 +4,10 @@ import type { Handler } from './types.js';
 import { presentMeeting as present } from '../meetings/presenter.js';
 import type { ShownMeeting } from '../meetings/repository.js';
 import { requireCaller } from '../auth/caller.js';
+import { revisionOf } from '../http/entity-tags.js';
 
 /** One meeting, with its revision (the router answers it as the ETag). */
-const shown = (meeting: ShownMeeting) => ({ status: 200 as const, body: present(meeting), revision: meeting.revision });
+const shown = (meeting: ShownMeeting) => ({ status: 200 as const, body: present(meeting), revision: revisionOf(meeting.id, meeting.revision) });
 
 export function meetingHandlers({ meetings, idempotency }: Services) {
   const listMeetings: Handler<'listMeetings'> = async ({ query, principal }) => {
@@ -20,7 +21,7 @@ export function meetingHandlers({ meetings, idempotency }: Services) {
     idempotency.once(
       key,
       (seal) => meetings.create(requireCaller(principal), body, request, seal),
-      (meeting: ShownMeeting) => ({ status: 201 as const, body: present(meeting), headers: { Location: `/meetings/${meeting.id}` }, revision: meeting.revision }),
+      (meeting: ShownMeeting) => ({ status: 201 as const, body: present(meeting), headers: { Location: `/meetings/${meeting.id}` }, revision: revisionOf(meeting.id, meeting.revision) }),
     );
 
   const updateMeeting: Handler<'updateMeeting'> = async ({ body, path, principal, request, precondition }) =>

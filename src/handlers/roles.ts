@@ -5,9 +5,10 @@ import { presentRole } from '../roles/presenter.js';
 import type { RoleRow } from '../roles/repository.js';
 import { roleRevision } from '../roles/repository.js';
 import { requireCaller } from '../auth/caller.js';
+import { revisionOf } from '../http/entity-tags.js';
 
 /** One role, with its revision (the router answers it as the ETag). */
-const shown = <S extends 200 | 201>(status: S, role: RoleRow) => ({ status, body: presentRole(role), revision: roleRevision(role) });
+const shown = <S extends 200 | 201>(status: S, role: RoleRow) => ({ status, body: presentRole(role), revision: revisionOf(role.id, roleRevision(role)) });
 
 export function roleHandlers({ roles, idempotency }: Services) {
 

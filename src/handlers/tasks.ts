@@ -4,9 +4,10 @@ import type { Handler } from './types.js';
 import { presentTask as present } from '../tasks/presenter.js';
 import type { ShownTask } from '../tasks/repository.js';
 import { requireCaller } from '../auth/caller.js';
+import { revisionOf } from '../http/entity-tags.js';
 
 /** One task, with its revision (the router answers it as the ETag). */
-const shown = (task: ShownTask) => ({ status: 200 as const, body: present(task), revision: task.revision });
+const shown = (task: ShownTask) => ({ status: 200 as const, body: present(task), revision: revisionOf(task.id, task.revision) });
 
 export function taskHandlers({ tasks, idempotency }: Services) {
   const listTasks: Handler<'listTasks'> = async ({ query, principal }) => {
@@ -20,7 +21,7 @@ export function taskHandlers({ tasks, idempotency }: Services) {
     idempotency.once(
       key,
       (seal) => tasks.create(requireCaller(principal), body, request, seal),
-      (task: ShownTask) => ({ status: 201 as const, body: present(task), headers: { Location: `/tasks/${task.id}` }, revision: task.revision }),
+      (task: ShownTask) => ({ status: 201 as const, body: present(task), headers: { Location: `/tasks/${task.id}` }, revision: revisionOf(task.id, task.revision) }),
     );
 
   const updateTask: Handler<'updateTask'> = async ({ body, path, principal, request, precondition }) =>

@@ -48,7 +48,7 @@ export type ResultOf<O> = {
     status: S;
     body: JsonOf<ResponsesOf<O>[S]>;
     headers?: Record<string, string>;
-    /** The resource's revision: the router answers it as an ETag in the client's key style (and 304 to a GET whose If-None-Match holds). */
+    /** The resource's id and revision (revisionOf, src/http/entity-tags.ts): the router answers it as an ETag in the client's key style (and 304 to a GET whose If-None-Match holds). */
     revision?: string;
   };
 }[SuccessStatus<O>];

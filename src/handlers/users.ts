@@ -4,9 +4,10 @@ import type { Handler } from './types.js';
 import { presentUser as present } from '../users/presenter.js';
 import type { ShownUser } from '../users/repository.js';
 import { requireCaller } from '../auth/caller.js';
+import { revisionOf } from '../http/entity-tags.js';
 
 /** One user, with its revision (the router answers it as the ETag). */
-const shown = <S extends 200 | 201>(status: S, user: ShownUser) => ({ status, body: present(user), revision: user.revision });
+const shown = <S extends 200 | 201>(status: S, user: ShownUser) => ({ status, body: present(user), revision: revisionOf(user.id, user.revision) });
 
 export function userHandlers({ users, idempotency }: Services) {
 

@@ -5,18 +5,19 @@ import type { Answer } from '../idempotency/service.js';
 import type { ShownEndpoint } from '../webhooks/service.js';
 import { requireCaller } from '../auth/caller.js';
 import { NO_STORE } from './headers.js';
+import { revisionOf } from '../http/entity-tags.js';
 
 type Made = ShownEndpoint & { secret: string };
 
 /** One endpoint, with its revision (the router answers it as the ETag). */
-const shown = ({ endpoint, revision }: ShownEndpoint) => ({ status: 200 as const, body: endpoint, revision });
+const shown = ({ endpoint, revision }: ShownEndpoint) => ({ status: 200 as const, body: endpoint, revision: revisionOf(endpoint.id, revision) });
 
 /** The endpoint and its secret, shown this once, with the endpoint's ETag. */
 const withSecret = <S extends 200 | 201>(status: S, { endpoint, secret, revision }: Made) => ({
   status,
   body: { webhook_endpoint: endpoint, secret: secret as string | null },
   headers: { ...NO_STORE, ...(status === 201 ? { Location: `/webhook-endpoints/${endpoint.id}` } : {}) },
-  revision,
+  revision: revisionOf(endpoint.id, revision),
 });
 
 /** A replay of the create (Idempotency-Key) never shows the secret again: it is not stored (docs/SAFE-WRITES.md). */

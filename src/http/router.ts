@@ -52,7 +52,7 @@ export function operationRouter(operations: OperationInfo[], handlers: HandlerMa
         principal: res.locals.principal ?? null,
         request: new HandlerRequest(req),
         idempotency: idempotencyRequestOf(req, res),
-        precondition: conditional ? ifMatchPrecondition(req.headers['if-match'], inflectionOf(res)) : undefined,
+        precondition: conditional ? ifMatchPrecondition(req.headers['if-match'], inflectionOf(res), String(req.params.id)) : undefined,
       });
       res.status(result.status);
       if (result.headers) res.set(result.headers);
