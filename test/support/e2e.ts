@@ -39,8 +39,15 @@ export const CHROMIUM_FLAGS = [
 ];
 export const SCREENSHOTS_DIR = join(PROJECT_ROOT, 'test-results', 'screenshots');
 
-/** `env` may depend on the service's own address (a redirect URI back to it): it is then a function of it. */
-export async function startService(options: { clock?: Clock; env?: Record<string, string | undefined> | ((baseUrl: string) => Record<string, string | undefined>) } = {}) {
+/**
+ * `env` may depend on the service's own address (a redirect URI back to it): it is then a function of it.
+ * `host`: the name in `baseUrl` (the server listens on 127.0.0.1 either way); `localhost` for a
+ * secure context, which WebAuthn needs (http://localhost is one, http://127.0.0.1 is not an
+ * origin a passkey's relying-party id can be).
+ */
+export async function startService(
+  options: { clock?: Clock; env?: Record<string, string | undefined> | ((baseUrl: string) => Record<string, string | undefined>); host?: '127.0.0.1' | 'localhost' } = {},
+) {
   const database = await createTestDatabase();
   // Dropping the database at the end terminates its connections (57P01); that is expected then.
   database.pool.on('error', (err: Error & { code?: string }) => {
@@ -51,7 +58,7 @@ export async function startService(options: { clock?: Clock; env?: Record<string
   const server = createServer((req, res) => app(req, res));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const baseUrl = `http://${options.host ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`;
   const env = typeof options.env === 'function' ? options.env(baseUrl) : options.env;
   const service = createTestApp(database.db, { clock: options.clock ?? systemClock, ...(env ? { env } : {}) });
   app = service.app;
