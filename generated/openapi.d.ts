@@ -350,7 +350,9 @@ export interface paths {
          *     `oidc_code_rejected` (the provider refused the code: replayed, or not of this flow's PKCE
          *     verifier), `oidc_id_token_invalid` (signature, issuer, audience, expiry or nonce),
          *     `oidc_email_unverified`, `oidc_domain_not_allowed`, `oidc_unknown_person`,
-         *     `oidc_identity_conflict` (the e-mail's person is linked to another subject of this issuer),
+         *     `oidc_identity_conflict` (the e-mail's person is linked to another subject of this issuer, or
+         *     another first sign-in of the same person was linking them at the same moment: sign in again,
+         *     the link made by the other one lets you in),
          *     `oidc_account_disabled`, `oidc_provider_error` (the provider could not be reached).
          *     Throttled per client address as the start is (`429 rate_limited` with `Retry-After`, checked
          *     before the flow is taken, which stays for a later callback); a refused callback counts as a
