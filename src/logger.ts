@@ -28,3 +28,27 @@ export function createLogger(level: string, destination?: DestinationStream, bin
     destination,
   );
 }
+
+/** How long a line may wait in standard output's buffer before it is written. */
+export const STDOUT_FLUSH_MS = 100;
+
+/**
+ * Standard output written in blocks of up to 4 KiB rather than with a write(2) per line: the
+ * access log writes a line per request, and its system call was the largest piece of what the
+ * service adds to a GET over its floor (docs/BENCHMARKS.md, issue 34). A line waits at most
+ * STDOUT_FLUSH_MS; what is buffered is written when the process exits, however it exits but by
+ * SIGKILL or a crash of Node itself, which lose at most those 100 ms of lines.
+ */
+export function bufferedStdout(): DestinationStream {
+  const stream = pino.destination({ dest: 1, sync: true, minLength: 4096 });
+  const flush = () => {
+    try {
+      stream.flushSync();
+    } catch {
+      // Standard output closed (EPIPE): pino stops writing to it, nothing is left to flush.
+    }
+  };
+  setInterval(flush, STDOUT_FLUSH_MS).unref();
+  process.once('exit', flush);
+  return stream;
+}

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.js';
-import { createLogger } from './logger.js';
+import { bufferedStdout, createLogger } from './logger.js';
 import { createHttpServer } from './http/server.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -109,7 +109,7 @@ async function main() {
     }
     throw err;
   }
-  const logger = createLogger(config.logLevel, undefined, config.workers > 1 ? { pid: process.pid } : {});
+  const logger = createLogger(config.logLevel, bufferedStdout(), config.workers > 1 ? { pid: process.pid } : {});
   // WORKERS > 1: this process starts and watches the workers, which run the rest of main().
   if (config.workers > 1 && !isWorker()) return runPrimary(config, logger);
   if (isWorker()) shareHashingAmong(config.workers);

@@ -1,0 +1,44 @@
+// Standard output is written in blocks (src/logger.ts, bufferedStdout), not a write per line: a
+// line must still reach the reader on its own while the process runs on, and what is buffered must
+// be written however the process ends (process.exit, an uncaught exception).
+import { spawn } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../src/paths.js';
+import { budget } from './support/budgets.js';
+
+/** Runs `body` in a Node process whose logger writes to bufferedStdout; its output and exit as they come. */
+function run(body: string) {
+  const logger = pathToFileURL(join(PROJECT_ROOT, 'src/logger.ts')).href;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `import { bufferedStdout, createLogger } from '${logger}';\nconst log = createLogger('info', bufferedStdout());\n${body}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let code: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve((code = c))));
+  return { child, output: () => output, exited, running: () => code === undefined };
+}
+
+describe('standard output, written in blocks', () => {
+  it('a single line reaches the reader while the process runs on (no later line pushes it out)', { timeout: budget({ serverStart: 1 }) }, async () => {
+    const proc = run(`log.info('the only line'); setTimeout(() => {}, 120_000);`);
+    try {
+      await expect.poll(proc.output, { timeout: 30_000, interval: 50 }).toContain('the only line');
+      expect(proc.running()).toBe(true);
+    } finally {
+      proc.child.kill('SIGKILL');
+    }
+  });
+
+  it('every buffered line is written when the process exits at once (process.exit) or dies of an uncaught exception', { timeout: budget({ serverStart: 2 }) }, async () => {
+    for (const end of ['process.exit(3);', "throw new Error('boom');"]) {
+      const proc = run(`for (let i = 0; i < 50; i++) log.info({ i }, 'line ' + i);\n${end}`);
+      expect(await proc.exited).not.toBe(0);
+      const lines = proc.output().split('\n').filter((l) => l.startsWith('{'));
+      expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    }
+  });
+});
