@@ -103,7 +103,8 @@ export interface paths {
          *     browser offers the passkeys it holds for this site (discoverable credentials), and the one
          *     chosen names its person. The challenge inside is stored by the service, good once, for
          *     5 minutes; send the browser's answer to `POST /sessions/passkey`. One client address may hold
-         *     20 live challenges (`429` with `Retry-After` past that).
+         *     50 live challenges of passwordless sign-ins and passkey registrations together (`429` with
+         *     `Retry-After` past that); step-ups have a budget of their own.
          */
         post: operations["startPasskeySignIn"];
         delete?: never;
@@ -188,10 +189,12 @@ export interface paths {
          *       whoever stole a session may know it too.
          *     - A person without any second factor proves it with the password (`Password`), as GitHub's
          *       sudo mode does: an access token alone is never enough.
-         *     - A wrong code or password counts as a failed sign-in of the person against the same
-         *       throttle (`429` once reached); a wrong code of the app counts against the daily cap on
-         *       wrong codes as well (`403 second_factor_locked` past it). A passkey's answer is not throttled: a signature cannot be
-         *       guessed.
+         *     - A wrong code or password, or a refused passkey answer, counts as a failed sign-in of the
+         *       person against the same throttle (`429` once reached, even for a right answer, which is
+         *       then not checked); a wrong code of the app counts against the daily cap on wrong codes as
+         *       well (`403 second_factor_locked` past it).
+         *     - A session revoked or signed out while this request is under way gets no proof: `401`, as
+         *       any ended session's token is answered, and nothing recorded.
          *     - Signing in does not count as a proof: only this operation (and, for a person without a
          *       second factor, `PUT /me/password`, which checks the password) makes one.
          *
@@ -219,8 +222,9 @@ export interface paths {
          *     (user verification required; my passkeys in `allowCredentials`). The challenge inside is
          *     stored by the service, bound to the current session and to me, good once, for 5 minutes: send
          *     the browser's answer as `Passkey` to `POST /sessions/current/step-up`. A person without a
-         *     passkey is answered `409 no_passkey`. One client address may hold 50 live passkey challenges
-         *     (`429` with `Retry-After` past that).
+         *     passkey is answered `409 no_passkey`. One session may hold 10 live step-up challenges (`429`
+         *     with `Retry-After` past that), a budget of their own: they do not count against the client
+         *     address's budget of passwordless sign-ins, nor those against them.
          *
          *     **Required permission:** none; any authenticated caller.
          */

@@ -13,6 +13,11 @@ import { stepUp } from './support/second-factor.js';
 import { SoftAuthenticator, type AuthenticatorOptions } from './support/passkey.js';
 import { ManualClock } from '../src/clock.js';
 import { STEP_UP_TTL_S } from '../src/sessions/step-up.js';
+import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
+import { liveChallengesFrom } from '../src/second-factor/passkey-store.js';
+import { testConfig } from './support/context.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../src/db/schema.js';
 import { budget } from './support/budgets.js';
 
 // Each test makes at most two people and signs in at most three times (test/support/budgets.ts).
@@ -222,4 +227,104 @@ describe('attacks on the passkey step-up', () => {
     await expectNotSteppedUp(app, p.token, p.user.id);
     expect((await failuresOf(p.user.id)).map((d) => (d as { reason: string }).reason)).toEqual(['not_verified', 'backup_flags_changed']);
   });
+
+  it('journal flood with a stolen access token: refused passkey answers are throttled like wrong codes, and stop writing to the journal', async () => {
+    const { app, clock } = setUp();
+    const p = await person(app, clock);
+    const limit = testConfig().signInThrottle.maxFailuresPerEmailAndIp;
+    const statuses: number[] = [];
+    for (let i = 0; i < limit + 3; i++) {
+      // Each refused answer is the thief's: user verification faked away (any refusal counts alike).
+      statuses.push((await stepUp(app, p.token, { passkey: p.authenticator.assert(await startStepUp(app, p.token), { userVerified: false }) })).status);
+    }
+    expect(statuses).toEqual([...Array<number>(limit).fill(400), 429, 429, 429]);
+    // As for wrong codes: one second_factor_failed per counted refusal, nothing more past the limit
+    // but the throttle's own record of each refused attempt.
+    expect(await failuresOf(p.user.id)).toHaveLength(limit);
+    // Past the limit even a good answer is not checked (as a right code is not): the owner steps up
+    // from elsewhere, or once the window has passed.
+    const good = await stepUp(app, p.token, { passkey: p.authenticator.assert(await startStepUp(app, p.token)) });
+    expect(good.status).toBe(429);
+    expectContractResponse(good, 'POST', '/sessions/current/step-up');
+    await expectNotSteppedUp(app, p.token, p.user.id);
+    expect(await failuresOf(p.user.id)).toHaveLength(limit);
+  });
+
+  it("budget exhaustion across ceremonies: an office NAT's passwordless sign-ins do not block a step-up, and a stolen session's step-ups block neither the sign-ins nor the owner's other session", async () => {
+    const { app, clock } = setUp();
+    const p = await person(app, clock);
+    // The owner's other session (another device), by passkey.
+    clock.advance(1000);
+    const began = await request(app).post('/sessions/passkey/challenge');
+    const other = (await request(app).post('/sessions/passkey').send({ credential: p.authenticator.assert(began.body.options.challenge) })).body as { access_token: string };
+
+    // The thief, holding the first session's token, begins step-ups: its session's budget runs out...
+    for (let i = 0; i < MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION; i++) await startStepUp(app, p.token);
+    const stolenOut = await request(app).post('/sessions/current/step-up/passkey').set(auth(p.token));
+    expect(stolenOut.status).toBe(429);
+    expectContractResponse(stolenOut, 'POST', '/sessions/current/step-up/passkey');
+    // ...and only its own: the owner's other session still steps up.
+    await startStepUp(app, other.access_token);
+
+    // The office behind the same address begins passwordless sign-ins up to the address's budget, untouched by the step-ups.
+    const office = '127.0.0.1';
+    const live = await liveChallengesFrom(database.db, office, clock.now());
+    for (let i = live; i < MAX_LIVE_CHALLENGES_PER_ADDRESS; i++) expect((await request(app).post('/sessions/passkey/challenge')).status).toBe(201);
+    expect((await request(app).post('/sessions/passkey/challenge')).status).toBe(429);
+    // The address's budget spent does not block the owner's step-up, which completes.
+    const challenge = await startStepUp(app, other.access_token);
+    expect((await stepUp(app, other.access_token, { passkey: p.authenticator.assert(challenge) })).status).toBe(200);
+    // The office's challenges go: the tests after this one share the address and the test clock's day.
+    await database.db.deleteFrom('passkey_challenges').where('purpose', '=', 'sign_in').execute();
+  });
+
+  it('revoked while stepping up: a session revoked between its authentication and the passkey proof gets no proof, 401, and nothing is recorded', async () => {
+    const clock = new ManualClock(START);
+    let between: (() => Promise<unknown>) | undefined;
+    const { app } = createTestApp(
+      runningBeforeNextTransaction(database.db, () => {
+        const run = between;
+        between = undefined;
+        return run;
+      }),
+      { clock },
+    );
+    const p = await person(app, clock, { synced: false });
+    const challenge = await startStepUp(app, p.token);
+    const [session] = await proofsOf(p.user.id);
+    const counter = await database.db.selectFrom('second_factors').select('sign_count').where('id', '=', p.passkeyId).executeTakeFirstOrThrow();
+    // The owner, seeing the theft, ends the session from another device while the thief's proof is under way.
+    between = () => database.db.updateTable('sessions').set({ revoked_at: clock.now(), revoked_reason: 'revoked_by_user' }).where('id', '=', session!.id).execute();
+    const res = await stepUp(app, p.token, { passkey: p.authenticator.assert(challenge) });
+    expect(between).toBeUndefined(); // the revocation ran, between authentication and the proof
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('invalid_token');
+    expectContractResponse(res, 'POST', '/sessions/current/step-up');
+    expect(await proofsOf(p.user.id)).toEqual([{ id: session!.id, stepped_up_at: null, step_up_method: null }]);
+    const recorded = await database.db.selectFrom('security_events').select('type').where('user_id', '=', p.user.id).where('type', 'in', ['session_stepped_up', 'second_factor_failed']).execute();
+    expect(recorded).toEqual([]);
+    expect(await database.db.selectFrom('second_factors').select('sign_count').where('id', '=', p.passkeyId).executeTakeFirstOrThrow()).toEqual(counter);
+  });
 });
+
+/**
+ * The database as the service sees it, where the next transaction begun runs `hook()` (then
+ * forgotten) first: what another request does between a request's authentication and its work.
+ */
+function runningBeforeNextTransaction(db: Kysely<Database>, hook: () => (() => Promise<unknown>) | undefined): Kysely<Database> {
+  return new Proxy(db, {
+    get(target, property) {
+      const run = property === 'transaction' ? hook() : undefined;
+      if (run) {
+        return () => ({
+          execute: async <T>(work: (trx: Transaction<Database>) => Promise<T>) => {
+            await run();
+            return target.transaction().execute(work);
+          },
+        });
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

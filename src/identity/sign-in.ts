@@ -25,7 +25,8 @@ import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { IDToken } from 'openid-client';
 import { DomainError, invalid, notFound, rateLimited, unauthenticated } from '../errors.js';
-import { markSteppedUp, STEP_UP_TTL_S } from '../sessions/step-up.js';
+import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from '../sessions/step-up.js';
+import { livenessAt } from '../sessions/liveness.js';
 import { recordSecondFactorEvent } from '../second-factor/events.js';
 import { signInThrottle, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { keyringOf } from '../auth/sealing-keys.js';
@@ -410,6 +411,8 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
       return refuse('oidc_step_up_other_subject', 'Someone else signed in at the identity provider; sign in there as yourself.');
     }
     await db.transaction().execute(async (trx) => {
+      // A session revoked while the person was at the provider gets no proof (and nothing recorded).
+      if (!(await lockLiveSession(trx, me.sessionId, livenessAt(now, config.sessions.idleTimeoutS)))) throw sessionGone();
       await markSteppedUp(trx, me.sessionId, 'oidc', now);
       await recordSecondFactorEvent(trx, 'session_stepped_up', {
         at: now,

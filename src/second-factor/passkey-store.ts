@@ -81,12 +81,25 @@ export function deletePasskey(db: Db, userId: string, id: string): Promise<{ nam
   return db.deleteFrom('second_factors').where('id', '=', id).where('user_id', '=', userId).where('kind', '=', 'passkey').returning('name').executeTakeFirst();
 }
 
-/** Live challenges held by one client address (as the sign-in throttle counts it). */
+/** Live registration and sign-in challenges held by one client address (as the sign-in throttle counts it); step-ups have their own budget. */
 export async function liveChallengesFrom(db: Db, countedAddress: string, now: Date): Promise<number> {
   const row = await db
     .selectFrom('passkey_challenges')
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('counted_address', '=', countedAddress)
+    .where('expires_at', '>', now)
+    .where('purpose', '<>', 'step_up')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Live step-up challenges held by one session (index passkey_challenges_step_up_session_idx). */
+export async function liveStepUpChallengesOf(db: Db, sessionId: string, now: Date): Promise<number> {
+  const row = await db
+    .selectFrom('passkey_challenges')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('session_id', '=', sessionId)
+    .where('purpose', '=', 'step_up')
     .where('expires_at', '>', now)
     .executeTakeFirstOrThrow();
   return Number(row.n);

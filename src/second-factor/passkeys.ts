@@ -38,8 +38,22 @@ import type { Person } from './service.js';
 export const PASSKEY_CHALLENGE_TTL_S = 300;
 /** Passkeys one person may hold. */
 export const MAX_PASSKEYS = 20;
-/** Live challenges (registrations and passwordless sign-ins begun) one client address may hold. */
+/**
+ * Live challenges (registrations and passwordless sign-ins begun) one client address may hold:
+ * beginning a passwordless sign-in needs no credential, so this bounds what a stranger can make the
+ * database keep. 50, for an office behind one NAT address. The number's one home: the contract
+ * (POST /sessions/passkey/challenge) and docs/AUTH.md say it, test/passkey-challenge-budgets.test.ts
+ * checks that they do.
+ */
 export const MAX_LIVE_CHALLENGES_PER_ADDRESS = 50;
+/**
+ * Live step-up challenges one session may hold, a budget of their own, apart from the address's:
+ * an office signing in behind one NAT address does not block anyone's step-up, and a stolen
+ * session beginning step-ups blocks neither the office's sign-ins nor its owner's other sessions.
+ * Per session, not per person, for that last reason. 10: a person retrying a cancelled browser
+ * dialog a few times within the 5 minutes a challenge lives.
+ */
+export const MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION = 10;
 /** EdDSA, ES256, RS256: what authenticators make. */
 const ALGORITHMS = [-8, -7, -257];
 
@@ -91,10 +105,17 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
   const actor = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
   const ttlMs = PASSKEY_CHALLENGE_TTL_S * 1000;
 
-  /** Keeps a new challenge of a registration or a passwordless sign-in; 429 when the address holds too many. */
+  /**
+   * Keeps a new challenge; 429 past its budget: a step-up's counted on its session, a registration's
+   * or a passwordless sign-in's on the client address.
+   */
   async function keepChallenge(challenge: string, purpose: 'registration' | 'sign_in' | 'step_up', userId: string | null, ip: string, now: Date, sessionId: string | null = null) {
     const counted = throttledAddress(ip);
-    if ((await store.liveChallengesFrom(db, counted, now)) >= MAX_LIVE_CHALLENGES_PER_ADDRESS) {
+    if (purpose === 'step_up') {
+      if ((await store.liveStepUpChallengesOf(db, sessionId!, now)) >= MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION) {
+        throw rateLimited(`Too many step-ups with a passkey begun on this session; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
+      }
+    } else if ((await store.liveChallengesFrom(db, counted, now)) >= MAX_LIVE_CHALLENGES_PER_ADDRESS) {
       throw rateLimited(`Too many passkey ceremonies begun from this address; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
     }
     await store.putChallenge(db, { challenge, purpose, user_id: userId, session_id: sessionId, counted_address: counted, created_at: now, expires_at: new Date(now.getTime() + ttlMs) });

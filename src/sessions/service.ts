@@ -1,7 +1,7 @@
 // Signing in, refreshing with rotation and reuse detection, listing and ending sessions, changing
 // a password. Handlers call these; the rules of the issue live here.
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AuthenticationMethod, Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import { hashPassword, needsRehash, passwordPolicyViolation, verifyPassword } from '../auth/passwords.js';
@@ -24,7 +24,7 @@ import { passkeyService, challengeOf, invalidPasskey, type AssertionVerdict, typ
 import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordSecondFactorEvent } from '../second-factor/events.js';
 import { countConfirmedFactors } from '../second-factor/repository.js';
-import { markSteppedUp, STEP_UP_TTL_S } from './step-up.js';
+import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from './step-up.js';
 import type { StepUpMethod } from '../db/schema.js';
 import { CHALLENGE_TTL_S, challengeFailed, challengeUsed, findLiveChallenge, lockLiveChallenge, openChallenge } from './challenges.js';
 import { ssoRequiredProvider } from './sso-required.js';
@@ -334,11 +334,15 @@ export function sessionService(deps: Dependencies) {
    * asked for by this very session, signed by one of this person's passkeys, checked as at sign-in
    * (user verification, signature, counter, backup flags). The challenge is used up whatever the
    * verdict; every refusal is the same `400 invalid_passkey`, recorded as `second_factor_failed`
-   * (during `step_up`, with the reason). Not throttled: a signature cannot be guessed, as for the
-   * passwordless sign-in.
+   * (during `step_up`, with the reason). Throttled as a wrong code is: a signature cannot be
+   * guessed, but a thief holding a stolen access token could otherwise write a journal row per
+   * refused answer as fast as they send them; each refusal counts against the sign-in throttle of
+   * the person's e-mail from that address, `429` once reached (with nothing checked or recorded
+   * beyond what the throttle records for a code).
    */
   async function stepUpWithPasskey(me: SteppingUp, credential: unknown, client: ClientInfo): Promise<{ method: StepUpMethod; valid_until: string }> {
     const challenge = challengeOf(credential);
+    const attempt = await beginAttempt(me.email, client);
     const now = clock.now();
     const actor: Actor = { type: 'user', userId: me.userId, sessionId: me.sessionId };
     const ok = await db.transaction().execute(async (trx) => {
@@ -355,11 +359,15 @@ export function sessionService(deps: Dependencies) {
       await proved(trx, me, 'passkey', now, client, actor);
       return true;
     });
+    // The attempt stays recorded as a failure when the answer was refused.
     if (!ok) throw invalidPasskey();
+    await throttle.succeeded(attempt.attemptId);
     return { method: 'passkey', valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
   }
 
-  async function proved(trx: Kysely<Database>, me: SteppingUp, method: StepUpMethod, now: Date, client: ClientInfo, actor: Actor) {
+  /** The proof noted on the session, locked and checked live first (else 401, the transaction undone: nothing recorded). */
+  async function proved(trx: Transaction<Database>, me: SteppingUp, method: StepUpMethod, now: Date, client: ClientInfo, actor: Actor) {
+    if (!(await lockLiveSession(trx, me.sessionId, liveness(now)))) throw sessionGone();
     await markSteppedUp(trx, me.sessionId, method, now);
     await recordSecondFactorEvent(trx, 'session_stepped_up', { at: now, userId: me.userId, actor, client, details: { method } });
   }

@@ -19,8 +19,9 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, StepUpMethod } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { Principal, StepUpRequirement } from '../auth/principal.js';
-import { forbidden } from '../errors.js';
+import { forbidden, refused } from '../errors.js';
 import { hasSecondFactor } from '../auth/second-factor.js';
+import { sessionIsLive, type Liveness } from './liveness.js';
 
 /** How long a proof lasts: long enough for one change and its follow-up (remove, then enrol anew), short enough to be "just now". */
 export const STEP_UP_TTL_S = 300;
@@ -44,6 +45,21 @@ export function proofIsFresh(proof: { at: Date | null; method: StepUpMethod | nu
   // (docs/IDENTITY.md, "Step-up at the provider"), is no proof for them.
   return !(hasFactor && (proof.method === 'password' || proof.method === 'oidc'));
 }
+
+/**
+ * Locks the session a proof is made on, in the proof's transaction, and answers whether it is still
+ * live: a session revoked (or signed out) after the request was authenticated gets no proof and no
+ * `session_stepped_up`, and a revocation that comes later waits for the proof's transaction. Called
+ * after the factor's own rows are locked (the order of a reset, src/second-factor/reset.ts: factors,
+ * then sessions), so the two cannot deadlock.
+ */
+export async function lockLiveSession(trx: Transaction<Database>, sessionId: string, at: Liveness): Promise<boolean> {
+  const row = await trx.selectFrom('sessions as s').select('s.id').where('s.id', '=', sessionId).where(sessionIsLive('s', at)).forUpdate().executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A session that ended while its request was under way: answered as the bearer check answers it (src/sessions/authenticator.ts). */
+export const sessionGone = () => refused('invalid_token', 'The access token is unknown, expired or revoked.');
 
 /** Records a fresh proof on a live session. */
 export async function markSteppedUp(trx: Db, sessionId: string, method: StepUpMethod, now: Date): Promise<void> {

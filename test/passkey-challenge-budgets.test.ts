@@ -1,0 +1,32 @@
+// The live passkey challenges a client address, and a session, may hold (docs/AUTH.md, "Passkeys"
+// and "Step-up"): each number has one home, src/second-factor/passkeys.ts, and the contract and the
+// docs say it. A review found the contract saying 20 where the code allowed 50; this keeps them one.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
+import { PROJECT_ROOT } from '../src/paths.js';
+
+/** A file's text with its line breaks and indentation folded into single spaces (YAML block text wraps anywhere). */
+const text = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8').replace(/\s+/g, ' ');
+/** Every "<number> live ..." the text says. */
+const liveNumbers = (body: string) => [...body.matchAll(/(\d+) live (?:passkey |step-up )?challenges/g)].map((m) => Number(m[1]));
+
+describe('the budgets of live passkey challenges say one number everywhere', () => {
+  it('the contract of a passwordless sign-in says the per-address budget of the code, and no other', () => {
+    const contract = text('openapi/paths/sessions_passkey_challenge.yaml');
+    expect(liveNumbers(contract)).toEqual([MAX_LIVE_CHALLENGES_PER_ADDRESS]);
+  });
+
+  it("the contract of a passkey step-up says the per-session budget of the code, and no address's", () => {
+    const contract = text('openapi/paths/sessions_current_step-up_passkey.yaml');
+    expect(contract).toContain(`One session may hold ${MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION} live step-up challenges`);
+    expect(liveNumbers(contract)).toEqual([MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION]);
+  });
+
+  it('docs/AUTH.md says both', () => {
+    const docs = text('docs/AUTH.md');
+    expect(docs).toContain(`may hold ${MAX_LIVE_CHALLENGES_PER_ADDRESS} live challenges of passwordless sign-ins and registrations`);
+    expect(docs).toContain(`One session may hold ${MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION} live step-up challenges`);
+  });
+});
