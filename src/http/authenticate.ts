@@ -9,6 +9,7 @@ import { forbidden, invalid, permissionDenied, refused, unauthenticated } from '
 import { operationOf } from './operation.js';
 import type { Admission } from '../admission/admission.js';
 import { rateLimitRefusal, setRateLimitHeaders } from './rate-limit-headers.js';
+import { clientAddressOf } from './request-context.js';
 
 const CREDENTIAL_NAMES: Record<SecurityScheme, string> = { apiKey: 'x-api-key', bearerAuth: 'Authorization: Bearer <access_token>', scimBearer: 'Authorization: Bearer <api key>' };
 
@@ -58,7 +59,7 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators, 
     if (apiKey !== undefined && authorization !== undefined) {
       throw invalid('ambiguous_credentials', 'Send either x-api-key or Authorization, not both.');
     }
-    const context = { ip: req.ip ?? '', requestId: req.id, userAgent: req.headers['user-agent'] };
+    const context = { ip: clientAddressOf(req), requestId: req.id, userAgent: req.headers['user-agent'] };
     let principal: Principal;
     if (apiKey !== undefined && acceptsKey) {
       principal = await authenticators.apiKey(apiKey, context);

@@ -12,6 +12,7 @@ import { idempotencyRequestOf } from './idempotency-request.js';
 import { entityTag, ifMatchPrecondition, notModified } from './entity-tags.js';
 import { signedBodyOf } from './signed-body.js';
 import type { Admission } from '../admission/admission.js';
+import { clientAddressOf } from './request-context.js';
 
 type Handle = (req: Request, res: Response) => Promise<void>;
 
@@ -22,7 +23,7 @@ class HandlerRequest implements RequestInfo {
   readonly userAgent: string;
   constructor(private readonly req: Request) {
     this.requestId = req.id;
-    this.ip = req.ip ?? req.socket.remoteAddress ?? '';
+    this.ip = clientAddressOf(req);
     this.userAgent = req.headers['user-agent'] ?? '';
   }
   get signedBody() {
