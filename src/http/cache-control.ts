@@ -4,7 +4,9 @@
 // the inflection middleware. The web interface's files and the reference keep their own caching.
 import type { RequestHandler } from 'express';
 
+// res.setHeader, not Express's res.set: a fixed value needs none of its charset handling (a few
+// µs on every request).
 export const noStore: RequestHandler = (_req, res, next) => {
-  res.set('Cache-Control', 'no-store');
+  res.setHeader('Cache-Control', 'no-store');
   next();
 };

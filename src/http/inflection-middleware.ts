@@ -11,7 +11,10 @@ import { inflectionOf, operationOf } from './operation.js';
 
 /** Reads the header first, so even a body-parser error answers in the chosen style. */
 export const chooseInflection: RequestHandler = (req, res, next) => {
-  res.vary(INFLECTION_HEADER);
+  // Nothing before this sets Vary on an operation's answer: set it outright, and merge (res.vary
+  // parses and rebuilds the field, a few µs) only when something did.
+  if (res.getHeader('Vary') === undefined) res.setHeader('Vary', INFLECTION_HEADER);
+  else res.vary(INFLECTION_HEADER);
   const style = parseInflection(req.headers[INFLECTION_HEADER]);
   res.locals.inflection = style;
   // The validator checks the header against the contract's enum: it sees the value as understood.
