@@ -5,6 +5,7 @@
 // into the back office.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
+import type { Page } from 'playwright-core';
 import { budget } from '../support/budgets.js';
 import { createAdministrator, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
 import { startRealProvider, type RealProvider } from '../support/oidc-provider.js';
@@ -120,6 +121,67 @@ describe('identity providers in the back office', () => {
       await page.getByText('Grace Hopper').first().waitFor();
       const sessions = await service.database.db.selectFrom('sessions').innerJoin('users', 'users.id', 'sessions.user_id').select(['users.email', 'sessions.authentication_method']).where('users.email', '=', 'grace@corp.example').execute();
       expect(sessions).toEqual([{ email: 'grace@corp.example', authentication_method: 'oidc' }]);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('a person who signs in only through Corp confirms a sensitive change by logging in at Corp again, from the step-up dialog (in French)', { timeout: budget({ browserFlow: 2 }) }, async () => {
+    const db = service.database.db;
+    if (!(await db.selectFrom('identity_providers').select('id').where('name', '=', 'Corp').executeTakeFirst())) {
+      const admin = await apiSignIn(service.app, ADMIN.email, ADMIN.password);
+      await request(service.app)
+        .post('/identity-providers')
+        .set('authorization', `Bearer ${admin.access_token}`)
+        .send({ name: 'Corp', issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, domains: ['corp.example'], create_unknown_people: true, scopes: ['openid', 'email', 'profile'] })
+        .expect(201);
+    }
+    op.accounts.set('linus-1', { email: 'linus@corp.example', email_verified: true, given_name: 'Linus', family_name: 'Pauling' });
+    const atProvider = async (page: Page) => {
+      await page.waitForURL((url) => url.href.startsWith(op.issuer));
+      await page.locator('input[name="login"]').fill('linus-1');
+      await page.locator('input[name="password"]').fill('whatever the company checks');
+      await page.locator('button[type="submit"]').click();
+    };
+
+    const browser = await openBrowser();
+    try {
+      const { page } = browser;
+      await page.goto(`${service.baseUrl}/`);
+      await page.getByLabel('E-mail address').fill('linus@corp.example');
+      await page.getByRole('button', { name: 'Sign in with Corp' }).click();
+      await atProvider(page);
+      await page.getByRole('heading', { name: 'Home' }).waitFor();
+      await page.getByLabel('Language').selectOption('fr');
+      await page.getByRole('link', { name: 'Sécurité' }).click();
+
+      // Enrolling an app is a sensitive change; with no password nor factor here, the provider proves it.
+      await page.getByRole('button', { name: 'Configurer une application d’authentification' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Confirmez votre identité' });
+      await dialog.getByText('Cette modification est sensible. Reconnectez-vous chez le fournisseur d’identité de votre organisation').waitFor();
+      await screenshot(page, 'step-up-oidc-fr');
+      await dialog.getByRole('button', { name: 'Continuer chez le fournisseur d’identité' }).click();
+      // The provider asks for a new login (prompt=login), then sends the browser back.
+      await atProvider(page);
+      const back = page.getByRole('dialog', { name: 'Confirmez votre identité' });
+      await back.getByText('C’est confirmé : pendant les 5 prochaines minutes, vous pouvez faire des modifications sensibles. Refaites la vôtre.').waitFor();
+      expect(new URL(page.url()).pathname).toBe('/');
+      expect(new URL(page.url()).hash).toBe('#/security');
+      await back.getByRole('button', { name: 'Fermer' }).click();
+      // The change made again goes through without a dialog.
+      await page.getByRole('button', { name: 'Configurer une application d’authentification' }).click();
+      await page.getByTestId('totp-secret').waitFor();
+      expect(await page.getByRole('dialog').count()).toBe(0);
+
+      const session = await db
+        .selectFrom('sessions')
+        .innerJoin('users', 'users.id', 'sessions.user_id')
+        .select(['sessions.authentication_method', 'sessions.step_up_method', 'users.id as user_id'])
+        .where('users.email', '=', 'linus@corp.example')
+        .executeTakeFirstOrThrow();
+      expect(session).toMatchObject({ authentication_method: 'oidc', step_up_method: 'oidc' });
+      const stepped = await db.selectFrom('security_events').select('details').where('user_id', '=', session.user_id).where('type', '=', 'session_stepped_up').execute();
+      expect(stepped.map((e) => e.details)).toEqual([{ method: 'oidc' }]);
     } finally {
       await browser.close();
     }

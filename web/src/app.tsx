@@ -20,7 +20,7 @@ import { SecurityPage } from './pages/security.js';
 import { IdentityProvidersPage } from './pages/identity-providers.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
-import { StepUpDialog } from './step-up.js';
+import { StepUpDialog, StepUpReturn } from './step-up.js';
 import { ApiError } from './api/problem.js';
 
 type Me = components['schemas']['Me'];
@@ -123,6 +123,7 @@ function SignedIn() {
           {required}
         </main>
         <StepUpDialog />
+        <StepUpReturn />
       </>
     );
   }
@@ -138,6 +139,7 @@ function SignedIn() {
         </main>
       </div>
       <StepUpDialog />
+      <StepUpReturn />
     </>
   );
 }
