@@ -4,17 +4,31 @@
 import type { RequestHandler } from 'express';
 import { validationFailed } from '../errors.js';
 
+interface Visit {
+  value: unknown;
+  key: string;
+  parent: Visit | undefined;
+}
+
+/** `root/key/key`: composed only for the one place reported, not for every value looked at. */
+function locationOf(visit: Visit): string {
+  const keys: string[] = [];
+  for (let at: Visit | undefined = visit; at; at = at.parent) keys.push(at.key);
+  return keys.reverse().join('/');
+}
+
 /** Where the first string holding U+0000 is (`query/role`, `body/session/email`), if any. Iterative: bodies may nest deep. */
 export function nulCharacterLocation(value: unknown, root: string): string | undefined {
-  const stack: [unknown, string][] = [[value, root]];
+  const stack: Visit[] = [{ value, key: root, parent: undefined }];
   while (stack.length > 0) {
-    const [current, location] = stack.pop()!;
+    const visit = stack.pop()!;
+    const current = visit.value;
     if (typeof current === 'string') {
-      if (current.includes('\u0000')) return location;
+      if (current.includes('\u0000')) return locationOf(visit);
     } else if (current !== null && typeof current === 'object') {
-      for (const [key, inner] of Object.entries(current)) {
-        if (key.includes('\u0000')) return location;
-        stack.push([inner, `${location}/${key}`]);
+      for (const key of Object.keys(current)) {
+        if (key.includes('\u0000')) return locationOf(visit);
+        stack.push({ value: (current as Record<string, unknown>)[key], key, parent: visit });
       }
     }
   }
