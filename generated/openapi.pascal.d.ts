@@ -2249,13 +2249,94 @@ export interface paths {
         head?: never;
         /**
          * Change a person (SCIM PATCH)
-         * @description Applies the operations to the person as `GET` shows them, then saves the result as `PUT` would (the same rules); nothing is written unless every operation applies.
+         * @description Applies the operations to the person as `GET` shows them, then saves the result as `PUT` would (the same rules); nothing is written unless every operation applies. `id`, `meta` and `groups` are read-only (`400 mutability`; groups change through `/scim/v2/Groups`).
          *
          *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
          *
          *     **Required permission:** `scim.provision`
          */
         patch: operations["patchScimUser"];
+        trace?: never;
+    };
+    "/scim/v2/Groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List or find groups (SCIM)
+         * @description The groups this key may see: the roles of this service whose permissions the key holds all of (those it may grant and take), by name, `startIndex`/`count` paged; with `filter`, those matching it. Each lists the people holding the role whom the key may see. Entra ID and Okta look a group up with `displayName eq "..."` (Entra ID with `excludedAttributes=members`).
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        get: operations["listScimGroups"];
+        put?: never;
+        /**
+         * Create a group (SCIM), refused
+         * @description Always refused, `403 groups_are_roles`, nothing written: a group is a role of this service, and roles are created by administrators in the back office (`POST /roles`), who choose what they grant. Create the role there, then let the directory push its members to the group of that name.
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        post: operations["createScimGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a group (SCIM)
+         * @description One group (a role), as the list shows it; `404` for a role whose permissions the key does not all hold, as for an unknown id.
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        get: operations["getScimGroup"];
+        /**
+         * Replace a group's members (SCIM)
+         * @description Makes `members` the people holding the role, among those the key may see (people it may not see keep the role and stay unlisted): each person added is granted the role, each one left out loses it, as an administrator's change of their roles would (the same checks, audit events and `user.updated` events). `displayName` must be the role's name (`400 mutability`); at most 1,000 members (`400 too_many_members`); a member id unknown or not visible to the key is `400 invalidValue`; the last active administrator keeps the admin role (`409 last_admin`). All or nothing.
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        put: operations["replaceScimGroup"];
+        post?: never;
+        /**
+         * Delete a group (SCIM), refused
+         * @description Always refused, `403 groups_are_roles`, nothing written: a group is a role of this service, and only administrators delete roles, in the back office (`DELETE /roles/{id}`). To take the role from everyone the key may see, send a PATCH removing `members`.
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        delete: operations["deleteScimGroup"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a group's members (SCIM PATCH)
+         * @description Adds and removes members the way Entra ID and Okta send it: `add` with `path: members` and a list of `{value}`; `remove` with `path: members[value eq "<id>"]`, or with `path: members` and a list (Okta), or `path: members` alone (every member the key may see); `replace` of `members`. Each person added is granted the role, each one removed loses it at once (their sessions hold what their roles grant, read on every request), as an administrator's change of their roles would: the key must hold every permission of the role and of the person (a person it may not see, or an unknown id, is `400 invalidValue`, no hint given), the last active administrator keeps the admin role (`409 last_admin`), and each change is recorded (`user_updated`, `user.updated`). `displayName` (the role's name) cannot change (`400 mutability`), nor `id` or `meta`. At most 1,000 member values in one request (`400 too_many_members`). One transaction: if any operation fails, nothing is written.
+         *     SCIM bodies (`application/scim+json`, or `application/json`: both are accepted and answered, by `Content-Type` and `Accept`) keep RFC 7643's keys under every `x-api-inflection` style; errors are SCIM errors (`ScimError`). docs/IDENTITY.md, "Provisioning with SCIM 2.0".
+         *
+         *     **Required permission:** `scim.provision`
+         */
+        patch: operations["patchScimGroup"];
         trace?: never;
     };
     "/scim/v2/ServiceProviderConfig": {
@@ -4856,7 +4937,8 @@ export interface components {
          *     session ended at once), `externalId` the directory's own id of the person (stored here).
          *     `emails` answers the e-mail as the primary work address; sent, it is accepted and ignored
          *     (the address is `userName`). `groups` (the roles held, by id) and `meta` are answered only;
-         *     `id`, `meta`, `groups` sent back (Okta's PUT) are ignored. `Title`, `preferredLanguage`, `locale`,
+         *     `id`, `meta`, `groups` sent back (Okta's PUT) are ignored; a PATCH of
+         *     them is `400 mutability` (readOnly, RFC 7644 3.5.2), nothing written. `Title`, `preferredLanguage`, `locale`,
          *     `timezone`, `nickName`, `userType`, `phoneNumbers`, `addresses` and the enterprise extension are
          *     accepted and not stored (Entra ID's default mapping sends them). Any other attribute is refused
          *     (`400`, `scimType: invalidSyntax`). Keys are RFC 7643's, in every `x-api-inflection` style.
@@ -5006,6 +5088,80 @@ export interface components {
                 value?: unknown;
             }[];
         };
+        /**
+         * @description A member of a group (RFC 7643, 4.2), a person by their id here (`value`).
+         * @example {
+         *       "value": "2819c223-7f76-453a-919d-413861904646",
+         *       "display": "Grace Hopper"
+         *     }
+         */
+        ScimMember: {
+            /** @description The person's id (a UUID). An id the key may not see is the same `400 invalidValue` as an unknown one. */
+            value: string;
+            /** @description The person's name. Answered; ignored when sent. */
+            display?: string;
+            /** @description The person's SCIM location. Answered; ignored when sent. */
+            $ref?: string;
+            /** @description `User`, the only kind of member here. Ignored when sent. */
+            type?: string;
+        };
+        /**
+         * @description A group as SCIM sees it (RFC 7643, 4.2, `urn:ietf:params:scim:schemas:core:2.0:Group`): a
+         *     **role** of this service. `id` is the role's id, `displayName` its name, `members` the people
+         *     holding it (`value`: the person's id, `display`: their name; `$ref` answered, optional when
+         *     sent). Only the people the key may see are listed (those holding no permission the key lacks).
+         *     Groups are made, renamed and deleted by administrators in the back office: a directory changes
+         *     who is a member, nothing else (`displayName` sent different from the role's name is
+         *     `400 mutability`). At most 1,000 members in one request (`400 too_many_members`, nothing
+         *     written). `id`, `meta` and `externalId` sent back (Okta's PUT) are ignored. Keys are RFC 7643's,
+         *     in every `x-api-inflection` style.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+         *       ],
+         *       "id": "6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+         *       "displayName": "Support",
+         *       "members": [
+         *         {
+         *           "value": "2819c223-7f76-453a-919d-413861904646",
+         *           "display": "Grace Hopper"
+         *         }
+         *       ],
+         *       "meta": {
+         *         "resourceType": "Group",
+         *         "created": "2026-11-20T09:30:00.000Z",
+         *         "lastModified": "2026-11-20T09:30:00.000Z",
+         *         "location": "/scim/v2/Groups/6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+         *         "version": "W/\"3\""
+         *       }
+         *     }
+         */
+        ScimGroup: {
+            schemas?: string[];
+            /** @description The role's id here (a UUID). Answered; ignored when sent. */
+            id?: string;
+            /** @description The directory's id of its group. Ignored (a role is not linked to a directory's group). */
+            externalId?: string | null;
+            /** @description The role's name. Answered; sent, it must be the role's name (`400 mutability` otherwise). */
+            displayName: string;
+            /**
+             * @description The people holding the role whom the key may see. At most 1,000 in a PUT (`400
+             *     too_many_members`, nothing written); an answer lists them all.
+             */
+            members?: components["schemas"]["ScimMember"][];
+            meta?: components["schemas"]["ScimMeta"];
+        };
+        /** @description A page of groups (RFC 7644, 3.4.2 ListResponse), by `startIndex` (1-based) and `count`. */
+        ScimGroupList: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:ListResponse"[];
+            /** Format: int32 */
+            totalResults: number;
+            /** Format: int32 */
+            startIndex: number;
+            /** Format: int32 */
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimGroup"][];
+        };
         ScimSupported: {
             supported: boolean;
         };
@@ -5026,6 +5182,14 @@ export interface components {
                 /** Format: int32 */
                 maxResults?: number;
             };
+            /**
+             * Format: int32
+             * @description The most group members one request may name (a Groups PATCH's operations together, or a
+             *     PUT's `members`): more is `400 too_many_members`, nothing written. This service's own
+             *     attribute (RFC 7643, 5 has none for it), in the spirit of `bulk.maxOperations` and
+             *     `filter.maxResults`; directories that do not know it ignore it.
+             */
+            maxMembersPerRequest?: number;
             changePassword: components["schemas"]["ScimSupported"];
             sort: components["schemas"]["ScimSupported"];
             etag: components["schemas"]["ScimSupported"];
@@ -6858,7 +7022,7 @@ export interface components {
                 "application/json": components["schemas"]["IdentityProvider"];
             };
         };
-        /** @description The request is refused: a body that does not follow the schema (`invalidSyntax`), a value refused (`invalidValue`), a filter this service cannot read or does not support (`invalidFilter`), a PATCH path naming no attribute (`invalidPath`) or no value (`noTarget`), an attribute that cannot change here (`mutability`). Nothing is written. */
+        /** @description The request is refused: a body that does not follow the schema (`invalidSyntax`), a value refused (`invalidValue`), a filter this service cannot read or does not support (`invalidFilter`), a PATCH path naming no attribute (`invalidPath`) or no value (`noTarget`), an attribute that cannot change here (`mutability`: a readOnly attribute such as `id`, `meta` or a User's `groups`, a group's `displayName`), more than 1,000 members in one request (`too_many_members`). Nothing is written. */
         ScimBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -6968,6 +7132,20 @@ export interface components {
         };
         /** @description No person (or group) with this id that this key may see: an unknown id, a malformed one, and the id of someone holding more than the key answer the same. */
         ScimNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+                "application/json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description Groups are this service's roles: administrators create and delete them in the back office (`groups_are_roles`, RFC 7644 3.12: the operation is not permitted); or the key lacks `scim.provision` (`permission_denied`). Nothing is written. */
+        ScimGroupsAreRoles: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -7437,6 +7615,9 @@ export type ScimUser = components['schemas']['ScimUser'];
 export type ScimUserList = components['schemas']['ScimUserList'];
 export type ScimError = components['schemas']['ScimError'];
 export type ScimPatchRequest = components['schemas']['ScimPatchRequest'];
+export type ScimMember = components['schemas']['ScimMember'];
+export type ScimGroup = components['schemas']['ScimGroup'];
+export type ScimGroupList = components['schemas']['ScimGroupList'];
 export type ScimSupported = components['schemas']['ScimSupported'];
 export type ScimServiceProviderConfig = components['schemas']['ScimServiceProviderConfig'];
 export type ScimDiscoveryList = components['schemas']['ScimDiscoveryList'];
@@ -7503,6 +7684,7 @@ export type ResponseScimServiceUnavailable = components['responses']['ScimServic
 export type ResponseScimConflict = components['responses']['ScimConflict'];
 export type ResponseScimPayloadTooLarge = components['responses']['ScimPayloadTooLarge'];
 export type ResponseScimNotFound = components['responses']['ScimNotFound'];
+export type ResponseScimGroupsAreRoles = components['responses']['ScimGroupsAreRoles'];
 export type ParameterInflection = components['parameters']['Inflection'];
 export type ParameterSessionId = components['parameters']['SessionId'];
 export type ParameterPasskeyId = components['parameters']['PasskeyId'];
@@ -13564,6 +13746,518 @@ export interface operations {
             503: components["responses"]["ScimServiceUnavailable"];
         };
     };
+    listScimGroups: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A SCIM filter (RFC 7644, 3.4.2.2). Supported: `eq` on `displayName` (case-insensitive, as role names compare here) and `id`, and Entra ID's `members[value eq "<user id>"]` (the groups of a person the key may see), joined by `and` / `or`. Anything else is `400 invalidFilter`.
+                 * @example displayName eq "Support"
+                 */
+                filter?: string;
+                /**
+                 * @description The 1-based index of the first result (default 1).
+                 * @example 1
+                 */
+                startIndex?: number;
+                /**
+                 * @description How many results at most, 0 to 200 (default 100; 0 answers only `totalResults`).
+                 * @example 100
+                 */
+                count?: number;
+                /**
+                 * @description Attributes left out of the answer (RFC 7644, 3.4.2.5), comma-separated: `members` is honoured (Entra ID asks for it to check a group exists); the other attributes of a group are always answered.
+                 * @example members
+                 */
+                excludedAttributes?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of groups. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+                     *       ],
+                     *       "totalResults": 1,
+                     *       "startIndex": 1,
+                     *       "itemsPerPage": 1,
+                     *       "Resources": [
+                     *         {
+                     *           "schemas": [
+                     *             "urn:ietf:params:scim:schemas:core:2.0:Group"
+                     *           ],
+                     *           "id": "6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *           "displayName": "Support",
+                     *           "members": [
+                     *             {
+                     *               "value": "2819c223-7f76-453a-919d-413861904646",
+                     *               "display": "Grace Hopper"
+                     *             }
+                     *           ],
+                     *           "meta": {
+                     *             "resourceType": "Group",
+                     *             "created": "2026-11-20T09:30:00.000Z",
+                     *             "lastModified": "2026-11-20T09:30:00.000Z",
+                     *             "location": "/scim/v2/Groups/6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *             "version": "W/\"3\""
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimGroupList"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+                     *       ],
+                     *       "totalResults": 1,
+                     *       "startIndex": 1,
+                     *       "itemsPerPage": 1,
+                     *       "Resources": [
+                     *         {
+                     *           "schemas": [
+                     *             "urn:ietf:params:scim:schemas:core:2.0:Group"
+                     *           ],
+                     *           "id": "6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *           "displayName": "Support",
+                     *           "members": [
+                     *             {
+                     *               "value": "2819c223-7f76-453a-919d-413861904646",
+                     *               "display": "Grace Hopper"
+                     *             }
+                     *           ],
+                     *           "meta": {
+                     *             "resourceType": "Group",
+                     *             "created": "2026-11-20T09:30:00.000Z",
+                     *             "lastModified": "2026-11-20T09:30:00.000Z",
+                     *             "location": "/scim/v2/Groups/6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *             "version": "W/\"3\""
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimGroupList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    createScimGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                 *       ],
+                 *       "displayName": "Support",
+                 *       "members": []
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimGroup"];
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                 *       ],
+                 *       "displayName": "Support",
+                 *       "members": []
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScimGroup"];
+            };
+        };
+        responses: {
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimGroupsAreRoles"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    getScimGroup: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Attributes left out of the answer (RFC 7644, 3.4.2.5), comma-separated: `members` is honoured (Entra ID asks for it to check a group exists); the other attributes of a group are always answered.
+                 * @example members
+                 */
+                excludedAttributes?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The group. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                     *       ],
+                     *       "id": "6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *       "displayName": "Support",
+                     *       "members": [
+                     *         {
+                     *           "value": "2819c223-7f76-453a-919d-413861904646",
+                     *           "display": "Grace Hopper"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "resourceType": "Group",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Groups/6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *         "version": "W/\"3\""
+                     *       }
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                     *       ],
+                     *       "id": "6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *       "displayName": "Support",
+                     *       "members": [
+                     *         {
+                     *           "value": "2819c223-7f76-453a-919d-413861904646",
+                     *           "display": "Grace Hopper"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "resourceType": "Group",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Groups/6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *         "version": "W/\"3\""
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimGroup"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    replaceScimGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                 *       ],
+                 *       "displayName": "Support",
+                 *       "members": [
+                 *         {
+                 *           "value": "2819c223-7f76-453a-919d-413861904646"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimGroup"];
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                 *       ],
+                 *       "displayName": "Support",
+                 *       "members": [
+                 *         {
+                 *           "value": "2819c223-7f76-453a-919d-413861904646"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScimGroup"];
+            };
+        };
+        responses: {
+            /** @description The group as now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                     *       ],
+                     *       "id": "6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *       "displayName": "Support",
+                     *       "members": [
+                     *         {
+                     *           "value": "2819c223-7f76-453a-919d-413861904646",
+                     *           "display": "Grace Hopper"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "resourceType": "Group",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Groups/6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *         "version": "W/\"3\""
+                     *       }
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                     *       ],
+                     *       "id": "6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *       "displayName": "Support",
+                     *       "members": [
+                     *         {
+                     *           "value": "2819c223-7f76-453a-919d-413861904646",
+                     *           "display": "Grace Hopper"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "resourceType": "Group",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Groups/6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *         "version": "W/\"3\""
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimGroup"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    deleteScimGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimGroupsAreRoles"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    patchScimGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's id (a UUID, answered as `id`). SCIM ids are opaque to clients: any other text
+                 *     (up to 100 characters) is the same `404` as an unknown id.
+                 * @example 2819c223-7f76-453a-919d-413861904646
+                 */
+                id: components["parameters"]["ScimId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+                 *       ],
+                 *       "Operations": [
+                 *         {
+                 *           "op": "Add",
+                 *           "path": "members",
+                 *           "value": [
+                 *             {
+                 *               "value": "2819c223-7f76-453a-919d-413861904646"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimPatchRequest"];
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+                 *       ],
+                 *       "Operations": [
+                 *         {
+                 *           "op": "Add",
+                 *           "path": "members",
+                 *           "value": [
+                 *             {
+                 *               "value": "2819c223-7f76-453a-919d-413861904646"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScimPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The group as now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                     *       ],
+                     *       "id": "6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *       "displayName": "Support",
+                     *       "members": [
+                     *         {
+                     *           "value": "2819c223-7f76-453a-919d-413861904646",
+                     *           "display": "Grace Hopper"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "resourceType": "Group",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Groups/6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *         "version": "W/\"3\""
+                     *       }
+                     *     }
+                     */
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                    /**
+                     * @example {
+                     *       "schemas": [
+                     *         "urn:ietf:params:scim:schemas:core:2.0:Group"
+                     *       ],
+                     *       "id": "6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *       "displayName": "Support",
+                     *       "members": [
+                     *         {
+                     *           "value": "2819c223-7f76-453a-919d-413861904646",
+                     *           "display": "Grace Hopper"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "resourceType": "Group",
+                     *         "created": "2026-11-20T09:30:00.000Z",
+                     *         "lastModified": "2026-11-20T09:30:00.000Z",
+                     *         "location": "/scim/v2/Groups/6b1f4c2e-1a8e-4d51-9a3f-1c2b3d4e5f60",
+                     *         "version": "W/\"3\""
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScimGroup"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            403: components["responses"]["ScimForbidden"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["ScimTooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
     getScimServiceProviderConfig: {
         parameters: {
             query?: never;
@@ -13601,6 +14295,7 @@ export interface operations {
                      *         "supported": true,
                      *         "maxResults": 200
                      *       },
+                     *       "maxMembersPerRequest": 1000,
                      *       "changePassword": {
                      *         "supported": false
                      *       },
@@ -13639,6 +14334,7 @@ export interface operations {
                      *         "supported": true,
                      *         "maxResults": 200
                      *       },
+                     *       "maxMembersPerRequest": 1000,
                      *       "changePassword": {
                      *         "supported": false
                      *       },

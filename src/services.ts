@@ -27,6 +27,7 @@ import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { loadSpec } from './contract/spec.js';
 import { identityProviderService } from './identity/providers.js';
 import { scimUserService } from './provisioning/users.js';
+import { scimGroupService } from './provisioning/groups.js';
 import { oidcSignInService, withOidcStepUp } from './identity/sign-in.js';
 import type { Config } from './config.js';
 
@@ -58,6 +59,8 @@ export interface Services {
   oidcSignIn: ReturnType<typeof oidcSignInService>;
   /** SCIM 2.0 provisioning of people by a company's directory (src/provisioning). */
   scimUsers: ReturnType<typeof scimUserService>;
+  /** SCIM Groups: the roles, their membership changed by a directory (src/provisioning/groups.ts). */
+  scimGroups: ReturnType<typeof scimGroupService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;
 }
@@ -87,6 +90,7 @@ export function buildServices(deps: Dependencies): Services {
     identityProviders: identityProviderService(deps),
     oidcSignIn: oidcSignInService(deps, sessions),
     scimUsers: scimUserService(deps, users),
+    scimGroups: scimGroupService(deps, users),
     config: { oidc: deps.config.oidc },
   };
 }

@@ -64,7 +64,32 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
     scimEmails.set(user.id, user.email);
     return user.id;
   },
+  // SCIM's /scim/v2/Groups/{id}: a role granting nothing (a provisioning key sees the roles it may grant).
+  'scim-groups': async (db) => {
+    const role = await makeRole(db, []);
+    scimGroupNames.set(role.id, role.name);
+    return role.id;
+  },
 };
+
+/** The name of each role made for a SCIM Groups path: a group's PUT sends its displayName back unchanged. */
+const scimGroupNames = new Map<string, string>();
+
+/**
+ * A SCIM Groups body names members by id: the example's member becomes a real person, and a PUT's
+ * displayName the role's own name (a group's name is the administrators').
+ */
+async function scimGroupBody(body: Record<string, unknown>, path: string): Promise<Record<string, unknown>> {
+  const member = (await makeUser(database.db)).id;
+  const swap = (list: unknown) => (Array.isArray(list) ? list.map(() => ({ value: member })) : list);
+  const name = scimGroupNames.get(path.split('/').at(-1) ?? '');
+  return {
+    ...body,
+    ...(Array.isArray(body.members) ? { members: swap(body.members) } : {}),
+    ...(Array.isArray(body.Operations) ? { Operations: body.Operations.map((o: Record<string, unknown>) => ({ ...o, value: swap(o.value) })) } : {}),
+    ...(name && typeof body.displayName === 'string' ? { displayName: name } : {}),
+  };
+}
 
 /** The e-mail of each person made for a SCIM path: a SCIM PUT sends the person's userName back unchanged. */
 const scimEmails = new Map<string, string>();
@@ -93,7 +118,7 @@ async function concretePath(op: OperationInfo, caller?: Caller): Promise<string>
   }
   let path = op.path;
   for (const [placeholder] of op.path.matchAll(/\{[^}]+\}/g)) {
-    const kind = op.path.split('/')[1] ?? '';
+    const kind = op.path.startsWith('/scim/v2/Groups/') ? 'scim-groups' : (op.path.split('/')[1] ?? '');
     const make = RESOURCES[kind];
     if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add one to RESOURCES in ${import.meta.url}`);
     path = path.replace(placeholder, await make(database.db));
@@ -209,14 +234,23 @@ async function call(op: OperationInfo, headers: Record<string, string>, caller?:
   let req = request(app)[op.method](path).set(headers);
   const example = exampleBody(op, caller);
   const scimEmail = scimEmails.get(path.split('/').at(-1) ?? '');
-  const body = example === undefined ? undefined : { ...(example as object), ...prepared, ...(scimEmail && op.method === 'put' ? { userName: scimEmail } : {}) };
+  let body = example === undefined ? undefined : { ...(example as object), ...prepared, ...(scimEmail && op.method === 'put' ? { userName: scimEmail } : {}) };
+  if (body && op.path.startsWith('/scim/v2/Groups')) body = await scimGroupBody(body as Record<string, unknown>, path);
   if (body !== undefined) req = req.send(body as object);
   const res = await req;
   expectContractResponse(res, op.method, path);
   return res;
 }
 
+/** An operation the contract documents no success for (creating or deleting a SCIM group: groups are roles): its refusal. */
+const alwaysRefused = (op: OperationInfo) => !Object.keys(op.raw.responses ?? {}).some((status) => status.startsWith('2'));
+
 function expectSuccess(res: request.Response, op: OperationInfo) {
+  if (alwaysRefused(op)) {
+    expect(res.status, `${op.operationId}: ${res.text}`).toBe(403);
+    expect(res.body.code, res.text).toBe('groups_are_roles');
+    return;
+  }
   expect(res.status, `${op.operationId}: ${res.text}`).toBeGreaterThanOrEqual(200);
   expect(res.status, `${op.operationId}: ${res.text}`).toBeLessThan(300);
 }

@@ -110,7 +110,16 @@ const RESOURCES: Record<string, () => Promise<string>> = {
     scimEmails.set(user.id, user.email);
     return user.id;
   },
+  // SCIM's /scim/v2/Groups/{id}: a role granting nothing (a provisioning key sees the roles it may grant).
+  'scim-groups': async () => {
+    const role = await makeRole(database.db, []);
+    scimGroupNames.set(role.id, role.name);
+    return role.id;
+  },
 };
+
+/** The name of each role made for a SCIM Groups path: a group's PUT sends its displayName back unchanged. */
+const scimGroupNames = new Map<string, string>();
 
 /** The e-mail of each person made for a SCIM path: a SCIM PUT sends the person's userName back unchanged. */
 const scimEmails = new Map<string, string>();
@@ -136,7 +145,7 @@ async function successPath(op: OperationInfo, caller: Caller | undefined): Promi
   }
   let path = op.path;
   for (const [placeholder] of op.path.matchAll(/\{[^}]+\}/g)) {
-    const make = RESOURCES[op.path.split('/')[1] ?? ''];
+    const make = RESOURCES[op.path.startsWith('/scim/v2/Groups/') ? 'scim-groups' : (op.path.split('/')[1] ?? '')];
     if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add one to RESOURCES in test/contract-styles.test.ts`);
     path = path.replace(placeholder, await make());
   }
@@ -290,15 +299,29 @@ async function scimCases(contract: OpenApiDocument, op: OperationInfo, base: { m
   const media = deref(contract, contract.paths[op.path]![op.method]!.requestBody)?.content?.['application/json'];
   const example = media?.example as Record<string, unknown> | undefined;
   const userName = scimEmails.get(path.split('/').at(-1) ?? '') ?? `styles-${randomUUID().slice(0, 8)}@example.com`;
-  const body = example && 'userName' in example ? { ...example, userName } : example;
+  let body = example && 'userName' in example ? { ...example, userName } : example;
+  // A group's body names members by id (a real person here) and, in a PUT, the role's own name.
+  if (body && op.path.startsWith('/scim/v2/Groups')) {
+    const member = (await makeUser(database.db)).id;
+    const swap = (list: unknown) => (Array.isArray(list) ? list.map(() => ({ value: member })) : list);
+    const name = scimGroupNames.get(path.split('/').at(-1) ?? '');
+    body = {
+      ...body,
+      ...(Array.isArray(body.members) ? { members: swap(body.members) } : {}),
+      ...(Array.isArray(body.Operations) ? { Operations: body.Operations.map((o: Record<string, unknown>) => ({ ...o, value: swap(o.value) })) } : {}),
+      ...(name && typeof body.displayName === 'string' ? { displayName: name } : {}),
+    };
+  }
   const withBody = body === undefined ? {} : { body };
+  // Creating or deleting a SCIM group documents no success (groups are roles): its refusal, whatever the id.
+  const refused = !Object.keys(contract.paths[op.path]![op.method]!.responses ?? {}).some((status) => status.startsWith('2'));
   const cases: Case[] = [
-    { ...base, ...withBody, name: 'success', expect: isSuccess, path, headers: bearer(key.secret) },
+    { ...base, ...withBody, name: 'success', expect: refused ? is(403) : isSuccess, path, headers: bearer(key.secret) },
     { ...base, ...withBody, name: 'unknown query parameter', expect: is(400), path: `${unknownPath(op)}?unknown_parameter=1`, headers: bearer(key.secret) },
     { ...base, ...withBody, name: 'refused credential', expect: is(401), path: unknownPath(op), headers: bearer('bok_not-a-real-key') },
     { ...base, ...withBody, name: 'without the permission', expect: is(403), path: unknownPath(op), headers: bearer(other.secret) },
   ];
-  if (op.path.includes('{')) cases.push({ ...base, ...withBody, name: 'unknown id', expect: is(404), path: unknownPath(op), headers: bearer(key.secret) });
+  if (op.path.includes('{')) cases.push({ ...base, ...withBody, name: 'unknown id', expect: is(refused ? 403 : 404), path: unknownPath(op), headers: bearer(key.secret) });
   return cases;
 }
 

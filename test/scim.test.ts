@@ -203,7 +203,7 @@ describe('bad input: a SCIM error, nothing written', () => {
     });
   });
 
-  it('a PATCH whose last operation fails writes nothing of the first ones', async () => {
+  it('a PATCH whose last operation is invalid is refused before anything is written (the operations are checked whole first)', async () => {
     const { id } = await makeUser(database.db);
     await nothingWritten(async () => {
       const res = await scim('patch', `/scim/v2/Users/${id}`, {
@@ -212,6 +212,24 @@ describe('bad input: a SCIM error, nothing written', () => {
       });
       expectScimError(res, 400, 'invalidValue');
     });
+  });
+
+  it('a PATCH of a readOnly attribute (id, meta, groups) is 400 mutability and writes nothing (RFC 7644 3.5.2)', async () => {
+    const { id } = await makeUser(database.db);
+    const role = await makeRole(database.db, []);
+    const attempts: object[] = [
+      { op: 'replace', path: 'id', value: randomUUID() },
+      { op: 'Replace', path: 'meta.lastModified', value: '2000-01-01T00:00:00.000Z' },
+      { op: 'add', path: 'groups', value: [{ value: role.id }] },
+      { op: 'replace', value: { groups: [{ value: role.id }] } },
+      { op: 'replace', value: { 'name.givenName': 'Changed', id: randomUUID() } },
+    ];
+    for (const operation of attempts) {
+      await nothingWritten(async () => {
+        const res = await scim('patch', `/scim/v2/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'name.familyName', value: 'Changed' }, operation] });
+        expectScimError(res, 400, 'mutability');
+      });
+    }
   });
 
   it('a userName that is not an e-mail address is 400 invalidValue; changing one is 400 mutability', async () => {

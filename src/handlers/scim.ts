@@ -10,7 +10,7 @@ import { RESOURCE_TYPES, SCHEMAS, SERVICE_PROVIDER_CONFIG } from '../provisionin
 /** The media type of the answer, from the request's Accept (src/http/scim-errors.ts). */
 const mediaType = (headers: Record<string, string | string[] | undefined>): Record<string, string> => ({ 'Content-Type': scimMediaType(headers.accept) });
 
-export function scimHandlers({ scimUsers }: Services) {
+export function scimHandlers({ scimUsers, scimGroups }: Services) {
   const listScimUsers: Handler<'listScimUsers'> = async ({ query, principal, headers }) => ({
     status: 200,
     body: await scimUsers.list(requireCaller(principal), query),
@@ -45,9 +45,57 @@ export function scimHandlers({ scimUsers }: Services) {
     return { status: 204, body: undefined };
   };
 
+  const listScimGroups: Handler<'listScimGroups'> = async ({ query, principal, headers }) => ({
+    status: 200,
+    body: await scimGroups.list(requireCaller(principal), query),
+    headers: mediaType(headers),
+  });
+
+  // Refused whatever is sent (groups are roles, made by administrators): after the permission check of the edge.
+  const createScimGroup: Handler<'createScimGroup'> = async ({ principal }) => {
+    requireCaller(principal);
+    return scimGroups.create();
+  };
+
+  const getScimGroup: Handler<'getScimGroup'> = async ({ path, query, principal, headers }) => ({
+    status: 200,
+    body: await scimGroups.get(requireCaller(principal), path.id, query.excludedAttributes),
+    headers: mediaType(headers),
+  });
+
+  const replaceScimGroup: Handler<'replaceScimGroup'> = async ({ path, body, principal, request, headers }) => ({
+    status: 200,
+    body: await scimGroups.replace(requireCaller(principal), path.id, body, request),
+    headers: mediaType(headers),
+  });
+
+  const patchScimGroup: Handler<'patchScimGroup'> = async ({ path, body, principal, request, headers }) => ({
+    status: 200,
+    body: await scimGroups.patch(requireCaller(principal), path.id, body.Operations, request),
+    headers: mediaType(headers),
+  });
+
+  const deleteScimGroup: Handler<'deleteScimGroup'> = async ({ principal }) => {
+    requireCaller(principal);
+    return scimGroups.delete();
+  };
+
   const getScimServiceProviderConfig: Handler<'getScimServiceProviderConfig'> = async ({ headers }) => ({ status: 200, body: SERVICE_PROVIDER_CONFIG, headers: mediaType(headers) });
   const listScimSchemas: Handler<'listScimSchemas'> = async ({ headers }) => ({ status: 200, body: SCHEMAS, headers: mediaType(headers) });
   const listScimResourceTypes: Handler<'listScimResourceTypes'> = async ({ headers }) => ({ status: 200, body: RESOURCE_TYPES, headers: mediaType(headers) });
 
-  return { listScimUsers, createScimUser, getScimUser, replaceScimUser, patchScimUser, deleteScimUser, getScimServiceProviderConfig, listScimSchemas, listScimResourceTypes };
+  return {
+    listScimUsers,
+    createScimUser,
+    getScimUser,
+    replaceScimUser,
+    patchScimUser,
+    deleteScimUser,
+    listScimGroups,
+    createScimGroup,
+    getScimGroup,
+    replaceScimGroup,
+    patchScimGroup,
+    deleteScimGroup,
+    getScimServiceProviderConfig, listScimSchemas, listScimResourceTypes };
 }

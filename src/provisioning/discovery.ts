@@ -7,6 +7,8 @@ export const SERVICE_PROVIDER_CONFIG = {
   patch: { supported: true },
   bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
   filter: { supported: true, maxResults: 200 },
+  // Ours (RFC 7643 5 has no attribute for it): src/provisioning/groups.ts, MAX_MEMBERS_PER_REQUEST.
+  maxMembersPerRequest: 1000,
   changePassword: { supported: false },
   sort: { supported: false },
   etag: { supported: false },
@@ -45,6 +47,30 @@ const USER_SCHEMA = {
   meta: { resourceType: 'Schema', location: '/scim/v2/Schemas/urn:ietf:params:scim:schemas:core:2.0:User' },
 };
 
+const GROUP_SCHEMA = {
+  schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
+  id: 'urn:ietf:params:scim:schemas:core:2.0:Group',
+  name: 'Group',
+  description: "A role of the back office: displayName is the role's name (set by administrators), members the people holding it.",
+  attributes: [
+    attribute('displayName', 'string', { required: true, uniqueness: 'server', mutability: 'readOnly' }),
+    attribute('members', 'complex', {
+      multiValued: true,
+      subAttributes: [attribute('value', 'string', { mutability: 'immutable' }), attribute('display', 'string', { mutability: 'readOnly' }), attribute('$ref', 'reference', { mutability: 'immutable', referenceTypes: ['User'] })],
+    }),
+  ],
+  meta: { resourceType: 'Schema', location: '/scim/v2/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group' },
+};
+
+const GROUP_TYPE = {
+  schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
+  id: 'Group',
+  name: 'Group',
+  endpoint: '/Groups',
+  schema: 'urn:ietf:params:scim:schemas:core:2.0:Group',
+  meta: { resourceType: 'ResourceType', location: '/scim/v2/ResourceTypes/Group' },
+};
+
 const USER_TYPE = {
   schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
   id: 'User',
@@ -56,5 +82,5 @@ const USER_TYPE = {
 
 const listOf = (resources: Record<string, unknown>[]) => ({ schemas: [LIST], totalResults: resources.length, startIndex: 1, itemsPerPage: resources.length, Resources: resources });
 
-export const SCHEMAS = listOf([USER_SCHEMA]);
-export const RESOURCE_TYPES = listOf([USER_TYPE]);
+export const SCHEMAS = listOf([USER_SCHEMA, GROUP_SCHEMA]);
+export const RESOURCE_TYPES = listOf([USER_TYPE, GROUP_TYPE]);

@@ -95,3 +95,31 @@ export async function setExternalId(db: Kysely<Database>, userId: string, extern
     .executeTakeFirst();
   return Number(written.numInsertedOrUpdatedRows ?? 0) > 0;
 }
+
+/** A member of a group (a holder of a role) as SCIM lists them. */
+export interface GroupMemberRow {
+  role_id: string;
+  id: string;
+  first_name: string;
+  last_name: string;
+}
+
+/** The holders of these roles whom the caller may see (visibleTo), oldest first. */
+export async function visibleMembersOfRoles(db: Kysely<Database>, roleIds: readonly string[], permissions: ReadonlySet<string>): Promise<GroupMemberRow[]> {
+  if (roleIds.length === 0) return [];
+  const visible = visibleTo(permissions);
+  let query = db
+    .selectFrom('user_roles as ur')
+    .innerJoin('users as u', 'u.id', 'ur.user_id')
+    .select(['ur.role_id', 'u.id', 'u.first_name', 'u.last_name'])
+    .where('ur.role_id', 'in', [...roleIds]);
+  if (visible) query = query.where(visible);
+  return query.orderBy('u.created_at').orderBy('u.id').execute();
+}
+
+/** Locks these people's rows (FOR UPDATE, in id order, so two requests never wait on each other in a circle); the ids found. */
+export async function lockUsers(db: Kysely<Database>, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('users').select('id').where('id', 'in', [...ids]).orderBy('id').forUpdate().execute();
+  return new Set(rows.map((r) => r.id));
+}

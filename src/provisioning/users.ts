@@ -48,6 +48,14 @@ const ATTRIBUTES = new Map(
   ),
 );
 const E_MAIL = /^[^\s@]+@[^\s@]+$/;
+/**
+ * What a PATCH may not touch (RFC 7644 3.5.2: `400 mutability`, nothing written): the id, the
+ * metadata, and the roles held (changed through /scim/v2/Groups). A PUT sending them back, as
+ * Okta does, has them ignored (RFC 7644 3.5.1).
+ */
+const READ_ONLY = new Set(['id', 'meta', 'groups']);
+const readOnly = (attribute: string) =>
+  new DomainError('invalid', 'mutability', `${attribute} is read-only${attribute === 'groups' ? ': a person joins or leaves a group through /scim/v2/Groups' : ''}.`);
 
 /** `active` as Entra ID sends it too: the string "True" / "False", in any case. */
 function activeOf(value: unknown): boolean | undefined {
@@ -98,9 +106,9 @@ function keysNamePrototype(value: unknown, depth = 0): boolean {
  * attacker's review: the second-factor gate reads such a flag). No segment of a path, and no key of
  * a value at any depth, may name a prototype; a filter value that happens to is refused too.
  */
-function assertNoPrototypeNames(operation: { path?: string; value?: unknown }): void {
-  if (operation.path !== undefined && namesPrototype(operation.path)) throw invalidPath(`The PATCH path ${operation.path} names no attribute of a User.`);
-  if (keysNamePrototype(operation.value)) throw invalidValue('A value names an attribute no User has.');
+export function assertNoPrototypeNames(operation: { path?: string; value?: unknown }, resource = 'User'): void {
+  if (operation.path !== undefined && namesPrototype(operation.path)) throw invalidPath(`The PATCH path ${operation.path} names no attribute of a ${resource}.`);
+  if (keysNamePrototype(operation.value)) throw invalidValue(`A value names an attribute no ${resource} has.`);
 }
 
 /**
@@ -117,6 +125,7 @@ function normalizeOperations(operations: { op: string; path?: string; value?: un
     if (operation.path !== undefined) {
       const attribute = attributeOf(operation.path);
       if (!attribute) throw invalidPath(`The PATCH path ${operation.path} names no attribute of a User.`);
+      if (READ_ONLY.has(attribute)) throw readOnly(attribute);
       if (attribute === ENTERPRISE) continue;
       let path = operation.path.trim();
       if (path.toLowerCase().startsWith(`${CORE_USER.toLowerCase()}:`)) path = path.slice(CORE_USER.length + 1);
@@ -133,6 +142,7 @@ function normalizeOperations(operations: { op: string; path?: string; value?: un
     for (const [key, value] of Object.entries(operation.value)) {
       const attribute = attributeOf(key);
       if (!attribute) throw unknownAttribute(key);
+      if (READ_ONLY.has(attribute)) throw readOnly(attribute);
       if (attribute === ENTERPRISE) continue;
       if (key.includes('.') && !key.includes(':')) out.push({ op, path: attribute + key.slice(attribute.length), value } as ScimPatchOperation);
       else whole[attribute] = attribute === 'active' ? activeOf(value) : value;
