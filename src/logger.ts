@@ -32,15 +32,20 @@ export function createLogger(level: string, destination?: DestinationStream, bin
 /** How long a line may wait in standard output's buffer before it is written. */
 export const STDOUT_FLUSH_MS = 100;
 
+/** PIPE_BUF on Linux: a write(2) of at most this many bytes to a pipe is never interleaved with another process's. */
+const ATOMIC_PIPE_WRITE = 4096;
+
 /**
- * Standard output written in blocks of up to 4 KiB rather than with a write(2) per line: the
- * access log writes a line per request, and its system call was the largest piece of what the
- * service adds to a GET over its floor (docs/BENCHMARKS.md, issue 34). A line waits at most
+ * Standard output written in blocks rather than with a write(2) per line: the access log writes a
+ * line per request, and its system call was the largest piece of what the service adds to a GET
+ * over its floor (docs/BENCHMARKS.md, issue 34). Each write holds whole lines and at most
+ * PIPE_BUF bytes, so that the processes of WORKERS > 1, which share one pipe, never cut into each
+ * other's lines (only a single line longer than that could be, as before). A line waits at most
  * STDOUT_FLUSH_MS; what is buffered is written when the process exits, however it exits but by
  * SIGKILL or a crash of Node itself, which lose at most those 100 ms of lines.
  */
 export function bufferedStdout(): DestinationStream {
-  const stream = pino.destination({ dest: 1, sync: true, minLength: 4096 });
+  const stream = pino.destination({ dest: 1, sync: true, minLength: ATOMIC_PIPE_WRITE - 1024, maxWrite: ATOMIC_PIPE_WRITE });
   const flush = () => {
     try {
       stream.flushSync();

@@ -41,4 +41,28 @@ describe('standard output, written in blocks', () => {
       expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     }
   });
+
+  it('several processes sharing one pipe (WORKERS > 1) under a flood of long lines: every write(2) is whole lines of at most PIPE_BUF bytes, so none cuts into another', { timeout: budget({ serverStart: 1 }) }, async () => {
+    // Records every write to standard output (sonic-boom writes through fs.writeSync).
+    const proc = run(`
+      import('node:fs').then(({ default: fs }) => {
+        const writes = [];
+        const writeSync = fs.writeSync;
+        fs.writeSync = (fd, data, ...rest) => {
+          if (fd === 1) writes.push(Buffer.byteLength(String(data)) + (String(data).endsWith('\\n') ? 'whole' : 'cut'));
+          return writeSync.call(fs, fd, data, ...rest);
+        };
+        for (let i = 0; i < 500; i++) log.info({ path: '/' + 'x'.repeat(i % 700) }, 'request completed');
+        log.flush();
+        process.stderr.write('WRITES ' + JSON.stringify(writes) + '\\n');
+      });
+    `);
+    await proc.exited;
+    const writes = JSON.parse(/WRITES (.*)/.exec(proc.output())![1]!) as string[];
+    expect(writes.length).toBeGreaterThan(10);
+    for (const w of writes) {
+      expect(w.endsWith('whole')).toBe(true);
+      expect(Number.parseInt(w, 10)).toBeLessThanOrEqual(4096);
+    }
+  });
 });
