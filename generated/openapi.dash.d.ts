@@ -7049,7 +7049,7 @@ export interface components {
                 "application/json": components["schemas"]["ScimError"];
             };
         };
-        /** @description The key lacks `scim.provision` (`permission_denied`), or the change would give or take a right the key does not hold itself (`permission_denied`, `target_outranks_caller`: adding someone to a group whose role holds permissions the key lacks, changing or disabling someone who holds more than the key). */
+        /** @description The key lacks `scim.provision` (`permission_denied`), or the change would give or take a right the key does not hold itself (`permission_denied`, `target_outranks_caller`). A key does not even see a person or a group holding a permission it lacks: such a person is `404` (a User) or `400 invalidValue` (a member), such a group `404`, as unknown ids. */
         ScimForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
