@@ -310,6 +310,29 @@ describe('attacks on Groups', () => {
     });
   });
 
+  it('the limit is 1,000: a PATCH naming exactly 1,000 members is read (here refused for its unknown ids, not for its size), 1,001 is not', async () => {
+    const role = await makeRole(database.db, []);
+    const members = Array.from({ length: 1001 }, () => ({ value: randomUUID() }));
+    const { app: roomy } = createTestApp(database.db, { clock: systemClock, options: { bodyLimitBytes: 2 * 1024 * 1024 } });
+    await nothingWritten(async () => {
+      const atLimit = await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: 'members', value: members.slice(0, 1000) }), key, roomy);
+      expectScimError(atLimit, 400, 'invalidValue');
+      expect(atLimit.body.code).toBe('invalid_value');
+      const over = await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: 'members', value: members }), key, roomy);
+      expect(over.body.code).toBe('too_many_members');
+    });
+  });
+
+  it('two directories changing overlapping members in opposite orders at once: both answer, no deadlock, no 500', async () => {
+    const [first, second] = [await makeRole(database.db, []), await makeRole(database.db, [])];
+    const people: string[] = [];
+    for (let i = 0; i < 12; i++) people.push((await makeUser(database.db)).id);
+    const add = (roleId: string, ids: string[]) => scim('patch', `/scim/v2/Groups/${roleId}`, patch({ op: 'add', path: 'members', value: ids.map((value) => ({ value })) }));
+    const answers = await Promise.all([add(first.id, people), add(second.id, [...people].reverse())]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    for (const id of people) expect(await rolesOf(id)).toEqual([first.id, second.id].sort());
+  });
+
   it('prototype names in a Groups PATCH (__proto__, constructor, prototype) are 400 and pollute nothing', async () => {
     const role = await makeRole(database.db, []);
     const polluted = 'x-polluted-by-scim-groups';
