@@ -189,10 +189,14 @@ export interface paths {
          *       whoever stole a session may know it too.
          *     - A person without any second factor proves it with the password (`password`), as GitHub's
          *       sudo mode does: an access token alone is never enough.
-         *     - A wrong code or password, or a refused passkey answer, counts as a failed sign-in of the
-         *       person against the same throttle (`429` once reached, even for a right answer, which is
-         *       then not checked); a wrong code of the app counts against the daily cap on wrong codes as
-         *       well (`403 second_factor_locked` past it).
+         *     - A wrong password counts as a failed sign-in of the person against the sign-in throttle
+         *       (`429` once reached, even for the right password, which is then not checked).
+         *     - A wrong code or a refused passkey answer counts against this session's own budget: 10
+         *       refused step-ups in 15 minutes, then `429` with `Retry-After` (even for a right answer,
+         *       which is then not checked), recorded once per lock window. Nobody else's failures count
+         *       there: strangers failing to sign in from the same address never block a step-up. A wrong
+         *       code of the app counts against the daily cap on wrong codes as well
+         *       (`403 second_factor_locked` past it).
          *     - A session revoked or signed out while this request is under way gets no proof: `401`, as
          *       any ended session's token is answered, and nothing recorded.
          *     - Signing in does not count as a proof: only this operation (and, for a person without a

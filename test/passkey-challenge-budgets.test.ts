@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
 import { PROJECT_ROOT } from '../src/paths.js';
+import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/sessions/step-up-refusals.js';
 
 /** A file's text with its line breaks and indentation folded into single spaces (YAML block text wraps anywhere). */
 const text = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8').replace(/\s+/g, ' ');
@@ -28,5 +29,11 @@ describe('the budgets of live passkey challenges say one number everywhere', () 
     const docs = text('docs/AUTH.md');
     expect(docs).toContain(`may hold ${MAX_LIVE_CHALLENGES_PER_ADDRESS} live challenges of passwordless sign-ins and registrations`);
     expect(docs).toContain(`One session may hold ${MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION} live step-up challenges`);
+  });
+
+  it('the budget of refused step-ups per session says one number in the contract and the docs', () => {
+    const said = `${STEP_UP_REFUSALS_PER_SESSION} refused step-ups in ${STEP_UP_REFUSAL_WINDOW_S / 60} minutes`;
+    expect(text('openapi/paths/sessions_current_step-up.yaml')).toContain(said);
+    expect(text('docs/AUTH.md')).toContain(said);
   });
 });

@@ -14,6 +14,7 @@ import { STEP_UP_TTL_S } from '../src/sessions/step-up.js';
 import { indexOperations } from '../src/contract/spec.js';
 import { budget } from './support/budgets.js';
 import { authenticate } from '../src/http/authenticate.js';
+import { STEP_UP_REFUSALS_PER_SESSION } from '../src/sessions/step-up-refusals.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -191,21 +192,22 @@ describe('the proof', HASHES, () => {
     expect((await request(v.app).post('/me/totp').set(auth(v.token))).status).toBe(201);
   });
 
-  it('wrong proofs count against the sign-in throttle, are recorded, and a success is recorded without a secret', async () => {
+  it("wrong codes count against the session's budget of refusals (not the address's), are recorded, and a success is recorded without a secret", async () => {
     const clock = new ManualClock(START);
+    // The address's limits as low as they go: a wrong code is not counted there.
     const { app } = createTestApp(database.db, { clock, env: { SIGN_IN_MAX_FAILURES_PER_EMAIL_AND_IP: '3' } });
     const person = await createUser(database.db);
     const first = await signIn(app, person.email, person.password);
     const { secret } = await enrolTotp(app, first.access_token, clock, person.password);
-    for (let i = 1; i <= 3; i++) {
-      expect((await stepUp(app, first.access_token, { totp_code: totpCode(secret, new Date(START.getTime() + i * 3_600_000)) })).status).toBe(400);
+    for (let i = 1; i <= STEP_UP_REFUSALS_PER_SESSION; i++) {
+      expect((await stepUp(app, first.access_token, { recovery_code: `wrong-${i}` })).status).toBe(400);
     }
     clock.advance(30_000);
     const blocked = await stepUp(app, first.access_token, { totp_code: totpCode(secret, clock.now()) });
     expect(blocked.status).toBe(429);
     expectContractResponse(blocked, 'POST', '/sessions/current/step-up');
     const events = await database.db.selectFrom('security_events').select(['type', 'details', 'actor_type']).where('user_id', '=', person.id).where('type', 'in', ['second_factor_failed', 'session_stepped_up']).orderBy('id').execute();
-    expect(events.filter((e) => e.type === 'second_factor_failed').map((e) => e.details)).toEqual([1, 2, 3].map(() => ({ method: 'totp', during: 'step_up' })));
+    expect(events.filter((e) => e.type === 'second_factor_failed').map((e) => e.details)).toEqual(Array.from({ length: STEP_UP_REFUSALS_PER_SESSION }, () => ({ method: 'recovery_code', during: 'step_up' })));
     // The enrolment's password proof was recorded, with its method only.
     expect(events.filter((e) => e.type === 'session_stepped_up').map((e) => e.details)).toEqual([{ method: 'password' }]);
     expect(JSON.stringify(events)).not.toContain(person.password);

@@ -243,6 +243,13 @@ export interface SecondFactorCodeFailuresTable {
   failed_at: Timestamp;
 }
 
+export interface StepUpRefusalsTable {
+  id: Generated<string>;
+  session_id: string;
+  refused_at: Timestamp;
+  throttled: Generated<boolean>;
+}
+
 export interface PasskeyChallengesTable {
   challenge: string;
   purpose: 'registration' | 'sign_in' | 'step_up';
@@ -345,6 +352,7 @@ export interface Database {
   sign_in_challenges: SignInChallengesTable;
   passkey_challenges: PasskeyChallengesTable;
   second_factor_code_failures: SecondFactorCodeFailuresTable;
+  step_up_refusals: StepUpRefusalsTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;

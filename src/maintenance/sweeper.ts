@@ -17,6 +17,7 @@ import type { Clock } from '../clock.js';
 import { sealAuditEvents } from '../audit/seal.js';
 import { deleteExpiredAuditEvents } from '../audit/retention.js';
 import { livenessAt, sessionIsLive } from '../sessions/liveness.js';
+import { STEP_UP_REFUSAL_WINDOW_S } from '../sessions/step-up-refusals.js';
 import { deleteExpiredAnswers } from '../idempotency/repository.js';
 import { deleteExpiredEvents } from '../audit/outbox.js';
 import { deleteEndedCounters } from '../rate-limits/repository.js';
@@ -64,6 +65,12 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
     const result = await sql`
       delete from second_factor_code_failures where id in (
         select id from second_factor_code_failures where failed_at <= ${new Date(now.getTime() - 24 * 3600 * 1000)} limit ${BATCH} for update skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  }) + await inBatches(async () => {
+    // Refused step-ups past their window (src/sessions/step-up-refusals.ts).
+    const result = await sql`
+      delete from step_up_refusals where id in (
+        select id from step_up_refusals where refused_at <= ${new Date(now.getTime() - STEP_UP_REFUSAL_WINDOW_S * 1000)} limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   });
 

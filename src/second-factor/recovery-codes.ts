@@ -1,7 +1,8 @@
 // Recovery codes: 10 per person, each 10 characters of Crockford's base32 alphabet in lower case
 // (50 random bits; no i, l, o or u to misread), written `xxxxx-xxxxx`. Shown once; only SHA-256
 // digests are stored (the codes are random, so a fast digest is enough, as for tokens), and
-// guessing is held back by the sign-in throttle. Typed back in any case, with or without dashes
+// guessing is held back by the sign-in throttle (at a step-up, by the session's budget of refused
+// step-ups, src/sessions/step-up-refusals.ts). Typed back in any case, with or without dashes
 // and spaces. The digest is keyed: an HMAC under the sealing key (src/auth/sealing-keys.ts) of the
 // code's SHA-256, so a copy of the table alone cannot test a guess; the inner SHA-256 is what was
 // stored before keys came from configuration, which lets the start-up re-seal key those too.

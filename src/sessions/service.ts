@@ -25,6 +25,7 @@ import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordSecondFactorEvent } from '../second-factor/events.js';
 import { countConfirmedFactors } from '../second-factor/repository.js';
 import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from './step-up.js';
+import { countStepUpRefusal, stepUpRefusalGate } from './step-up-refusals.js';
 import type { StepUpMethod } from '../db/schema.js';
 import { CHALLENGE_TTL_S, challengeFailed, challengeUsed, findLiveChallenge, lockLiveChallenge, openChallenge } from './challenges.js';
 import { ssoRequiredProvider } from './sso-required.js';
@@ -65,6 +66,8 @@ export interface SteppingUp {
 }
 
 const invalidChallenge = () => unauthenticated('invalid_challenge', 'The sign-in challenge is unknown, expired or used up; sign in again.');
+const tooManyRefusals = (retryAfter: number) =>
+  rateLimited(`Too many refused step-ups on this session; try again in ${retryAfter} seconds.`, retryAfter);
 const wrongSecondFactor = () => unauthenticated('invalid_second_factor', 'The code is wrong or was already used.');
 
 export function sessionService(deps: Dependencies) {
@@ -281,9 +284,13 @@ export function sessionService(deps: Dependencies) {
 
   /**
    * A fresh proof for the current session (src/sessions/step-up.ts): a second factor of a person
-   * who has one, the password of a person who has none. Every wrong answer counts against the
-   * sign-in throttle like a wrong password (a stolen token must not become a way to guess), and a
-   * wrong code is recorded as `second_factor_failed` during `step_up`.
+   * who has one, the password of a person who has none. A wrong password counts against the
+   * sign-in throttle like a failed sign-in (a stolen token must not become a way to guess it). A
+   * refused code or passkey answer counts against the session's own budget of refusals
+   * (src/sessions/step-up-refusals.ts), never the address's: strangers' failed sign-ins from the
+   * office's address do not block anyone's step-up; a wrong authenticator-app code also counts
+   * against the person's daily cap. Each counted refusal is recorded as `second_factor_failed`
+   * during `step_up`; past the budget, `429` with nothing checked, recorded once per lock window.
    */
   async function stepUp(me: SteppingUp, answer: StepUpAnswer, client: ClientInfo): Promise<{ method: StepUpMethod; valid_until: string }> {
     if ('passkey' in answer) return stepUpWithPasskey(me, answer.passkey, client);
@@ -292,36 +299,55 @@ export function sessionService(deps: Dependencies) {
     if ('password' in answer && hasFactor) {
       throw new DomainError('invalid', 'step_up_needs_second_factor', 'You have a second factor: prove it is you with a code from it.', { step_up_methods: methods });
     }
-    const attempt = await beginAttempt(me.email, client);
     const actor: Actor = { type: 'user', userId: me.userId, sessionId: me.sessionId };
-    let method: StepUpMethod | null | 'locked';
-    let now: Date;
     if ('password' in answer) {
+      const attempt = await beginAttempt(me.email, client);
       // Checked before any transaction: hashing must not hold a connection.
       const credentials = await findCredentials(db, me.userId);
       const right = credentials?.password_hash ? await verifyPassword(credentials.password_hash, answer.password) : false;
-      now = clock.now();
-      method = right ? 'password' : null;
-      if (right) await db.transaction().execute((trx) => proved(trx, me, 'password', now, client, actor));
-    } else {
-      now = clock.now();
-      method = await db.transaction().execute(async (trx) => {
-        const used = await secondFactors.useForSignIn(trx, me.userId, answer, now, client, 'step_up');
-        const kind = 'totp_code' in answer ? 'totp' : 'recovery_code';
-        if (used === 'locked') return 'locked' as const;
-        if (!used) {
-          await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor, client, details: { method: kind, during: 'step_up' } });
-          return null;
-        }
-        await proved(trx, me, kind, now, client, actor);
-        return kind;
+      const now = clock.now();
+      // The attempt stays recorded as a failure when the answer was wrong.
+      if (!right) throw new DomainError('invalid', 'invalid_current_password', 'The password is wrong.');
+      await db.transaction().execute((trx) => proved(trx, me, 'password', now, client, actor));
+      await throttle.succeeded(attempt.attemptId);
+      return { method: 'password', valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
+    }
+    const now = clock.now();
+    const method = await db.transaction().execute(async (trx) => {
+      const gate = await stepUpRefusalGate(trx, me.sessionId, now);
+      if (gate.locked) return stepUpThrottled(trx, me, gate, now, client);
+      const used = await secondFactors.useForSignIn(trx, me.userId, answer, now, client, 'step_up');
+      const kind = 'totp_code' in answer ? 'totp' : 'recovery_code';
+      if (used === 'locked') return 'locked' as const;
+      if (!used) {
+        await countStepUpRefusal(trx, me.sessionId, now);
+        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor, client, details: { method: kind, during: 'step_up' } });
+        return null;
+      }
+      await proved(trx, me, kind, now, client, actor);
+      return kind;
+    });
+    if (typeof method === 'object' && method !== null) throw tooManyRefusals(method.retryAfter);
+    if (method === 'locked') throw secondFactorLocked();
+    if (!method) throw invalid('invalid_second_factor', 'The code is wrong or was already used.');
+    return { method, valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
+  }
+
+  /** A step-up refused unchecked, its session past its budget of refusals: journalled once per lock window. */
+  async function stepUpThrottled(trx: Transaction<Database>, me: SteppingUp, gate: { retryAfter: number; first: boolean }, now: Date, client: ClientInfo) {
+    if (gate.first) {
+      await recordSecurityEvent(trx, {
+        type: 'sign_in_throttled',
+        at: now,
+        userId: me.userId,
+        sessionId: me.sessionId,
+        ip: client.ip,
+        requestId: client.requestId,
+        userAgent: truncateUserAgent(client.userAgent),
+        details: { limit: 'step_up_session', retry_after: gate.retryAfter },
       });
     }
-    if (method === 'locked') throw secondFactorLocked();
-    // The attempt stays recorded as a failure when the answer was wrong.
-    if (!method) throw 'password' in answer ? new DomainError('invalid', 'invalid_current_password', 'The password is wrong.') : invalid('invalid_second_factor', 'The code is wrong or was already used.');
-    await throttle.succeeded(attempt.attemptId);
-    return { method, valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
+    return { retryAfter: gate.retryAfter };
   }
 
   /** Begins a step-up with a passkey: options for the browser, their challenge bound to this session. */
@@ -334,19 +360,21 @@ export function sessionService(deps: Dependencies) {
    * asked for by this very session, signed by one of this person's passkeys, checked as at sign-in
    * (user verification, signature, counter, backup flags). The challenge is used up whatever the
    * verdict; every refusal is the same `400 invalid_passkey`, recorded as `second_factor_failed`
-   * (during `step_up`, with the reason). Throttled as a wrong code is: a signature cannot be
-   * guessed, but a thief holding a stolen access token could otherwise write a journal row per
-   * refused answer as fast as they send them; each refusal counts against the sign-in throttle of
-   * the person's e-mail from that address, `429` once reached (with nothing checked or recorded
-   * beyond what the throttle records for a code).
+   * (during `step_up`, with the reason) and counted against the session's budget of refused
+   * step-ups, like a wrong code (src/sessions/step-up-refusals.ts): a signature cannot be guessed,
+   * but a thief holding a stolen access token could otherwise write a journal row per refused
+   * answer (a made-up challenge costs nothing) as fast as they send them. Past the budget, `429`
+   * with nothing checked.
    */
   async function stepUpWithPasskey(me: SteppingUp, credential: unknown, client: ClientInfo): Promise<{ method: StepUpMethod; valid_until: string }> {
     const challenge = challengeOf(credential);
-    const attempt = await beginAttempt(me.email, client);
     const now = clock.now();
     const actor: Actor = { type: 'user', userId: me.userId, sessionId: me.sessionId };
     const ok = await db.transaction().execute(async (trx) => {
+      const gate = await stepUpRefusalGate(trx, me.sessionId, now);
+      if (gate.locked) return stepUpThrottled(trx, me, gate, now, client);
       const refuse = async (reason: string, passkeyId?: string) => {
+        await countStepUpRefusal(trx, me.sessionId, now);
         const details = { method: 'passkey', during: 'step_up', reason, ...(passkeyId ? { passkey_id: passkeyId } : {}) };
         await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor, client, details });
         return false;
@@ -359,9 +387,8 @@ export function sessionService(deps: Dependencies) {
       await proved(trx, me, 'passkey', now, client, actor);
       return true;
     });
-    // The attempt stays recorded as a failure when the answer was refused.
+    if (typeof ok === 'object') throw tooManyRefusals(ok.retryAfter);
     if (!ok) throw invalidPasskey();
-    await throttle.succeeded(attempt.attemptId);
     return { method: 'passkey', valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
   }
 

@@ -1,0 +1,110 @@
+// The step-up review's findings (after commits 5ef6ba1, d00e864, 0c491e1), as the attackers try
+// them, on the real service and PostgreSQL (docs/AUTH.md, "Step-up"). Each test failed on the code
+// before its fix.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import request from 'supertest';
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { expectContractResponse } from './support/contract.js';
+import { createUser, signIn } from './support/sessions.js';
+import { enrolTotp, stepUp, totpCode } from './support/second-factor.js';
+import { SoftAuthenticator } from './support/passkey.js';
+import { ManualClock } from '../src/clock.js';
+import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/sessions/step-up-refusals.js';
+import { budget } from './support/budgets.js';
+
+// Each test makes at most three people and signs in, or fails to, at most ten times.
+vi.setConfig({ testTimeout: budget({ passwordHash: 14 }) });
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.destroy());
+
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+type App = Parameters<typeof request>[0];
+
+const eventsOf = async (userId: string, type: string) =>
+  (await database.db.selectFrom('security_events').select('details').where('user_id', '=', userId).where('type', '=', type).orderBy('id').execute()).map((e) => e.details);
+
+/** A person whose only factor is a passkey, signed in, with no proof on the session. */
+async function passkeyPerson(app: App, clock: ManualClock) {
+  const user = await createUser(database.db);
+  const set = await signIn(app, user.email, user.password);
+  await database.db.updateTable('sessions').set({ stepped_up_at: clock.now(), step_up_method: 'password' }).where('user_id', '=', user.id).execute();
+  const authenticator = new SoftAuthenticator();
+  const started = await request(app).post('/me/passkeys/registration').set(auth(set.access_token));
+  const registered = await request(app).post('/me/passkeys').set(auth(set.access_token)).send({ name: 'Laptop', credential: authenticator.register(started.body.options) });
+  if (registered.status !== 201) throw new Error(`POST /me/passkeys answered ${registered.status}: ${registered.text}`);
+  await database.db.updateTable('sessions').set({ stepped_up_at: null, step_up_method: null }).where('user_id', '=', user.id).execute();
+  return { user, token: set.access_token, authenticator };
+}
+
+async function passkeyChallenge(app: App, token: string): Promise<string> {
+  const res = await request(app).post('/sessions/current/step-up/passkey').set(auth(token));
+  expect(res.status).toBe(201);
+  return res.body.options.challenge as string;
+}
+
+/** A challenge no one asked for: what a thief sends for free. */
+const madeUpChallenge = () => randomBytes(32).toString('base64url');
+
+describe('step-up review: throttles of their own', () => {
+  it("office NAT stranger: an account-less stranger's failed sign-ins from the office address block nobody's passkey or code step-up", async () => {
+    const clock = new ManualClock(new Date('2027-01-05T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock, env: { SIGN_IN_MAX_FAILURES_PER_IP: '3' } });
+    const withPasskey = await passkeyPerson(app, clock);
+    const withCode = await createUser(database.db);
+    const codeSession = await signIn(app, withCode.email, withCode.password);
+    const { secret } = await enrolTotp(app, codeSession.access_token, clock, withCode.password);
+    await database.db.updateTable('sessions').set({ stepped_up_at: null, step_up_method: null }).where('user_id', '=', withCode.id).execute();
+
+    // The stranger, behind the office's address, with no account: random e-mails until the address is blocked.
+    for (let i = 0; i < 3; i++) expect((await request(app).post('/sessions').send({ session: { email: `${randomBytes(6).toString('hex')}@example.com`, password: 'not-the-password' } })).status).toBe(401);
+    expect((await request(app).post('/sessions').send({ session: { email: `${randomBytes(6).toString('hex')}@example.com`, password: 'not-the-password' } })).status).toBe(429);
+
+    // Everyone behind that address still steps up.
+    const byPasskey = await stepUp(app, withPasskey.token, { passkey: withPasskey.authenticator.assert(await passkeyChallenge(app, withPasskey.token)) });
+    expect(byPasskey.status).toBe(200);
+    expect(byPasskey.body.method).toBe('passkey');
+    clock.advance(30_000);
+    const byCode = await stepUp(app, codeSession.access_token, { totp_code: totpCode(secret, clock.now()) });
+    expect(byCode.status).toBe(200);
+    expect(byCode.body.method).toBe('totp');
+    // The address's failures go: the tests after this one share it.
+    await database.db.deleteFrom('sign_in_failures').execute();
+  });
+
+  it("journal flood with a stolen token: past the session's budget, refusals (made-up challenges among them) write one sign_in_throttled per lock window and nothing else", async () => {
+    const clock = new ManualClock(new Date('2027-01-06T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const p = await passkeyPerson(app, clock);
+    const statuses: number[] = [];
+    for (let i = 0; i < STEP_UP_REFUSALS_PER_SESSION + 5; i++) {
+      clock.advance(1000);
+      // No challenge asked for: answers cost the thief nothing but a request each.
+      statuses.push((await stepUp(app, p.token, { passkey: p.authenticator.assert(madeUpChallenge()) })).status);
+    }
+    expect(statuses).toEqual([...Array<number>(STEP_UP_REFUSALS_PER_SESSION).fill(400), 429, 429, 429, 429, 429]);
+    // A code is refused unchecked too, and writes nothing.
+    const code = await stepUp(app, p.token, { recovery_code: 'not-a-code' });
+    expect(code.status).toBe(429);
+    expectContractResponse(code, 'POST', '/sessions/current/step-up');
+    expect(Number(code.headers['retry-after'])).toBe(STEP_UP_REFUSAL_WINDOW_S - STEP_UP_REFUSALS_PER_SESSION - 4);
+    expect(await eventsOf(p.user.id, 'second_factor_failed')).toHaveLength(STEP_UP_REFUSALS_PER_SESSION);
+    expect(await eventsOf(p.user.id, 'sign_in_throttled')).toEqual([{ limit: 'step_up_session', retry_after: STEP_UP_REFUSAL_WINDOW_S - STEP_UP_REFUSALS_PER_SESSION }]);
+
+    // Once the oldest refusal has left the window, the session answers again: a good answer steps up.
+    // (The refusals are moved back in time: the access token lives less than the window.)
+    await database.db.updateTable('step_up_refusals').set((eb) => ({ refused_at: sql<Date>`${eb.ref('refused_at')} - make_interval(secs => ${STEP_UP_REFUSAL_WINDOW_S - 4})` })).execute();
+    expect((await stepUp(app, p.token, { passkey: p.authenticator.assert(await passkeyChallenge(app, p.token)) })).status).toBe(200);
+    // A new lock window is journalled once again.
+    for (let i = 0; i < STEP_UP_REFUSALS_PER_SESSION + 2; i++) {
+      clock.advance(1000);
+      await stepUp(app, p.token, { passkey: p.authenticator.assert(madeUpChallenge()) });
+    }
+    expect(await eventsOf(p.user.id, 'sign_in_throttled')).toHaveLength(2);
+  });
+});
