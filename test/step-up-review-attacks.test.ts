@@ -13,6 +13,7 @@ import { SoftAuthenticator } from './support/passkey.js';
 import { ManualClock } from '../src/clock.js';
 import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/sessions/step-up-refusals.js';
 import { budget } from './support/budgets.js';
+import { MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
 
 // Each test makes at most three people and signs in, or fails to, at most ten times.
 vi.setConfig({ testTimeout: budget({ passwordHash: 14 }) });
@@ -106,5 +107,22 @@ describe('step-up review: throttles of their own', () => {
       await stepUp(app, p.token, { passkey: p.authenticator.assert(madeUpChallenge()) });
     }
     expect(await eventsOf(p.user.id, 'sign_in_throttled')).toHaveLength(2);
+  });
+
+  it('challenge budget overrun: parallel step-up beginnings of one session on a pooled PostgreSQL get no more than the budget', async () => {
+    const clock = new ManualClock(new Date('2027-01-07T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const p = await passkeyPerson(app, clock);
+    // Each challenge's insertion made slow (a busy database): the window between a count and its
+    // insert, which parallel requests on other connections used to slip through, held open.
+    await sql`create function slow_insert() returns trigger language plpgsql as $$ begin perform pg_sleep(0.1); return new; end $$`.execute(database.db);
+    await sql`create trigger slow_step_up_challenges before insert on passkey_challenges for each row execute function slow_insert()`.execute(database.db);
+    const answers = await Promise.all(Array.from({ length: 2 * MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION }, () => request(app).post('/sessions/current/step-up/passkey').set(auth(p.token))));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([...Array<number>(MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION).fill(201), ...Array<number>(MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION).fill(429)]);
+    const kept = await database.db.selectFrom('passkey_challenges').select('challenge').where('user_id', '=', p.user.id).where('purpose', '=', 'step_up').execute();
+    expect(kept).toHaveLength(MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION);
+    await sql`drop trigger slow_step_up_challenges on passkey_challenges`.execute(database.db);
+    await sql`drop function slow_insert()`.execute(database.db);
   });
 });

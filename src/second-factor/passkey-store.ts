@@ -1,6 +1,6 @@
 // Queries on passkeys (second_factors rows of kind 'passkey') and their WebAuthn challenges.
 // Functions take the database or a transaction; times come from the caller's clock.
-import { type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, PasskeyChallengesTable, SecondFactorsTable } from '../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -93,16 +93,21 @@ export async function liveChallengesFrom(db: Db, countedAddress: string, now: Da
   return Number(row.n);
 }
 
-/** Live step-up challenges held by one session (index passkey_challenges_step_up_session_idx). */
-export async function liveStepUpChallengesOf(db: Db, sessionId: string, now: Date): Promise<number> {
-  const row = await db
-    .selectFrom('passkey_challenges')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('session_id', '=', sessionId)
-    .where('purpose', '=', 'step_up')
-    .where('expires_at', '>', now)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+/**
+ * Keeps a step-up challenge unless its session already holds `max` live ones: the session's row
+ * locked first, then one conditional insert counting under that lock, in the caller's transaction
+ * (one connection). Two parallel requests of one session are counted one after the other, in every
+ * process: the budget cannot be overrun. False when the budget is spent (or the session is gone).
+ */
+export async function putStepUpChallengeWithin(trx: Transaction<Database>, row: { challenge: string; user_id: string; session_id: string; counted_address: string; created_at: Date; expires_at: Date }, max: number): Promise<boolean> {
+  const session = await trx.selectFrom('sessions').select('id').where('id', '=', row.session_id).forUpdate().executeTakeFirst();
+  if (!session) return false;
+  const result = await sql`
+    insert into passkey_challenges (challenge, purpose, user_id, session_id, counted_address, created_at, expires_at)
+    select ${row.challenge}, 'step_up', ${row.user_id}, ${row.session_id}, ${row.counted_address}, ${row.created_at}, ${row.expires_at}
+    where (select count(*) from passkey_challenges c
+           where c.session_id = ${row.session_id} and c.purpose = 'step_up' and c.expires_at > ${row.created_at}) < ${max}`.execute(trx);
+  return Number(result.numAffectedRows ?? 0) === 1;
 }
 
 export async function putChallenge(db: Db, row: Omit<Selectable<PasskeyChallengesTable>, 'created_at'> & { created_at: Date }): Promise<void> {

@@ -111,14 +111,19 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
    */
   async function keepChallenge(challenge: string, purpose: 'registration' | 'sign_in' | 'step_up', userId: string | null, ip: string, now: Date, sessionId: string | null = null) {
     const counted = throttledAddress(ip);
+    const expiresAt = new Date(now.getTime() + ttlMs);
     if (purpose === 'step_up') {
-      if ((await store.liveStepUpChallengesOf(db, sessionId!, now)) >= MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION) {
+      // Counted and kept in one transaction under the session's lock: parallel requests cannot overrun it.
+      const row = { challenge, user_id: userId!, session_id: sessionId!, counted_address: counted, created_at: now, expires_at: expiresAt };
+      if (!(await db.transaction().execute((trx) => store.putStepUpChallengeWithin(trx, row, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION)))) {
         throw rateLimited(`Too many step-ups with a passkey begun on this session; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
       }
-    } else if ((await store.liveChallengesFrom(db, counted, now)) >= MAX_LIVE_CHALLENGES_PER_ADDRESS) {
+      return;
+    }
+    if ((await store.liveChallengesFrom(db, counted, now)) >= MAX_LIVE_CHALLENGES_PER_ADDRESS) {
       throw rateLimited(`Too many passkey ceremonies begun from this address; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
     }
-    await store.putChallenge(db, { challenge, purpose, user_id: userId, session_id: sessionId, counted_address: counted, created_at: now, expires_at: new Date(now.getTime() + ttlMs) });
+    await store.putChallenge(db, { challenge, purpose, user_id: userId, session_id: sessionId, counted_address: counted, created_at: now, expires_at: expiresAt });
   }
 
   async function startRegistration(me: Person, client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
