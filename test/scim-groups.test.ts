@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
+import pg from 'pg';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
@@ -197,6 +198,30 @@ describe("Okta's group push", () => {
   });
 });
 
+/** A second connection of the test's own, as an administrator's request (or a sign-in) holds one. */
+async function otherConnection() {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  return client;
+}
+
+/** Until some statement in this database waits on a lock (or `done` settles first): true when one waited. */
+async function waitsOnALock(done: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void done.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (;;) {
+    if (settled) return false;
+    const { rows } = await database.pool.query<{ n: string }>(
+      "select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+    );
+    if (Number(rows[0]!.n) > 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('attacks on Groups', () => {
   it("a provisioning key adds its holder's person to the admin group: refused, nothing written", async () => {
     // A person allowed to provision makes a key for a directory, then tries to make themselves an administrator with it.
@@ -349,6 +374,77 @@ describe('attacks on Groups', () => {
       });
       expect(({} as Record<string, unknown>)[polluted], JSON.stringify(operation)).toBeUndefined();
     }
+  });
+
+  it('a PATCH gives a role back to someone an administrator is taking it from at that moment: refused, the removal stands', async () => {
+    // The reviewer's sequence: P holds R; an administrator's transaction locks P and deletes the
+    // grant; a directory's PATCH of R adding Q (and removing an unrelated person) arrives and waits
+    // on P; the administrator commits. The PATCH must not re-grant R to P, whom it did not name.
+    const role = await makeRole(database.db, []);
+    const demoted = await makeUser(database.db, { roleIds: [role.id] });
+    const added = await makeUser(database.db);
+    const unrelated = (await makeUser(database.db)).id;
+    for (const operations of [
+      [{ op: 'add', path: 'members', value: [{ value: added.id }] }],
+      [{ op: 'remove', path: `members[value eq "${unrelated}"]` }],
+    ]) {
+      await database.db.insertInto('user_roles').values({ user_id: demoted.id, role_id: role.id }).onConflict((oc) => oc.doNothing()).execute();
+      const admin = await otherConnection();
+      try {
+        await admin.query('begin');
+        await admin.query('select id from users where id = $1 for update', [demoted.id]);
+        await admin.query('delete from user_roles where user_id = $1 and role_id = $2', [demoted.id, role.id]);
+        const answer = scim('patch', `/scim/v2/Groups/${role.id}`, patch(...operations));
+        // The PATCH waits on the administrator's lock of P (having read P as a member before it).
+        expect(await waitsOnALock(answer)).toBe(true);
+        await admin.query('commit');
+        const res = await answer;
+        expect(res.status, res.text).toBe(200);
+        expect(memberIds(res.body)).not.toContain(demoted.id);
+      } finally {
+        await admin.end();
+      }
+      expect(await rolesOf(demoted.id)).toEqual([]);
+    }
+    expect(await rolesOf(added.id)).toEqual([role.id]);
+  });
+
+  it('1,001 members under the prefixed key or a key with spaces ("urn:...:Group:members", " members"): 400 too_many_members before anything is read', async () => {
+    const role = await makeRole(database.db, []);
+    const members = Array.from({ length: 1001 }, () => ({ value: randomUUID() }));
+    const { app: roomy } = createTestApp(database.db, { clock: systemClock, options: { bodyLimitBytes: 2 * 1024 * 1024 } });
+    await nothingWritten(async () => {
+      for (const name of [`${GROUP}:members`, ' members', `${GROUP}:Members `]) {
+        const res = await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', value: { [name]: members } }), key, roomy);
+        expectScimError(res, 400, 'invalidValue');
+        expect(res.body.code, name).toBe('too_many_members');
+      }
+      const prefixedPath = await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: ` ${GROUP}:members`, value: members }), key, roomy);
+      expect(prefixedPath.body.code).toBe('too_many_members');
+    });
+  });
+
+  it('a hidden person named in a PATCH is not locked: a sign-in holding their row does not hold the request up, and the answer is the unknown id\'s', async () => {
+    const role = await makeRole(database.db, []);
+    const admin = await adminRoleId(database.db);
+    const hidden = await makeUser(database.db, { roleIds: [admin] });
+    const visible = await makeUser(database.db);
+    const signIn = await otherConnection();
+    try {
+      await signIn.query('begin');
+      // A sign-in reads the person FOR SHARE; a FOR UPDATE of the same row waits for it.
+      await signIn.query('select id from users where id = $1 for share', [hidden.id]);
+      const answer = scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: 'members', value: [{ value: visible.id }, { value: hidden.id }] }));
+      const waited = await waitsOnALock(answer);
+      await signIn.query('commit');
+      expect(waited, 'the PATCH waited on the hidden person\'s row').toBe(false);
+      const res = await answer;
+      expectScimError(res, 400, 'invalidValue');
+      expect(res.body.detail).toBe(`No user has the id ${hidden.id}.`);
+    } finally {
+      await signIn.end();
+    }
+    expect(await rolesOf(visible.id)).toEqual([]);
   });
 
   it('a person whose role a directory takes loses its rights on their very next request', async () => {

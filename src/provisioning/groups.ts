@@ -25,7 +25,7 @@ import { PERMISSIONS } from '../auth/permissions.js';
 import { findRoleById, listRoles, lockRolesOfUser, roleNameKey, rolesOfUser, type RoleRow } from '../roles/repository.js';
 import { permissionsOfRole, permissionsOfRoles } from '../roles/permissions.js';
 import type { Origin } from '../audit/context.js';
-import { lockUsers, visibleMembersOfRoles, type GroupMemberRow } from './repository.js';
+import { lockUsers, visibleMembersOfRoles, visibleUsers, type GroupMemberRow } from './repository.js';
 import { parseGroupFilter, type GroupFilter } from './filter.js';
 import { assertNoPrototypeNames, DEFAULT_COUNT, MAX_COUNT } from './users.js';
 
@@ -54,20 +54,13 @@ type Change = { kind: 'add' | 'remove' | 'replace'; ids: string[] } | { kind: 'c
 const CORE_GROUP = `${GROUP_SCHEMA}:`.toLowerCase();
 const MEMBER_FILTER = /^members\s*\[\s*value\s+eq\s+"([^"]*)"\s*\]$/i;
 
-/** How many member values the operations name, counted before anything is read. */
-function memberCount(operations: { path?: string; value?: unknown }[]): number {
-  let count = 0;
-  for (const { path, value } of operations) {
-    if (path !== undefined && MEMBER_FILTER.test(path.trim())) count += 1;
-    if (Array.isArray(value)) count += value.length;
-    else if (value !== null && typeof value === 'object') {
-      for (const [key, inner] of Object.entries(value)) if (key.toLowerCase() === 'members' && Array.isArray(inner)) count += inner.length;
-    }
-  }
-  return count;
-}
-
-function assertWithinMemberLimit(count: number): void {
+/**
+ * Refuses a request naming more than MAX_MEMBERS_PER_REQUEST member values, counted on the parsed
+ * changes (so every spelling changesOf accepts, `members`, ` members`, the schema-prefixed name,
+ * counts), before anything is read: a larger list would also exceed what one query may bind.
+ */
+function assertWithinMemberLimit(changes: readonly Change[]): void {
+  const count = changes.reduce((sum, change) => sum + (change.kind === 'clear' ? 0 : change.ids.length), 0);
   if (count > MAX_MEMBERS_PER_REQUEST) {
     throw new DomainError('invalid', 'too_many_members', `A request may name at most ${MAX_MEMBERS_PER_REQUEST} members; this one names ${count}. Send them in several requests.`);
   }
@@ -100,9 +93,15 @@ const attributeName = (path: string) => {
   return lower.startsWith(CORE_GROUP) ? lower.slice(CORE_GROUP.length) : lower;
 };
 
-/** The operations as changes of the membership, after checking what they may not change. */
-function changesOf(role: RoleRow, operations: { op: string; path?: string; value?: unknown }[]): Change[] {
+/**
+ * The operations as changes of the membership, read without the group (so the member limit is
+ * checked before anything is read), and the checks of what they may not change that need the
+ * group's role (a displayName or id sent back must be its own), to run once it is locked.
+ */
+function changesOf(operations: { op: string; path?: string; value?: unknown }[]): { changes: Change[]; check: (role: RoleRow) => void } {
   const changes: Change[] = [];
+  const names: unknown[] = [];
+  const ids: unknown[] = [];
   for (const operation of operations) {
     assertNoPrototypeNames(operation, 'Group');
     const op = operation.op.toLowerCase() as 'add' | 'remove' | 'replace';
@@ -114,8 +113,8 @@ function changesOf(role: RoleRow, operations: { op: string; path?: string; value
       for (const [key, value] of Object.entries(operation.value)) {
         const name = attributeName(key);
         if (name === 'members') changes.push({ kind: op, ids: memberIds(value) });
-        else if (name === 'displayname') assertSameName(role, value);
-        else if (name === 'id') assertSameId(role, value);
+        else if (name === 'displayname') names.push(value);
+        else if (name === 'id') ids.push(value);
         else if (name === 'meta') throw readOnly('meta');
         else if (name !== 'externalid' && name !== 'schemas') {
           throw new DomainError('invalid', 'validation_failed', `${key} is not an attribute of a Group here.`, {
@@ -137,14 +136,18 @@ function changesOf(role: RoleRow, operations: { op: string; path?: string; value
       else changes.push({ kind: op, ids: memberIds(operation.value) });
     } else if (name === 'displayname') {
       if (op === 'remove') throw renamed();
-      assertSameName(role, operation.value);
+      names.push(operation.value);
     } else if (name === 'id' || name === 'meta' || name.startsWith('meta.')) {
       throw readOnly(name.startsWith('meta') ? 'meta' : 'id');
     } else if (name !== 'externalid') {
       throw invalidPath(path);
     }
   }
-  return changes;
+  const check = (role: RoleRow) => {
+    for (const name of names) assertSameName(role, name);
+    for (const id of ids) assertSameId(role, id);
+  };
+  return { changes, check };
 }
 
 export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof userService>) {
@@ -191,11 +194,15 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
   /**
    * Makes the membership what `changes` say, person by person, through the users service: in the
    * order people are named, then those a replace or a clear leaves out. A person named who is
-   * unknown, or holds a permission the key lacks, is `400 invalidValue` (the same words): nothing
-   * is written, the transaction rolls back what was.
+   * unknown, or whom the key may not see, is `400 invalidValue` (the same words, decided without
+   * locking them): nothing is written, the transaction rolls back what was.
+   *
+   * Who is a member now is read after the people are locked, never before: a list read earlier may
+   * still name someone whose role an administrator was taking at that moment. And nobody the
+   * request does not name is ever given the role: a replace or a clear only takes it from them.
    */
   async function apply(trx: Kysely<Database>, authority: Authority, role: RoleRow, changes: Change[], origin: Origin): Promise<void> {
-    const current = (await visibleMembersOfRoles(trx, [role.id], permissionsOf(authority))).map((m) => m.id);
+    const permissions = permissionsOf(authority);
     const named: { text: string; id: string | undefined }[] = [];
     const seen = new Set<string>();
     for (const change of changes) {
@@ -206,8 +213,12 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
         named.push({ text, id: resourceId(text) });
       }
     }
-    const ids = [...new Set([...named.flatMap((n) => (n.id ? [n.id] : [])), ...current])];
-    const found = await lockUsers(trx, ids);
+    const visible = await visibleUsers(trx, [...new Set(named.flatMap((n) => (n.id ? [n.id] : [])))], permissions);
+    for (const { text, id } of named) if (!id || !visible.has(id)) throw unknownMember(text);
+    // The members as they were, only to lock them with the people named, in one statement in id order.
+    const before = (await visibleMembersOfRoles(trx, [role.id], permissions)).map((m) => m.id);
+    const found = await lockUsers(trx, [...new Set([...visible, ...before])]);
+    const current = (await visibleMembersOfRoles(trx, [role.id], permissions)).map((m) => m.id);
     const members = new Set(current);
     for (const change of changes) {
       if (change.kind === 'clear') members.clear();
@@ -220,16 +231,16 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
         }
       }
     }
-    const people = [...named, ...current.filter((id) => !seen.has(id)).map((id) => ({ text: id, id }))];
+    const people = [...named.map((n) => ({ text: n.text, id: n.id!, isNamed: true })), ...current.map((id) => ({ text: id, id, isNamed: false }))];
     const done = new Set<string>();
-    for (const { text, id } of people) {
-      if (id && done.has(id)) continue;
-      if (!id || !found.has(id)) throw unknownMember(text);
+    for (const { text, id, isNamed } of people) {
+      if (done.has(id)) continue;
+      if (isNamed && !found.has(id)) throw unknownMember(text);
       done.add(id);
       const held = await lockRolesOfUser(trx, id);
       if (lacking(authority, permissionsOfRoles(held)).length > 0) throw unknownMember(text);
       const holds = held.some((r) => r.id === role.id);
-      if (holds === members.has(id)) continue;
+      if (holds === members.has(id) || (!holds && !isNamed)) continue;
       const roles = holds ? held.filter((r) => r.id !== role.id).map((r) => r.name) : [...held.map((r) => r.name), role.name];
       await users.update(authority, id, { roles }, origin, undefined, { trx });
     }
@@ -276,21 +287,24 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
     },
 
     async patch(authority: Authority, id: string, operations: { op: string; path?: string; value?: unknown }[], origin: Origin): Promise<ScimGroup> {
-      assertWithinMemberLimit(memberCount(operations));
+      const { changes, check } = changesOf(operations);
+      assertWithinMemberLimit(changes);
       return db.transaction().execute(async (trx) => {
         const role = await lockVisible(trx, authority, id);
-        await apply(trx, authority, role, changesOf(role, operations), origin);
+        check(role);
+        await apply(trx, authority, role, changes, origin);
         return presentOne(trx, authority, role);
       });
     },
 
     /** PUT: `members` becomes the membership (among the people the key may see); without `members`, it stays as it is. */
     async replace(authority: Authority, id: string, sent: ScimGroup, origin: Origin): Promise<ScimGroup> {
-      assertWithinMemberLimit(sent.members?.length ?? 0);
+      const changes: Change[] = sent.members ? [{ kind: 'replace', ids: sent.members.map((m) => m.value) }] : [];
+      assertWithinMemberLimit(changes);
       return db.transaction().execute(async (trx) => {
         const role = await lockVisible(trx, authority, id);
         assertSameName(role, sent.displayName);
-        if (sent.members) await apply(trx, authority, role, [{ kind: 'replace', ids: sent.members.map((m) => m.value) }], origin);
+        if (sent.members) await apply(trx, authority, role, changes, origin);
         return presentOne(trx, authority, role);
       });
     },

@@ -117,6 +117,19 @@ export async function visibleMembersOfRoles(db: Kysely<Database>, roleIds: reado
   return query.orderBy('u.created_at').orderBy('u.id').execute();
 }
 
+/**
+ * Which of these people exist and the caller may see (visibleTo), read without locking anyone: a
+ * request checks this before it locks, so a person it may not see is never locked (nor their
+ * sign-ins, which read the row FOR SHARE, held up) and costs what an unknown id costs.
+ */
+export async function visibleUsers(db: Kysely<Database>, ids: readonly string[], permissions: ReadonlySet<string>): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const visible = visibleTo(permissions);
+  let query = db.selectFrom('users as u').select('u.id').where('u.id', 'in', [...ids]);
+  if (visible) query = query.where(visible);
+  return new Set((await query.execute()).map((r) => r.id));
+}
+
 /** Locks these people's rows (FOR UPDATE, in id order, so two requests never wait on each other in a circle); the ids found. */
 export async function lockUsers(db: Kysely<Database>, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
