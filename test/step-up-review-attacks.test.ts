@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../src/db/schema.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
@@ -125,4 +126,57 @@ describe('step-up review: throttles of their own', () => {
     await sql`drop trigger slow_step_up_challenges on passkey_challenges`.execute(database.db);
     await sql`drop function slow_insert()`.execute(database.db);
   });
+
+  it('revoked while changing the password: a session revoked while the new password hashes changes nothing, 401', async () => {
+    const clock = new ManualClock(new Date('2027-01-08T10:00:00.000Z'));
+    let between: (() => Promise<unknown>) | undefined;
+    const { app } = createTestApp(
+      runningBeforeNextTransaction(database.db, () => {
+        const run = between;
+        between = undefined;
+        return run;
+      }),
+      { clock },
+    );
+    const person = await createUser(database.db);
+    const stolen = await signIn(app, person.email, person.password);
+    clock.advance(1000); // the sessions in the order they were opened
+    const owners = await signIn(app, person.email, person.password);
+    const before = await database.db.selectFrom('users').select('password_hash').where('id', '=', person.id).executeTakeFirstOrThrow();
+    const [stolenSession] = await database.db.selectFrom('sessions').select('id').where('user_id', '=', person.id).orderBy('created_at').orderBy('id').execute();
+    // The owner, seeing the theft, ends the stolen session from their other device while the thief's change is hashing.
+    between = () => database.db.updateTable('sessions').set({ revoked_at: clock.now(), revoked_reason: 'revoked_by_user' }).where('id', '=', stolenSession!.id).execute();
+    const res = await request(app).put('/me/password').set(auth(stolen.access_token)).send({ current_password: person.password, new_password: 'the thief chose this one, long enough' });
+    expect(between).toBeUndefined(); // the revocation ran, between authentication and the change
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('invalid_token');
+    expectContractResponse(res, 'PUT', '/me/password');
+    expect(await database.db.selectFrom('users').select('password_hash').where('id', '=', person.id).executeTakeFirstOrThrow()).toEqual(before);
+    const sessions = await database.db.selectFrom('sessions').select(['revoked_at', 'stepped_up_at']).where('user_id', '=', person.id).orderBy('created_at').orderBy('id').execute();
+    expect(sessions.map((x) => x.stepped_up_at)).toEqual([null, null]);
+    expect((await request(app).get('/me').set(auth(owners.access_token))).status).toBe(200);
+    expect(await eventsOf(person.id, 'password_changed')).toEqual([]);
+  });
 });
+
+/**
+ * The database as the service sees it, where the next transaction begun runs `hook()` (then
+ * forgotten) first: what another request does between a request's authentication and its work.
+ */
+function runningBeforeNextTransaction(db: Kysely<Database>, hook: () => (() => Promise<unknown>) | undefined): Kysely<Database> {
+  return new Proxy(db, {
+    get(target, property) {
+      const run = property === 'transaction' ? hook() : undefined;
+      if (run) {
+        return () => ({
+          execute: async <T>(work: (trx: Transaction<Database>) => Promise<T>) => {
+            await run();
+            return target.transaction().execute(work);
+          },
+        });
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

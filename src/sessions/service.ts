@@ -521,6 +521,9 @@ export function sessionService(deps: Dependencies) {
     const now = clock.now();
     const userAgent = truncateUserAgent(client.userAgent);
     await db.transaction().execute(async (trx) => {
+      // The change is a proof made on this session (below): a session revoked or signed out while
+      // the hashing ran changes nothing, as a step-up's proof does not (src/sessions/step-up.ts).
+      if (!(await lockLiveSession(trx, sessionId, liveness(now)))) throw sessionGone();
       await setPasswordHash(trx, userId, newHash, now, { chosenByUser: true });
       // The other sessions' revocations are recorded first, then the change with their count.
       const revoked = await revokeSessions(trx, { userId, exceptSessionId: sessionId }, 'password_changed', now, client, { type: 'user', userId, sessionId });
