@@ -447,6 +447,33 @@ describe('attacks on Groups', () => {
     expect(await rolesOf(visible.id)).toEqual([]);
   });
 
+  it("a key's creator loses scim.provision while the key's PATCH waits on a lock: the PATCH is refused as the key now would be, nothing written", async () => {
+    const provisioner = await makeRole(database.db, ['scim.provision', 'api_keys.manage']);
+    const creator = await makeUser(database.db, { roleIds: [provisioner.id] });
+    const { secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(
+      { kind: 'user', userId: creator.id, sessionId: randomUUID(), permissions: new Set(['scim.provision', 'api_keys.manage']) },
+      { name: `directory-${randomUUID().slice(0, 8)}`, permissions: ['scim.provision'] },
+    );
+    const role = await makeRole(database.db, []);
+    const person = await makeUser(database.db);
+    const admin = await otherConnection();
+    try {
+      // An administrator's transaction holds the person's row and takes the creator's role.
+      await admin.query('begin');
+      await admin.query('select id from users where id = $1 for update', [person.id]);
+      await admin.query('delete from user_roles where user_id = $1', [creator.id]);
+      const answer = scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: 'members', value: [{ value: person.id }] }), secret);
+      expect(await waitsOnALock(answer)).toBe(true);
+      await admin.query('commit');
+      const res = await answer;
+      expectScimError(res, 403);
+      expect(res.body.code).toBe('permission_denied');
+    } finally {
+      await admin.end();
+    }
+    expect(await rolesOf(person.id)).toEqual([]);
+  });
+
   it('a person whose role a directory takes loses its rights on their very next request', async () => {
     const role = await makeRole(database.db, ['tasks.list']);
     const wider = (await makeApiKey(database.db, ['scim.provision', 'tasks.list'])).secret;

@@ -40,6 +40,20 @@ const effectivePermissions = sql<string[]>`case
   )
 end`;
 
+/** Who created the key (null: an operator's key; undefined: no such key). */
+export async function creatorOfKey(db: Kysely<Database>, id: string): Promise<string | null | undefined> {
+  return (await db.selectFrom('api_keys').select('created_by').where('id', '=', id).executeTakeFirst())?.created_by;
+}
+
+/**
+ * What the key may do now (effectivePermissions): read again inside a long request's transaction,
+ * after its creator's row and roles are locked FOR SHARE, it holds until the transaction ends.
+ */
+export async function keyPermissionsNow(db: Kysely<Database>, id: string): Promise<string[]> {
+  const row = await db.selectFrom('api_keys as k').leftJoin('users as c', 'c.id', 'k.created_by').select(effectivePermissions.as('permissions')).where('k.id', '=', id).executeTakeFirst();
+  return row?.permissions ?? [];
+}
+
 /** What authentication needs, found by the digest of the presented secret in one query. */
 export interface KeyBySecret {
   id: string;

@@ -18,7 +18,7 @@ import type { components } from '../../generated/openapi.js';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import type { userService } from '../users/service.js';
-import { DomainError } from '../errors.js';
+import { DomainError, permissionDenied } from '../errors.js';
 import { resourceId } from '../uuid.js';
 import { lacking, type Authority } from '../auth/authority.js';
 import { PERMISSIONS } from '../auth/permissions.js';
@@ -27,7 +27,8 @@ import { permissionsOfRole, permissionsOfRoles } from '../roles/permissions.js';
 import type { Origin } from '../audit/context.js';
 import { lockUsers, visibleMembersOfRoles, visibleUsers, type GroupMemberRow } from './repository.js';
 import { parseGroupFilter, type GroupFilter } from './filter.js';
-import { assertNoPrototypeNames, DEFAULT_COUNT, MAX_COUNT } from './users.js';
+import { assertNoPrototypeNames, DEFAULT_COUNT, MAX_COUNT, PROVISIONING_PERMISSION } from './users.js';
+import { creatorOfKey, keyPermissionsNow } from '../api-keys/repository.js';
 
 export type ScimGroup = components['schemas']['ScimGroup'];
 export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
@@ -201,7 +202,7 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
    * still name someone whose role an administrator was taking at that moment. And nobody the
    * request does not name is ever given the role: a replace or a clear only takes it from them.
    */
-  async function apply(trx: Kysely<Database>, authority: Authority, role: RoleRow, changes: Change[], origin: Origin): Promise<void> {
+  async function apply(trx: Kysely<Database>, authority: Authority, role: RoleRow, changes: Change[], origin: Origin): Promise<Authority> {
     const permissions = permissionsOf(authority);
     const named: { text: string; id: string | undefined }[] = [];
     const seen = new Set<string>();
@@ -215,10 +216,12 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
     }
     const visible = await visibleUsers(trx, [...new Set(named.flatMap((n) => (n.id ? [n.id] : [])))], permissions);
     for (const { text, id } of named) if (!id || !visible.has(id)) throw unknownMember(text);
-    // The members as they were, only to lock them with the people named, in one statement in id order.
+    // The members as they were, only to lock them with the people named (and the key's creator), in id order.
     const before = (await visibleMembersOfRoles(trx, [role.id], permissions)).map((m) => m.id);
-    const found = await lockUsers(trx, [...new Set([...visible, ...before])]);
-    const current = (await visibleMembersOfRoles(trx, [role.id], permissions)).map((m) => m.id);
+    const creator = authority.kind === 'api_key' ? await creatorOfKey(trx, authority.apiKeyId) : null;
+    const found = await lockUsers(trx, [...new Set([...visible, ...before])], creator);
+    authority = await standingNow(trx, authority, creator, role);
+    const current = (await visibleMembersOfRoles(trx, [role.id], permissionsOf(authority))).map((m) => m.id);
     const members = new Set(current);
     for (const change of changes) {
       if (change.kind === 'clear') members.clear();
@@ -244,6 +247,23 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
       const roles = holds ? held.filter((r) => r.id !== role.id).map((r) => r.name) : [...held.map((r) => r.name), role.name];
       await users.update(authority, id, { roles }, origin, undefined, { trx });
     }
+    return authority;
+  }
+
+  /**
+   * A key's rights as they are now, not as they were at authentication (a long request must not
+   * act on rights its key, or its creator, lost meanwhile): with the creator's row (locked by
+   * lockUsers) and roles locked FOR SHARE, the key's effective permissions are read again and kept
+   * until the transaction ends; refused as authentication would refuse them (403
+   * permission_denied), and the group the same 404 as an unknown one if they no longer cover it.
+   */
+  async function standingNow(trx: Kysely<Database>, authority: Authority, creator: string | null | undefined, role: RoleRow): Promise<Authority> {
+    if (authority.kind !== 'api_key') return authority;
+    if (creator) await lockRolesOfUser(trx, creator);
+    const now: Authority = { ...authority, permissions: new Set(await keyPermissionsNow(trx, authority.apiKeyId)) };
+    if (!now.permissions.has(PROVISIONING_PERMISSION)) throw permissionDenied(PROVISIONING_PERMISSION);
+    if (!maySee(now, role)) throw notFound();
+    return now;
   }
 
   /** For each person a filter names as a member: the ids of the roles they hold, when the key may see them (else none). */
@@ -292,8 +312,7 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
       return db.transaction().execute(async (trx) => {
         const role = await lockVisible(trx, authority, id);
         check(role);
-        await apply(trx, authority, role, changes, origin);
-        return presentOne(trx, authority, role);
+        return presentOne(trx, await apply(trx, authority, role, changes, origin), role);
       });
     },
 
@@ -304,8 +323,7 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
       return db.transaction().execute(async (trx) => {
         const role = await lockVisible(trx, authority, id);
         assertSameName(role, sent.displayName);
-        if (sent.members) await apply(trx, authority, role, changes, origin);
-        return presentOne(trx, authority, role);
+        return presentOne(trx, sent.members ? await apply(trx, authority, role, changes, origin) : authority, role);
       });
     },
 

@@ -130,9 +130,21 @@ export async function visibleUsers(db: Kysely<Database>, ids: readonly string[],
   return new Set((await query.execute()).map((r) => r.id));
 }
 
-/** Locks these people's rows (FOR UPDATE, in id order, so two requests never wait on each other in a circle); the ids found. */
-export async function lockUsers(db: Kysely<Database>, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('users').select('id').where('id', 'in', [...ids]).orderBy('id').forUpdate().execute();
-  return new Set(rows.map((r) => r.id));
+/**
+ * Locks these people's rows FOR UPDATE, and `shared` (a key's creator, whose rights the request
+ * acts on) FOR SHARE unless it is among them, all in id order, so two requests never wait on each
+ * other in a circle; the ids found among `ids`.
+ */
+export async function lockUsers(db: Kysely<Database>, ids: readonly string[], shared?: string | null): Promise<Set<string>> {
+  const all = [...new Set(ids)];
+  const forUpdate = (where: (id: string) => boolean) => {
+    const chosen = all.filter(where);
+    return chosen.length === 0 ? Promise.resolve([]) : db.selectFrom('users').select('id').where('id', 'in', chosen).orderBy('id').forUpdate().execute();
+  };
+  if (!shared || all.includes(shared)) return new Set((await forUpdate(() => true)).map((r) => r.id));
+  // uuid order in PostgreSQL is the order of their lower-case text.
+  const before = await forUpdate((id) => id < shared);
+  await db.selectFrom('users').select('id').where('id', '=', shared).forShare().execute();
+  const after = await forUpdate((id) => id > shared);
+  return new Set([...before, ...after].map((r) => r.id));
 }
