@@ -257,7 +257,9 @@ export interface paths {
          *     several). Send the browser to `authorization-url`; the provider sends it back to the redirect
          *     URI with `code`, `state` and `iss`, which go to `POST /sessions/current/step-up/oidc/callback`
          *     with the `flow-token` answered here, from this same session. A person linked to no provider is
-         *     `404 identity_provider_not_found`; nothing is written. Throttled as the sign-in's start.
+         *     `404 identity_provider_not_found`; nothing is written. One session may have begun 10 live
+         *     step-ups at the provider (`429` with `Retry-After` past that), a budget of its own: the
+         *     address's budget of sign-ins started does not count here, nor these there.
          *
          *     **Required permission:** none; any authenticated caller.
          */
@@ -289,8 +291,8 @@ export interface paths {
          *     session). Then the session holds a fresh proof of method `oidc` for 5 minutes, as after
          *     `POST /sessions/current/step-up`; it counts only for a person without a second factor here (a
          *     person with one proves it with one). The flow is used up whatever the outcome; a refusal
-         *     counts against the sign-in throttle of the person's e-mail from this address, as a wrong
-         *     step-up answer does, and is recorded as `sign_in_failed` (`details.during: step_up`).
+         *     counts against this session's budget of refused step-ups, as a wrong code at
+         *     `POST /sessions/current/step-up` does (not against the address's limits), and is recorded as `sign_in_failed` (`details.during: step_up`).
          *
          *     **Required permission:** none; any authenticated caller.
          */

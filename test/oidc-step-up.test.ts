@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { budget } from './support/budgets.js';
-import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
 import { expectContractResponse } from './support/contract.js';
 import { addProvider, startHandMadeProvider, startSignIn, type HandMadeProvider } from './support/oidc.js';
@@ -140,6 +140,21 @@ describe('step-up at the identity provider', { timeout: budget({ passwordHash: 3
     const asSignIn = await request(service.app).post('/sessions/oidc/callback').send({ ...params(back2), flow_token: again.flow_token });
     expect(asSignIn.status).toBe(401);
     expect(asSignIn.body.code).toBe('oidc_state_invalid');
+  });
+
+  it("office NAT stranger: unauthenticated sign-in starts filling the office address's budget of flows block nobody's step-up at the provider", async () => {
+    const token = await signedInAtProvider('ada-nat', 'ada-nat@corp.example');
+    // The stranger, with no account, behind the office's address: sign-ins started and never finished, until the address is refused.
+    for (let i = 0; i < testConfig().oidc.maxFlowsPerIp; i++) expect((await request(service.app).post('/sessions/oidc').send({ provider_id: realId })).status).toBe(201);
+    expect((await request(service.app).post('/sessions/oidc').send({ provider_id: realId })).status).toBe(429);
+    // The person behind the same address still steps up at the provider: start and callback.
+    const started = await startStepUp(token);
+    const back = await signInAt(started.authorization_url, REDIRECT_URI, 'ada-nat');
+    const proved = await complete(token, { ...params(back), flow_token: started.flow_token });
+    expect(proved.status, proved.text).toBe(200);
+    expect(proved.body.method).toBe('oidc');
+    // The address's flows go: the tests after this one share it.
+    await database.db.deleteFrom('sign_in_failures').execute();
   });
 
   it('a person linked to no provider is 404 identity_provider_not_found', async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
 import { PROJECT_ROOT } from '../src/paths.js';
+import { MAX_LIVE_STEP_UP_FLOWS_PER_SESSION } from '../src/identity/sign-in.js';
 import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/sessions/step-up-refusals.js';
 
 /** A file's text with its line breaks and indentation folded into single spaces (YAML block text wraps anywhere). */
@@ -35,5 +36,10 @@ describe('the budgets of live passkey challenges say one number everywhere', () 
     const said = `${STEP_UP_REFUSALS_PER_SESSION} refused step-ups in ${STEP_UP_REFUSAL_WINDOW_S / 60} minutes`;
     expect(text('openapi/paths/sessions_current_step-up.yaml')).toContain(said);
     expect(text('docs/AUTH.md')).toContain(said);
+  });
+
+  it("the contract of a step-up at the provider says the per-session budget of the code", () => {
+    expect(text('openapi/paths/sessions_current_step-up_oidc.yaml')).toContain(`One session may have begun ${MAX_LIVE_STEP_UP_FLOWS_PER_SESSION} live step-ups at the provider`);
+    expect(text('docs/IDENTITY.md')).toContain(`one session may have begun ${MAX_LIVE_STEP_UP_FLOWS_PER_SESSION} live step-ups at the provider`);
   });
 });

@@ -1,6 +1,6 @@
 // Queries on identity providers, their domains and role mappings, the links of people to a
 // provider's subjects, and the sign-in flows in progress. Functions take the database or a transaction.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, IdentityProvidersTable } from '../db/schema.js';
 
 type Db = Kysely<Database>;
@@ -138,6 +138,26 @@ export async function insertFlow(
       step_up_session_id: flow.stepUpSessionId ?? null,
     })
     .execute();
+}
+
+/**
+ * Keeps a step-up flow unless its session already holds `max` live ones (not the address's count:
+ * strangers starting sign-ins from the office's address must not block a step-up). The session's
+ * row locked first, in the caller's transaction (one connection), so parallel starts of one
+ * session are counted one after the other. False when the budget is spent (or the session gone).
+ */
+export async function insertStepUpFlowWithin(trx: Transaction<Database>, flow: Parameters<typeof insertFlow>[1] & { stepUpSessionId: string }, max: number): Promise<boolean> {
+  const session = await trx.selectFrom('sessions').select('id').where('id', '=', flow.stepUpSessionId).forUpdate().executeTakeFirst();
+  if (!session) return false;
+  const live = await trx
+    .selectFrom('oidc_sign_in_flows')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('step_up_session_id', '=', flow.stepUpSessionId)
+    .where('expires_at', '>', flow.now)
+    .executeTakeFirstOrThrow();
+  if (Number(live.n) >= max) return false;
+  await insertFlow(trx, flow);
+  return true;
 }
 
 /**

@@ -26,6 +26,7 @@ import type { Dependencies } from '../dependencies.js';
 import type { IDToken } from 'openid-client';
 import { DomainError, invalid, notFound, rateLimited, unauthenticated } from '../errors.js';
 import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from '../sessions/step-up.js';
+import { countStepUpRefusal, journalThrottled, stepUpRefusalGate, tooManyRefusals } from '../sessions/step-up-refusals.js';
 import { livenessAt } from '../sessions/liveness.js';
 import { recordSecondFactorEvent } from '../second-factor/events.js';
 import { signInThrottle, throttledAddress } from '../throttle/sign-in-throttle.js';
@@ -122,8 +123,6 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
   // Not an e-mail's digest (emailDigest's are of `email:...`): a password sign-in with a chosen
   // e-mail such as `oidc-flows@<address>` cannot add to an address's count of OIDC flows.
   const flowsOf = (ip: string) => digestSecret(`oidc-flows:${throttledAddress(ip)}`);
-  /** The password sign-in's own counts (a person's e-mail from an address), for a step-up's refused proof. */
-  const personThrottle = signInThrottle(db, config.signInThrottle);
 
   /** Begins an attempt (a start or a callback) from the client's address: 429, recorded, when over the limit. */
   async function beginAttempt(client: ClientInfo, step: 'start' | 'callback'): Promise<void> {
@@ -336,11 +335,10 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
    * one: a flow like a sign-in's, bound to the session (`step_up_session_id`), whose authorization
    * URL asks the provider for a new login (`prompt=login`, `max_age=0`), as Auth0 and Keycloak do.
    */
-  async function startStepUp(me: { userId: string; sessionId: string }, client: ClientInfo) {
+  async function startStepUp(me: { userId: string; sessionId: string }, _client: ClientInfo) {
     const [link] = await repo.linksOfUser(db, me.userId);
     const provider = link && (await repo.findProvider(db, link.provider_id));
     if (!provider) throw notFound('identity_provider_not_found', 'You are linked to no identity provider.');
-    await beginAttempt(client, 'start');
     const account = await db.selectFrom('users').select('email').where('id', '=', me.userId).executeTakeFirstOrThrow();
     let authorization;
     try {
@@ -350,7 +348,7 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
     }
     const flowToken = generateSecret(FLOW_PREFIX);
     const now = clock.now();
-    await repo.insertFlow(db, {
+    const flow = {
       stateDigest: digestSecret(authorization.state),
       flowDigest: digestSecret(flowToken),
       providerId: provider.id,
@@ -360,29 +358,42 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
       now,
       expiresAt: new Date(now.getTime() + flowTtlS * 1000),
       stepUpSessionId: me.sessionId,
-    });
+    };
+    // Counted per session, not against the address's OIDC_MAX_FLOWS_PER_IP: strangers starting
+    // sign-ins from the office's address do not block anyone's step-up.
+    if (!(await db.transaction().execute((trx) => repo.insertStepUpFlowWithin(trx, flow, MAX_LIVE_STEP_UP_FLOWS_PER_SESSION)))) {
+      throw rateLimited(`Too many step-ups at the identity provider begun on this session; try again in ${flowTtlS} seconds.`, flowTtlS);
+    }
     return { authorization_url: authorization.url.href, flow_token: flowToken, expires_in: flowTtlS, provider: { id: provider.id, name: provider.name } };
   }
 
   /**
    * The proof: the flow is this session's, the ID token verified as at sign-in, its `auth_time`
    * fresh (the person logged in just now, STEP_UP_MAX_AUTH_AGE_S) and its subject the one this
-   * person is linked to at that provider. A refusal counts against the sign-in throttle of the
-   * person's e-mail from this address, as a wrong step-up answer does (src/sessions/service.ts).
+   * person is linked to at that provider. A refusal counts against the session's budget of
+   * refused step-ups (src/sessions/step-up-refusals.ts), as a wrong code does: not the address's
+   * limits, which strangers behind the office's address could fill.
    */
   async function completeStepUp(me: { userId: string; sessionId: string }, input: CallbackInput, client: ClientInfo) {
-    const account = await db.selectFrom('users').select('email').where('id', '=', me.userId).executeTakeFirstOrThrow();
-    const attempt = await personThrottle.begin(account.email, client.ip, clock.now());
-    if (attempt.locked) throw rateLimited(`Too many failed proofs; try again in ${attempt.retryAfter} seconds.`, attempt.retryAfter);
+    const gate = await db.transaction().execute(async (trx) => {
+      const asked = await stepUpRefusalGate(trx, me.sessionId, clock.now());
+      if (asked.locked) await journalThrottled(trx, me, asked, clock.now(), client);
+      return asked;
+    });
+    if (gate.locked) throw tooManyRefusals(gate.retryAfter);
     const refuse = async (code: string, detail: string): Promise<never> => {
-      await recordSecurityEvent(db, {
-        type: 'sign_in_failed',
-        at: clock.now(),
-        userId: me.userId,
-        ip: client.ip,
-        requestId: client.requestId,
-        userAgent: truncateUserAgent(client.userAgent),
-        details: { method: 'oidc', during: 'step_up', reason: code },
+      const at = clock.now();
+      await db.transaction().execute(async (trx) => {
+        await countStepUpRefusal(trx, me.sessionId, at);
+        await recordSecurityEvent(trx, {
+          type: 'sign_in_failed',
+          at,
+          userId: me.userId,
+          ip: client.ip,
+          requestId: client.requestId,
+          userAgent: truncateUserAgent(client.userAgent),
+          details: { method: 'oidc', during: 'step_up', reason: code },
+        });
       });
       throw invalid(code, detail);
     };
@@ -421,9 +432,6 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
         client,
         details: { method: 'oidc' },
       });
-      await trx.deleteFrom('sign_in_failures').where('id', '=', attempt.attemptId).execute();
-      // Its start counted against the address's flows, as a sign-in's: completed, it counts no more.
-      await clearAttempts(trx, client);
     });
     return { method: 'oidc' as const, valid_until: new Date(now.getTime() + STEP_UP_TTL_S * 1000).toISOString() };
   }
@@ -448,6 +456,13 @@ export function withOidcStepUp(db: Kysely<Database>, factorsOf: (userId: string)
     return [...(row?.has_password !== false ? ['password'] : []), ...(row?.linked ? ['oidc'] : [])];
   };
 }
+
+/**
+ * Live step-ups at the provider one session may have begun (flows not yet completed or expired):
+ * a budget of its own, apart from the address's OIDC_MAX_FLOWS_PER_IP, as a passkey step-up's
+ * challenges are (src/second-factor/passkeys.ts). 10: a person retrying a few times within a flow's life.
+ */
+export const MAX_LIVE_STEP_UP_FLOWS_PER_SESSION = 10;
 
 /** How old the provider's `auth_time` may be for a step-up: the login just made there, with room for the way back. */
 export const STEP_UP_MAX_AUTH_AGE_S = 120;

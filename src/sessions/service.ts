@@ -25,7 +25,7 @@ import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordSecondFactorEvent } from '../second-factor/events.js';
 import { countConfirmedFactors } from '../second-factor/repository.js';
 import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from './step-up.js';
-import { countStepUpRefusal, stepUpRefusalGate } from './step-up-refusals.js';
+import { countStepUpRefusal, journalThrottled, stepUpRefusalGate, tooManyRefusals } from './step-up-refusals.js';
 import type { StepUpMethod } from '../db/schema.js';
 import { CHALLENGE_TTL_S, challengeFailed, challengeUsed, findLiveChallenge, lockLiveChallenge, openChallenge } from './challenges.js';
 import { ssoRequiredProvider } from './sso-required.js';
@@ -66,8 +66,6 @@ export interface SteppingUp {
 }
 
 const invalidChallenge = () => unauthenticated('invalid_challenge', 'The sign-in challenge is unknown, expired or used up; sign in again.');
-const tooManyRefusals = (retryAfter: number) =>
-  rateLimited(`Too many refused step-ups on this session; try again in ${retryAfter} seconds.`, retryAfter);
 const wrongSecondFactor = () => unauthenticated('invalid_second_factor', 'The code is wrong or was already used.');
 
 export function sessionService(deps: Dependencies) {
@@ -335,18 +333,7 @@ export function sessionService(deps: Dependencies) {
 
   /** A step-up refused unchecked, its session past its budget of refusals: journalled once per lock window. */
   async function stepUpThrottled(trx: Transaction<Database>, me: SteppingUp, gate: { retryAfter: number; first: boolean }, now: Date, client: ClientInfo) {
-    if (gate.first) {
-      await recordSecurityEvent(trx, {
-        type: 'sign_in_throttled',
-        at: now,
-        userId: me.userId,
-        sessionId: me.sessionId,
-        ip: client.ip,
-        requestId: client.requestId,
-        userAgent: truncateUserAgent(client.userAgent),
-        details: { limit: 'step_up_session', retry_after: gate.retryAfter },
-      });
-    }
+    await journalThrottled(trx, me, gate, now, client);
     return { retryAfter: gate.retryAfter };
   }
 

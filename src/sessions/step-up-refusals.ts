@@ -7,6 +7,9 @@
 // wrong authenticator-app code also counts against the person's daily cap (src/second-factor).
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { recordSecurityEvent } from '../security-events/recorder.js';
+import { rateLimited } from '../errors.js';
+import { truncateUserAgent, type ClientInfo } from './revocation.js';
 
 /** Refused step-up answers one session may give in STEP_UP_REFUSAL_WINDOW_S before it gets 429. The number's one home. */
 export const STEP_UP_REFUSALS_PER_SESSION = 10;
@@ -57,3 +60,24 @@ export async function stepUpRefusalGate(trx: Transaction<Database>, sessionId: s
 export async function countStepUpRefusal(trx: Transaction<Database>, sessionId: string, now: Date): Promise<void> {
   await trx.insertInto('step_up_refusals').values({ session_id: sessionId, refused_at: now }).execute();
 }
+
+/**
+ * A step-up refused unchecked, its session past its budget: `sign_in_throttled` (limit
+ * `step_up_session`) journalled for the first refusal of the lock window only, in `trx`.
+ */
+export async function journalThrottled(trx: Transaction<Database>, me: { userId: string; sessionId: string }, gate: { retryAfter: number; first: boolean }, now: Date, client: ClientInfo) {
+  if (!gate.first) return;
+  await recordSecurityEvent(trx, {
+    type: 'sign_in_throttled',
+    at: now,
+    userId: me.userId,
+    sessionId: me.sessionId,
+    ip: client.ip,
+    requestId: client.requestId,
+    userAgent: truncateUserAgent(client.userAgent),
+    details: { limit: 'step_up_session', retry_after: gate.retryAfter },
+  });
+}
+
+export const tooManyRefusals = (retryAfter: number) =>
+  rateLimited(`Too many refused step-ups on this session; try again in ${retryAfter} seconds.`, retryAfter);
