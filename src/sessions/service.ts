@@ -508,10 +508,13 @@ export function sessionService(deps: Dependencies) {
     const now = clock.now();
     const userAgent = truncateUserAgent(client.userAgent);
     await db.transaction().execute(async (trx) => {
-      // The change is a proof made on this session (below): a session revoked or signed out while
-      // the hashing ran changes nothing, as a step-up's proof does not (src/sessions/step-up.ts).
-      if (!(await lockLiveSession(trx, sessionId, liveness(now)))) throw sessionGone();
+      // The person's row first, then the session: the order of every change that ends a person's
+      // sessions (disabling, revoking them), or the two deadlock (test/review-attacks, "deadlocks").
       await setPasswordHash(trx, userId, newHash, now, { chosenByUser: true });
+      // The change is a proof made on this session (below): a session revoked or signed out while
+      // the hashing ran changes nothing (the throw rolls the new hash back), as a step-up's proof
+      // does not (src/sessions/step-up.ts).
+      if (!(await lockLiveSession(trx, sessionId, liveness(now)))) throw sessionGone();
       // The other sessions' revocations are recorded first, then the change with their count.
       const revoked = await revokeSessions(trx, { userId, exceptSessionId: sessionId }, 'password_changed', now, client, { type: 'user', userId, sessionId });
       await recordSecurityEvent(trx, { type: 'password_changed', at: now, userId, sessionId, ip: client.ip, requestId: client.requestId, userAgent, details: { sessions_revoked: revoked.length } });

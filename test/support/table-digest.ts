@@ -10,7 +10,7 @@ export type TableDigests = Record<string, string>;
  */
 // rate_limit_counters and api_key_usage: a refused request is counted too (usage by outcome), and
 // each process's reconciliation writes them in the background, whichever request is running.
-export const WRITTEN_WHEN_REFUSED = new Set<string>(['sign_in_failures', 'security_events', 'rate_limit_counters', 'api_key_usage']);
+export const WRITTEN_WHEN_REFUSED = new Set<string>(['sign_in_failures', 'step_up_refusals', 'security_events', 'rate_limit_counters', 'api_key_usage']);
 
 /**
  * Columns a refused request may write on purpose: an API key that authenticated was used, whatever
