@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../src/paths.js';
-import { budget } from './support/budgets.js';
+import { BUDGET_MS, budget } from './support/budgets.js';
 
 /** Runs `body` in a Node process whose logger writes to bufferedStdout; its output and exit as they come. */
 function run(body: string) {
@@ -26,7 +26,7 @@ describe('standard output, written in blocks', () => {
   it('a single line reaches the reader while the process runs on (no later line pushes it out)', { timeout: budget({ serverStart: 1 }) }, async () => {
     const proc = run(`log.info('the only line'); setTimeout(() => {}, 120_000);`);
     try {
-      await expect.poll(proc.output, { timeout: 30_000, interval: 50 }).toContain('the only line');
+      await expect.poll(proc.output, { timeout: BUDGET_MS.serverStart, interval: 50 }).toContain('the only line');
       expect(proc.running()).toBe(true);
     } finally {
       proc.child.kill('SIGKILL');
