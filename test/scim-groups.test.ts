@@ -4,67 +4,30 @@
 // not hold, named as the attacker would try them. A membership change is a grant or revocation of
 // a role: the same checks, audit and public events as an administrator's change of a person's roles.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import request from 'supertest';
-import pg from 'pg';
-import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
-import { expectContractResponse } from './support/contract.js';
+import { createTestApp, type TestDatabase } from './support/context.js';
 import { adminRoleId, makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
 import { createUser, signIn } from './support/sessions.js';
-import { changedTables, digestTables, tableNames } from './support/table-digest.js';
+import { expectScimError, nothingWritten, otherConnection as connectionOf, PATCH_OP, scimRequest, useScimService, waitsOnALock as waitsIn, type App } from './support/scim.js';
 import { systemClock } from '../src/clock.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 
-type App = ReturnType<typeof createTestApp>['app'];
-
-const SCIM = 'application/scim+json';
 const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
-const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const LIST = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 let database: TestDatabase;
 let app: App;
-/** The provisioning key, holding scim.provision only (what an operator gives Entra ID or Okta). */
 let key: string;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  ({ app } = createTestApp(database.db, { clock: systemClock }));
-  key = (await makeApiKey(database.db, ['scim.provision'], { name: 'Entra ID provisioning' })).secret;
-});
-afterAll(async () => {
-  await database.destroy();
-});
+useScimService((started) => ({ database, app, key } = started));
 
 /** A SCIM request as a directory sends it: the key as a bearer token, SCIM's media type. */
-function scim(method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, body?: object, secret = key, target: App = app) {
-  let req = request(target)[method](path).set('authorization', `Bearer ${secret}`).set('accept', SCIM);
-  if (body !== undefined) req = req.set('content-type', SCIM).send(JSON.stringify(body));
-  return req.then((res) => {
-    expectContractResponse(res, method, path.split('?')[0]!);
-    return res;
-  });
-}
+const scim = (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, body?: object, secret = key, target: App = app) =>
+  scimRequest(target, method, path, body, { authorization: `Bearer ${secret}` });
 
 const patch = (...Operations: object[]) => ({ schemas: [PATCH_OP], Operations });
 const q = (filter: string) => encodeURIComponent(filter);
-
-async function nothingWritten(attempt: () => Promise<unknown>) {
-  const tables = await tableNames(database.db);
-  const before = await digestTables(database.db, tables);
-  await attempt();
-  expect(changedTables(before, await digestTables(database.db, tables))).toEqual([]);
-}
-
-function expectScimError(res: request.Response, status: number, scimType?: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/scim\+json/);
-  expect(res.body.schemas).toEqual([ERROR]);
-  expect(res.body.status).toBe(String(status));
-  if (scimType) expect(res.body.scimType).toBe(scimType);
-}
 
 const rolesOf = async (userId: string) =>
   (await database.db.selectFrom('user_roles').select('role_id').where('user_id', '=', userId).execute()).map((r) => r.role_id).sort();
@@ -102,11 +65,11 @@ describe("Microsoft Entra ID's group sequence", () => {
     expect(memberIds(res.body)).toEqual([ada.id]);
     expect(await rolesOf(bob.id)).toEqual([]);
     // 6. A rename (Entra ID's "update non-member attributes"): the role's name is the administrators'.
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'Replace', path: 'displayName', value: `${role.name} updated` })), 400, 'mutability');
     });
     // 7. Create and delete are refused: groups are roles, made by administrators.
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       const created = await scim('post', '/scim/v2/Groups', { schemas: [GROUP], displayName: `New ${randomUUID().slice(0, 8)}`, members: [] });
       expectScimError(created, 403);
       expect(created.body.code).toBe('groups_are_roles');
@@ -180,7 +143,7 @@ describe("Okta's group push", () => {
     expect(await rolesOf(ann.id)).toEqual([]);
     expect(await rolesOf(cat.id)).toEqual([role.id]);
     // A PUT renaming the group is refused.
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('put', `/scim/v2/Groups/${role.id}`, { schemas: [GROUP], displayName: 'Renamed', members: [] }), 400, 'mutability');
     });
     // Removing every member the key may see.
@@ -190,7 +153,7 @@ describe("Okta's group push", () => {
 
   it('id and meta are read-only: 400 mutability, nothing written', async () => {
     const role = await makeRole(database.db, []);
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'replace', path: 'id', value: randomUUID() })), 400, 'mutability');
       expectScimError(await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'replace', path: 'meta.version', value: 'W/"9"' })), 400, 'mutability');
       expectScimError(await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'replace', path: 'colour', value: 'blue' })), 400, 'invalidPath');
@@ -199,28 +162,8 @@ describe("Okta's group push", () => {
 });
 
 /** A second connection of the test's own, as an administrator's request (or a sign-in) holds one. */
-async function otherConnection() {
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  return client;
-}
-
-/** Until some statement in this database waits on a lock (or `done` settles first): true when one waited. */
-async function waitsOnALock(done: Promise<unknown>): Promise<boolean> {
-  let settled = false;
-  void done.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  for (;;) {
-    if (settled) return false;
-    const { rows } = await database.pool.query<{ n: string }>(
-      "select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-    );
-    if (Number(rows[0]!.n) > 0) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const otherConnection = () => connectionOf(database);
+const waitsOnALock = (done: Promise<unknown>) => waitsIn(database, done);
 
 describe('attacks on Groups', () => {
   it("a provisioning key adds its holder's person to the admin group: refused, nothing written", async () => {
@@ -232,7 +175,7 @@ describe('attacks on Groups', () => {
       { name: `mine-${randomUUID().slice(0, 8)}`, permissions: ['scim.provision'] },
     );
     const admin = await adminRoleId(database.db);
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('patch', `/scim/v2/Groups/${admin}`, patch({ op: 'add', path: 'members', value: [{ value: holder.id }] }), secret), 404);
       expectScimError(await scim('put', `/scim/v2/Groups/${admin}`, { schemas: [GROUP], displayName: 'admin', members: [{ value: holder.id }] }, secret), 404);
       // Nor is the admin group listed to it, by name or at all.
@@ -245,7 +188,7 @@ describe('attacks on Groups', () => {
   it('a key adds a member to a group whose role grants a permission the key lacks: refused as an unknown group', async () => {
     const role = await makeRole(database.db, ['users.list']);
     const person = await makeUser(database.db);
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: 'members', value: [{ value: person.id }] })), 404);
     });
   });
@@ -255,7 +198,7 @@ describe('attacks on Groups', () => {
     const outranking = await makeRole(database.db, ['audit.read']);
     const hidden = await makeUser(database.db, { roleIds: [outranking.id] });
     const unknown = randomUUID();
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       const seen = await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: 'members', value: [{ value: hidden.id }] }));
       const never = await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: 'members', value: [{ value: unknown }] }));
       expectScimError(seen, 400, 'invalidValue');
@@ -279,7 +222,7 @@ describe('attacks on Groups', () => {
     // Whoever else holds the admin role in this database is made inactive, so one administrator is left.
     await database.db.updateTable('users').set({ status: 'disabled' }).where('id', 'in', database.db.selectFrom('user_roles').select('user_id').where('role_id', '=', admin)).execute();
     const last = await makeUser(database.db, { roleIds: [admin] });
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       const res = await scim('patch', `/scim/v2/Groups/${admin}`, patch({ op: 'remove', path: `members[value eq "${last.id}"]` }), everything);
       expectScimError(res, 409);
       expect(res.body.code).toBe('last_admin');
@@ -302,7 +245,7 @@ describe('attacks on Groups', () => {
     // The same with an unknown member named after a member added.
     const role = await makeRole(database.db, []);
     const person = await makeUser(database.db);
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       const res = await scim(
         'patch',
         `/scim/v2/Groups/${admin}`,
@@ -323,7 +266,7 @@ describe('attacks on Groups', () => {
     const members = Array.from({ length: 10_000 }, () => ({ value: randomUUID() }));
     // A deployment that raised BODY_LIMIT_BYTES still refuses more than 1,000 members in one request.
     const { app: roomy } = createTestApp(database.db, { clock: systemClock, options: { bodyLimitBytes: 2 * 1024 * 1024 } });
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       const res = await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: 'members', value: members }), key, roomy);
       expectScimError(res, 400, 'invalidValue');
       expect(res.body.code).toBe('too_many_members');
@@ -339,7 +282,7 @@ describe('attacks on Groups', () => {
     const role = await makeRole(database.db, []);
     const members = Array.from({ length: 1001 }, () => ({ value: randomUUID() }));
     const { app: roomy } = createTestApp(database.db, { clock: systemClock, options: { bodyLimitBytes: 2 * 1024 * 1024 } });
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       const atLimit = await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', path: 'members', value: members.slice(0, 1000) }), key, roomy);
       expectScimError(atLimit, 400, 'invalidValue');
       expect(atLimit.body.code).toBe('invalid_value');
@@ -368,7 +311,7 @@ describe('attacks on Groups', () => {
       { op: 'remove', path: `members[value eq "constructor"]` },
     ];
     for (const operation of attempts) {
-      await nothingWritten(async () => {
+      await nothingWritten(database, async () => {
         const res = await scim('patch', `/scim/v2/Groups/${role.id}`, patch(operation));
         expect(res.status, `${JSON.stringify(operation)}: ${res.text}`).toBe(400);
       });
@@ -413,7 +356,7 @@ describe('attacks on Groups', () => {
     const role = await makeRole(database.db, []);
     const members = Array.from({ length: 1001 }, () => ({ value: randomUUID() }));
     const { app: roomy } = createTestApp(database.db, { clock: systemClock, options: { bodyLimitBytes: 2 * 1024 * 1024 } });
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       for (const name of [`${GROUP}:members`, ' members', `${GROUP}:Members `]) {
         const res = await scim('patch', `/scim/v2/Groups/${role.id}`, patch({ op: 'add', value: { [name]: members } }), key, roomy);
         expectScimError(res, 400, 'invalidValue');

@@ -3,62 +3,28 @@
 // request with their quirks; bad input answered with a SCIM error and nothing written; and the
 // attacks on the rule that no caller gives or takes a right it does not hold.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
-import { expectContractResponse } from './support/contract.js';
+import type { TestDatabase } from './support/context.js';
 import { adminRoleId, makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
 import { createUser, signIn } from './support/sessions.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
+import { expectScimError, nothingWritten, otherConnection, PATCH_OP, scimRequest, useScimService, waitsOnALock, type App } from './support/scim.js';
 import { systemClock } from '../src/clock.js';
+import { apiKeyService } from '../src/api-keys/service.js';
 
-type App = ReturnType<typeof createTestApp>['app'];
-
-const SCIM = 'application/scim+json';
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
-const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
-const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 let database: TestDatabase;
 let app: App;
-/** The provisioning key, holding scim.provision only (what an operator gives Entra ID or Okta). */
 let key: string;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  ({ app } = createTestApp(database.db, { clock: systemClock }));
-  key = (await makeApiKey(database.db, ['scim.provision'], { name: 'Entra ID provisioning' })).secret;
-});
-afterAll(async () => {
-  await database.destroy();
-});
+useScimService((started) => ({ database, app, key } = started));
 
 /** A SCIM request as a directory sends it: the key as a bearer token, SCIM's media type. */
-function scim(method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, body?: object, credential: Record<string, string> = { authorization: `Bearer ${key}` }) {
-  let req = request(app)[method](path).set(credential).set('accept', SCIM);
-  if (body !== undefined) req = req.set('content-type', SCIM).send(JSON.stringify(body));
-  return req.then((res) => {
-    expectContractResponse(res, method, path);
-    return res;
-  });
-}
+const scim = (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, body?: object, credential: Record<string, string> = { authorization: `Bearer ${key}` }) =>
+  scimRequest(app, method, path, body, credential);
 
 const unique = () => randomUUID().slice(0, 8);
-
-async function nothingWritten(attempt: () => Promise<unknown>) {
-  const tables = await tableNames(database.db);
-  const before = await digestTables(database.db, tables);
-  await attempt();
-  expect(changedTables(before, await digestTables(database.db, tables))).toEqual([]);
-}
-
-function expectScimError(res: request.Response, status: number, scimType?: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/scim\+json/);
-  expect(res.body.schemas).toEqual([ERROR]);
-  expect(res.body.status).toBe(String(status));
-  if (scimType) expect(res.body.scimType).toBe(scimType);
-}
 
 describe("Microsoft Entra ID's provisioning sequence", () => {
   it('creates, finds, changes, deactivates and deletes a person, request by request', async () => {
@@ -131,7 +97,7 @@ describe("Microsoft Entra ID's provisioning sequence", () => {
 
   it('refuses a second person with the same userName: 409 uniqueness, nothing written', async () => {
     const { email } = await makeUser(database.db);
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('post', '/scim/v2/Users', { schemas: [USER], userName: email.toUpperCase(), name: { givenName: 'A', familyName: 'B' } }), 409, 'uniqueness');
     });
   });
@@ -187,7 +153,7 @@ describe("Okta's provisioning sequence", () => {
 
 describe('bad input: a SCIM error, nothing written', () => {
   it('a malformed filter is 400 invalidFilter', async () => {
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('get', `/scim/v2/Users?filter=${encodeURIComponent('userName eq')}`), 400, 'invalidFilter');
       expectScimError(await scim('get', `/scim/v2/Users?filter=${encodeURIComponent('userName co "a"')}`), 400, 'invalidFilter');
       expectScimError(await scim('get', `/scim/v2/Users?filter=${encodeURIComponent('title eq "a"')}`), 400, 'invalidFilter');
@@ -196,7 +162,7 @@ describe('bad input: a SCIM error, nothing written', () => {
 
   it('an unknown attribute is 400 invalidSyntax (create) or invalidPath (PATCH)', async () => {
     const { id } = await makeUser(database.db);
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('post', '/scim/v2/Users', { schemas: [USER], userName: `x-${unique()}@example.com`, favouriteColour: 'blue' }), 400, 'invalidSyntax');
       expectScimError(await scim('patch', `/scim/v2/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'favouriteColour', value: 'blue' }] }), 400, 'invalidPath');
       expectScimError(await scim('patch', `/scim/v2/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', value: { favouriteColour: 'blue' } }] }), 400, 'invalidSyntax');
@@ -205,7 +171,7 @@ describe('bad input: a SCIM error, nothing written', () => {
 
   it('a PATCH whose last operation is invalid is refused before anything is written (the operations are checked whole first)', async () => {
     const { id } = await makeUser(database.db);
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       const res = await scim('patch', `/scim/v2/Users/${id}`, {
         schemas: [PATCH_OP],
         Operations: [{ op: 'replace', path: 'name.givenName', value: 'Changed' }, { op: 'replace', path: 'active', value: 'maybe' }],
@@ -225,7 +191,7 @@ describe('bad input: a SCIM error, nothing written', () => {
       { op: 'replace', value: { 'name.givenName': 'Changed', id: randomUUID() } },
     ];
     for (const operation of attempts) {
-      await nothingWritten(async () => {
+      await nothingWritten(database, async () => {
         const res = await scim('patch', `/scim/v2/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'name.familyName', value: 'Changed' }, operation] });
         expectScimError(res, 400, 'mutability');
       });
@@ -234,7 +200,7 @@ describe('bad input: a SCIM error, nothing written', () => {
 
   it('a userName that is not an e-mail address is 400 invalidValue; changing one is 400 mutability', async () => {
     const { id } = await makeUser(database.db);
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('post', '/scim/v2/Users', { schemas: [USER], userName: 'not an address' }), 400, 'invalidValue');
       expectScimError(await scim('patch', `/scim/v2/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'userName', value: `other-${unique()}@example.com` }] }), 400, 'mutability');
     });
@@ -267,7 +233,7 @@ describe('attacks', () => {
       { op: 'add', path: 'name', value: JSON.parse(`{"givenName": "A", "__proto__": {"${polluted}": true}}`) as object },
     ];
     for (const operation of attempts) {
-      await nothingWritten(async () => {
+      await nothingWritten(database, async () => {
         const res = await scim('patch', `/scim/v2/Users/${made.body.id as string}`, { schemas: [PATCH_OP], Operations: [operation] });
         expect(res.status, `${JSON.stringify(operation)}: ${res.text}`).toBe(400);
       });
@@ -277,7 +243,7 @@ describe('attacks', () => {
 
   it('a key without scim.provision is refused 403, whatever else it holds', async () => {
     const other = (await makeApiKey(database.db, ['users.create', 'users.update', 'users.disable', 'users.list'])).secret;
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       const res = await scim('post', '/scim/v2/Users', { schemas: [USER], userName: `nope-${unique()}@example.com` }, { authorization: `Bearer ${other}` });
       expectScimError(res, 403);
       expect(res.body.required_permission).toBe('scim.provision');
@@ -294,7 +260,7 @@ describe('attacks', () => {
 
   it('a provisioning key cannot see, change or disable an administrator (404, as an unknown id)', async () => {
     const admin = await makeUser(database.db, { roleIds: [await adminRoleId(database.db)] });
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('get', `/scim/v2/Users/${admin.id}`), 404);
       expectScimError(await scim('patch', `/scim/v2/Users/${admin.id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'active', value: 'False' }] }), 404);
       expectScimError(await scim('put', `/scim/v2/Users/${admin.id}`, { schemas: [USER], userName: admin.email, active: false }), 404);
@@ -307,7 +273,7 @@ describe('attacks', () => {
   it('a provisioning key cannot disable someone holding a permission it lacks', async () => {
     const role = await makeRole(database.db, ['users.list']);
     const person = await makeUser(database.db, { roleIds: [role.id] });
-    await nothingWritten(async () => {
+    await nothingWritten(database, async () => {
       expectScimError(await scim('delete', `/scim/v2/Users/${person.id}`), 404);
     });
     // A key holding that permission too may.
@@ -325,5 +291,99 @@ describe('attacks', () => {
     expect((await request(app).get('/me').set(bearer)).status).toBe(401);
     const sessions = await database.db.selectFrom('sessions').select('revoked_at').where('user_id', '=', person.id).execute();
     expect(sessions.every((s) => s.revoked_at !== null)).toBe(true);
+  });
+});
+
+describe("attacks: the key's rights change while its request waits between authentication and its transaction", () => {
+  /** A key made by a person holding scim.provision through a role (so the person's standing bounds the key's). */
+  async function keyOfAPerson() {
+    const provisioner = await makeRole(database.db, ['scim.provision', 'api_keys.manage']);
+    const creator = await makeUser(database.db, { roleIds: [provisioner.id] });
+    const { key: made, secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(
+      { kind: 'user', userId: creator.id, sessionId: randomUUID(), permissions: new Set(['scim.provision', 'api_keys.manage']) },
+      { name: `directory-${unique()}`, permissions: ['scim.provision'] },
+    );
+    return { creator, keyId: made.id, secret };
+  }
+
+  /**
+   * Holds `lock` in an administrator's transaction that also makes `change`, sends the request,
+   * shows it parked on the lock (authenticated with the old rights), commits, and answers what the
+   * request answered and which tables changed meanwhile (the administrator's change among them).
+   */
+  async function whileParked(lock: [string, unknown[]], change: [string, unknown[]], send: () => Promise<request.Response>) {
+    const tables = await tableNames(database.db);
+    const before = await digestTables(database.db, tables);
+    const admin = await otherConnection(database);
+    try {
+      await admin.query('begin');
+      await admin.query(...lock);
+      await admin.query(...change);
+      const answer = send();
+      expect(await waitsOnALock(database, answer), 'the request waited on the lock the administrator holds').toBe(true);
+      await admin.query('commit');
+      const res = await answer;
+      return { res, changed: changedTables(before, await digestTables(database.db, tables)) };
+    } finally {
+      await admin.end();
+    }
+  }
+
+  const person = async (id: string) => database.db.selectFrom('users').select(['status', 'first_name', 'last_name']).where('id', '=', id).executeTakeFirstOrThrow();
+
+  it("a key narrowed (scim.provision taken) while its PATCH deactivating a person waits on the person's lock: 403, the person untouched", async () => {
+    const { keyId, secret } = await keyOfAPerson();
+    const target = await makeUser(database.db);
+    const { res, changed } = await whileParked(
+      ['select id from users where id = $1 for update', [target.id]],
+      ["update api_keys set permissions = '{}' where id = $1", [keyId]],
+      () => scim('patch', `/scim/v2/Users/${target.id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'active', value: false }] }, { authorization: `Bearer ${secret}` }),
+    );
+    expectScimError(res, 403);
+    expect(res.body.code).toBe('permission_denied');
+    expect(changed, 'only the administrator\'s narrowing of the key').toEqual(['api_keys']);
+    expect(await person(target.id)).toEqual({ status: 'active', first_name: 'Test', last_name: 'User' });
+  });
+
+  it("a key whose creator loses the role holding scim.provision while its PUT waits on the person's lock: 403, the person untouched", async () => {
+    const { creator, secret } = await keyOfAPerson();
+    const target = await makeUser(database.db);
+    const { res, changed } = await whileParked(
+      ['select id from users where id = $1 for update', [target.id]],
+      ['delete from user_roles where user_id = $1', [creator.id]],
+      () => scim('put', `/scim/v2/Users/${target.id}`, { schemas: [USER], userName: target.email, name: { givenName: 'Renamed', familyName: 'Person' } }, { authorization: `Bearer ${secret}` }),
+    );
+    expectScimError(res, 403);
+    expect(res.body.code).toBe('permission_denied');
+    expect(changed).toEqual(['user_roles']);
+    expect(await person(target.id)).toEqual({ status: 'active', first_name: 'Test', last_name: 'User' });
+  });
+
+  it("a key whose creator is disabled while its DELETE (deprovisioning) waits on the person's lock: 403, the person still active", async () => {
+    const { creator, secret } = await keyOfAPerson();
+    const target = await makeUser(database.db);
+    const { res, changed } = await whileParked(
+      ['select id from users where id = $1 for update', [target.id]],
+      ["update users set status = 'disabled' where id = $1", [creator.id]],
+      () => scim('delete', `/scim/v2/Users/${target.id}`, undefined, { authorization: `Bearer ${secret}` }),
+    );
+    expectScimError(res, 403);
+    expect(res.body.code).toBe('permission_denied');
+    expect(changed, "only the creator's row").toEqual(['users']);
+    expect(await person(target.id)).toEqual({ status: 'active', first_name: 'Test', last_name: 'User' });
+  });
+
+  it("a key whose creator is disabled while its POST waits on the creator's row: 403, nobody created", async () => {
+    const { creator, secret } = await keyOfAPerson();
+    const userName = `parked-${unique()}@example.com`;
+    const { res, changed } = await whileParked(
+      ['select id from users where id = $1 for update', [creator.id]],
+      ["update users set status = 'disabled' where id = $1", [creator.id]],
+      () => scim('post', '/scim/v2/Users', { schemas: [USER], userName, name: { givenName: 'New', familyName: 'Person' } }, { authorization: `Bearer ${secret}` }),
+    );
+    expectScimError(res, 403);
+    expect(res.body.code).toBe('permission_denied');
+    expect(changed, "only the creator's row").toEqual(['users']);
+    expect(await database.db.selectFrom('users').select('id').where('email', '=', userName).executeTakeFirst()).toBeUndefined();
   });
 });

@@ -18,17 +18,17 @@ import type { components } from '../../generated/openapi.js';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import type { userService } from '../users/service.js';
-import { DomainError, permissionDenied } from '../errors.js';
+import { DomainError } from '../errors.js';
 import { resourceId } from '../uuid.js';
 import { lacking, type Authority } from '../auth/authority.js';
 import { PERMISSIONS } from '../auth/permissions.js';
 import { findRoleById, listRoles, lockRolesOfUser, roleNameKey, rolesOfUser, type RoleRow } from '../roles/repository.js';
 import { permissionsOfRole, permissionsOfRoles } from '../roles/permissions.js';
 import type { Origin } from '../audit/context.js';
-import { lockUsers, visibleMembersOfRoles, visibleUsers, type GroupMemberRow } from './repository.js';
+import { visibleMembersOfRoles, visibleUsers, type GroupMemberRow } from './repository.js';
 import { parseGroupFilter, type GroupFilter } from './filter.js';
-import { assertNoPrototypeNames, DEFAULT_COUNT, MAX_COUNT, PROVISIONING_PERMISSION } from './users.js';
-import { creatorOfKey, keyPermissionsNow } from '../api-keys/repository.js';
+import { assertNoPrototypeNames, DEFAULT_COUNT, MAX_COUNT } from './users.js';
+import { lockWithStandingNow } from './standing.js';
 
 export type ScimGroup = components['schemas']['ScimGroup'];
 export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
@@ -218,9 +218,11 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
     for (const { text, id } of named) if (!id || !visible.has(id)) throw unknownMember(text);
     // The members as they were, only to lock them with the people named (and the key's creator), in id order.
     const before = (await visibleMembersOfRoles(trx, [role.id], permissions)).map((m) => m.id);
-    const creator = authority.kind === 'api_key' ? await creatorOfKey(trx, authority.apiKeyId) : null;
-    const found = await lockUsers(trx, [...new Set([...visible, ...before])], creator);
-    authority = await standingNow(trx, authority, creator, role);
+    const standing = await lockWithStandingNow(trx, authority, [...new Set([...visible, ...before])]);
+    const found = standing.found;
+    authority = standing.authority;
+    // The key's rights as they are now must still cover the group, or it is the same 404 as an unknown one.
+    if (!maySee(authority, role)) throw notFound();
     const current = (await visibleMembersOfRoles(trx, [role.id], permissionsOf(authority))).map((m) => m.id);
     const members = new Set(current);
     for (const change of changes) {
@@ -248,22 +250,6 @@ export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof u
       await users.update(authority, id, { roles }, origin, undefined, { trx });
     }
     return authority;
-  }
-
-  /**
-   * A key's rights as they are now, not as they were at authentication (a long request must not
-   * act on rights its key, or its creator, lost meanwhile): with the creator's row (locked by
-   * lockUsers) and roles locked FOR SHARE, the key's effective permissions are read again and kept
-   * until the transaction ends; refused as authentication would refuse them (403
-   * permission_denied), and the group the same 404 as an unknown one if they no longer cover it.
-   */
-  async function standingNow(trx: Kysely<Database>, authority: Authority, creator: string | null | undefined, role: RoleRow): Promise<Authority> {
-    if (authority.kind !== 'api_key') return authority;
-    if (creator) await lockRolesOfUser(trx, creator);
-    const now: Authority = { ...authority, permissions: new Set(await keyPermissionsNow(trx, authority.apiKeyId)) };
-    if (!now.permissions.has(PROVISIONING_PERMISSION)) throw permissionDenied(PROVISIONING_PERMISSION);
-    if (!maySee(now, role)) throw notFound();
-    return now;
   }
 
   /** For each person a filter names as a member: the ids of the roles they hold, when the key may see them (else none). */

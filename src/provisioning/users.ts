@@ -2,7 +2,9 @@
 // onto this service's users through the users service itself (src/users/service.ts), so every rule
 // of a change made by hand holds for a directory's change too (the caller's authority, the last
 // administrator, audit events, ending sessions on disable). Each operation is one transaction:
-// the person is locked, checked to be visible to the key, changed, and read back in it.
+// the person is locked, checked to be visible to the key, changed, and read back in it; a write
+// acts on the key's rights as they are once the person (and the key's creator) are locked, not as
+// they were at authentication (src/provisioning/standing.ts, shared with Groups).
 //
 // Who sees whom: a key sees (and may change) only people holding no permission it lacks; anyone
 // else is the same 404 as an unknown id (src/provisioning/repository.ts, visibleTo).
@@ -15,7 +17,6 @@ import { DomainError } from '../errors.js';
 import { resourceId } from '../uuid.js';
 import { lacking, type Authority } from '../auth/authority.js';
 import { PERMISSIONS } from '../auth/permissions.js';
-import { lockUser } from '../users/repository.js';
 import { lockRolesOfUser, rolesOfUser } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import { emailKey } from '../users/names.js';
@@ -26,9 +27,8 @@ import { requestBodyErrors } from '../contract/request-body.js';
 import { findScimUser, listScimUsers, setExternalId, type ScimUserRow } from './repository.js';
 import { parseUserFilter } from './filter.js';
 import { presentScimUser, type ScimUser } from './presenter.js';
+import { lockWithStandingNow, PROVISIONING_PERMISSION } from './standing.js';
 
-/** The permission of every SCIM operation; it also stands for `users.disable` in a directory's (de)provisioning. */
-export const PROVISIONING_PERMISSION = 'scim.provision';
 export const DEFAULT_COUNT = 100;
 export const MAX_COUNT = 200;
 
@@ -153,13 +153,18 @@ function normalizeOperations(operations: { op: string; path?: string; value?: un
 }
 
 export function scimUserService({ db, clock }: ServiceDeps, users: ReturnType<typeof userService>) {
-  /** The person, locked for a change, when the caller may see them; else the same 404 as an unknown id. */
-  async function lockVisible(trx: Kysely<Database>, authority: Authority, text: string): Promise<ScimUserRow> {
+  /**
+   * The person, locked for a change, when the key may see them with its rights as they are now
+   * (lockWithStandingNow); else the same 404 as an unknown id. Returns the authority to write with.
+   */
+  async function lockVisible(trx: Kysely<Database>, authority: Authority, text: string): Promise<{ current: ScimUserRow; authority: Authority }> {
     const id = resourceId(text);
-    if (!id || !(await lockUser(trx, id))) throw notFound();
+    if (!id) throw notFound();
+    const standing = await lockWithStandingNow(trx, authority, [id]);
+    if (!standing.found.has(id)) throw notFound();
     const held = await lockRolesOfUser(trx, id);
-    if (lacking(authority, permissionsOfRoles(held)).length > 0) throw notFound();
-    return (await findScimUser(trx, id))!;
+    if (lacking(standing.authority, permissionsOfRoles(held)).length > 0) throw notFound();
+    return { current: (await findScimUser(trx, id))!, authority: standing.authority };
   }
 
   /** Makes the person what `desired` says, through the users service (its checks, its audit events). */
@@ -220,6 +225,7 @@ export function scimUserService({ db, clock }: ServiceDeps, users: ReturnType<ty
     async create(authority: Authority, sent: ScimUser, origin: Origin): Promise<ScimUser> {
       const desired = desiredOf(sent);
       return db.transaction().execute(async (trx) => {
+        ({ authority } = await lockWithStandingNow(trx, authority, []));
         const created = await users.create(authority, { email: desired.email, first_name: desired.firstName, last_name: desired.lastName }, origin, undefined, { trx });
         if (!desired.active) await users.disable(authority, created.id, origin, undefined, { trx });
         await linkExternalId(trx, authority, origin, created.id, `${created.first_name} ${created.last_name}`, desired.externalId);
@@ -229,17 +235,17 @@ export function scimUserService({ db, clock }: ServiceDeps, users: ReturnType<ty
 
     async replace(authority: Authority, id: string, sent: ScimUser, origin: Origin): Promise<ScimUser> {
       return db.transaction().execute(async (trx) => {
-        const current = await lockVisible(trx, authority, id);
+        const { current, authority: now } = await lockVisible(trx, authority, id);
         // A PUT without `active` leaves it as it is: a replace of names must not bring back
         // someone an administrator disabled (RFC 7644 3.5.1 lets a missing attribute keep its value).
-        return save(trx, authority, origin, current, desiredOf(sent, { active: current.status === 'active' }));
+        return save(trx, now, origin, current, desiredOf(sent, { active: current.status === 'active' }));
       });
     },
 
     async patch(authority: Authority, id: string, operations: { op: string; path?: string; value?: unknown }[], origin: Origin): Promise<ScimUser> {
       const normalized = normalizeOperations(operations);
       return db.transaction().execute(async (trx) => {
-        const current = await lockVisible(trx, authority, id);
+        const { current, authority: now } = await lockVisible(trx, authority, id);
         const shown = presentScimUser(current);
         let patched: ScimUser;
         try {
@@ -254,15 +260,15 @@ export function scimUserService({ db, clock }: ServiceDeps, users: ReturnType<ty
         // The result must still be a User of the contract (an added attribute of the wrong type, an unknown one).
         const errors = requestBodyErrors('ScimUser', patched);
         if (errors.length > 0) throw new DomainError('invalid', 'invalid_value', `The PATCH leaves the User invalid: ${errors.map((e) => `${e.location} ${e.message}`).join('; ')}`, { errors });
-        return save(trx, authority, origin, current, desiredOf(patched, { active: current.status === 'active' }));
+        return save(trx, now, origin, current, desiredOf(patched, { active: current.status === 'active' }));
       });
     },
 
     /** Deprovisioning: disables the person and ends their sessions (the record stays). */
     async delete(authority: Authority, id: string, origin: Origin): Promise<void> {
       await db.transaction().execute(async (trx) => {
-        const current = await lockVisible(trx, authority, id);
-        await users.disable(authority, current.id, origin, undefined, { trx });
+        const { current, authority: now } = await lockVisible(trx, authority, id);
+        await users.disable(now, current.id, origin, undefined, { trx });
       });
     },
   };
