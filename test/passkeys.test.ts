@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
+import pg from 'pg';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
@@ -13,6 +14,7 @@ import { adminRoleId } from './support/access-fixtures.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { sweep } from '../src/maintenance/sweeper.js';
+import { MAX_LIVE_CHALLENGES_PER_ADDRESS } from '../src/second-factor/passkeys.js';
 import { budget } from './support/budgets.js';
 import { makeIdentityProvider } from './support/access-fixtures.js';
 
@@ -430,6 +432,44 @@ describe('passwordless sign-in with a passkey', () => {
     expect((await from('198.51.100.77')).status).toBe(201);
     const swept = await sweep(database.db, clock.now(), { throttleWindowS: 900, sessionIdleTimeoutS: 3600, sessionRetentionS: 86_400 });
     expect(swept.signInChallenges).toBeGreaterThanOrEqual(51);
+  });
+
+  it('attack: parallel begins from one address overrun its budget of live challenges: at most the budget is kept', async () => {
+    const clock = new ManualClock(new Date('2026-12-21T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock, env: { TRUST_PROXY: 'loopback' } });
+    const address = '198.51.100.90';
+    const from = () => request(app).post('/sessions/passkey/challenge').set('x-forwarded-for', address);
+    for (let i = 0; i < MAX_LIVE_CHALLENGES_PER_ADDRESS - 1; i++) expect((await from()).status).toBe(201);
+    // One place left. The test holds back every insert into the challenges (SHARE blocks inserts,
+    // not reads) until all the parallel begins are under way, so that each has counted if it counts
+    // before it inserts: they race for the last place with certainty, not by chance.
+    const parallel = 5;
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    let answers: request.Response[];
+    try {
+      await holder.query('begin');
+      await holder.query('lock table passkey_challenges in share mode');
+      const sent = Promise.all(Array.from({ length: parallel }, () => from().then((res) => res)));
+      for (;;) {
+        const { rows } = await database.pool.query<{ n: string }>("select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
+        if (Number(rows[0]!.n) >= parallel) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await holder.query('commit');
+      answers = await sent;
+    } finally {
+      await holder.end();
+    }
+    expect(answers.map((res) => res.status).sort()).toEqual([201, ...Array<number>(parallel - 1).fill(429)]);
+    const { n } = await database.db
+      .selectFrom('passkey_challenges')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('expires_at', '>', clock.now())
+      .where('purpose', '<>', 'step_up')
+      .where('counted_address', '=', address)
+      .executeTakeFirstOrThrow();
+    expect(Number(n)).toBe(MAX_LIVE_CHALLENGES_PER_ADDRESS);
   });
 });
 

@@ -1,7 +1,7 @@
 // Queries on passkeys (second_factors rows of kind 'passkey') and their WebAuthn challenges.
 // Functions take the database or a transaction; times come from the caller's clock.
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, PasskeyChallengesTable, SecondFactorsTable } from '../db/schema.js';
+import type { Database, SecondFactorsTable } from '../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type PasskeyRow = Selectable<SecondFactorsTable>;
@@ -110,8 +110,23 @@ export async function putStepUpChallengeWithin(trx: Transaction<Database>, row: 
   return Number(result.numAffectedRows ?? 0) === 1;
 }
 
-export async function putChallenge(db: Db, row: Omit<Selectable<PasskeyChallengesTable>, 'created_at'> & { created_at: Date }): Promise<void> {
-  await db.insertInto('passkey_challenges').values(row).execute();
+/**
+ * Keeps a registration's or a passwordless sign-in's challenge unless its client address already
+ * holds `max` live ones (step-ups are counted on their session instead): false when the budget is
+ * spent. There is no session (nor any row) to lock here, so the count and the insert happen under a
+ * transaction-scoped advisory lock on the address (class 4; the sign-in throttle uses 1 and 2,
+ * step-up refusals 3), in the caller's transaction: parallel begins from one address are counted
+ * one after the other, in every process. The conditional insert alone would not do: under READ
+ * COMMITTED each statement counts without the others' uncommitted rows, so they all see room.
+ */
+export async function putChallengeWithin(trx: Transaction<Database>, row: { challenge: string; purpose: 'registration' | 'sign_in'; user_id: string | null; counted_address: string; created_at: Date; expires_at: Date }, max: number): Promise<boolean> {
+  await sql`select pg_advisory_xact_lock(4, hashtext(${row.counted_address}))`.execute(trx);
+  const result = await sql`
+    insert into passkey_challenges (challenge, purpose, user_id, session_id, counted_address, created_at, expires_at)
+    select ${row.challenge}, ${row.purpose}, ${row.user_id}, null, ${row.counted_address}, ${row.created_at}, ${row.expires_at}
+    where (select count(*) from passkey_challenges c
+           where c.counted_address = ${row.counted_address} and c.purpose <> 'step_up' and c.expires_at > ${row.created_at}) < ${max}`.execute(trx);
+  return Number(result.numAffectedRows ?? 0) === 1;
 }
 
 /**

@@ -120,10 +120,11 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
       }
       return;
     }
-    if ((await store.liveChallengesFrom(db, counted, now)) >= MAX_LIVE_CHALLENGES_PER_ADDRESS) {
+    // Counted and kept in one transaction under the address's lock, for the same reason.
+    const row = { challenge, purpose, user_id: userId, counted_address: counted, created_at: now, expires_at: expiresAt };
+    if (!(await db.transaction().execute((trx) => store.putChallengeWithin(trx, row, MAX_LIVE_CHALLENGES_PER_ADDRESS)))) {
       throw rateLimited(`Too many passkey ceremonies begun from this address; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
     }
-    await store.putChallenge(db, { challenge, purpose, user_id: userId, session_id: sessionId, counted_address: counted, created_at: now, expires_at: expiresAt });
   }
 
   async function startRegistration(me: Person, client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
