@@ -10,6 +10,7 @@ import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from
 import { authenticatorsWithTestBearer, makeApiKey, testBearer } from './support/access-fixtures.js';
 import { createUser } from './support/sessions.js';
 import { startReceiver } from './support/webhook-receiver.js';
+import { deliverDue } from './support/deliveries.js';
 import { startServerProcess } from './support/server-process.js';
 import { budget } from './support/budgets.js';
 import { systemClock } from '../src/clock.js';
@@ -113,7 +114,7 @@ describe('delivery from several processes', () => {
     budget({ serverStart: 2 }),
   );
   it(
-    'a process started with WEBHOOKS_DELIVER=false writes deliveries and sends none; a delivering process sends them',
+    'a process started with WEBHOOKS_DELIVER=false writes events, fans none out and sends none; a delivering process does',
     async () => {
       const { app } = appOn(database.db);
       const receiver = await startReceiver();
@@ -124,12 +125,14 @@ describe('delivery from several processes', () => {
         const key = await makeApiKey(database.db, ['tasks.create']);
         const made = await fetch(`${writer.url}/tasks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.secret }, body: JSON.stringify({ title: 'Written, not sent' }) });
         expect(made.status).toBe(201);
-        const pending = () => database.db.selectFrom('webhook_deliveries').select(['status', 'attempts']).where('endpoint_id', '=', endpoint.id).execute();
-        expect(await pending()).toEqual([{ status: 'pending', attempts: 0 }]);
-        // Ten of the writer's poll intervals (and its NOTIFY, if it listened): nothing is sent.
+        const task = (await made.json()) as { id: string };
+        const event = () => database.db.selectFrom('events').select('id').where('payload', '@>', JSON.stringify({ data: { id: task.id } }) as never).execute();
+        const deliveries = () => database.db.selectFrom('webhook_deliveries').select(['status', 'attempts']).where('endpoint_id', '=', endpoint.id).execute();
+        expect(await event()).toHaveLength(1);
+        // Ten of the writer's poll intervals (and its NOTIFY, if it listened): nothing is fanned out, nothing sent.
         await new Promise((r) => setTimeout(r, 2000));
         expect(receiver.received).toHaveLength(0);
-        expect(await pending()).toEqual([{ status: 'pending', attempts: 0 }]);
+        expect(await deliveries()).toEqual([]);
         const deliverer = await startServerProcess(env);
         try {
           await receiver.until(1);
@@ -207,8 +210,7 @@ describe('SSRF, with private addresses not allowed', () => {
         })))
         .execute();
       await request(app).post('/tasks').set(partner.auth).send({ title: 'Rebound' }).expect(201);
-      await services.deliveries.runOnce();
-      await services.deliveries.idle();
+      await deliverDue(services.deliveries, database.db);
       const rows = await database.db.selectFrom('webhook_deliveries').select(['last_error', 'status']).where('endpoint_id', 'in', saved.map((s) => s.id)).execute();
       expect(rows).toHaveLength(3);
       expect(rows.every((r) => r.last_error === 'address_refused' && r.status === 'pending')).toBe(true);
@@ -216,6 +218,49 @@ describe('SSRF, with private addresses not allowed', () => {
       await database.db.deleteFrom('webhook_endpoints').where('id', 'in', saved.map((s) => s.id)).execute();
     } finally {
       listener.close();
+    }
+  });
+});
+
+describe('the worker hears every wake', () => {
+  // A NOTIFY that came while the worker was claiming (not waiting) was dropped: an event committed
+  // then waited for the next poll (1 s by default, here 10 minutes, so waiting for it shows).
+  it('an event whose NOTIFY arrives while the worker is busy relaying is delivered without waiting for the poll (woken while busy)', { timeout: budget({ passwordHash: 1 }) + 60_000 }, async () => {
+    await database.db.updateTable('webhook_endpoints').set({ enabled: false }).execute(); // earlier tests' endpoints stay out of the claims
+    const { app, services } = appOn(database.db, { ...PRIVATE_OK, WEBHOOKS_POLL_INTERVAL_MS: '600000' });
+    const user = await createUser(database.db, { permissions: ['tasks.read', 'tasks.create', 'tasks.delete', 'webhooks.manage'] });
+    const auth = { authorization: testBearer(user.id) };
+    const task = (await request(app).post('/tasks').set(auth).send({ title: 'To be deleted' }).expect(201)).body;
+    const receiver = await startReceiver();
+    const post = (eventTypes: string[]) => request(app).post('/webhook-endpoints').set(auth).send({ url: receiver.url, event_types: eventTypes }).expect(201);
+    const parked = (await post(['task.deleted'])).body.webhook_endpoint.id as string;
+    await post(['task.created']);
+    await deliverDue(services.deliveries, database.db); // the relay moves past every earlier event
+    const locker = new pg.Client({ connectionString: database.url });
+    await locker.connect();
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    const worker = services.deliveries;
+    try {
+      // The worker's next relay makes a delivery to `parked`, whose key check then waits for this lock.
+      await locker.query('begin');
+      await locker.query('lock table webhook_endpoints in exclusive mode');
+      await request(app).delete(`/tasks/${task.id}`).set(auth).expect(204);
+      worker.start(database.url);
+      // Read outside the locking transaction: inside one, pg_stat_activity keeps the first answer.
+      const waiting = async (query: string) => Number((await pool.query(query)).rows[0].n);
+      await expect.poll(() => waiting(`select count(*) as n from pg_stat_activity where application_name = 'backoffice-api-webhooks' and query ilike 'listen%'`), { timeout: 30_000, message: 'the worker listens' }).toBe(1);
+      await expect.poll(() => waiting(`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%event_relay%'`), { timeout: 30_000, message: 'the relay waits for the lock' }).toBe(1);
+      // While it waits: a change whose NOTIFY reaches a busy worker.
+      await request(app).post('/tasks').set(auth).send({ title: 'Heard while busy' }).expect(201);
+      // The parked relay then ends with nothing to claim (its endpoint disabled meanwhile).
+      await locker.query('update webhook_endpoints set enabled = false where id = $1', [parked]);
+      await locker.query('commit');
+      await expect.poll(() => receiver.received.map((r) => (JSON.parse(r.body) as { data: { title: string } }).data.title), { timeout: 60_000 }).toEqual(['Heard while busy']);
+    } finally {
+      await locker.end();
+      await pool.end();
+      await worker.stop();
+      await receiver.close();
     }
   });
 });

@@ -18,6 +18,7 @@ import { parseSealingKeys } from '../src/config.js';
 import { resealAll } from '../src/maintenance/reseal.js';
 import { budget } from './support/budgets.js';
 import { newSigningSecret, sealSecret, unsealSecret } from '../src/webhooks/secrets.js';
+import { deliverDue } from './support/deliveries.js';
 
 const PRIVATE_OK = { WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' };
 const keyA = parseSealingKeys(newSealingKeyLine('a'), 'test');
@@ -42,11 +43,10 @@ const verify = (secret: string, got: Received) =>
     'webhook-signature': got.headers['webhook-signature'] as string,
   });
 
-/** A task created through `app`, and what its delivery to every endpoint brought (the worker run once). */
-async function deliverATask(built: ReturnType<typeof appOn>, auth: Record<string, string>) {
+/** A task created through `app` (on `db`), and what its delivery to every endpoint brought (the worker run until it is fanned out). */
+async function deliverATask(built: ReturnType<typeof appOn>, auth: Record<string, string>, db: Kysely<Database>) {
   await request(built.app).post('/tasks').set(auth).send({ title: 'Heard by the partner' }).expect(201);
-  await built.services.deliveries.runOnce();
-  await built.services.deliveries.idle();
+  await deliverDue(built.services.deliveries, db);
 }
 
 describe('a stolen backup', () => {
@@ -139,7 +139,7 @@ describe('moving to a new key', () => {
       });
 
       // Both secrets still sign: a receiver holding either verifies the delivery.
-      await deliverATask(appOn(own.db), partner.auth);
+      await deliverATask(appOn(own.db), partner.auth, own.db);
       expect(receiver.received).toHaveLength(1);
       verify(secret, receiver.received[0]!);
       verify(previous, receiver.received[0]!);
@@ -161,13 +161,13 @@ describe('moving to a new key', () => {
       expect(await keyIdOf()).toBe('a');
 
       // B first, A kept after it: what A sealed still opens and signs.
-      await deliverATask(appOn(own.db, withKeys(keyB, keyA)), partner.auth);
+      await deliverATask(appOn(own.db, withKeys(keyB, keyA)), partner.auth, own.db);
       expect(receiver.received).toHaveLength(1);
       verify(secret, receiver.received[0]!);
 
       // Removed before reseal: nothing can sign, nothing is sent, the delivery says why and will retry.
       const onlyBTooEarly = appOn(own.db, withKeys(keyB));
-      await deliverATask(onlyBTooEarly, partner.auth);
+      await deliverATask(onlyBTooEarly, partner.auth, own.db);
       expect(receiver.received).toHaveLength(1);
       const stuck = await own.db.selectFrom('webhook_deliveries').select(['id', 'status', 'last_error']).where('endpoint_id', '=', id).where('last_error', 'is not', null).execute();
       expect(stuck).toMatchObject([{ status: 'pending', last_error: 'sealing_key_missing' }]);
@@ -178,7 +178,7 @@ describe('moving to a new key', () => {
       expect(await keyIdOf()).toBe('b');
       // Now B alone signs with the same secret: the partner changes nothing.
       await own.db.updateTable('webhook_deliveries').set({ next_attempt_at: new Date() }).where('id', '=', stuck[0]!.id).execute();
-      await deliverATask(appOn(own.db, withKeys(keyB)), partner.auth);
+      await deliverATask(appOn(own.db, withKeys(keyB)), partner.auth, own.db);
       await receiver.until(3);
       expect(receiver.received).toHaveLength(3);
       receiver.received.forEach((got) => verify(secret, got));

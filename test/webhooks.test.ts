@@ -8,6 +8,7 @@ import { expectContractResponse } from './support/contract.js';
 import { authenticatorsWithTestBearer, testBearer } from './support/access-fixtures.js';
 import { createUser } from './support/sessions.js';
 import { startReceiver, type Received } from './support/webhook-receiver.js';
+import { deliverDue as deliverEventsDue } from './support/deliveries.js';
 import { ManualClock } from '../src/clock.js';
 import { budget } from './support/budgets.js';
 import { recordAuditEvent } from '../src/audit/recorder.js';
@@ -57,11 +58,8 @@ async function subscribe(url: string, eventTypes: string[], credential: Credenti
   return { id: res.body.webhook_endpoint.id as string, secret: res.body.secret as string };
 }
 
-/** Runs what is due now and waits until every attempt has been recorded. */
-async function deliverDue() {
-  await services.deliveries.runOnce();
-  await services.deliveries.idle();
-}
+/** Fans out every event written so far, runs what is due now and waits until every attempt has been recorded. */
+const deliverDue = () => deliverEventsDue(services.deliveries, database.db);
 
 /** The event a receiver got, verified by the library (throws on a bad signature). */
 function verified(secret: string, got: Received) {
@@ -178,6 +176,90 @@ describe('retries', () => {
   });
 });
 
+describe('fan-out: a change writes its event, the workers make the deliveries', () => {
+  const eventOf = async (taskId: string) =>
+    (await database.db.selectFrom('events').select('id').where('payload', '@>', JSON.stringify({ data: { id: taskId } }) as never).executeTakeFirstOrThrow()).id;
+
+  it('a create writes no delivery in its own transaction, however many endpoints listen; the worker makes one per endpoint', async () => {
+    const receiver = await startReceiver();
+    const endpoints = [await subscribe(receiver.url, ['task.created']), await subscribe(receiver.url, ['task.created'])];
+    const task = (await send('post', '/tasks', partner.auth, { title: 'Fanned out later' })).body;
+    const event = await eventOf(task.id);
+    const ofEvent = () => database.db.selectFrom('webhook_deliveries').select('endpoint_id').where('event_id', '=', event).where('endpoint_id', 'in', endpoints.map((e) => e.id)).execute();
+    expect(await ofEvent()).toEqual([]);
+    await deliverDue();
+    expect((await ofEvent()).map((d) => d.endpoint_id).sort()).toEqual(endpoints.map((e) => e.id).sort());
+    await deliverDue();
+    expect(await ofEvent()).toHaveLength(2); // relayed once
+    expect(receiver.received.filter((r) => r.headers['webhook-id'] === event)).toHaveLength(2);
+    await receiver.close();
+  });
+
+  it('an endpoint created after a change does not receive it, even when the relay comes later', async () => {
+    const receiver = await startReceiver();
+    const task = (await send('post', '/tasks', partner.auth, { title: 'Before the endpoint' })).body;
+    const event = await eventOf(task.id);
+    clock.advance(1000);
+    const late = await subscribe(receiver.url, ['task.created']);
+    await deliverDue();
+    expect(await database.db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', event).where('endpoint_id', '=', late.id).execute()).toEqual([]);
+    expect(receiver.received.filter((r) => r.headers['webhook-id'] === event)).toEqual([]);
+    await receiver.close();
+  });
+
+  it('an event whose delivery a process of the previous release already made (in the change\'s statement) is not delivered twice', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    const task = (await send('post', '/tasks', partner.auth, { title: 'Made by the old writer' })).body;
+    const event = await eventOf(task.id);
+    await database.db.insertInto('webhook_deliveries').values({ endpoint_id: endpoint.id, event_id: event, created_at: clock.now(), next_attempt_at: clock.now() }).execute();
+    await deliverDue();
+    expect(await deliveriesOf(endpoint.id)).toHaveLength(1);
+    expect(receiver.received).toHaveLength(1);
+    await receiver.close();
+  });
+
+  it('an event of a transaction still open is not stepped over: the relay waits at it, and relays it and the later ones once it commits', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    const task = (await send('post', '/tasks', partner.auth, { title: 'The slow change\'s task' })).body;
+    await deliverDue();
+    const before = receiver.received.length;
+    // A change that writes its event (taking a seq) and commits only after a later change was relayed.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let written!: () => void;
+    const wasWritten = new Promise<void>((resolve) => (written = resolve));
+    const slow = database.db.transaction().execute(async (trx) => {
+      await recordAuditEvent(trx, {
+        type: 'task_created',
+        at: clock.now(),
+        context: { actor: { type: 'user', userId: partner.id, sessionId: null }, requestId: null, ip: null, userAgent: null },
+        target: { type: 'task', id: task.id, label: 'Committed late' },
+        publish: { data: { ...task, title: 'Committed late, the slow one' } },
+      });
+      written();
+      await released;
+    });
+    await wasWritten;
+    await send('post', '/tasks', partner.auth, { title: 'Committed early' });
+    // One round of the worker (deliverDue would wait for the relay to pass the open transaction).
+    await services.deliveries.runOnce();
+    await services.deliveries.idle();
+    const titles = () => receiver.received.slice(before).map((r) => (JSON.parse(r.body) as { data: { title: string } }).data.title);
+    try {
+      expect(titles()).toEqual([]); // the later event waits too: relaying it would move the relay past the open one
+    } finally {
+      release();
+      await slow;
+    }
+    await deliverDue();
+    expect(titles().sort()).toEqual(['Committed early', 'Committed late, the slow one']);
+    expect(await deliveriesOf(endpoint.id)).toHaveLength(receiver.received.length);
+    await receiver.close();
+  });
+});
+
 describe('only what is committed, only to who may read it', () => {
   it('a change rolled back sends nothing and is not in the feed', async () => {
     const receiver = await startReceiver();
@@ -198,7 +280,7 @@ describe('only what is committed, only to who may read it', () => {
           target: { type: 'task', id: task.id, label: 'Rolled back' },
           publish: { data: task },
         });
-        expect(await trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).execute()).toHaveLength(1);
+        expect(await trx.selectFrom('events').select('id').where('payload', '@>', JSON.stringify({ data: { id: task.id } }) as never).execute()).toHaveLength(1);
         throw new Error('the change fails after its event was written');
       }),
     ).rejects.toThrow('the change fails');

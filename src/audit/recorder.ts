@@ -104,9 +104,11 @@ export async function recordAuditEvent(db: Db, event: AuditEventInput): Promise<
     await audit.execute();
     return;
   }
-  // The audit event, its public event, one delivery per enabled endpoint subscribed to the type,
-  // and the NOTIFY that wakes the workers (sent by PostgreSQL at COMMIT, never for a rollback): one
-  // round trip.
+  // The audit event, its public event and the NOTIFY that wakes the delivery workers (sent by
+  // PostgreSQL at COMMIT, never for a rollback): one round trip. The deliveries are not made here:
+  // the workers fan the event out to the endpoints subscribed to it (`fanOutEvents`,
+  // src/webhooks/repository.ts), so a
+  // change costs the same whether anyone listens or not.
   const id = randomUUID();
   const isUpdate = published.type.endsWith('.updated');
   const changedFields = event.publish.changedFields ?? Object.keys(event.changes?.after ?? {});
@@ -122,13 +124,7 @@ export async function recordAuditEvent(db: Db, event: AuditEventInput): Promise<
     event as (
       insert into events (id, type, occurred_at, audit_event_id, required_permission, payload)
       select ${id}::uuid, ${published.type}, ${event.at}, audit.id, ${published.permission}, ${JSON.stringify(payload)}::jsonb from audit
-      returning id, type
-    ),
-    delivery as (
-      insert into webhook_deliveries (endpoint_id, event_id, next_attempt_at, created_at)
-      select w.id, event.id, ${event.at}, ${event.at} from webhook_endpoints w, event
-      where w.enabled and w.event_types @> array[event.type]
-      returning 1
+      returning id
     )
-    select pg_notify(${DELIVERY_CHANNEL}, '') from (select 1 from delivery limit 1) as any_delivery`.execute(db);
+    select pg_notify(${DELIVERY_CHANNEL}, '') from event`.execute(db);
 }

@@ -356,6 +356,7 @@ export interface Database {
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  event_relay: EventRelayTable;
   identity_providers: IdentityProvidersTable;
   identity_provider_domains: IdentityProviderDomainsTable;
   identity_provider_role_mappings: IdentityProviderRoleMappingsTable;
@@ -419,6 +420,12 @@ export interface WebhookDeliveriesTable {
   last_error: Nullable<string>;
   last_response: Nullable<string>;
   created_at: Date;
+}
+
+/** Where the relay of events to webhook deliveries stands (migration 20270101T1000; one row). */
+export interface EventRelayTable {
+  id: number;
+  last_seq: string;
 }
 
 /** A company's OpenID Provider (migration 20261223T1000). */

@@ -79,6 +79,43 @@ export function ownerMayRead(now: Date, permission: ReturnType<typeof sql>) {
   end`;
 }
 
+/**
+ * Fans out up to `limit` events to the endpoints subscribed to them (docs/EVENTS.md, "Fan-out"):
+ * one pending delivery, due now, per enabled endpoint whose types include the event's and that
+ * existed when it occurred. Walks `events.seq` from the relay's position, which one worker at a
+ * time holds (SKIP LOCKED: another worker relaying meanwhile answers 0 at once), and moves it in
+ * the same statement. An event is relayed only once no transaction that could still commit an
+ * earlier `seq` is running (as the feed lists them), so none is stepped over; a delivery already
+ * made for the pair (by a process of the previous release, which made them in the change's
+ * statement) is not made twice. Answers how many events it relayed, and whether an event is held
+ * back by a transaction still running (in any database of the cluster: transaction ids are the
+ * cluster's), which a worker retries soon rather than at its next poll.
+ */
+export async function fanOutEvents(db: Kysely<Database>, now: Date, limit: number): Promise<{ relayed: number; heldBack: boolean }> {
+  const { rows } = await sql<{ relayed: string; held_back: boolean }>`
+    with position as (select last_seq from event_relay where id = 1 for update skip locked),
+    horizon as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+    batch as (
+      select e.id, e.seq, e.type, e.occurred_at from events e, position, horizon
+      where e.seq > position.last_seq and e.xid < horizon.xmin
+      order by e.seq
+      limit ${limit}
+    ),
+    delivery as (
+      insert into webhook_deliveries (endpoint_id, event_id, next_attempt_at, created_at)
+      select w.id, b.id, ${now}, b.occurred_at from batch b
+      join webhook_endpoints w on w.enabled and w.event_types @> array[b.type] and w.created_at <= b.occurred_at
+      where not exists (select 1 from webhook_deliveries d where d.event_id = b.id and d.endpoint_id = w.id)
+      returning 1
+    ),
+    moved as (
+      update event_relay set last_seq = (select max(seq) from batch) where id = 1 and exists (select 1 from batch) returning 1
+    )
+    select (select count(*) from batch) as relayed, (select count(*) from delivery) as delivered, (select count(*) from moved) as moved,
+      exists (select 1 from events e, position, horizon where e.seq > position.last_seq and e.xid >= horizon.xmin) as held_back`.execute(db);
+  return { relayed: Number(rows[0]?.relayed ?? 0), heldBack: rows[0]?.held_back ?? false };
+}
+
 /** A delivery claimed for one attempt, with what sending it needs. */
 export interface ClaimedDelivery {
   id: string;

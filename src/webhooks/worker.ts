@@ -16,6 +16,11 @@ import * as repo from './repository.js';
 import { openSealed, signatureHeader } from './secrets.js';
 import { createSender, type Attempt, type Sender } from './sender.js';
 
+/** Events fanned out per statement: a burst is relayed in steps that each hold the relay's row briefly. */
+const FAN_OUT_BATCH = 500;
+/** How soon the relay looks again at an event held back by a transaction still running (usually one of a few milliseconds). */
+const HELD_BACK_RETRY_MS = 25;
+
 export interface DeliveryPolicy {
   allowPrivate: boolean;
   timeoutMs: number;
@@ -57,6 +62,11 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
   let inFlight = 0;
   let running = false;
   let wakeUp: (() => void) | undefined;
+  // A wake (a NOTIFY, a finished delivery) that came while the loop was claiming, not waiting:
+  // the loop goes round again instead of sleeping until the next poll.
+  let wokenWhileBusy = false;
+  // The last relay left an event behind a transaction still running: look again soon, not at the poll.
+  let relayHeldBack = false;
   let idleWaiters: (() => void)[] = [];
   let listener: pg.Client | undefined;
   let loop: Promise<void> | undefined;
@@ -122,6 +132,12 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
   }
 
   async function runOnce(): Promise<number> {
+    // Fan out the events written since the last call first (a change writes only its event), then
+    // claim what is due: a burst is relayed in batches before anything is claimed.
+    let fanned: { relayed: number; heldBack: boolean };
+    do fanned = await repo.fanOutEvents(db, clock.now(), FAN_OUT_BATCH);
+    while (fanned.relayed === FAN_OUT_BATCH);
+    relayHeldBack = fanned.heldBack;
     const free = policy.concurrency - inFlight;
     if (free <= 0) return 0;
     const now = clock.now();
@@ -144,7 +160,8 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
   }
 
   function wake() {
-    wakeUp?.();
+    if (wakeUp) wakeUp();
+    else wokenWhileBusy = true;
   }
 
   async function listen(url: string) {
@@ -179,14 +196,15 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
       loop = (async () => {
         while (running) {
           let claimed = 0;
+          wokenWhileBusy = false;
           try {
             claimed = await runOnce();
           } catch (err) {
             logger.warn({ err: { message: (err as Error).message } }, 'webhook worker: claim failed');
           }
-          if (claimed > 0 && inFlight < policy.concurrency) continue;
+          if ((claimed > 0 || wokenWhileBusy) && inFlight < policy.concurrency) continue;
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, policy.pollIntervalMs);
+            const timer = setTimeout(resolve, relayHeldBack ? Math.min(HELD_BACK_RETRY_MS, policy.pollIntervalMs) : policy.pollIntervalMs);
             wakeUp = () => {
               clearTimeout(timer);
               wakeUp = undefined;

@@ -9,7 +9,8 @@
 //   that began before it has ended (`xid < pg_snapshot_xmin(pg_current_snapshot())`), so a poller
 //   walking `seq` never skips an event whose transaction committed after a later one's.
 // - `webhook_deliveries` are made in the same statement as the event, one per subscribed enabled
-//   endpoint; the id of the delivery is not the webhook-id (the event's id is).
+//   endpoint (until 20270101T1000: since then the delivery workers make them); the id of the
+//   delivery is not the webhook-id (the event's id is).
 // - An endpoint's secret is sealed (AES-256-GCM, src/webhooks/secrets.ts); `previous_secret_*`
 //   hold the rotated-out one during its grace period.
 /* eslint-disable @typescript-eslint/no-explicit-any */

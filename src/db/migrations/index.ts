@@ -38,6 +38,7 @@ import * as m20261228T1100OidcStepUp from './20261228T1100_oidc_step_up.js';
 import * as m20261227T1100SecondFactorCodeFailures from './20261227T1100_second_factor_code_failures.js';
 import * as m20261230T1000StepUpChallengeBudget from './20261230T1000_step_up_challenge_budget.js';
 import * as m20261231T1000StepUpRefusals from './20261231T1000_step_up_refusals.js';
+import * as m20270101T1000EventRelay from './20270101T1000_event_relay.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -78,4 +79,5 @@ export const migrations: Record<string, Migration> = {
   '20261227T1100_second_factor_code_failures': m20261227T1100SecondFactorCodeFailures,
   '20261230T1000_step_up_challenge_budget': m20261230T1000StepUpChallengeBudget,
   '20261231T1000_step_up_refusals': m20261231T1000StepUpRefusals,
+  '20270101T1000_event_relay': m20270101T1000EventRelay,
 };

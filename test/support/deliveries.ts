@@ -1,0 +1,22 @@
+// Delivering in a test, in the test's own process: the service's delivery worker run by hand.
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import type { DeliveryWorker } from '../../src/webhooks/worker.js';
+
+/**
+ * Runs the worker until every event committed before the call is fanned out, then waits until
+ * each attempt it claimed is recorded. One round may not be enough: the relay holds an event back
+ * while an older transaction runs anywhere in the cluster (transaction ids are the cluster's, and
+ * the other test files' databases share it), as it must not step over one that commits late.
+ */
+export async function deliverDue(worker: DeliveryWorker, db: Kysely<Database>): Promise<void> {
+  const last = async () => (await sql<{ seq: string }>`select coalesce(max(seq), 0) as seq from events`.execute(db)).rows[0]!.seq;
+  const relayed = async () => (await sql<{ seq: string }>`select last_seq as seq from event_relay`.execute(db)).rows[0]!.seq;
+  const target = BigInt(await last());
+  await worker.runOnce();
+  while (BigInt(await relayed()) < target) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await worker.runOnce();
+  }
+  await worker.idle();
+}
