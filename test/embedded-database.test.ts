@@ -12,6 +12,7 @@ import { createUser } from './support/sessions.js';
 import { sweep } from '../src/maintenance/sweeper.js';
 import { sealAuditEvents } from '../src/audit/seal.js';
 import { verifyAuditTrail } from '../src/audit/verify.js';
+import { fanOutEvents } from '../src/webhooks/repository.js';
 import { userRow } from './support/rows.js';
 import { budget } from './support/budgets.js';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -47,6 +48,18 @@ describe('embedded PGlite database', () => {
     // Sealing the audit events (two users created, two sign-ins) and verifying the chain run on PGlite too.
     expect(await sealAuditEvents(first.database.db, new Date())).toEqual({ events: 4, seals: 1 });
     expect(await verifyAuditTrail(first.database.db, { now: new Date(), retentionS: config.sweep.auditRetentionS })).toMatchObject({ ok: true, eventsChecked: 4 });
+    // The relay of events to webhook deliveries (FOR UPDATE SKIP LOCKED, the snapshot's xmin) runs on PGlite too.
+    const { seq } = await first.database.db
+      .insertInto('events')
+      .values({ type: 'task.created', occurred_at: new Date(), audit_event_id: null, required_permission: 'tasks.read', payload: JSON.stringify({ type: 'task.created' }) })
+      .returning('seq')
+      .executeTakeFirstOrThrow();
+    await expect
+      .poll(async () => {
+        await fanOutEvents(first.database.db, new Date(), 10);
+        return (await first.database.db.selectFrom('event_relay').select('last_seq').executeTakeFirstOrThrow()).last_seq;
+      })
+      .toBe(seq);
     await first.stopBackgroundWork();
     await first.database.close();
     expect(existsSync(join(dataDir, 'pglite'))).toBe(true);
