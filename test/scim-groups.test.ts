@@ -9,9 +9,8 @@ import request from 'supertest';
 import { createTestApp, type TestDatabase } from './support/context.js';
 import { adminRoleId, makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
 import { createUser, signIn } from './support/sessions.js';
-import { expectScimError, nothingWritten, otherConnection as connectionOf, PATCH_OP, scimRequest, useScimService, waitsOnALock as waitsIn, type App } from './support/scim.js';
+import { expectScimError, keyOfAPerson, nothingWritten, otherConnection as connectionOf, PATCH_OP, scimRequest, useScimService, waitsOnALock as waitsIn, type App } from './support/scim.js';
 import { systemClock } from '../src/clock.js';
-import { apiKeyService } from '../src/api-keys/service.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 
 const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
@@ -168,12 +167,7 @@ const waitsOnALock = (done: Promise<unknown>) => waitsIn(database, done);
 describe('attacks on Groups', () => {
   it("a provisioning key adds its holder's person to the admin group: refused, nothing written", async () => {
     // A person allowed to provision makes a key for a directory, then tries to make themselves an administrator with it.
-    const role = await makeRole(database.db, ['scim.provision', 'api_keys.manage']);
-    const holder = await makeUser(database.db, { roleIds: [role.id] });
-    const { secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(
-      { kind: 'user', userId: holder.id, sessionId: randomUUID(), permissions: new Set(['scim.provision', 'api_keys.manage']) },
-      { name: `mine-${randomUUID().slice(0, 8)}`, permissions: ['scim.provision'] },
-    );
+    const { creator: holder, role, secret } = await keyOfAPerson(database);
     const admin = await adminRoleId(database.db);
     await nothingWritten(database, async () => {
       expectScimError(await scim('patch', `/scim/v2/Groups/${admin}`, patch({ op: 'add', path: 'members', value: [{ value: holder.id }] }), secret), 404);
@@ -391,12 +385,7 @@ describe('attacks on Groups', () => {
   });
 
   it("a key's creator loses scim.provision while the key's PATCH waits on a lock: the PATCH is refused as the key now would be, nothing written", async () => {
-    const provisioner = await makeRole(database.db, ['scim.provision', 'api_keys.manage']);
-    const creator = await makeUser(database.db, { roleIds: [provisioner.id] });
-    const { secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(
-      { kind: 'user', userId: creator.id, sessionId: randomUUID(), permissions: new Set(['scim.provision', 'api_keys.manage']) },
-      { name: `directory-${randomUUID().slice(0, 8)}`, permissions: ['scim.provision'] },
-    );
+    const { creator, secret } = await keyOfAPerson(database);
     const role = await makeRole(database.db, []);
     const person = await makeUser(database.db);
     const admin = await otherConnection();

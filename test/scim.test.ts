@@ -9,9 +9,7 @@ import type { TestDatabase } from './support/context.js';
 import { adminRoleId, makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
 import { createUser, signIn } from './support/sessions.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
-import { expectScimError, nothingWritten, otherConnection, PATCH_OP, scimRequest, useScimService, waitsOnALock, type App } from './support/scim.js';
-import { systemClock } from '../src/clock.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { expectScimError, keyOfAPerson, nothingWritten, otherConnection, PATCH_OP, scimRequest, useScimService, waitsOnALock, type App } from './support/scim.js';
 
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 
@@ -295,23 +293,13 @@ describe('attacks', () => {
 });
 
 describe("attacks: the key's rights change while its request waits between authentication and its transaction", () => {
-  /** A key made by a person holding scim.provision through a role (so the person's standing bounds the key's). */
-  async function keyOfAPerson() {
-    const provisioner = await makeRole(database.db, ['scim.provision', 'api_keys.manage']);
-    const creator = await makeUser(database.db, { roleIds: [provisioner.id] });
-    const { key: made, secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(
-      { kind: 'user', userId: creator.id, sessionId: randomUUID(), permissions: new Set(['scim.provision', 'api_keys.manage']) },
-      { name: `directory-${unique()}`, permissions: ['scim.provision'] },
-    );
-    return { creator, keyId: made.id, secret };
-  }
-
   /**
    * Holds `lock` in an administrator's transaction that also makes `change`, sends the request,
-   * shows it parked on the lock (authenticated with the old rights), commits, and answers what the
-   * request answered and which tables changed meanwhile (the administrator's change among them).
+   * shows it parked on the lock (authenticated with the old rights), commits, shows the request
+   * refused as the key now is (403 permission_denied), and answers which tables changed meanwhile
+   * (the administrator's change among them).
    */
-  async function whileParked(lock: [string, unknown[]], change: [string, unknown[]], send: () => Promise<request.Response>) {
+  async function refusedWhileParked(lock: [string, unknown[]], change: [string, unknown[]], send: () => Promise<request.Response>) {
     const tables = await tableNames(database.db);
     const before = await digestTables(database.db, tables);
     const admin = await otherConnection(database);
@@ -323,7 +311,9 @@ describe("attacks: the key's rights change while its request waits between authe
       expect(await waitsOnALock(database, answer), 'the request waited on the lock the administrator holds').toBe(true);
       await admin.query('commit');
       const res = await answer;
-      return { res, changed: changedTables(before, await digestTables(database.db, tables)) };
+      expectScimError(res, 403);
+      expect(res.body.code).toBe('permission_denied');
+      return changedTables(before, await digestTables(database.db, tables));
     } finally {
       await admin.end();
     }
@@ -332,57 +322,49 @@ describe("attacks: the key's rights change while its request waits between authe
   const person = async (id: string) => database.db.selectFrom('users').select(['status', 'first_name', 'last_name']).where('id', '=', id).executeTakeFirstOrThrow();
 
   it("a key narrowed (scim.provision taken) while its PATCH deactivating a person waits on the person's lock: 403, the person untouched", async () => {
-    const { keyId, secret } = await keyOfAPerson();
+    const { keyId, secret } = await keyOfAPerson(database);
     const target = await makeUser(database.db);
-    const { res, changed } = await whileParked(
+    const changed = await refusedWhileParked(
       ['select id from users where id = $1 for update', [target.id]],
       ["update api_keys set permissions = '{}' where id = $1", [keyId]],
       () => scim('patch', `/scim/v2/Users/${target.id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'active', value: false }] }, { authorization: `Bearer ${secret}` }),
     );
-    expectScimError(res, 403);
-    expect(res.body.code).toBe('permission_denied');
     expect(changed, 'only the administrator\'s narrowing of the key').toEqual(['api_keys']);
     expect(await person(target.id)).toEqual({ status: 'active', first_name: 'Test', last_name: 'User' });
   });
 
   it("a key whose creator loses the role holding scim.provision while its PUT waits on the person's lock: 403, the person untouched", async () => {
-    const { creator, secret } = await keyOfAPerson();
+    const { creator, secret } = await keyOfAPerson(database);
     const target = await makeUser(database.db);
-    const { res, changed } = await whileParked(
+    const changed = await refusedWhileParked(
       ['select id from users where id = $1 for update', [target.id]],
       ['delete from user_roles where user_id = $1', [creator.id]],
       () => scim('put', `/scim/v2/Users/${target.id}`, { schemas: [USER], userName: target.email, name: { givenName: 'Renamed', familyName: 'Person' } }, { authorization: `Bearer ${secret}` }),
     );
-    expectScimError(res, 403);
-    expect(res.body.code).toBe('permission_denied');
     expect(changed).toEqual(['user_roles']);
     expect(await person(target.id)).toEqual({ status: 'active', first_name: 'Test', last_name: 'User' });
   });
 
   it("a key whose creator is disabled while its DELETE (deprovisioning) waits on the person's lock: 403, the person still active", async () => {
-    const { creator, secret } = await keyOfAPerson();
+    const { creator, secret } = await keyOfAPerson(database);
     const target = await makeUser(database.db);
-    const { res, changed } = await whileParked(
+    const changed = await refusedWhileParked(
       ['select id from users where id = $1 for update', [target.id]],
       ["update users set status = 'disabled' where id = $1", [creator.id]],
       () => scim('delete', `/scim/v2/Users/${target.id}`, undefined, { authorization: `Bearer ${secret}` }),
     );
-    expectScimError(res, 403);
-    expect(res.body.code).toBe('permission_denied');
     expect(changed, "only the creator's row").toEqual(['users']);
     expect(await person(target.id)).toEqual({ status: 'active', first_name: 'Test', last_name: 'User' });
   });
 
   it("a key whose creator is disabled while its POST waits on the creator's row: 403, nobody created", async () => {
-    const { creator, secret } = await keyOfAPerson();
+    const { creator, secret } = await keyOfAPerson(database);
     const userName = `parked-${unique()}@example.com`;
-    const { res, changed } = await whileParked(
+    const changed = await refusedWhileParked(
       ['select id from users where id = $1 for update', [creator.id]],
       ["update users set status = 'disabled' where id = $1", [creator.id]],
       () => scim('post', '/scim/v2/Users', { schemas: [USER], userName, name: { givenName: 'New', familyName: 'Person' } }, { authorization: `Bearer ${secret}` }),
     );
-    expectScimError(res, 403);
-    expect(res.body.code).toBe('permission_denied');
     expect(changed, "only the creator's row").toEqual(['users']);
     expect(await database.db.selectFrom('users').select('id').where('email', '=', userName).executeTakeFirst()).toBeUndefined();
   });

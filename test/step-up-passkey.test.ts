@@ -15,9 +15,8 @@ import { ManualClock } from '../src/clock.js';
 import { STEP_UP_TTL_S } from '../src/sessions/step-up.js';
 import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
 import { liveChallengesFrom } from '../src/second-factor/passkey-store.js';
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../src/db/schema.js';
 import { budget } from './support/budgets.js';
+import { interleaved } from './support/interleave.js';
 import { STEP_UP_REFUSALS_PER_SESSION } from '../src/sessions/step-up-refusals.js';
 
 // Each test makes at most two people and signs in at most three times (test/support/budgets.ts).
@@ -279,23 +278,16 @@ describe('attacks on the passkey step-up', () => {
 
   it('revoked while stepping up: a session revoked between its authentication and the passkey proof gets no proof, 401, and nothing is recorded', async () => {
     const clock = new ManualClock(START);
-    let between: (() => Promise<unknown>) | undefined;
-    const { app } = createTestApp(
-      runningBeforeNextTransaction(database.db, () => {
-        const run = between;
-        between = undefined;
-        return run;
-      }),
-      { clock },
-    );
+    const between = interleaved(database.db);
+    const { app } = createTestApp(between.db, { clock });
     const p = await person(app, clock, { synced: false });
     const challenge = await startStepUp(app, p.token);
     const [session] = await proofsOf(p.user.id);
     const counter = await database.db.selectFrom('second_factors').select('sign_count').where('id', '=', p.passkeyId).executeTakeFirstOrThrow();
     // The owner, seeing the theft, ends the session from another device while the thief's proof is under way.
-    between = () => database.db.updateTable('sessions').set({ revoked_at: clock.now(), revoked_reason: 'revoked_by_user' }).where('id', '=', session!.id).execute();
+    between.before(() => database.db.updateTable('sessions').set({ revoked_at: clock.now(), revoked_reason: 'revoked_by_user' }).where('id', '=', session!.id).execute());
     const res = await stepUp(app, p.token, { passkey: p.authenticator.assert(challenge) });
-    expect(between).toBeUndefined(); // the revocation ran, between authentication and the proof
+    expect(between.ran).toBe(true); // the revocation ran, between authentication and the proof
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('invalid_token');
     expectContractResponse(res, 'POST', '/sessions/current/step-up');
@@ -305,25 +297,3 @@ describe('attacks on the passkey step-up', () => {
     expect(await database.db.selectFrom('second_factors').select('sign_count').where('id', '=', p.passkeyId).executeTakeFirstOrThrow()).toEqual(counter);
   });
 });
-
-/**
- * The database as the service sees it, where the next transaction begun runs `hook()` (then
- * forgotten) first: what another request does between a request's authentication and its work.
- */
-function runningBeforeNextTransaction(db: Kysely<Database>, hook: () => (() => Promise<unknown>) | undefined): Kysely<Database> {
-  return new Proxy(db, {
-    get(target, property) {
-      const run = property === 'transaction' ? hook() : undefined;
-      if (run) {
-        return () => ({
-          execute: async <T>(work: (trx: Transaction<Database>) => Promise<T>) => {
-            await run();
-            return target.transaction().execute(work);
-          },
-        });
-      }
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}

@@ -4,8 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../src/db/schema.js';
+import { sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
@@ -14,6 +13,7 @@ import { SoftAuthenticator } from './support/passkey.js';
 import { ManualClock } from '../src/clock.js';
 import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/sessions/step-up-refusals.js';
 import { budget } from './support/budgets.js';
+import { interleaved } from './support/interleave.js';
 import { MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
 
 // Each test makes at most three people and signs in, or fails to, at most ten times.
@@ -129,15 +129,8 @@ describe('step-up review: throttles of their own', () => {
 
   it('revoked while changing the password: a session revoked while the new password hashes changes nothing, 401', async () => {
     const clock = new ManualClock(new Date('2027-01-08T10:00:00.000Z'));
-    let between: (() => Promise<unknown>) | undefined;
-    const { app } = createTestApp(
-      runningBeforeNextTransaction(database.db, () => {
-        const run = between;
-        between = undefined;
-        return run;
-      }),
-      { clock },
-    );
+    const between = interleaved(database.db);
+    const { app } = createTestApp(between.db, { clock });
     const person = await createUser(database.db);
     const stolen = await signIn(app, person.email, person.password);
     clock.advance(1000); // the sessions in the order they were opened
@@ -145,9 +138,9 @@ describe('step-up review: throttles of their own', () => {
     const before = await database.db.selectFrom('users').select('password_hash').where('id', '=', person.id).executeTakeFirstOrThrow();
     const [stolenSession] = await database.db.selectFrom('sessions').select('id').where('user_id', '=', person.id).orderBy('created_at').orderBy('id').execute();
     // The owner, seeing the theft, ends the stolen session from their other device while the thief's change is hashing.
-    between = () => database.db.updateTable('sessions').set({ revoked_at: clock.now(), revoked_reason: 'revoked_by_user' }).where('id', '=', stolenSession!.id).execute();
+    between.before(() => database.db.updateTable('sessions').set({ revoked_at: clock.now(), revoked_reason: 'revoked_by_user' }).where('id', '=', stolenSession!.id).execute());
     const res = await request(app).put('/me/password').set(auth(stolen.access_token)).send({ current_password: person.password, new_password: 'the thief chose this one, long enough' });
-    expect(between).toBeUndefined(); // the revocation ran, between authentication and the change
+    expect(between.ran).toBe(true); // the revocation ran, between authentication and the change
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('invalid_token');
     expectContractResponse(res, 'PUT', '/me/password');
@@ -158,25 +151,3 @@ describe('step-up review: throttles of their own', () => {
     expect(await eventsOf(person.id, 'password_changed')).toEqual([]);
   });
 });
-
-/**
- * The database as the service sees it, where the next transaction begun runs `hook()` (then
- * forgotten) first: what another request does between a request's authentication and its work.
- */
-function runningBeforeNextTransaction(db: Kysely<Database>, hook: () => (() => Promise<unknown>) | undefined): Kysely<Database> {
-  return new Proxy(db, {
-    get(target, property) {
-      const run = property === 'transaction' ? hook() : undefined;
-      if (run) {
-        return () => ({
-          execute: async <T>(work: (trx: Transaction<Database>) => Promise<T>) => {
-            await run();
-            return target.transaction().execute(work);
-          },
-        });
-      }
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}

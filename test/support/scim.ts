@@ -2,12 +2,14 @@
 // service on its own throwaway database with a directory's provisioning key, a SCIM request as a
 // directory sends it, the SCIM error's shape, the proof that nothing was written, and the means to
 // park a request on a lock held by the test.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
 import request from 'supertest';
 import pg from 'pg';
 import { createTestApp, createTestDatabase, type TestDatabase } from './context.js';
 import { expectContractResponse } from './contract.js';
-import { makeApiKey } from './access-fixtures.js';
+import { makeApiKey, makeRole, makeUser } from './access-fixtures.js';
+import { apiKeyService } from '../../src/api-keys/service.js';
 import { changedTables, digestTables, tableNames } from './table-digest.js';
 import { systemClock } from '../../src/clock.js';
 
@@ -36,6 +38,21 @@ export function useScimService(use: (started: ScimService) => void): void {
   afterAll(async () => {
     await database?.destroy();
   });
+}
+
+/**
+ * A provisioning key made by a person allowed to provision (a role holding scim.provision and
+ * api_keys.manage): a person's key, never worth more than its creator now. Returns the creator,
+ * their role, and the key.
+ */
+export async function keyOfAPerson(database: TestDatabase) {
+  const role = await makeRole(database.db, ['scim.provision', 'api_keys.manage']);
+  const creator = await makeUser(database.db, { roleIds: [role.id] });
+  const { key, secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(
+    { kind: 'user', userId: creator.id, sessionId: randomUUID(), permissions: new Set(['scim.provision', 'api_keys.manage']) },
+    { name: `directory-${randomUUID().slice(0, 8)}`, permissions: ['scim.provision'] },
+  );
+  return { creator, role, keyId: key.id, secret };
 }
 
 /** A SCIM request as a directory sends it: the credential (a key as a bearer token), SCIM's media type; its answer must be the contract's. */
