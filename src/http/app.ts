@@ -48,6 +48,8 @@ export interface AppDependencies {
     validateResponses: boolean;
     trustProxy: boolean | number | string;
     bodyLimitBytes: number;
+    /** False: every request is validated by the library's own path, never the fast path for bodiless requests (src/contract/validator.ts); for the test comparing the two. */
+    bodilessFastPath?: boolean;
   };
   /** The shutdown switch readiness reads (main.ts shares it with the HTTP server); off by default. */
   drain?: Drain;
@@ -143,7 +145,7 @@ export function createApp(deps: AppDependencies) {
       refuseUnknownQueryParameters(),
       refuseNulCharacters,
       requireCredentials,
-      contractValidator(spec),
+      contractValidator(spec, { bodilessFastPath: options.bodilessFastPath }),
       operationRouter(operations, deps.handlers, deps.authenticators, deps.admission),
     ),
   );
