@@ -4,6 +4,7 @@ import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '..
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { isoMicros, isoMillis } from '../db/iso-time.js';
 import { creatorRevision } from '../revisions/revisions.js';
+import { DELIVERY_CHANNEL } from '../audit/outbox.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 
@@ -87,7 +88,8 @@ export function ownerMayRead(now: Date, permission: ReturnType<typeof sql>) {
  * the same statement. An event is relayed only once no transaction that could still commit an
  * earlier `seq` is running (as the feed lists them), so none is stepped over; a delivery already
  * made for the pair (by a process of the previous release, which made them in the change's
- * statement) is not made twice. Answers how many events it relayed, and whether an event is held
+ * statement) is not made twice. Deliveries made send a NOTIFY (at commit), so that every worker, not
+ * only this one, claims them. Answers how many events it relayed, and whether an event is held
  * back by a transaction still running (in any database of the cluster: transaction ids are the
  * cluster's), which a worker retries soon rather than at its next poll.
  */
@@ -96,8 +98,8 @@ export async function fanOutEvents(db: Kysely<Database>, now: Date, limit: numbe
     with position as (select last_seq from event_relay where id = 1 for update skip locked),
     horizon as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
     batch as (
-      select e.id, e.seq, e.type, e.occurred_at from events e, position, horizon
-      where e.seq > position.last_seq and e.xid < horizon.xmin
+      select e.id, e.seq, e.type, e.occurred_at from events e
+      where e.seq > (select last_seq from position) and e.xid < (select xmin from horizon)
       order by e.seq
       limit ${limit}
     ),
@@ -111,8 +113,9 @@ export async function fanOutEvents(db: Kysely<Database>, now: Date, limit: numbe
     moved as (
       update event_relay set last_seq = (select max(seq) from batch) where id = 1 and exists (select 1 from batch) returning 1
     )
-    select (select count(*) from batch) as relayed, (select count(*) from delivery) as delivered, (select count(*) from moved) as moved,
-      exists (select 1 from events e, position, horizon where e.seq > position.last_seq and e.xid >= horizon.xmin) as held_back`.execute(db);
+    select (select count(*) from batch) as relayed, (select count(*) from moved) as moved,
+      (select count(pg_notify(${DELIVERY_CHANNEL}, '')) from (select 1 from delivery limit 1) as made) as notified,
+      (select max(seq) from events) > coalesce((select max(seq) from batch), (select last_seq from position)) as held_back`.execute(db);
   return { relayed: Number(rows[0]?.relayed ?? 0), heldBack: rows[0]?.held_back ?? false };
 }
 
@@ -245,7 +248,7 @@ export async function insertDelivery(db: Kysely<Database>, endpointId: string, e
     with delivery as (
       insert into webhook_deliveries (endpoint_id, event_id, next_attempt_at, created_at) values (${endpointId}, ${eventId}, ${now}, ${now}) returning id
     )
-    select id, pg_notify('webhook_deliveries', '') from delivery`.execute(db);
+    select id, pg_notify(${DELIVERY_CHANNEL}, '') from delivery`.execute(db);
   return rows[0]!.id;
 }
 

@@ -65,7 +65,11 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
   // A wake (a NOTIFY, a finished delivery) that came while the loop was claiming, not waiting:
   // the loop goes round again instead of sleeping until the next poll.
   let wokenWhileBusy = false;
-  // The last relay left an event behind a transaction still running: look again soon, not at the poll.
+  // Whether events may be waiting to be fanned out: after a NOTIFY (a change committed), a poll, or
+  // a relay that left events behind (a full batch, or one held back by a transaction still
+  // running, then looked at again within HELD_BACK_RETRY_MS). A round woken by a finished delivery
+  // only claims: most rounds of a busy worker are those, and the relay's statement takes a row lock.
+  let fanOutDue = true;
   let relayHeldBack = false;
   let idleWaiters: (() => void)[] = [];
   let listener: pg.Client | undefined;
@@ -131,13 +135,22 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
     });
   }
 
-  async function runOnce(): Promise<number> {
-    // Fan out the events written since the last call first (a change writes only its event), then
-    // claim what is due: a burst is relayed in batches before anything is claimed.
+  /** Fans out the events written since the last call (a change writes only its event), a burst in batches. */
+  async function fanOut(): Promise<void> {
     let fanned: { relayed: number; heldBack: boolean };
     do fanned = await repo.fanOutEvents(db, clock.now(), FAN_OUT_BATCH);
     while (fanned.relayed === FAN_OUT_BATCH);
     relayHeldBack = fanned.heldBack;
+    if (relayHeldBack) fanOutDue = true;
+  }
+
+  async function runOnce(): Promise<number> {
+    await fanOut();
+    return claim();
+  }
+
+  /** Claims what is due now, up to the free places, and sends it. */
+  async function claim(): Promise<number> {
     const free = policy.concurrency - inFlight;
     if (free <= 0) return 0;
     const now = clock.now();
@@ -168,7 +181,10 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
     while (running) {
       const client = new pg.Client({ connectionString: url, application_name: 'backoffice-api-webhooks' });
       try {
-        client.on('notification', () => wake());
+        client.on('notification', () => {
+          fanOutDue = true;
+          wake();
+        });
         await client.connect();
         await client.query(`listen ${DELIVERY_CHANNEL}`);
         listener = client;
@@ -198,13 +214,22 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
           let claimed = 0;
           wokenWhileBusy = false;
           try {
-            claimed = await runOnce();
+            if (fanOutDue) {
+              fanOutDue = false;
+              await fanOut();
+            }
+            claimed = await claim();
           } catch (err) {
+            fanOutDue = true;
             logger.warn({ err: { message: (err as Error).message } }, 'webhook worker: claim failed');
           }
           if ((claimed > 0 || wokenWhileBusy) && inFlight < policy.concurrency) continue;
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, relayHeldBack ? Math.min(HELD_BACK_RETRY_MS, policy.pollIntervalMs) : policy.pollIntervalMs);
+            const timer = setTimeout(() => {
+              fanOutDue = true; // the poll: events whose NOTIFY was missed (no LISTEN on PGlite, a lost connection)
+              wakeUp = undefined;
+              resolve();
+            }, relayHeldBack ? Math.min(HELD_BACK_RETRY_MS, policy.pollIntervalMs) : policy.pollIntervalMs);
             wakeUp = () => {
               clearTimeout(timer);
               wakeUp = undefined;
