@@ -25,7 +25,7 @@ import { sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
-import { DELIVERY_CHANNEL } from '../src/audit/outbox.js';
+import { DELIVERY_CHANNEL } from '../src/db/channels.js';
 import { bundlePath } from '../src/paths.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase } from './support/database.js';

@@ -56,7 +56,7 @@ describe('embedded PGlite database', () => {
       .executeTakeFirstOrThrow();
     await expect
       .poll(async () => {
-        await fanOutEvents(first.database.db, new Date(), 10);
+        await fanOutEvents(first.database.db, 10);
         return (await first.database.db.selectFrom('event_relay').select('last_seq').executeTakeFirstOrThrow()).last_seq;
       })
       .toBe(seq);

@@ -2,6 +2,7 @@
 // verify every request with the `standardwebhooks` library, as a partner's receiver would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
@@ -258,6 +259,75 @@ describe('fan-out: a change writes its event, the workers make the deliveries', 
     expect(await deliveriesOf(endpoint.id)).toHaveLength(receiver.received.length);
     await receiver.close();
   });
+
+  it('an event committed late by a transaction that began after another is neither stepped over by the relay nor by the feed (seq out of transaction order)', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    const task = (await send('post', '/tasks', partner.auth, { title: 'Out of order' })).body;
+    await deliverDue();
+    const before = receiver.received.length;
+    const record = (trx: Parameters<typeof recordAuditEvent>[0], title: string) =>
+      recordAuditEvent(trx, {
+        type: 'task_created',
+        at: clock.now(),
+        context: { actor: { type: 'user', userId: partner.id, sessionId: null }, requestId: null, ip: null, userAgent: null },
+        target: { type: 'task', id: task.id, label: title },
+        publish: { data: { ...task, title } },
+      });
+    const gate = () => {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      return { open, opened };
+    };
+    const [aStarted, tWritten, tRelease] = [gate(), gate(), gate()];
+    // A takes its transaction id first; T begins after and writes its event (the earlier seq); A
+    // then writes its own (the later seq) and commits while T is still open.
+    const a = database.db.transaction().execute(async (trx) => {
+      await sql`select pg_current_xact_id()`.execute(trx);
+      aStarted.open();
+      await tWritten.opened;
+      await record(trx, 'A, began first');
+    });
+    await aStarted.opened;
+    const t = database.db.transaction().execute(async (trx) => {
+      await record(trx, 'T, began after');
+      tWritten.open();
+      await tRelease.opened;
+    });
+    await tWritten.opened;
+    await a;
+    const titles = () => receiver.received.slice(before).map((r) => (JSON.parse(r.body) as { data: { title: string } }).data.title);
+    let cursor: string;
+    try {
+      // Rounds of the worker until A's event is out (an older transaction of another test file's
+      // database may hold it back for a moment); T's stays behind while T is open.
+      await expect
+        .poll(async () => {
+          await services.deliveries.runOnce();
+          await services.deliveries.idle();
+          return titles();
+        }, { timeout: 30_000 })
+        .toEqual(['A, began first']);
+      // The feed to its end: A's event is there, and the cursor is past it.
+      const feed = async () => {
+        const pages = [await send('get', '/events?types=task.created&limit=100', partner.auth)];
+        while (pages.at(-1)!.body.data.length === 100) pages.push(await send('get', `/events?types=task.created&limit=100&after=${pages.at(-1)!.body.next_cursor}`, partner.auth));
+        return pages;
+      };
+      let pages = await feed();
+      await expect.poll(async () => (pages = await feed()).flatMap((p) => p.body.data.map((e: { data: { title: string } }) => e.data.title)), { timeout: 30_000 }).toContain('A, began first');
+      cursor = pages.at(-1)!.body.next_cursor;
+    } finally {
+      tRelease.open();
+      await t;
+    }
+    await deliverDue();
+    expect(titles().sort()).toEqual(['A, began first', 'T, began after']);
+    expect((await deliveriesOf(endpoint.id)).length).toBe(receiver.received.length);
+    const next = async () => (await send('get', `/events?types=task.created&after=${cursor}`, partner.auth)).body.data.map((e: { data: { title: string } }) => e.data.title);
+    await expect.poll(next, { timeout: 30_000 }).toEqual(['T, began after']); // polled: see 'walks on from its cursor'
+    await receiver.close();
+  });
 });
 
 describe('only what is committed, only to who may read it', () => {
@@ -362,10 +432,14 @@ describe('only what is committed, only to who may read it', () => {
 
 describe('the feed', () => {
   it('walks on from its cursor and refuses an altered one', async () => {
-    const first = await send('get', '/events?types=task.created', partner.auth);
+    // To the end of the feed first (the tests above wrote more than a page).
+    let first = await send('get', '/events?types=task.created&limit=100', partner.auth);
+    while (first.body.data.length === 100) first = await send('get', `/events?types=task.created&limit=100&after=${first.body.next_cursor}`, partner.auth);
     await send('post', '/tasks', partner.auth, { title: 'After the cursor' });
-    const next = await send('get', `/events?types=task.created&after=${first.body.next_cursor}`, partner.auth);
-    expect(next.body.data.map((e: { data: { title: string } }) => e.data.title)).toEqual(['After the cursor']);
+    // Polled: the feed holds an event back while an older transaction runs anywhere in the cluster
+    // (the other test files' databases share it).
+    const next = async () => (await send('get', `/events?types=task.created&after=${first.body.next_cursor}`, partner.auth)).body.data.map((e: { data: { title: string } }) => e.data.title);
+    await expect.poll(next, { timeout: 30_000 }).toEqual(['After the cursor']);
     const other = await send('get', `/events?types=task.updated&after=${first.body.next_cursor}`, partner.auth);
     expect(other.status).toBe(400);
     expect(other.body.code).toBe('invalid_cursor');

@@ -2,8 +2,9 @@
 // trail. An audit event of a change a partner may see (`task_updated`, ...) is written together with
 // its public event, in one statement of the change's transaction (src/audit/recorder.ts): no change
 // without its event, no event of a change rolled back. The delivery workers then fan each event out
-// to the endpoints subscribed to it (`fanOutEvents`, src/webhooks/repository.ts). The audit event says who changed what (before/after); the event adds what the audit
-// trail must not hold: the resource as the REST API shows it, as a partner receives it.
+// to the endpoints subscribed to it (`fanOutEvents`, src/webhooks/repository.ts). The audit event
+// says who changed what (before/after); the event adds what the audit trail must not hold: the
+// resource as the REST API shows it, as a partner receives it.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { AuditEventType } from './events.js';
@@ -32,8 +33,6 @@ export function permissionOfEventType(type: string): string | undefined {
   return Object.values(PUBLIC_EVENTS).find((e) => e.type === type)?.permission;
 }
 
-/** The NOTIFY channel that wakes the delivery workers (src/webhooks/worker.ts): every event committed sends one. */
-export const DELIVERY_CHANNEL = 'webhook_deliveries';
 
 /** How long events (and their deliveries) are kept: the feed's promise. */
 export const EVENT_RETENTION_DAYS = 30;

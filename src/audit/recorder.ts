@@ -5,7 +5,8 @@ import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { randomUUID } from 'node:crypto';
 import type { AuditContext, AuditEventType, Changes, Target } from './events.js';
-import { DELIVERY_CHANNEL, PUBLIC_EVENTS, type PublishedAuditType, type Publication } from './outbox.js';
+import { DELIVERY_CHANNEL } from '../db/channels.js';
+import { PUBLIC_EVENTS, type PublishedAuditType, type Publication } from './outbox.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

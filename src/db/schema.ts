@@ -425,6 +425,8 @@ export interface WebhookDeliveriesTable {
 /** Where the relay of events to webhook deliveries stands (migration 20270101T1000; one row). */
 export interface EventRelayTable {
   id: number;
+  /** The position, in (xid, seq) order. */
+  last_xid: string;
   last_seq: string;
 }
 

@@ -4,7 +4,7 @@ import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '..
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { isoMicros, isoMillis } from '../db/iso-time.js';
 import { creatorRevision } from '../revisions/revisions.js';
-import { DELIVERY_CHANNEL } from '../audit/outbox.js';
+import { DELIVERY_CHANNEL } from '../db/channels.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 
@@ -81,42 +81,54 @@ export function ownerMayRead(now: Date, permission: ReturnType<typeof sql>) {
 }
 
 /**
- * Fans out up to `limit` events to the endpoints subscribed to them (docs/EVENTS.md, "Fan-out"):
- * one pending delivery, due now, per enabled endpoint whose types include the event's and that
- * existed when it occurred. Walks `events.seq` from the relay's position, which one worker at a
- * time holds (SKIP LOCKED: another worker relaying meanwhile answers 0 at once), and moves it in
- * the same statement. An event is relayed only once no transaction that could still commit an
- * earlier `seq` is running (as the feed lists them), so none is stepped over; a delivery already
- * made for the pair (by a process of the previous release, which made them in the change's
- * statement) is not made twice. Deliveries made send a NOTIFY (at commit), so that every worker, not
- * only this one, claims them. Answers how many events it relayed, and whether an event is held
- * back by a transaction still running (in any database of the cluster: transaction ids are the
- * cluster's), which a worker retries soon rather than at its next poll.
+ * At most this many deliveries are made by one statement of the relay: its batch of events shrinks
+ * as endpoints multiply, so a thousand endpoints cannot make one statement outlive the pool's
+ * statement timeout (the relay would then retry the same batch forever, for every endpoint).
  */
-export async function fanOutEvents(db: Kysely<Database>, now: Date, limit: number): Promise<{ relayed: number; heldBack: boolean }> {
-  const { rows } = await sql<{ relayed: string; held_back: boolean }>`
-    with position as (select last_seq from event_relay where id = 1 for update skip locked),
+const FAN_OUT_ROWS = 5_000;
+
+/**
+ * Fans out up to `limit` events to the endpoints subscribed to them (docs/EVENTS.md, "Fan-out"):
+ * one pending delivery per enabled endpoint whose types include the event's and that existed when
+ * it occurred, due from the event's time. Walks events in (xid, seq) order from the relay's
+ * position, which one worker at a time holds (SKIP LOCKED: another worker relaying meanwhile
+ * answers 0 at once), and moves it in the same statement. It takes only events whose transaction
+ * id is below the snapshot's xmin: those are final (committed, or gone with a rollback), and any
+ * event still to commit has an xid at or above xmin, so above the position: none is stepped over
+ * (walking `seq` did step over one: a transaction that began later can take an earlier `seq`).
+ * A delivery already made for the pair (by a process of the previous release, which made them in
+ * the change's statement) is not made twice. Deliveries made send a NOTIFY (at commit), so that
+ * every worker, not only this one, claims them. Answers how many events it relayed, whether the
+ * batch was full (more may follow at once), and whether an event is held back by a transaction
+ * still running (in any database of the cluster: transaction ids are the cluster's).
+ */
+export async function fanOutEvents(db: Kysely<Database>, limit: number): Promise<{ relayed: number; full: boolean; heldBack: boolean }> {
+  const { rows } = await sql<{ relayed: string; full: boolean; held_back: boolean }>`
+    with position as (select last_xid, last_seq from event_relay where id = 1 for update skip locked),
     horizon as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+    budget as (select greatest(1, least(${limit}::int, ${FAN_OUT_ROWS}::int / greatest(1, count(*)::int))) as events from webhook_endpoints where enabled),
     batch as (
-      select e.id, e.seq, e.type, e.occurred_at from events e
-      where e.seq > (select last_seq from position) and e.xid < (select xmin from horizon)
-      order by e.seq
-      limit ${limit}
+      select e.id, e.xid, e.seq, e.type, e.occurred_at from events e
+      where (e.xid, e.seq) > ((select last_xid from position), (select last_seq from position)) and e.xid < (select xmin from horizon)
+      order by e.xid, e.seq
+      limit (select events from budget)
     ),
     delivery as (
       insert into webhook_deliveries (endpoint_id, event_id, next_attempt_at, created_at)
-      select w.id, b.id, ${now}, b.occurred_at from batch b
+      select w.id, b.id, b.occurred_at, b.occurred_at from batch b
       join webhook_endpoints w on w.enabled and w.event_types @> array[b.type] and w.created_at <= b.occurred_at
       where not exists (select 1 from webhook_deliveries d where d.event_id = b.id and d.endpoint_id = w.id)
       returning 1
     ),
+    newest as (select xid, seq from batch order by xid desc, seq desc limit 1),
     moved as (
-      update event_relay set last_seq = (select max(seq) from batch) where id = 1 and exists (select 1 from batch) returning 1
+      update event_relay set (last_xid, last_seq) = (select xid, seq from newest) where id = 1 and exists (select 1 from newest) returning 1
     )
-    select (select count(*) from batch) as relayed, (select count(*) from moved) as moved,
+    select (select count(*) from batch) as relayed, (select count(*) from batch) = (select events from budget) as full, (select count(*) from moved) as moved,
       (select count(pg_notify(${DELIVERY_CHANNEL}, '')) from (select 1 from delivery limit 1) as made) as notified,
-      (select max(seq) from events) > coalesce((select max(seq) from batch), (select last_seq from position)) as held_back`.execute(db);
-  return { relayed: Number(rows[0]?.relayed ?? 0), heldBack: rows[0]?.held_back ?? false };
+      exists (select 1 from position) and exists (select 1 from events where xid >= (select xmin from horizon)) as held_back`.execute(db);
+  const row = rows[0];
+  return { relayed: Number(row?.relayed ?? 0), full: row?.full ?? false, heldBack: row?.held_back ?? false };
 }
 
 /** A delivery claimed for one attempt, with what sending it needs. */
@@ -252,24 +264,46 @@ export async function insertDelivery(db: Kysely<Database>, endpointId: string, e
   return rows[0]!.id;
 }
 
+/** A place in the feed, in (xid, seq) order: see `fanOutEvents` for why not `seq` alone. */
+export interface FeedPosition {
+  xid: string;
+  seq: string;
+}
+
 /**
- * Events after `afterSeq` the caller may read (`permissions`), oldest first. An event is listed
- * only once no transaction that could still commit an earlier `seq` is running (its `xid` below
- * the snapshot's xmin), so a poller never steps over an event committed late.
+ * Events after `after` the caller may read (`permissions`), in (xid, seq) order: roughly oldest
+ * first. An event is listed only once its transaction id is below the snapshot's xmin (final:
+ * every event still to commit has a larger xid, so sorts after the cursor), so a poller never
+ * steps over an event committed late (as the relay: `fanOutEvents`).
  */
 export async function listEvents(
   db: Kysely<Database>,
-  options: { afterSeq: number; permissions: readonly string[]; types?: readonly string[]; since: Date; limit: number },
-): Promise<{ seq: number; payload: Record<string, unknown> }[]> {
+  options: { after: FeedPosition; permissions: readonly string[]; types?: readonly string[]; since: Date; limit: number },
+): Promise<{ position: FeedPosition; payload: Record<string, unknown> }[]> {
   let query = db
     .selectFrom('events')
-    .select(['seq', 'payload'])
-    .where('seq', '>', String(options.afterSeq) as never)
+    .select([sql<string>`xid::text`.as('xid_text'), 'seq', 'payload'])
+    .where(sql<boolean>`(xid, seq) > (${options.after.xid}::xid8, ${options.after.seq}::bigint)`)
     .where('occurred_at', '>', options.since)
     .where('required_permission', 'in', options.permissions.length ? [...options.permissions] : [''])
     .where('type', '<>', 'webhook_endpoint.test')
     .where(sql<boolean>`xid < pg_snapshot_xmin(pg_current_snapshot())`);
   if (options.types?.length) query = query.where('type', 'in', [...options.types]);
-  const rows = await query.orderBy('seq').limit(options.limit).execute();
-  return rows.map((r) => ({ seq: Number(r.seq), payload: r.payload }));
+  // By the column, not an output name: `xid_text` would sort as text.
+  const rows = await query.orderBy('events.xid').orderBy('events.seq').limit(options.limit).execute();
+  return rows.map((r) => ({ position: { xid: r.xid_text, seq: String(r.seq) }, payload: r.payload }));
+}
+
+/**
+ * Where a cursor of the feed from before (xid, seq) order stands: just before the first event
+ * that could follow `seq` (the smallest xid among the events after it), so that a poller's next
+ * page repeats events rather than skip one (at least once, as deliveries are); at the end when
+ * none follows.
+ */
+export async function feedPositionOfSeq(db: Kysely<Database>, seq: string): Promise<FeedPosition> {
+  const { rows } = await sql<{ xid: string | null }>`select min(xid)::text as xid from events where seq > ${seq}::bigint`.execute(db);
+  if (rows[0]?.xid) return { xid: rows[0].xid, seq: '0' };
+  // Nothing after it: the poller is at the end, which is the newest event.
+  const { rows: newest } = await sql<FeedPosition>`select xid::text as xid, seq::text as seq from events order by xid desc, seq desc limit 1`.execute(db);
+  return newest[0] ?? { xid: '0', seq: '0' };
 }

@@ -310,7 +310,9 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;
       const types = query.types ? [...query.types].sort() : null;
       const scope = ['events', types];
-      let afterSeq = 0;
+      // The cursor holds a place in (xid, seq) order (`x`, `s`); one from before that order holds
+      // `s` alone and is read as the place just before what could follow it (feedPositionOfSeq).
+      let after: repo.FeedPosition = { xid: '0', seq: '0' };
       if (query.after !== undefined) {
         let position: Record<string, unknown>;
         try {
@@ -318,14 +320,15 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
         } catch {
           throw invalidAfter();
         }
-        if (typeof position.s !== 'string' || !/^\d{1,18}$/.test(position.s)) throw invalidAfter();
-        afterSeq = Number(position.s);
+        const digits = (value: unknown, most: number) => typeof value === 'string' && value.length <= most && /^\d+$/.test(value);
+        if (!digits(position.s, 18) || (position.x !== undefined && !digits(position.x, 19))) throw invalidAfter();
+        after = position.x === undefined ? await repo.feedPositionOfSeq(db, position.s as string) : { xid: position.x as string, seq: position.s as string };
       }
       const permissions = [...caller.permissions];
       const since = new Date(clock.now().getTime() - EVENT_RETENTION_DAYS * 86_400_000);
-      const rows = await repo.listEvents(db, { afterSeq, permissions, types: types ?? undefined, since, limit });
-      const last = rows.at(-1)?.seq ?? afterSeq;
-      return { data: rows.map((r) => r.payload), next_cursor: sealCursor(await cursorKey(), { s: String(last) }, scope) };
+      const rows = await repo.listEvents(db, { after, permissions, types: types ?? undefined, since, limit });
+      const last = rows.at(-1)?.position ?? after;
+      return { data: rows.map((r) => r.payload), next_cursor: sealCursor(await cursorKey(), { x: last.xid, s: last.seq }, scope) };
     },
   };
 }

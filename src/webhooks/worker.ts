@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import { recordAuditEvent } from '../audit/recorder.js';
-import { DELIVERY_CHANNEL } from '../audit/outbox.js';
+import { DELIVERY_CHANNEL } from '../db/channels.js';
 import { keyring, type Keyring } from '../auth/sealing-keys.js';
 import type { Config } from '../config.js';
 import * as repo from './repository.js';
@@ -18,8 +18,13 @@ import { createSender, type Attempt, type Sender } from './sender.js';
 
 /** Events fanned out per statement: a burst is relayed in steps that each hold the relay's row briefly. */
 const FAN_OUT_BATCH = 500;
-/** How soon the relay looks again at an event held back by a transaction still running (usually one of a few milliseconds). */
+/**
+ * How soon the relay looks again at an event held back by a transaction still running: usually one
+ * of a few milliseconds, so 25 ms, then twice as long each time it is still there, up to the poll
+ * (a session left open in a transaction must not keep the relay asking forty times a second).
+ */
 const HELD_BACK_RETRY_MS = 25;
+const heldBackWaitMs = (rounds: number, pollMs: number) => Math.min(pollMs, HELD_BACK_RETRY_MS * 2 ** Math.min(rounds - 1, 16));
 
 export interface DeliveryPolicy {
   allowPrivate: boolean;
@@ -70,7 +75,7 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
   // running, then looked at again within HELD_BACK_RETRY_MS). A round woken by a finished delivery
   // only claims: most rounds of a busy worker are those, and the relay's statement takes a row lock.
   let fanOutDue = true;
-  let relayHeldBack = false;
+  let heldBackRounds = 0;
   let idleWaiters: (() => void)[] = [];
   let listener: pg.Client | undefined;
   let loop: Promise<void> | undefined;
@@ -137,11 +142,11 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
 
   /** Fans out the events written since the last call (a change writes only its event), a burst in batches. */
   async function fanOut(): Promise<void> {
-    let fanned: { relayed: number; heldBack: boolean };
-    do fanned = await repo.fanOutEvents(db, clock.now(), FAN_OUT_BATCH);
-    while (fanned.relayed === FAN_OUT_BATCH);
-    relayHeldBack = fanned.heldBack;
-    if (relayHeldBack) fanOutDue = true;
+    let fanned: { relayed: number; full: boolean; heldBack: boolean };
+    do fanned = await repo.fanOutEvents(db, FAN_OUT_BATCH);
+    while (fanned.full);
+    heldBackRounds = fanned.heldBack ? heldBackRounds + 1 : 0;
+    if (fanned.heldBack) fanOutDue = true;
   }
 
   async function runOnce(): Promise<number> {
@@ -229,7 +234,7 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
               fanOutDue = true; // the poll: events whose NOTIFY was missed (no LISTEN on PGlite, a lost connection)
               wakeUp = undefined;
               resolve();
-            }, relayHeldBack ? Math.min(HELD_BACK_RETRY_MS, policy.pollIntervalMs) : policy.pollIntervalMs);
+            }, heldBackRounds > 0 ? heldBackWaitMs(heldBackRounds, policy.pollIntervalMs) : policy.pollIntervalMs);
             wakeUp = () => {
               clearTimeout(timer);
               wakeUp = undefined;

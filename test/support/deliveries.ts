@@ -10,11 +10,10 @@ import type { DeliveryWorker } from '../../src/webhooks/worker.js';
  * the other test files' databases share it), as it must not step over one that commits late.
  */
 export async function deliverDue(worker: DeliveryWorker, db: Kysely<Database>): Promise<void> {
-  const last = async () => (await sql<{ seq: string }>`select coalesce(max(seq), 0) as seq from events`.execute(db)).rows[0]!.seq;
-  const relayed = async () => (await sql<{ seq: string }>`select last_seq as seq from event_relay`.execute(db)).rows[0]!.seq;
-  const target = BigInt(await last());
+  const behind = async () =>
+    (await sql<{ behind: boolean }>`select exists (select 1 from events e, event_relay r where (e.xid, e.seq) > (r.last_xid, r.last_seq)) as behind`.execute(db)).rows[0]!.behind;
   await worker.runOnce();
-  while (BigInt(await relayed()) < target) {
+  while (await behind()) {
     await new Promise((resolve) => setTimeout(resolve, 10));
     await worker.runOnce();
   }
