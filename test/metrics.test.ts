@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { createUser, refresh, signIn } from './support/sessions.js';
 import { makeApiKey } from './support/access-fixtures.js';
-import { freePort, startServerProcess } from './support/server-process.js';
+import { A_FREE_PORT, startServerProcess } from './support/server-process.js';
 import { ManualClock } from '../src/clock.js';
 import { serviceMetrics } from '../src/metrics/registry.js';
 import { recordSecurityEvent } from '../src/security-events/recorder.js';
@@ -120,8 +120,8 @@ describe('metrics in one process', () => {
 
 describe('the metrics listener', () => {
   it('serves GET /metrics on METRICS_PORT only, never on the public port', { timeout: 120_000 }, async () => {
-    const metricsPort = await freePort();
-    const server = await startServerProcess({ DATABASE_URL: database.url, METRICS_PORT: String(metricsPort), SWEEP_INTERVAL_S: '0' });
+    const server = await startServerProcess({ DATABASE_URL: database.url, METRICS_PORT: A_FREE_PORT, SWEEP_INTERVAL_S: '0' });
+    const metricsPort = server.env.METRICS_PORT!;
     try {
       expect((await get(`${server.url}/readyz`)).status).toBe(200);
       const scraped = await get(`http://127.0.0.1:${metricsPort}/metrics`);

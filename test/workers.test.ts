@@ -5,7 +5,7 @@ import http from 'node:http';
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
-import { freePort, startServerProcess } from './support/server-process.js';
+import { A_FREE_PORT, startServerProcess } from './support/server-process.js';
 import { createUser } from './support/sessions.js';
 
 let database: TestDatabase;
@@ -29,8 +29,8 @@ function get(url: string): Promise<{ status: number; text: string }> {
 
 describe('WORKERS', () => {
   it('runs that many processes on one port, shares the hashing threads, sums their metrics, replaces a dead one, and drains them all on SIGTERM', { timeout: 180_000 }, async () => {
-    const metricsPort = await freePort();
-    const server = await startServerProcess({ DATABASE_URL: database.url, WORKERS: '2', METRICS_PORT: String(metricsPort), SWEEP_INTERVAL_S: '0' });
+    const server = await startServerProcess({ DATABASE_URL: database.url, WORKERS: '2', METRICS_PORT: A_FREE_PORT, SWEEP_INTERVAL_S: '0' });
+    const metricsPort = server.env.METRICS_PORT!;
     const workerPids = () => new Set(server.records().filter((r) => String(r.msg).startsWith('listening on')).map((r) => r.pid));
     await expect.poll(() => workerPids().size, { timeout: 60_000, interval: 100 }).toBe(2);
 

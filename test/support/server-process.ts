@@ -19,6 +19,8 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 
 export interface ServerProcess {
   port: number;
+  /** The environment it was given, with A_FREE_PORT values replaced by the ports chosen. */
+  env: Record<string, string | undefined>;
   url: string;
   child: ChildProcess;
   /** Everything the process printed so far (JSON log lines). */
@@ -30,9 +32,32 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** `env` is added to this process's environment; a variable given as undefined is removed from it. */
+/** An environment value that startServerProcess replaces with a free port of its own choosing (read it back from `env`). */
+export const A_FREE_PORT = '<a free port>';
+
+/** The port a process was to listen on was taken between our look and its listen (another test, or an outgoing connection's ephemeral port). */
+class PortTaken extends Error {}
+
+/**
+ * `env` is added to this process's environment; a variable given as undefined is removed from it,
+ * one given as A_FREE_PORT gets a free port. A port found free can be taken by someone else before
+ * the process listens on it (the process takes seconds to start, and outgoing connections draw
+ * from the same ports): then the process is started again on other ports, up to three times.
+ */
 export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs: number = BUDGET_MS.serverStart): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(env, timeoutMs);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === 3) throw err;
+    }
+  }
+}
+
+async function startOnce(requested: Record<string, string | undefined>, timeoutMs: number): Promise<ServerProcess> {
   const port = await freePort();
+  const env = { ...requested };
+  for (const [name, value] of Object.entries(env)) if (value === A_FREE_PORT) env[name] = String(await freePort());
   // No metrics listener unless asked for: processes of parallel tests would all want port 9464.
   // Administrators without a second factor are let in, as in every test not about that policy (TEST_ENV in context.ts).
   const merged = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', METRICS_PORT: '0', ADMIN_SECOND_FACTOR: 'optional', ...env };
@@ -54,7 +79,10 @@ export async function startServerProcess(env: Record<string, string | undefined>
     }
   };
   while (!(await up())) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
+    if (child.exitCode !== null) {
+      if (output.includes('EADDRINUSE')) throw new PortTaken(output);
+      throw new Error(`server exited with ${child.exitCode}: ${output}`);
+    }
     if (Date.now() - started > timeoutMs) {
       child.kill('SIGKILL');
       throw new Error(`server did not start within ${timeoutMs} ms: ${output}`);
@@ -63,6 +91,7 @@ export async function startServerProcess(env: Record<string, string | undefined>
   }
   return {
     port,
+    env,
     url: `http://127.0.0.1:${port}`,
     child,
     output: () => output,
