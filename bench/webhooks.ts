@@ -96,7 +96,7 @@ async function main() {
       Number(
         (
           await sql<{ n: string }>`select (select count(*) from webhook_deliveries where status = 'pending')
-            + (select count(*) from events where seq > (select last_seq from event_relay)) as n`.execute(db)
+            + (select count(*) from events e, event_relay r where (e.xid, e.seq) > (r.last_xid, r.last_seq)) as n`.execute(db)
         ).rows[0]!.n,
       );
     const drained = async (timeoutMs: number) => {
