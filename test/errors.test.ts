@@ -156,15 +156,30 @@ describe('request ids and security headers', () => {
     expect(new Set([sane, replaced, none].map((res) => res.headers['x-request-id'])).size).toBe(3);
   });
 
-  it('sends helmet’s security headers on every answer (a refusal, a success, every time) and no X-Powered-By', async () => {
+  it('sends the API’s security headers on every answer (a refusal, a success, every time), no document headers, and no X-Powered-By', async () => {
     const { app } = createTestApp(database.db);
     const answers = [await request(app).get('/users'), await request(app).get('/livez'), await request(app).get('/users'), await request(app).post('/sessions').send({})];
     for (const res of answers) {
+      // OWASP's REST Security Cheat Sheet: what a JSON answer needs.
       expect(res.headers['x-content-type-options']).toBe('nosniff');
-      expect(res.headers['content-security-policy']).toContain("default-src 'self'");
-      expect(res.headers['content-security-policy']).toContain("frame-ancestors 'self'");
+      expect(res.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(res.headers['x-frame-options']).toBe('DENY');
       expect(res.headers['strict-transport-security']).toMatch(/^max-age=\d{8}; includeSubDomains$/);
-      expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+      // helmet's headers for documents, which a JSON answer has no use for, are on pages only.
+      for (const name of ['referrer-policy', 'cross-origin-opener-policy', 'origin-agent-cluster', 'x-dns-prefetch-control', 'x-xss-protection']) expect(res.headers[name], name).toBeUndefined();
+      expect(res.headers['x-powered-by']).toBeUndefined();
+    }
+  });
+
+  it('sends helmet’s headers for documents on the pages (the back office, the reference), each with its own Content-Security-Policy', async () => {
+    const { app } = createTestApp(database.db);
+    const pages = [await request(app).get('/').set('Accept', 'text/html'), await request(app).get('/docs')];
+    for (const res of pages) {
+      expect(res.status).toBe(200);
+      expect(res.type).toBe('text/html');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['strict-transport-security']).toMatch(/^max-age=\d{8}; includeSubDomains$/);
       expect(res.headers['referrer-policy']).toBe('no-referrer');
       expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
       expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
@@ -173,6 +188,8 @@ describe('request ids and security headers', () => {
       expect(res.headers['x-download-options']).toBe('noopen');
       expect(res.headers['x-permitted-cross-domain-policies']).toBe('none');
       expect(res.headers['x-xss-protection']).toBe('0');
+      expect(res.headers['content-security-policy']).toMatch(/script-src 'self'/);
+      expect(res.headers['content-security-policy']).not.toBe("default-src 'none'; frame-ancestors 'none'");
       expect(res.headers['x-powered-by']).toBeUndefined();
     }
   });

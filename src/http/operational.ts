@@ -9,6 +9,7 @@ import { INFLECTION_HEADER, INFLECTIONS, type Inflection } from '../contract/inf
 import { parseInflection } from './inflection.js';
 import { ProblemError } from './problem.js';
 import { DOCS_CSP } from './docs-sandbox.js';
+import { setPageHeaders } from './security-headers.js';
 import type { Drain } from './drain.js';
 
 /**
@@ -55,7 +56,7 @@ export function operationalRoutes(db: Kysely<Database>, contracts: StyledContrac
       return;
     }
     // One self-contained file with inline scripts and styles, sandboxed away from the back office.
-    res.set('Content-Security-Policy', DOCS_CSP);
+    setPageHeaders(res, DOCS_CSP);
     res.type('html').send(readFileSync(page));
   });
   // Only these paths enter the router: the API's requests pass by without a router's dispatch.

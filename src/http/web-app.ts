@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import express, { Router, type Request, type RequestHandler } from 'express';
 import { WEB_DIST_PATH } from '../paths.js';
 import { ProblemError } from './problem.js';
+import { setPageHeaders } from './security-headers.js';
 
 // The built scripts and styles are the only resources the page loads; the API is same-origin.
 const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -24,7 +25,7 @@ export function webApp(root = WEB_DIST_PATH): RequestHandler {
       res.status(404).type('text/plain').send('The web interface is not built: run `make web`.');
       return;
     }
-    res.set('Content-Security-Policy', PAGE_CSP);
+    setPageHeaders(res, PAGE_CSP);
     res.set('Cache-Control', 'no-cache');
     res.sendFile(indexHtml);
   });
