@@ -55,7 +55,7 @@ migrate: build ## Apply database migrations (DATABASE_URL, or the embedded datab
 	node dist/src/cli/main.js migrate
 
 run: build docs web ## Run the service on http://localhost:3000 (embedded database unless DATABASE_URL is set)
-	node dist/src/main.js
+	npm start --silent
 
 system-deps: ## Install the Debian packages the tests need, if missing (PostgreSQL 15 server, nginx, PgBouncer, Chromium)
 	scripts/system-deps.sh

@@ -4,7 +4,7 @@
 // free loopback port, stdout (the access log) to /dev/null.
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 async function freePort(): Promise<number> {
@@ -27,9 +27,20 @@ export const SERVICE_SCRIPT = process.env.BENCH_SERVICE_SCRIPT ?? 'dist/src/main
 export const BENCH_SEALING_KEYS = `bench:${randomBytes(32).toString('base64')}`;
 export const SERVICE_ENV = { NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', SEALING_KEYS: BENCH_SEALING_KEYS };
 
+/**
+ * The Node flags of `npm start` (package.json's start script: how production runs the service, a
+ * 32 MB young generation, docs/DEPLOYMENT.md). Every server a benchmark starts runs with them, the
+ * floors too: the floor is what any service must spend on the same stack, run the same way.
+ */
+export const START_NODE_FLAGS: string[] = (() => {
+  const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
+  if (start[0] !== 'node') throw new Error(`package.json's start script no longer runs node: ${start.join(' ')}`);
+  return start.slice(1).filter((word) => word.startsWith('--'));
+})();
+
 export async function startProcess(script: string, env: Record<string, string>, extraNodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const nodeArgs = [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...extraNodeArgs];
+  const nodeArgs = [...START_NODE_FLAGS, ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...extraNodeArgs];
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`make build\` first (make bench does).`);
   const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
   // The service's metrics listener on (as in production), on a free port of its own: several services run at once.
