@@ -1965,8 +1965,9 @@ export interface paths {
         /**
          * List events (the pollable feed)
          * @description The events after `after` (a `nextCursor` of an earlier answer; omit it to start from the
-         *     oldest event kept), oldest first, with the same payloads as webhooks, in the request's key
-         *     style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
+         *     oldest event kept), in the order of the transactions that wrote them, each placed by when it
+         *     first wrote (nearly oldest first: `occurredAt` may step back between two changes made at the
+         *     same time), with the same payloads as webhooks, in the request's key style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
          *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
          *     listed once every change committed before it is, so a poller never skips one that commits
          *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
@@ -1993,8 +1994,9 @@ export interface paths {
          * List events (the pollable feed) (French path)
          * @description French name of `GET /events`; same behaviour.
          *     The events after `after` (a `nextCursor` of an earlier answer; omit it to start from the
-         *     oldest event kept), oldest first, with the same payloads as webhooks, in the request's key
-         *     style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
+         *     oldest event kept), in the order of the transactions that wrote them, each placed by when it
+         *     first wrote (nearly oldest first: `occurredAt` may step back between two changes made at the
+         *     same time), with the same payloads as webhooks, in the request's key style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
          *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
          *     listed once every change committed before it is, so a poller never skips one that commits
          *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
@@ -4671,7 +4673,7 @@ export interface components {
             changedFields?: components["schemas"]["ChangedFields"];
             data: components["schemas"]["ApiKey"] | components["schemas"]["User"] | components["schemas"]["Task"] | components["schemas"]["Meeting"];
         };
-        /** @description Events after the cursor, oldest first. */
+        /** @description Events after the cursor, in the order of the transactions that wrote them (nearly oldest first; `occurredAt` may step back between two changes made at the same time). */
         EventPage: {
             data: components["schemas"]["Event"][];
             /**

@@ -178,6 +178,15 @@ describe('retries', () => {
 });
 
 describe('fan-out: a change writes its event, the workers make the deliveries', () => {
+  /** A task's `task_created` event written on `trx` as a change would, titled `title` (in the event only). */
+  const recordTaskEvent = (trx: Parameters<typeof recordAuditEvent>[0], task: { id: string }, title: string) =>
+    recordAuditEvent(trx, {
+      type: 'task_created',
+      at: clock.now(),
+      context: { actor: { type: 'user', userId: partner.id, sessionId: null }, requestId: null, ip: null, userAgent: null },
+      target: { type: 'task', id: task.id, label: title },
+      publish: { data: { ...task, title } },
+    });
   const eventOf = async (taskId: string) =>
     (await database.db.selectFrom('events').select('id').where('payload', '@>', JSON.stringify({ data: { id: taskId } }) as never).executeTakeFirstOrThrow()).id;
 
@@ -232,13 +241,7 @@ describe('fan-out: a change writes its event, the workers make the deliveries', 
     let written!: () => void;
     const wasWritten = new Promise<void>((resolve) => (written = resolve));
     const slow = database.db.transaction().execute(async (trx) => {
-      await recordAuditEvent(trx, {
-        type: 'task_created',
-        at: clock.now(),
-        context: { actor: { type: 'user', userId: partner.id, sessionId: null }, requestId: null, ip: null, userAgent: null },
-        target: { type: 'task', id: task.id, label: 'Committed late' },
-        publish: { data: { ...task, title: 'Committed late, the slow one' } },
-      });
+      await recordTaskEvent(trx, task, 'Committed late, the slow one');
       written();
       await released;
     });
@@ -266,14 +269,7 @@ describe('fan-out: a change writes its event, the workers make the deliveries', 
     const task = (await send('post', '/tasks', partner.auth, { title: 'Out of order' })).body;
     await deliverDue();
     const before = receiver.received.length;
-    const record = (trx: Parameters<typeof recordAuditEvent>[0], title: string) =>
-      recordAuditEvent(trx, {
-        type: 'task_created',
-        at: clock.now(),
-        context: { actor: { type: 'user', userId: partner.id, sessionId: null }, requestId: null, ip: null, userAgent: null },
-        target: { type: 'task', id: task.id, label: title },
-        publish: { data: { ...task, title } },
-      });
+    const record = (trx: Parameters<typeof recordAuditEvent>[0], title: string) => recordTaskEvent(trx, task, title);
     const gate = () => {
       let open!: () => void;
       const opened = new Promise<void>((resolve) => (open = resolve));

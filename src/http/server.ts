@@ -57,14 +57,16 @@ export interface HttpServer extends http.Server {
 }
 
 export function createHttpServer(app: http.RequestListener, drain: Drain = drainSwitch()): HttpServer {
+  // Decided when the headers go out, not when the request came in: a request that started
+  // before SIGTERM and answers after it closes its connection too. One function for every
+  // response (`this` is the response), not a closure per request.
+  const writeHead = http.ServerResponse.prototype.writeHead;
+  const drainAwareWriteHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
+    if (drain.draining && !this.headersSent) this.setHeader('Connection', 'close');
+    return writeHead.apply(this, args);
+  } as typeof writeHead;
   const server = http.createServer((req, res) => {
-    // Decided when the headers go out, not when the request came in: a request that started
-    // before SIGTERM and answers after it closes its connection too.
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
-      if (drain.draining && !this.headersSent) this.setHeader('Connection', 'close');
-      return writeHead.apply(this, args);
-    } as typeof writeHead;
+    res.writeHead = drainAwareWriteHead;
     app(req, res);
   });
   server.on('clientError', answerClientError);

@@ -81,15 +81,14 @@ export function deletePasskey(db: Db, userId: string, id: string): Promise<{ nam
   return db.deleteFrom('second_factors').where('id', '=', id).where('user_id', '=', userId).where('kind', '=', 'passkey').returning('name').executeTakeFirst();
 }
 
-/** Live registration and sign-in challenges held by one client address (as the sign-in throttle counts it); step-ups have their own budget. */
+/** How many live registration and sign-in challenges one client address (as the sign-in throttle counts it) holds: step-ups have their own budget. */
+const liveAddressChallenges = (countedAddress: string, now: Date) =>
+  sql<string>`(select count(*) from passkey_challenges c
+    where c.counted_address = ${countedAddress} and c.purpose <> 'step_up' and c.expires_at > ${now})`;
+
+/** Live registration and sign-in challenges held by one client address (putChallengeWithin's count). */
 export async function liveChallengesFrom(db: Db, countedAddress: string, now: Date): Promise<number> {
-  const row = await db
-    .selectFrom('passkey_challenges')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('counted_address', '=', countedAddress)
-    .where('expires_at', '>', now)
-    .where('purpose', '<>', 'step_up')
-    .executeTakeFirstOrThrow();
+  const row = await db.selectNoFrom(liveAddressChallenges(countedAddress, now).as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -124,8 +123,7 @@ export async function putChallengeWithin(trx: Transaction<Database>, row: { chal
   const result = await sql`
     insert into passkey_challenges (challenge, purpose, user_id, session_id, counted_address, created_at, expires_at)
     select ${row.challenge}, ${row.purpose}, ${row.user_id}, null, ${row.counted_address}, ${row.created_at}, ${row.expires_at}
-    where (select count(*) from passkey_challenges c
-           where c.counted_address = ${row.counted_address} and c.purpose <> 'step_up' and c.expires_at > ${row.created_at}) < ${max}`.execute(trx);
+    where ${liveAddressChallenges(row.counted_address, row.created_at)} < ${max}`.execute(trx);
   return Number(result.numAffectedRows ?? 0) === 1;
 }
 

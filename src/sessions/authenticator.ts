@@ -13,6 +13,8 @@ import { EVERY_PERMISSION, bearerSession, touchSession } from './repository.js';
 import { useNotes } from '../auth/use-notes.js';
 
 const TOUCH_EVERY_MS = 60_000;
+/** An administrator's rights: one set for every request of every administrator (a principal's set is read-only). */
+const EVERY_PERMISSION_SET: ReadonlySet<string> = new Set(PERMISSIONS);
 
 export function bearerAuthenticator({ db, clock, config, logger }: Dependencies) {
   const refuse = () => refused('invalid_token', 'The access token is unknown, expired or revoked.');
@@ -39,7 +41,7 @@ export function bearerAuthenticator({ db, clock, config, logger }: Dependencies)
       kind: 'user',
       userId: row.user_id,
       sessionId: row.session_id,
-      permissions: new Set(row.permissions?.includes(EVERY_PERMISSION) ? PERMISSIONS : row.permissions),
+      permissions: row.permissions?.includes(EVERY_PERMISSION) ? EVERY_PERMISSION_SET : new Set(row.permissions),
       passwordChangeRequired: row.must_change_password,
       secondFactorRequired: row.second_factor_missing,
     };
