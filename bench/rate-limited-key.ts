@@ -4,7 +4,7 @@
 // by side with the same request with an unlimited key, on the same service process and database.
 // docs/PARTNER-KEYS.md promises the limited key within 3 % of the unlimited one.
 //  1. a throwaway PostgreSQL 15 (or DATABASE_URL), seeded with BENCH_USERS users; the service in
-//     its own process (BENCH_SERVICE_SCRIPT, dist/src/main.js by default, as `make run` starts it);
+//     its own process (BENCH_SERVICE_SCRIPT, dist/src/main.js by default, as `npm start` starts it);
 //  2. both keys' answers checked (200, the same page; the limited one with its RateLimit headers);
 //  3. BENCH_ROUNDS rounds, seconds apart, each measuring both keys for BENCH_DURATION seconds with
 //     BENCH_CONNECTIONS clients (wrk: a C program in its own process), in alternating order, so each

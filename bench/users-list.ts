@@ -1,7 +1,7 @@
 // Benchmark of GET /users?limit=50 against its floor (see docs/BENCHMARKS.md for how to run it and
 // the results). In one run:
 //  1. a throwaway PostgreSQL 15 (or DATABASE_URL), migrated, seeded with 100,000 users;
-//  2. three servers, each in its own process: the service (dist/src/main.js as `make run` starts
+//  2. three servers, each in its own process: the service (dist/src/main.js as `npm start` starts
 //     it, NODE_ENV=production, response validation off, access log on), the floor (bench/floor.ts:
 //     Express 5 + pg running the service's own statements, prepared), and a bare Express app
 //     answering the same page from memory (context: what no database costs);

@@ -173,7 +173,8 @@ describe('request ids and security headers', () => {
 
   it('sends helmet’s headers for documents on the pages (the back office, the reference), each with its own Content-Security-Policy', async () => {
     const { app } = createTestApp(database.db);
-    const pages = [await request(app).get('/').set('Accept', 'text/html'), await request(app).get('/docs')];
+    // index.html asked for by name is served as a file, and is the same page.
+    const pages = [await request(app).get('/').set('Accept', 'text/html'), await request(app).get('/index.html').set('Accept', 'text/html'), await request(app).get('/docs')];
     for (const res of pages) {
       expect(res.status).toBe(200);
       expect(res.type).toBe('text/html');
@@ -189,6 +190,7 @@ describe('request ids and security headers', () => {
       expect(res.headers['x-permitted-cross-domain-policies']).toBe('none');
       expect(res.headers['x-xss-protection']).toBe('0');
       expect(res.headers['content-security-policy']).toMatch(/script-src 'self'/);
+      expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
       expect(res.headers['content-security-policy']).not.toBe("default-src 'none'; frame-ancestors 'none'");
       expect(res.headers['x-powered-by']).toBeUndefined();
     }

@@ -113,7 +113,7 @@ describe('the validator on the service’s own match: no request reaches a handl
 });
 
 describe('security headers on every answer path', () => {
-  it('404, 405, 401, 400, 415, HEAD, /openapi.json, /docs, /livez and the web app all carry helmet’s headers', async () => {
+  it('404, 405, 401, 400, 415, HEAD, /openapi.json, /docs, /livez and the web app all carry the security headers', async () => {
     const { app } = createTestApp(database.db);
     const answers: [string, request.Test][] = [
       ['404', request(app).get('/nowhere').set('accept', 'application/json')],

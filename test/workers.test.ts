@@ -31,7 +31,7 @@ describe('WORKERS', () => {
   it('runs that many processes on one port, shares the hashing threads, sums their metrics, replaces a dead one, and drains them all on SIGTERM', { timeout: 180_000 }, async () => {
     const server = await startServerProcess({ DATABASE_URL: database.url, WORKERS: '2', METRICS_PORT: A_FREE_PORT, SWEEP_INTERVAL_S: '0' });
     const workerPids = () => new Set(server.records().filter((r) => String(r.msg).startsWith('listening on')).map((r) => r.pid));
-    let finished = false;
+    let victim: number | undefined;
     try {
       const metricsPort = server.env.METRICS_PORT!;
       await expect.poll(() => workerPids().size, { timeout: 60_000, interval: 100 }).toBe(2);
@@ -59,7 +59,7 @@ describe('WORKERS', () => {
       expect(threads).toBe(Math.ceil(availableParallelism() / 2) + 2);
 
       // A worker that dies is replaced.
-      const [victim] = [...workerPids()] as number[];
+      [victim] = [...workerPids()] as number[];
       process.kill(victim!, 'SIGKILL');
       await expect.poll(() => workerPids().size, { timeout: 60_000, interval: 100 }).toBe(3);
       expect(server.output()).toContain('worker exited');
@@ -69,15 +69,17 @@ describe('WORKERS', () => {
       expect(code, server.output().split('\n').filter((l) => !l.includes('request completed')).join('\n')).toBe(0);
       const stopped = server.records().filter((r) => r.msg === 'stopped');
       expect(stopped.map((r) => r.pid).sort()).toEqual([...workerPids()].filter((pid) => pid !== victim).concat(server.child.pid).sort());
-      finished = true;
     } finally {
-      // A failed step leaves no process behind: the primary, and every worker it started. (Not
-      // after a pass: they have all exited, and their ids may belong to other processes by now.)
-      if (!finished) for (const pid of [server.child.pid, ...workerPids()]) {
-        try {
-          if (pid !== undefined) process.kill(pid as number, 'SIGKILL');
-        } catch {
-          // already gone
+      // A failed step leaves no process behind: the primary, and the workers it still has. Only
+      // while the primary runs: once it has exited its workers have too, and their ids (like the
+      // killed one's) may belong to other processes by now.
+      if (server.child.exitCode === null && server.child.signalCode === null) {
+        for (const pid of [...workerPids()].filter((pid) => pid !== victim).concat(server.child.pid) as number[]) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
         }
       }
     }

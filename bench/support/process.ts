@@ -33,9 +33,14 @@ export const SERVICE_ENV = { NODE_ENV: 'production', VALIDATE_RESPONSES: 'false'
  * floors too: the floor is what any service must spend on the same stack, run the same way.
  */
 export const START_NODE_FLAGS: string[] = (() => {
-  const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
-  if (start[0] !== 'node') throw new Error(`package.json's start script no longer runs node: ${start.join(' ')}`);
-  return start.slice(1).filter((word) => word.startsWith('--'));
+  const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+  const [command, ...words] = scripts.start.split(/\s+/);
+  const script = words.pop();
+  // Flags written `--name=value`, the script last: anything else is not what this reads.
+  if (command !== 'node' || script !== 'dist/src/main.js' || !words.every((word) => /^--[\w-]+(=\S+)?$/.test(word))) {
+    throw new Error(`package.json's start script is not "node --flag=value ... dist/src/main.js": ${scripts.start}`);
+  }
+  return words;
 })();
 
 export async function startProcess(script: string, env: Record<string, string>, extraNodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {

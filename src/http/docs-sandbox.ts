@@ -11,7 +11,7 @@
 /** What the reference may do in its sandbox: run its scripts, open links in new tabs. */
 const SANDBOX = 'sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox';
 const POLICY =
-  "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; font-src 'self' data:; connect-src 'none'; form-action 'none'; base-uri 'none'";
+  "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; font-src 'self' data:; connect-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 export const DOCS_CSP = `${SANDBOX}; ${POLICY}`;
 
 export const STORAGE_STAND_IN = `<script>(() => {

@@ -17,7 +17,8 @@
 // helmet's values are all fixed with its defaults (no per-request nonce), so they are computed once,
 // here, into a recorder: per request helmet would rebuild the CSP text and run a dozen middlewares.
 import helmet from 'helmet';
-import type { RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
 
 type Header = readonly [name: string, value: string];
 
@@ -57,7 +58,7 @@ export function securityHeaders(): RequestHandler {
 }
 
 /** A page's headers, over the API set: helmet's for documents, and the page's own CSP. */
-export function setPageHeaders(res: Response, contentSecurityPolicy: string): void {
+export function setPageHeaders(res: ServerResponse, contentSecurityPolicy: string): void {
   for (const [name, value] of PAGE_HEADERS) res.setHeader(name, value);
   res.setHeader('Content-Security-Policy', contentSecurityPolicy);
 }

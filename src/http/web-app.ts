@@ -18,7 +18,10 @@ export function webApp(root = WEB_DIST_PATH): RequestHandler {
   // Vite puts content-hashed files under assets/: they never change, so browsers may keep them.
   router.use('/assets', express.static(join(root, 'assets'), { index: false, immutable: true, maxAge: '1y' }));
   router.use('/assets', (_req, _res, next) => next(new ProblemError(404, 'not_found', 'No such file of the web interface.')));
-  router.use(express.static(root, { index: false, maxAge: 0 }));
+  // index.html asked for by name is the page too: the page's headers, not the API's.
+  router.use(express.static(root, { index: false, maxAge: 0, setHeaders: (res, path) => {
+    if (path.endsWith('.html')) setPageHeaders(res, PAGE_CSP);
+  } }));
   router.use((req, res, next) => {
     if (!wantsPage(req)) return next();
     if (!existsSync(indexHtml)) {
