@@ -1,6 +1,7 @@
-// The entry point. Run by `npm start` (node with package.json's flags, docs/DEPLOYMENT.md): read config, migrate, listen; on SIGTERM
-// fail readiness, stop accepting, let in-flight requests finish and keep-alive connections close
-// without a reset (up to SHUTDOWN_GRACE_MS: HttpServer.shutDown), close the pool and exit 0.
+// The entry point. Run by `npm start` (node with package.json's flags, docs/DEPLOYMENT.md): read
+// config, migrate, listen; on SIGTERM fail readiness, stop accepting, let in-flight requests finish
+// and keep-alive connections close without a reset (up to SHUTDOWN_GRACE_MS: HttpServer.shutDown),
+// close the pool and exit 0.
 // Imported (tests): `buildService` wires the service from configuration without listening.
 // First: with tracing configured, pg must be instrumented before anything loads it.
 import { tracerProvider } from './tracing/setup.js';
