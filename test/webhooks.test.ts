@@ -178,6 +178,12 @@ describe('retries', () => {
 });
 
 describe('fan-out: a change writes its event, the workers make the deliveries', () => {
+  /** A promise and the function that settles it: one step of two transactions interleaved by hand. */
+  const gate = () => {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { open, opened };
+  };
   /** A task's `task_created` event written on `trx` as a change would, titled `title` (in the event only). */
   const recordTaskEvent = (trx: Parameters<typeof recordAuditEvent>[0], task: { id: string }, title: string) =>
     recordAuditEvent(trx, {
@@ -236,16 +242,13 @@ describe('fan-out: a change writes its event, the workers make the deliveries', 
     await deliverDue();
     const before = receiver.received.length;
     // A change that writes its event (taking a seq) and commits only after a later change was relayed.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let written!: () => void;
-    const wasWritten = new Promise<void>((resolve) => (written = resolve));
+    const [written, released] = [gate(), gate()];
     const slow = database.db.transaction().execute(async (trx) => {
       await recordTaskEvent(trx, task, 'Committed late, the slow one');
-      written();
-      await released;
+      written.open();
+      await released.opened;
     });
-    await wasWritten;
+    await written.opened;
     await send('post', '/tasks', partner.auth, { title: 'Committed early' });
     // One round of the worker (deliverDue would wait for the relay to pass the open transaction).
     await services.deliveries.runOnce();
@@ -254,7 +257,7 @@ describe('fan-out: a change writes its event, the workers make the deliveries', 
     try {
       expect(titles()).toEqual([]); // the later event waits too: relaying it would move the relay past the open one
     } finally {
-      release();
+      released.open();
       await slow;
     }
     await deliverDue();
@@ -270,11 +273,6 @@ describe('fan-out: a change writes its event, the workers make the deliveries', 
     await deliverDue();
     const before = receiver.received.length;
     const record = (trx: Parameters<typeof recordAuditEvent>[0], title: string) => recordTaskEvent(trx, task, title);
-    const gate = () => {
-      let open!: () => void;
-      const opened = new Promise<void>((resolve) => (open = resolve));
-      return { open, opened };
-    };
     const [aStarted, tWritten, tRelease] = [gate(), gate(), gate()];
     // A takes its transaction id first; T begins after and writes its event (the earlier seq); A
     // then writes its own (the later seq) and commits while T is still open.

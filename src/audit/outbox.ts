@@ -33,7 +33,6 @@ export function permissionOfEventType(type: string): string | undefined {
   return Object.values(PUBLIC_EVENTS).find((e) => e.type === type)?.permission;
 }
 
-
 /** How long events (and their deliveries) are kept: the feed's promise. */
 export const EVENT_RETENTION_DAYS = 30;
 
