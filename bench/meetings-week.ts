@@ -8,7 +8,8 @@
 //  2. the service (dist/src/main.js, as users-list.ts starts it) and the floor, each in its own process;
 //  3. the plans of the person's week and of the organisation's week (EXPLAIN ANALYZE, BUFFERS);
 //  4. the answers checked byte for byte (API key and bearer), then rounds of (floor, service) with
-//     each credential, seconds apart, so each ratio compares measurements under the same load.
+//     each credential, seconds apart, so each ratio compares measurements under the same load (in
+//     the reverse order every other round: measureInTurn).
 // The load comes from wrk. Prints a markdown table at the end.
 import { cpus } from 'node:os';
 import { sql } from 'kysely';
@@ -18,9 +19,10 @@ import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { personFirstPage } from '../src/meetings/repository.js';
-import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
+import { runBenchmark } from './support/run.js';
 import { benchDatabase, createAdmin, markSeeded, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
+import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, printPlans } from './support/compare.js';
 import { medianPersonWeek } from './support/meetings.js';
@@ -32,111 +34,99 @@ const USERS = Number(process.env.BENCH_MEETING_USERS ?? 2_000);
 const MEETINGS = Number(process.env.BENCH_MEETINGS ?? 1_000_000);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 
-async function main() {
-  const database = await benchDatabase('bench_meetings', { migrate: false });
+runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (database, children) => {
   const { db } = database;
-  const children: Awaited<ReturnType<typeof startProcess>>['child'][] = [];
-  try {
-    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
-    children.push(service.child);
-    if (database.seeded) print(`kept the database an earlier run seeded (BENCH_KEEP_DATABASES=1)`);
-    else {
-      let t = Date.now();
-      await seedUsers(db, { users: USERS, seed: 1 });
-      print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-      t = Date.now();
-      await seedMeetings(db, { meetings: MEETINGS, seed: 1 });
-      print(`seeded ${MEETINGS} meetings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-      await sql`vacuum analyze`.execute(db);
-      await markSeeded(db);
-    }
-    const { from, until, person, people, path } = await medianPersonWeek(db);
-    const attendeeRows = Number((await sql<{ n: string }>`select count(*) as n from meeting_attendees`.execute(db)).rows[0]!.n);
-    print(`${attendeeRows} attendee rows; the person ${person.user_id} has ${person.n} meetings in the week of ${from.toISOString().slice(0, 10)} (median of ${people} people)`);
-
-    // The plans, as PostgreSQL runs them (warm buffers: each is run once first).
-    const week = [from.toISOString(), until.toISOString()];
-    await printPlans(database.url, [
-      { label: `the person's week (${path})`, text: personFirstPage.sql, values: personFirstPage.parameters({ from, until, attendeeId: person.user_id, afterStartsAt: '', afterId: '', limit: 51 }) },
-      // The organisation's week, first page: the service's bound (the ordered btree walk), against
-      // the same with the GiST's `during &&` added (a bitmap of both, then a sort of the whole week)
-      // and with `during &&` alone (a walk of every meeting before the week).
-      ...[
-        ['the service\'s', `m.starts_at >= $1::timestamptz - interval '24 hours' and m.starts_at < $2::timestamptz and m.ends_at > $1::timestamptz`],
-        ['with `during &&` added', `m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)') and m.starts_at >= $1::timestamptz - interval '24 hours' and m.starts_at < $2::timestamptz`],
-        ['`during &&` alone', `m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)')`],
-      ].map(([label, where]) => ({ label: `the organisation's week, first page of 50, ${label} predicate`, text: `select m.id from meetings m where ${where} order by m.starts_at, m.id limit 51`, values: week })),
-    ]);
-
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: ['meetings.list'] });
-    const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`); // a kept database has the last run's
-    const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
-    const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
-    children.push(floor.child);
-    const targets: Record<'service' | 'floor', Target & { url: string }> = {
-      service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
-      floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
-    };
-
-    await expectSameAnswers(targets.service, targets.floor, path, [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]]);
-
-    print(`\nmachine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
-    const run = (label: string, target: Target & { url: string }, headers: Record<string, string>) =>
-      measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
-    print(`warming up each server and credential for ${WARM_UP} s`);
-    for (const target of [targets.floor, targets.service]) {
-      for (const headers of [{ 'x-api-key': secret }, await bearer()]) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
-    }
-
-    await quietBefore();
-
-    print(`\nGET one person's week, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${MEETINGS} meetings`);
-    type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement>;
-    const rounds: Round[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      print(`round ${round}`);
-      const token = await bearer();
-      const r: Round = {
-        floorKey: await run('floor, API key', targets.floor, { 'x-api-key': secret }),
-        serviceKey: await run('service, API key', targets.service, { 'x-api-key': secret }),
-        floorBearer: await run('floor, bearer', targets.floor, token),
-        serviceBearer: await run('service, bearer', targets.service, token),
-      };
-      for (const m of Object.values(r)) print(describe(m));
-      print(`  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}`);
-      rounds.push(r);
-    }
-    const ratios = { key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps), bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps) };
-    const ms = (v: number) => v.toFixed(2);
-    const row = (label: string, key: keyof Round, ratio: string) => {
-      const m = medianOf(rounds.map((r) => r[key]));
-      return [label, range(rounds.map((r) => r[key].rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), ms(m.postgresMs), ratio];
-    };
-    const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
-    print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
-    print(
-      markdownTable(
-        [`one person's week (${person.n} meetings)`, 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
-        [
-          row('floor, API key', 'floorKey', '–'),
-          row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
-          row('floor, bearer', 'floorBearer', '–'),
-          row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
-        ],
-      ),
-    );
-    const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
-    print(`\n${quiet.text}`);
-    const verdict = verdictFor(quiet.quiet);
-    print(`\ntarget: service >= 90 % of the floor (medians): API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
-    printTailTarget(rounds, verdict);
-  } finally {
-    await Promise.all(children.map(stopProcess));
-    await database.stop();
+  const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
+  children.push(service.child);
+  if (database.seeded) print(`kept the database an earlier run seeded (BENCH_KEEP_DATABASES=1)`);
+  else {
+    let t = Date.now();
+    await seedUsers(db, { users: USERS, seed: 1 });
+    print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    t = Date.now();
+    await seedMeetings(db, { meetings: MEETINGS, seed: 1 });
+    print(`seeded ${MEETINGS} meetings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    await sql`vacuum analyze`.execute(db);
+    await markSeeded(db);
   }
-}
+  const { from, until, person, people, path } = await medianPersonWeek(db);
+  const attendeeRows = Number((await sql<{ n: string }>`select count(*) as n from meeting_attendees`.execute(db)).rows[0]!.n);
+  print(`${attendeeRows} attendee rows; the person ${person.user_id} has ${person.n} meetings in the week of ${from.toISOString().slice(0, 10)} (median of ${people} people)`);
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  // The plans, as PostgreSQL runs them (warm buffers: each is run once first).
+  const week = [from.toISOString(), until.toISOString()];
+  await printPlans(database.url, [
+    { label: `the person's week (${path})`, text: personFirstPage.sql, values: personFirstPage.parameters({ from, until, attendeeId: person.user_id, afterStartsAt: '', afterId: '', limit: 51 }) },
+    // The organisation's week, first page: the service's bound (the ordered btree walk), against
+    // the same with the GiST's `during &&` added (a bitmap of both, then a sort of the whole week)
+    // and with `during &&` alone (a walk of every meeting before the week).
+    ...[
+      ['the service\'s', `m.starts_at >= $1::timestamptz - interval '24 hours' and m.starts_at < $2::timestamptz and m.ends_at > $1::timestamptz`],
+      ['with `during &&` added', `m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)') and m.starts_at >= $1::timestamptz - interval '24 hours' and m.starts_at < $2::timestamptz`],
+      ['`during &&` alone', `m.during && tstzrange($1::timestamptz, $2::timestamptz, '[)')`],
+    ].map(([label, where]) => ({ label: `the organisation's week, first page of 50, ${label} predicate`, text: `select m.id from meetings m where ${where} order by m.starts_at, m.id limit 51`, values: week })),
+  ]);
+
+  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: ['meetings.list'] });
+  const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`); // a kept database has the last run's
+  const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
+  const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
+  children.push(floor.child);
+  const targets: Record<'service' | 'floor', Target & { url: string }> = {
+    service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
+    floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
+  };
+
+  await expectSameAnswers(targets.service, targets.floor, path, [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]]);
+
+  print(`\nmachine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
+  const run = (label: string, target: Target & { url: string }, headers: Record<string, string>) =>
+    measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
+  print(`warming up each server and credential for ${WARM_UP} s`);
+  for (const target of [targets.floor, targets.service]) {
+    for (const headers of [{ 'x-api-key': secret }, await bearer()]) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
+  }
+
+  await quietBefore();
+
+  print(`\nGET one person's week, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${MEETINGS} meetings`);
+  type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement>;
+  const rounds: Round[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    print(`round ${round}`);
+    const token = await bearer();
+    const r: Round = await measureInTurn(round, {
+      floorKey: () => run('floor, API key', targets.floor, { 'x-api-key': secret }),
+      serviceKey: () => run('service, API key', targets.service, { 'x-api-key': secret }),
+      floorBearer: () => run('floor, bearer', targets.floor, token),
+      serviceBearer: () => run('service, bearer', targets.service, token),
+    });
+    for (const m of Object.values(r)) print(describe(m));
+    print(`  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}`);
+    rounds.push(r);
+  }
+  const ratios = { key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps), bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps) };
+  const ms = (v: number) => v.toFixed(2);
+  const row = (label: string, key: keyof Round, ratio: string) => {
+    const m = medianOf(rounds.map((r) => r[key]));
+    return [label, range(rounds.map((r) => r[key].rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), ms(m.postgresMs), ratio];
+  };
+  const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
+  print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
+  print(
+    markdownTable(
+      [`one person's week (${person.n} meetings)`, 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
+      [
+        row('floor, API key', 'floorKey', '–'),
+        row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
+        row('floor, bearer', 'floorBearer', '–'),
+        row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
+      ],
+    ),
+  );
+  const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
+  print(`\n${quiet.text}`);
+  const verdict = verdictFor(quiet.quiet);
+  print(`\ntarget: service >= 90 % of the floor (medians): API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
+  printTailTarget(rounds, verdict);
 });

@@ -8,7 +8,8 @@
 //     below) and the floor, each in its own process;
 //  3. the plans of the first page, the millionth task's page and a title search (EXPLAIN ANALYZE, BUFFERS);
 //  4. the answers checked byte for byte (API key and bearer), then rounds of (floor, service) with
-//     each credential, seconds apart, so each ratio compares measurements under the same load;
+//     each credential, seconds apart, so each ratio compares measurements under the same load (in
+//     the reverse order every other round: measureInTurn);
 //  5. then the service's first page against the page that ends with the millionth task (its cursor
 //     is the service's, made for the task before that page), alternating, in the same rounds.
 // The load comes from wrk. Prints a markdown table at the end.
@@ -21,9 +22,10 @@ import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { firstPage, laterPage } from '../src/tasks/repository.js';
 import { encodeCursor } from '../src/tasks/cursor.js';
-import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
+import { runBenchmark } from './support/run.js';
 import { benchDatabase, createAdmin, markSeeded, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
+import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, printPlans } from './support/compare.js';
 
@@ -36,131 +38,119 @@ const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 const LIMIT = 50;
 const PATH = `/tasks?limit=${LIMIT}`;
 
-async function main() {
-  const database = await benchDatabase('bench_tasks', { migrate: false });
+runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (database, children) => {
   const { db } = database;
-  const children: Awaited<ReturnType<typeof startProcess>>['child'][] = [];
-  try {
-    // No maintenance step in the service: the million audit events seeded below would otherwise be
-    // sealed by the service during the measurements (a production service seals them as they come,
-    // 10,000 at a time: bench/audit-verify.ts and audit-insert.ts measure that apart).
-    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, SWEEP_INTERVAL_S: '0' });
-    children.push(service.child);
-    if (database.seeded) print(`kept the database an earlier run seeded (BENCH_KEEP_DATABASES=1)`);
-    else {
-      let t = Date.now();
-      await seedUsers(db, { users: USERS, seed: 1 });
-      print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-      t = Date.now();
-      await seedTasks(db, { tasks: TASKS, seed: 1 });
-      print(`seeded ${TASKS} tasks (and their audit events) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-      await sql`vacuum analyze`.execute(db);
-      await markSeeded(db);
-    }
-
-    // The millionth task's page: the LIMIT tasks that end with task number TASKS, after the one before them.
-    const before = await sql<{ k: string; id: string }>`
-      select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as k, id
-      from tasks order by created_at, id offset ${TASKS - LIMIT - 1} limit 1`.execute(db);
-    const deepAfter = { key: before.rows[0]!.k, id: before.rows[0]!.id };
-    const { secret: cursorKey } = await db.selectFrom('service_secrets').select('secret').where('name', '=', 'cursor_signing').executeTakeFirstOrThrow();
-    const deepPath = `${PATH}&cursor=${encodeCursor(cursorKey, deepAfter, { sort: 'created_at' })}`;
-
-    const none = { statuses: [], assigneeId: '', dueBefore: '', dueAfter: '', search: '' };
-    await printPlans(database.url, [
-      { label: 'the first page', text: firstPage.sql, values: firstPage.parameters({ limit: LIMIT + 1, afterKey: '', afterId: '', ...none }) },
-      { label: `the millionth task's page`, text: laterPage.sql, values: laterPage.parameters({ limit: LIMIT + 1, afterKey: deepAfter.key, afterId: deepAfter.id, ...none }) },
-      {
-        label: 'a title search, first page (the trigram index on fold_for_search(title))',
-        text: `select t.id, t.title from tasks t where fold_for_search(t.title) like fold_for_search($1) order by t.created_at, t.id limit 51`,
-        values: ['%zurich team%'],
-      },
-    ]);
-
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: ['tasks.list'] });
-    const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`); // a kept database has the last run's
-    const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
-    const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
-    children.push(floor.child);
-    const targets: Record<'service' | 'floor', Target & { url: string }> = {
-      service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
-      floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
-    };
-
-    await expectSameAnswers(targets.service, targets.floor, PATH, [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]]);
-    const deep = await fetch(`${service.url}${deepPath}`, { headers: { 'x-api-key': secret } });
-    const deepBody = (await deep.json()) as { data: unknown[]; next_cursor: string | null };
-    if (deep.status !== 200 || deepBody.data.length !== LIMIT || deepBody.next_cursor !== null) throw new Error(`the millionth task's page answered ${deep.status} with ${deepBody.data.length} tasks`);
-
-    print(`\nmachine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
-    const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, path = PATH) =>
-      measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
-    print(`warming up each server and credential for ${WARM_UP} s`);
-    for (const target of [targets.floor, targets.service]) {
-      for (const headers of [{ 'x-api-key': secret }, await bearer()]) await wrk(`${target.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
-    }
-    await wrk(`${service.url}${deepPath}`, { connections: CONNECTIONS, seconds: WARM_UP, headers: { 'x-api-key': secret } });
-
-    await quietBefore();
-
-    print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${TASKS} tasks`);
-    type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer' | 'deepKey', Measurement>;
-    const rounds: Round[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      print(`round ${round}`);
-      const token = await bearer();
-      const r: Round = {
-        floorKey: await run('floor, API key', targets.floor, { 'x-api-key': secret }),
-        serviceKey: await run('service, API key', targets.service, { 'x-api-key': secret }),
-        deepKey: await run(`service, API key, the millionth task's page`, targets.service, { 'x-api-key': secret }, deepPath),
-        floorBearer: await run('floor, bearer', targets.floor, token),
-        serviceBearer: await run('service, bearer', targets.service, token),
-      };
-      for (const m of Object.values(r)) print(describe(m));
-      print(
-        `  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}; ` +
-          `deep/first (mean latency): ${(r.deepKey.mean / r.serviceKey.mean).toFixed(2)}x`,
-      );
-      rounds.push(r);
-    }
-    const ratios = {
-      key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps),
-      bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps),
-      deep: rounds.map((r) => r.deepKey.mean / r.serviceKey.mean),
-    };
-    const ms = (v: number) => v.toFixed(2);
-    const row = (label: string, key: keyof Round, ratio: string) => {
-      const m = medianOf(rounds.map((r) => r[key]));
-      return [label, range(rounds.map((r) => r[key].rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), ms(m.postgresMs), ratio];
-    };
-    const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
-    print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
-    print(
-      markdownTable(
-        [`GET ${PATH} (${TASKS} tasks)`, 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
-        [
-          row('floor, API key', 'floorKey', '–'),
-          row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
-          row(`service, API key, the millionth task's page`, 'deepKey', `**${range(ratios.deep, (v) => `${v.toFixed(2)}x`)} the first page's mean latency**`),
-          row('floor, bearer', 'floorBearer', '–'),
-          row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
-        ],
-      ),
-    );
-    const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
-    print(`\n${quiet.text}`);
-    const verdict = verdictFor(quiet.quiet);
-    print('\ntargets (medians):');
-    print(`  service >= 90 % of the floor: API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
-    printTailTarget(rounds, verdict);
-    print(`  the millionth task's page <= 1.3x the first page: ${median(ratios.deep).toFixed(2)}x ${verdict(median(ratios.deep) <= 1.3)}`);
-  } finally {
-    await Promise.all(children.map(stopProcess));
-    await database.stop();
+  // No maintenance step in the service: the million audit events seeded below would otherwise be
+  // sealed by the service during the measurements (a production service seals them as they come,
+  // 10,000 at a time: bench/audit-verify.ts and audit-insert.ts measure that apart).
+  const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, SWEEP_INTERVAL_S: '0' });
+  children.push(service.child);
+  if (database.seeded) print(`kept the database an earlier run seeded (BENCH_KEEP_DATABASES=1)`);
+  else {
+    let t = Date.now();
+    await seedUsers(db, { users: USERS, seed: 1 });
+    print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    t = Date.now();
+    await seedTasks(db, { tasks: TASKS, seed: 1 });
+    print(`seeded ${TASKS} tasks (and their audit events) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    await sql`vacuum analyze`.execute(db);
+    await markSeeded(db);
   }
-}
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  // The millionth task's page: the LIMIT tasks that end with task number TASKS, after the one before them.
+  const before = await sql<{ k: string; id: string }>`
+    select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as k, id
+    from tasks order by created_at, id offset ${TASKS - LIMIT - 1} limit 1`.execute(db);
+  const deepAfter = { key: before.rows[0]!.k, id: before.rows[0]!.id };
+  const { secret: cursorKey } = await db.selectFrom('service_secrets').select('secret').where('name', '=', 'cursor_signing').executeTakeFirstOrThrow();
+  const deepPath = `${PATH}&cursor=${encodeCursor(cursorKey, deepAfter, { sort: 'created_at' })}`;
+
+  const none = { statuses: [], assigneeId: '', dueBefore: '', dueAfter: '', search: '' };
+  await printPlans(database.url, [
+    { label: 'the first page', text: firstPage.sql, values: firstPage.parameters({ limit: LIMIT + 1, afterKey: '', afterId: '', ...none }) },
+    { label: `the millionth task's page`, text: laterPage.sql, values: laterPage.parameters({ limit: LIMIT + 1, afterKey: deepAfter.key, afterId: deepAfter.id, ...none }) },
+    {
+      label: 'a title search, first page (the trigram index on fold_for_search(title))',
+      text: `select t.id, t.title from tasks t where fold_for_search(t.title) like fold_for_search($1) order by t.created_at, t.id limit 51`,
+      values: ['%zurich team%'],
+    },
+  ]);
+
+  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: ['tasks.list'] });
+  const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`); // a kept database has the last run's
+  const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
+  const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
+  children.push(floor.child);
+  const targets: Record<'service' | 'floor', Target & { url: string }> = {
+    service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
+    floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
+  };
+
+  await expectSameAnswers(targets.service, targets.floor, PATH, [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]]);
+  const deep = await fetch(`${service.url}${deepPath}`, { headers: { 'x-api-key': secret } });
+  const deepBody = (await deep.json()) as { data: unknown[]; next_cursor: string | null };
+  if (deep.status !== 200 || deepBody.data.length !== LIMIT || deepBody.next_cursor !== null) throw new Error(`the millionth task's page answered ${deep.status} with ${deepBody.data.length} tasks`);
+
+  print(`\nmachine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
+  const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, path = PATH) =>
+    measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
+  print(`warming up each server and credential for ${WARM_UP} s`);
+  for (const target of [targets.floor, targets.service]) {
+    for (const headers of [{ 'x-api-key': secret }, await bearer()]) await wrk(`${target.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
+  }
+  await wrk(`${service.url}${deepPath}`, { connections: CONNECTIONS, seconds: WARM_UP, headers: { 'x-api-key': secret } });
+
+  await quietBefore();
+
+  print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${TASKS} tasks`);
+  type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer' | 'deepKey', Measurement>;
+  const rounds: Round[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    print(`round ${round}`);
+    const token = await bearer();
+    const r: Round = await measureInTurn(round, {
+      floorKey: () => run('floor, API key', targets.floor, { 'x-api-key': secret }),
+      serviceKey: () => run('service, API key', targets.service, { 'x-api-key': secret }),
+      deepKey: () => run(`service, API key, the millionth task's page`, targets.service, { 'x-api-key': secret }, deepPath),
+      floorBearer: () => run('floor, bearer', targets.floor, token),
+      serviceBearer: () => run('service, bearer', targets.service, token),
+    });
+    for (const m of Object.values(r)) print(describe(m));
+    print(
+      `  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}; ` +
+        `deep/first (mean latency): ${(r.deepKey.mean / r.serviceKey.mean).toFixed(2)}x`,
+    );
+    rounds.push(r);
+  }
+  const ratios = {
+    key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps),
+    bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps),
+    deep: rounds.map((r) => r.deepKey.mean / r.serviceKey.mean),
+  };
+  const ms = (v: number) => v.toFixed(2);
+  const row = (label: string, key: keyof Round, ratio: string) => {
+    const m = medianOf(rounds.map((r) => r[key]));
+    return [label, range(rounds.map((r) => r[key].rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), ms(m.postgresMs), ratio];
+  };
+  const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
+  print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
+  print(
+    markdownTable(
+      [`GET ${PATH} (${TASKS} tasks)`, 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
+      [
+        row('floor, API key', 'floorKey', '–'),
+        row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
+        row(`service, API key, the millionth task's page`, 'deepKey', `**${range(ratios.deep, (v) => `${v.toFixed(2)}x`)} the first page's mean latency**`),
+        row('floor, bearer', 'floorBearer', '–'),
+        row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
+      ],
+    ),
+  );
+  const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
+  print(`\n${quiet.text}`);
+  const verdict = verdictFor(quiet.quiet);
+  print('\ntargets (medians):');
+  print(`  service >= 90 % of the floor: API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
+  printTailTarget(rounds, verdict);
+  print(`  the millionth task's page <= 1.3x the first page: ${median(ratios.deep).toFixed(2)}x ${verdict(median(ratios.deep) <= 1.3)}`);
 });

@@ -7,12 +7,13 @@
 //     answering the same page from memory (context: what no database costs);
 //  3. the answers are checked byte for byte (service and floor, API key and bearer) before anything
 //     is measured; then rounds of (bare, floor and service with an API key, floor and service with
-//     a bearer token), seconds apart, so each ratio compares measurements under the same load;
+//     a bearer token), seconds apart, so each ratio compares measurements under the same load (in
+//     the reverse order every other round: measureInTurn);
 //  4. then the table grows past 1,000,000 users and the first page is compared with the page that
 //     starts after the millionth user.
 // The load comes from wrk (a C program in its own process). Prints a markdown table at the end.
 // BENCH_VARIANT_ENV (e.g. "METRICS_PORT=0") and/or BENCH_VARIANT_SCRIPT (another build's main.js)
-// add a second service process, the variant, measured in every round right after the service with
+// add a second service process, the variant, measured in every round beside the service with
 // both credentials: what a setting or a change costs, side by side under the same load.
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
@@ -23,9 +24,10 @@ import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { encodeCursor } from '../src/users/cursor.js';
 import { systemClock } from '../src/clock.js';
-import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
+import { runBenchmark } from './support/run.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
+import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -45,157 +47,146 @@ const VARIANT_ENV = Object.fromEntries(
 const VARIANT_SCRIPT = process.env.BENCH_VARIANT_SCRIPT;
 const WITH_VARIANT = VARIANT_SCRIPT !== undefined || Object.keys(VARIANT_ENV).length > 0;
 
-async function main() {
-  // The service migrates the database (so BENCH_SERVICE_SCRIPT may name another build to compare).
-  const database = await benchDatabase('bench_users', { migrate: false });
+// The service migrates the database (so BENCH_SERVICE_SCRIPT may name another build to compare).
+runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (database, children) => {
   const { db } = database;
-  const children: Awaited<ReturnType<typeof startProcess>>['child'][] = [];
-  try {
-    const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
-    children.push(service.child);
-    let t = Date.now();
-    await seedUsers(db, { users: USERS, seed: 1 });
-    await sql`vacuum analyze users`.execute(db);
-    print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
-    const admin = await createAdmin(db);
-    const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
+  const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
+  children.push(service.child);
+  let t = Date.now();
+  await seedUsers(db, { users: USERS, seed: 1 });
+  await sql`vacuum analyze users`.execute(db);
+  print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+  const admin = await createAdmin(db);
+  const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
 
-    const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
-    children.push(floor.child);
-    const page = await fetch(`${service.url}${PATH}`, { headers: { 'x-api-key': secret } });
-    if (page.status !== 200) throw new Error(`GET /users answered ${page.status}: ${await page.text()}`);
-    const dir = mkdtempSync(join(tmpdir(), 'bench-'));
-    writeFileSync(join(dir, 'users.json'), await page.text());
-    const bare = await startProcess('bench/bare-express.ts', { USERS_JSON_FILE: join(dir, 'users.json') });
-    children.push(bare.child);
-    const variant = WITH_VARIANT ? await startProcess(VARIANT_SCRIPT ?? SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, ...VARIANT_ENV }) : undefined;
-    if (variant) children.push(variant.child);
-    const targets: Record<'service' | 'floor' | 'bare', Target & { url: string }> & { variant?: Target & { url: string } } = {
-      service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
-      floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
-      bare: { url: bare.url, pid: bare.child.pid!, postmaster: database.postmaster },
-      ...(variant ? { variant: { url: variant.url, pid: variant.child.pid!, postmaster: database.postmaster } } : {}),
+  const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
+  children.push(floor.child);
+  const page = await fetch(`${service.url}${PATH}`, { headers: { 'x-api-key': secret } });
+  if (page.status !== 200) throw new Error(`GET /users answered ${page.status}: ${await page.text()}`);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-'));
+  writeFileSync(join(dir, 'users.json'), await page.text());
+  const bare = await startProcess('bench/bare-express.ts', { USERS_JSON_FILE: join(dir, 'users.json') });
+  children.push(bare.child);
+  const variant = WITH_VARIANT ? await startProcess(VARIANT_SCRIPT ?? SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, ...VARIANT_ENV }) : undefined;
+  if (variant) children.push(variant.child);
+  const targets: Record<'service' | 'floor' | 'bare', Target & { url: string }> & { variant?: Target & { url: string } } = {
+    service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
+    floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
+    bare: { url: bare.url, pid: bare.child.pid!, postmaster: database.postmaster },
+    ...(variant ? { variant: { url: variant.url, pid: variant.child.pid!, postmaster: database.postmaster } } : {}),
+  };
+  if (variant) print(`variant: ${VARIANT_SCRIPT ?? SERVICE_SCRIPT} with ${JSON.stringify(VARIANT_ENV)}`);
+
+  // The same answer, byte for byte, or the comparison means nothing.
+  for (const [credential, headers] of [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]] as const) {
+    const answer = async (s: { url: string }) => {
+      const res = await fetch(`${s.url}${PATH}`, { headers });
+      return `${res.status} ${res.headers.get('content-type')} ${await res.text()}`;
     };
-    if (variant) print(`variant: ${VARIANT_SCRIPT ?? SERVICE_SCRIPT} with ${JSON.stringify(VARIANT_ENV)}`);
-
-    // The same answer, byte for byte, or the comparison means nothing.
-    for (const [credential, headers] of [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]] as const) {
-      const answer = async (s: { url: string }) => {
-        const res = await fetch(`${s.url}${PATH}`, { headers });
-        return `${res.status} ${res.headers.get('content-type')} ${await res.text()}`;
-      };
-      const fromService = await answer(targets.service);
-      const fromFloor = await answer(targets.floor);
-      if (targets.variant && (await answer(targets.variant)) !== fromService) throw new Error(`the variant answers GET ${PATH} (${credential}) differently from the service`);
-      if (fromService !== fromFloor) throw new Error(`service and floor answer GET ${PATH} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
-      print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
-    }
-
-    print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
-    const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, seconds = DURATION) =>
-      measure(label, `${target.url}${PATH}`, target, { connections: CONNECTIONS, seconds, headers });
-    print(`warming up each server and path for ${WARM_UP} s`);
-    for (const target of [targets.bare, targets.floor, targets.service, ...(targets.variant ? [targets.variant] : [])]) {
-      const credentials: Record<string, string>[] = target === targets.bare ? [{}] : [{ 'x-api-key': secret }, await bearer()];
-      for (const headers of credentials) {
-        await wrk(`${target.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
-      }
-    }
-
-    await quietBefore();
-
-    print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${USERS} users`);
-    type Round = Record<'bare' | 'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement> & { variantKey?: Measurement; variantBearer?: Measurement };
-    const rounds: Round[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      print(`round ${round}`);
-      const token = await bearer(); // a fresh session: access tokens live 600 s
-      const r: Round = {
-        bare: await run('bare Express, from memory', targets.bare, {}),
-        floorKey: await run('floor, API key', targets.floor, { 'x-api-key': secret }),
-        serviceKey: await run('service, API key', targets.service, { 'x-api-key': secret }),
-        ...(targets.variant ? { variantKey: await run('variant, API key', targets.variant, { 'x-api-key': secret }) } : {}),
-        floorBearer: await run('floor, bearer', targets.floor, token),
-        serviceBearer: await run('service, bearer', targets.service, token),
-        ...(targets.variant ? { variantBearer: await run('variant, bearer', targets.variant, token) } : {}),
-      };
-      for (const m of Object.values(r)) print(describe(m));
-      print(
-        `  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}; ` +
-          `floor/bare: API key ${percent(r.floorKey.rps / r.bare.rps)}, bearer ${percent(r.floorBearer.rps / r.bare.rps)}`,
-      );
-      rounds.push(r);
-    }
-
-    const ratios = {
-      key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps),
-      bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps),
-      floorKey: rounds.map((r) => r.floorKey.rps / r.bare.rps),
-      floorBearer: rounds.map((r) => r.floorBearer.rps / r.bare.rps),
-    };
-    const ms = (v: number) => v.toFixed(2);
-    const row = (label: string, key: keyof Round, ratio: string) => {
-      const m = medianOf(rounds.map((r) => r[key]!));
-      return [label, range(rounds.map((r) => r[key]!.rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), key === 'bare' ? '–' : ms(m.postgresMs), ratio];
-    };
-    const ofService = (variantKey: 'variantKey' | 'variantBearer', serviceKey: 'serviceKey' | 'serviceBearer') =>
-      `${range(rounds.map((r) => r[variantKey]!.rps / r[serviceKey].rps), percent)} of the service`;
-    const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
-    print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
-    print(
-      markdownTable(
-        ['GET /users?limit=50', 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
-        [
-          row('bare Express, from memory', 'bare', '–'),
-          row('floor, API key', 'floorKey', `${range(ratios.floorKey, percent)} of bare`),
-          row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
-          ...(targets.variant ? [row('variant, API key', 'variantKey', ofService('variantKey', 'serviceKey'))] : []),
-          row('floor, bearer', 'floorBearer', `${range(ratios.floorBearer, percent)} of bare`),
-          row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
-          ...(targets.variant ? [row('variant, bearer', 'variantBearer', ofService('variantBearer', 'serviceBearer'))] : []),
-        ],
-      ),
-    );
-    const key = medianOf(rounds.map((r) => r.serviceKey));
-    const viaBearer = medianOf(rounds.map((r) => r.serviceBearer));
-    const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
-    print(`\n${quiet.text}`);
-    const verdict = verdictFor(quiet.quiet);
-    print('\ntargets (medians):');
-    print(`  service >= 90 % of the floor:  API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
-    printTailTarget(rounds, verdict);
-    print(`  Node CPU <= 0.8 ms/req:        API key ${ms(key.nodeMs)} ${verdict(key.nodeMs <= 0.8)}, bearer ${ms(viaBearer.nodeMs)} ${verdict(viaBearer.nodeMs <= 0.8)}`);
-    print(`  PostgreSQL CPU <= 0.75 ms/req: API key ${ms(key.postgresMs)} ${verdict(key.postgresMs <= 0.75)}, bearer ${ms(viaBearer.postgresMs)} ${verdict(viaBearer.postgresMs <= 0.75)}`);
-
-    if (DEEP <= 0) return; // BENCH_DEEP=0: throughput only (quicker, for profiling)
-    t = Date.now();
-    const total = Number((await db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-    await seedUsers(db, { users: DEEP + 100 - total, seed: 2 });
-    await sql`vacuum analyze users`.execute(db);
-    print(`\ngrew the table to ${DEEP + 100} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    const deep = await sql<{ t: string; id: string }>`
-      select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as t, id
-      from users order by created_at, id offset ${DEEP - 1} limit 1`.execute(db);
-    const { secret: cursorKey } = await db.selectFrom('service_secrets').select('secret').where('name', '=', 'cursor_signing').executeTakeFirstOrThrow();
-    const cursor = encodeCursor(cursorKey, { createdAt: deep.rows[0]!.t, id: deep.rows[0]!.id }, {});
-    print(`GET ${PATH}: first page vs the page after user ${DEEP}, service, API key, ${CONNECTIONS} connections`);
-    const first = await measure('first page', `${service.url}${PATH}`, targets.service, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret } });
-    const far = await measure(`page after ${DEEP} users`, `${service.url}${PATH}&cursor=${cursor}`, targets.service, {
-      connections: CONNECTIONS,
-      seconds: DURATION,
-      headers: { 'x-api-key': secret },
-    });
-    print(describe(first));
-    print(describe(far));
-    print(`  cost ratio (deep / first, mean latency): ${(far.mean / first.mean).toFixed(2)}x (target <= 1.3x) ${verdict(far.mean / first.mean <= 1.3)}; throughput ratio ${(first.rps / far.rps).toFixed(2)}x`);
-  } finally {
-    await Promise.all(children.map(stopProcess));
-    await database.stop();
+    const fromService = await answer(targets.service);
+    const fromFloor = await answer(targets.floor);
+    if (targets.variant && (await answer(targets.variant)) !== fromService) throw new Error(`the variant answers GET ${PATH} (${credential}) differently from the service`);
+    if (fromService !== fromFloor) throw new Error(`service and floor answer GET ${PATH} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
+    print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
   }
-}
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
+  const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, seconds = DURATION) =>
+    measure(label, `${target.url}${PATH}`, target, { connections: CONNECTIONS, seconds, headers });
+  print(`warming up each server and path for ${WARM_UP} s`);
+  for (const target of [targets.bare, targets.floor, targets.service, ...(targets.variant ? [targets.variant] : [])]) {
+    const credentials: Record<string, string>[] = target === targets.bare ? [{}] : [{ 'x-api-key': secret }, await bearer()];
+    for (const headers of credentials) {
+      await wrk(`${target.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
+    }
+  }
+
+  await quietBefore();
+
+  print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${USERS} users`);
+  type Round = Record<'bare' | 'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement> & { variantKey?: Measurement; variantBearer?: Measurement };
+  const rounds: Round[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    print(`round ${round}`);
+    const token = await bearer(); // a fresh session: access tokens live 600 s
+    const variant = targets.variant;
+    const r: Round = await measureInTurn(round, {
+      bare: () => run('bare Express, from memory', targets.bare, {}),
+      floorKey: () => run('floor, API key', targets.floor, { 'x-api-key': secret }),
+      serviceKey: () => run('service, API key', targets.service, { 'x-api-key': secret }),
+      ...(variant ? { variantKey: () => run('variant, API key', variant, { 'x-api-key': secret }) } : {}),
+      floorBearer: () => run('floor, bearer', targets.floor, token),
+      serviceBearer: () => run('service, bearer', targets.service, token),
+      ...(variant ? { variantBearer: () => run('variant, bearer', variant, token) } : {}),
+    });
+    for (const m of Object.values(r)) print(describe(m));
+    print(
+      `  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}; ` +
+        `floor/bare: API key ${percent(r.floorKey.rps / r.bare.rps)}, bearer ${percent(r.floorBearer.rps / r.bare.rps)}`,
+    );
+    rounds.push(r);
+  }
+
+  const ratios = {
+    key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps),
+    bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps),
+    floorKey: rounds.map((r) => r.floorKey.rps / r.bare.rps),
+    floorBearer: rounds.map((r) => r.floorBearer.rps / r.bare.rps),
+  };
+  const ms = (v: number) => v.toFixed(2);
+  const row = (label: string, key: keyof Round, ratio: string) => {
+    const m = medianOf(rounds.map((r) => r[key]!));
+    return [label, range(rounds.map((r) => r[key]!.rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), key === 'bare' ? '–' : ms(m.postgresMs), ratio];
+  };
+  const ofService = (variantKey: 'variantKey' | 'variantBearer', serviceKey: 'serviceKey' | 'serviceBearer') =>
+    `${range(rounds.map((r) => r[variantKey]!.rps / r[serviceKey].rps), percent)} of the service`;
+  const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
+  print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
+  print(
+    markdownTable(
+      ['GET /users?limit=50', 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
+      [
+        row('bare Express, from memory', 'bare', '–'),
+        row('floor, API key', 'floorKey', `${range(ratios.floorKey, percent)} of bare`),
+        row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
+        ...(targets.variant ? [row('variant, API key', 'variantKey', ofService('variantKey', 'serviceKey'))] : []),
+        row('floor, bearer', 'floorBearer', `${range(ratios.floorBearer, percent)} of bare`),
+        row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
+        ...(targets.variant ? [row('variant, bearer', 'variantBearer', ofService('variantBearer', 'serviceBearer'))] : []),
+      ],
+    ),
+  );
+  const key = medianOf(rounds.map((r) => r.serviceKey));
+  const viaBearer = medianOf(rounds.map((r) => r.serviceBearer));
+  const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
+  print(`\n${quiet.text}`);
+  const verdict = verdictFor(quiet.quiet);
+  print('\ntargets (medians):');
+  print(`  service >= 90 % of the floor:  API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
+  printTailTarget(rounds, verdict);
+  print(`  Node CPU <= 0.8 ms/req:        API key ${ms(key.nodeMs)} ${verdict(key.nodeMs <= 0.8)}, bearer ${ms(viaBearer.nodeMs)} ${verdict(viaBearer.nodeMs <= 0.8)}`);
+  print(`  PostgreSQL CPU <= 0.75 ms/req: API key ${ms(key.postgresMs)} ${verdict(key.postgresMs <= 0.75)}, bearer ${ms(viaBearer.postgresMs)} ${verdict(viaBearer.postgresMs <= 0.75)}`);
+
+  if (DEEP <= 0) return; // BENCH_DEEP=0: throughput only (quicker, for profiling)
+  t = Date.now();
+  const total = Number((await db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  await seedUsers(db, { users: DEEP + 100 - total, seed: 2 });
+  await sql`vacuum analyze users`.execute(db);
+  print(`\ngrew the table to ${DEEP + 100} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  const deep = await sql<{ t: string; id: string }>`
+    select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as t, id
+    from users order by created_at, id offset ${DEEP - 1} limit 1`.execute(db);
+  const { secret: cursorKey } = await db.selectFrom('service_secrets').select('secret').where('name', '=', 'cursor_signing').executeTakeFirstOrThrow();
+  const cursor = encodeCursor(cursorKey, { createdAt: deep.rows[0]!.t, id: deep.rows[0]!.id }, {});
+  print(`GET ${PATH}: first page vs the page after user ${DEEP}, service, API key, ${CONNECTIONS} connections`);
+  const first = await measure('first page', `${service.url}${PATH}`, targets.service, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret } });
+  const far = await measure(`page after ${DEEP} users`, `${service.url}${PATH}&cursor=${cursor}`, targets.service, {
+    connections: CONNECTIONS,
+    seconds: DURATION,
+    headers: { 'x-api-key': secret },
+  });
+  print(describe(first));
+  print(describe(far));
+  print(`  cost ratio (deep / first, mean latency): ${(far.mean / first.mean).toFixed(2)}x (target <= 1.3x) ${verdict(far.mean / first.mean <= 1.3)}; throughput ratio ${(first.rps / far.rps).toFixed(2)}x`);
 });

@@ -10,7 +10,8 @@
 import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
-import { SERVICE_ENV, SERVICE_SCRIPT, START_NODE_FLAGS, startProcess, stopProcess } from './support/process.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, START_NODE_FLAGS, startProcess } from './support/process.js';
+import { runBenchmark } from './support/run.js';
 import { benchDatabase } from './support/database.js';
 import { measure, median, print, quietBefore, quietness, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
@@ -23,54 +24,42 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const YOUNG = { 'Node 20 default (16 MB)': '--max-semi-space-size=16', 'npm start (32 MB)': '--max-semi-space-size=32' };
 if (!START_NODE_FLAGS.includes(YOUNG['npm start (32 MB)'])) throw new Error(`npm start's flags changed (${START_NODE_FLAGS.join(' ')}): update this benchmark`);
 
-async function main() {
-  const database = await benchDatabase('bench_meetings', { migrate: false });
+runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (database, children) => {
   if (!database.seeded) throw new Error('run bench/meetings-week.ts once with BENCH_KEEP_DATABASES=1 and this DATABASE_URL first: it seeds the million meetings');
-  const children: Awaited<ReturnType<typeof startProcess>>['child'][] = [];
-  try {
-    const targets: (Target & { url: string; label: string })[] = [];
-    for (const [young, flag] of Object.entries(YOUNG)) {
-      for (const [what, script, env] of [
-        ['floor', 'bench/floor.ts', { DATABASE_URL: database.url }],
-        ['service', SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV }],
-      ] as const) {
-        const started = await startProcess(script, env, [flag]);
-        children.push(started.child);
-        targets.push({ label: `${what}, ${young}`, url: started.url, pid: started.child.pid!, postmaster: database.postmaster });
-      }
+  const targets: (Target & { url: string; label: string })[] = [];
+  for (const [young, flag] of Object.entries(YOUNG)) {
+    for (const [what, script, env] of [
+      ['floor', 'bench/floor.ts', { DATABASE_URL: database.url }],
+      ['service', SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV }],
+    ] as const) {
+      const started = await startProcess(script, env, [flag]);
+      children.push(started.child);
+      targets.push({ label: `${what}, ${young}`, url: started.url, pid: started.child.pid!, postmaster: database.postmaster });
     }
-    const { path } = await medianPersonWeek(database.db);
-    const { secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(OPERATOR, { name: `bench young ${new Date().toISOString()}`, permissions: ['meetings.list'] });
-    const headers = { 'x-api-key': secret };
-    for (const target of targets) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: 10, headers }); // warm-up
-    await quietBefore();
-    const measured = new Map<string, Measurement[]>();
-    for (let round = 1; round <= ROUNDS; round++) {
-      print(`round ${round}`);
-      for (const target of targets) {
-        const m = await measure(target.label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
-        measured.set(target.label, [...(measured.get(target.label) ?? []), m]);
-        print(`  ${target.label.padEnd(36)} ${m.rps.toFixed(0)} req/s, Node ${m.nodeMs.toFixed(3)} ms/req`);
-      }
-    }
-    const of = (label: string) => ({ rps: median(measured.get(label)!.map((m) => m.rps)), nodeMs: median(measured.get(label)!.map((m) => m.nodeMs)) });
-    print(`\nmedians over ${ROUNDS} rounds, ${path}, API key, wrk -c${CONNECTIONS}:`);
-    for (const target of targets) print(`  ${target.label.padEnd(36)} ${of(target.label).rps.toFixed(0)} req/s, Node ${of(target.label).nodeMs.toFixed(3)} ms/req`);
-    const [small, large] = Object.keys(YOUNG);
-    for (const what of ['floor', 'service']) {
-      const before = of(`${what}, ${small}`);
-      const after = of(`${what}, ${large}`);
-      print(`  ${what}: 32 MB semi-spaces take ${((before.nodeMs - after.nodeMs) * 1000).toFixed(0)} µs of Node CPU off a request (${(((after.rps / before.rps) - 1) * 100).toFixed(1)} % req/s)`);
-    }
-    print(`  service / floor, both with npm start's flags: ${((of(`service, ${large}`).rps / of(`floor, ${large}`).rps) * 100).toFixed(1)} %`);
-    print(`\n${quietness([...measured.values()].flat()).text}`);
-  } finally {
-    await Promise.all(children.map(stopProcess));
-    await database.stop();
   }
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  const { path } = await medianPersonWeek(database.db);
+  const { secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(OPERATOR, { name: `bench young ${new Date().toISOString()}`, permissions: ['meetings.list'] });
+  const headers = { 'x-api-key': secret };
+  for (const target of targets) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: 10, headers }); // warm-up
+  await quietBefore();
+  const measured = new Map<string, Measurement[]>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    print(`round ${round}`);
+    for (const target of targets) {
+      const m = await measure(target.label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
+      measured.set(target.label, [...(measured.get(target.label) ?? []), m]);
+      print(`  ${target.label.padEnd(36)} ${m.rps.toFixed(0)} req/s, Node ${m.nodeMs.toFixed(3)} ms/req`);
+    }
+  }
+  const of = (label: string) => ({ rps: median(measured.get(label)!.map((m) => m.rps)), nodeMs: median(measured.get(label)!.map((m) => m.nodeMs)) });
+  print(`\nmedians over ${ROUNDS} rounds, ${path}, API key, wrk -c${CONNECTIONS}:`);
+  for (const target of targets) print(`  ${target.label.padEnd(36)} ${of(target.label).rps.toFixed(0)} req/s, Node ${of(target.label).nodeMs.toFixed(3)} ms/req`);
+  const [small, large] = Object.keys(YOUNG);
+  for (const what of ['floor', 'service']) {
+    const before = of(`${what}, ${small}`);
+    const after = of(`${what}, ${large}`);
+    print(`  ${what}: 32 MB semi-spaces take ${((before.nodeMs - after.nodeMs) * 1000).toFixed(0)} µs of Node CPU off a request (${(((after.rps / before.rps) - 1) * 100).toFixed(1)} % req/s)`);
+  }
+  print(`  service / floor, both with npm start's flags: ${((of(`service, ${large}`).rps / of(`floor, ${large}`).rps) * 100).toFixed(1)} %`);
+  print(`\n${quietness([...measured.values()].flat()).text}`);
 });

@@ -47,6 +47,19 @@ export async function measure(
   };
 }
 
+/**
+ * One round's measurements: in the order given in odd rounds, in the reverse order in even ones.
+ * In a fixed order the service would always be measured right after its floor, at the same place
+ * of the round, and whatever that place does to a measurement would fall on one side only. The
+ * results come back in the order given, whichever ran first.
+ */
+export async function measureInTurn<S extends Record<string, (() => Promise<Measurement>) | undefined>>(round: number, steps: S): Promise<{ [K in keyof S]: Measurement }> {
+  const keys = Object.keys(steps).filter((key) => steps[key] !== undefined);
+  const measured = new Map<string, Measurement>();
+  for (const key of round % 2 === 1 ? keys : [...keys].reverse()) measured.set(key, await steps[key]!());
+  return Object.fromEntries(keys.map((key) => [key, measured.get(key)!])) as { [K in keyof S]: Measurement };
+}
+
 export const print = (line = '') => process.stdout.write(`${line}\n`);
 
 export function describe(m: Measurement): string {
