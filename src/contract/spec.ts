@@ -128,19 +128,40 @@ export interface RouteMatch {
 }
 
 /** Matches a method and path against the contract's operations, one test per path template. */
+interface TemplateEntry {
+  template: string;
+  pattern: RegExp;
+  names: string[];
+  methods: Map<string, OperationInfo>;
+}
+
 export function routeMatcher(operations: OperationInfo[]) {
-  const byPath = new Map<string, { template: string; pattern: RegExp; names: string[]; methods: Map<string, OperationInfo> }>();
+  const byPath = new Map<string, TemplateEntry>();
   for (const op of operations) {
     const names = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
     const entry = byPath.get(op.path) ?? { template: op.path, pattern: pathPattern(op.path), names, methods: new Map<string, OperationInfo>() };
     entry.methods.set(op.method.toUpperCase(), op);
     byPath.set(op.path, entry);
   }
-  const entries = [...byPath.values()];
+  // Each path is tried against the templates of its first segment only (`/meetings/...` against
+  // the two `/meetings` ones, not the contract's seventy in turn), in the contract's order; a
+  // template starting with a parameter would be tried for every path, in its place.
+  const anySegment: TemplateEntry[] = [];
+  const bySegment = new Map<string, TemplateEntry[]>();
+  for (const entry of byPath.values()) {
+    const segment = firstSegment(entry.template);
+    if (segment.startsWith('{')) {
+      anySegment.push(entry);
+      for (const list of bySegment.values()) list.push(entry);
+    } else {
+      if (!bySegment.has(segment)) bySegment.set(segment, [...anySegment]);
+      bySegment.get(segment)!.push(entry);
+    }
+  }
   return (method: string, path: string): RouteMatch => {
     let pathTemplate: string | undefined;
     // Several templates may match one path (`/sessions/current`, `/sessions/{id}`): the first with the method wins.
-    for (const entry of entries) {
+    for (const entry of bySegment.get(firstSegment(path)) ?? anySegment) {
       const found = entry.pattern.exec(path);
       if (!found) continue;
       pathTemplate ??= entry.template;
@@ -150,6 +171,12 @@ export function routeMatcher(operations: OperationInfo[]) {
     }
     return { pathTemplate, operation: undefined, pathParams: {} };
   };
+}
+
+/** `meetings` of `/meetings/1`, `/meetings/` and `/meetings`. */
+function firstSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return end < 0 ? path.slice(1) : path.slice(1, end);
 }
 
 function decodeParams(names: string[], found: RegExpExecArray): Record<string, string> | undefined {
