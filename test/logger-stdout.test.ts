@@ -2,6 +2,8 @@
 // line must still reach the reader on its own while the process runs on, and what is buffered must
 // be written however the process ends (process.exit, an uncaught exception).
 import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -63,6 +65,45 @@ describe('standard output, written in blocks', () => {
     for (const w of writes) {
       expect(w.endsWith('whole')).toBe(true);
       expect(Number.parseInt(w, 10)).toBeLessThanOrEqual(4096);
+    }
+  });
+});
+
+describe('standard output redirected to a file', () => {
+  it('an operator running `npm start > service.log`: the lines reach the file, and the process never asks the disk to sync it (each fsync would stop the event loop until the disk answers, ten times a second)', { timeout: budget({ serverStart: 1 }) }, async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'stdout-file-'));
+    const file = join(directory, 'service.log');
+    const fd = openSync(file, 'w');
+    const logger = pathToFileURL(join(PROJECT_ROOT, 'src/logger.ts')).href;
+    // Counts every fsync of standard output (sonic-boom calls fs.fsyncSync and fs.fsync) while
+    // lines are logged over several flush periods; the count is read before the process exits.
+    const body = `
+      import fs from 'node:fs';
+      import { bufferedStdout, createLogger, STDOUT_FLUSH_MS } from '${logger}';
+      let syncs = 0;
+      const fsyncSync = fs.fsyncSync, fsync = fs.fsync;
+      fs.fsyncSync = (fd, ...rest) => { if (fd === 1) syncs++; return fsyncSync.call(fs, fd, ...rest); };
+      fs.fsync = (fd, ...rest) => { if (fd === 1) syncs++; return fsync.call(fs, fd, ...rest); };
+      const log = createLogger('info', bufferedStdout());
+      let i = 0;
+      const timer = setInterval(() => log.info({ i: i++ }, 'request completed'), STDOUT_FLUSH_MS / 4);
+      setTimeout(() => { clearInterval(timer); setTimeout(() => { process.stderr.write('FSYNCS ' + syncs + ' LINES ' + i + '\\n'); setTimeout(() => {}, 60_000); }, STDOUT_FLUSH_MS * 2); }, STDOUT_FLUSH_MS * 6);
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', body], { stdio: ['ignore', fd, 'pipe'] });
+    closeSync(fd);
+    let errors = '';
+    child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+    try {
+      await expect.poll(() => errors, { timeout: BUDGET_MS.serverStart, interval: 50 }).toMatch(/FSYNCS \d+ LINES \d+/);
+      const [, fsyncs, lines] = /FSYNCS (\d+) LINES (\d+)/.exec(errors)!;
+      expect(Number(lines)).toBeGreaterThan(10);
+      // Every line logged is in the file while the process still runs (flushed within the period).
+      const written = readFileSync(file, 'utf8').split('\n').filter((l) => l.startsWith('{'));
+      expect(written).toHaveLength(Number(lines));
+      expect(Number(fsyncs)).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(directory, { recursive: true, force: true });
     }
   });
 });
