@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, median, medianOf, percent, print, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
+import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -81,7 +81,7 @@ runBenchmark(() => benchDatabase('bench_refresh'), async (database, children) =>
   const rounds: Record<'floor' | 'service', Measurement>[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     print(`round ${round}`);
-    const r = { floor: await run('floor', targets.floor), service: await run('service', targets.service) };
+    const r = await measureInTurn(round, { floor: () => run('floor', targets.floor), service: () => run('service', targets.service) });
     print(describe(r.floor));
     print(describe(r.service));
     print(`  service/floor ${percent(r.service.rps / r.floor.rps)}`);

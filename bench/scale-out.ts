@@ -16,7 +16,7 @@ import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js'
 import { runBenchmark } from './support/run.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { childPids } from './support/cpu.js';
-import { describe, markdownTable, measure, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
+import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -68,12 +68,12 @@ runBenchmark(() => benchDatabase('bench_scale_out'), async (database, children) 
   const rounds: Record<'usersOne' | 'usersTwo' | 'tokensOne' | 'tokensTwo', Measurement>[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     print(`round ${round}`);
-    const r = {
-      usersOne: await users('GET /users, 1 process', targets.one),
-      usersTwo: await users('GET /users, 2 processes', targets.two),
-      tokensOne: await tokens('POST /tokens, 1 process', targets.one),
-      tokensTwo: await tokens('POST /tokens, 2 processes', targets.two),
-    };
+    const r = await measureInTurn(round, {
+      usersOne: () => users('GET /users, 1 process', targets.one),
+      usersTwo: () => users('GET /users, 2 processes', targets.two),
+      tokensOne: () => tokens('POST /tokens, 1 process', targets.one),
+      tokensTwo: () => tokens('POST /tokens, 2 processes', targets.two),
+    });
     for (const m of Object.values(r)) print(describe(m));
     print(`  2/1: GET /users ${percent(r.usersTwo.rps / r.usersOne.rps)}, POST /tokens ${percent(r.tokensTwo.rps / r.tokensOne.rps)}`);
     rounds.push(r);

@@ -51,10 +51,15 @@ export function bufferedStdout(): DestinationStream {
   // answers. So flushSync is kept for the exit, once.
   const stream = pino.destination({ dest: 1, sync: true, minLength: ATOMIC_PIPE_WRITE - 1024, maxWrite: ATOMIC_PIPE_WRITE, periodicFlush: STDOUT_FLUSH_MS });
   process.once('exit', () => {
+    // One write first: flushSync retries every error but EAGAIN and EBUSY forever (sonic-boom
+    // 4.2.1), EPIPE included, when nobody reads standard output any more (a log shipper stopped
+    // by the same SIGTERM). A write that fails so makes pino turn the stream's writes and
+    // flushSync into no-ops, and the process exits, those lines dropped.
     try {
+      stream.flush();
       stream.flushSync();
     } catch {
-      // Standard output closed (EPIPE): pino stops writing to it, nothing is left to flush.
+      // The stream was ended, or failed otherwise: nothing more can be written at exit.
     }
   });
   return stream;

@@ -13,7 +13,7 @@ import { BUDGET_MS, budget } from './support/budgets.js';
 /** Runs `body` in a Node process whose logger writes to bufferedStdout; its output and exit as they come. */
 function run(body: string) {
   const logger = pathToFileURL(join(PROJECT_ROOT, 'src/logger.ts')).href;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `import { bufferedStdout, createLogger } from '${logger}';\nconst log = createLogger('info', bufferedStdout());\n${body}`], {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `import { bufferedStdout, createLogger, STDOUT_FLUSH_MS } from '${logger}';\nconst log = createLogger('info', bufferedStdout());\n${body}`], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -42,6 +42,16 @@ describe('standard output, written in blocks', () => {
       const lines = proc.output().split('\n').filter((l) => l.startsWith('{'));
       expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     }
+  });
+
+  it('nobody reads standard output any more (a log shipper stopped by the same SIGTERM): the service still exits, its last lines dropped, instead of retrying the write forever', { timeout: budget({ serverStart: 2 }) }, async () => {
+    // The exit comes before the first periodic flush (which would have met the error first).
+    const proc = run(`setTimeout(() => { log.info('the shutdown line'); process.exit(0); }, STDOUT_FLUSH_MS / 4);`);
+    // The reader goes away before the line is written: every write of it now fails with EPIPE.
+    proc.child.stdout.destroy();
+    const exited = await Promise.race([proc.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), BUDGET_MS.serverStart))]);
+    proc.child.kill('SIGKILL');
+    expect(exited).toBe(0);
   });
 
   it('several processes sharing one pipe (WORKERS > 1) under a flood of long lines: every write(2) is whole lines of at most PIPE_BUF bytes, so none cuts into another', { timeout: budget({ serverStart: 1 }) }, async () => {

@@ -127,13 +127,14 @@ export interface RouteMatch {
   pathParams: Record<string, string> | undefined;
 }
 
-/** Matches a method and path against the contract's operations, one test per path template. */
 interface TemplateEntry {
   template: string;
   pattern: RegExp;
   names: string[];
   methods: Map<string, OperationInfo>;
 }
+
+/** Matches a method and path against the contract's operations, one test per path template. */
 
 export function routeMatcher(operations: OperationInfo[]) {
   const byPath = new Map<string, TemplateEntry>();
