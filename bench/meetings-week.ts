@@ -15,16 +15,13 @@ import { cpus } from 'node:os';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { seedMeetings } from '../src/cli/seed-meetings.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchDatabase, createAdmin, markSeeded, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
+import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
+import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
-import { expectSameAnswers, printPlans } from './support/compare.js';
+import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 import { medianPersonWeek } from './support/meetings.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -67,15 +64,8 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
     ].map(([label, where]) => ({ label: `the organisation's week, first page of 50, ${label} predicate`, text: `select m.id from meetings m where ${where} order by m.starts_at, m.id limit 51`, values: week })),
   ]);
 
-  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: ['meetings.list'] });
-  const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`); // a kept database has the last run's
-  const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
-  const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
-  children.push(floor.child);
-  const targets: Record<'service' | 'floor', Target & { url: string }> = {
-    service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
-    floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
-  };
+  const { secret, bearer } = await benchCredentials(db, 'meetings.list');
+  const targets = await floorBeside(service, database, children);
 
   await expectSameAnswers(targets.service, targets.floor, path, [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]]);
 
@@ -124,9 +114,5 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
       ],
     ),
   );
-  const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
-  print(`\n${quiet.text}`);
-  const verdict = verdictFor(quiet.quiet);
-  print(`\ntarget: service >= 90 % of the floor (medians): API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
-  printTailTarget(rounds, verdict);
+  printFloorTargets(rounds, ratios);
 });

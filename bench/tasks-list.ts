@@ -17,17 +17,14 @@ import { cpus } from 'node:os';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { seedTasks } from '../src/cli/seed-tasks.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { firstPage, laterPage } from '../src/tasks/repository.js';
 import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchDatabase, createAdmin, markSeeded, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
+import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
+import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
-import { expectSameAnswers, printPlans } from './support/compare.js';
+import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -76,15 +73,8 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
     },
   ]);
 
-  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: ['tasks.list'] });
-  const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`); // a kept database has the last run's
-  const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
-  const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
-  children.push(floor.child);
-  const targets: Record<'service' | 'floor', Target & { url: string }> = {
-    service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
-    floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
-  };
+  const { secret, bearer } = await benchCredentials(db, 'tasks.list');
+  const targets = await floorBeside(service, database, children);
 
   await expectSameAnswers(targets.service, targets.floor, PATH, [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]]);
   const deep = await fetch(`${service.url}${deepPath}`, { headers: { 'x-api-key': secret } });
@@ -146,11 +136,6 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
       ],
     ),
   );
-  const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
-  print(`\n${quiet.text}`);
-  const verdict = verdictFor(quiet.quiet);
-  print('\ntargets (medians):');
-  print(`  service >= 90 % of the floor: API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
-  printTailTarget(rounds, verdict);
+  const verdict = printFloorTargets(rounds, ratios);
   print(`  the millionth task's page <= 1.3x the first page: ${median(ratios.deep).toFixed(2)}x ${verdict(median(ratios.deep) <= 1.3)}`);
 });

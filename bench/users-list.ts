@@ -20,14 +20,11 @@ import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
 import { encodeCursor } from '../src/users/cursor.js';
-import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchDatabase, createAdmin, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printTailTarget, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
+import { benchCredentials, benchDatabase } from './support/database.js';
+import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -56,9 +53,7 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
   await seedUsers(db, { users: USERS, seed: 1 });
   await sql`vacuum analyze users`.execute(db);
   print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
-  const admin = await createAdmin(db);
-  const bearer = async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` });
+  const { secret, bearer } = await benchCredentials(db, 'users.list');
 
   const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
   children.push(floor.child);
@@ -159,12 +154,7 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
   );
   const key = medianOf(rounds.map((r) => r.serviceKey));
   const viaBearer = medianOf(rounds.map((r) => r.serviceBearer));
-  const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
-  print(`\n${quiet.text}`);
-  const verdict = verdictFor(quiet.quiet);
-  print('\ntargets (medians):');
-  print(`  service >= 90 % of the floor:  API key ${percent(median(ratios.key))} ${verdict(median(ratios.key) >= 0.9)}, bearer ${percent(median(ratios.bearer))} ${verdict(median(ratios.bearer) >= 0.9)}`);
-  printTailTarget(rounds, verdict);
+  const verdict = printFloorTargets(rounds, ratios);
   print(`  Node CPU <= 0.8 ms/req:        API key ${ms(key.nodeMs)} ${verdict(key.nodeMs <= 0.8)}, bearer ${ms(viaBearer.nodeMs)} ${verdict(viaBearer.nodeMs <= 0.8)}`);
   print(`  PostgreSQL CPU <= 0.75 ms/req: API key ${ms(key.postgresMs)} ${verdict(key.postgresMs <= 0.75)}, bearer ${ms(viaBearer.postgresMs)} ${verdict(viaBearer.postgresMs <= 0.75)}`);
 

@@ -1,7 +1,10 @@
 // What a benchmark checks and shows before it measures a service against its floor: that both give
 // the same answer, byte for byte (else the comparison means nothing), and the plans of the statements.
 import pg from 'pg';
-import { print } from './measure.js';
+import type { ChildProcess } from 'node:child_process';
+import { print, type Target } from './measure.js';
+import { startProcess } from './process.js';
+import type { BenchDatabase } from './database.js';
 
 /** Throws unless the service and the floor answer GET `path` the same (status, type, body) and with 200, for each credential. */
 export async function expectSameAnswers(service: { url: string }, floor: { url: string }, path: string, credentials: readonly (readonly [string, Record<string, string>])[]): Promise<void> {
@@ -31,4 +34,14 @@ export async function printPlans(url: string, statements: readonly { label: stri
   } finally {
     await client.end();
   }
+}
+
+/** The floor (bench/floor.ts) started beside the service, on its database, and both as measurement targets. */
+export async function floorBeside(service: { url: string; child: ChildProcess }, database: BenchDatabase, servers: ChildProcess[]): Promise<Record<'service' | 'floor', Target & { url: string }>> {
+  const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
+  servers.push(floor.child);
+  return {
+    service: { url: service.url, pid: service.child.pid!, postmaster: database.postmaster },
+    floor: { url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster },
+  };
 }

@@ -12,6 +12,9 @@ import { newTokenSet, digestToken, ACCESS_TOKEN_TTL_S, type TokenSet } from '../
 import { bearerSession, openSession } from '../../src/sessions/repository.js';
 import { livenessAt } from '../../src/sessions/liveness.js';
 import { emailDigest } from '../../src/throttle/sign-in-throttle.js';
+import { apiKeyService } from '../../src/api-keys/service.js';
+import { OPERATOR } from '../../src/auth/authority.js';
+import { systemClock } from '../../src/clock.js';
 import { parentPid } from './cpu.js';
 
 export interface BenchDatabase {
@@ -124,6 +127,17 @@ export async function createAdmin(db: Kysely<Database>, email = 'bench-admin@exa
     .values({ user_id: id, kind: 'passkey', name: 'Bench', created_at: now, confirmed_at: now, credential_id: randomUUID(), public_key: Buffer.alloc(77), sign_count: 0, backup_eligible: false, backup_state: false })
     .execute();
   return { id, email };
+}
+
+/**
+ * What a comparison sends: a new API key holding `permission`, and the headers of a fresh session
+ * of a new administrator at each call (access tokens live 600 s; a kept database has the last
+ * run's administrators, so each run makes its own).
+ */
+export async function benchCredentials(db: Kysely<Database>, permission: string) {
+  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: [permission] });
+  const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`);
+  return { secret, bearer: async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` }) };
 }
 
 /** `count` new sessions of the user, opened as a sign-in opens them (without the password hashing). */
