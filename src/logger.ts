@@ -53,8 +53,8 @@ export function bufferedStdout(): DestinationStream {
   process.once('exit', () => {
     // One write first: flushSync retries every error but EAGAIN and EBUSY forever (sonic-boom
     // 4.2.1), EPIPE included, when nobody reads standard output any more (a log shipper stopped
-    // by the same SIGTERM). A write that fails so makes pino turn the stream's writes and
-    // flushSync into no-ops, and the process exits, those lines dropped.
+    // by the same SIGTERM). A write that fails with EPIPE makes pino turn the stream's
+    // writes and flushSync into no-ops, and the process exits, those lines dropped.
     try {
       stream.flush();
       stream.flushSync();

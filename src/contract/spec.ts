@@ -135,7 +135,6 @@ interface TemplateEntry {
 }
 
 /** Matches a method and path against the contract's operations, one test per path template. */
-
 export function routeMatcher(operations: OperationInfo[]) {
   const byPath = new Map<string, TemplateEntry>();
   for (const op of operations) {
