@@ -5,7 +5,7 @@
 // requests for BENCH_DURATION seconds. To compare with another build (before a change), point
 // BENCH_SERVICE_SCRIPT at its main.js: the service migrates the database itself here.
 // Usage: node --import tsx bench/allocation.ts [service | floor] (`floor`: bench/floor.ts, to compare)
-import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { seedUsers } from '../src/cli/seed.js';
@@ -15,6 +15,7 @@ import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { markdownTable, print } from './support/measure.js';
+import { refreshScripts } from './support/refresh.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -38,18 +39,11 @@ async function main() {
     const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
-    const template = readFileSync('bench/refresh.lua', 'utf8');
-    const refreshScript = async () => {
-      const sets = await openSessions(db, admin, CONNECTIONS);
-      const file = join(dir, `refresh-${Date.now()}.lua`);
-      writeFileSync(file, `sets = {\n${sets.map((s) => `  "${s.access_token} ${s.refresh_token}",`).join('\n')}\n}\n${template}`);
-      return file;
-    };
 
     const cases: { label: string; path: string; headers?: Record<string, string>; script?: () => Promise<string> }[] = [
       { label: 'GET /users?limit=50, API key', path: '/users?limit=50', headers: { 'x-api-key': secret } },
       { label: 'GET /users?limit=50, bearer', path: '/users?limit=50', headers: { authorization: `Bearer ${session!.access_token}` } },
-      { label: 'POST /tokens', path: '/tokens', script: refreshScript },
+      { label: 'POST /tokens', path: '/tokens', script: refreshScripts(db, admin, CONNECTIONS) },
     ];
     print(`${TARGET === 'floor' ? 'bench/floor.ts' : SERVICE_SCRIPT}; wrk -c${CONNECTIONS}, ${WARM_UP} s warm-up, then ${DURATION} s counted per path`);
     const rows: string[][] = [];

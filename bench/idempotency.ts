@@ -7,7 +7,6 @@
 //     BENCH_ROUNDS rounds, seconds apart, so each ratio compares measurements under the same load.
 // Prints a markdown table at the end (docs/BENCHMARKS.md, "Idempotency-Key").
 import { randomUUID } from 'node:crypto';
-import { cpus, loadavg } from 'node:os';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../src/db/schema.js';
@@ -21,7 +20,7 @@ import { OPERATOR } from '../src/auth/authority.js';
 import type { Principal } from '../src/auth/principal.js';
 import { BENCH_SEALING_KEYS, SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin } from './support/database.js';
-import { markdownTable, median, percent, print, range } from './support/measure.js';
+import { loadAverages, machineLine, markdownTable, median, percent, print, range } from './support/measure.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -81,7 +80,7 @@ async function main() {
 
     const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['tasks.create'] });
     service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
-    print(`\nmachine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${CONNECTIONS} clients in this process; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10`);
+    print(`\n${machineLine(`${CONNECTIONS} clients in this process; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10`, { load: true })}`);
     await load(service.url, secret, false); // warm-up
     await load(service.url, secret, true);
     const rounds: { plain: Result; keyed: Result }[] = [];
@@ -100,7 +99,7 @@ async function main() {
       median(rounds.map((r) => pick(r).p99)).toFixed(1),
       ratio,
     ];
-    print(`\nmedians over ${ROUNDS} rounds [range], load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}:\n`);
+    print(`\nmedians over ${ROUNDS} rounds [range], load average at the end ${loadAverages()}:\n`);
     print(
       markdownTable(
         ['POST /tasks', 'statements (BEGIN to COMMIT, and the read-back)', 'req/s', 'p50 ms', 'p99 ms', 'ratio'],

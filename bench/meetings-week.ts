@@ -11,7 +11,6 @@
 //     each credential, seconds apart, so each ratio compares measurements under the same load (in
 //     the reverse order every other round: measureInTurn).
 // The load comes from wrk. Prints a markdown table at the end.
-import { cpus } from 'node:os';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { seedMeetings } from '../src/cli/seed-meetings.js';
@@ -19,7 +18,7 @@ import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
-import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, machineLine, measure, measureInTurn, percent, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 import { medianPersonWeek } from './support/meetings.js';
@@ -69,7 +68,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
 
   await expectSameAnswers(targets.service, targets.floor, path, [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]]);
 
-  print(`\nmachine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
+  print(`\n${machineLine(`load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`)}`);
   const run = (label: string, target: Target & { url: string }, headers: Record<string, string>) =>
     measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
   print(`warming up each server and credential for ${WARM_UP} s`);
@@ -96,23 +95,6 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
     rounds.push(r);
   }
   const ratios = { key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps), bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps) };
-  const ms = (v: number) => v.toFixed(2);
-  const row = (label: string, key: keyof Round, ratio: string) => {
-    const m = medianOf(rounds.map((r) => r[key]));
-    return [label, range(rounds.map((r) => r[key].rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), ms(m.postgresMs), ratio];
-  };
-  const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
-  print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
-  print(
-    markdownTable(
-      [`one person's week (${person.n} meetings)`, 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
-      [
-        row('floor, API key', 'floorKey', '–'),
-        row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
-        row('floor, bearer', 'floorBearer', '–'),
-        row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
-      ],
-    ),
-  );
+  printFloorTable(`one person's week (${person.n} meetings)`, rounds, ratios);
   printFloorTargets(rounds, ratios);
 });

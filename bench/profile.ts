@@ -25,6 +25,7 @@ import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
 import { markdownTable, print } from './support/measure.js';
+import { writeRefreshScript } from './support/refresh.js';
 import { wrk } from './support/wrk.js';
 import { PERF_NODE_ARGS, cpuByFunctionIn, cpuByPlace, perfWorks, recordPerf, removeSymbols } from './support/perf-profile.js';
 
@@ -115,14 +116,8 @@ async function main() {
     const admin = await createAdmin(db);
     let options: { path: string; headers?: Record<string, string>; script?: () => string };
     if (PATH_KIND === 'tokens') {
-      const template = readFileSync('bench/refresh.lua', 'utf8');
       const sets = await openSessions(db, admin, CONNECTIONS * 2);
-      const script = (half: number) => {
-        const file = join(dir, `refresh-${half}.lua`);
-        const mine = sets.slice(half * CONNECTIONS, (half + 1) * CONNECTIONS);
-        writeFileSync(file, `sets = {\n${mine.map((s) => `  "${s.access_token} ${s.refresh_token}",`).join('\n')}\n}\n${template}`);
-        return file;
-      };
+      const script = (half: number) => writeRefreshScript(join(dir, `refresh-${half}.lua`), sets.slice(half * CONNECTIONS, (half + 1) * CONNECTIONS));
       let half = 0;
       options = { path: '/tokens', script: () => script(half++) };
     } else if (PATH_KIND === 'sign-in') {

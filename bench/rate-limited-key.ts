@@ -11,7 +11,6 @@
 //     ratio compares measurements under the same load; a round where the limited key met a 429 or
 //     any non-2xx fails the run.
 // Prints a markdown table at the end (docs/BENCHMARKS.md, "Rate-limited key").
-import { cpus, loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { apiKeyService } from '../src/api-keys/service.js';
@@ -19,7 +18,7 @@ import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase } from './support/database.js';
-import { describe, markdownTable, measure, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
+import { describe, loadAverages, machineLine, markdownTable, measure, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -55,7 +54,7 @@ async function main() {
 
     const target: Target = { pid: service.child.pid!, postmaster: database.postmaster };
     const run = (label: string, secret: string) => measure(label, `${service!.url}${PATH}`, target, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret } });
-    print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; wrk -c${CONNECTIONS}; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10, ${USERS} users`);
+    print(machineLine(`wrk -c${CONNECTIONS}; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10, ${USERS} users`, { load: true }));
     print(`warming up for ${WARM_UP} s per key`);
     for (const secret of [unlimited, limited]) await wrk(`${service.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers: { 'x-api-key': secret } });
 
@@ -79,7 +78,7 @@ async function main() {
       const m = medianOf(rounds.map(pick));
       return [label, range(rounds.map((r) => pick(r).rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), m.nodeMs.toFixed(2), ratio];
     };
-    print(`\nGET ${PATH}, medians over ${ROUNDS} rounds of ${DURATION} s [range], load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}:\n`);
+    print(`\nGET ${PATH}, medians over ${ROUNDS} rounds of ${DURATION} s [range], load average at the end ${loadAverages()}:\n`);
     print(
       markdownTable(
         ['GET /users?limit=50', 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'ratio'],

@@ -1,5 +1,5 @@
--- wrk script of bench/refresh.ts: POST /tokens, each request with a token set nobody used yet.
--- bench/refresh.ts prepends `sets = { "access refresh", ... }`, one per connection. Each thread
+-- wrk script of POST /tokens (bench/refresh.ts and others), each request with a token set nobody used yet.
+-- bench/support/refresh.ts prepends `sets = { "access refresh", ... }`, one per connection. Each thread
 -- keeps a queue of unused sets: a request takes one, its answer puts the new set back.
 -- (A thread's share is handed over as one string: wrk crashes copying nested tables to a thread.)
 -- A request whose answer is not 201 loses its set: with none left, requests fail and are counted.

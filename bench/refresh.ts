@@ -4,13 +4,11 @@
 // rounds of (floor, service), seconds apart. Every request rotates a session: each wrk connection
 // starts with a session of its own (opened directly in the database) and sends, each time, the
 // token set the previous answer gave (bench/refresh.lua). Prints a markdown table at the end.
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir, cpus } from 'node:os';
-import { join } from 'node:path';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchDatabase, createAdmin, openSessions } from './support/database.js';
-import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
+import { describe, machineLine, markdownTable, measure, measureInTurn, median, medianOf, percent, print, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
+import { refreshScripts } from './support/refresh.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -59,19 +57,11 @@ runBenchmark(() => benchDatabase('bench_refresh'), async (database, children) =>
   if (shape(answers[0]!) !== shape(answers[1]!)) throw new Error(`service and floor answer POST /tokens differently:\n${shape(answers[0]!)}\n${shape(answers[1]!)}`);
   print(`same answer from service and floor: ${shape(answers[0]!)}`);
 
-  const dir = mkdtempSync(join(tmpdir(), 'bench-refresh-'));
-  const template = readFileSync('bench/refresh.lua', 'utf8');
-  /** A wrk script whose connections start from new sessions of their own. */
-  const script = async () => {
-    const sets = await openSessions(db, admin, CONNECTIONS);
-    const file = join(dir, `refresh-${Date.now()}.lua`);
-    writeFileSync(file, `sets = {\n${sets.map((s) => `  "${s.access_token} ${s.refresh_token}",`).join('\n')}\n}\n${template}`);
-    return file;
-  };
+  const script = refreshScripts(db, admin, CONNECTIONS);
   const run = async (label: string, target: Target & { url: string }) =>
     measure(label, `${target.url}/tokens`, target, { connections: CONNECTIONS, seconds: DURATION, script: await script() });
 
-  print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
+  print(machineLine(`load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`));
   print(`warming up each server for ${WARM_UP} s`);
   for (const target of [targets.floor, targets.service]) await wrk(`${target.url}/tokens`, { connections: CONNECTIONS, seconds: WARM_UP, script: await script() });
 

@@ -4,9 +4,6 @@
 // rotating a session: bench/refresh.lua), with the CPU each side used per request: the service's
 // processes (every worker) and PostgreSQL's. Prints a markdown table at the end; docs/BENCHMARKS.md
 // reads it for a larger host.
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir, cpus } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { apiKeyService } from '../src/api-keys/service.js';
@@ -14,9 +11,10 @@ import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchDatabase, createAdmin, openSessions } from './support/database.js';
+import { benchDatabase, createAdmin } from './support/database.js';
 import { childPids } from './support/cpu.js';
-import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
+import { describe, machineLine, markdownTable, measure, measureInTurn, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
+import { refreshScripts } from './support/refresh.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -44,21 +42,13 @@ runBenchmark(() => benchDatabase('bench_scale_out'), async (database, children) 
     two: { url: two.url, pid: two.child.pid!, postmaster: database.postmaster },
   };
 
-  const dir = mkdtempSync(join(tmpdir(), 'bench-scale-'));
-  const template = readFileSync('bench/refresh.lua', 'utf8');
-  /** A wrk script whose connections start from new sessions of their own. */
-  const refreshScript = async () => {
-    const sets = await openSessions(db, admin, CONNECTIONS);
-    const file = join(dir, `refresh-${Date.now()}.lua`);
-    writeFileSync(file, `sets = {\n${sets.map((s) => `  "${s.access_token} ${s.refresh_token}",`).join('\n')}\n}\n${template}`);
-    return file;
-  };
+  const refreshScript = refreshScripts(db, admin, CONNECTIONS);
   const users = (label: string, target: Target & { url: string }) =>
     measure(label, `${target.url}${PATH}`, target, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret } });
   const tokens = async (label: string, target: Target & { url: string }) =>
     measure(label, `${target.url}/tokens`, target, { connections: CONNECTIONS, seconds: DURATION, script: await refreshScript() });
 
-  print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10 per worker`);
+  print(machineLine(`wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10 per worker`));
   print(`warming up each for ${WARM_UP} s per path`);
   for (const target of [targets.one, targets.two]) {
     await wrk(`${target.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers: { 'x-api-key': secret } });

@@ -10,7 +10,7 @@
 // Usage: node --import tsx bench/sign-in.ts [seconds per side, default 10]
 // Uses DATABASE_URL when set (a database it may create tables in), else a throwaway PostgreSQL 15.
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -21,6 +21,7 @@ import type { Database } from '../src/db/schema.js';
 import { HASH_THREADS, HASH_THREAD_NICE, hashPassword } from '../src/auth/passwords.js';
 import { createUserWithPassword } from '../src/users/credentials.js';
 import { wrk } from './support/wrk.js';
+import { loadAverages, machineLine } from './support/measure.js';
 import { BENCH_SEALING_KEYS, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { countCpu, childPids, parentPid, type CpuUsage } from './support/cpu.js';
 
@@ -122,9 +123,9 @@ async function main() {
       const parts = Object.keys(accounted).map((name) => `${name} ${((group(name) / seconds) * 100).toFixed(0)} % (${((group(name) * 1000) / count).toFixed(1)} ms each)`);
       return `CPU of one core: ${parts.join(', ')}; machine ${((busy / capacity) * 100).toFixed(0)} % busy (${((steal / capacity) * 100).toFixed(0)} % stolen by the host)`;
     };
-    say(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}, raw: libuv pool of UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? 4} threads; service: ${HASH_THREADS} hashing threads at nice +${HASH_THREAD_NICE}`);
+    say(machineLine(`raw: libuv pool of UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? 4} threads; service: ${HASH_THREADS} hashing threads at nice +${HASH_THREAD_NICE}`));
     say(`argon2id m=19456 KiB t=2 p=1, concurrency ${CONCURRENCY}, after a ${WARM_UP} s warm-up of the service: ${SECONDS / SLICE} alternating ${SLICE} s slices each, then a ${SECONDS} s flood; load generator wrk`);
-    say(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    say(`load average before: ${loadAverages(loadBefore)}, after: ${loadAverages()}`);
     say(`raw argon2id verify:      ${rawRate.toFixed(1)} /s`);
     say(`    ${cpuLine(cpuRaw, SECONDS, raw)}`);
     say(`POST /sessions (201):     ${serviceRate.toFixed(1)} /s   (failures ${failures})   ratio ${(ratio * 100).toFixed(1)} %  (target >= 80 %) ${ratio >= 0.8 ? 'PASS' : 'FAIL'}`);

@@ -13,7 +13,6 @@
 //  5. then the service's first page against the page that ends with the millionth task (its cursor
 //     is the service's, made for the task before that page), alternating, in the same rounds.
 // The load comes from wrk. Prints a markdown table at the end.
-import { cpus } from 'node:os';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { seedTasks } from '../src/cli/seed-tasks.js';
@@ -22,7 +21,7 @@ import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
-import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, machineLine, measure, measureInTurn, median, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 
@@ -81,7 +80,7 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
   const deepBody = (await deep.json()) as { data: unknown[]; next_cursor: string | null };
   if (deep.status !== 200 || deepBody.data.length !== LIMIT || deepBody.next_cursor !== null) throw new Error(`the millionth task's page answered ${deep.status} with ${deepBody.data.length} tasks`);
 
-  print(`\nmachine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
+  print(`\n${machineLine(`load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`)}`);
   const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, path = PATH) =>
     measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
   print(`warming up each server and credential for ${WARM_UP} s`);
@@ -117,25 +116,9 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
     bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps),
     deep: rounds.map((r) => r.deepKey.mean / r.serviceKey.mean),
   };
-  const ms = (v: number) => v.toFixed(2);
-  const row = (label: string, key: keyof Round, ratio: string) => {
-    const m = medianOf(rounds.map((r) => r[key]));
-    return [label, range(rounds.map((r) => r[key].rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), ms(m.postgresMs), ratio];
-  };
-  const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
-  print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
-  print(
-    markdownTable(
-      [`GET ${PATH} (${TASKS} tasks)`, 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
-      [
-        row('floor, API key', 'floorKey', '–'),
-        row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
-        row(`service, API key, the millionth task's page`, 'deepKey', `**${range(ratios.deep, (v) => `${v.toFixed(2)}x`)} the first page's mean latency**`),
-        row('floor, bearer', 'floorBearer', '–'),
-        row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
-      ],
-    ),
-  );
+  printFloorTable(`GET ${PATH} (${TASKS} tasks)`, rounds, ratios, {
+    afterKey: [{ label: `service, API key, the millionth task's page`, key: 'deepKey', ratio: `**${range(ratios.deep, (v) => `${v.toFixed(2)}x`)} the first page's mean latency**` }],
+  });
   const verdict = printFloorTargets(rounds, ratios);
   print(`  the millionth task's page <= 1.3x the first page: ${median(ratios.deep).toFixed(2)}x ${verdict(median(ratios.deep) <= 1.3)}`);
 });

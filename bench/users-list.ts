@@ -16,7 +16,7 @@
 // add a second service process, the variant, measured in every round beside the service with
 // both credentials: what a setting or a change costs, side by side under the same load.
 import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir, cpus } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
@@ -24,7 +24,7 @@ import { encodeCursor } from '../src/users/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, markdownTable, measure, measureInTurn, median, medianOf, percent, print, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, machineLine, measure, measureInTurn, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -86,7 +86,7 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
     print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
   }
 
-  print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`);
+  print(machineLine(`load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`));
   const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, seconds = DURATION) =>
     measure(label, `${target.url}${PATH}`, target, { connections: CONNECTIONS, seconds, headers });
   print(`warming up each server and path for ${WARM_UP} s`);
@@ -130,28 +130,14 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
     floorBearer: rounds.map((r) => r.floorBearer.rps / r.bare.rps),
   };
   const ms = (v: number) => v.toFixed(2);
-  const row = (label: string, key: keyof Round, ratio: string) => {
-    const m = medianOf(rounds.map((r) => r[key]!));
-    return [label, range(rounds.map((r) => r[key]!.rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), key === 'bare' ? '–' : ms(m.postgresMs), ratio];
-  };
-  const ofService = (variantKey: 'variantKey' | 'variantBearer', serviceKey: 'serviceKey' | 'serviceBearer') =>
-    `${range(rounds.map((r) => r[variantKey]!.rps / r[serviceKey].rps), percent)} of the service`;
-  const steal = median(rounds.flatMap((r) => Object.values(r).map((m) => m.steal)));
-  print(`\nmedians over ${ROUNDS} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
-  print(
-    markdownTable(
-      ['GET /users?limit=50', 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'],
-      [
-        row('bare Express, from memory', 'bare', '–'),
-        row('floor, API key', 'floorKey', `${range(ratios.floorKey, percent)} of bare`),
-        row('**service, API key**', 'serviceKey', `**${range(ratios.key, percent)} of the floor**`),
-        ...(targets.variant ? [row('variant, API key', 'variantKey', ofService('variantKey', 'serviceKey'))] : []),
-        row('floor, bearer', 'floorBearer', `${range(ratios.floorBearer, percent)} of bare`),
-        row('**service, bearer**', 'serviceBearer', `**${range(ratios.bearer, percent)} of the floor**`),
-        ...(targets.variant ? [row('variant, bearer', 'variantBearer', ofService('variantBearer', 'serviceBearer'))] : []),
-      ],
-    ),
-  );
+  const variantRow = (label: string, variantKey: 'variantKey' | 'variantBearer', serviceKey: 'serviceKey' | 'serviceBearer') =>
+    targets.variant ? [{ label, key: variantKey, ratio: `${range(rounds.map((r) => r[variantKey]!.rps / r[serviceKey].rps), percent)} of the service` }] : [];
+  printFloorTable('GET /users?limit=50', rounds, ratios, {
+    first: [{ label: 'bare Express, from memory', key: 'bare', ratio: '–', database: false }],
+    floorRatio: { key: `${range(ratios.floorKey, percent)} of bare`, bearer: `${range(ratios.floorBearer, percent)} of bare` },
+    afterKey: variantRow('variant, API key', 'variantKey', 'serviceKey'),
+    afterBearer: variantRow('variant, bearer', 'variantBearer', 'serviceBearer'),
+  });
   const key = medianOf(rounds.map((r) => r.serviceKey));
   const viaBearer = medianOf(rounds.map((r) => r.serviceBearer));
   const verdict = printFloorTargets(rounds, ratios);

@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -29,7 +29,7 @@ import { DELIVERY_CHANNEL } from '../src/db/channels.js';
 import { bundlePath } from '../src/paths.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
 import { benchDatabase } from './support/database.js';
-import { describe, markdownTable, measure, median, percent, print, quietBefore, quietness, range, type Measurement, type Target } from './support/measure.js';
+import { describe, loadAverages, machineLine, markdownTable, measure, median, percent, print, quietBefore, quietness, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -106,7 +106,7 @@ async function main() {
         await new Promise((r) => setTimeout(r, 20));
       }
     };
-    print(`machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; load generator wrk -t2 -c${CONNECTIONS}, the receiver in this process; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10`);
+    print(machineLine(`load generator wrk -t2 -c${CONNECTIONS}, the receiver in this process; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10`));
     await quietBefore();
 
     // 1. The create's cost, on a process that does not deliver (a), then on one that does (b).
@@ -174,7 +174,7 @@ async function main() {
 
     const quiet = quietness([...own, ...whole].flatMap((r) => [r.plain, r.subscribed]));
     print(`\n${quiet.text}`);
-    print(`\nmedians over ${ROUNDS} rounds [range], load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}:\n`);
+    print(`\nmedians over ${ROUNDS} rounds [range], load average at the end ${loadAverages()}:\n`);
     print(
       markdownTable(
         ['measure', 'result', 'target'],

@@ -1,6 +1,7 @@
 // One measurement of an HTTP benchmark (wrk against a server in its own process, with the CPU its
 // process and PostgreSQL's used meanwhile, per request), the medians of rounds of them, and the
 // tables they are reported in.
+import { cpus, loadavg } from 'node:os';
 import { wrk, type WrkResult } from './wrk.js';
 import { countCpu, childPids } from './cpu.js';
 
@@ -95,6 +96,59 @@ export function medianOf(measurements: Measurement[]) {
 export function markdownTable(header: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** The machine's load averages (1, 5, 15 minutes), now or as read earlier. */
+export const loadAverages = (values = loadavg()) => values.map((l) => l.toFixed(2)).join(' ');
+
+/**
+ * The line a benchmark states its settings in: the machine (CPUs, their model, Node's version; the
+ * load average now with `load: true`), then the benchmark's own (load generator, service settings).
+ */
+export function machineLine(own: string, options: { load?: boolean } = {}): string {
+  return `machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}${options.load ? `, load average ${loadAverages()}` : ''}; ${own}`;
+}
+
+/** A row of printFloorTable: the medians of the rounds' measurement `key`; `database: false` for a server without one (no PostgreSQL CPU). */
+export interface FloorTableRow<K> {
+  label: string;
+  key: K;
+  ratio: string;
+  database?: false;
+}
+
+/**
+ * The table of a benchmark of the service against its floor, with the host's steal above it: per
+ * row, the medians over the rounds (req/s with its range, p50, p99, Node's and PostgreSQL's CPU per
+ * request) and a ratio. The floor's and the service's rows with an API key then a bearer token (the
+ * service's ratio: of the floor, median [range] of the rounds' `ratios`; the floor's: `floorRatio`,
+ * else –), plus the benchmark's own rows: `first`, and after the service's row with each credential.
+ */
+export function printFloorTable<R extends Record<FloorRoundKey, Measurement>>(
+  title: string,
+  rounds: R[],
+  ratios: { key: number[]; bearer: number[] },
+  own: { first?: FloorTableRow<keyof R>[]; afterKey?: FloorTableRow<keyof R>[]; afterBearer?: FloorTableRow<keyof R>[]; floorRatio?: { key: string; bearer: string } } = {},
+): void {
+  const ms = (v: number) => v.toFixed(2);
+  const row = ({ label, key, ratio, database }: FloorTableRow<keyof R>) => {
+    const measurements = rounds.map((r) => r[key] as Measurement);
+    const m = medianOf(measurements);
+    return [label, range(measurements.map((x) => x.rps), (v) => v.toFixed(0)), m.p50.toFixed(1), m.p99.toFixed(1), ms(m.nodeMs), database === false ? '–' : ms(m.postgresMs), ratio];
+  };
+  const ofTheFloor = (values: number[]) => `**${range(values, percent)} of the floor**`;
+  const steal = median(rounds.flatMap((r) => Object.values(r).map((m: Measurement) => m.steal)));
+  print(`\nmedians over ${rounds.length} rounds [range] (host steal: median ${percent(steal)} of the machine's CPU time):\n`);
+  const rows: FloorTableRow<keyof R>[] = [
+    ...(own.first ?? []),
+    { label: 'floor, API key', key: 'floorKey', ratio: own.floorRatio?.key ?? '–' },
+    { label: '**service, API key**', key: 'serviceKey', ratio: ofTheFloor(ratios.key) },
+    ...(own.afterKey ?? []),
+    { label: 'floor, bearer', key: 'floorBearer', ratio: own.floorRatio?.bearer ?? '–' },
+    { label: '**service, bearer**', key: 'serviceBearer', ratio: ofTheFloor(ratios.bearer) },
+    ...(own.afterBearer ?? []),
+  ];
+  print(markdownTable([title, 'req/s', 'p50 ms', 'p99 ms', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'ratio'], rows.map(row)));
 }
 
 /**
