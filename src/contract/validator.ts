@@ -284,7 +284,7 @@ function bodilessPlan({ apiDoc, ajv }: LoadedValidator, op: OperationInfo): Bodi
  * the library's errors. False, having changed nothing: this request takes the library's path.
  */
 function validateBodiless(plan: BodilessPlan, req: Request, pathParams: Record<string, string>): boolean {
-  if (req.body !== undefined || Object.getOwnPropertyDescriptor(req, 'query')) return false;
+  if (req.body !== undefined) return false;
   const query = req.query as Record<string, string | string[]>;
   let firstEmpty: string | undefined;
   for (const key in query) {

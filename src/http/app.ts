@@ -23,11 +23,13 @@ import { noteBodyDigest } from './idempotency-request.js';
 import { requireCredentials } from './authenticate.js';
 import { refuseUnknownQueryParameters } from './unknown-query.js';
 import { refuseNulCharacters } from './nul-characters.js';
+import { parseQueryOnce } from './query.js';
 import { operationalRoutes } from './operational.js';
 import { webApp } from './web-app.js';
 import { noStore } from './cache-control.js';
 import { headAsGet } from './head.js';
 import { series } from './series.js';
+import { dispatchWithoutRouter } from './dispatch.js';
 import { securityHeaders } from './security-headers.js';
 import { drainSwitch, type Drain } from './drain.js';
 import { requestMetrics, type ObserveRequest } from './request-metrics.js';
@@ -122,34 +124,32 @@ export function createApp(deps: AppDependencies) {
   // router on the operations that offer them; hashing each body (SHA-1 of ~15 KB for a page of
   // users) would be CPU spent on every request, and wrong for tags that must not follow the body.
   app.set('etag', false);
-  // The steps every request meets, in order, as one step of Express's router (series.ts: each
-  // router step has a cost of its own, and none of these is mounted at a path).
-  app.use(
-    series(
-      ...(deps.tracer ? [requestTracing(deps.tracer, options.trustProxy ? app.get('trust proxy fn') : undefined)] : []),
-      ...(deps.observeRequest ? [requestMetrics(deps.observeRequest)] : []),
-      // The request id may come from a trusted proxy only; with none trusted, no request checks.
-      requestContext(deps.logger, options.trustProxy ? app.get('trust proxy fn') : undefined),
-      securityHeaders(),
-      operationalRoutes(deps.db, contracts, deps.drain ?? drainSwitch()),
-      // HEAD is matched, validated and handled as the GET it mirrors (before the operation is matched).
-      headAsGet,
-      matchOperation(routeMatcher(operations)),
-      webApp(),
-      noStore,
-      chooseInflection,
-      onRequestsWithBody(express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'], verify: noteRequestBody })),
-      // Before inflectBodies: its res.json wrapper then runs last, on the body in the client's style.
-      ...(checker ? [validateResponses(checker)] : []),
-      inflectBodies(inflector),
-      refuseUnknownQueryParameters(),
-      refuseNulCharacters,
-      requireCredentials,
-      contractValidator(spec, { bodilessFastPath: options.bodilessFastPath }),
-      operationRouter(operations, deps.handlers, deps.authenticators, deps.admission),
-    ),
+  // The steps every request meets, in order, as one series (series.ts: none of them is mounted at a
+  // path), handed every request without Express's router (dispatch.ts).
+  const steps = series(
+    ...(deps.tracer ? [requestTracing(deps.tracer, options.trustProxy ? app.get('trust proxy fn') : undefined)] : []),
+    ...(deps.observeRequest ? [requestMetrics(deps.observeRequest)] : []),
+    // The request id may come from a trusted proxy only; with none trusted, no request checks.
+    requestContext(deps.logger, options.trustProxy ? app.get('trust proxy fn') : undefined),
+    securityHeaders(),
+    operationalRoutes(deps.db, contracts, deps.drain ?? drainSwitch()),
+    // HEAD is matched, validated and handled as the GET it mirrors (before the operation is matched).
+    headAsGet,
+    matchOperation(routeMatcher(operations)),
+    webApp(),
+    noStore,
+    chooseInflection,
+    onRequestsWithBody(express.json({ limit: options.bodyLimitBytes, type: ['application/json', 'application/*+json'], verify: noteRequestBody })),
+    // Before inflectBodies: its res.json wrapper then runs last, on the body in the client's style.
+    ...(checker ? [validateResponses(checker)] : []),
+    inflectBodies(inflector),
+    parseQueryOnce,
+    refuseUnknownQueryParameters(),
+    refuseNulCharacters,
+    requireCredentials,
+    contractValidator(spec, { bodilessFastPath: options.bodilessFastPath }),
+    operationRouter(operations, deps.handlers, deps.authenticators, deps.admission),
   );
-  app.use(notFound);
-  app.use(errorHandler(writeProblem));
+  dispatchWithoutRouter(app, deps.logger, steps, notFound, errorHandler(writeProblem));
   return app;
 }

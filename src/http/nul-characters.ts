@@ -35,8 +35,15 @@ export function nulCharacterLocation(value: unknown, root: string): string | und
   return undefined;
 }
 
+/**
+ * Whether the query string can hold U+0000 at all: the query parser (Node's querystring) makes one
+ * only from `%00` (Node's HTTP parser refuses a raw NUL in the request line), so a query without
+ * it is not walked.
+ */
+const mayHoldNul = (url: string) => url.includes('%00') || url.includes('\u0000');
+
 export const refuseNulCharacters: RequestHandler = (req, _res, next) => {
-  const location = nulCharacterLocation(req.query, 'request/query') ?? nulCharacterLocation(req.body, 'request/body');
+  const location = (mayHoldNul(req.originalUrl) ? nulCharacterLocation(req.query, 'request/query') : undefined) ?? (req.body === undefined ? undefined : nulCharacterLocation(req.body, 'request/body'));
   if (!location) return next();
   const message = 'must not contain the NUL character (U+0000)';
   next(validationFailed([{ location, message }]));

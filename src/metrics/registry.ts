@@ -1,7 +1,8 @@
 // The service's Prometheus metrics (prom-client), in one registry: what docs/DEPLOYMENT.md lists
-// for dashboards and alerts. Requests are observed by the HTTP edge (src/http/request-metrics.ts)
-// and domain outcomes through the Outcomes interface (src/outcomes.ts), both one label lookup and
-// an increment per request; pool, hashing and seal figures are read when Prometheus scrapes.
+// for dashboards and alerts. Requests are observed by the HTTP edge (src/http/request-metrics.ts),
+// one label lookup and an increment per request; domain outcomes come through the Outcomes
+// interface (src/outcomes.ts), counted in memory and read, like the pool, hashing and seal
+// figures, when Prometheus scrapes.
 // Every label takes one of a fixed few values (an operationId, a status class, an outcome, a
 // state): never a path, a user, an e-mail or a key id.
 import client from 'prom-client';
@@ -30,11 +31,27 @@ const SIGN_IN_OUTCOMES: readonly SignInOutcome[] = ['succeeded', 'failed', 'thro
 const REFRESH_OUTCOMES: readonly RefreshOutcome[] = ['issued', 'replayed', 'reused', 'refused'];
 const API_KEY_OUTCOMES: readonly ApiKeyOutcome[] = ['accepted', 'invalid', 'expired', 'creator_disabled', 'ip_not_allowed'];
 
-/** A counter of outcomes whose every outcome is a series from the start (0 until it happens), so rates and alerts see it. */
+/**
+ * A counter of outcomes whose every outcome is a series from the start (0 until it happens), so
+ * rates and alerts see it. Counted in a plain record and handed to prom-client when Prometheus
+ * scrapes: its inc() checks and hashes the labels at every call, on the hot path of every request
+ * made with an API key (docs/BENCHMARKS.md, issue 34).
+ */
 function outcomeCounter<T extends string>(registry: client.Registry, name: string, help: string, outcomes: readonly T[]) {
-  const counter = new client.Counter({ name, help, labelNames: ['outcome'], registers: [registry] });
-  for (const outcome of outcomes) counter.inc({ outcome }, 0);
-  return (outcome: T) => counter.inc({ outcome });
+  const counts = Object.fromEntries(outcomes.map((outcome) => [outcome, 0])) as Record<T, number>;
+  new client.Counter({
+    name,
+    help,
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const outcome of outcomes) this.inc({ outcome }, counts[outcome]);
+    },
+  });
+  return (outcome: T) => {
+    counts[outcome] += 1;
+  };
 }
 
 export function serviceMetrics({ db, pool, clock }: MetricSources) {

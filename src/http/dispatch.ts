@@ -1,0 +1,61 @@
+// Hands every request of the app straight to its steps, without Express's router in between.
+// The app's steps are one series (series.ts), then "no such path", then the error handler: with
+// `app.use` for each, Express's router would run for every request only to reach the first,
+// matching it against its layers, building its bookkeeping (next and restore closures, a params
+// object per layer, a finalhandler) and its tracing checks: ~15 µs of CPU and ~8 KB of garbage per
+// request on one person's week (docs/BENCHMARKS.md, issue 34), for nothing the API uses. What
+// Express's own app.handle does for each request is done here the same way, so req and res are
+// Express's (req.get, res.json, the app's settings); the routers the steps hold themselves (the
+// web app's files, the probes) are still Express's routers.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+
+type Handle = (req: IncomingMessage, res: ServerResponse, callback?: NextFunction) => void;
+
+/** What the app does with every request: `steps`, then `notFound` if none answered, and `onError` for any error they pass on. */
+export function dispatchWithoutRouter(app: Express, logger: Logger, steps: RequestHandler, notFound: RequestHandler, onError: ErrorRequestHandler): void {
+  const { request, response } = app;
+
+  /** The error handler failed too (our bug): what Express's finalhandler would do, without the page. */
+  function lastResort(res: Response, err: unknown) {
+    logger.error({ err }, 'the error handler failed');
+    if (res.headersSent) res.destroy();
+    else {
+      res.statusCode = 500;
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.end('Internal Server Error');
+    }
+  }
+
+  const handle: Handle = (incoming, outgoing) => {
+    // Express's app.handle: the circular references, Express's prototypes, res.locals.
+    const req = incoming as Request;
+    const res = outgoing as Response;
+    req.res = res;
+    res.req = req;
+    Object.setPrototypeOf(req, request);
+    Object.setPrototypeOf(res, response);
+    if (!res.locals) res.locals = Object.create(null) as Response['locals'];
+    // What Express's router sets before its first layer (a layer mounted at `/`: no params).
+    req.originalUrl = req.originalUrl || req.url;
+    req.baseUrl = '';
+    req.params = {};
+    const fail: NextFunction = (err?: unknown) => {
+      try {
+        onError(err, req, res, (again?: unknown) => lastResort(res, again ?? err));
+      } catch (thrown) {
+        lastResort(res, thrown);
+      }
+    };
+    req.next = fail;
+    // As Express's router runs a layer: a throw or a rejected promise is an error passed on.
+    try {
+      const returned: unknown = steps(req, res, (err?: unknown) => (err ? fail(err) : notFound(req, res, fail)));
+      if (returned instanceof Promise) returned.catch((err: unknown) => fail(err ?? new Error('Rejected promise')));
+    } catch (err) {
+      fail(err);
+    }
+  };
+  (app as unknown as { handle: Handle }).handle = handle;
+}

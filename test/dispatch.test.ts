@@ -1,0 +1,79 @@
+// The app's requests go to its steps without Express's router (src/http/dispatch.ts): what the
+// router and Express's app.handle gave every request is still there, and every way a request can
+// end (answered, no step answered, an error, a broken error handler) still gets an answer.
+import { describe, expect, it } from 'vitest';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import request from 'supertest';
+import { captureLogs } from './support/context.js';
+import { dispatchWithoutRouter } from '../src/http/dispatch.js';
+
+const notFound: RequestHandler = (_req, _res, next) => next(Object.assign(new Error('no such path'), { status: 404 }));
+const answerError: ErrorRequestHandler = (err: { status?: number; message: string }, _req, res, _next) => {
+  res.status(err.status ?? 500).json({ error: err.message });
+};
+
+function appWith(steps: RequestHandler, onError: ErrorRequestHandler = answerError) {
+  const logs = captureLogs();
+  const app = express();
+  app.set('query parser', 'simple');
+  dispatchWithoutRouter(app, logs.logger, steps, notFound, onError);
+  return { app, logs };
+}
+
+describe('dispatch without a router', () => {
+  it("gives a step Express's request and response, with what the router set before its first layer", async () => {
+    const { app } = appWith((req, res) => {
+      res.json({ originalUrl: req.originalUrl, baseUrl: req.baseUrl, params: req.params, query: req.query, path: req.path, header: req.get('x-thing'), same: req.res === res && res.req === req, locals: typeof res.locals });
+    });
+    const res = await request(app).get('/a/b?x=1&y=2').set('x-thing', 'yes');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ originalUrl: '/a/b?x=1&y=2', baseUrl: '', params: {}, query: { x: '1', y: '2' }, path: '/a/b', header: 'yes', same: true, locals: 'object' });
+  });
+
+  it('answers "no such path" through the error handler when no step answers', async () => {
+    const { app } = appWith((_req, _res, next) => next());
+    const res = await request(app).get('/nowhere');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: 'no such path' });
+  });
+
+  it('hands an error a step passes on, throws or rejects with to the error handler', async () => {
+    const failing: [RequestHandler, number][] = [
+      [(_req, _res, next) => next(Object.assign(new Error('passed on'), { status: 409 })), 409],
+      [
+        () => {
+          throw Object.assign(new Error('thrown'), { status: 400 });
+        },
+        400,
+      ],
+      [
+        async () => {
+          await Promise.resolve();
+          throw Object.assign(new Error('rejected'), { status: 422 });
+        },
+        422,
+      ],
+    ];
+    for (const [step, status] of failing) {
+      const { app } = appWith(step);
+      const res = await request(app).get('/x');
+      expect(res.status).toBe(status);
+    }
+  });
+
+  it('answers a bare 500 and logs it when the error handler itself throws or passes the error on (never a hang)', async () => {
+    for (const onError of [
+      (() => {
+        throw new Error('the error handler broke');
+      }) as ErrorRequestHandler,
+      ((err, _req, _res, next) => next(err)) as ErrorRequestHandler,
+    ]) {
+      const { app, logs } = appWith((_req, _res, next) => next(new Error('first')), onError);
+      const res = await request(app).get('/x');
+      expect(res.status).toBe(500);
+      expect(res.headers['content-type']).toMatch(/^text\/plain/);
+      expect(res.text).toBe('Internal Server Error');
+      expect(logs.records().some((r) => r.msg === 'the error handler failed')).toBe(true);
+    }
+  });
+});
