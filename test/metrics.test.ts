@@ -37,6 +37,20 @@ function get(url: string): Promise<{ status: number; text: string; type?: string
 }
 
 describe('metrics in one process', () => {
+  it('count every request observed in batches, across full batches and the scrape, each once', async () => {
+    const metrics = serviceMetrics({ db: database.db, pool: database.pool, clock: new ManualClock(new Date('2026-01-01T00:00:00Z')) });
+    for (let i = 0; i < 2500; i++) metrics.observeRequest('listUsers', 200, 0.003);
+    for (let i = 0; i < 7; i++) metrics.observeRequest(undefined, 404, 0.0005);
+    const text = await metrics.registry.metrics();
+    expect(value(text, 'backoffice_http_request_duration_seconds_count{operation="listUsers",status_class="2xx"}')).toBe(2500);
+    expect(value(text, 'backoffice_http_request_duration_seconds_bucket{le="0.0025",operation="listUsers",status_class="2xx"}')).toBe(0);
+    expect(value(text, 'backoffice_http_request_duration_seconds_bucket{le="0.005",operation="listUsers",status_class="2xx"}')).toBe(2500);
+    expect(value(text, 'backoffice_http_request_duration_seconds_count{operation="none",status_class="4xx"}')).toBe(7);
+    // A second scrape adds nothing that was not observed since.
+    const again = await metrics.registry.metrics();
+    expect(value(again, 'backoffice_http_request_duration_seconds_count{operation="listUsers",status_class="2xx"}')).toBe(2500);
+  });
+
   it('count requests by operationId and status class, and every outcome of sign-in, refresh and API keys', async () => {
     const clock = new ManualClock(new Date());
     const metrics = serviceMetrics({ db: database.db, pool: database.pool, clock });

@@ -1,8 +1,8 @@
 // The service's Prometheus metrics (prom-client), in one registry: what docs/DEPLOYMENT.md lists
-// for dashboards and alerts. Requests are observed by the HTTP edge (src/http/request-metrics.ts),
-// one label lookup and an increment per request; domain outcomes come through the Outcomes
-// interface (src/outcomes.ts), counted in memory and read, like the pool, hashing and seal
-// figures, when Prometheus scrapes.
+// for dashboards and alerts. Requests are observed by the HTTP edge (src/http/request-metrics.ts)
+// and domain outcomes through the Outcomes interface (src/outcomes.ts), both noted in memory per
+// request and handed to prom-client in a loop when Prometheus scrapes, as the pool, hashing and
+// seal figures are read then.
 // Every label takes one of a fixed few values (an operationId, a status class, an outcome, a
 // state): never a path, a user, an e-mail or a key id.
 import client from 'prom-client';
@@ -26,6 +26,8 @@ export const NO_OPERATION = 'none';
 // From a probe's fraction of a millisecond to a slow sign-in's seconds.
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
+/** Answers observed at most between two batches (src/metrics/registry.ts, serviceMetrics): a bound on what waits in memory. */
+const ANSWERS_PER_BATCH = 1024;
 
 const SIGN_IN_OUTCOMES: readonly SignInOutcome[] = ['succeeded', 'failed', 'throttled'];
 const REFRESH_OUTCOMES: readonly RefreshOutcome[] = ['issued', 'replayed', 'reused', 'refused'];
@@ -59,12 +61,25 @@ export function serviceMetrics({ db, pool, clock }: MetricSources) {
   client.collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
+  // Requests are observed in batches: each answer appends its figures to `answered`, and they go
+  // to the histogram in one loop when Prometheus scrapes (collect) or when a batch is full. The
+  // same observations as one observe() per request, which on the hot path cost several times what
+  // the loop costs per observation (docs/BENCHMARKS.md, issue 34).
+  const answered = { operations: [] as string[], statusClasses: [] as string[], seconds: [] as number[] };
+  const observeAnswered = () => {
+    const { operations, statusClasses, seconds } = answered;
+    for (let i = 0; i < seconds.length; i++) requests.observe({ operation: operations[i]!, status_class: statusClasses[i]! }, seconds[i]!);
+    operations.length = 0;
+    statusClasses.length = 0;
+    seconds.length = 0;
+  };
   const requests = new client.Histogram({
     name: 'backoffice_http_request_duration_seconds',
     help: 'Requests answered, by operationId (none: outside the contract) and status class, and how long they took',
     labelNames: ['operation', 'status_class'],
     buckets: DURATION_BUCKETS,
     registers,
+    collect: observeAnswered,
   });
 
   const outcomes: Outcomes = {
@@ -135,7 +150,10 @@ export function serviceMetrics({ db, pool, clock }: MetricSources) {
     outcomes,
     /** One answered request: its operationId (undefined outside the contract), status and duration. */
     observeRequest(operationId: string | undefined, status: number, seconds: number) {
-      requests.observe({ operation: operationId ?? NO_OPERATION, status_class: STATUS_CLASSES[Math.floor(status / 100) - 1] ?? '5xx' }, seconds);
+      answered.operations.push(operationId ?? NO_OPERATION);
+      answered.statusClasses.push(STATUS_CLASSES[Math.floor(status / 100) - 1] ?? '5xx');
+      answered.seconds.push(seconds);
+      if (answered.seconds.length >= ANSWERS_PER_BATCH) observeAnswered();
     },
   };
 }
