@@ -1,8 +1,8 @@
-// Runs middlewares one after another as one step of Express's router. Every step the router
-// dispatches costs a layer match, a path trim and the router's bookkeeping objects, about 1 KB of
-// garbage and a microsecond each (docs/BENCHMARKS.md); the API's steps need none of that, as none
-// is mounted at a path. Same contract as Express: a step calls next() to go on, next(err) or a
-// throw or a rejected promise to stop with an error.
+// Runs middlewares one after another, as one handler (dispatch.ts hands it every request). Every
+// step Express's router dispatches costs a layer match, a path trim and the router's bookkeeping
+// objects, about 1 KB of garbage and a microsecond each (docs/BENCHMARKS.md); the API's steps need
+// none of that, as none is mounted at a path. Same contract as Express: a step calls next() to go
+// on, next(err) or a throw or a rejected promise to stop with an error.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 export function series(...steps: RequestHandler[]): RequestHandler {
