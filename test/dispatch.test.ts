@@ -76,4 +76,32 @@ describe('dispatch without a router', () => {
       expect(logs.records().some((r) => r.msg === 'the error handler failed')).toBe(true);
     }
   });
+
+  it("lets a step's next('route') go on to \"no such path\", as Express's router did, instead of an error", async () => {
+    const { app } = appWith((_req, _res, next) => next('route'));
+    const res = await request(app).get('/x');
+    expect(res.status).toBe(404);
+  });
+
+  it('drops the headers a broken error handler set before its bare 500', async () => {
+    const { app } = appWith(
+      (_req, _res, next) => next(new Error('first')),
+      (_err, _req, res) => {
+        res.setHeader('Retry-After', '1');
+        throw new Error('the error handler broke');
+      },
+    );
+    const res = await request(app).get('/x');
+    expect(res.status).toBe(500);
+    expect(res.headers['retry-after']).toBeUndefined();
+  });
+
+  it('hands the request back to the parent app when it is mounted in one and no step answered', async () => {
+    const { app } = appWith((_req, _res, next) => next());
+    const outer = express();
+    outer.use(app);
+    outer.use((_req, res) => void res.status(418).end());
+    const res = await request(outer).get('/x');
+    expect(res.status).toBe(418);
+  });
 });

@@ -3,7 +3,8 @@
 // the public one, and never labelled with anything personal or unbounded.
 import http from 'node:http';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import client from 'prom-client';
 import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { createUser, refresh, signIn } from './support/sessions.js';
 import { makeApiKey } from './support/access-fixtures.js';
@@ -37,6 +38,33 @@ function get(url: string): Promise<{ status: number; text: string; type?: string
 }
 
 describe('metrics in one process', () => {
+  it('hand a full batch of answered requests to the histogram without waiting for a scrape (what waits in memory is bounded)', async () => {
+    const metrics = serviceMetrics({ db: database.db, pool: database.pool, clock: new ManualClock(new Date('2026-01-01T00:00:00Z')) });
+    const histogram = metrics.registry.getSingleMetric('backoffice_http_request_duration_seconds') as client.Histogram;
+    const observe = vi.spyOn(histogram, 'observe');
+    try {
+      for (let i = 0; i < 1023; i++) metrics.observeRequest('listUsers', 200, 0.003);
+      expect(observe).not.toHaveBeenCalled();
+      metrics.observeRequest('listUsers', 200, 0.003);
+      expect(observe).toHaveBeenCalledTimes(1024);
+    } finally {
+      observe.mockRestore();
+    }
+  });
+
+  it('report each outcome once however often Prometheus scrapes', async () => {
+    const metrics = serviceMetrics({ db: database.db, pool: database.pool, clock: new ManualClock(new Date('2026-01-01T00:00:00Z')) });
+    metrics.outcomes.signIn('failed');
+    metrics.outcomes.signIn('failed');
+    metrics.outcomes.apiKeyAuthentication('accepted');
+    for (let scrape = 0; scrape < 3; scrape++) {
+      const text = await metrics.registry.metrics();
+      expect(value(text, 'backoffice_sign_ins_total{outcome="failed"}')).toBe(2);
+      expect(value(text, 'backoffice_sign_ins_total{outcome="succeeded"}')).toBe(0);
+      expect(value(text, 'backoffice_api_key_authentications_total{outcome="accepted"}')).toBe(1);
+    }
+  });
+
   it('count every request observed in batches, across full batches and the scrape, each once', async () => {
     const metrics = serviceMetrics({ db: database.db, pool: database.pool, clock: new ManualClock(new Date('2026-01-01T00:00:00Z')) });
     for (let i = 0; i < 2500; i++) metrics.observeRequest('listUsers', 200, 0.003);

@@ -119,6 +119,7 @@ export function createApp(deps: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
+  // Node's querystring: nul-characters.ts relies on it making U+0000 only from `%00`.
   app.set('query parser', 'simple');
   // No body-hash ETag: the contract's tags name row versions (src/http/entity-tags.ts), set by the
   // router on the operations that offer them; hashing each body (SHA-1 of ~15 KB for a page of

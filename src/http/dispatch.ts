@@ -4,9 +4,11 @@
 // matching it against its layers, building its bookkeeping (next and restore closures, a params
 // object per layer, a finalhandler) and its tracing checks: ~15 µs of CPU and ~8 KB of garbage per
 // request on one person's week (docs/BENCHMARKS.md, issue 34), for nothing the API uses. What
-// Express's own app.handle does for each request is done here the same way, so req and res are
-// Express's (req.get, res.json, the app's settings); the routers the steps hold themselves (the
-// web app's files, the probes) are still Express's routers.
+// Express's app.handle does for each request is done here (req and res become Express's: req.get,
+// res.json, the app's settings) but X-Powered-By, which the app turns off; a step's `next('route')`
+// or `next('router')` goes on, as the router's did. The routers the steps hold themselves (the web
+// app's files, the probes) are still Express's routers. Not seen by the router's diagnostics
+// channel (`express.router.request`) any more: nothing here listens to it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
@@ -22,13 +24,14 @@ export function dispatchWithoutRouter(app: Express, logger: Logger, steps: Reque
     logger.error({ err }, 'the error handler failed');
     if (res.headersSent) res.destroy();
     else {
+      for (const name of res.getHeaderNames()) res.removeHeader(name);
       res.statusCode = 500;
       res.setHeader('Content-Type', 'text/plain; charset=utf-8');
       res.end('Internal Server Error');
     }
   }
 
-  const handle: Handle = (incoming, outgoing) => {
+  const handle: Handle = (incoming, outgoing, callback) => {
     // Express's app.handle: the circular references, Express's prototypes, res.locals.
     const req = incoming as Request;
     const res = outgoing as Response;
@@ -48,13 +51,20 @@ export function dispatchWithoutRouter(app: Express, logger: Logger, steps: Reque
         lastResort(res, thrown);
       }
     };
-    req.next = fail;
+    // After the steps: "no such path", or the error; to the parent app's next when this app is mounted in one.
+    const done: NextFunction = (err?: unknown) => {
+      if (err === 'route' || err === 'router') err = undefined;
+      if (callback) callback(err);
+      else if (err) fail(err);
+      else notFound(req, res, fail);
+    };
+    req.next = done;
     // As Express's router runs a layer: a throw or a rejected promise is an error passed on.
     try {
-      const returned: unknown = steps(req, res, (err?: unknown) => (err ? fail(err) : notFound(req, res, fail)));
-      if (returned instanceof Promise) returned.catch((err: unknown) => fail(err ?? new Error('Rejected promise')));
+      const returned: unknown = steps(req, res, done);
+      if (returned instanceof Promise) returned.catch((err: unknown) => done(err ?? new Error('Rejected promise')));
     } catch (err) {
-      fail(err);
+      done(err);
     }
   };
   (app as unknown as { handle: Handle }).handle = handle;

@@ -26,7 +26,7 @@ export const NO_OPERATION = 'none';
 // From a probe's fraction of a millisecond to a slow sign-in's seconds.
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
-/** Answers observed at most between two batches (src/metrics/registry.ts, serviceMetrics): a bound on what waits in memory. */
+/** Answers noted at most before they go to the histogram without a scrape: a bound on what waits in memory. */
 const ANSWERS_PER_BATCH = 1024;
 
 const SIGN_IN_OUTCOMES: readonly SignInOutcome[] = ['succeeded', 'failed', 'throttled'];
