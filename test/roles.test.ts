@@ -2,6 +2,9 @@
 // permission they lack into a role, and what a user may do follows their roles on the next request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database } from '../src/db/schema.js';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
@@ -51,6 +54,39 @@ describe('roles', () => {
     const gone = await request(app).delete(`/roles/${id}`).set('authorization', auth);
     expect(gone.status).toBe(204);
     expect((await request(app).delete(`/roles/${id}`).set('authorization', auth)).status).toBe(404);
+  });
+
+  // The CI run of 093d49b answered a PATCH 500 when a DELETE of the role came in between the
+  // PATCH's commit and its reading of the answer (test/review-attacks.test.ts, "all of them at
+  // once"). Here that moment is made certain: every time the service takes a connection, the hook
+  // looks (on a connection of its own) whether the PATCH has committed, and deletes the role then.
+  it('a role deleted the moment a PATCH of it commits: the PATCH answers the role as it left it, never 500', async () => {
+    const role = await makeRole(database.db, ['tasks.list']);
+    let deletedInBetween = false;
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({
+        pool: new pg.Pool({ connectionString: database.url, max: 2 }),
+        onReserveConnection: async () => {
+          if (deletedInBetween) return;
+          const committed = await database.pool.query(`select 1 from role_permissions where role_id = $1 and permission = 'users.list'`, [role.id]);
+          if (committed.rowCount === 0) return;
+          await database.pool.query('delete from roles where id = $1', [role.id]);
+          deletedInBetween = true;
+        },
+      }),
+    });
+    try {
+      const { app } = createAppWithTestBearer(db);
+      const res = await request(app).patch(`/roles/${role.id}`).set('authorization', testBearer(adminId)).send({ permissions: ['users.list'] });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ id: role.id, permissions: ['users.list'] });
+      expectContractResponse(res, 'PATCH', `/roles/${role.id}`);
+      // The hook does delete at the first connection taken after the commit: the next request's.
+      expect((await request(app).get(`/roles/${role.id}`).set('authorization', testBearer(adminId))).status).toBe(404);
+      expect(deletedInBetween).toBe(true);
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('refuses to put into a role a permission the caller lacks', async () => {

@@ -59,19 +59,19 @@ export function roleService({ db, clock }: ServiceDeps) {
     async create(authority: Authority, sent: { name: string; description?: string; permissions: string[]; requires_second_factor?: boolean }, origin: Origin = COMMAND_LINE, seal?: Seal<roles.RoleRow>) {
       const input = cleanRoleText(sent);
       assertMayGrant(authority, input.permissions, 'a role');
-      let sealed: roles.RoleRow | undefined;
-      const id = await translateUnique(() =>
+      // The answer is read in the transaction: after the commit, a concurrent DELETE may have removed it.
+      return translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const now = clock.now();
           const role = { name: input.name, description: input.description ?? '', permissions: input.permissions, requires_second_factor: input.requires_second_factor ?? false };
           const roleId = await roles.insertRole(trx, { ...role, requiresSecondFactor: role.requires_second_factor, now });
           await roles.replaceRolePermissions(trx, roleId, input.permissions);
           await recordAuditEvent(trx, { type: 'role_created', ...roleEvent(authority, origin, { id: roleId, ...role }, now), changes: { before: null, after: audited(role) } });
-          sealed = await sealCreated(trx, seal, () => roles.findRoleById(trx, roleId));
-          return roleId;
+          const created = (await roles.findRoleById(trx, roleId))!;
+          await sealCreated(trx, seal, async () => created);
+          return created;
         }),
       );
-      return sealed ?? (await roles.findRoleById(db, id))!;
     },
 
     async update(
@@ -83,7 +83,9 @@ export function roleService({ db, clock }: ServiceDeps) {
     ) {
       id = resourceIdOr(id, notFound);
       const input = cleanRoleText(sent);
-      await translateUnique(() =>
+      // The answer is the role as this change left it, read in the transaction: after the commit, a
+      // concurrent DELETE may have removed it (test/roles.test.ts).
+      return translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const role = await roles.lockRole(trx, id);
           if (!role) throw notFound();
@@ -109,13 +111,13 @@ export function roleService({ db, clock }: ServiceDeps) {
           };
           const changes = changesBetween(audited(role), after);
           // Nothing changes (the role sent back as read): nothing written, nothing recorded, the same ETag.
-          if (!changes) return;
+          if (!changes) return role;
           await roles.updateRoleFields(trx, id, { name: input.name, description: input.description, requires_second_factor: input.requires_second_factor, now });
           if (input.permissions) await roles.replaceRolePermissions(trx, id, input.permissions);
           await recordAuditEvent(trx, { type: 'role_updated', ...roleEvent(authority, origin, { id, name: input.name ?? role.name }, now), changes });
+          return (await roles.findRoleById(trx, id))!;
         }),
       );
-      return (await roles.findRoleById(db, id))!;
     },
 
     async delete(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
