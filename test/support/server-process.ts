@@ -2,6 +2,7 @@
 // each on its own free port, with its output kept for assertions.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { BUDGET_MS } from './budgets.js';
@@ -78,7 +79,9 @@ async function startOnce(requested: Record<string, string | undefined>, timeoutM
       return false;
     }
   };
-  while (!(await up())) {
+  // Answered by our child, not by another test's server that took the port first (then ours exits
+  // with EADDRINUSE, and the test would talk to a process that stops when that other test ends).
+  while (!(await up()) || !listensOn(child.pid!, port)) {
     if (child.exitCode !== null) {
       if (output.includes('EADDRINUSE')) throw new PortTaken(output);
       throw new Error(`server exited with ${child.exitCode}: ${output}`);
@@ -89,6 +92,12 @@ async function startOnce(requested: Record<string, string | undefined>, timeoutM
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+  // A server that fails before the test stops it leaves the test with refused connections only: say
+  // why. (A signal or a clean exit is a test's own doing: several stop their server themselves.)
+  let stopping = false;
+  child.on('exit', (code) => {
+    if (!stopping && code !== 0 && code !== null) console.error(`server process on port ${port} exited with ${code} before the test stopped it; its last output:\n${output.slice(-4000)}`);
+  });
   return {
     port,
     env,
@@ -102,8 +111,37 @@ async function startOnce(requested: Record<string, string | undefined>, timeoutM
         .map((line) => JSON.parse(line) as Record<string, unknown>),
     exited,
     async stop() {
+      stopping = true;
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;
     },
   };
+}
+
+/**
+ * Whether `pid` holds the socket listening on `port` (Linux: the listening sockets of
+ * /proc/net/tcp{,6} against the process's file descriptors). Where /proc has no such tables, assumed.
+ */
+function listensOn(pid: number, port: number): boolean {
+  const tables = ['/proc/net/tcp', '/proc/net/tcp6'].filter((table) => existsSync(table));
+  if (tables.length === 0) return true;
+  const localPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  for (const table of tables) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
+      if (state === '0A' && local?.endsWith(localPort) && inode) inodes.add(inode);
+    }
+  }
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? '');
+      } catch {
+        return false; // closed since the directory was read
+      }
+    });
+  } catch {
+    return false; // the process is gone
+  }
 }
