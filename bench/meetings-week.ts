@@ -1,10 +1,8 @@
 // Benchmark of one person's week of meetings, GET /meetings?from=<Monday>&until=<next Monday>&attendee_id=<id>,
 // against its floor (bench/floor.ts runs the service's own statement, prepared), with a million
 // meetings stored (see docs/BENCHMARKS.md for how to run it and the results). In one run:
-//  1. a throwaway PostgreSQL 15 (or DATABASE_URL), migrated by the service, seeded with
-//     BENCH_MEETING_USERS users (2,000) and BENCH_MEETINGS meetings (1,000,000) among them by the
-//     command line's own seeding (2 years around today, 1 to 6 people each: ~17 meetings a week
-//     for a person), then VACUUM ANALYZE;
+//  1. a throwaway PostgreSQL 15 (or DATABASE_URL), migrated by the service, seeded with a million
+//     meetings (bench/support/meetings.ts, seedMeetingsOnce);
 //  2. the service (dist/src/main.js, as users-list.ts starts it) and the floor, each in its own process;
 //  3. the plans of the person's week and of the organisation's week (EXPLAIN ANALYZE, BUFFERS);
 //  4. the answers checked byte for byte (API key and bearer), then rounds of (floor, service) with
@@ -12,39 +10,25 @@
 //     the reverse order every other round: measureInTurn).
 // The load comes from wrk. Prints a markdown table at the end.
 import { sql } from 'kysely';
-import { seedUsers } from '../src/cli/seed.js';
-import { seedMeetings } from '../src/cli/seed-meetings.js';
 import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
+import { benchCredentials, benchDatabase } from './support/database.js';
 import { describe, machineLine, measure, measureInTurn, percent, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
-import { medianPersonWeek } from './support/meetings.js';
+import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-const USERS = Number(process.env.BENCH_MEETING_USERS ?? 2_000);
-const MEETINGS = Number(process.env.BENCH_MEETINGS ?? 1_000_000);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 
 runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (database, children) => {
   const { db } = database;
   const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
   children.push(service.child);
-  if (database.seeded) print(`kept the database an earlier run seeded (BENCH_KEEP_DATABASES=1)`);
-  else {
-    let t = Date.now();
-    await seedUsers(db, { users: USERS, seed: 1 });
-    print(`seeded ${USERS} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    t = Date.now();
-    await seedMeetings(db, { meetings: MEETINGS, seed: 1 });
-    print(`seeded ${MEETINGS} meetings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    await sql`vacuum analyze`.execute(db);
-    await markSeeded(db);
-  }
+  await seedMeetingsOnce(database);
   const { from, until, person, people, path } = await medianPersonWeek(db);
   const attendeeRows = Number((await sql<{ n: string }>`select count(*) as n from meeting_attendees`.execute(db)).rows[0]!.n);
   print(`${attendeeRows} attendee rows; the person ${person.user_id} has ${person.n} meetings in the week of ${from.toISOString().slice(0, 10)} (median of ${people} people)`);
@@ -78,7 +62,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
 
   await quietBefore();
 
-  print(`\nGET one person's week, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${MEETINGS} meetings`);
+  print(`\nGET one person's week, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${SEEDED_MEETINGS} meetings`);
   type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement>;
   const rounds: Round[] = [];
   for (let round = 1; round <= ROUNDS; round++) {

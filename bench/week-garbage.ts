@@ -14,13 +14,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
+import { benchCredentials, benchDatabase } from './support/database.js';
 import { machineLine, markdownTable, median, print, quietBefore, range } from './support/measure.js';
 import { wrk } from './support/wrk.js';
-import { medianPersonWeek } from './support/meetings.js';
-import { seedUsers } from '../src/cli/seed.js';
-import { seedMeetings } from '../src/cli/seed-meetings.js';
-import { sql } from 'kysely';
+import { medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -49,12 +46,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
     children.push(server.child);
     targets.push({ label, url: server.url, pid: server.child.pid!, report });
   }
-  if (!database.seeded) {
-    await seedUsers(database.db, { users: Number(process.env.BENCH_MEETING_USERS ?? 2_000), seed: 1 });
-    await seedMeetings(database.db, { meetings: Number(process.env.BENCH_MEETINGS ?? 1_000_000), seed: 1 });
-    await sql`vacuum analyze`.execute(database.db);
-    await markSeeded(database.db);
-  }
+  await seedMeetingsOnce(database);
   const { path } = await medianPersonWeek(database.db);
   const { secret, bearer } = await benchCredentials(database.db, 'meetings.list');
   const headers = CREDENTIAL === 'bearer' ? await bearer() : { 'x-api-key': secret };

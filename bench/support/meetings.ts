@@ -2,6 +2,36 @@
 // meetings this week (bench/meetings-week.ts measures it, bench/profile.ts meetings-* profiles it).
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
+import { seedUsers } from '../../src/cli/seed.js';
+import { seedMeetings } from '../../src/cli/seed-meetings.js';
+import { markSeeded, type BenchDatabase } from './database.js';
+import { print } from './measure.js';
+
+/** How many meetings the week benchmarks seed (BENCH_MEETINGS, a million). */
+export const SEEDED_MEETINGS = Number(process.env.BENCH_MEETINGS ?? 1_000_000);
+
+/**
+ * The meetings of the week benchmarks, unless a kept database has them (BENCH_KEEP_DATABASES=1):
+ * BENCH_MEETING_USERS users (2,000) and BENCH_MEETINGS meetings (1,000,000) among them, by the
+ * command line's own seeding (2 years around today, 1 to 6 people each: ~17 meetings a week for a
+ * person), then VACUUM ANALYZE.
+ */
+export async function seedMeetingsOnce(database: BenchDatabase): Promise<void> {
+  if (database.seeded) {
+    print(`kept the database an earlier run seeded (BENCH_KEEP_DATABASES=1)`);
+    return;
+  }
+  const users = Number(process.env.BENCH_MEETING_USERS ?? 2_000);
+  const meetings = SEEDED_MEETINGS;
+  let t = Date.now();
+  await seedUsers(database.db, { users, seed: 1 });
+  print(`seeded ${users} users in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  t = Date.now();
+  await seedMeetings(database.db, { meetings, seed: 1 });
+  print(`seeded ${meetings} meetings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  await sql`vacuum analyze`.execute(database.db);
+  await markSeeded(database.db);
+}
 
 /** Monday 00:00 UTC of this week, and the next Monday. */
 export function thisWeek(): { from: Date; until: Date } {
