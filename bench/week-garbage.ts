@@ -62,7 +62,10 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
       await new Promise((done) => setTimeout(done, 100));
       const r = await wrk(`${t.url}${path}`, { connections: CONNECTIONS, seconds: DURATION, headers });
       process.kill(t.pid, 'SIGUSR2'); // and writes its report
-      while (!existsSync(t.report)) await new Promise((done) => setTimeout(done, 50));
+      for (let waited = 0; !existsSync(t.report); waited += 50) {
+        if (waited > 10_000) throw new Error(`${t.label} wrote no allocation report (is bench/support/allocation-probe.mjs preloaded?)`);
+        await new Promise((done) => setTimeout(done, 50));
+      }
       await new Promise((done) => setTimeout(done, 100)); // written in one call: let it finish
       const report = JSON.parse(readFileSync(t.report, 'utf8')) as Report;
       rmSync(t.report, { force: true });
