@@ -189,22 +189,70 @@ export function verdictFor(quiet: boolean): (ok: boolean) => string {
 }
 
 /**
- * The run's quietness, then issue 34's two targets against the floor with both credentials, with
- * a verdict each ("not quiet" instead, when it was not): service >= 90 % of the floor (median of
- * the rounds' ratios), p99 <= 1.3x the floor's (medians). The verdict, for a benchmark's own targets.
+ * The interval that holds a median with at least `level` confidence, from the values alone (no
+ * assumption about their distribution): the k-th smallest and k-th largest value, k the largest for
+ * which a fair coin tossed n times comes up heads fewer than k times with probability at most
+ * (1 - level) / 2. Undefined when there are too few values (fewer than 6 at 95 %).
+ *
+ * Why (issue 34, docs/BENCHMARKS.md "Eighth look"): on this kind of machine a 5-second measurement
+ * of the same server moves by ±15 % from one to the next, so the median of 15 rounds moves by
+ * several points between runs; a verdict read off the median alone was "met" in one run and
+ * "missed" in the next for the same build.
+ */
+export function medianInterval(values: number[], level = 0.95): [number, number] | undefined {
+  const n = values.length;
+  const sorted = [...values].sort((a, b) => a - b);
+  let k = 0;
+  let below = 0; // P(heads <= k - 1), heads ~ Binomial(n, 1/2)
+  let term = 0.5 ** n; // P(heads = k)
+  while (k < n && below + term <= (1 - level) / 2) {
+    below += term;
+    term = (term * (n - k)) / (k + 1);
+    k++;
+  }
+  return k === 0 ? undefined : [sorted[k - 1]!, sorted[n - k]!];
+}
+
+/**
+ * A target's verdict from the interval of a median: met when the whole interval is on the right
+ * side of `bound`, MISSED when it is all on the wrong side, else undecided (more rounds narrow it);
+ * "not quiet" on a machine that was not. `atLeast`: the target is value >= bound, else value <= bound.
+ */
+export function intervalVerdict(quiet: boolean, interval: [number, number] | undefined, bound: number, atLeast: boolean): string {
+  if (!quiet) return 'not quiet';
+  if (!interval) return 'undecided (too few rounds for an interval)';
+  const [low, high] = interval;
+  if (atLeast ? low >= bound : high <= bound) return 'met';
+  if (atLeast ? high < bound : low > bound) return 'MISSED';
+  return 'undecided (the interval holds the bound: more rounds)';
+}
+
+/**
+ * The run's quietness, then issue 34's two targets against the floor with both credentials: service
+ * >= 90 % of the floor (the rounds' ratios of req/s), p99 <= 1.3x the floor's (the rounds' ratios
+ * of p99, each round's service against the floor measured beside it). Each is given as the median
+ * with its 95 % interval (medianInterval) and a verdict from the interval (intervalVerdict). The
+ * ratio of the p99 medians, which earlier runs reported, is printed beside it. Returns the verdict
+ * for a benchmark's own targets (quiet or not, on a single figure).
  */
 export function printFloorTargets(rounds: Record<FloorRoundKey, Measurement>[], ratios: { key: number[]; bearer: number[] }): (ok: boolean) => string {
   const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
   print(`\n${quiet.text}`);
-  const verdict = verdictFor(quiet.quiet);
-  const [key, bearer] = [median(ratios.key), median(ratios.bearer)];
-  print('\ntargets (medians):');
-  print(`  service >= 90 % of the floor:  API key ${percent(key)} ${verdict(key >= 0.9)}, bearer ${percent(bearer)} ${verdict(bearer >= 0.9)}`);
-  const p99 = (side: FloorRoundKey) => median(rounds.map((r) => r[side].p99));
-  const keyTail = p99('serviceKey') / p99('floorKey');
-  const bearerTail = p99('serviceBearer') / p99('floorBearer');
-  print(`  p99 <= 1.3x the floor's:       API key ${keyTail.toFixed(2)}x ${verdict(keyTail <= 1.3)}, bearer ${bearerTail.toFixed(2)}x ${verdict(bearerTail <= 1.3)}`);
-  return verdict;
+  const interval = (values: number[], format: (v: number) => string) => {
+    const bounds = medianInterval(values);
+    return `${format(median(values))} (95 % interval ${bounds ? bounds.map(format).join('–') : 'none'})`;
+  };
+  const times = (v: number) => `${v.toFixed(2)}x`;
+  print(`\ntargets (medians of ${rounds.length} rounds, with the interval that holds each median at 95 %; a verdict when the whole interval is on one side):`);
+  const throughput = (values: number[]) => `${interval(values, percent)} ${intervalVerdict(quiet.quiet, medianInterval(values), 0.9, true)}`;
+  print(`  service >= 90 % of the floor:  API key ${throughput(ratios.key)}, bearer ${throughput(ratios.bearer)}`);
+  const tails = (service: FloorRoundKey, floor: FloorRoundKey) => {
+    const perRound = rounds.map((r) => r[service].p99 / r[floor].p99);
+    const ofMedians = median(rounds.map((r) => r[service].p99)) / median(rounds.map((r) => r[floor].p99));
+    return `${interval(perRound, times)} ${intervalVerdict(quiet.quiet, medianInterval(perRound), 1.3, false)} [ratio of the medians ${times(ofMedians)}]`;
+  };
+  print(`  p99 <= 1.3x the floor's:       API key ${tails('serviceKey', 'floorKey')}, bearer ${tails('serviceBearer', 'floorBearer')}`);
+  return verdictFor(quiet.quiet);
 }
 
 type FloorRoundKey = 'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer';
