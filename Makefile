@@ -82,6 +82,7 @@ bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missin
 	node --import tsx bench/audit-verify.ts
 	node --import tsx bench/audit-insert.ts
 	node --import tsx bench/meetings-week.ts
+	BENCH_MEETINGS=100000 node --import tsx bench/database-work.ts
 	node --import tsx bench/tasks-list.ts
 
 fuzz: install system-deps ## Fuzz every operation of the contract longer than make test does (FUZZ_REQUESTS, FUZZ_SEED)

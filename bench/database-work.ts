@@ -5,7 +5,9 @@
 // statements; this tells more work from the same work done less efficiently (or measured in a
 // noisier moment): equal counts with unequal CPU is the latter.
 // Usage: node --import tsx bench/database-work.ts (the bench_meetings database, as meetings-week.ts
-// seeds it; BENCH_ROUNDS 2, BENCH_DURATION 5 s, 32 connections).
+// seeds it; BENCH_ROUNDS 2, BENCH_DURATION 5 s, 32 connections). `make bench` runs it on 100,000
+// meetings (BENCH_MEETINGS), in a throwaway cluster of its own: what it compares is the two sides'
+// counts, which do not need the million the week's timing does.
 import { sql } from 'kysely';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
