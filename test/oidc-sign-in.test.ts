@@ -202,6 +202,10 @@ describe('refused, with nothing written but the refusal in the audit journal', {
     await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub: newSubject(), email: victim.email, email_verified: false })).res, 'oidc_email_unverified');
   });
 
+  it('attack: a provider vouching for an address the contract would not take creates nobody (the person would break every answer showing them)', async () => {
+    await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub: newSubject(), email: `"w"&<x>|${Date.now()}@${DOMAIN}`, email_verified: true })).res, 'oidc_email_unverified');
+  });
+
   it('attack: an e-mail of a domain this provider does not answer for', async () => {
     const victim = await createUser(database.db, { email: `victim.${Date.now()}@other-company.example` });
     await expectRefusedWithNothingWritten(async () => (await signInAtProvider({ sub: newSubject(), email: victim.email, email_verified: true })).res, 'oidc_domain_not_allowed');

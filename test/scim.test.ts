@@ -203,6 +203,19 @@ describe('bad input: a SCIM error, nothing written', () => {
       expectScimError(await scim('patch', `/scim/v2/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'userName', value: `other-${unique()}@example.com` }] }), 400, 'mutability');
     });
   });
+
+  // Found by the fuzzer (FUZZ_SEED=-745032383): SCIM took any `x@y` as an address, the contract's
+  // User does not, so the person created broke every answer that shows them (GET /users, the
+  // user.created event in GET /events: 500 with response validation on, off-contract without).
+  it('a userName only SCIM took for an address ("w"&@i|<;, a@b|c) is 400 invalidValue, nothing written', async () => {
+    await nothingWritten(database, async () => {
+      for (const userName of ['"w"&@i|<;', 'a@b|c', '<x>@example.com']) {
+        expectScimError(await scim('post', '/scim/v2/Users', { schemas: [USER], userName }), 400, 'invalidValue');
+      }
+    });
+    const created = await scim('post', '/scim/v2/Users', { schemas: [USER], userName: `plus+${unique()}@example.com` });
+    expect(created.status, created.text).toBe(201);
+  });
 });
 
 describe('attacks', () => {

@@ -160,6 +160,16 @@ describe('GET /users', () => {
 });
 
 describe('users CRUD', () => {
+  it('an address POST /users takes (x@intranet, no dot in its domain) is answered on contract by every read of it, not 500', async () => {
+    const { app } = createAppWithTestBearer(database.db);
+    const auth = testBearer(adminId);
+    const created = await request(app).post('/users').set('authorization', auth).send({ email: `dotless-${randomBytes(4).toString('hex')}@intranet`, first_name: 'D', last_name: 'L' });
+    expect(created.status, created.text).toBe(201);
+    const read = await request(app).get(`/users/${created.body.id}`).set('authorization', auth);
+    expect(read.status, read.text).toBe(200);
+    expectContractResponse(read, 'GET', '/users/{id}');
+  });
+
   it('creates, reads, changes and disables a user; the record stays', async () => {
     const { app } = createAppWithTestBearer(database.db);
     const auth = testBearer(adminId);

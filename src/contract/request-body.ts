@@ -17,7 +17,7 @@ function validatorOf(schemaName: string): ValidateFunction {
   if (!validate) {
     if (!ajv) {
       ajv = new Ajv2020({ strict: false, allErrors: true });
-      (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+      (addFormats as unknown as (a: Ajv2020, options: { mode: 'fast' }) => void)(ajv, { mode: 'fast' });
       ajv.addSchema(loadSpec() as JsonSchema, 'contract');
     }
     validate = ajv.compile({ $ref: `contract#/components/schemas/${schemaName}` });

@@ -38,7 +38,9 @@ export function responseChecker(contracts: StyledContracts): ResponseChecker {
 function buildChecker(contracts: StyledContracts): ResponseChecker {
   // The contracts are plain JSON documents: Ajv resolves their local $refs once added by name.
   const ajv = new Ajv2020({ strict: false, allErrors: true });
-  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  // The formats as the request validator reads them (express-openapi-validator's default, "fast"):
+  // what a request may carry in, an answer may carry out (an e-mail like x@localhost, for one).
+  (addFormats as unknown as (a: Ajv2020, options: { mode: 'fast' }) => void)(ajv, { mode: 'fast' });
   for (const style of INFLECTIONS) ajv.addSchema(contracts[style] as JsonSchema, style);
   const compiled = new Map<string, ValidateFunction>();
   const validator = (style: Inflection, pointer: string) => {

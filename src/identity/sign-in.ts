@@ -36,7 +36,7 @@ import { hasSecondFactor } from '../auth/second-factor.js';
 import type { AuditContext } from '../audit/events.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { recordSecurityEvent } from '../security-events/recorder.js';
-import { EMAIL_UNIQUE_INDEX, emailKey } from '../users/names.js';
+import { EMAIL_UNIQUE_INDEX, emailKey, isEmailAddress } from '../users/names.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import type { SessionService, SignInOutcome } from '../sessions/service.js';
 import { domainOf } from '../sessions/sso-required.js';
@@ -245,8 +245,9 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
       }
     } else {
       const email = typeof claims.email === 'string' ? claims.email.trim() : '';
-      if (claims.email_verified !== true || !email) {
-        throw new Refusal('oidc_email_unverified', 'The identity provider does not say this e-mail address is verified; it cannot be linked to an account.');
+      // An address the contract would not take (src/users/names.ts) is not one to link or create.
+      if (claims.email_verified !== true || !isEmailAddress(email)) {
+        throw new Refusal('oidc_email_unverified', 'The identity provider does not say this is a verified e-mail address; it cannot be linked to an account.');
       }
       if (!provider.domains.includes(domainOf(email))) {
         throw new Refusal('oidc_domain_not_allowed', `This identity provider does not answer for ${domainOf(email)}.`);

@@ -19,7 +19,7 @@ import { lacking, type Authority } from '../auth/authority.js';
 import { PERMISSIONS } from '../auth/permissions.js';
 import { lockRolesOfUser, rolesOfUser } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
-import { emailKey } from '../users/names.js';
+import { emailKey, isEmailAddress } from '../users/names.js';
 import { namesFrom } from '../identity/provisioning.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, type Origin } from '../audit/context.js';
@@ -47,7 +47,6 @@ const ATTRIBUTES = new Map(
     (name) => [name.toLowerCase(), name],
   ),
 );
-const E_MAIL = /^[^\s@]+@[^\s@]+$/;
 /**
  * What a PATCH may not touch (RFC 7644 3.5.2: `400 mutability`, nothing written): the id, the
  * metadata, and the roles held (changed through /scim/v2/Groups). A PUT sending them back, as
@@ -75,7 +74,7 @@ interface Desired {
 
 function desiredOf(user: ScimUser, current?: { active: boolean }): Desired {
   const email = typeof user.userName === 'string' ? user.userName.trim() : '';
-  if (!E_MAIL.test(email)) throw invalidValue('userName must be an e-mail address.');
+  if (!isEmailAddress(email)) throw invalidValue('userName must be an e-mail address.');
   const names = namesFrom({ given_name: user.name?.givenName, family_name: user.name?.familyName, name: user.displayName || user.name?.formatted }, email);
   const externalId = typeof user.externalId === 'string' && user.externalId.trim() !== '' ? user.externalId.trim() : null;
   return { email, firstName: names.firstName, lastName: names.lastName, active: activeOf(user.active) ?? current?.active ?? true, externalId };

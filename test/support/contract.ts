@@ -8,7 +8,8 @@ import { indexOperations, operationMatcher, deref, type JsonSchema, type Operati
 import { spec } from './context.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
-(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+// The service's reading of the formats (src/contract/response-validator.ts): express-openapi-validator's "fast".
+(addFormats as unknown as (a: Ajv2020, options: { mode: 'fast' }) => void)(ajv, { mode: 'fast' });
 ajv.addSchema(spec as JsonSchema, 'contract');
 const problemValidator = ajv.compile({ $ref: 'contract#/components/schemas/Problem' });
 /** SCIM's paths answer RFC 7644 errors (src/http/scim-errors.ts), in SCIM's media type or JSON. */
