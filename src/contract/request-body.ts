@@ -5,7 +5,7 @@
 // null", "must match exactly one schema in oneOf"); they are left out when a more precise error
 // says what is wrong.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { addContractFormats } from './formats.js';
 import { loadSpec, type JsonSchema } from './spec.js';
 import type { FieldError } from '../errors.js';
 
@@ -17,7 +17,7 @@ function validatorOf(schemaName: string): ValidateFunction {
   if (!validate) {
     if (!ajv) {
       ajv = new Ajv2020({ strict: false, allErrors: true });
-      (addFormats as unknown as (a: Ajv2020, options: { mode: 'fast' }) => void)(ajv, { mode: 'fast' });
+      addContractFormats(ajv);
       ajv.addSchema(loadSpec() as JsonSchema, 'contract');
     }
     validate = ajv.compile({ $ref: `contract#/components/schemas/${schemaName}` });

@@ -3,7 +3,7 @@
 // Prism's proxy or a generated type sees. On in tests and development (VALIDATE_RESPONSES), off in
 // production: a response that breaks the contract is our bug, to be found before it ships.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { addContractFormats } from './formats.js';
 import { INFLECTIONS, type Inflection } from './inflection.js';
 import type { JsonSchema, OperationInfo } from './spec.js';
 import type { StyledContracts } from './styled.js';
@@ -38,9 +38,7 @@ export function responseChecker(contracts: StyledContracts): ResponseChecker {
 function buildChecker(contracts: StyledContracts): ResponseChecker {
   // The contracts are plain JSON documents: Ajv resolves their local $refs once added by name.
   const ajv = new Ajv2020({ strict: false, allErrors: true });
-  // The formats as the request validator reads them (express-openapi-validator's default, "fast"):
-  // what a request may carry in, an answer may carry out (an e-mail like x@localhost, for one).
-  (addFormats as unknown as (a: Ajv2020, options: { mode: 'fast' }) => void)(ajv, { mode: 'fast' });
+  addContractFormats(ajv);
   for (const style of INFLECTIONS) ajv.addSchema(contracts[style] as JsonSchema, style);
   const compiled = new Map<string, ValidateFunction>();
   const validator = (style: Inflection, pointer: string) => {

@@ -25,6 +25,7 @@ import {
   type ValidateResponseOpts,
 } from 'express-openapi-validator/dist/framework/types.js';
 import { HTTP_METHODS, type OpenApiDocument, type OperationInfo } from './spec.js';
+import { CONTRACT_FORMATS_MODE } from './formats.js';
 
 const OPTIONS = {
   validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
@@ -33,6 +34,8 @@ const OPTIONS = {
   // requireCredentials), whether it is good by our authentication, with one database round trip.
   validateSecurity: false,
   validateFormats: true,
+  // The contract's one reading of `format` (src/contract/formats.ts; the library's default too).
+  ajvFormats: { mode: CONTRACT_FORMATS_MODE },
   ignoreUndocumented: false,
   $refParser: { mode: 'dereference' },
 } as const;

@@ -1,16 +1,13 @@
 // A user's e-mail address and names: how they are cleaned before they are stored (text people
 // read, src/text/normalize.ts) and how e-mail addresses are compared.
-import { fastFormats } from 'ajv-formats/dist/formats.js';
 import { cleanName, uniqueNameKey } from '../text/normalize.js';
 
 /**
- * An e-mail address as the contract reads `format: email`: ajv-formats' "fast" reading, the one
- * the request validator applies to POST /users (express-openapi-validator's default) and the
- * response check applies to every answer (src/contract/response-validator.ts). An address that
- * comes in another way (a directory's SCIM userName) is held to it too, or the person it makes
- * would break every answer that shows them.
+ * An e-mail address as the contract reads it (src/contract/formats.ts): an address that comes in
+ * otherwise than through POST /users (a directory's SCIM userName, an identity provider's claim)
+ * is held to it too, or the person it makes would break every answer that shows them.
  */
-export const isEmailAddress = (value: string): boolean => (fastFormats.email as RegExp).test(value);
+export { isEmailAddress } from '../contract/formats.js';
 
 /**
  * What e-mail addresses are unique by and found by (the users_email_key_key index): the address

@@ -1,15 +1,14 @@
 // Checks a response against the contract from the client's side: the documented status, content
 // type and body schema of the operation it answers (the Problem schema for anything else).
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { addContractFormats } from '../../src/contract/formats.js';
 import { expect } from 'vitest';
 import type { Response } from 'supertest';
 import { indexOperations, operationMatcher, deref, type JsonSchema, type OperationInfo } from '../../src/contract/spec.js';
 import { spec } from './context.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
-// The service's reading of the formats (src/contract/response-validator.ts): express-openapi-validator's "fast".
-(addFormats as unknown as (a: Ajv2020, options: { mode: 'fast' }) => void)(ajv, { mode: 'fast' });
+addContractFormats(ajv);
 ajv.addSchema(spec as JsonSchema, 'contract');
 const problemValidator = ajv.compile({ $ref: 'contract#/components/schemas/Problem' });
 /** SCIM's paths answer RFC 7644 errors (src/http/scim-errors.ts), in SCIM's media type or JSON. */
