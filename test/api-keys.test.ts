@@ -2,9 +2,8 @@
 // across processes, races on the name, and a secret that is never shown twice.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
-import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestApp, createTestDatabase, type TestDatabase, testPool } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
@@ -127,7 +126,7 @@ describe('x-api-key authentication', () => {
 describe('revocation', () => {
   it('is effective on the very next request of another server process on the same database', async () => {
     // A second process: its own pool, its own app, nothing shared but the database.
-    const otherPool = new pg.Pool({ connectionString: database.url, max: 2 });
+    const otherPool = testPool({ connectionString: database.url, max: 2 });
     const otherDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: otherPool }) });
     try {
       const key = await makeApiKey(database.db, ['users.list']);

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestDatabase, type TestDatabase, testPool } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeUser, testBearer } from './support/access-fixtures.js';
 import { secondInstance } from './support/second-instance.js';
@@ -301,7 +301,7 @@ async function pauseStoring(when: 'before' | 'after') {
 
 /** A database handle whose in-use connections may be killed, as the service's (src/db/database.ts) listens for that. */
 function killableDatabase() {
-  const pool = new pg.Pool({ connectionString: database.url, max: 5, Client: PreparingClient });
+  const pool = testPool({ connectionString: database.url, max: 5, Client: PreparingClient });
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestDatabase, type TestDatabase, testPool } from './support/context.js';
 import { MAX_NAMED_STATEMENTS, PreparingClient } from '../src/db/prepared-statements.js';
 
 let database: TestDatabase;
@@ -45,7 +45,7 @@ describe('the prepared-statement client', () => {
   });
 
   it("names the statements a Pool's own query() runs (the callback form), re-preparing a stale one there too", async () => {
-    const pool = new pg.Pool({ connectionString: database.url, max: 1, Client: PreparingClient });
+    const pool = testPool({ connectionString: database.url, max: 1, Client: PreparingClient });
     try {
       expect((await pool.query('select $1::int * 2 as n', [21])).rows).toEqual([{ n: 42 }]);
       const prepared = await pool.query<{ statement: string }>('select statement from pg_prepared_statements');
@@ -61,7 +61,7 @@ describe('the prepared-statement client', () => {
   });
 
   it('serves Kysely through a pool, in transactions too', async () => {
-    const db = new Kysely<{ widened: { id: number } }>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 2, Client: PreparingClient }) }) });
+    const db = new Kysely<{ widened: { id: number } }>({ dialect: new PostgresDialect({ pool: testPool({ connectionString: database.url, max: 2, Client: PreparingClient }) }) });
     try {
       const ids = await db.transaction().execute(async (trx) => {
         await trx.insertInto('widened').values({ id: 2 }).execute();

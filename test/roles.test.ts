@@ -2,10 +2,9 @@
 // permission they lack into a role, and what a user may do follows their roles on the next request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from '../src/db/schema.js';
-import { createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestDatabase, type TestDatabase, testPool } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
@@ -65,7 +64,7 @@ describe('roles', () => {
     let deletedInBetween = false;
     const db = new Kysely<Database>({
       dialect: new PostgresDialect({
-        pool: new pg.Pool({ connectionString: database.url, max: 2 }),
+        pool: testPool({ connectionString: database.url, max: 2 }),
         onReserveConnection: async () => {
           if (deletedInBetween) return;
           const committed = await database.pool.query(`select 1 from role_permissions where role_id = $1 and permission = 'users.list'`, [role.id]);

@@ -3,9 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestApp, createTestDatabase, type TestDatabase, testPool } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { makeApiKey } from './support/access-fixtures.js';
 import { createUser, signIn } from './support/sessions.js';
@@ -226,7 +225,7 @@ describe('the statements use the indexes (what keeps them fast on a million task
 
   it('a title search, run as the service runs it (a named prepared statement, many times), keeps being planned with its text and reads the trigram index', async () => {
     // A generic plan would not know the text and could walk the whole created_at index for a rare one.
-    const pool = new pg.Pool({ connectionString: database.url, max: 1, Client: PreparingClient });
+    const pool = testPool({ connectionString: database.url, max: 1, Client: PreparingClient });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     try {
       for (let i = 0; i < 12; i++) expect(await listTasksPage(db, { limit: 50, sort: 'created_at', filter: { search: `number ${10000 + i}` } })).toHaveLength(1);

@@ -6,7 +6,7 @@ import request from 'supertest';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Webhook } from 'standardwebhooks';
-import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
+import { createTestApp, createTestDatabase, testConfig, type TestDatabase, testPool } from './support/context.js';
 import { authenticatorsWithTestBearer, makeApiKey, testBearer } from './support/access-fixtures.js';
 import { createUser } from './support/sessions.js';
 import { startReceiver } from './support/webhook-receiver.js';
@@ -56,7 +56,7 @@ describe('delivery from several processes', () => {
   // the default 30 s of own work (it timed out at load 10 in a full run beside other engineers' tests).
   it('two service processes deliver each event once, woken by NOTIFY', { timeout: budget({ serverStart: 2 }) }, async () => {
     const first = appOn(database.db);
-    const pool = new pg.Pool({ connectionString: database.url, max: 5 });
+    const pool = testPool({ connectionString: database.url, max: 5 });
     const otherDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const second = appOn(otherDb);
     const receiver = await startReceiver();
@@ -238,7 +238,7 @@ describe('the worker hears every wake', () => {
     await deliverDue(services.deliveries, database.db); // the relay moves past every earlier event
     const locker = new pg.Client({ connectionString: database.url });
     await locker.connect();
-    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    const pool = testPool({ connectionString: database.url, max: 1 });
     const worker = services.deliveries;
     try {
       // The worker's next relay makes a delivery to `parked`, whose key check then waits for this lock.

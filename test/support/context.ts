@@ -27,6 +27,19 @@ export interface TestDatabase {
   destroy(): Promise<void>;
 }
 
+/**
+ * A pool of a test's own. destroy() drops the database with (force), which ends the connections
+ * still open on it server-side (57P01), idle ones and ones a pool is still closing (pg-pool's end()
+ * settles before its clients' sockets close). The pool re-emits that as 'error', which without a
+ * listener is an uncaught exception in whatever test file runs then (tasks-list.test.ts in one CI
+ * run): expected, not an error of the test.
+ */
+export function testPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  pool.on('error', () => {});
+  return pool;
+}
+
 /** A fresh, migrated database of its own (`empty`: not even migrated); drop it with destroy(). */
 export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = inject('adminDatabaseUrl');
@@ -37,10 +50,7 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   await admin.end();
   const url = withDatabase(adminUrl, name);
   // Named prepared statements, as the service uses by default (DB_PREPARED_STATEMENTS).
-  const pool = new pg.Pool({ connectionString: url, max: 20, Client: PreparingClient });
-  // destroy() drops the database with (force), which ends idle pooled connections server-side
-  // (57P01); that is expected, not an error of the test.
-  pool.on('error', () => {});
+  const pool = testPool({ connectionString: url, max: 20, Client: PreparingClient });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   runFixedStatementsOnPool(db, pool); // as the service's src/db/database.ts does
   return {
