@@ -4989,7 +4989,11 @@ export interface components {
             id?: string;
             /** @description The directory's id of the person; `null` or absent in a PUT removes it. */
             externalId?: string | null;
-            /** @description The person's e-mail address, unique here. */
+            /**
+             * @description The person's e-mail address, unique here, as the contract reads `format: email` wherever it
+             *     takes one (`POST /users` takes the same addresses); any other value is `400 invalidValue`,
+             *     nothing written.
+             */
             userName: string;
             name?: {
                 givenName?: string;

@@ -5,7 +5,7 @@
 // claim) is held to the same reading: what a request may carry in, an answer may carry out.
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { fastFormats } from 'ajv-formats/dist/formats.js';
+import { fastFormats, fullFormats } from 'ajv-formats/dist/formats.js';
 
 /** The mode of ajv-formats that reads them. */
 export const CONTRACT_FORMATS_MODE = 'fast';
@@ -15,5 +15,8 @@ export function addContractFormats(ajv: Ajv2020): void {
   (addFormats as unknown as (a: Ajv2020, options: { mode: typeof CONTRACT_FORMATS_MODE }) => void)(ajv, { mode: CONTRACT_FORMATS_MODE });
 }
 
-/** Whether `value` is an e-mail address as the contract reads `format: email` (the fast mode's regex). */
-export const isEmailAddress = (value: string): boolean => (fastFormats.email as RegExp).test(value);
+/** The formats of that mode, as ajv-formats defines them: what the checks above apply. */
+const contractFormats = CONTRACT_FORMATS_MODE === 'fast' ? fastFormats : fullFormats;
+
+/** Whether `value` is an e-mail address as the contract reads `format: email`. */
+export const isEmailAddress = (value: string): boolean => (contractFormats.email as RegExp).test(value);
