@@ -3,7 +3,9 @@
 // credential's checksum and SHA-256, the service's own SQL (imported from its repositories, so the
 // two cannot drift apart) as named prepared statements, the expiry and permission checks, the
 // service's page of users or token set, res.json. No validation, no logging, no security headers,
-// no inflection: what the service adds over this is what bench/ measures.
+// no inflection: what the service adds over this is what bench/ measures. Served as the service is
+// served (src/http/server.ts and dispatch.ts: no request or response re-prototyped, no app-level
+// router), since any Express app can be.
 //   GET /users?limit=n   with x-api-key or Authorization: Bearer (the first page, no filters)
 //   POST /tokens         refresh, with the service's one-statement rotation
 //   GET /meetings?from&until&attendee_id=<uuid>   one person's first page of a range, either credential
@@ -12,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
 import pg from 'pg';
+import { pino } from 'pino';
 import { keyBySecretDigest } from '../src/api-keys/repository.js';
 import { isWellFormedApiKey } from '../src/api-keys/secret.js';
 import { digestSecret } from '../src/auth/secrets.js';
@@ -21,6 +24,8 @@ import { firstPage, type ListedUser } from '../src/users/repository.js';
 import { presentUser } from '../src/users/presenter.js';
 import { encodeCursor } from '../src/users/cursor.js';
 import type { FixedStatement } from '../src/db/fixed-statement.js';
+import { dispatchWithoutRouter } from '../src/http/dispatch.js';
+import { createHttpServer } from '../src/http/server.js';
 import { personFirstPage, type ListedMeeting } from '../src/meetings/repository.js';
 import { presentMeeting } from '../src/meetings/presenter.js';
 import { encodeCursor as encodeMeetingCursor } from '../src/meetings/cursor.js';
@@ -74,8 +79,13 @@ async function mayCall(req: Request, permission: string): Promise<number> {
 const app = express();
 app.disable('x-powered-by');
 app.set('etag', false);
+// The routes, in one router handed every request as the service's steps are (src/http/dispatch.ts:
+// without Express's app-level router, and without re-prototyping each request and response, which
+// the server below makes with Express's prototypes from birth). Any Express app can be run this
+// way, and the floor is the least, so it is.
+const routes = express.Router();
 
-app.get('/users', async (req, res) => {
+routes.get('/users', async (req, res) => {
   const status = await mayCall(req, 'users.list');
   if (status !== 200) return refuse(res, status);
   const limit = Number(req.query.limit ?? 50);
@@ -85,7 +95,7 @@ app.get('/users', async (req, res) => {
   res.json({ data: page.map(presentUser), next_cursor: rows.length > limit && last ? encodeCursor(cursorKey, { createdAt: last.cursor_created_at, id: last.id }, {}) : null });
 });
 
-app.get('/meetings', async (req, res) => {
+routes.get('/meetings', async (req, res) => {
   const status = await mayCall(req, 'meetings.list');
   if (status !== 200) return refuse(res, status);
   const limit = Number(req.query.limit ?? 50);
@@ -96,7 +106,7 @@ app.get('/meetings', async (req, res) => {
   res.json({ data: page.map(presentMeeting), next_cursor: rows.length > limit && last ? encodeMeetingCursor(cursorKey, { startsAt: last.cursor_starts_at, id: last.id }, scope) : null });
 });
 
-app.get('/tasks', async (req, res) => {
+routes.get('/tasks', async (req, res) => {
   const status = await mayCall(req, 'tasks.list');
   if (status !== 200) return refuse(res, status);
   const limit = Number(req.query.limit ?? 50);
@@ -106,7 +116,7 @@ app.get('/tasks', async (req, res) => {
   res.json({ data: page.map(presentTask), next_cursor: rows.length > limit && last ? encodeTaskCursor(cursorKey, { key: last.cursor_key, id: last.id }, { sort: 'created_at' }) : null });
 });
 
-app.post('/tokens', express.json(), async (req, res) => {
+routes.post('/tokens', express.json(), async (req, res) => {
   const accessToken = BEARER.exec(req.headers.authorization ?? '')?.[1];
   const refreshToken = (req.body as { refresh_token?: unknown }).refresh_token;
   if (!accessToken || !isAccessToken(accessToken) || typeof refreshToken !== 'string' || !isRefreshToken(refreshToken)) return refuse(res, 401);
@@ -130,5 +140,7 @@ app.post('/tokens', express.json(), async (req, res) => {
   res.json(result!.outcome === 'issued' ? set : unsealTokenSet(result!.successor_sealed!, refreshToken));
 });
 
-app.get('/livez', (_req, res) => void res.json({ status: 'ok' }));
-app.listen(Number(process.env.PORT), '127.0.0.1');
+routes.get('/livez', (_req, res) => void res.json({ status: 'ok' }));
+const quiet = pino({ enabled: false });
+dispatchWithoutRouter(app, quiet, routes, (_req, res) => void res.status(404).end(), (_err, _req, res, _next) => void res.status(500).end());
+createHttpServer(app).listen(Number(process.env.PORT), '127.0.0.1');

@@ -1,11 +1,15 @@
 // The app's requests go to its steps without Express's router (src/http/dispatch.ts): what the
 // router and Express's app.handle gave every request is still there, and every way a request can
 // end (answered, no step answered, an error, a broken error handler) still gets an answer.
-import { describe, expect, it } from 'vitest';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, vi } from 'vitest';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import request from 'supertest';
 import { captureLogs } from './support/context.js';
 import { dispatchWithoutRouter } from '../src/http/dispatch.js';
+import { createHttpServer } from '../src/http/server.js';
+import { drainSwitch } from '../src/http/drain.js';
 
 const notFound: RequestHandler = (_req, _res, next) => next(Object.assign(new Error('no such path'), { status: 404 }));
 const answerError: ErrorRequestHandler = (err: { status?: number; message: string }, _req, res, _next) => {
@@ -103,5 +107,34 @@ describe('dispatch without a router', () => {
     outer.use((_req, res) => void res.status(418).end());
     const res = await request(outer).get('/x');
     expect(res.status).toBe(418);
+  });
+
+  it("gives the requests of the service's own server (server.ts) Express's request and response from birth: no Object.setPrototypeOf on any of them, drain still closing", async () => {
+    // Express's app.handle re-prototypes every request and response (expressjs/express#5998); on
+    // this server they are born that way, and dispatch.ts leaves them be.
+    const seen: (IncomingMessage | ServerResponse)[] = [];
+    const { app } = appWith((req, res) => {
+      seen.push(req, res);
+      res.json({ header: req.get('x-thing'), path: req.path, same: req.res === res && res.req === req });
+    });
+    const drain = drainSwitch();
+    const server = createHttpServer(app, drain);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/a?b=1`;
+    const setPrototypeOf = vi.spyOn(Object, 'setPrototypeOf');
+    try {
+      const answer = await fetch(url, { headers: { 'x-thing': 'yes' } });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual({ header: 'yes', path: '/a', same: true });
+      expect(answer.headers.get('connection')).toBe('keep-alive');
+      drain.start();
+      const drained = await fetch(url);
+      expect(drained.headers.get('connection')).toBe('close');
+      expect(seen).toHaveLength(4);
+      expect(setPrototypeOf.mock.calls.filter(([target]) => seen.includes(target as IncomingMessage))).toEqual([]);
+    } finally {
+      setPrototypeOf.mockRestore();
+      await server.shutDown(1000);
+    }
   });
 });

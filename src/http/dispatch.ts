@@ -37,8 +37,9 @@ export function dispatchWithoutRouter(app: Express, logger: Logger, steps: Reque
     const res = outgoing as Response;
     req.res = res;
     res.req = req;
-    Object.setPrototypeOf(req, request);
-    Object.setPrototypeOf(res, response);
+    // Born with them when the server is server.ts's: then nothing changes.
+    if (!request.isPrototypeOf(req)) Object.setPrototypeOf(req, request);
+    if (!response.isPrototypeOf(res)) Object.setPrototypeOf(res, response);
     if (!res.locals) res.locals = Object.create(null) as Response['locals'];
     // What Express's router sets before its first layer (a layer mounted at `/`: no params).
     req.originalUrl = req.originalUrl || req.url;
