@@ -4,8 +4,7 @@
 // two cannot drift apart) as named prepared statements, the expiry and permission checks, the
 // service's page of users or token set, res.json. No validation, no logging, no security headers,
 // no inflection: what the service adds over this is what bench/ measures. Served as the service is
-// served (src/http/server.ts and dispatch.ts: no request or response re-prototyped, no app-level
-// router), since any Express app can be.
+// served (below, where `routes` is made).
 //   GET /users?limit=n   with x-api-key or Authorization: Bearer (the first page, no filters)
 //   POST /tokens         refresh, with the service's one-statement rotation
 //   GET /meetings?from&until&attendee_id=<uuid>   one person's first page of a range, either credential
@@ -79,10 +78,10 @@ async function mayCall(req: Request, permission: string): Promise<number> {
 const app = express();
 app.disable('x-powered-by');
 app.set('etag', false);
-// The routes, in one router handed every request as the service's steps are (src/http/dispatch.ts:
-// without Express's app-level router, and without re-prototyping each request and response, which
-// the server below makes with Express's prototypes from birth). Any Express app can be run this
-// way, and the floor is the least, so it is.
+// The routes, in one router handed every request as the service's steps are (dispatchWithoutRouter
+// in place of Express's app.handle: no app-level router, and no request or response re-prototyped,
+// as createHttpServer makes them with Express's prototypes from birth). Any Express app can be run
+// with those two, and the floor is the least such an app must spend, so it is.
 const routes = express.Router();
 
 routes.get('/users', async (req, res) => {

@@ -137,4 +137,21 @@ describe('dispatch without a router', () => {
       await server.shutDown(1000);
     }
   });
+
+  it("keeps the drain's Connection: close when a step re-prototypes the response (an Express sub-app as a step)", async () => {
+    const sub = express();
+    sub.get('/a', (_req, res) => void res.json({ from: 'the sub-app' }));
+    const { app } = appWith(sub as unknown as RequestHandler);
+    const drain = drainSwitch();
+    const server = createHttpServer(app, drain);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      drain.start();
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/a`);
+      expect(await answer.json()).toEqual({ from: 'the sub-app' });
+      expect(answer.headers.get('connection')).toBe('close');
+    } finally {
+      await server.shutDown(1000);
+    }
+  });
 });

@@ -56,7 +56,11 @@ export interface HttpServer extends http.Server {
   shutDown(graceMs: number): Promise<void>;
 }
 
-/** An app whose requests and responses Express dresses in its own prototypes (app.request, app.response). */
+/**
+ * An Express app, whose requests and responses get its prototypes (app.request, app.response). Its
+ * `handle` should be dispatch.ts's, which keeps the prototypes they are born with here; Express's
+ * own re-prototypes every one (correct still, but without the saving).
+ */
 export interface ExpressLikeApp extends http.RequestListener {
   request: http.IncomingMessage;
   response: http.ServerResponse;
@@ -65,18 +69,26 @@ export interface ExpressLikeApp extends http.RequestListener {
 export function createHttpServer(app: ExpressLikeApp, drain: Drain = drainSwitch()): HttpServer {
   // Requests and responses are born with the app's prototypes: Express's app.handle would give
   // each its prototype with Object.setPrototypeOf (dispatch.ts skips that for these), a runtime
-  // call and a change of hidden class on every request and every response.
+  // call that slows everything that touches the object afterwards (docs/BENCHMARKS.md, issue 34).
   class AppRequest extends http.IncomingMessage {}
   Object.setPrototypeOf(AppRequest.prototype, app.request);
-  class AppResponse extends http.ServerResponse {}
-  Object.setPrototypeOf(AppResponse.prototype, app.response);
   // Decided when the headers go out, not when the request came in: a request that started
-  // before SIGTERM and answers after it closes its connection too.
+  // before SIGTERM and answers after it closes its connection too. One function for every
+  // response (`this` is the response), not a closure per request.
   const writeHead = http.ServerResponse.prototype.writeHead;
-  AppResponse.prototype.writeHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
+  const drainAwareWriteHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
     if (drain.draining && !this.headersSent) this.setHeader('Connection', 'close');
     return writeHead.apply(this, args);
   } as typeof writeHead;
+  class AppResponse extends http.ServerResponse {
+    constructor(...args: ConstructorParameters<typeof http.ServerResponse>) {
+      super(...args);
+      // Each response's own, not the prototype's: it stays when something re-prototypes the
+      // response (a step that is an Express sub-app), and the drain must hold there too.
+      (this as http.ServerResponse).writeHead = drainAwareWriteHead;
+    }
+  }
+  Object.setPrototypeOf(AppResponse.prototype, app.response);
   const server = http.createServer({ IncomingMessage: AppRequest, ServerResponse: AppResponse as typeof http.ServerResponse }, app);
   server.on('clientError', answerClientError);
   return Object.assign(server, {
