@@ -42,9 +42,9 @@ pool.on('error', () => {});
 // the next_cursor of a page is signed, so the floor signs it too.
 const cursorKey = (await pool.query<{ secret: Buffer }>("select secret from service_secrets where name = 'cursor_signing'")).rows[0]!.secret;
 
-/** Runs one of the service's statements, prepared under a name of its own. */
+/** Runs one of the service's statements, prepared under a name of its own; its rows read as the service reads them. */
 async function run<P, R>(name: string, statement: FixedStatement<P, R>, values: P): Promise<R[]> {
-  return (await pool.query({ name, text: statement.sql, values: statement.parameters(values) })).rows as R[];
+  return statement.readRows(await pool.query({ name, text: statement.sql, values: statement.parameters(values), rowMode: 'array' }));
 }
 
 const refuse = (res: Response, status: number) => void res.status(status).json({ status });

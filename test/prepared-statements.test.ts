@@ -60,6 +60,19 @@ describe('the prepared-statement client', () => {
     }
   });
 
+  it("names a statement given as a config object of no name (a fixed statement's array mode), keeping its row mode", async () => {
+    const pool = testPool({ connectionString: database.url, max: 1, Client: PreparingClient });
+    try {
+      const config = { text: 'select $1::int * 3 as n, $1::int as m', values: [7], rowMode: 'array' as const };
+      expect((await pool.query(config)).rows).toEqual([[21, 7]]);
+      expect((await pool.query(config)).rows).toEqual([[21, 7]]);
+      const prepared = await pool.query<{ statement: string }>('select statement from pg_prepared_statements');
+      expect(prepared.rows.map((r) => r.statement)).toContain(config.text);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('serves Kysely through a pool, in transactions too', async () => {
     const db = new Kysely<{ widened: { id: number } }>({ dialect: new PostgresDialect({ pool: testPool({ connectionString: database.url, max: 2, Client: PreparingClient }) }) });
     try {

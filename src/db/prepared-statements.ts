@@ -38,39 +38,69 @@ function isStalePlan(err: unknown): boolean {
 
 type Callback = (err: Error | undefined, result: pg.QueryResult) => void;
 
+/** A statement as this client names it: a fixed statement's config adds `rowMode: 'array'`. */
+interface StatementConfig {
+  text: string;
+  values: unknown[];
+  rowMode?: 'array';
+}
+
+/** The keys a config object may have for this client to name it; any other (a name, types, a Submittable's) leaves it to pg. */
+const NAMEABLE_KEYS = new Set(['text', 'values', 'rowMode']);
+
+/**
+ * The statement of a call this client names, and its callback: a parameterised text, given as a
+ * string (`query(text, values, callback?)`, as Kysely and pg's Pool#query call it) or as a config
+ * object of text, values and row mode only (`query(config, callback?)`; Pool#query passes
+ * `undefined` values between). Anything else (no parameters: transaction control, migrations'
+ * multi-statement DDL; a config with a name or other options; a Submittable such as a cursor) goes
+ * to pg unchanged.
+ */
+function nameable(args: unknown[]): { config: StatementConfig; callback: Callback | undefined } | undefined {
+  const [first, second, third] = args;
+  if (typeof first === 'string') {
+    if (!Array.isArray(second) || second.length === 0 || (third !== undefined && typeof third !== 'function')) return undefined;
+    return { config: { text: first, values: second }, callback: third as Callback | undefined };
+  }
+  if (typeof first !== 'object' || first === null) return undefined;
+  for (const key in first) if (!NAMEABLE_KEYS.has(key)) return undefined;
+  const config = first as StatementConfig;
+  if (typeof config.text !== 'string' || !Array.isArray(config.values) || config.values.length === 0) return undefined;
+  const callback = second === undefined ? third : second;
+  if (callback !== undefined && typeof callback !== 'function') return undefined;
+  return { config, callback: callback as Callback | undefined };
+}
+
+/** The statement under its name, as a literal of one shape: pg copies the config it is given, and a copy of one shape stays cheap. */
+const named = (name: string, config: StatementConfig) => ({ name, text: config.text, values: config.values, rowMode: config.rowMode }) as pg.QueryConfig;
+
 export class PreparingClient extends pg.Client {
   /** Texts prepared anew under another name on this connection, after their plan went stale. */
   #renamed = new Map<string, string>();
 
-  // query(text, values) and query(text, values, callback), as Kysely and pg's Pool#query call it;
-  // everything else (no parameters: transaction control, migrations' multi-statement DDL; config
-  // objects) goes to pg unchanged.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(...args: unknown[]): any {
-    const [text, values, callback] = args;
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && (callback === undefined || typeof callback === 'function')) {
-      const name = this.#renamed.get(text) ?? statementName(text);
-      if (name !== undefined) {
-        if (callback) return this.#run(name, text, values, callback as Callback);
-        return new Promise((resolve, reject) => this.#run(name, text, values, (err, result) => (err ? reject(err) : resolve(result))));
-      }
-    }
-    return (super.query as (...a: unknown[]) => unknown)(...args);
+    const call = nameable(args);
+    const name = call && (this.#renamed.get(call.config.text) ?? statementName(call.config.text));
+    if (call === undefined || name === undefined) return (super.query as (...a: unknown[]) => unknown)(...args);
+    const { config, callback } = call;
+    if (callback) return this.#run(name, config, callback);
+    return new Promise((resolve, reject) => this.#run(name, config, (err, result) => (err ? reject(err) : resolve(result))));
   }
 
   // With a callback, which pg calls as soon as the answer is read (a Pool hands the connection on
   // from there), rather than a promise.
-  #run(name: string, text: string, values: unknown[], callback: Callback): void {
-    super.query({ name, text, values }, (err: Error | undefined, result: pg.QueryResult) => {
+  #run(name: string, config: StatementConfig, callback: Callback): void {
+    super.query(named(name, config), (err: Error | undefined, result: pg.QueryResult) => {
       if (err && isStalePlan(err)) {
         // A migration of a rolling deploy changed the columns this statement returns (`select *`):
         // PostgreSQL will refuse this prepared statement for the connection's life. Prepare the
         // text again under a new name; outside a transaction, run it again now (inside one, the
         // transaction has failed and its caller sees the error; the next use gets the new name).
         const fresh = `${name}_${this.#renamed.size + 1}`;
-        this.#renamed.set(text, fresh);
+        this.#renamed.set(config.text, fresh);
         if (this.getTransactionStatus() === 'I') {
-          super.query({ name: fresh, text, values }, callback);
+          super.query(named(fresh, config), callback);
           return;
         }
       }
