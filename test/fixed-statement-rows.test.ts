@@ -43,8 +43,9 @@ describe('the rows of a fixed statement on the pool', () => {
   it('refuse, as an error of the statement, a column named __proto__ (an attempt to set the rows\' prototype) or a name that is not plain', async () => {
     const proto = fixedStatement((_db, p: { n: number }) => sql`select ${p.n}::int as "__proto__"`);
     await expect(proto.execute(database.db, { n: 1 })).rejects.toThrow(/plain name.*__proto__/);
-    const injected = fixedStatement((_db, p: { n: number }) => sql`select ${p.n}::int as "a: process.exit(), b"`);
+    const injected = fixedStatement((_db, p: { n: number }) => sql`select ${p.n}::int as "a: (globalThis.injectedByAColumn = 1), b"`);
     await expect(injected.execute(database.db, { n: 1 })).rejects.toThrow(/plain name/);
+    expect((globalThis as { injectedByAColumn?: number }).injectedByAColumn).toBeUndefined();
     const unnamed = fixedStatement((_db, p: { n: number }) => sql`select ${p.n}::int + 1`);
     await expect(unnamed.execute(database.db, { n: 1 })).rejects.toThrow(/plain name.*\?column\?/);
   });

@@ -73,6 +73,20 @@ describe('the prepared-statement client', () => {
     }
   });
 
+  it('leaves a config object with a name of its own, or options it does not know, to pg as it is', async () => {
+    const pool = testPool({ connectionString: database.url, max: 1, Client: PreparingClient });
+    try {
+      expect((await pool.query({ name: 'chosen_by_caller', text: 'select $1::int - 1 as n', values: [8] })).rows).toEqual([{ n: 7 }]);
+      const withTypes = { text: 'select $1::int - 2 as n', values: [8], types: { getTypeParser: () => (value: string) => `parsed ${value}` } };
+      expect((await pool.query(withTypes)).rows).toEqual([{ n: 'parsed 6' }]);
+      const prepared = await pool.query<{ name: string; statement: string }>('select name, statement from pg_prepared_statements');
+      expect(prepared.rows).toContainEqual({ name: 'chosen_by_caller', statement: 'select $1::int - 1 as n' });
+      expect(prepared.rows.map((r) => r.statement)).not.toContain(withTypes.text);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('serves Kysely through a pool, in transactions too', async () => {
     const db = new Kysely<{ widened: { id: number } }>({ dialect: new PostgresDialect({ pool: testPool({ connectionString: database.url, max: 2, Client: PreparingClient }) }) });
     try {

@@ -91,10 +91,10 @@ const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /**
  * A function that makes one statement's row objects from pg's arrays: `{ id: v[0], email: v[1] }`.
  * pg's own row objects are all made by one spread, shared by every statement of the process: in a
- * service of many statements that spot sees more shapes than V8 keeps fast (megamorphic). pg's
- * Result reading a page of 50 users (10 columns) after 12 other shapes: 25-38 µs; with one shape,
- * 15-23; in array mode through this, 13-14 (and 9 with one shape). A function of the statement's
- * own sees one shape. The same keys in the same order as pg's objects; a later duplicate wins, as
+ * service of many statements that spot sees more shapes than V8 keeps fast (megamorphic). A
+ * function of the statement's own sees one shape. A page of 50 rows of 10 columns, read through
+ * pg's objects after 12 other shapes: 29.1 µs; with one shape: 13.5; through this: 9.3
+ * (bench/row-shapes.ts, docs/BENCHMARKS.md). The same keys in the same order as pg's objects; a later duplicate wins, as
  * in pg's. `__proto__` would set the prototype instead, and anything but a plain name would need
  * quoting: a fixed statement's columns are named by us, so those are refused.
  */
@@ -118,7 +118,9 @@ function namesAre(names: string[], fields: readonly { name: string }[]): boolean
  * must use each only as a value (`where(col, '=', p.x)`, `${p.x}` in sql``), never as a list or
  * an identifier. Constants it uses (`'active'`) stay parameters of their own, fixed. A Date
  * parameter is sent as a binary timestamptz (binaryTimestamp), so it must stand where PostgreSQL
- * expects a timestamptz (a column or function argument of that type, or `::timestamptz`).
+ * expects a timestamptz (a column or function argument of that type, or `::timestamptz`). Every
+ * column it returns needs a plain name (a column's own, or `as an_alias`): on the pool its rows are
+ * made from those names, and a statement with another (`?column?`, `"a b"`) fails there on every run.
  */
 export function fixedStatement<P extends object, R>(
   build: (db: Kysely<Database>, p: P) => { compile(executorProvider: QueryExecutorProvider): CompiledQuery<R> },

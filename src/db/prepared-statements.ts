@@ -45,7 +45,7 @@ interface StatementConfig {
   rowMode?: 'array';
 }
 
-/** The keys a config object may have for this client to name it; any other (a name, types, a Submittable's) leaves it to pg. */
+/** The keys a config object may have for this client to name it. */
 const NAMEABLE_KEYS = new Set(['text', 'values', 'rowMode']);
 
 /**
@@ -53,25 +53,28 @@ const NAMEABLE_KEYS = new Set(['text', 'values', 'rowMode']);
  * string (`query(text, values, callback?)`, as Kysely and pg's Pool#query call it) or as a config
  * object of text, values and row mode only (`query(config, callback?)`; Pool#query passes
  * `undefined` values between). Anything else (no parameters: transaction control, migrations'
- * multi-statement DDL; a config with a name or other options; a Submittable such as a cursor) goes
+ * multi-statement DDL; a Submittable such as a cursor; a config with a name or other options) goes
  * to pg unchanged.
  */
 function nameable(args: unknown[]): { config: StatementConfig; callback: Callback | undefined } | undefined {
   const [first, second, third] = args;
+  let config: StatementConfig;
+  let callback: unknown;
   if (typeof first === 'string') {
-    if (!Array.isArray(second) || second.length === 0 || (third !== undefined && typeof third !== 'function')) return undefined;
-    return { config: { text: first, values: second }, callback: third as Callback | undefined };
+    config = { text: first, values: second as unknown[] };
+    callback = third;
+  } else {
+    if (typeof first !== 'object' || first === null || typeof (first as { submit?: unknown }).submit === 'function') return undefined;
+    for (const key in first) if (!NAMEABLE_KEYS.has(key)) return undefined;
+    config = first as StatementConfig;
+    if (typeof config.text !== 'string') return undefined;
+    callback = second === undefined ? third : second;
   }
-  if (typeof first !== 'object' || first === null) return undefined;
-  for (const key in first) if (!NAMEABLE_KEYS.has(key)) return undefined;
-  const config = first as StatementConfig;
-  if (typeof config.text !== 'string' || !Array.isArray(config.values) || config.values.length === 0) return undefined;
-  const callback = second === undefined ? third : second;
-  if (callback !== undefined && typeof callback !== 'function') return undefined;
+  if (!Array.isArray(config.values) || config.values.length === 0 || (callback !== undefined && typeof callback !== 'function')) return undefined;
   return { config, callback: callback as Callback | undefined };
 }
 
-/** The statement under its name, as a literal of one shape: pg copies the config it is given, and a copy of one shape stays cheap. */
+/** The statement under its name, as pg takes it. */
 const named = (name: string, config: StatementConfig) => ({ name, text: config.text, values: config.values, rowMode: config.rowMode }) as pg.QueryConfig;
 
 export class PreparingClient extends pg.Client {
