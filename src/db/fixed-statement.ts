@@ -85,7 +85,7 @@ interface RowMaker {
   make: (values: unknown[]) => unknown;
 }
 
-/** An SQL alias of ours, written as it is into a row maker's code. */
+/** A column's name as a row maker writes it into its code, as it is: a plain identifier. */
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
@@ -94,13 +94,14 @@ const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * service of many statements that spot sees more shapes than V8 keeps fast (megamorphic). A
  * function of the statement's own sees one shape. A page of 50 rows of 10 columns, read through
  * pg's objects after 12 other shapes: 29.1 µs; with one shape: 13.5; through this: 9.3
- * (bench/row-shapes.ts, docs/BENCHMARKS.md). The same keys in the same order as pg's objects; a later duplicate wins, as
- * in pg's. `__proto__` would set the prototype instead, and anything but a plain name would need
- * quoting: a fixed statement's columns are named by us, so those are refused.
+ * (bench/row-shapes.ts, docs/BENCHMARKS.md). The same keys in the same order as pg's objects; a
+ * later duplicate wins, as in pg's. `__proto__` would set the prototype instead, and anything but
+ * a plain name would need quoting: a fixed statement's columns are named by us, so those are
+ * refused.
  */
 function makeRowMaker(names: string[]): RowMaker {
   const refused = names.find((name) => !PLAIN_NAME.test(name) || name === '__proto__');
-  if (refused !== undefined) throw new Error(`a fixed statement's column needs a plain name (an alias), not ${JSON.stringify(refused)}`);
+  if (refused !== undefined) throw new Error(`a fixed statement's column needs a plain name (a column's own, or an alias), not ${JSON.stringify(refused)}`);
   // Code written from the plain names checked above, nothing else.
   const make = new Function('v', `return { ${names.map((name, i) => `${name}: v[${i}]`).join(', ')} };`) as RowMaker['make'];
   return { names, make };
