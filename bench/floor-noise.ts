@@ -1,0 +1,75 @@
+// How far a round's ratio moves when nothing differs: two processes of the same floor
+// (bench/floor.ts), one person's week with an API key (bench/meetings-week.ts's path and load),
+// measured against each other as the benchmarks measure the service against its floor. Whatever
+// spread their ratios show is the measurement's own; a service's ratio cannot be read finer than it.
+// Two designs in each round, on the same pair:
+//   block:  each process measured once for BENCH_SLICES seconds, in turn (the benchmarks' way);
+//   sliced: BENCH_SLICES measurements of 1 s each, alternating, summed (drift slower than a
+//           second would cancel here and not in a block).
+// Usage: DATABASE_URL=... BENCH_KEEP_DATABASES=1 BENCH_ROUNDS=12 node --import tsx bench/floor-noise.ts
+import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
+import { runBenchmark } from './support/run.js';
+import { benchCredentials, benchDatabase } from './support/database.js';
+import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
+import { machineLine, measure, median, medianInterval, percent, print, quietBefore, quietness, type Measurement, type Target } from './support/measure.js';
+import { wrk } from './support/wrk.js';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
+const SLICES = Number(process.env.BENCH_SLICES ?? 5);
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
+
+runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (database, children) => {
+  // The service migrates and seeds the database (as meetings-week.ts), then makes way for the two floors.
+  const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
+  children.push(service.child);
+  await seedMeetingsOnce(database);
+  const { path } = await medianPersonWeek(database.db);
+  const { secret } = await benchCredentials(database.db, 'meetings.list');
+  const headers = { 'x-api-key': secret };
+  const floors: (Target & { url: string })[] = [];
+  for (let i = 0; i < 2; i++) {
+    const floor = await startProcess('bench/floor.ts', { DATABASE_URL: database.url });
+    children.push(floor.child);
+    floors.push({ url: floor.url, pid: floor.child.pid!, postmaster: database.postmaster });
+  }
+  const [a, b] = floors as [Target & { url: string }, Target & { url: string }];
+  print(machineLine(`two floors, GET one person's week with an API key, ${SEEDED_MEETINGS} meetings; wrk -t2 -c${CONNECTIONS}`));
+  for (const floor of floors) await wrk(`${floor.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
+  await quietBefore();
+
+  const run = (target: Target & { url: string }, seconds: number) => measure('floor', `${target.url}${path}`, target, { connections: CONNECTIONS, seconds, headers });
+  const requests = (ms: Measurement[]) => ms.reduce((sum, m) => sum + m.requests, 0);
+  const all: Measurement[] = [];
+  const block: number[] = [];
+  const sliced: number[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Block: A then B in odd rounds, B then A in even ones.
+    const first = round % 2 ? await run(a, SLICES) : await run(b, SLICES);
+    const second = round % 2 ? await run(b, SLICES) : await run(a, SLICES);
+    const [blockA, blockB] = round % 2 ? [first, second] : [second, first];
+    block.push(blockA.requests / blockB.requests);
+    // Sliced: 1-s measurements, the order reversed at every slice.
+    const slicesA: Measurement[] = [];
+    const slicesB: Measurement[] = [];
+    for (let slice = 0; slice < SLICES; slice++) {
+      if ((round + slice) % 2) {
+        slicesA.push(await run(a, 1));
+        slicesB.push(await run(b, 1));
+      } else {
+        slicesB.push(await run(b, 1));
+        slicesA.push(await run(a, 1));
+      }
+    }
+    sliced.push(requests(slicesA) / requests(slicesB));
+    all.push(blockA, blockB, ...slicesA, ...slicesB);
+    print(`round ${round}: block ${percent(block.at(-1)!)} (${blockA.rps.toFixed(0)} / ${blockB.rps.toFixed(0)} req/s), sliced ${percent(sliced.at(-1)!)}`);
+  }
+  print(`\n${quietness(all).text}`);
+  print(`\nfloor A against floor B, ${ROUNDS} rounds (the same code: 100 % is the truth; the spread is the measurement's):`);
+  for (const [design, ratios] of [['block', block], ['sliced', sliced]] as const) {
+    const interval = medianInterval(ratios);
+    const sorted = [...ratios].sort((x, y) => x - y);
+    print(`  ${design.padEnd(6)} median ${percent(median(ratios))} (95 % interval ${interval ? interval.map(percent).join('–') : 'none'}), range ${percent(sorted[0]!)}–${percent(sorted.at(-1)!)}`);
+  }
+});
