@@ -83,7 +83,6 @@ bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missin
 	node --import tsx bench/audit-verify.ts
 	node --import tsx bench/audit-insert.ts
 	node --import tsx bench/meetings-week.ts
-	node --import tsx bench/floor-noise.ts
 	BENCH_MEETINGS=100000 node --import tsx bench/database-work.ts
 	node --import tsx bench/tasks-list.ts
 

@@ -213,6 +213,12 @@ export function medianInterval(values: number[], level = 0.95): [number, number]
   return k === 0 ? undefined : [sorted[k - 1]!, sorted[n - k]!];
 }
 
+/** A median as the reports print it, with its 95 % interval (medianInterval): `93.1 % (95 % interval 88.2 %–95.9 %)`. */
+export function medianWithInterval(values: number[], format: (v: number) => string): string {
+  const bounds = medianInterval(values);
+  return `${format(median(values))} (95 % interval ${bounds ? bounds.map(format).join('–') : 'none'})`;
+}
+
 /**
  * A target's verdict from the interval of a median: met when the whole interval is on the right
  * side of `bound`, MISSED when it is all on the wrong side, else undecided (more rounds narrow it);
@@ -238,10 +244,7 @@ export function intervalVerdict(quiet: boolean, interval: [number, number] | und
 export function printFloorTargets(rounds: Record<FloorRoundKey, Measurement>[], ratios: { key: number[]; bearer: number[] }): (ok: boolean) => string {
   const quiet = quietness(rounds.flatMap((r) => Object.values(r)));
   print(`\n${quiet.text}`);
-  const interval = (values: number[], format: (v: number) => string) => {
-    const bounds = medianInterval(values);
-    return `${format(median(values))} (95 % interval ${bounds ? bounds.map(format).join('–') : 'none'})`;
-  };
+  const interval = medianWithInterval;
   const times = (v: number) => `${v.toFixed(2)}x`;
   print(`\ntargets (medians of ${rounds.length} rounds, with the interval that holds each median at 95 %; a verdict when the whole interval is on one side):`);
   const throughput = (values: number[]) => `${interval(values, percent)} ${intervalVerdict(quiet.quiet, medianInterval(values), 0.9, true)}`;
