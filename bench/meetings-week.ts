@@ -22,6 +22,8 @@ import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/m
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+// Each measurement taken as this many alternating slices (measureInTurn): 5 s as five of 1 s.
+const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 
 runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (database, children) => {
@@ -53,8 +55,8 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
   await expectSameAnswers(targets.service, targets.floor, path, [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]]);
 
   print(`\n${machineLine(`load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`)}`);
-  const run = (label: string, target: Target & { url: string }, headers: Record<string, string>) =>
-    measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
+  const run = (label: string, target: Target & { url: string }, headers: Record<string, string>) => (seconds: number) =>
+    measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds, headers });
   print(`warming up each server and credential for ${WARM_UP} s`);
   for (const target of [targets.floor, targets.service]) {
     for (const headers of [{ 'x-api-key': secret }, await bearer()]) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
@@ -62,18 +64,18 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
 
   await quietBefore();
 
-  print(`\nGET one person's week, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${SEEDED_MEETINGS} meetings`);
+  print(`\nGET one person's week, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, in ${SLICES} alternating slices, ${SEEDED_MEETINGS} meetings`);
   type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement>;
   const rounds: Round[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     print(`round ${round}`);
     const token = await bearer();
     const r: Round = await measureInTurn(round, {
-      floorKey: () => run('floor, API key', targets.floor, { 'x-api-key': secret }),
-      serviceKey: () => run('service, API key', targets.service, { 'x-api-key': secret }),
-      floorBearer: () => run('floor, bearer', targets.floor, token),
-      serviceBearer: () => run('service, bearer', targets.service, token),
-    });
+      floorKey: run('floor, API key', targets.floor, { 'x-api-key': secret }),
+      serviceKey: run('service, API key', targets.service, { 'x-api-key': secret }),
+      floorBearer: run('floor, bearer', targets.floor, token),
+      serviceBearer: run('service, bearer', targets.service, token),
+    }, { seconds: DURATION, slices: SLICES });
     for (const m of Object.values(r)) print(describe(m));
     print(`  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}`);
     rounds.push(r);

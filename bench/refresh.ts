@@ -58,8 +58,8 @@ runBenchmark(() => benchDatabase('bench_refresh'), async (database, children) =>
   print(`same answer from service and floor: ${shape(answers[0]!)}`);
 
   const script = refreshScripts(db, admin, CONNECTIONS);
-  const run = async (label: string, target: Target & { url: string }) =>
-    measure(label, `${target.url}/tokens`, target, { connections: CONNECTIONS, seconds: DURATION, script: await script() });
+  const run = (label: string, target: Target & { url: string }) => async (seconds: number) =>
+    measure(label, `${target.url}/tokens`, target, { connections: CONNECTIONS, seconds, script: await script() });
 
   print(machineLine(`load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`));
   print(`warming up each server for ${WARM_UP} s`);
@@ -71,7 +71,7 @@ runBenchmark(() => benchDatabase('bench_refresh'), async (database, children) =>
   const rounds: Record<'floor' | 'service', Measurement>[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     print(`round ${round}`);
-    const r = await measureInTurn(round, { floor: () => run('floor', targets.floor), service: () => run('service', targets.service) });
+    const r = await measureInTurn(round, { floor: run('floor', targets.floor), service: run('service', targets.service) }, { seconds: DURATION });
     print(describe(r.floor));
     print(describe(r.service));
     print(`  service/floor ${percent(r.service.rps / r.floor.rps)}`);

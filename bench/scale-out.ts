@@ -43,10 +43,10 @@ runBenchmark(() => benchDatabase('bench_scale_out'), async (database, children) 
   };
 
   const refreshScript = refreshScripts(db, admin, CONNECTIONS);
-  const users = (label: string, target: Target & { url: string }) =>
-    measure(label, `${target.url}${PATH}`, target, { connections: CONNECTIONS, seconds: DURATION, headers: { 'x-api-key': secret } });
-  const tokens = async (label: string, target: Target & { url: string }) =>
-    measure(label, `${target.url}/tokens`, target, { connections: CONNECTIONS, seconds: DURATION, script: await refreshScript() });
+  const users = (label: string, target: Target & { url: string }) => (seconds: number) =>
+    measure(label, `${target.url}${PATH}`, target, { connections: CONNECTIONS, seconds, headers: { 'x-api-key': secret } });
+  const tokens = (label: string, target: Target & { url: string }) => async (seconds: number) =>
+    measure(label, `${target.url}/tokens`, target, { connections: CONNECTIONS, seconds, script: await refreshScript() });
 
   print(machineLine(`wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10 per worker`));
   print(`warming up each for ${WARM_UP} s per path`);
@@ -59,11 +59,11 @@ runBenchmark(() => benchDatabase('bench_scale_out'), async (database, children) 
   for (let round = 1; round <= ROUNDS; round++) {
     print(`round ${round}`);
     const r = await measureInTurn(round, {
-      usersOne: () => users('GET /users, 1 process', targets.one),
-      usersTwo: () => users('GET /users, 2 processes', targets.two),
-      tokensOne: () => tokens('POST /tokens, 1 process', targets.one),
-      tokensTwo: () => tokens('POST /tokens, 2 processes', targets.two),
-    });
+      usersOne: users('GET /users, 1 process', targets.one),
+      usersTwo: users('GET /users, 2 processes', targets.two),
+      tokensOne: tokens('POST /tokens, 1 process', targets.one),
+      tokensTwo: tokens('POST /tokens, 2 processes', targets.two),
+    }, { seconds: DURATION });
     for (const m of Object.values(r)) print(describe(m));
     print(`  2/1: GET /users ${percent(r.usersTwo.rps / r.usersOne.rps)}, POST /tokens ${percent(r.tokensTwo.rps / r.tokensOne.rps)}`);
     rounds.push(r);

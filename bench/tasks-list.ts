@@ -28,6 +28,8 @@ import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+// Each measurement taken as this many alternating slices (measureInTurn): 5 s as five of 1 s.
+const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const USERS = Number(process.env.BENCH_TASK_USERS ?? 2_000);
 const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
@@ -81,8 +83,8 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
   if (deep.status !== 200 || deepBody.data.length !== LIMIT || deepBody.next_cursor !== null) throw new Error(`the millionth task's page answered ${deep.status} with ${deepBody.data.length} tasks`);
 
   print(`\n${machineLine(`load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`)}`);
-  const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, path = PATH) =>
-    measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds: DURATION, headers });
+  const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, path = PATH) => (seconds: number) =>
+    measure(label, `${target.url}${path}`, target, { connections: CONNECTIONS, seconds, headers });
   print(`warming up each server and credential for ${WARM_UP} s`);
   for (const target of [targets.floor, targets.service]) {
     for (const headers of [{ 'x-api-key': secret }, await bearer()]) await wrk(`${target.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
@@ -91,19 +93,19 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
 
   await quietBefore();
 
-  print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${TASKS} tasks`);
+  print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, in ${SLICES} alternating slices, ${TASKS} tasks`);
   type Round = Record<'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer' | 'deepKey', Measurement>;
   const rounds: Round[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     print(`round ${round}`);
     const token = await bearer();
     const r: Round = await measureInTurn(round, {
-      floorKey: () => run('floor, API key', targets.floor, { 'x-api-key': secret }),
-      serviceKey: () => run('service, API key', targets.service, { 'x-api-key': secret }),
-      deepKey: () => run(`service, API key, the millionth task's page`, targets.service, { 'x-api-key': secret }, deepPath),
-      floorBearer: () => run('floor, bearer', targets.floor, token),
-      serviceBearer: () => run('service, bearer', targets.service, token),
-    });
+      floorKey: run('floor, API key', targets.floor, { 'x-api-key': secret }),
+      serviceKey: run('service, API key', targets.service, { 'x-api-key': secret }),
+      deepKey: run(`service, API key, the millionth task's page`, targets.service, { 'x-api-key': secret }, deepPath),
+      floorBearer: run('floor, bearer', targets.floor, token),
+      serviceBearer: run('service, bearer', targets.service, token),
+    }, { seconds: DURATION, slices: SLICES });
     for (const m of Object.values(r)) print(describe(m));
     print(
       `  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}; ` +

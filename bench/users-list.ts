@@ -30,6 +30,8 @@ import { wrk } from './support/wrk.js';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+// Each measurement taken as this many alternating slices (measureInTurn): 5 s as five of 1 s.
+const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const DEEP = Number(process.env.BENCH_DEEP ?? 1_000_000);
 // Load on each server and path before the rounds: V8 optimises the request path for ~10 s after start.
@@ -87,7 +89,7 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
   }
 
   print(machineLine(`load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`));
-  const run = (label: string, target: Target & { url: string }, headers: Record<string, string>, seconds = DURATION) =>
+  const run = (label: string, target: Target & { url: string }, headers: Record<string, string>) => (seconds: number) =>
     measure(label, `${target.url}${PATH}`, target, { connections: CONNECTIONS, seconds, headers });
   print(`warming up each server and path for ${WARM_UP} s`);
   for (const target of [targets.bare, targets.floor, targets.service, ...(targets.variant ? [targets.variant] : [])]) {
@@ -99,7 +101,7 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
 
   await quietBefore();
 
-  print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, ${USERS} users`);
+  print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, in ${SLICES} alternating slices, ${USERS} users`);
   type Round = Record<'bare' | 'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer', Measurement> & { variantKey?: Measurement; variantBearer?: Measurement };
   const rounds: Round[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -107,14 +109,14 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
     const token = await bearer(); // a fresh session: access tokens live 600 s
     const variant = targets.variant;
     const r: Round = await measureInTurn(round, {
-      bare: () => run('bare Express, from memory', targets.bare, {}),
-      floorKey: () => run('floor, API key', targets.floor, { 'x-api-key': secret }),
-      serviceKey: () => run('service, API key', targets.service, { 'x-api-key': secret }),
-      ...(variant ? { variantKey: () => run('variant, API key', variant, { 'x-api-key': secret }) } : {}),
-      floorBearer: () => run('floor, bearer', targets.floor, token),
-      serviceBearer: () => run('service, bearer', targets.service, token),
-      ...(variant ? { variantBearer: () => run('variant, bearer', variant, token) } : {}),
-    });
+      bare: run('bare Express, from memory', targets.bare, {}),
+      floorKey: run('floor, API key', targets.floor, { 'x-api-key': secret }),
+      serviceKey: run('service, API key', targets.service, { 'x-api-key': secret }),
+      ...(variant ? { variantKey: run('variant, API key', variant, { 'x-api-key': secret }) } : {}),
+      floorBearer: run('floor, bearer', targets.floor, token),
+      serviceBearer: run('service, bearer', targets.service, token),
+      ...(variant ? { variantBearer: run('variant, bearer', variant, token) } : {}),
+    }, { seconds: DURATION, slices: SLICES });
     for (const m of Object.values(r)) print(describe(m));
     print(
       `  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}; ` +

@@ -53,12 +53,90 @@ export async function measure(
  * In a fixed order the service would always be measured right after its floor, at the same place
  * of the round, and whatever that place does to a measurement would fall on one side only. The
  * results come back in the order given, whichever ran first.
+ *
+ * With `slices` > 1, each measurement of `seconds` is taken as that many slices of
+ * seconds / slices each, every step's slice in turn, the order reversed at every slice, and each
+ * step's slices merged into one (mergeSlices). A drift of the machine slower than a slice then
+ * falls on every step alike, where in one block per step it falls on whichever ran at the time:
+ * two identical servers measured in 5-s blocks read 80-120 % of each other, in alternating 1-s
+ * slices 92-110 % (docs/BENCHMARKS.md, "Eleventh look").
  */
-export async function measureInTurn<S extends Record<string, (() => Promise<Measurement>) | undefined>>(round: number, steps: S): Promise<{ [K in keyof S]: Measurement }> {
+export async function measureInTurn<S extends Record<string, ((seconds: number) => Promise<Measurement>) | undefined>>(
+  round: number,
+  steps: S,
+  { seconds, slices = 1 }: { seconds: number; slices?: number },
+): Promise<{ [K in keyof S]: Measurement }> {
+  const sliceSeconds = seconds / slices;
+  if (!Number.isInteger(slices) || slices < 1 || !Number.isInteger(sliceSeconds)) throw new Error(`${seconds} s cannot be measured in ${slices} slices of whole seconds (wrk's -d)`);
   const keys = Object.keys(steps).filter((key) => steps[key] !== undefined);
-  const measured = new Map<string, Measurement>();
-  for (const key of round % 2 === 1 ? keys : [...keys].reverse()) measured.set(key, await steps[key]!());
-  return Object.fromEntries(keys.map((key) => [key, measured.get(key)!])) as { [K in keyof S]: Measurement };
+  const measured = new Map<string, Measurement[]>(keys.map((key) => [key, []]));
+  for (let slice = 0; slice < slices; slice++) {
+    for (const key of (round + slice) % 2 === 1 ? keys : [...keys].reverse()) measured.get(key)!.push(await steps[key]!(sliceSeconds));
+  }
+  return Object.fromEntries(keys.map((key) => [key, mergeSlices(measured.get(key)!)])) as { [K in keyof S]: Measurement };
+}
+
+/**
+ * One measurement from several slices of the same step: their requests over their seconds, CPU
+ * per request over all their requests, the machine's figures weighted by time, and the latencies
+ * of every request together (mergedPercentile). One slice is returned as it is.
+ */
+export function mergeSlices(slices: Measurement[]): Measurement {
+  if (slices.length === 1) return slices[0]!;
+  const requests = slices.reduce((sum, m) => sum + m.requests, 0);
+  const seconds = slices.reduce((sum, m) => sum + m.seconds, 0);
+  const answered = Math.max(1, requests);
+  const perRequest = (value: (m: Measurement) => number) => slices.reduce((sum, m) => sum + value(m) * Math.max(1, m.requests), 0) / answered;
+  const perSecond = (value: (m: Measurement) => number) => slices.reduce((sum, m) => sum + value(m) * m.seconds, 0) / seconds;
+  const parts = slices.map((m) => {
+    if (!m.latencies) throw new Error(`${m.label}: a slice without its latency distribution (a run with a script of its own) cannot be merged`);
+    return { requests: m.requests, latencies: m.latencies };
+  });
+  return {
+    label: slices[0]!.label,
+    rps: requests / seconds,
+    requests,
+    seconds,
+    p50: mergedPercentile(parts, 50),
+    p99: mergedPercentile(parts, 99),
+    mean: perRequest((m) => m.mean),
+    failures: slices.reduce((sum, m) => sum + m.failures, 0),
+    nodeMs: perRequest((m) => m.nodeMs),
+    postgresMs: perRequest((m) => m.postgresMs),
+    steal: perSecond((m) => m.steal),
+    busy: perSecond((m) => m.busy),
+    load: perSecond((m) => m.load),
+    neighbours: perSecond((m) => m.neighbours),
+  };
+}
+
+/**
+ * The `percent` percentile of the requests of several runs together, from each run's distribution
+ * at fine steps ([percent, ms], 0 to 100: bench/latencies.lua) weighted by its requests: the
+ * latency at which the share of all requests answered at or below it reaches `percent`, each
+ * run's share read between its steps as a straight line. (wrk keeps every run's histogram to
+ * itself; a percentile of the runs' percentiles would not be one of the requests.)
+ */
+export function mergedPercentile(parts: { requests: number; latencies: [number, number][] }[], percent: number): number {
+  const total = parts.reduce((sum, p) => sum + p.requests, 0);
+  const shareAtOrBelow = (ms: number) =>
+    parts.reduce((sum, { requests, latencies }) => {
+      const above = latencies.findIndex(([, value]) => value > ms);
+      if (above === -1) return sum + requests;
+      if (above === 0) return sum;
+      const [p0, v0] = latencies[above - 1]!;
+      const [p1, v1] = latencies[above]!;
+      return sum + (requests * (p0 + ((p1 - p0) * (ms - v0)) / (v1 - v0))) / 100;
+    }, 0) / total;
+  let low = Math.min(...parts.map((p) => p.latencies[0]![1]));
+  let high = Math.max(...parts.map((p) => p.latencies.at(-1)![1]));
+  // The share only grows with the latency: halve the interval that holds the percentile.
+  for (let i = 0; i < 60 && high - low > 1e-6; i++) {
+    const middle = (low + high) / 2;
+    if (shareAtOrBelow(middle) >= percent / 100) high = middle;
+    else low = middle;
+  }
+  return high;
 }
 
 export const print = (line = '') => process.stdout.write(`${line}\n`);

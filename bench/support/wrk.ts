@@ -2,6 +2,7 @@
 // process, so the client's work is neither done on a server's event loop nor in Node.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 
 export interface WrkResult {
   rps: number;
@@ -11,9 +12,20 @@ export interface WrkResult {
   mean: number;
   /** Answers outside 2xx/3xx plus socket errors and timeouts. */
   failures: number;
+  /** How long wrk ran, in seconds (its "N requests in 5.00s"). */
+  seconds: number;
+  /**
+   * The latency distribution at fine steps, [percent, ms] from 0 (the fastest) to 100 (the
+   * slowest), from bench/latencies.lua: a run without a script of its own has it, so that several
+   * runs' latencies can be merged (measure.ts, mergeSlices). Absent for a run with a script.
+   */
+  latencies?: [number, number][];
 }
 
 const run = promisify(execFile);
+
+/** Prints a run's latency distribution at fine steps (bench/latencies.lua), for runs without a script of their own. */
+const LATENCIES_SCRIPT = fileURLToPath(new URL('../latencies.lua', import.meta.url));
 
 /** Milliseconds from wrk's "812.00us", "9.12ms", "1.20s". */
 function ms(text: string): number {
@@ -30,7 +42,7 @@ function ms(text: string): number {
 export async function wrk(url: string, options: { connections: number; seconds: number; headers?: Record<string, string>; threads?: number; script?: string }): Promise<WrkResult> {
   const args = ['--latency', '-t', String(options.threads ?? Math.min(2, options.connections)), '-c', String(options.connections), '-d', `${options.seconds}s`, '--timeout', '10s'];
   for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}: ${value}`);
-  if (options.script) args.push('-s', options.script);
+  args.push('-s', options.script ?? LATENCIES_SCRIPT);
   args.push(url);
   const { stdout } = await run('wrk', args);
   const field = (re: RegExp) => re.exec(stdout)?.[1];
@@ -41,6 +53,8 @@ export async function wrk(url: string, options: { connections: number; seconds: 
     p50: ms(field(/ 50%\s+(\S+)/) ?? ''),
     p99: ms(field(/ 99%\s+(\S+)/) ?? ''),
     mean: ms(field(/Latency\s+(\S+)/) ?? ''),
+    seconds: ms(field(/\d+ requests in ([\d.]+\w+),/) ?? '') / 1000,
+    ...(options.script ? {} : { latencies: [...stdout.matchAll(/^latency ([\d.]+) (\d+)$/gm)].map((m): [number, number] => [Number(m[1]), Number(m[2]) / 1000]) }),
     failures: Number(field(/Non-2xx or 3xx responses: (\d+)/) ?? 0) + (errors ? errors.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
   };
 }

@@ -1,0 +1,86 @@
+// The benchmarks' sliced measurements (bench/support/measure.ts): each step measured in alternating
+// slices, and the slices merged into one measurement whose percentiles are those of all its requests.
+import { describe, expect, it } from 'vitest';
+import { measureInTurn, mergeSlices, mergedPercentile, type Measurement } from '../bench/support/measure.js';
+
+/** A distribution at the steps bench/latencies.lua prints, of requests spread evenly from `from` to `to` ms. */
+function uniform(from: number, to: number): [number, number][] {
+  const steps = [0, ...Array.from({ length: 18 }, (_, i) => 5 * (i + 1)), 91, 92, 93, 94, 95, 96, 97, 98, 98.5, 99, 99.5, 99.9, 100];
+  return steps.map((p) => [p, from + ((to - from) * p) / 100]);
+}
+
+function slice(label: string, fields: Partial<Measurement>): Measurement {
+  return { label, rps: 0, requests: 0, seconds: 1, p50: 0, p99: 0, mean: 0, failures: 0, nodeMs: 0, postgresMs: 0, steal: 0, busy: 0, load: 0, neighbours: 0, ...fields };
+}
+
+describe('mergedPercentile', () => {
+  it("gives one run's own percentiles back, and the same for several runs alike", () => {
+    const run = { requests: 1000, latencies: uniform(2, 12) };
+    expect(mergedPercentile([run], 50)).toBeCloseTo(7, 4);
+    expect(mergedPercentile([run], 99)).toBeCloseTo(11.9, 4);
+    expect(mergedPercentile([run, run, run], 99)).toBeCloseTo(11.9, 4);
+  });
+
+  it('is the percentile of all the requests together, not a mean of the runs percentiles', () => {
+    const fast = { requests: 1000, latencies: uniform(0, 10) };
+    const slow = { requests: 1000, latencies: uniform(10, 20) };
+    // Half the requests are under 10 ms; the slowest 1 % of all is the slowest 2 % of the slow run.
+    expect(mergedPercentile([fast, slow], 50)).toBeCloseTo(10, 4);
+    expect(mergedPercentile([fast, slow], 99)).toBeCloseTo(19.8, 4);
+    // The mean of the two p99s (9.9 and 19.9 ms) would be 14.9 ms.
+  });
+
+  it('weighs each run by its requests', () => {
+    const fast = { requests: 3000, latencies: uniform(0, 10) };
+    const slow = { requests: 1000, latencies: uniform(10, 20) };
+    // 75 % of the requests are the fast run's: the median is its two-thirds point.
+    expect(mergedPercentile([fast, slow], 50)).toBeCloseTo(20 / 3, 4);
+    expect(mergedPercentile([fast, slow], 99)).toBeCloseTo(19.6, 4);
+  });
+});
+
+describe('mergeSlices', () => {
+  it('adds requests and seconds, weighs CPU per request by requests and the machine by time', () => {
+    const a = slice('service', { requests: 1000, seconds: 1, nodeMs: 0.5, postgresMs: 1, neighbours: 0.02, failures: 1, mean: 10, latencies: uniform(0, 10) });
+    const b = slice('service', { requests: 3000, seconds: 1, nodeMs: 0.7, postgresMs: 2, neighbours: 0.04, failures: 2, mean: 20, latencies: uniform(10, 20) });
+    const merged = mergeSlices([a, b]);
+    expect(merged).toMatchObject({ label: 'service', requests: 4000, seconds: 2, rps: 2000, failures: 3 });
+    expect(merged.nodeMs).toBeCloseTo(0.65, 10);
+    expect(merged.postgresMs).toBeCloseTo(1.75, 10);
+    expect(merged.mean).toBeCloseTo(17.5, 10);
+    expect(merged.neighbours).toBeCloseTo(0.03, 10);
+    expect(merged.p50).toBeCloseTo(40 / 3, 4);
+  });
+
+  it('refuses slices without a latency distribution rather than guess their percentiles', () => {
+    expect(() => mergeSlices([slice('a', { requests: 1 }), slice('a', { requests: 1 })])).toThrow(/latency distribution/);
+  });
+});
+
+describe('measureInTurn', () => {
+  const recorder = () => {
+    const calls: string[] = [];
+    const step = (name: string) => async (seconds: number) => {
+      calls.push(`${name}${seconds}`);
+      return slice(name, { requests: 100, seconds, latencies: uniform(1, 2) });
+    };
+    return { calls, steps: { a: step('a'), b: step('b'), c: step('c') } };
+  };
+
+  it('reverses the order at every slice and every round, and gives each step its slices merged', async () => {
+    const odd = recorder();
+    const r = await measureInTurn(1, odd.steps, { seconds: 6, slices: 3 });
+    expect(odd.calls).toEqual(['a2', 'b2', 'c2', 'c2', 'b2', 'a2', 'a2', 'b2', 'c2']);
+    expect(r.b).toMatchObject({ label: 'b', requests: 300, seconds: 6 });
+    const even = recorder();
+    await measureInTurn(2, even.steps, { seconds: 4, slices: 2 });
+    expect(even.calls).toEqual(['c2', 'b2', 'a2', 'a2', 'b2', 'c2']);
+  });
+
+  it('measures in one block per step without slices, and refuses slices that are not whole seconds', async () => {
+    const block = recorder();
+    await measureInTurn(2, block.steps, { seconds: 5 });
+    expect(block.calls).toEqual(['c5', 'b5', 'a5']);
+    await expect(measureInTurn(1, recorder().steps, { seconds: 5, slices: 2 })).rejects.toThrow(/whole seconds/);
+  });
+});
