@@ -2,17 +2,18 @@
 // (bench/floor.ts), one person's week with an API key (bench/meetings-week.ts's path and load),
 // measured against each other as the benchmarks measure the service against its floor. Whatever
 // spread their ratios show is the measurement's own; a service's ratio cannot be read finer than it.
-// Two designs in each round, on the same pair:
-//   block:  each process measured once for BENCH_SLICES seconds, in turn (the benchmarks' way);
-//   sliced: BENCH_SLICES measurements of 1 s each, alternating, summed (drift slower than a
-//           second would cancel here and not in a block).
+// Two designs in each round, on the same pair (both measureInTurn's):
+//   block:  each process measured once for BENCH_SLICES seconds, in turn (the benchmarks' way
+//           until the twelfth look);
+//   sliced: BENCH_SLICES measurements of 1 s each, alternating, merged (the benchmarks' way since:
+//           drift slower than a second cancels here and not in a block).
 // Usage: DATABASE_URL=... BENCH_KEEP_DATABASES=1 BENCH_ROUNDS=12 node --import tsx bench/floor-noise.ts
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { expectSameAnswers, floorBeside } from './support/compare.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
 import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
-import { machineLine, measure, medianWithInterval, percent, print, quietBefore, quietness, type Measurement, type Target } from './support/measure.js';
+import { machineLine, measure, measureInTurn, medianWithInterval, percent, print, quietBefore, quietness, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -38,33 +39,18 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
   for (const floor of floors) await wrk(`${floor.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
   await quietBefore();
 
-  const run = (target: Target & { url: string }, seconds: number) => measure('floor', `${target.url}${path}`, target, { connections: CONNECTIONS, seconds, headers });
-  const requests = (ms: Measurement[]) => ms.reduce((sum, m) => sum + m.requests, 0);
+  const run = (target: Target & { url: string }) => (seconds: number) => measure('floor', `${target.url}${path}`, target, { connections: CONNECTIONS, seconds, headers });
   const all: Measurement[] = [];
   const block: number[] = [];
   const sliced: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    // Block: A then B in odd rounds, B then A in even ones.
-    const first = round % 2 ? await run(a, SLICES) : await run(b, SLICES);
-    const second = round % 2 ? await run(b, SLICES) : await run(a, SLICES);
-    const [blockA, blockB] = round % 2 ? [first, second] : [second, first];
-    block.push(blockA.rps / blockB.rps);
-    // Sliced: 1-s measurements, the order reversed at every slice.
-    const slicesA: Measurement[] = [];
-    const slicesB: Measurement[] = [];
-    for (let slice = 0; slice < SLICES; slice++) {
-      if ((round + slice) % 2) {
-        slicesA.push(await run(a, 1));
-        slicesB.push(await run(b, 1));
-      } else {
-        slicesB.push(await run(b, 1));
-        slicesA.push(await run(a, 1));
-      }
-    }
-    // Both sides had the same seconds: the ratio of their requests is the ratio of their rates.
-    sliced.push(requests(slicesA) / requests(slicesB));
-    all.push(blockA, blockB, ...slicesA, ...slicesB);
-    print(`round ${round}: block ${percent(block.at(-1)!)} (${blockA.rps.toFixed(0)} / ${blockB.rps.toFixed(0)} req/s), sliced ${percent(sliced.at(-1)!)}`);
+    // The benchmarks' two ways of measuring a round (measureInTurn): one block each, or slices.
+    const blocks = await measureInTurn(round, { a: run(a), b: run(b) }, { seconds: SLICES });
+    const slices = await measureInTurn(round, { a: run(a), b: run(b) }, { seconds: SLICES, slices: SLICES });
+    block.push(blocks.a.rps / blocks.b.rps);
+    sliced.push(slices.a.rps / slices.b.rps);
+    all.push(blocks.a, blocks.b, slices.a, slices.b);
+    print(`round ${round}: block ${percent(block.at(-1)!)} (${blocks.a.rps.toFixed(0)} / ${blocks.b.rps.toFixed(0)} req/s), sliced ${percent(sliced.at(-1)!)}`);
   }
   const failures = all.reduce((sum, m) => sum + m.failures, 0);
   if (failures > 0) throw new Error(`${failures} requests failed: the ratios would compare refusals`);

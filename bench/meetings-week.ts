@@ -14,7 +14,7 @@ import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, machineLine, measure, measureInTurn, percent, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
@@ -77,10 +77,10 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
       serviceBearer: run('service, bearer', targets.service, token),
     }, { seconds: DURATION, slices: SLICES });
     for (const m of Object.values(r)) print(describe(m));
-    print(`  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}`);
+    print(`  ${floorRatiosLine(r)}`);
     rounds.push(r);
   }
-  const ratios = { key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps), bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps) };
+  const ratios = { key: rounds.map((r) => floorRatios(r).key), bearer: rounds.map((r) => floorRatios(r).bearer) };
   printFloorTable(`one person's week (${person.n} meetings)`, rounds, ratios);
   printFloorTargets(rounds, ratios);
 });

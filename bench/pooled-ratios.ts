@@ -1,6 +1,6 @@
 // The throughput targets of issue 34 read across several runs of one benchmark: each run's rounds
-// (its "service/floor: API key x %, bearer y %" lines, as users-list.ts, tasks-list.ts and
-// meetings-week.ts print them), then all of them together, each as the median of the rounds'
+// (its "service/floor: API key x %, bearer y %" lines, floorRatiosLine's, as users-list.ts,
+// tasks-list.ts and meetings-week.ts print them), then all of them together, each as the median of the rounds'
 // ratios with its 95 % interval and the verdict that interval allows (bench/support/measure.ts).
 // One run's interval cannot see what differs between runs (the hour, the host); rounds of several
 // runs taken together at least sample more than one hour, though their interval still treats every
@@ -8,9 +8,7 @@
 // measure the same request path.
 // Usage: node --import tsx bench/pooled-ratios.ts <output of a run> <output of another run> ...
 import { readFileSync } from 'node:fs';
-import { intervalVerdict, medianInterval, medianWithInterval, percent, print } from './support/measure.js';
-
-const ROUND = /service\/floor: API key ([\d.]+) %, bearer ([\d.]+) %/g;
+import { FLOOR_RATIOS_LINE, intervalVerdict, medianInterval, medianWithInterval, percent, print } from './support/measure.js';
 
 const runs = process.argv.slice(2).map((file) => {
   const output = readFileSync(file, 'utf8');
@@ -18,7 +16,7 @@ const runs = process.argv.slice(2).map((file) => {
     file,
     // A run's quietness line, as printFloorTargets prints it (a run cut short has none: not quiet).
     quiet: /during the run \(medians\):.*: quiet$/m.test(output),
-    rounds: [...output.matchAll(ROUND)].map((m) => ({ key: Number(m[1]) / 100, bearer: Number(m[2]) / 100 })),
+    rounds: [...output.matchAll(FLOOR_RATIOS_LINE)].map((m) => ({ key: Number(m[1]) / 100, bearer: Number(m[2]) / 100 })),
   };
 });
 if (runs.length === 0 || runs.some((run) => run.rounds.length === 0)) {

@@ -21,7 +21,7 @@ import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
-import { describe, machineLine, measure, measureInTurn, median, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, median, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 
@@ -108,14 +108,14 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
     }, { seconds: DURATION, slices: SLICES });
     for (const m of Object.values(r)) print(describe(m));
     print(
-      `  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}; ` +
+      `  ${floorRatiosLine(r)}; ` +
         `deep/first (mean latency): ${(r.deepKey.mean / r.serviceKey.mean).toFixed(2)}x`,
     );
     rounds.push(r);
   }
   const ratios = {
-    key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps),
-    bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps),
+    key: rounds.map((r) => floorRatios(r).key),
+    bearer: rounds.map((r) => floorRatios(r).bearer),
     deep: rounds.map((r) => r.deepKey.mean / r.serviceKey.mean),
   };
   printFloorTable(`GET ${PATH} (${TASKS} tasks)`, rounds, ratios, {

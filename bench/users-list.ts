@@ -24,7 +24,7 @@ import { encodeCursor } from '../src/users/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, machineLine, measure, measureInTurn, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -119,15 +119,15 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
     }, { seconds: DURATION, slices: SLICES });
     for (const m of Object.values(r)) print(describe(m));
     print(
-      `  service/floor: API key ${percent(r.serviceKey.rps / r.floorKey.rps)}, bearer ${percent(r.serviceBearer.rps / r.floorBearer.rps)}; ` +
+      `  ${floorRatiosLine(r)}; ` +
         `floor/bare: API key ${percent(r.floorKey.rps / r.bare.rps)}, bearer ${percent(r.floorBearer.rps / r.bare.rps)}`,
     );
     rounds.push(r);
   }
 
   const ratios = {
-    key: rounds.map((r) => r.serviceKey.rps / r.floorKey.rps),
-    bearer: rounds.map((r) => r.serviceBearer.rps / r.floorBearer.rps),
+    key: rounds.map((r) => floorRatios(r).key),
+    bearer: rounds.map((r) => floorRatios(r).bearer),
     floorKey: rounds.map((r) => r.floorKey.rps / r.bare.rps),
     floorBearer: rounds.map((r) => r.floorBearer.rps / r.bare.rps),
   };

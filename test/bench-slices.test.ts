@@ -64,7 +64,11 @@ describe('measureInTurn', () => {
       calls.push(`${name}${seconds}`);
       return slice(name, { requests: 100, seconds, latencies: uniform(1, 2) });
     };
-    return { calls, steps: { a: step('a'), b: step('b'), c: step('c') } };
+    return { calls, step, steps: { a: step('a'), b: step('b'), c: step('c') } };
+  };
+  const recorder4 = () => {
+    const r = recorder();
+    return { calls: r.calls, steps: { ...r.steps, d: r.step('d') } };
   };
 
   it('reverses the order at every slice and every round, and gives each step its slices merged', async () => {
@@ -75,6 +79,17 @@ describe('measureInTurn', () => {
     const even = recorder();
     await measureInTurn(2, even.steps, { seconds: 4, slices: 2 });
     expect(even.calls).toEqual(['c2', 'b2', 'a2', 'a2', 'b2', 'c2']);
+  });
+
+  it('puts every step in every place of the round equally often: no step keeps the edges or the middle', async () => {
+    const steps = ['a', 'b', 'c', 'd'];
+    const places = new Map(steps.map((step) => [step, [0, 0, 0, 0]]));
+    for (let round = 1; round <= 2 * steps.length; round++) {
+      const r = recorder4();
+      await measureInTurn(round, r.steps, { seconds: 1 });
+      r.calls.forEach((call, place) => places.get(call[0]!)![place]!++);
+    }
+    for (const step of steps) expect(places.get(step)).toEqual([2, 2, 2, 2]);
   });
 
   it('measures in one block per step without slices, and refuses slices that are not whole seconds', async () => {

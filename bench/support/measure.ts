@@ -25,12 +25,21 @@ export interface Target {
   postmaster: number | undefined;
 }
 
+/**
+ * How long a measurement waits before it starts. When wrk stops, the server it measured still
+ * answers the requests in flight (up to one per connection, tens of ms of its CPU and
+ * PostgreSQL's), and PostgreSQL's share of that would be counted to the next measurement, which
+ * would also start beside it. Measured in 1-s slices, a round has twenty such hand-overs.
+ */
+export const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 250);
+
 export async function measure(
   label: string,
   url: string,
   target: Target,
   options: { connections: number; seconds: number; headers?: Record<string, string>; script?: string },
 ): Promise<Measurement> {
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   // The server's process and its children: the workers, when it is a cluster's primary (WORKERS).
   const stop = countCpu({ node: () => [target.pid, ...childPids(target.pid)], postgres: () => (target.postmaster ? childPids(target.postmaster) : []) });
   const r = await wrk(url, options);
@@ -49,17 +58,19 @@ export async function measure(
 }
 
 /**
- * One round's measurements: in the order given in odd rounds, in the reverse order in even ones.
- * In a fixed order the service would always be measured right after its floor, at the same place
- * of the round, and whatever that place does to a measurement would fall on one side only. The
- * results come back in the order given, whichever ran first.
+ * One round's measurements, in an order that moves from round to round: the order given, turned
+ * by one place every two rounds, forwards in odd rounds and backwards in even ones. Over 2 × n
+ * rounds of n steps each step takes every place of the round twice. In a fixed order the service
+ * would always be measured right after its floor, or always in the middle of the round while its
+ * floor takes the edges, and whatever a place does to a measurement (what ran just before it, the
+ * pause between rounds) would fall on one side only. The results come back in the order given.
  *
  * With `slices` > 1, each measurement of `seconds` is taken as that many slices of
- * seconds / slices each, every step's slice in turn, the order reversed at every slice, and each
- * step's slices merged into one (mergeSlices). A drift of the machine slower than a slice then
- * falls on every step alike, where in one block per step it falls on whichever ran at the time:
- * two identical servers measured in 5-s blocks read 80-120 % of each other, in alternating 1-s
- * slices 92-110 % (docs/BENCHMARKS.md, "Eleventh look").
+ * seconds / slices each, every step's slice in turn, the round's order reversed at every slice,
+ * and each step's slices merged into one (mergeSlices). A drift of the machine slower than a slice
+ * then falls on every step alike, where in one block per step it falls on whichever ran at the
+ * time: two identical servers measured in 5-s blocks read 80-120 % of each other, in alternating
+ * 1-s slices 92-110 % (docs/BENCHMARKS.md, "Eleventh look").
  */
 export async function measureInTurn<S extends Record<string, ((seconds: number) => Promise<Measurement>) | undefined>>(
   round: number,
@@ -69,9 +80,11 @@ export async function measureInTurn<S extends Record<string, ((seconds: number) 
   const sliceSeconds = seconds / slices;
   if (!Number.isInteger(slices) || slices < 1 || !Number.isInteger(sliceSeconds)) throw new Error(`${seconds} s cannot be measured in ${slices} slices of whole seconds (wrk's -d)`);
   const keys = Object.keys(steps).filter((key) => steps[key] !== undefined);
+  const turn = Math.floor((round - 1) / 2) % keys.length;
+  const order = [...keys.slice(turn), ...keys.slice(0, turn)];
   const measured = new Map<string, Measurement[]>(keys.map((key) => [key, []]));
   for (let slice = 0; slice < slices; slice++) {
-    for (const key of (round + slice) % 2 === 1 ? keys : [...keys].reverse()) measured.get(key)!.push(await steps[key]!(sliceSeconds));
+    for (const key of (round + slice) % 2 === 1 ? order : [...order].reverse()) measured.get(key)!.push(await steps[key]!(sliceSeconds));
   }
   return Object.fromEntries(keys.map((key) => [key, mergeSlices(measured.get(key)!)])) as { [K in keyof S]: Measurement };
 }
@@ -310,6 +323,16 @@ export function intervalVerdict(quiet: boolean, interval: [number, number] | und
   if (atLeast ? high < bound : low > bound) return 'MISSED';
   return 'undecided (the interval holds the bound: more rounds)';
 }
+
+/** A round's service against its floor in req/s, with each credential. */
+export const floorRatios = (r: Record<FloorRoundKey, Measurement>) => ({ key: r.serviceKey.rps / r.floorKey.rps, bearer: r.serviceBearer.rps / r.floorBearer.rps });
+
+/** The line a round's floorRatios are printed in, as bench/pooled-ratios.ts reads them back (FLOOR_RATIOS_LINE). */
+export function floorRatiosLine(r: Record<FloorRoundKey, Measurement>): string {
+  const { key, bearer } = floorRatios(r);
+  return `service/floor: API key ${percent(key)}, bearer ${percent(bearer)}`;
+}
+export const FLOOR_RATIOS_LINE = /service\/floor: API key ([\d.]+) %, bearer ([\d.]+) %/g;
 
 /**
  * The run's quietness, then issue 34's two targets against the floor with both credentials: service
