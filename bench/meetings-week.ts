@@ -6,15 +6,15 @@
 //  2. the service (dist/src/main.js, as users-list.ts starts it) and the floor, each in its own process;
 //  3. the plans of the person's week and of the organisation's week (EXPLAIN ANALYZE, BUFFERS);
 //  4. the answers checked byte for byte (API key and bearer), then rounds of (floor, service) with
-//     each credential, seconds apart, so each ratio compares measurements under the same load (in
-//     the reverse order every other round: measureInTurn).
+//     each credential, in alternating 1-s slices, so each ratio compares measurements under the same load (the
+//     order turned and reversed from round to round: measureInTurn).
 // The load comes from wrk. Prints a markdown table at the end.
 import { sql } from 'kysely';
 import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, secondsPerSlice, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
@@ -24,6 +24,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 // Each measurement taken as this many alternating slices (measureInTurn): 5 s as five of 1 s.
 const SLICES = Number(process.env.BENCH_SLICES ?? 5);
+secondsPerSlice(DURATION, SLICES); // a duration that does not split into whole seconds fails now, before any seeding
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 
 runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (database, children) => {

@@ -1,7 +1,8 @@
 // The throughput targets of issue 34 read across several runs of one benchmark: each run's rounds
 // (its "service/floor: API key x %, bearer y %" lines, floorRatiosLine's, as users-list.ts,
-// tasks-list.ts and meetings-week.ts print them), then all of them together, each as the median of the rounds'
-// ratios with its 95 % interval and the verdict that interval allows (bench/support/measure.ts).
+// tasks-list.ts and meetings-week.ts print them), then all of them together, each as the median
+// of the rounds' ratios with its 95 % interval and the verdict that interval allows
+// (bench/support/measure.ts).
 // One run's interval cannot see what differs between runs (the hour, the host); rounds of several
 // runs taken together at least sample more than one hour, though their interval still treats every
 // round as alike, so what the hour changes is averaged, not accounted for. Give it only runs that
@@ -16,7 +17,7 @@ const runs = process.argv.slice(2).map((file) => {
     file,
     // A run's quietness line, as printFloorTargets prints it (a run cut short has none: not quiet).
     quiet: /during the run \(medians\):.*: quiet$/m.test(output),
-    rounds: [...output.matchAll(FLOOR_RATIOS_LINE)].map((m) => ({ key: Number(m[1]) / 100, bearer: Number(m[2]) / 100 })),
+    rounds: [...output.matchAll(new RegExp(FLOOR_RATIOS_LINE, 'g'))].map((m) => ({ key: Number(m[1]) / 100, bearer: Number(m[2]) / 100 })),
   };
 });
 if (runs.length === 0 || runs.some((run) => run.rounds.length === 0)) {

@@ -8,8 +8,8 @@
 //     below) and the floor, each in its own process;
 //  3. the plans of the first page, the millionth task's page and a title search (EXPLAIN ANALYZE, BUFFERS);
 //  4. the answers checked byte for byte (API key and bearer), then rounds of (floor, service) with
-//     each credential, seconds apart, so each ratio compares measurements under the same load (in
-//     the reverse order every other round: measureInTurn);
+//     each credential, in alternating 1-s slices, so each ratio compares measurements under the same load (the
+//     order turned and reversed from round to round: measureInTurn);
 //  5. then the service's first page against the page that ends with the millionth task (its cursor
 //     is the service's, made for the task before that page), alternating, in the same rounds.
 // The load comes from wrk. Prints a markdown table at the end.
@@ -21,7 +21,7 @@ import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
-import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, median, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, secondsPerSlice, median, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 
@@ -30,6 +30,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 // Each measurement taken as this many alternating slices (measureInTurn): 5 s as five of 1 s.
 const SLICES = Number(process.env.BENCH_SLICES ?? 5);
+secondsPerSlice(DURATION, SLICES); // a duration that does not split into whole seconds fails now, before any seeding
 const USERS = Number(process.env.BENCH_TASK_USERS ?? 2_000);
 const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);

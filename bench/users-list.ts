@@ -7,8 +7,8 @@
 //     answering the same page from memory (context: what no database costs);
 //  3. the answers are checked byte for byte (service and floor, API key and bearer) before anything
 //     is measured; then rounds of (bare, floor and service with an API key, floor and service with
-//     a bearer token), seconds apart, so each ratio compares measurements under the same load (in
-//     the reverse order every other round: measureInTurn);
+//     a bearer token), in alternating 1-s slices, so each ratio compares measurements under the same load (the
+//     order turned and reversed from round to round: measureInTurn);
 //  4. then the table grows past 1,000,000 users and the first page is compared with the page that
 //     starts after the millionth user.
 // The load comes from wrk (a C program in its own process). Prints a markdown table at the end.
@@ -24,7 +24,7 @@ import { encodeCursor } from '../src/users/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, secondsPerSlice, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -32,6 +32,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 // Each measurement taken as this many alternating slices (measureInTurn): 5 s as five of 1 s.
 const SLICES = Number(process.env.BENCH_SLICES ?? 5);
+secondsPerSlice(DURATION, SLICES); // a duration that does not split into whole seconds fails now, before any seeding
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const DEEP = Number(process.env.BENCH_DEEP ?? 1_000_000);
 // Load on each server and path before the rounds: V8 optimises the request path for ~10 s after start.

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { measureInTurn, mergeSlices, mergedPercentile, type Measurement } from '../bench/support/measure.js';
 
-/** A distribution at the steps bench/latencies.lua prints, of requests spread evenly from `from` to `to` ms. */
+/** A distribution of requests spread evenly from `from` to `to` ms, at steps like bench/latencies.lua's (fewer near the top). */
 function uniform(from: number, to: number): [number, number][] {
   const steps = [0, ...Array.from({ length: 18 }, (_, i) => 5 * (i + 1)), 91, 92, 93, 94, 95, 96, 97, 98, 98.5, 99, 99.5, 99.9, 100];
   return steps.map((p) => [p, from + ((to - from) * p) / 100]);
@@ -36,6 +36,22 @@ describe('mergedPercentile', () => {
     // 75 % of the requests are the fast run's: the median is its two-thirds point.
     expect(mergedPercentile([fast, slow], 50)).toBeCloseTo(20 / 3, 4);
     expect(mergedPercentile([fast, slow], 99)).toBeCloseTo(19.6, 4);
+  });
+});
+
+describe('mergedPercentile, the edges', () => {
+  it('reads a step where many requests took the same time (a vertical jump) without dividing by zero', () => {
+    const bunched = { requests: 1000, latencies: [[0, 5], [90, 5], [100, 10]] as [number, number][] };
+    expect(mergedPercentile([bunched], 50)).toBeCloseTo(5, 4);
+    expect(mergedPercentile([bunched], 95)).toBeCloseTo(7.5, 4);
+  });
+
+  it('leaves out a slice that answered nothing, and refuses to guess when nothing was answered or a distribution is cut', () => {
+    const run = { requests: 1000, latencies: uniform(2, 12) };
+    expect(mergedPercentile([{ requests: 0, latencies: [] }, run], 99)).toBeCloseTo(11.9, 4);
+    expect(() => mergedPercentile([{ requests: 0, latencies: [] }], 99)).toThrow(/no requests/);
+    expect(() => mergedPercentile([{ requests: 10, latencies: [] }], 99)).toThrow(/0 step to its 100 step/);
+    expect(() => mergedPercentile([{ requests: 10, latencies: [[50, 3], [100, 4]] }], 99)).toThrow(/0 step to its 100 step/);
   });
 });
 
@@ -81,15 +97,23 @@ describe('measureInTurn', () => {
     expect(even.calls).toEqual(['c2', 'b2', 'a2', 'a2', 'b2', 'c2']);
   });
 
-  it('puts every step in every place of the round equally often: no step keeps the edges or the middle', async () => {
+  it('puts every step in every place of the round equally often over 2 x n rounds, in blocks and in slices: no step keeps the edges or the middle', async () => {
     const steps = ['a', 'b', 'c', 'd'];
-    const places = new Map(steps.map((step) => [step, [0, 0, 0, 0]]));
-    for (let round = 1; round <= 2 * steps.length; round++) {
-      const r = recorder4();
-      await measureInTurn(round, r.steps, { seconds: 1 });
-      r.calls.forEach((call, place) => places.get(call[0]!)![place]!++);
+    for (const slices of [1, 3]) {
+      const first = new Map(steps.map((step) => [step, [0, 0, 0, 0]]));
+      const last = new Map(steps.map((step) => [step, [0, 0, 0, 0]]));
+      for (let round = 1; round <= 2 * steps.length; round++) {
+        const r = recorder4();
+        await measureInTurn(round, r.steps, { seconds: slices, slices });
+        // The places of the round's first slice, and of its last (the round's two edges).
+        r.calls.slice(0, 4).forEach((call, place) => first.get(call[0]!)![place]!++);
+        r.calls.slice(-4).forEach((call, place) => last.get(call[0]!)![place]!++);
+      }
+      for (const step of steps) {
+        expect(first.get(step)).toEqual([2, 2, 2, 2]);
+        expect(last.get(step)).toEqual([2, 2, 2, 2]);
+      }
     }
-    for (const step of steps) expect(places.get(step)).toEqual([2, 2, 2, 2]);
   });
 
   it('measures in one block per step without slices, and refuses slices that are not whole seconds', async () => {

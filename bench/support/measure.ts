@@ -29,7 +29,7 @@ export interface Target {
  * How long a measurement waits before it starts. When wrk stops, the server it measured still
  * answers the requests in flight (up to one per connection, tens of ms of its CPU and
  * PostgreSQL's), and PostgreSQL's share of that would be counted to the next measurement, which
- * would also start beside it. Measured in 1-s slices, a round has twenty such hand-overs.
+ * would also start beside it. Measured in 1-s slices, a round has twenty or more such hand-overs.
  */
 export const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 250);
 
@@ -60,10 +60,12 @@ export async function measure(
 /**
  * One round's measurements, in an order that moves from round to round: the order given, turned
  * by one place every two rounds, forwards in odd rounds and backwards in even ones. Over 2 × n
- * rounds of n steps each step takes every place of the round twice. In a fixed order the service
- * would always be measured right after its floor, or always in the middle of the round while its
- * floor takes the edges, and whatever a place does to a measurement (what ran just before it, the
- * pause between rounds) would fall on one side only. The results come back in the order given.
+ * rounds of n steps each step takes every place of the round twice (so give a multiple of 2 × n
+ * rounds for a balanced run). In a fixed order the service would always be in the middle of the
+ * round while its floor takes the edges (or the reverse), and whatever a place does to a
+ * measurement (the pause between rounds) would fall on one side only. What runs just before a
+ * step is not balanced: turning keeps each step's neighbours, reversing swaps them. The results
+ * come back in the order given.
  *
  * With `slices` > 1, each measurement of `seconds` is taken as that many slices of
  * seconds / slices each, every step's slice in turn, the round's order reversed at every slice,
@@ -77,8 +79,7 @@ export async function measureInTurn<S extends Record<string, ((seconds: number) 
   steps: S,
   { seconds, slices = 1 }: { seconds: number; slices?: number },
 ): Promise<{ [K in keyof S]: Measurement }> {
-  const sliceSeconds = seconds / slices;
-  if (!Number.isInteger(slices) || slices < 1 || !Number.isInteger(sliceSeconds)) throw new Error(`${seconds} s cannot be measured in ${slices} slices of whole seconds (wrk's -d)`);
+  const sliceSeconds = secondsPerSlice(seconds, slices);
   const keys = Object.keys(steps).filter((key) => steps[key] !== undefined);
   const turn = Math.floor((round - 1) / 2) % keys.length;
   const order = [...keys.slice(turn), ...keys.slice(0, turn)];
@@ -87,6 +88,13 @@ export async function measureInTurn<S extends Record<string, ((seconds: number) 
     for (const key of (round + slice) % 2 === 1 ? order : [...order].reverse()) measured.get(key)!.push(await steps[key]!(sliceSeconds));
   }
   return Object.fromEntries(keys.map((key) => [key, mergeSlices(measured.get(key)!)])) as { [K in keyof S]: Measurement };
+}
+
+/** The length of each of `slices` slices of `seconds`: whole seconds (wrk's -d), or an error, which a benchmark should meet before it seeds anything. */
+export function secondsPerSlice(seconds: number, slices: number): number {
+  const each = seconds / slices;
+  if (!Number.isInteger(slices) || slices < 1 || !Number.isInteger(each)) throw new Error(`${seconds} s cannot be measured in ${slices} slices of whole seconds (wrk's -d): set BENCH_DURATION and BENCH_SLICES to fit`);
+  return each;
 }
 
 /**
@@ -130,7 +138,13 @@ export function mergeSlices(slices: Measurement[]): Measurement {
  * run's share read between its steps as a straight line. (wrk keeps every run's histogram to
  * itself; a percentile of the runs' percentiles would not be one of the requests.)
  */
-export function mergedPercentile(parts: { requests: number; latencies: [number, number][] }[], percent: number): number {
+export function mergedPercentile(all: { requests: number; latencies: [number, number][] }[], percent: number): number {
+  // A run without requests has no latencies to add (wrk's figures for it are placeholders).
+  const parts = all.filter((p) => p.requests > 0);
+  if (parts.length === 0) throw new Error('no requests to take a percentile of');
+  for (const { latencies } of parts) {
+    if (latencies[0]?.[0] !== 0 || latencies.at(-1)?.[0] !== 100) throw new Error('a latency distribution must run from its 0 step to its 100 step (bench/latencies.lua)');
+  }
   const total = parts.reduce((sum, p) => sum + p.requests, 0);
   const shareAtOrBelow = (ms: number) =>
     parts.reduce((sum, { requests, latencies }) => {
@@ -332,7 +346,7 @@ export function floorRatiosLine(r: Record<FloorRoundKey, Measurement>): string {
   const { key, bearer } = floorRatios(r);
   return `service/floor: API key ${percent(key)}, bearer ${percent(bearer)}`;
 }
-export const FLOOR_RATIOS_LINE = /service\/floor: API key ([\d.]+) %, bearer ([\d.]+) %/g;
+export const FLOOR_RATIOS_LINE = /service\/floor: API key ([\d.]+) %, bearer ([\d.]+) %/;
 
 /**
  * The run's quietness, then issue 34's two targets against the floor with both credentials: service

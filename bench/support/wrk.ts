@@ -12,7 +12,7 @@ export interface WrkResult {
   mean: number;
   /** Answers outside 2xx/3xx plus socket errors and timeouts. */
   failures: number;
-  /** How long wrk ran, in seconds (its "N requests in 5.00s"). */
+  /** How long wrk ran, in seconds: its requests over its Requests/sec (both exact, where its "in 5.00s" is rounded to 10 ms). */
   seconds: number;
   /**
    * The latency distribution at fine steps, [percent, ms] from 0 (the fastest) to 100 (the
@@ -47,13 +47,15 @@ export async function wrk(url: string, options: { connections: number; seconds: 
   const { stdout } = await run('wrk', args);
   const field = (re: RegExp) => re.exec(stdout)?.[1];
   const errors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  const rps = Number(field(/Requests\/sec:\s+([\d.]+)/));
+  const requests = Number(field(/(\d+) requests in/));
   return {
-    rps: Number(field(/Requests\/sec:\s+([\d.]+)/)),
-    requests: Number(field(/(\d+) requests in/)),
+    rps,
+    requests,
+    seconds: rps > 0 ? requests / rps : options.seconds,
     p50: ms(field(/ 50%\s+(\S+)/) ?? ''),
     p99: ms(field(/ 99%\s+(\S+)/) ?? ''),
     mean: ms(field(/Latency\s+(\S+)/) ?? ''),
-    seconds: ms(field(/\d+ requests in ([\d.]+\w+),/) ?? '') / 1000,
     ...(options.script ? {} : { latencies: [...stdout.matchAll(/^latency ([\d.]+) (\d+)$/gm)].map((m): [number, number] => [Number(m[1]), Number(m[2]) / 1000]) }),
     failures: Number(field(/Non-2xx or 3xx responses: (\d+)/) ?? 0) + (errors ? errors.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
   };
