@@ -14,7 +14,7 @@ import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, secondsPerSlice, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, secondsPerSlice, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
@@ -81,7 +81,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
     print(`  ${floorRatiosLine(r)}`);
     rounds.push(r);
   }
-  const ratios = { key: rounds.map((r) => floorRatios(r).key), bearer: rounds.map((r) => floorRatios(r).bearer) };
+  const ratios = floorRatiosOf(rounds);
   printFloorTable(`one person's week (${person.n} meetings)`, rounds, ratios);
   printFloorTargets(rounds, ratios);
 });

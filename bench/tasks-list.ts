@@ -21,7 +21,7 @@ import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
-import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, secondsPerSlice, median, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, secondsPerSlice, median, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 
@@ -115,8 +115,7 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
     rounds.push(r);
   }
   const ratios = {
-    key: rounds.map((r) => floorRatios(r).key),
-    bearer: rounds.map((r) => floorRatios(r).bearer),
+    ...floorRatiosOf(rounds),
     deep: rounds.map((r) => r.deepKey.mean / r.serviceKey.mean),
   };
   printFloorTable(`GET ${PATH} (${TASKS} tasks)`, rounds, ratios, {

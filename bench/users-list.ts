@@ -24,7 +24,7 @@ import { encodeCursor } from '../src/users/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, floorRatios, floorRatiosLine, machineLine, measure, measureInTurn, secondsPerSlice, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, secondsPerSlice, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -127,8 +127,7 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
   }
 
   const ratios = {
-    key: rounds.map((r) => floorRatios(r).key),
-    bearer: rounds.map((r) => floorRatios(r).bearer),
+    ...floorRatiosOf(rounds),
     floorKey: rounds.map((r) => r.floorKey.rps / r.bare.rps),
     floorBearer: rounds.map((r) => r.floorBearer.rps / r.bare.rps),
   };

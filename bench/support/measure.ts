@@ -341,6 +341,9 @@ export function intervalVerdict(quiet: boolean, interval: [number, number] | und
 /** A round's service against its floor in req/s, with each credential. */
 export const floorRatios = (r: Record<FloorRoundKey, Measurement>) => ({ key: r.serviceKey.rps / r.floorKey.rps, bearer: r.serviceBearer.rps / r.floorBearer.rps });
 
+/** Every round's floorRatios, as the lists printFloorTable and printFloorTargets take. */
+export const floorRatiosOf = (rounds: Record<FloorRoundKey, Measurement>[]) => ({ key: rounds.map((r) => floorRatios(r).key), bearer: rounds.map((r) => floorRatios(r).bearer) });
+
 /** The line a round's floorRatios are printed in, as bench/pooled-ratios.ts reads them back (FLOOR_RATIOS_LINE). */
 export function floorRatiosLine(r: Record<FloorRoundKey, Measurement>): string {
   const { key, bearer } = floorRatios(r);
