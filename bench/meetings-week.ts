@@ -7,7 +7,7 @@
 //  3. the plans of the person's week and of the organisation's week (EXPLAIN ANALYZE, BUFFERS);
 //  4. the answers checked byte for byte (API key and bearer), then rounds of (floor, service) with
 //     each credential, in alternating 1-s slices, so each ratio compares measurements under the same load (the
-//     order turned and reversed from round to round: measureInTurn).
+//     order a row of a Williams design, reversed from round to round: measureInTurn).
 // The load comes from wrk. Prints a markdown table at the end.
 import { sql } from 'kysely';
 import { personFirstPage } from '../src/meetings/repository.js';

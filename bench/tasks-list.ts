@@ -9,7 +9,7 @@
 //  3. the plans of the first page, the millionth task's page and a title search (EXPLAIN ANALYZE, BUFFERS);
 //  4. the answers checked byte for byte (API key and bearer), then rounds of (floor, service) with
 //     each credential, in alternating 1-s slices, so each ratio compares measurements under the same load (the
-//     order turned and reversed from round to round: measureInTurn);
+//     order a row of a Williams design, reversed from round to round: measureInTurn);
 //  5. then the service's first page against the page that ends with the millionth task (its cursor
 //     is the service's, made for the task before that page), alternating, in the same rounds.
 // The load comes from wrk. Prints a markdown table at the end.

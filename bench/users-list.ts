@@ -8,7 +8,7 @@
 //  3. the answers are checked byte for byte (service and floor, API key and bearer) before anything
 //     is measured; then rounds of (bare, floor and service with an API key, floor and service with
 //     a bearer token), in alternating 1-s slices, so each ratio compares measurements under the same load (the
-//     order turned and reversed from round to round: measureInTurn);
+//     order a row of a Williams design, reversed from round to round: measureInTurn);
 //  4. then the table grows past 1,000,000 users and the first page is compared with the page that
 //     starts after the millionth user.
 // The load comes from wrk (a C program in its own process). Prints a markdown table at the end.

@@ -116,6 +116,26 @@ describe('measureInTurn', () => {
     }
   });
 
+  it('puts every step right after every other equally often over 2 x n rounds, in blocks and in slices: no step always follows the same neighbours', async () => {
+    for (const n of [4, 5, 6]) {
+      const names = 'abcdef'.slice(0, n).split('');
+      for (const slices of [1, 3]) {
+        const after = new Map<string, number>(); // "a>b": how often b ran right after a, within a round
+        for (let round = 1; round <= 2 * n; round++) {
+          const calls: string[] = [];
+          const steps = Object.fromEntries(names.map((name) => [name, async (seconds: number) => (calls.push(name), slice(name, { requests: 100, seconds, latencies: uniform(1, 2) }))]));
+          await measureInTurn(round, steps, { seconds: slices, slices });
+          calls.slice(1).forEach((call, i) => after.set(`${calls[i]}>${call}`, (after.get(`${calls[i]}>${call}`) ?? 0) + 1));
+        }
+        const others = names.flatMap((a) => names.filter((b) => b !== a).map((b) => after.get(`${a}>${b}`) ?? 0));
+        expect(new Set(others), `n = ${n}, ${slices} slices`).toEqual(new Set([others[0]]));
+        expect(others[0]).toBeGreaterThan(0);
+        // With slices, a step follows itself where the order turns back (the round's edges): as often for every step.
+        expect(new Set(names.map((a) => after.get(`${a}>${a}`) ?? 0)).size).toBe(1);
+      }
+    }
+  });
+
   it('measures in one block per step without slices, and refuses slices that are not whole seconds', async () => {
     const block = recorder();
     await measureInTurn(2, block.steps, { seconds: 5 });

@@ -58,14 +58,31 @@ export async function measure(
 }
 
 /**
- * One round's measurements, in an order that moves from round to round: the order given, turned
- * by one place every two rounds, forwards in odd rounds and backwards in even ones. Over 2 × n
- * rounds of n steps each step takes every place of the round twice (so give a multiple of 2 × n
- * rounds for a balanced run). In a fixed order the service would always be in the middle of the
- * round while its floor takes the edges (or the reverse), and whatever a place does to a
- * measurement (the pause between rounds) would fall on one side only. What runs just before a
- * step is not balanced: turning keeps each step's neighbours, reversing swaps them. The results
- * come back in the order given.
+ * Row `row` (0-based, taken modulo n) of a Williams design for n steps: the first row is 0, 1,
+ * n-1, 2, n-2, ..., and row i adds i to each place, modulo n. The n rows form a Latin square (each
+ * step takes every place once) in which every two steps stand side by side equally often: every
+ * ordered pair once when n is even, every unordered pair twice when n is odd (E. J. Williams,
+ * 1949, the crossover design that balances what comes just before each treatment).
+ */
+export function williamsOrder(n: number, row: number): number[] {
+  const first = [0];
+  for (let i = 1; first.length < n; i++) {
+    first.push(i);
+    if (first.length < n) first.push(n - i);
+  }
+  return first.map((place) => (place + row) % n);
+}
+
+/**
+ * One round's measurements, in an order that moves from round to round: rounds 2i + 1 and 2i + 2
+ * take row i of a Williams design (williamsOrder), forwards in odd rounds and backwards in even
+ * ones. Over 2 × n rounds of n steps (give a multiple of 2 × n for a balanced run) each step takes
+ * every place of the round twice, and each step runs right after each other step equally often.
+ * In a fixed order the service would always be in the middle of the round while its floor takes
+ * the edges (or the reverse), and whatever a place does to a measurement (the pause between
+ * rounds) would fall on one side only; in an order that only turned, each step kept the same
+ * neighbours, so whatever one step leaves behind (a server's garbage, its connections closing)
+ * fell on the same others. The results come back in the order given.
  *
  * With `slices` > 1, each measurement of `seconds` is taken as that many slices of
  * seconds / slices each, every step's slice in turn, the round's order reversed at every slice,
@@ -81,8 +98,7 @@ export async function measureInTurn<S extends Record<string, ((seconds: number) 
 ): Promise<{ [K in keyof S]: Measurement }> {
   const sliceSeconds = secondsPerSlice(seconds, slices);
   const keys = Object.keys(steps).filter((key) => steps[key] !== undefined);
-  const turn = Math.floor((round - 1) / 2) % keys.length;
-  const order = [...keys.slice(turn), ...keys.slice(0, turn)];
+  const order = williamsOrder(keys.length, Math.floor((round - 1) / 2)).map((place) => keys[place]!);
   const measured = new Map<string, Measurement[]>(keys.map((key) => [key, []]));
   for (let slice = 0; slice < slices; slice++) {
     for (const key of (round + slice) % 2 === 1 ? order : [...order].reverse()) measured.get(key)!.push(await steps[key]!(sliceSeconds));
