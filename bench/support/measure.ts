@@ -77,7 +77,8 @@ export function williamsOrder(n: number, row: number): number[] {
  * One round's measurements, in an order that moves from round to round: rounds 2i + 1 and 2i + 2
  * take row i of a Williams design (williamsOrder), forwards in odd rounds and backwards in even
  * ones. Over 2 × n rounds of n steps (give a multiple of 2 × n for a balanced run) each step takes
- * every place of the round twice, and each step runs right after each other step equally often.
+ * every place of the round twice, and each step runs right after each other step equally often
+ * within a round (for an odd n, playing each row backwards too is what balances who follows whom).
  * In a fixed order the service would always be in the middle of the round while its floor takes
  * the edges (or the reverse), and whatever a place does to a measurement (the pause between
  * rounds) would fall on one side only; in an order that only turned, each step kept the same
