@@ -74,14 +74,21 @@ describe('mergeSlices', () => {
 });
 
 describe('measureInTurn', () => {
-  const recorder = () => {
+  /** Steps that record their names in the order they run (with each slice's seconds when `withSeconds`). */
+  const recording = (names: string[], withSeconds = false) => {
     const calls: string[] = [];
-    const step = (name: string) => async (seconds: number) => {
-      calls.push(`${name}${seconds}`);
-      return slice(name, { requests: 100, seconds, latencies: uniform(1, 2) });
-    };
-    return { calls, steps: { a: step('a'), b: step('b'), c: step('c') } };
+    const steps = Object.fromEntries(
+      names.map((name) => [
+        name,
+        async (seconds: number) => {
+          calls.push(withSeconds ? `${name}${seconds}` : name);
+          return slice(name, { requests: 100, seconds, latencies: uniform(1, 2) });
+        },
+      ]),
+    );
+    return { calls, steps };
   };
+  const recorder = () => recording(['a', 'b', 'c'], true);
 
   it('reverses the order at every slice and every round, and gives each step its slices merged', async () => {
     const odd = recorder();
@@ -100,8 +107,7 @@ describe('measureInTurn', () => {
         const first = new Map(steps.map((step) => [step, steps.map(() => 0)]));
         const last = new Map(steps.map((step) => [step, steps.map(() => 0)]));
         for (let round = 1; round <= 2 * n; round++) {
-          const calls: string[] = [];
-          const recorded = Object.fromEntries(steps.map((name) => [name, async (seconds: number) => (calls.push(name), slice(name, { requests: 100, seconds, latencies: uniform(1, 2) }))]));
+          const { calls, steps: recorded } = recording(steps);
           await measureInTurn(round, recorded, { seconds: slices, slices });
           // The places of the round's first slice, and of its last (the round's two edges).
           calls.slice(0, n).forEach((call, place) => first.get(call)![place]!++);
@@ -121,8 +127,7 @@ describe('measureInTurn', () => {
       for (const slices of [1, 3]) {
         const after = new Map<string, number>(); // "a>b": how often b ran right after a, within a round
         for (let round = 1; round <= 2 * n; round++) {
-          const calls: string[] = [];
-          const steps = Object.fromEntries(names.map((name) => [name, async (seconds: number) => (calls.push(name), slice(name, { requests: 100, seconds, latencies: uniform(1, 2) }))]));
+          const { calls, steps } = recording(names);
           await measureInTurn(round, steps, { seconds: slices, slices });
           calls.slice(1).forEach((call, i) => after.set(`${calls[i]}>${call}`, (after.get(`${calls[i]}>${call}`) ?? 0) + 1));
         }
