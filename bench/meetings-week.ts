@@ -14,17 +14,15 @@ import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, secondsPerSlice, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-// Each measurement taken as this many alternating slices (measureInTurn): 5 s as five of 1 s.
-const SLICES = Number(process.env.BENCH_SLICES ?? 5);
-secondsPerSlice(DURATION, SLICES); // a duration that does not split into whole seconds fails now, before any seeding
+// Each measurement: 5 s as five alternating 1-s slices (measureInTurn), checked now, before any seeding.
+const { seconds: DURATION, slices: SLICES } = slicedMeasurement();
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 
 runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (database, children) => {

@@ -24,15 +24,13 @@ import { encodeCursor } from '../src/users/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, secondsPerSlice, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-// Each measurement taken as this many alternating slices (measureInTurn): 5 s as five of 1 s.
-const SLICES = Number(process.env.BENCH_SLICES ?? 5);
-secondsPerSlice(DURATION, SLICES); // a duration that does not split into whole seconds fails now, before any seeding
+// Each measurement: 5 s as five alternating 1-s slices (measureInTurn), checked now, before any seeding.
+const { seconds: DURATION, slices: SLICES } = slicedMeasurement();
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const DEEP = Number(process.env.BENCH_DEEP ?? 1_000_000);
 // Load on each server and path before the rounds: V8 optimises the request path for ~10 s after start.

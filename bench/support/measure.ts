@@ -107,6 +107,18 @@ export async function measureInTurn<S extends Record<string, ((seconds: number) 
   return Object.fromEntries(keys.map((key) => [key, mergeSlices(measured.get(key)!)])) as { [K in keyof S]: Measurement };
 }
 
+/**
+ * The hot paths' measurement (the week, GET /users, GET /tasks): BENCH_DURATION seconds (5) taken
+ * as BENCH_SLICES alternating slices (5, so five of 1 s), checked when the benchmark starts, before
+ * it seeds anything.
+ */
+export function slicedMeasurement(): { seconds: number; slices: number } {
+  const seconds = Number(process.env.BENCH_DURATION ?? 5);
+  const slices = Number(process.env.BENCH_SLICES ?? 5);
+  secondsPerSlice(seconds, slices);
+  return { seconds, slices };
+}
+
 /** The length of each of `slices` slices of `seconds`: whole seconds (wrk's -d), or an error, which a benchmark should meet before it seeds anything. */
 export function secondsPerSlice(seconds: number, slices: number): number {
   const each = seconds / slices;
@@ -359,7 +371,10 @@ export function intervalVerdict(quiet: boolean, interval: [number, number] | und
 export const floorRatios = (r: Record<FloorRoundKey, Measurement>) => ({ key: r.serviceKey.rps / r.floorKey.rps, bearer: r.serviceBearer.rps / r.floorBearer.rps });
 
 /** Every round's floorRatios, as the lists printFloorTable and printFloorTargets take. */
-export const floorRatiosOf = (rounds: Record<FloorRoundKey, Measurement>[]) => ({ key: rounds.map((r) => floorRatios(r).key), bearer: rounds.map((r) => floorRatios(r).bearer) });
+export function floorRatiosOf(rounds: Record<FloorRoundKey, Measurement>[]): { key: number[]; bearer: number[] } {
+  const each = rounds.map(floorRatios);
+  return { key: each.map((r) => r.key), bearer: each.map((r) => r.bearer) };
+}
 
 /** The line a round's floorRatios are printed in, as bench/pooled-ratios.ts reads them back (FLOOR_RATIOS_LINE). */
 export function floorRatiosLine(r: Record<FloorRoundKey, Measurement>): string {
