@@ -14,7 +14,7 @@ import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
+import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
@@ -70,10 +70,10 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
     print(`round ${round}`);
     const token = await bearer();
     const r: Round = await measureInTurn(round, {
-      floorKey: run('floor, API key', targets.floor, { 'x-api-key': secret }),
-      serviceKey: run('service, API key', targets.service, { 'x-api-key': secret }),
-      floorBearer: run('floor, bearer', targets.floor, token),
-      serviceBearer: run('service, bearer', targets.service, token),
+      floorKey: run(FLOOR_ROUND_LABELS.floorKey, targets.floor, { 'x-api-key': secret }),
+      serviceKey: run(FLOOR_ROUND_LABELS.serviceKey, targets.service, { 'x-api-key': secret }),
+      floorBearer: run(FLOOR_ROUND_LABELS.floorBearer, targets.floor, token),
+      serviceBearer: run(FLOOR_ROUND_LABELS.serviceBearer, targets.service, token),
     }, { seconds: DURATION, slices: SLICES });
     for (const m of Object.values(r)) print(describe(m));
     print(`  ${floorRatiosLine(r)}`);

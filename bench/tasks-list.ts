@@ -21,7 +21,7 @@ import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
-import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, median, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, median, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 
@@ -99,11 +99,11 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
     print(`round ${round}`);
     const token = await bearer();
     const r: Round = await measureInTurn(round, {
-      floorKey: run('floor, API key', targets.floor, { 'x-api-key': secret }),
-      serviceKey: run('service, API key', targets.service, { 'x-api-key': secret }),
+      floorKey: run(FLOOR_ROUND_LABELS.floorKey, targets.floor, { 'x-api-key': secret }),
+      serviceKey: run(FLOOR_ROUND_LABELS.serviceKey, targets.service, { 'x-api-key': secret }),
       deepKey: run(`service, API key, the millionth task's page`, targets.service, { 'x-api-key': secret }, deepPath),
-      floorBearer: run('floor, bearer', targets.floor, token),
-      serviceBearer: run('service, bearer', targets.service, token),
+      floorBearer: run(FLOOR_ROUND_LABELS.floorBearer, targets.floor, token),
+      serviceBearer: run(FLOOR_ROUND_LABELS.serviceBearer, targets.service, token),
     }, { seconds: DURATION, slices: SLICES });
     for (const m of Object.values(r)) print(describe(m));
     print(

@@ -24,7 +24,7 @@ import { encodeCursor } from '../src/users/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
-import { describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -109,11 +109,11 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
     const variant = targets.variant;
     const r: Round = await measureInTurn(round, {
       bare: run('bare Express, from memory', targets.bare, {}),
-      floorKey: run('floor, API key', targets.floor, { 'x-api-key': secret }),
-      serviceKey: run('service, API key', targets.service, { 'x-api-key': secret }),
+      floorKey: run(FLOOR_ROUND_LABELS.floorKey, targets.floor, { 'x-api-key': secret }),
+      serviceKey: run(FLOOR_ROUND_LABELS.serviceKey, targets.service, { 'x-api-key': secret }),
       ...(variant ? { variantKey: run('variant, API key', variant, { 'x-api-key': secret }) } : {}),
-      floorBearer: run('floor, bearer', targets.floor, token),
-      serviceBearer: run('service, bearer', targets.service, token),
+      floorBearer: run(FLOOR_ROUND_LABELS.floorBearer, targets.floor, token),
+      serviceBearer: run(FLOOR_ROUND_LABELS.serviceBearer, targets.service, token),
       ...(variant ? { variantBearer: run('variant, bearer', variant, token) } : {}),
     }, { seconds: DURATION, slices: SLICES });
     for (const m of Object.values(r)) print(describe(m));

@@ -1,7 +1,7 @@
 // The benchmarks' sliced measurements (bench/support/measure.ts): each step measured in alternating
 // slices, and the slices merged into one measurement whose percentiles are those of all its requests.
 import { describe, expect, it } from 'vitest';
-import { measureInTurn, mergeSlices, mergedPercentile, type Measurement } from '../bench/support/measure.js';
+import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, floorRoundsOf, measureInTurn, mergeSlices, mergedPercentile, type Measurement } from '../bench/support/measure.js';
 
 /** A distribution of requests spread evenly from `from` to `to` ms, at steps like bench/latencies.lua's (fewer near the top). */
 function uniform(from: number, to: number): [number, number][] {
@@ -129,7 +129,10 @@ describe('measureInTurn', () => {
         for (let round = 1; round <= 2 * n; round++) {
           const { calls, steps } = recording(names);
           await measureInTurn(round, steps, { seconds: slices, slices });
-          calls.slice(1).forEach((call, i) => after.set(`${calls[i]}>${call}`, (after.get(`${calls[i]}>${call}`) ?? 0) + 1));
+          calls.slice(1).forEach((call, i) => {
+            const pair = `${calls[i]}>${call}`;
+            after.set(pair, (after.get(pair) ?? 0) + 1);
+          });
         }
         const others = names.flatMap((a) => names.filter((b) => b !== a).map((b) => after.get(`${a}>${b}`) ?? 0));
         expect(new Set(others), `n = ${n}, ${slices} slices`).toEqual(new Set([others[0]]));
@@ -145,5 +148,41 @@ describe('measureInTurn', () => {
     await measureInTurn(2, block.steps, { seconds: 5 });
     expect(block.calls).toEqual(['c5', 'b5', 'a5']);
     await expect(measureInTurn(1, recorder().steps, { seconds: 5, slices: 2 })).rejects.toThrow(/whole seconds/);
+  });
+});
+
+describe('floorRoundsOf (bench/pooled-ratios.ts)', () => {
+  it("reads each round's req/s ratios and p99 ratios back from the lines a benchmark prints, whatever else the round measured", () => {
+    const round = (p99: { floorKey: number; serviceKey: number; floorBearer: number; serviceBearer: number }, rps: number) => {
+      const measured = {
+        floorKey: slice(FLOOR_ROUND_LABELS.floorKey, { rps: 1000, p99: p99.floorKey }),
+        serviceKey: slice(FLOOR_ROUND_LABELS.serviceKey, { rps, p99: p99.serviceKey }),
+        floorBearer: slice(FLOOR_ROUND_LABELS.floorBearer, { rps: 1000, p99: p99.floorBearer }),
+        serviceBearer: slice(FLOOR_ROUND_LABELS.serviceBearer, { rps: rps / 2, p99: p99.serviceBearer }),
+      };
+      // A step of another label (bare Express, a long-labelled later page), printed in the middle of the round.
+      const others = [slice('bare Express, from memory', { rps: 123456, p99: 1 }), slice("service, API key, the millionth task's page", { rps: 900, p99: 999.9 })];
+      const lines = [measured.floorKey, ...others, measured.serviceKey, measured.floorBearer, measured.serviceBearer].map(describeMeasurement);
+      return `round 1\n${lines.join('\n')}\n  ${floorRatiosLine(measured)}; floor/bare: API key 1.0 %, bearer 1.0 %\n`;
+    };
+    const output = round({ floorKey: 50, serviceKey: 65, floorBearer: 40, serviceBearer: 44 }, 920) + round({ floorKey: 100.5, serviceKey: 100.5, floorBearer: 8, serviceBearer: 12 }, 1000);
+    const rounds = floorRoundsOf(output);
+    expect(rounds).toHaveLength(2);
+    expect(rounds[0]).toMatchObject({ key: 0.92, bearer: 0.46 });
+    expect(rounds[0]!.p99Key).toBeCloseTo(1.3, 10);
+    expect(rounds[0]!.p99Bearer).toBeCloseTo(1.1, 10);
+    expect(rounds[1]).toMatchObject({ key: 1, bearer: 0.5, p99Key: 1 });
+    expect(rounds[1]!.p99Bearer).toBeCloseTo(1.5, 10);
+  });
+
+  it('refuses a round that lacks one of its four measurements rather than pair it with another round', () => {
+    const floorKey = slice(FLOOR_ROUND_LABELS.floorKey, { rps: 1000, p99: 50 });
+    const serviceKey = slice(FLOOR_ROUND_LABELS.serviceKey, { rps: 900, p99: 60 });
+    const floorBearer = slice(FLOOR_ROUND_LABELS.floorBearer, { rps: 1000, p99: 50 });
+    const serviceBearer = slice(FLOOR_ROUND_LABELS.serviceBearer, { rps: 900, p99: 60 });
+    const full = `${[floorKey, serviceKey, floorBearer, serviceBearer].map(describeMeasurement).join('\n')}\n  ${floorRatiosLine({ floorKey, serviceKey, floorBearer, serviceBearer })}\n`;
+    const lacking = `${[floorKey, serviceKey, floorBearer].map(describeMeasurement).join('\n')}\n  ${floorRatiosLine({ floorKey, serviceKey, floorBearer, serviceBearer })}\n`;
+    expect(floorRoundsOf(full)).toHaveLength(1);
+    expect(() => floorRoundsOf(full + lacking)).toThrow(/service, bearer/);
   });
 });

@@ -205,6 +205,9 @@ export function describe(m: Measurement): string {
   );
 }
 
+/** A describe() line read back: its label (1) and its p99 in ms (2). */
+export const DESCRIBED_LINE = /^ {2}(.+?) +\d+ req\/s {2}p50 +[\d.]+ ms {2}p99 +([\d.]+) ms/;
+
 export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -384,6 +387,30 @@ export function floorRatiosLine(r: Record<FloorRoundKey, Measurement>): string {
 export const FLOOR_RATIOS_LINE = /service\/floor: API key ([\d.]+) %, bearer ([\d.]+) %/;
 
 /**
+ * A run's rounds read back from its output (bench/pooled-ratios.ts): each round's ratios of req/s
+ * from its floorRatiosLine (as printed, to 0.1 %), and its service's p99 over its floor's from the
+ * describe() lines before it (as printed, to 0.1 ms).
+ */
+export function floorRoundsOf(output: string): { key: number; bearer: number; p99Key: number; p99Bearer: number }[] {
+  const rounds: { key: number; bearer: number; p99Key: number; p99Bearer: number }[] = [];
+  let p99 = new Map<string, number>();
+  for (const text of output.split('\n')) {
+    const described = DESCRIBED_LINE.exec(text);
+    if (described) p99.set(described[1]!, Number(described[2]));
+    const ratios = FLOOR_RATIOS_LINE.exec(text);
+    if (!ratios) continue;
+    const of = (key: keyof typeof FLOOR_ROUND_LABELS) => {
+      const ms = p99.get(FLOOR_ROUND_LABELS[key]);
+      if (ms === undefined) throw new Error(`a round without its "${FLOOR_ROUND_LABELS[key]}" line`);
+      return ms;
+    };
+    rounds.push({ key: Number(ratios[1]) / 100, bearer: Number(ratios[2]) / 100, p99Key: of('serviceKey') / of('floorKey'), p99Bearer: of('serviceBearer') / of('floorBearer') });
+    p99 = new Map();
+  }
+  return rounds;
+}
+
+/**
  * The run's quietness, then issue 34's two targets against the floor with both credentials: service
  * >= 90 % of the floor (the rounds' ratios of req/s), p99 <= 1.3x the floor's (the rounds' ratios
  * of p99, each round's service against the floor measured beside it). Each is given as the median
@@ -409,3 +436,11 @@ export function printFloorTargets(rounds: Record<FloorRoundKey, Measurement>[], 
 }
 
 type FloorRoundKey = 'floorKey' | 'serviceKey' | 'floorBearer' | 'serviceBearer';
+
+/** How each of a round's four floor-side measurements is labelled in its describe() line (read back by bench/pooled-ratios.ts). */
+export const FLOOR_ROUND_LABELS: Record<FloorRoundKey, string> = {
+  floorKey: 'floor, API key',
+  serviceKey: 'service, API key',
+  floorBearer: 'floor, bearer',
+  serviceBearer: 'service, bearer',
+};
