@@ -1,15 +1,16 @@
-// The throughput and p99 targets of issue 34 read across several runs of one benchmark: each run's rounds
-// (its "service/floor: API key x %, bearer y %" lines, floorRatiosLine's, as users-list.ts,
-// tasks-list.ts and meetings-week.ts print them), then all of them together, each as the median
-// of the rounds' ratios with its 95 % interval and the verdict that interval allows
-// (bench/support/measure.ts).
+// The throughput and p99 targets of issue 34 read across several runs of one benchmark: each run's
+// rounds (floorRoundsOf: its "service/floor: API key x %, bearer y %" lines, floorRatiosLine's, and
+// the describe() lines of the round's four floor-side measurements, for the p99s, as users-list.ts,
+// tasks-list.ts and meetings-week.ts print them), then all of them together, each as the median of
+// the rounds' ratios with its 95 % interval and the verdict that interval allows
+// (bench/support/measure.ts), to the rounding of the printed figures (PRINTED_TOLERANCE).
 // One run's interval cannot see what differs between runs (the hour, the host); rounds of several
 // runs taken together at least sample more than one hour, though their interval still treats every
 // round as alike, so what the hour changes is averaged, not accounted for. Give it only runs that
 // measure the same request path.
 // Usage: node --import tsx bench/pooled-ratios.ts <output of a run> <output of another run> ...
 import { readFileSync } from 'node:fs';
-import { floorRoundsOf, intervalVerdict, medianInterval, medianWithInterval, percent, print } from './support/measure.js';
+import { FLOOR_TARGETS, PRINTED_TOLERANCE, floorRoundsOf, intervalVerdict, medianInterval, medianWithInterval, print, type PrintedRound } from './support/measure.js';
 
 const runs = process.argv.slice(2).map((file) => {
   const output = readFileSync(file, 'utf8');
@@ -21,23 +22,23 @@ const runs = process.argv.slice(2).map((file) => {
   };
 });
 if (runs.length === 0 || runs.some((run) => run.rounds.length === 0)) {
-  throw new Error('give the output of one or more runs, each with its "service/floor: ..." lines');
+  throw new Error('give the output of one or more runs, each with its "service/floor: ..." lines (and, for the p99s, the describe() lines before each)');
 }
 
-const times = (v: number) => `${v.toFixed(2)}x`;
-const targets = [
-  { title: 'service >= 90 % of the floor', format: percent, bound: 0.9, atLeast: true, key: 'key', bearer: 'bearer' },
-  // Each round's service p99 over the floor's measured beside it, as printFloorTargets reads one run.
-  { title: "p99 <= 1.3x the floor's", format: times, bound: 1.3, atLeast: false, key: 'p99Key', bearer: 'p99Bearer' },
-] as const;
 const allQuiet = runs.every((run) => run.quiet);
-for (const { title, format, bound, atLeast, ...fields } of targets) {
+const pooled = [
+  { target: FLOOR_TARGETS.throughput, tolerance: PRINTED_TOLERANCE.throughput, key: 'key', bearer: 'bearer' },
+  { target: FLOOR_TARGETS.p99, tolerance: PRINTED_TOLERANCE.p99, key: 'p99Key', bearer: 'p99Bearer' },
+] as const;
+for (const { target, tolerance, ...fields } of pooled) {
   const line = (label: string, values: number[], quiet: boolean) =>
-    `${label}: ${values.length} rounds, ${medianWithInterval(values, format)} ${intervalVerdict(quiet, medianInterval(values), bound, atLeast)}`;
+    values.length === 0
+      ? `${label}: none of its rounds has the describe() lines this needs`
+      : `${label}: ${values.length} rounds, ${medianWithInterval(values, target.format)} ${intervalVerdict(quiet, medianInterval(values), target.bound, target.atLeast, tolerance)}`;
   for (const credential of ['key', 'bearer'] as const) {
-    const field = fields[credential];
-    print(`${title}, ${credential === 'key' ? 'API key' : 'bearer'}:`);
-    for (const run of runs) print(`  ${line(run.file, run.rounds.map((r) => r[field]), run.quiet)}`);
-    print(`  ${line('all together', runs.flatMap((run) => run.rounds.map((r) => r[field])), allQuiet)}`);
+    const of = (rounds: PrintedRound[]) => rounds.flatMap((r) => r[fields[credential]] ?? []);
+    print(`${target.title}, ${credential === 'key' ? 'API key' : 'bearer'}:`);
+    for (const run of runs) print(`  ${line(run.file, of(run.rounds), run.quiet)}`);
+    print(`  ${line('all together', runs.flatMap((run) => of(run.rounds)), allQuiet)}`);
   }
 }

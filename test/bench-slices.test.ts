@@ -1,7 +1,7 @@
 // The benchmarks' sliced measurements (bench/support/measure.ts): each step measured in alternating
 // slices, and the slices merged into one measurement whose percentiles are those of all its requests.
 import { describe, expect, it } from 'vitest';
-import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, floorRoundsOf, measureInTurn, mergeSlices, mergedPercentile, type Measurement } from '../bench/support/measure.js';
+import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, floorRoundsOf, intervalVerdict, measureInTurn, mergeSlices, mergedPercentile, type Measurement } from '../bench/support/measure.js';
 
 /** A distribution of requests spread evenly from `from` to `to` ms, at steps like bench/latencies.lua's (fewer near the top). */
 function uniform(from: number, to: number): [number, number][] {
@@ -152,20 +152,24 @@ describe('measureInTurn', () => {
 });
 
 describe('floorRoundsOf (bench/pooled-ratios.ts)', () => {
-  it("reads each round's req/s ratios and p99 ratios back from the lines a benchmark prints, whatever else the round measured", () => {
-    const round = (p99: { floorKey: number; serviceKey: number; floorBearer: number; serviceBearer: number }, rps: number) => {
-      const measured = {
-        floorKey: slice(FLOOR_ROUND_LABELS.floorKey, { rps: 1000, p99: p99.floorKey }),
-        serviceKey: slice(FLOOR_ROUND_LABELS.serviceKey, { rps, p99: p99.serviceKey }),
-        floorBearer: slice(FLOOR_ROUND_LABELS.floorBearer, { rps: 1000, p99: p99.floorBearer }),
-        serviceBearer: slice(FLOOR_ROUND_LABELS.serviceBearer, { rps: rps / 2, p99: p99.serviceBearer }),
-      };
-      // A step of another label (bare Express, a long-labelled later page), printed in the middle of the round.
-      const others = [slice('bare Express, from memory', { rps: 123456, p99: 1 }), slice("service, API key, the millionth task's page", { rps: 900, p99: 999.9 })];
-      const lines = [measured.floorKey, ...others, measured.serviceKey, measured.floorBearer, measured.serviceBearer].map(describeMeasurement);
-      return `round 1\n${lines.join('\n')}\n  ${floorRatiosLine(measured)}; floor/bare: API key 1.0 %, bearer 1.0 %\n`;
+  const fourOf = (p99: { floorKey: number; serviceKey: number; floorBearer: number; serviceBearer: number }, rps: number) => ({
+    floorKey: slice(FLOOR_ROUND_LABELS.floorKey, { rps: 1000, p99: p99.floorKey }),
+    serviceKey: slice(FLOOR_ROUND_LABELS.serviceKey, { rps, p99: p99.serviceKey }),
+    floorBearer: slice(FLOOR_ROUND_LABELS.floorBearer, { rps: 1000, p99: p99.floorBearer }),
+    serviceBearer: slice(FLOOR_ROUND_LABELS.serviceBearer, { rps: rps / 2, p99: p99.serviceBearer }),
+  });
+  const ratiosLine = (measured: ReturnType<typeof fourOf>) => `  ${floorRatiosLine(measured)}; floor/bare: API key 1.0 %, bearer 1.0 %`;
+
+  it("reads each round's req/s ratios and p99 ratios back from the lines a benchmark prints, in the benchmarks' order, whatever else the round measured", () => {
+    const round = (measured: ReturnType<typeof fourOf>) => {
+      // As tasks-list.ts prints a round: bare Express first, and a step whose label starts with
+      // the service's (and is longer than describe()'s column, at 6-digit req/s) right after it.
+      const bare = slice('bare Express, from memory', { rps: 123456, p99: 1 });
+      const deep = slice("service, API key, the millionth task's page", { rps: 654321, p99: 999.9 });
+      const lines = [bare, measured.floorKey, measured.serviceKey, deep, measured.floorBearer, measured.serviceBearer].map(describeMeasurement);
+      return `round 1\n${lines.join('\n')}\n${ratiosLine(measured)}\n`;
     };
-    const output = round({ floorKey: 50, serviceKey: 65, floorBearer: 40, serviceBearer: 44 }, 920) + round({ floorKey: 100.5, serviceKey: 100.5, floorBearer: 8, serviceBearer: 12 }, 1000);
+    const output = round(fourOf({ floorKey: 50, serviceKey: 65, floorBearer: 40, serviceBearer: 44 }, 920)) + round(fourOf({ floorKey: 100.5, serviceKey: 100.5, floorBearer: 8, serviceBearer: 12 }, 1000));
     const rounds = floorRoundsOf(output);
     expect(rounds).toHaveLength(2);
     expect(rounds[0]).toMatchObject({ key: 0.92, bearer: 0.46 });
@@ -175,14 +179,29 @@ describe('floorRoundsOf (bench/pooled-ratios.ts)', () => {
     expect(rounds[1]!.p99Bearer).toBeCloseTo(1.5, 10);
   });
 
+  it("keeps the req/s ratios of an output that printed its ratios lines only, without p99s", () => {
+    const measured = fourOf({ floorKey: 50, serviceKey: 60, floorBearer: 50, serviceBearer: 60 }, 900);
+    const rounds = floorRoundsOf(`${ratiosLine(measured)}\n${ratiosLine(measured)}\n`);
+    expect(rounds).toEqual([{ key: 0.9, bearer: 0.45 }, { key: 0.9, bearer: 0.45 }]);
+  });
+
   it('refuses a round that lacks one of its four measurements rather than pair it with another round', () => {
-    const floorKey = slice(FLOOR_ROUND_LABELS.floorKey, { rps: 1000, p99: 50 });
-    const serviceKey = slice(FLOOR_ROUND_LABELS.serviceKey, { rps: 900, p99: 60 });
-    const floorBearer = slice(FLOOR_ROUND_LABELS.floorBearer, { rps: 1000, p99: 50 });
-    const serviceBearer = slice(FLOOR_ROUND_LABELS.serviceBearer, { rps: 900, p99: 60 });
-    const full = `${[floorKey, serviceKey, floorBearer, serviceBearer].map(describeMeasurement).join('\n')}\n  ${floorRatiosLine({ floorKey, serviceKey, floorBearer, serviceBearer })}\n`;
-    const lacking = `${[floorKey, serviceKey, floorBearer].map(describeMeasurement).join('\n')}\n  ${floorRatiosLine({ floorKey, serviceKey, floorBearer, serviceBearer })}\n`;
+    const measured = fourOf({ floorKey: 50, serviceKey: 60, floorBearer: 50, serviceBearer: 60 }, 900);
+    const full = `${Object.values(measured).map(describeMeasurement).join('\n')}\n${ratiosLine(measured)}\n`;
+    const lacking = `${[measured.floorKey, measured.serviceKey, measured.floorBearer].map(describeMeasurement).join('\n')}\n${ratiosLine(measured)}\n`;
     expect(floorRoundsOf(full)).toHaveLength(1);
     expect(() => floorRoundsOf(full + lacking)).toThrow(/service, bearer/);
+  });
+});
+
+describe('intervalVerdict, for figures read back rounded', () => {
+  it('decides nothing when an end of the interval is within the rounding of the bound', () => {
+    expect(intervalVerdict(true, [0.9, 0.94], 0.9, true)).toBe('met');
+    expect(intervalVerdict(true, [0.9, 0.94], 0.9, true, 0.0005)).toMatch(/^undecided/);
+    expect(intervalVerdict(true, [0.9006, 0.94], 0.9, true, 0.0005)).toBe('met');
+    expect(intervalVerdict(true, [1.2, 1.295], 1.3, false, 0.01)).toMatch(/^undecided/);
+    expect(intervalVerdict(true, [1.2, 1.285], 1.3, false, 0.01)).toBe('met');
+    expect(intervalVerdict(true, [1.305, 1.4], 1.3, false, 0.01)).toMatch(/^undecided/);
+    expect(intervalVerdict(true, [1.315, 1.4], 1.3, false, 0.01)).toBe('MISSED');
   });
 });
