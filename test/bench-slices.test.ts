@@ -162,8 +162,8 @@ describe('floorRoundsOf (bench/pooled-ratios.ts)', () => {
 
   it("reads each round's req/s ratios and p99 ratios back from the lines a benchmark prints, in the benchmarks' order, whatever else the round measured", () => {
     const round = (measured: ReturnType<typeof fourOf>) => {
-      // As tasks-list.ts prints a round: bare Express first, and a step whose label starts with
-      // the service's (and is longer than describe()'s column, at 6-digit req/s) right after it.
+      // Bare Express first, as users-list.ts prints a round, and, as tasks-list.ts does, a step whose
+      // label starts with the service's (longer than describe()'s column, at 6-digit req/s) right after it.
       const bare = slice('bare Express, from memory', { rps: 123456, p99: 1 });
       const deep = slice("service, API key, the millionth task's page", { rps: 654321, p99: 999.9 });
       const lines = [bare, measured.floorKey, measured.serviceKey, deep, measured.floorBearer, measured.serviceBearer].map(describeMeasurement);
