@@ -21,7 +21,7 @@ import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase, markSeeded } from './support/database.js';
-import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, median, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
+import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, median, print, printFloorTable, printFloorTargets, quietBefore, range, times, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
 
@@ -117,8 +117,8 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
     deep: rounds.map((r) => r.deepKey.mean / r.serviceKey.mean),
   };
   printFloorTable(`GET ${PATH} (${TASKS} tasks)`, rounds, ratios, {
-    afterKey: [{ label: `service, API key, the millionth task's page`, key: 'deepKey', ratio: `**${range(ratios.deep, (v) => `${v.toFixed(2)}x`)} the first page's mean latency**` }],
+    afterKey: [{ label: `service, API key, the millionth task's page`, key: 'deepKey', ratio: `**${range(ratios.deep, times)} the first page's mean latency**` }],
   });
   const verdict = printFloorTargets(rounds, ratios);
-  print(`  the millionth task's page <= 1.3x the first page: ${median(ratios.deep).toFixed(2)}x ${verdict(median(ratios.deep) <= 1.3)}`);
+  print(`  the millionth task's page <= 1.3x the first page: ${times(median(ratios.deep))} ${verdict(median(ratios.deep) <= 1.3)}`);
 });

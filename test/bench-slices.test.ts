@@ -1,5 +1,6 @@
 // The benchmarks' sliced measurements (bench/support/measure.ts): each step measured in alternating
-// slices, and the slices merged into one measurement whose percentiles are those of all its requests.
+// slices, and the slices merged into one measurement whose percentiles are those of all its requests;
+// and how a run's printed rounds are read back and judged across runs (bench/pooled-ratios.ts).
 import { describe, expect, it } from 'vitest';
 import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, floorRoundsOf, intervalVerdict, measureInTurn, mergeSlices, mergedPercentile, type Measurement } from '../bench/support/measure.js';
 

@@ -411,6 +411,7 @@ export const PRINTED_TOLERANCE = { throughput: 0.0005, p99: 0.01 } as const;
  */
 export function floorRoundsOf(output: string): PrintedRound[] {
   const rounds: PrintedRound[] = [];
+  const labels = Object.values(FLOOR_ROUND_LABELS);
   let p99 = new Map<string, number>();
   for (const text of output.split('\n')) {
     const described = DESCRIBED_LINE.exec(text);
@@ -418,7 +419,6 @@ export function floorRoundsOf(output: string): PrintedRound[] {
     const ratios = FLOOR_RATIOS_LINE.exec(text);
     if (!ratios) continue;
     const round: PrintedRound = { key: Number(ratios[1]) / 100, bearer: Number(ratios[2]) / 100 };
-    const labels = Object.values(FLOOR_ROUND_LABELS);
     const found = labels.filter((label) => p99.has(label));
     if (found.length === labels.length) {
       const of = (key: keyof typeof FLOOR_ROUND_LABELS) => p99.get(FLOOR_ROUND_LABELS[key])!;
