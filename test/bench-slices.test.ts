@@ -1,8 +1,9 @@
 // The benchmarks' sliced measurements (bench/support/measure.ts): each step measured in alternating
 // slices, and the slices merged into one measurement whose percentiles are those of all its requests;
-// and how a run's printed rounds are read back and judged across runs (bench/pooled-ratios.ts).
+// and how a run's printed rounds are read back and judged across runs (bench/pooled-ratios.ts), the
+// runs' rounds pooled and the runs themselves as the unit (runMedians).
 import { describe, expect, it } from 'vitest';
-import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, floorRoundsOf, intervalVerdict, measureInTurn, mergeSlices, mergedPercentile, type Measurement } from '../bench/support/measure.js';
+import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, floorRoundsOf, intervalVerdict, measureInTurn, mergeSlices, mergedPercentile, runMedians, type Measurement } from '../bench/support/measure.js';
 
 /** A distribution of requests spread evenly from `from` to `to` ms, at steps like bench/latencies.lua's (fewer near the top). */
 function uniform(from: number, to: number): [number, number][] {
@@ -204,5 +205,36 @@ describe('intervalVerdict, for figures read back rounded', () => {
     expect(intervalVerdict(true, [1.2, 1.285], 1.3, false, 0.01)).toBe('met');
     expect(intervalVerdict(true, [1.305, 1.4], 1.3, false, 0.01)).toMatch(/^undecided/);
     expect(intervalVerdict(true, [1.315, 1.4], 1.3, false, 0.01)).toBe('MISSED');
+  });
+});
+
+describe('runMedians (bench/pooled-ratios.ts: runs as the unit)', () => {
+  it('counts each run once, however many rounds it took, so one long run does not decide for the others', () => {
+    // Six short runs just under the bound, one long run above it: pooled, the long run's 140 rounds
+    // would carry the median; by run, six of seven are below.
+    const short = (at: number) => Array.from({ length: 10 }, () => at);
+    // A run's own median, not its mean: the first run's one slow round moves its mean, not its median.
+    const runs = [[0.5, ...short(0.895).slice(1)], short(0.896), short(0.897), short(0.898), short(0.899), short(0.894), Array.from({ length: 140 }, () => 0.95)];
+    const byRun = runMedians(runs);
+    expect(byRun.medians).toHaveLength(7);
+    expect(byRun.medians[0]).toBe(0.895);
+    expect(byRun.median).toBeCloseTo(0.897, 10);
+    expect(byRun.interval).toEqual([0.894, 0.95]);
+  });
+
+  it('gives no interval with fewer than six runs, and leaves out a run without values', () => {
+    const five = runMedians([[0.91], [0.92], [0.93], [0.94], [0.95], []]);
+    expect(five.medians).toEqual([0.91, 0.92, 0.93, 0.94, 0.95]);
+    expect(five.median).toBe(0.93);
+    expect(five.interval).toBeUndefined();
+    expect(intervalVerdict(true, five.interval, 0.9, true)).toMatch(/^undecided/);
+    expect(runMedians([[], []]).median).toBeUndefined();
+  });
+
+  it("reads the sliced GET /users runs as docs/BENCHMARKS.md lists them (sixteenth look): undecided with a key", () => {
+    const byRun = runMedians([[0.899], [0.92], [0.898], [0.899], [0.922], [0.921], [0.92]]);
+    expect(byRun.median).toBe(0.92);
+    expect(byRun.interval).toEqual([0.898, 0.922]);
+    expect(intervalVerdict(true, byRun.interval, 0.9, true, 0.0005)).toMatch(/^undecided/);
   });
 });

@@ -433,6 +433,18 @@ export function floorRoundsOf(output: string): PrintedRound[] {
   return rounds;
 }
 
+/**
+ * The median over runs, each run counted once as the median of its own rounds, with the 95 %
+ * interval of that median (medianInterval: six runs at least). A run holds its processes fixed, and
+ * identical processes keep speeds a few per cent apart for their lives (docs/BENCHMARKS.md,
+ * "Sixteenth look"), so a run's rounds are not independent of one another: this takes the run, not
+ * the round, as what varies. A run without values (an output without p99s) is left out.
+ */
+export function runMedians(runs: number[][]): { medians: number[]; median: number | undefined; interval: [number, number] | undefined } {
+  const medians = runs.filter((values) => values.length > 0).map(median);
+  return { medians, median: medians.length > 0 ? median(medians) : undefined, interval: medianInterval(medians) };
+}
+
 /** A ratio of latencies, as the targets print it. */
 export const times = (v: number) => `${v.toFixed(2)}x`;
 
