@@ -63,7 +63,7 @@ system-deps: ## Install the Debian packages the tests need, if missing (PostgreS
 test: install system-deps docs web ## Run every test against a throwaway PostgreSQL 15 cluster
 	$(BIN)/vitest run
 
-bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missing; about 30 minutes, plus seeding a million meetings)
+bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missing; about 30 minutes, plus seeding a million meetings and a million tasks)
 	scripts/system-deps.sh bench
 	node --import tsx bench/sign-in.ts 10
 	node --import tsx bench/users-list.ts

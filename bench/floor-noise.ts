@@ -34,7 +34,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
   for (let i = 0; i < 2; i++) floors.push((await floorBeside(service, database, children)).floor);
   const [a, b] = floors as [Target & { url: string }, Target & { url: string }];
   // Both answer 200 with the same bytes, so neither is timing refusals.
-  await expectSameAnswers(a, b, path, [['API key', headers]]);
+  await expectSameAnswers(a, b, path, [['API key', headers]], ['floor A', 'floor B']);
   print(machineLine(`two floors, GET one person's week with an API key, ${SEEDED_MEETINGS} meetings; wrk -t2 -c${CONNECTIONS}`));
   for (const floor of floors) await wrk(`${floor.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
   await quietBefore();

@@ -5,14 +5,13 @@
 // the rounds' ratios with its 95 % interval and the verdict that interval allows
 // (bench/support/measure.ts), to the rounding of the printed figures (PRINTED_TOLERANCE).
 // One run's interval cannot see what differs between runs (the hour, the host, and the processes
-// themselves, which keep speeds a few per cent apart for their lives: docs/BENCHMARKS.md, "Sixteenth
-// look"); rounds of several runs taken together sample more than one of each, though their interval
-// still treats every round as alike. So the runs are also read as the unit (runMedians): each run's
-// median once, and the interval of their median, which needs six runs. Give it only runs that
-// measure the same request path.
+// themselves: see runMedians); rounds of several runs taken together sample more than one of each,
+// though their interval still treats every round as alike. So the runs are also read as the unit
+// (runsAsTheUnitLine): each run's median once, and the interval of their median, which needs six
+// runs. Give it only runs that measure the same request path.
 // Usage: node --import tsx bench/pooled-ratios.ts <output of a run> <output of another run> ...
 import { readFileSync } from 'node:fs';
-import { FLOOR_TARGETS, PRINTED_TOLERANCE, floorRoundsOf, intervalVerdict, medianInterval, medianWithInterval, print, runMedians, type PrintedRound } from './support/measure.js';
+import { FLOOR_TARGETS, PRINTED_TOLERANCE, floorRoundsOf, intervalVerdict, medianInterval, medianWithInterval, print, runsAsTheUnitLine, type PrintedRound } from './support/measure.js';
 
 const runs = process.argv.slice(2).map((file) => {
   const output = readFileSync(file, 'utf8');
@@ -42,14 +41,6 @@ for (const { target, tolerance, ...fields } of pooled) {
     print(`${target.title}, ${credential === 'key' ? 'API key' : 'bearer'}:`);
     for (const run of runs) print(`  ${line(run.file, of(run.rounds), run.quiet)}`);
     print(`  ${line('all together', runs.flatMap((run) => of(run.rounds)), allQuiet)}`);
-    const byRun = runMedians(runs.map((run) => of(run.rounds)));
-    const interval = byRun.interval ? byRun.interval.map(target.format).join('–') : 'none';
-    print(
-      byRun.median === undefined
-        ? '  runs as the unit: none'
-        : `  runs as the unit: the medians of ${byRun.medians.length} runs (${byRun.medians.map(target.format).join(', ')}), median ${target.format(byRun.median)} (95 % interval ${interval}) ${
-            byRun.interval || !allQuiet ? intervalVerdict(allQuiet, byRun.interval, target.bound, target.atLeast, tolerance) : 'undecided (fewer than six runs give no interval)'
-          }`,
-    );
+    print(`  ${runsAsTheUnitLine(runs.map((run) => of(run.rounds)), target, tolerance, allQuiet)}`);
   }
 }

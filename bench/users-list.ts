@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { encodeCursor } from '../src/users/cursor.js';
-import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
+import { SERVICE_ENV, SERVICE_SCRIPT, VARIANT_ENV, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
 import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
@@ -36,12 +36,6 @@ const DEEP = Number(process.env.BENCH_DEEP ?? 1_000_000);
 // Load on each server and path before the rounds: V8 optimises the request path for ~10 s after start.
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 10);
 const PATH = '/users?limit=50';
-const VARIANT_ENV = Object.fromEntries(
-  (process.env.BENCH_VARIANT_ENV ?? '')
-    .split(/[\s,]+/)
-    .filter(Boolean)
-    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-) as Record<string, string>;
 const VARIANT_SCRIPT = process.env.BENCH_VARIANT_SCRIPT;
 const WITH_VARIANT = VARIANT_SCRIPT !== undefined || Object.keys(VARIANT_ENV).length > 0;
 

@@ -1,9 +1,9 @@
 // The benchmarks' sliced measurements (bench/support/measure.ts): each step measured in alternating
 // slices, and the slices merged into one measurement whose percentiles are those of all its requests;
 // and how a run's printed rounds are read back and judged across runs (bench/pooled-ratios.ts), the
-// runs' rounds pooled and the runs themselves as the unit (runMedians).
+// runs' rounds pooled and the runs themselves as the unit (runMedians, runsAsTheUnitLine).
 import { describe, expect, it } from 'vitest';
-import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, floorRoundsOf, intervalVerdict, measureInTurn, mergeSlices, mergedPercentile, runMedians, type Measurement } from '../bench/support/measure.js';
+import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, FLOOR_TARGETS, PRINTED_TOLERANCE, floorRoundsOf, intervalVerdict, measureInTurn, mergeSlices, mergedPercentile, runMedians, runsAsTheUnitLine, type Measurement } from '../bench/support/measure.js';
 
 /** A distribution of requests spread evenly from `from` to `to` ms, at steps like bench/latencies.lua's (fewer near the top). */
 function uniform(from: number, to: number): [number, number][] {
@@ -208,18 +208,19 @@ describe('intervalVerdict, for figures read back rounded', () => {
   });
 });
 
-describe('runMedians (bench/pooled-ratios.ts: runs as the unit)', () => {
-  it('counts each run once, however many rounds it took, so one long run does not decide for the others', () => {
-    // Six short runs just under the bound, one long run above it: pooled, the long run's 140 rounds
-    // would carry the median; by run, six of seven are below.
-    const short = (at: number) => Array.from({ length: 10 }, () => at);
-    // A run's own median, not its mean: the first run's one slow round moves its mean, not its median.
-    const runs = [[0.5, ...short(0.895).slice(1)], short(0.896), short(0.897), short(0.898), short(0.899), short(0.894), Array.from({ length: 140 }, () => 0.95)];
-    const byRun = runMedians(runs);
+describe('runMedians and runsAsTheUnitLine (bench/pooled-ratios.ts: runs as the unit)', () => {
+  const runOf = (at: number, rounds = 10) => Array.from({ length: rounds }, () => at);
+
+  it('counts each run once, however many rounds it took, so one long run does not outvote six short ones', () => {
+    // Pooled, the long run's 140 rounds would carry the median above the bound; by run, six of seven are below.
+    const byRun = runMedians([runOf(0.895), runOf(0.896), runOf(0.897), runOf(0.898), runOf(0.899), runOf(0.894), runOf(0.95, 140)]);
     expect(byRun.medians).toHaveLength(7);
-    expect(byRun.medians[0]).toBe(0.895);
     expect(byRun.median).toBeCloseTo(0.897, 10);
     expect(byRun.interval).toEqual([0.894, 0.95]);
+  });
+
+  it("takes each run's median, not its mean: one slow round moves a run's mean, not its median", () => {
+    expect(runMedians([[0.5, ...runOf(0.895, 9)]]).medians).toEqual([0.895]);
   });
 
   it('gives no interval with fewer than six runs, and leaves out a run without values', () => {
@@ -227,14 +228,19 @@ describe('runMedians (bench/pooled-ratios.ts: runs as the unit)', () => {
     expect(five.medians).toEqual([0.91, 0.92, 0.93, 0.94, 0.95]);
     expect(five.median).toBe(0.93);
     expect(five.interval).toBeUndefined();
-    expect(intervalVerdict(true, five.interval, 0.9, true)).toMatch(/^undecided/);
     expect(runMedians([[], []]).median).toBeUndefined();
   });
 
-  it("reads the sliced GET /users runs as docs/BENCHMARKS.md lists them (sixteenth look): undecided with a key", () => {
-    const byRun = runMedians([[0.899], [0.92], [0.898], [0.899], [0.922], [0.921], [0.92]]);
-    expect(byRun.median).toBe(0.92);
-    expect(byRun.interval).toEqual([0.898, 0.922]);
-    expect(intervalVerdict(true, byRun.interval, 0.9, true, 0.0005)).toMatch(/^undecided/);
+  it('prints a verdict only from six runs on, and only on a quiet machine', () => {
+    const { throughput, p99 } = FLOOR_TARGETS;
+    const line = (runs: number[][], quiet = true) => runsAsTheUnitLine(runs, throughput, PRINTED_TOLERANCE.throughput, quiet);
+    expect(line([runOf(0.95)])).toBe('runs as the unit: the medians of 1 run (95.0 %), median 95.0 % (95 % interval none) undecided (fewer than six runs give no interval)');
+    expect(line([0.91, 0.92, 0.93, 0.94, 0.95].map((at) => runOf(at)))).toMatch(/^runs as the unit: the medians of 5 runs .* undecided \(fewer than six runs/);
+    const sevenAbove = [0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97].map((at) => runOf(at));
+    expect(line(sevenAbove)).toMatch(/median 94\.0 % \(95 % interval 91\.0 %–97\.0 %\) met$/);
+    expect(line(sevenAbove, false)).toMatch(/ not quiet$/);
+    expect(line([runOf(0.899), ...sevenAbove.slice(1)])).toMatch(/ undecided \(the interval holds the bound/);
+    expect(runsAsTheUnitLine([runOf(1.4), runOf(1.35), runOf(1.5), runOf(1.32), runOf(1.33), runOf(1.6)], p99, PRINTED_TOLERANCE.p99, true)).toMatch(/ MISSED$/);
+    expect(line([[], []])).toBe('runs as the unit: none of the runs has these values');
   });
 });

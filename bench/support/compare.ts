@@ -6,8 +6,14 @@ import { print, type Target } from './measure.js';
 import { startProcess } from './process.js';
 import type { BenchDatabase } from './database.js';
 
-/** Throws unless the service and the floor answer GET `path` the same (status, type, body) and with 200, for each credential. */
-export async function expectSameAnswers(service: { url: string }, floor: { url: string }, path: string, credentials: readonly (readonly [string, Record<string, string>])[]): Promise<void> {
+/** Throws unless the two servers (the service and the floor, or as `names` calls them) answer GET `path` the same (status, type, body) and with 200, for each credential. */
+export async function expectSameAnswers(
+  service: { url: string },
+  floor: { url: string },
+  path: string,
+  credentials: readonly (readonly [string, Record<string, string>])[],
+  names: readonly [string, string] = ['service', 'floor'],
+): Promise<void> {
   for (const [credential, headers] of credentials) {
     const answer = async (s: { url: string }) => {
       const res = await fetch(`${s.url}${path}`, { headers });
@@ -15,9 +21,9 @@ export async function expectSameAnswers(service: { url: string }, floor: { url: 
     };
     const fromService = await answer(service);
     const fromFloor = await answer(floor);
-    if (fromService !== fromFloor) throw new Error(`service and floor answer GET ${path} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
+    if (fromService !== fromFloor) throw new Error(`${names[0]} and ${names[1]} answer GET ${path} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
     if (!fromService.startsWith('200 ')) throw new Error(`GET ${path} answered ${fromService.slice(0, 300)}`);
-    print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
+    print(`same answer from ${names[0]} and ${names[1]}, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
   }
 }
 

@@ -436,9 +436,9 @@ export function floorRoundsOf(output: string): PrintedRound[] {
 /**
  * The median over runs, each run counted once as the median of its own rounds, with the 95 %
  * interval of that median (medianInterval: six runs at least). A run holds its processes fixed, and
- * identical processes keep speeds a few per cent apart for their lives (docs/BENCHMARKS.md,
- * "Sixteenth look"), so a run's rounds are not independent of one another: this takes the run, not
- * the round, as what varies. A run without values (an output without p99s) is left out.
+ * identical processes can read several per cent apart within a run (docs/BENCHMARKS.md, "Sixteenth
+ * look"), so a run's rounds share whatever its processes bring: this takes the run, not the round,
+ * as what varies. A run without values (an output without p99s) is left out.
  */
 export function runMedians(runs: number[][]): { medians: number[]; median: number | undefined; interval: [number, number] | undefined } {
   const medians = runs.filter((values) => values.length > 0).map(median);
@@ -453,6 +453,20 @@ export const FLOOR_TARGETS = {
   throughput: { title: 'service >= 90 % of the floor', bound: 0.9, atLeast: true, format: percent },
   p99: { title: "p99 <= 1.3x the floor's", bound: 1.3, atLeast: false, format: times },
 } as const;
+
+/**
+ * bench/pooled-ratios.ts's reading of one target with the runs as the unit: each run's median once
+ * (runMedians), the median of those and its 95 % interval, and the verdict that interval allows;
+ * with fewer than six runs, no interval and so no verdict.
+ */
+export function runsAsTheUnitLine(runs: number[][], target: (typeof FLOOR_TARGETS)[keyof typeof FLOOR_TARGETS], tolerance: number, quiet: boolean): string {
+  const byRun = runMedians(runs);
+  if (byRun.median === undefined) return 'runs as the unit: none of the runs has these values';
+  const count = byRun.medians.length;
+  const interval = byRun.interval ? byRun.interval.map(target.format).join('–') : 'none';
+  const verdict = byRun.interval || !quiet ? intervalVerdict(quiet, byRun.interval, target.bound, target.atLeast, tolerance) : 'undecided (fewer than six runs give no interval)';
+  return `runs as the unit: the medians of ${count} run${count === 1 ? '' : 's'} (${byRun.medians.map(target.format).join(', ')}), median ${target.format(byRun.median)} (95 % interval ${interval}) ${verdict}`;
+}
 
 /**
  * The run's quietness, then issue 34's two targets against the floor with both credentials: service

@@ -22,10 +22,18 @@ async function freePort(): Promise<number> {
  */
 export const SERVICE_SCRIPT = process.env.BENCH_SERVICE_SCRIPT ?? 'dist/src/main.js';
 
-/** The service's settings in the HTTP benchmarks: production mode, response validation off, the access log on (to /dev/null), a pool of 10 (the floor's). */
 /** A sealing key for the run (the service refuses to start on PostgreSQL without one). */
 export const BENCH_SEALING_KEYS = `bench:${randomBytes(32).toString('base64')}`;
+/** The service's settings in the HTTP benchmarks: production mode, response validation off, the access log on (to /dev/null), a pool of 10 (the floor's). */
 export const SERVICE_ENV = { NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', SEALING_KEYS: BENCH_SEALING_KEYS };
+
+/** BENCH_VARIANT_ENV ("NAME=value NAME=value", or comma-separated): the settings a benchmark's variant process runs with, beside SERVICE_ENV. */
+export const VARIANT_ENV = Object.fromEntries(
+  (process.env.BENCH_VARIANT_ENV ?? '')
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+) as Record<string, string>;
 
 /**
  * The Node flags of `npm start` (package.json's start script: how production runs the service, a
