@@ -26,6 +26,7 @@ import { runBenchmark } from './support/run.js';
 import { benchCredentials, benchDatabase } from './support/database.js';
 import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
+import { expectSameAnswers } from './support/compare.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -68,18 +69,10 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
   };
   if (variant) print(`variant: ${VARIANT_SCRIPT ?? SERVICE_SCRIPT} with ${JSON.stringify(VARIANT_ENV)}`);
 
-  // The same answer, byte for byte, or the comparison means nothing.
-  for (const [credential, headers] of [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]] as const) {
-    const answer = async (s: { url: string }) => {
-      const res = await fetch(`${s.url}${PATH}`, { headers });
-      return `${res.status} ${res.headers.get('content-type')} ${await res.text()}`;
-    };
-    const fromService = await answer(targets.service);
-    const fromFloor = await answer(targets.floor);
-    if (targets.variant && (await answer(targets.variant)) !== fromService) throw new Error(`the variant answers GET ${PATH} (${credential}) differently from the service`);
-    if (fromService !== fromFloor) throw new Error(`service and floor answer GET ${PATH} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
-    print(`same answer from service and floor, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
-  }
+  // The same answer, byte for byte, or the comparison means nothing (the variant's too).
+  const credentials = [['API key', { 'x-api-key': secret }], ['bearer', await bearer()]] as const;
+  await expectSameAnswers(targets.service, targets.floor, PATH, credentials);
+  if (targets.variant) await expectSameAnswers(targets.service, targets.variant, PATH, credentials, ['service', 'variant']);
 
   print(machineLine(`load generator wrk -t2 -c${CONNECTIONS}; service: NODE_ENV=production, LOG_LEVEL=info, access log to /dev/null, DB_POOL_MAX=10; floor: pool of 10`));
   const run = (label: string, target: Target & { url: string }, headers: Record<string, string>) => (seconds: number) =>

@@ -453,13 +453,14 @@ export const FLOOR_TARGETS = {
   throughput: { title: 'service >= 90 % of the floor', bound: 0.9, atLeast: true, format: percent },
   p99: { title: "p99 <= 1.3x the floor's", bound: 1.3, atLeast: false, format: times },
 } as const;
+type FloorTarget = (typeof FLOOR_TARGETS)[keyof typeof FLOOR_TARGETS];
 
 /**
  * bench/pooled-ratios.ts's reading of one target with the runs as the unit: each run's median once
  * (runMedians), the median of those and its 95 % interval, and the verdict that interval allows;
  * with fewer than six runs, no interval and so no verdict.
  */
-export function runsAsTheUnitLine(runs: number[][], target: (typeof FLOOR_TARGETS)[keyof typeof FLOOR_TARGETS], tolerance: number, quiet: boolean): string {
+export function runsAsTheUnitLine(runs: number[][], target: FloorTarget, tolerance: number, quiet: boolean): string {
   const byRun = runMedians(runs);
   if (byRun.median === undefined) return 'runs as the unit: none of the runs has these values';
   const count = byRun.medians.length;
@@ -481,7 +482,7 @@ export function printFloorTargets(rounds: Record<FloorRoundKey, Measurement>[], 
   print(`\n${quiet.text}`);
   print(`\ntargets (medians of ${rounds.length} rounds, with the interval that holds each median at 95 %; a verdict when the whole interval is on one side):`);
   const { throughput, p99 } = FLOOR_TARGETS;
-  const verdict = (values: number[], target: (typeof FLOOR_TARGETS)[keyof typeof FLOOR_TARGETS]) =>
+  const verdict = (values: number[], target: FloorTarget) =>
     `${medianWithInterval(values, target.format)} ${intervalVerdict(quiet.quiet, medianInterval(values), target.bound, target.atLeast)}`;
   print(`  ${`${throughput.title}:`.padEnd(30)} API key ${verdict(ratios.key, throughput)}, bearer ${verdict(ratios.bearer, throughput)}`);
   const tails = (service: FloorRoundKey, floor: FloorRoundKey) => {
