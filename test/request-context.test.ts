@@ -6,7 +6,13 @@ import request from 'supertest';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { captureLogs } from './support/context.js';
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { vi } from 'vitest';
 import { requestContext, type TrustProxy } from '../src/http/request-context.js';
+import { createLogger, fixedShapeLines, isoTime } from '../src/logger.js';
 
 function appWith(handler: express.RequestHandler, trustProxy?: TrustProxy) {
   const logs = captureLogs();
@@ -135,5 +141,96 @@ describe('request context', () => {
     await new Promise((resolve) => server.close(resolve));
     expect(ids).toEqual(['kept-0', 'kept-1', 'kept-2']);
     expect(asked).toBe(1);
+  });
+
+  // The access line is built as text (src/logger.ts, fixedShapeLines; summaryJson here) rather than
+  // by pino: for any request it must be the very line pino writes of the same fields.
+  it('writes the very access line pino would, byte for byte, whatever the path, ids, address, method and status', () => {
+    const written: string[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        written.push(String(chunk));
+        done();
+      },
+    });
+    const logger = createLogger('info', stream);
+    const pinoLine = (fields: object, level: number, msg: string) => {
+      const before = written.length;
+      const accessLog = logger.child({}, { redact: [] });
+      accessLog[level >= 50 ? 'error' : 'info'](fields, msg);
+      return written.splice(before).join('');
+    };
+    vi.useFakeTimers();
+    try {
+      const middleware = requestContext(logger);
+      fc.assert(
+        fc.property(
+          fc.record({
+            url: fc.tuple(fc.string({ unit: 'binary' }), fc.option(fc.string({ unit: 'binary' }), { nil: undefined })).map(([path, query]) => `/${path}${query === undefined ? '' : `?${query}`}`),
+            mounted: fc.boolean(),
+            clientId: fc.option(fc.oneof(fc.stringMatching(/^[\w.:-]{1,20}$/), fc.string({ unit: 'binary' })), { nil: undefined }),
+            address: fc.option(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string({ unit: 'binary' })), { nil: undefined }),
+            method: fc.constantFrom('GET', 'POST', 'HEAD', 'PATCH', 'DELETE', 'M-SEARCH'),
+            status: fc.integer({ min: 100, max: 599 }),
+            finished: fc.boolean(),
+            elapsed: fc.nat(100_000),
+            now: fc.integer({ min: 0, max: 4_102_444_800_000 }),
+          }),
+          (request) => {
+            vi.setSystemTime(request.now);
+            const socket = { remoteAddress: request.address };
+            const req = { headers: request.clientId === undefined ? {} : { 'x-request-id': request.clientId }, socket, method: request.method, url: request.mounted ? '/inner' : request.url, originalUrl: request.mounted ? request.url : undefined };
+            const headers = new Map<string, string>();
+            const res = Object.assign(new EventEmitter(), { req, statusCode: request.status, writableFinished: request.finished, setHeader: (name: string, value: string) => headers.set(name, value) });
+            middleware(req as never, res as never, () => {});
+            vi.setSystemTime(request.now + request.elapsed);
+            const before = written.length;
+            res.emit('close');
+            const line = written.splice(before).join('');
+            const id = headers.get('X-Request-Id')!;
+            const clientRequestId = request.clientId !== undefined && /^[\w.:-]{1,128}$/.test(request.clientId) && id !== request.clientId ? request.clientId : undefined;
+            const path = request.url.split('?')[0];
+            const fields = { req: { id, clientRequestId, method: request.method, path, remoteAddress: request.address, ip: request.address ?? '' }, res: { statusCode: request.status }, responseTime: request.elapsed };
+            expect(line).toBe(pinoLine(fields, request.status >= 500 ? 50 : 30, request.finished ? 'request completed' : 'request aborted'));
+          },
+        ),
+        { numRuns: 500 },
+      );
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("times a line as pino's isoTime does, to the millisecond, whatever the instant and whichever came before", () => {
+    vi.useFakeTimers();
+    try {
+      fc.assert(
+        fc.property(fc.array(fc.integer({ min: 0, max: 253_402_300_799_999 }), { minLength: 1, maxLength: 5 }), (instants) => {
+          for (const instant of instants) {
+            vi.setSystemTime(instant);
+            expect(isoTime()).toBe(pino.stdTimeFunctions.isoTime());
+          }
+        }),
+      );
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("writes through pino itself, the same line, for a logger whose lines it cannot build (a mixin, a message key)", () => {
+    for (const options of [{ mixin: () => ({ extra: 1 }) }, { messageKey: 'message' }]) {
+      const written: string[] = [];
+      const stream = new Writable({
+        write(chunk, _enc, done) {
+          written.push(String(chunk));
+          done();
+        },
+      });
+      const logger = pino({ ...options, base: { service: 'x' }, timestamp: false }, stream);
+      fixedShapeLines(logger)(30, ',"req":{"id":"a"},"responseTime":1', 'request completed');
+      logger.info({ req: { id: 'a' }, responseTime: 1 }, 'request completed');
+      expect(written).toHaveLength(2);
+      expect(written[0]).toBe(written[1]);
+    }
   });
 });

@@ -7,6 +7,7 @@ import type { Database } from './schema.js';
 import { startEmbeddedPostgres } from './embedded.js';
 import { PreparingClient } from './prepared-statements.js';
 import { runFixedStatementsOnPool } from './fixed-statement.js';
+import { PromptPool } from './pool.js';
 
 // int8 (bigint, count(*)) as a JS number: our counts stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -38,7 +39,7 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
     stopEmbedded = embedded.stop;
     log.info({ dataDir: options.dataDir }, 'using the embedded PGlite database (set DATABASE_URL for PostgreSQL)');
   }
-  const pool = new pg.Pool({
+  const pool = new PromptPool({
     connectionString,
     // PGlite serves one connection at a time: a pool of one keeps transactions from interleaving.
     max: stopEmbedded ? 1 : options.poolMax,
