@@ -132,8 +132,13 @@ function ownParts(logger: Logger, build: (own: LoggerParts, level: number, field
       stream: parts[pino.symbols.streamSym] as LoggerParts['stream'],
       asJson: (parts[pino.symbols.asJsonSym] as LoggerParts['asJson']).bind(logger),
     };
-    // A mixin or a logMethod hook adds to a line after asJson; a multistream must be told each line's level.
-    if (parts[pino.symbols.mixinSym] || (parts[pino.symbols.hooksSym] as { logMethod?: unknown } | undefined)?.logMethod || own.stream[pino.symbols.needsMetadataGsym]) return undefined;
+    // What pino does to a line before asJson (a mixin, a logMethod hook, a message prefix), and a
+    // multistream, which must be told each line's level: none of it is done here. (The rest, a
+    // nested key or a log formatter, asJson does: the sample below meets it.) msgPrefixSym is in
+    // pino.symbols since pino 8.14, not yet in its types.
+    const symbols = pino.symbols as typeof pino.symbols & { msgPrefixSym: symbol };
+    const before = [symbols.mixinSym, symbols.msgPrefixSym].some((symbol) => parts[symbol]);
+    if (before || (parts[pino.symbols.hooksSym] as { logMethod?: unknown } | undefined)?.logMethod || own.stream[pino.symbols.needsMetadataGsym]) return undefined;
     if (typeof own.time !== 'function' || typeof own.bindings !== 'string') return undefined;
     const sample = { req: { id: 'a"\\', method: 'GET', path: '/\u00e9\u0000' }, res: { statusCode: 500 }, responseTime: 3 };
     const fields = `,${JSON.stringify(sample).slice(1, -1)}`;

@@ -217,8 +217,9 @@ describe('request context', () => {
     }
   });
 
-  it("writes through pino itself, the same line, for a logger whose lines it cannot build (a mixin, a message key)", () => {
-    for (const options of [{ mixin: () => ({ extra: 1 }) }, { messageKey: 'message' }]) {
+  it('writes through pino itself, the same line, for a logger whose lines it cannot build (a mixin, a message key, a nested key, a hook, a message prefix)', () => {
+    const hooks = { logMethod(this: unknown, args: unknown[], method: (...a: unknown[]) => void) { method.apply(this, [...args.slice(0, 1), `hooked ${String(args[1])}`]); } };
+    for (const options of [{ mixin: () => ({ extra: 1 }) }, { messageKey: 'message' }, { nestedKey: 'payload' }, { hooks }, { msgPrefix: '[prefix] ' }]) {
       const written: string[] = [];
       const stream = new Writable({
         write(chunk, _enc, done) {
