@@ -71,6 +71,7 @@ bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missin
 	node --import tsx bench/refresh.ts
 	node --import tsx bench/scale-out.ts
 	node --import tsx bench/metrics-cost.ts
+	node --import tsx bench/access-line.ts
 	node --import tsx bench/statements.ts
 	node --import tsx bench/row-shapes.ts
 	node --import tsx bench/bearer-parts.ts

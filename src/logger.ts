@@ -101,12 +101,13 @@ interface LoggerParts {
 /**
  * Writes lines of one fixed shape to `logger`'s stream as pino writes them, without pino's
  * per-line work (a walk of the fields, a JSON.stringify of each object, its hooks): for the access
- * log, a line per request, whose fields are known and built as text by its writer. About 1.7 µs a
- * line against pino's 5.5 in isolation (docs/BENCHMARKS.md, seventeenth look). `fields` is the
+ * log, a line per request, whose fields are known and built as text by its writer: 72 % of pino's
+ * CPU for the line alone (bench/access-line.ts), 5-6 µs per request in the service where pino's
+ * line took 15-19 (docs/BENCHMARKS.md, issue 34's seventeenth look). `fields` is the
  * fields' JSON text after the bindings (`,"req":{...},...`), exactly what JSON.stringify makes of
  * them. Made from the logger's own parts, and checked against pino's line for a sample when made:
- * a logger of other options (a message key, a level formatter, a mixin, a stream that needs to
- * know each line's level) gets pino's own writing instead.
+ * a logger of other options (a message key, a level formatter, a mixin, a message prefix, a
+ * logMethod hook, a stream that needs to know each line's level) gets pino's own writing instead.
  */
 export function fixedShapeLines(logger: Logger): (level: number, fields: string, msg: string) => void {
   const build = (own: LoggerParts, level: number, fields: string, msg: string, time: string) => `${own.levelText[level]}${time}${own.bindings}${fields},"msg":${JSON.stringify(msg)}}\n`;
