@@ -22,7 +22,7 @@ const ids = Array.from({ length: 1024 }, () => randomUUID());
 /** A GET's summary, as src/http/request-context.ts makes it: the object pino stringifies, and the same as text. */
 const summary = (i: number) => ({ id: ids[i & 1023]!, clientRequestId: undefined, method: 'GET', path: '/users', remoteAddress: '127.0.0.1', ip: '127.0.0.1' });
 const json = JSON.stringify;
-/** The same as text, field by field, as summaryJson builds it (no object in between). */
+/** The same as text, field by field, as src/http/request-context.ts's summaryJson builds it (no object in between; a copy of its fields here, as the line's own is made from a request). */
 const summaryText = (i: number) => `{"id":${json(ids[i & 1023])},"method":${json('GET')},"path":${json('/users')},"remoteAddress":${json('127.0.0.1')},"ip":${json('127.0.0.1')}}`;
 
 const byPino = (i: number) => accessLog.info({ req: summary(i), res: { statusCode: 200 }, responseTime: i % 40 }, 'request completed');

@@ -85,7 +85,7 @@ export function isoTime(): string {
   return `,"time":"${isoSecondText}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
 }
 
-/** What `logger`'s lines are made of, pino's own pieces (pino.symbols): none of its options changes them but these. */
+/** The pieces of pino's line that `logger` holds (pino.symbols), from which its lines are built here. */
 interface LoggerParts {
   /** `{"level":30`, by level number (a level formatter would change it). */
   levelText: Record<number, string>;
@@ -101,13 +101,14 @@ interface LoggerParts {
 /**
  * Writes lines of one fixed shape to `logger`'s stream as pino writes them, without pino's
  * per-line work (a walk of the fields, a JSON.stringify of each object, its hooks): for the access
- * log, a line per request, whose fields are known and built as text by its writer: 72 % of pino's
- * CPU for the line alone (bench/access-line.ts), 5-6 µs per request in the service where pino's
- * line took 15-19 (docs/BENCHMARKS.md, issue 34's seventeenth look). `fields` is the
+ * log, a line per request, whose fields are known and built as text by its writer, for less CPU
+ * than pino's (bench/access-line.ts; in the service: docs/BENCHMARKS.md, issue 34's seventeenth
+ * look). `fields` is the
  * fields' JSON text after the bindings (`,"req":{...},...`), exactly what JSON.stringify makes of
- * them. Made from the logger's own parts, and checked against pino's line for a sample when made:
- * a logger of other options (a message key, a level formatter, a mixin, a message prefix, a
- * logMethod hook, a stream that needs to know each line's level) gets pino's own writing instead.
+ * them. Made from the logger's own parts, and checked against pino's line for a sample when made;
+ * a logger whose lines it cannot build (redaction, serializers, a mixin, a message prefix, hooks,
+ * a log formatter, a multistream, or any option that changes the sample's line, such as a message
+ * key) gets pino's own writing instead.
  */
 export function fixedShapeLines(logger: Logger): (level: number, fields: string, msg: string) => void {
   const build = (own: LoggerParts, level: number, fields: string, msg: string, time: string) => `${own.levelText[level]}${time}${own.bindings}${fields},"msg":${JSON.stringify(msg)}}\n`;
@@ -133,13 +134,18 @@ function ownParts(logger: Logger, build: (own: LoggerParts, level: number, field
       stream: parts[pino.symbols.streamSym] as LoggerParts['stream'],
       asJson: (parts[pino.symbols.asJsonSym] as LoggerParts['asJson']).bind(logger),
     };
-    // What pino does to a line before asJson (a mixin, a logMethod hook, a message prefix), and a
-    // multistream, which must be told each line's level: none of it is done here. (The rest, a
-    // nested key or a log formatter, asJson does: the sample below meets it.) msgPrefixSym is in
-    // pino.symbols since pino 8.14, not yet in its types.
+    // What pino does to a line around asJson (a mixin, a message prefix, a logMethod or
+    // streamWrite hook) and a multistream, which must be told each line's level, are not done
+    // here; nor what asJson does to keys the sample below has not (redaction, serializers but
+    // pino's own for `err`, a log formatter). A logger with any of them writes through pino.
+    // (msgPrefixSym is in pino.symbols since pino 8.14, not yet in its types.)
     const symbols = pino.symbols as typeof pino.symbols & { msgPrefixSym: symbol };
-    const before = [symbols.mixinSym, symbols.msgPrefixSym].some((symbol) => parts[symbol]);
-    if (before || (parts[pino.symbols.hooksSym] as { logMethod?: unknown } | undefined)?.logMethod || own.stream[pino.symbols.needsMetadataGsym]) return undefined;
+    const hooks = parts[symbols.hooksSym] as { logMethod?: unknown; streamWrite?: unknown } | undefined;
+    const stringifiers = parts[symbols.stringifiersSym] as Record<string | symbol, unknown>;
+    const serializers = parts[symbols.serializersSym] as Record<string, unknown>;
+    const around = parts[symbols.mixinSym] || parts[symbols.msgPrefixSym] || hooks?.logMethod || hooks?.streamWrite || own.stream[symbols.needsMetadataGsym];
+    const perKey = Object.keys(stringifiers).length > 0 || stringifiers[symbols.wildcardFirstSym] || Object.keys(serializers).some((key) => key !== 'err') || (parts[symbols.formattersSym] as { log?: unknown }).log;
+    if (around || perKey) return undefined;
     if (typeof own.time !== 'function' || typeof own.bindings !== 'string') return undefined;
     const sample = { req: { id: 'a"\\', method: 'GET', path: '/\u00e9\u0000' }, res: { statusCode: 500 }, responseTime: 3 };
     const fields = `,${JSON.stringify(sample).slice(1, -1)}`;

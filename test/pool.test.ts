@@ -2,15 +2,15 @@
 // may wait is still timed out; a burst larger than the pool is served whole.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
-import { PromptPool } from '../src/db/pool.js';
+import { UntimedWhenIdlePool } from '../src/db/pool.js';
 
 const ACQUIRE_TIMEOUT_MS = 987;
 
 let database: TestDatabase;
-let pool: PromptPool;
+let pool: UntimedWhenIdlePool;
 beforeAll(async () => {
   database = await createTestDatabase();
-  pool = new PromptPool({ connectionString: database.url, max: 2, connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS });
+  pool = new UntimedWhenIdlePool({ connectionString: database.url, max: 2, connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS });
 });
 afterAll(async () => {
   await pool.end();

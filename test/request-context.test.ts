@@ -1,6 +1,6 @@
 // The access log and the request's own logger (src/http/request-context.ts), on a bare Express app
 // so that a handler can write whatever it likes.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import express from 'express';
 import request from 'supertest';
 import { Agent, createServer, request as httpRequest } from 'node:http';
@@ -10,7 +10,6 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { vi } from 'vitest';
 import { requestContext, type TrustProxy } from '../src/http/request-context.js';
 import { createLogger, fixedShapeLines, isoTime } from '../src/logger.js';
 
@@ -217,9 +216,12 @@ describe('request context', () => {
     }
   });
 
-  it('writes through pino itself, the same line, for a logger whose lines it cannot build (a mixin, a message key, a nested key, a hook, a message prefix)', () => {
+  it('writes through pino itself, the same line, for a logger whose lines it cannot build (a mixin, a message key, a nested key, hooks, a message prefix, redaction, serializers, a log formatter)', () => {
     const hooks = { logMethod(this: unknown, args: unknown[], method: (...a: unknown[]) => void) { method.apply(this, [...args.slice(0, 1), `hooked ${String(args[1])}`]); } };
-    for (const options of [{ mixin: () => ({ extra: 1 }) }, { messageKey: 'message' }, { nestedKey: 'payload' }, { hooks }, { msgPrefix: '[prefix] ' }]) {
+    const streamWrite = { streamWrite: (line: string) => line.replace('"id":"a"', '"id":"scrubbed"') };
+    const options = [{ mixin: () => ({ extra: 1 }) }, { messageKey: 'message' }, { nestedKey: 'payload' }, { hooks }, { hooks: streamWrite }, { msgPrefix: '[prefix] ' }];
+    const perKey = [{ redact: ['req.id'] }, { redact: ['*.id'] }, { serializers: { req: () => ({ id: 'serialized' }) } }, { formatters: { log: (o: object) => ({ ...o, formatted: true }) } }];
+    for (const option of [...options, ...perKey]) {
       const written: string[] = [];
       const stream = new Writable({
         write(chunk, _enc, done) {
@@ -227,11 +229,31 @@ describe('request context', () => {
           done();
         },
       });
-      const logger = pino({ ...options, base: { service: 'x' }, timestamp: false }, stream);
+      const logger = pino({ ...option, base: { service: 'x' }, timestamp: false }, stream);
       fixedShapeLines(logger)(30, ',"req":{"id":"a"},"responseTime":1', 'request completed');
       logger.info({ req: { id: 'a' }, responseTime: 1 }, 'request completed');
       expect(written).toHaveLength(2);
       expect(written[0]).toBe(written[1]);
     }
+  });
+
+  it("writes the service's access line without pino's per-line work (not quietly through pino)", () => {
+    const written: string[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        written.push(String(chunk));
+        done();
+      },
+    });
+    // As requestContext makes its access logger from the service's logger.
+    const accessLog = createLogger('info', stream).child({}, { redact: [] });
+    const writeLine = fixedShapeLines(accessLog);
+    const asJson = vi.spyOn(accessLog as unknown as Record<symbol, (...args: unknown[]) => string>, pino.symbols.asJsonSym);
+    writeLine(30, ',"req":{"id":"a"},"responseTime":1', 'request completed');
+    expect(written).toHaveLength(1);
+    expect(asJson).not.toHaveBeenCalled();
+    // The service's own logger redacts: its lines go through pino, redacted.
+    fixedShapeLines(createLogger('info', stream))(30, ',"req":{"password":"hunter2"}', 'request completed');
+    expect(written[1]).toContain('"password":"[redacted]"');
   });
 });

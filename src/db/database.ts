@@ -7,7 +7,7 @@ import type { Database } from './schema.js';
 import { startEmbeddedPostgres } from './embedded.js';
 import { PreparingClient } from './prepared-statements.js';
 import { runFixedStatementsOnPool } from './fixed-statement.js';
-import { PromptPool } from './pool.js';
+import { UntimedWhenIdlePool } from './pool.js';
 
 // int8 (bigint, count(*)) as a JS number: our counts stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -39,7 +39,7 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
     stopEmbedded = embedded.stop;
     log.info({ dataDir: options.dataDir }, 'using the embedded PGlite database (set DATABASE_URL for PostgreSQL)');
   }
-  const pool = new PromptPool({
+  const pool = new UntimedWhenIdlePool({
     connectionString,
     // PGlite serves one connection at a time: a pool of one keeps transactions from interleaving.
     max: stopEmbedded ? 1 : options.poolMax,

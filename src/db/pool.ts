@@ -8,9 +8,11 @@ import pg from 'pg';
  * (docs/BENCHMARKS.md, seventeenth look). When more connections are idle than acquires wait, this
  * acquire is sure of one without waiting (the queue is served in order, and a connection that
  * leaves the idle list makes room for a new one, which has its own connection timeout), so it is
- * queued without the timer. Any other acquire is timed as before.
+ * queued without the timer. Any other acquire is timed as before. (One acquire left untimed: one
+ * made in the tick before pool.end(), which pg-pool then never answers; ours end at shutdown only,
+ * after the server has stopped taking requests.)
  */
-export class PromptPool extends pg.Pool {
+export class UntimedWhenIdlePool extends pg.Pool {
   override connect(): Promise<pg.PoolClient>;
   override connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): void;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -35,7 +35,11 @@ const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** Express's compiled `trust proxy` setting (app.get('trust proxy fn')): is this address, `hop` proxies away, trusted? */
 export type TrustProxy = (address: string, hop: number) => boolean;
 
-/** What a log line says about a request: no query string (it may carry cursors or searches), no headers, no body. */
+/**
+ * What a log line says about a request: no query string (it may carry cursors or searches), no
+ * headers, no body. `req.log`'s lines carry this object; the access line, the same fields as text
+ * (summaryJson, which must list the same fields in the same order: test/request-context.test.ts).
+ */
 function summary(req: IncomingMessage & { originalUrl?: string }, context: Context) {
   // `clientRequestId` undefined is left out of the line.
   return { id: context.id, clientRequestId: context.clientId, method: context.method, path: pathOf(req), remoteAddress: req.socket.remoteAddress, ip: context.ip };
@@ -133,8 +137,8 @@ export function requestContext(logger: Logger, trustProxy?: TrustProxy) {
   // away first; it is then logged with the status it would have had. One listener for every
   // response (`this` is the response), not a closure per request. The line is pino's, built here
   // as text (src/logger.ts, fixedShapeLines): the bytes `accessLog.info({ req: summary(req,
-  // context), res: { statusCode }, responseTime }, msg)` would write, for 5-6 µs of CPU per request
-  // where pino's took 15-19 (docs/BENCHMARKS.md, issue 34's seventeenth look).
+  // context), res: { statusCode }, responseTime }, msg)` would write, for less CPU (docs/BENCHMARKS.md,
+  // issue 34's seventeenth look).
   const writeLine = fixedShapeLines(accessLog);
   function logAnswer(this: Response) {
     const req = this.req as WithContext & Request;
