@@ -103,9 +103,8 @@ interface LoggerParts {
  * per-line work (a walk of the fields, a JSON.stringify of each object, its hooks): for the access
  * log, a line per request, whose fields are known and built as text by its writer, for less CPU
  * than pino's (bench/access-line.ts; in the service: docs/BENCHMARKS.md, issue 34's seventeenth
- * look). `fields` is the
- * fields' JSON text after the bindings (`,"req":{...},...`), exactly what JSON.stringify makes of
- * them. Made from the logger's own parts, and checked against pino's line for a sample when made;
+ * look). `fields` is the fields' JSON text after the bindings (`,"req":{...},...`), exactly what
+ * JSON.stringify makes of them. Made from the logger's own parts, and checked against pino's line for a sample when made;
  * a logger whose lines it cannot build (redaction, serializers, a mixin, a message prefix, hooks,
  * a log formatter, a multistream, or any option that changes the sample's line, such as a message
  * key) gets pino's own writing instead.

@@ -22,6 +22,18 @@ function appWith(handler: express.RequestHandler, trustProxy?: TrustProxy) {
   return { app, logs };
 }
 
+/** A stream that keeps each write, as it came (a log line per write). */
+function keptWrites() {
+  const written: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      written.push(String(chunk));
+      done();
+    },
+  });
+  return { written, stream };
+}
+
 describe('request context', () => {
   it("redacts credentials in a handler's own lines, which carry the request's id and path", async () => {
     const { app, logs } = appWith((req, res) => {
@@ -145,13 +157,7 @@ describe('request context', () => {
   // The access line is built as text (src/logger.ts, fixedShapeLines; summaryJson here) rather than
   // by pino: for any request it must be the very line pino writes of the same fields.
   it('writes the very access line pino would, byte for byte, whatever the path, ids, address, method and status', () => {
-    const written: string[] = [];
-    const stream = new Writable({
-      write(chunk, _enc, done) {
-        written.push(String(chunk));
-        done();
-      },
-    });
+    const { written, stream } = keptWrites();
     const logger = createLogger('info', stream);
     const pinoLine = (fields: object, level: number, msg: string) => {
       const before = written.length;
@@ -222,13 +228,7 @@ describe('request context', () => {
     const options = [{ mixin: () => ({ extra: 1 }) }, { messageKey: 'message' }, { nestedKey: 'payload' }, { hooks }, { hooks: streamWrite }, { msgPrefix: '[prefix] ' }];
     const perKey = [{ redact: ['req.id'] }, { redact: ['*.id'] }, { serializers: { req: () => ({ id: 'serialized' }) } }, { formatters: { log: (o: object) => ({ ...o, formatted: true }) } }];
     for (const option of [...options, ...perKey]) {
-      const written: string[] = [];
-      const stream = new Writable({
-        write(chunk, _enc, done) {
-          written.push(String(chunk));
-          done();
-        },
-      });
+      const { written, stream } = keptWrites();
       const logger = pino({ ...option, base: { service: 'x' }, timestamp: false }, stream);
       fixedShapeLines(logger)(30, ',"req":{"id":"a"},"responseTime":1', 'request completed');
       logger.info({ req: { id: 'a' }, responseTime: 1 }, 'request completed');
@@ -238,13 +238,7 @@ describe('request context', () => {
   });
 
   it("writes the service's access line without pino's per-line work (not quietly through pino)", () => {
-    const written: string[] = [];
-    const stream = new Writable({
-      write(chunk, _enc, done) {
-        written.push(String(chunk));
-        done();
-      },
-    });
+    const { written, stream } = keptWrites();
     // As requestContext makes its access logger from the service's logger.
     const accessLog = createLogger('info', stream).child({}, { redact: [] });
     const writeLine = fixedShapeLines(accessLog);
