@@ -8,8 +8,8 @@ import type { BenchDatabase } from './database.js';
 
 /** Throws unless the two servers (the service and the floor, or as `names` calls them) answer GET `path` the same (status, type, body) and with 200, for each credential. */
 export async function expectSameAnswers(
-  service: { url: string },
-  floor: { url: string },
+  first: { url: string },
+  second: { url: string },
   path: string,
   credentials: readonly (readonly [string, Record<string, string>])[],
   names: readonly [string, string] = ['service', 'floor'],
@@ -19,11 +19,11 @@ export async function expectSameAnswers(
       const res = await fetch(`${s.url}${path}`, { headers });
       return `${res.status} ${res.headers.get('content-type')} ${await res.text()}`;
     };
-    const fromService = await answer(service);
-    const fromFloor = await answer(floor);
-    if (fromService !== fromFloor) throw new Error(`${names[0]} and ${names[1]} answer GET ${path} (${credential}) differently:\n${fromService.slice(0, 300)}\n${fromFloor.slice(0, 300)}`);
-    if (!fromService.startsWith('200 ')) throw new Error(`GET ${path} answered ${fromService.slice(0, 300)}`);
-    print(`same answer from ${names[0]} and ${names[1]}, ${credential}: ${fromService.slice(0, 40)}... (${fromService.length} bytes)`);
+    const fromFirst = await answer(first);
+    const fromSecond = await answer(second);
+    if (fromFirst !== fromSecond) throw new Error(`${names[0]} and ${names[1]} answer GET ${path} (${credential}) differently:\n${fromFirst.slice(0, 300)}\n${fromSecond.slice(0, 300)}`);
+    if (!fromFirst.startsWith('200 ')) throw new Error(`GET ${path} answered ${fromFirst.slice(0, 300)}`);
+    print(`same answer from ${names[0]} and ${names[1]}, ${credential}: ${fromFirst.slice(0, 40)}... (${fromFirst.length} bytes)`);
   }
 }
 

@@ -35,16 +35,6 @@ const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** Express's compiled `trust proxy` setting (app.get('trust proxy fn')): is this address, `hop` proxies away, trusted? */
 export type TrustProxy = (address: string, hop: number) => boolean;
 
-/**
- * What a log line says about a request: no query string (it may carry cursors or searches), no
- * headers, no body. `req.log`'s lines carry this object; the access line, the same fields as text
- * (summaryJson, which must list the same fields in the same order: test/request-context.test.ts).
- */
-function summary(req: IncomingMessage & { originalUrl?: string }, context: Context) {
-  // `clientRequestId` undefined is left out of the line.
-  return { id: context.id, clientRequestId: context.clientId, method: context.method, path: pathOf(req), remoteAddress: req.socket.remoteAddress, ip: context.ip };
-}
-
 /** The request's path, without its query: `originalUrl`, as Express trims `url` inside mounted routers. */
 function pathOf(req: IncomingMessage & { originalUrl?: string }) {
   const url = req.originalUrl ?? req.url ?? '';
@@ -54,8 +44,14 @@ function pathOf(req: IncomingMessage & { originalUrl?: string }) {
 
 const json = JSON.stringify;
 
-/** `JSON.stringify(summary(req, context))`, built field by field (an access line per request; test/request-context.test.ts holds the two alike). */
+/**
+ * What a log line says about a request, as JSON text: no query string (it may carry cursors or
+ * searches), no headers, no body. Built as text for the access line (a line per request; what
+ * JSON.stringify would make of these fields, test/request-context.test.ts); `req.log`'s lines,
+ * made only when a handler writes one, carry it parsed.
+ */
 function summaryJson(req: IncomingMessage & { originalUrl?: string }, context: Context): string {
+  // `clientRequestId` and `remoteAddress`, when undefined, are left out, as JSON.stringify leaves them.
   const clientId = context.clientId === undefined ? '' : `,"clientRequestId":${json(context.clientId)}`;
   const address = req.socket.remoteAddress;
   const remote = address === undefined ? '' : `,"remoteAddress":${json(address)}`;
@@ -107,7 +103,7 @@ Object.defineProperty(http.IncomingMessage.prototype, 'log', {
   configurable: true,
   get(this: WithContext) {
     const context = contextOf(this, 'log');
-    return (context.requestLogger ??= context.logger.child({ req: summary(this, context) }));
+    return (context.requestLogger ??= context.logger.child({ req: JSON.parse(summaryJson(this, context)) as object }));
   },
 });
 
@@ -136,9 +132,8 @@ export function requestContext(logger: Logger, trustProxy?: TrustProxy) {
   // A response emits 'close' once, when it is answered (after 'finish') or when the client went
   // away first; it is then logged with the status it would have had. One listener for every
   // response (`this` is the response), not a closure per request. The line is pino's, built here
-  // as text (src/logger.ts, fixedShapeLines): the bytes `accessLog.info({ req: summary(req,
-  // context), res: { statusCode }, responseTime }, msg)` would write, for less CPU (docs/BENCHMARKS.md,
-  // issue 34's seventeenth look).
+  // as text (src/logger.ts, fixedShapeLines): the bytes `accessLog.info({ req, res: { statusCode },
+  // responseTime }, msg)` would write, for less CPU (docs/BENCHMARKS.md, issue 34's seventeenth look).
   const writeLine = fixedShapeLines(accessLog);
   function logAnswer(this: Response) {
     const req = this.req as WithContext & Request;
