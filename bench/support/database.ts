@@ -16,6 +16,7 @@ import { apiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { systemClock } from '../../src/clock.js';
 import { parentPid } from './cpu.js';
+import { print } from './measure.js';
 
 export interface BenchDatabase {
   url: string;
@@ -74,6 +75,23 @@ async function wasSeeded(url: string): Promise<boolean> {
     return false; // no such database, or a seeding that did not finish
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+/**
+ * Writes every buffer the seeding and the warm-up dirtied out now (CHECKPOINT), before the first
+ * measurement. Otherwise PostgreSQL's next timed checkpoint (checkpoint_timeout, 5 min after the
+ * one `create database` forces) writes them, spread over a minute or more, in the middle of the run:
+ * its checkpointer is one of the postmaster's children, so its CPU is counted in whichever
+ * measurement runs then (the seventeenth look's eighth-round disturbance: docs/BENCHMARKS.md,
+ * eighteenth look). A role that may not checkpoint (not a superuser, not in pg_checkpoint) is told so
+ * and the run goes on.
+ */
+export async function checkpoint(database: BenchDatabase): Promise<void> {
+  try {
+    await sql`checkpoint`.execute(database.db);
+  } catch (err) {
+    print(`could not checkpoint before measuring (${(err as Error).message}): a timed checkpoint may land in a measurement`);
   }
 }
 
