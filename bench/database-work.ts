@@ -11,7 +11,7 @@
 import { sql } from 'kysely';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchCredentials, benchDatabase, checkpoint } from './support/database.js';
+import { benchCredentials, benchDatabase, settleBeforeMeasuring } from './support/database.js';
 import { describe, machineLine, markdownTable, measure, print, quietBefore, type Measurement } from './support/measure.js';
 import { floorBeside } from './support/compare.js';
 import { medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
@@ -49,7 +49,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
     for (const [, headers] of credentials) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: DURATION, headers });
   }
   await settle();
-  await checkpoint(database);
+  await settleBeforeMeasuring(database);
   await quietBefore();
   const rows: string[][] = [];
   for (let round = 1; round <= ROUNDS; round++) {

@@ -11,7 +11,7 @@
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { expectSameAnswers, floorBeside } from './support/compare.js';
 import { runBenchmark } from './support/run.js';
-import { benchCredentials, benchDatabase, checkpoint } from './support/database.js';
+import { benchCredentials, benchDatabase, settleBeforeMeasuring } from './support/database.js';
 import { SEEDED_MEETINGS, medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
 import { machineLine, measure, measureInTurn, medianWithInterval, percent, print, quietBefore, quietness, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
@@ -37,7 +37,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
   await expectSameAnswers(a, b, path, [['API key', headers]], ['floor A', 'floor B']);
   print(machineLine(`two floors, GET one person's week with an API key, ${SEEDED_MEETINGS} meetings; wrk -t2 -c${CONNECTIONS}`));
   for (const floor of floors) await wrk(`${floor.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
-  await checkpoint(database);
+  await settleBeforeMeasuring(database);
   await quietBefore();
 
   const run = (target: Target & { url: string }) => (seconds: number) => measure('floor', `${target.url}${path}`, target, { connections: CONNECTIONS, seconds, headers });

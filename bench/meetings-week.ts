@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { personFirstPage } from '../src/meetings/repository.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchCredentials, benchDatabase, checkpoint } from './support/database.js';
+import { benchCredentials, benchDatabase, settleBeforeMeasuring } from './support/database.js';
 import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, print, printFloorTable, printFloorTargets, quietBefore, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
@@ -61,7 +61,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
     for (const headers of [{ 'x-api-key': secret }, await bearer()]) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
   }
 
-  await checkpoint(database);
+  await settleBeforeMeasuring(database);
   await quietBefore();
 
   print(`\nGET one person's week, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, in ${SLICES} alternating slices, ${SEEDED_MEETINGS} meetings`);

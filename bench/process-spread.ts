@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, VARIANT_ENV, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchCredentials, benchDatabase, checkpoint } from './support/database.js';
+import { benchCredentials, benchDatabase, settleBeforeMeasuring } from './support/database.js';
 import { expectSameAnswers } from './support/compare.js';
 import { describe, machineLine, markdownTable, measure, measureInTurn, medianWithInterval, percent, print, quietBefore, quietness, slicedMeasurement, times, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
@@ -47,7 +47,7 @@ runBenchmark(() => benchDatabase('bench_spread', { migrate: true }), async (data
   for (const name of NAMES) {
     for (const headers of [{ 'x-api-key': secret }, token]) await wrk(`${processes[name].url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers });
   }
-  await checkpoint(database);
+  await settleBeforeMeasuring(database);
   await quietBefore();
 
   print(`\nGET ${PATH}, ${ROUNDS} rounds of ${DURATION} s per measurement, in ${SLICES} alternating slices`);

@@ -6,7 +6,7 @@
 // token set the previous answer gave (bench/refresh.lua). Prints a markdown table at the end.
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchDatabase, checkpoint, createAdmin, openSessions } from './support/database.js';
+import { benchDatabase, createAdmin, openSessions, settleBeforeMeasuring } from './support/database.js';
 import { describe, machineLine, markdownTable, measure, measureInTurn, median, medianOf, percent, print, quietBefore, quietness, range, verdictFor, type Measurement, type Target } from './support/measure.js';
 import { refreshScripts } from './support/refresh.js';
 import { wrk } from './support/wrk.js';
@@ -65,7 +65,7 @@ runBenchmark(() => benchDatabase('bench_refresh'), async (database, children) =>
   print(`warming up each server for ${WARM_UP} s`);
   for (const target of [targets.floor, targets.service]) await wrk(`${target.url}/tokens`, { connections: CONNECTIONS, seconds: WARM_UP, script: await script() });
 
-  await checkpoint(database);
+  await settleBeforeMeasuring(database);
   await quietBefore();
 
   print(`\nPOST /tokens, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement`);

@@ -20,7 +20,7 @@ import { firstPage, laterPage } from '../src/tasks/repository.js';
 import { encodeCursor } from '../src/tasks/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchCredentials, benchDatabase, checkpoint, markSeeded } from './support/database.js';
+import { benchCredentials, benchDatabase, markSeeded, settleBeforeMeasuring } from './support/database.js';
 import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, median, print, printFloorTable, printFloorTargets, quietBefore, range, times, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers, floorBeside, printPlans } from './support/compare.js';
@@ -90,7 +90,7 @@ runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (data
   }
   await wrk(`${service.url}${deepPath}`, { connections: CONNECTIONS, seconds: WARM_UP, headers: { 'x-api-key': secret } });
 
-  await checkpoint(database);
+  await settleBeforeMeasuring(database);
   await quietBefore();
 
   print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, in ${SLICES} alternating slices, ${TASKS} tasks`);

@@ -23,7 +23,7 @@ import { seedUsers } from '../src/cli/seed.js';
 import { encodeCursor } from '../src/users/cursor.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, VARIANT_ENV, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchCredentials, benchDatabase, checkpoint } from './support/database.js';
+import { benchCredentials, benchDatabase, settleBeforeMeasuring } from './support/database.js';
 import { FLOOR_ROUND_LABELS, describe, floorRatiosLine, floorRatiosOf, machineLine, measure, measureInTurn, slicedMeasurement, medianOf, percent, print, printFloorTable, printFloorTargets, quietBefore, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { expectSameAnswers } from './support/compare.js';
@@ -85,7 +85,7 @@ runBenchmark(() => benchDatabase('bench_users', { migrate: false }), async (data
     }
   }
 
-  await checkpoint(database);
+  await settleBeforeMeasuring(database);
   await quietBefore();
 
   print(`\nGET ${PATH}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per measurement, in ${SLICES} alternating slices, ${USERS} users`);

@@ -28,7 +28,7 @@ import { OPERATOR } from '../src/auth/authority.js';
 import { DELIVERY_CHANNEL } from '../src/db/channels.js';
 import { bundlePath } from '../src/paths.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase, checkpoint } from './support/database.js';
+import { benchDatabase, settleBeforeMeasuring } from './support/database.js';
 import { describe, loadAverages, machineLine, markdownTable, measure, median, percent, print, quietBefore, quietness, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
@@ -107,7 +107,7 @@ async function main() {
       }
     };
     print(machineLine(`load generator wrk -t2 -c${CONNECTIONS}, the receiver in this process; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10`));
-    await checkpoint(database);
+    await settleBeforeMeasuring(database);
     await quietBefore();
 
     // 1. The create's cost, on a process that does not deliver (a), then on one that does (b).

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchCredentials, benchDatabase, checkpoint } from './support/database.js';
+import { benchCredentials, benchDatabase, settleBeforeMeasuring } from './support/database.js';
 import { machineLine, markdownTable, median, print, quietBefore, range } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { medianPersonWeek, seedMeetingsOnce } from './support/meetings.js';
@@ -52,7 +52,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
   const headers = CREDENTIAL === 'bearer' ? await bearer() : { 'x-api-key': secret };
   print(machineLine(`wrk -t2 -c${CONNECTIONS}, ${DURATION} s per measurement, ${ROUNDS} rounds in turn, credential: ${CREDENTIAL}`));
   for (const t of targets) await wrk(`${t.url}${path}`, { connections: CONNECTIONS, seconds: 2 * DURATION, headers });
-  await checkpoint(database);
+  await settleBeforeMeasuring(database);
   await quietBefore();
 
   const results = new Map(targets.map((t) => [t.label, { kb: [] as number[], gc: [] as number[] }]));

@@ -12,7 +12,7 @@ import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, START_NODE_FLAGS, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchDatabase, checkpoint } from './support/database.js';
+import { benchDatabase, settleBeforeMeasuring } from './support/database.js';
 import { measure, median, print, quietBefore, quietness, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { medianPersonWeek } from './support/meetings.js';
@@ -41,7 +41,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
   const { secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(OPERATOR, { name: `bench young ${new Date().toISOString()}`, permissions: ['meetings.list'] });
   const headers = { 'x-api-key': secret };
   for (const target of targets) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: 10, headers }); // warm-up
-  await checkpoint(database);
+  await settleBeforeMeasuring(database);
   await quietBefore();
   const measured = new Map<string, Measurement[]>();
   for (let round = 1; round <= ROUNDS; round++) {
