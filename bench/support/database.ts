@@ -85,12 +85,12 @@ async function wasSeeded(url: string): Promise<boolean> {
  * eighteenth look):
  *  - the audit events the seeding recorded (one per seeded user) are sealed. The service's first
  *    maintenance step, SWEEP_INTERVAL_S (300 s) after it starts, would seal them all at once, 10,000
- *    at a time: ~30 s of the service's and PostgreSQL's CPU in whichever measurement ran then (the
+ *    at a time: seconds of the service's and PostgreSQL's CPU in whichever measurement ran then (the
  *    seventeenth look's eighth-round disturbance), where later steps seal a few events each;
- *  - every buffer the seeding and the warm-up dirtied is written out (CHECKPOINT). Otherwise the
- *    timed checkpoint 5 min after the one `create database` forces writes them, spread over one to
- *    four minutes of the run; the checkpointer is one of the postmaster's children, so its CPU is
- *    counted in whichever measurement runs then. A role that may not checkpoint (not a superuser, not
+ *  - every buffer the seeding, the seal and the warm-up dirtied is written out (CHECKPOINT).
+ *    Otherwise a timed checkpoint writes them spread over up to 4.5 minutes of the run; the
+ *    checkpointer is one of the postmaster's children, so its CPU is counted in whichever
+ *    measurement runs then. A role that may not checkpoint (not a superuser, not
  *    in pg_checkpoint) is told so and the run goes on.
  */
 export async function settleBeforeMeasuring({ db }: Pick<BenchDatabase, 'db'>): Promise<void> {
