@@ -17,7 +17,7 @@ import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase } from './support/database.js';
+import { benchDatabase, settleBeforeMeasuring } from './support/database.js';
 import { describe, loadAverages, machineLine, markdownTable, measure, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
@@ -57,6 +57,8 @@ async function main() {
     print(machineLine(`wrk -c${CONNECTIONS}; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10, ${USERS} users`, { load: true }));
     print(`warming up for ${WARM_UP} s per key`);
     for (const secret of [unlimited, limited]) await wrk(`${service.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers: { 'x-api-key': secret } });
+
+    await settleBeforeMeasuring(database);
 
     const rounds: { free: Measurement; fenced: Measurement }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {

@@ -11,7 +11,7 @@ import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchDatabase, createAdmin } from './support/database.js';
+import { benchDatabase, createAdmin, settleBeforeMeasuring } from './support/database.js';
 import { childPids } from './support/cpu.js';
 import { describe, machineLine, markdownTable, measure, measureInTurn, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
 import { refreshScripts } from './support/refresh.js';
@@ -54,6 +54,8 @@ runBenchmark(() => benchDatabase('bench_scale_out'), async (database, children) 
     await wrk(`${target.url}${PATH}`, { connections: CONNECTIONS, seconds: WARM_UP, headers: { 'x-api-key': secret } });
     await wrk(`${target.url}/tokens`, { connections: CONNECTIONS, seconds: WARM_UP, script: await refreshScript() });
   }
+
+  await settleBeforeMeasuring(database);
 
   const rounds: Record<'usersOne' | 'usersTwo' | 'tokensOne' | 'tokensTwo', Measurement>[] = [];
   for (let round = 1; round <= ROUNDS; round++) {

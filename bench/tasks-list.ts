@@ -37,9 +37,10 @@ const PATH = `/tasks?limit=${LIMIT}`;
 
 runBenchmark(() => benchDatabase('bench_tasks', { migrate: false }), async (database, children) => {
   const { db } = database;
-  // No maintenance step in the service: the million audit events seeded below would otherwise be
-  // sealed by the service during the measurements (a production service seals them as they come,
-  // 10,000 at a time: bench/audit-verify.ts and audit-insert.ts measure that apart).
+  // No maintenance step in the service: the million audit events seeded below are sealed before the
+  // rounds (settleBeforeMeasuring), not by the service during the seeding or the measurements (a
+  // production service seals them as they come, 10,000 at a time: bench/audit-verify.ts and
+  // audit-insert.ts measure that apart).
   const service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, SWEEP_INTERVAL_S: '0' });
   children.push(service.child);
   if (database.seeded) print(`kept the database an earlier run seeded (BENCH_KEEP_DATABASES=1)`);

@@ -81,26 +81,45 @@ async function wasSeeded(url: string): Promise<boolean> {
 
 /**
  * Leaves the database as a service in use holds it, before the first measurement, by doing now the
- * two catch-ups a seeding would otherwise set off in the middle of the run (docs/BENCHMARKS.md,
+ * catch-ups a seeding would otherwise set off in the middle of the run (docs/BENCHMARKS.md,
  * eighteenth look):
  *  - the audit events the seeding recorded (one per seeded user) are sealed. The service's first
  *    maintenance step, SWEEP_INTERVAL_S (300 s) after it starts, would seal them all at once, 10,000
  *    at a time: seconds of the service's and PostgreSQL's CPU in whichever measurement ran then (the
- *    seventeenth look's eighth-round disturbance), where later steps seal a few events each;
- *  - every buffer the seeding, the seal and the warm-up dirtied is written out (CHECKPOINT).
- *    Otherwise a timed checkpoint writes them spread over up to 4.5 minutes of the run; the
- *    checkpointer is one of the postmaster's children, so its CPU is counted in whichever
- *    measurement runs then. A role that may not checkpoint (not a superuser, not
- *    in pg_checkpoint) is told so and the run goes on.
+ *    seventeenth look's eighth-round disturbance), where later steps seal a few events each. A
+ *    service's own step may hold the sealers' lock meanwhile: wait for it.
+ *  - the whole database is vacuumed, frozen and analyzed: the seal leaves a dead version of every
+ *    event behind, and the first read of a freshly written row sets its hint bits, which dirties
+ *    its page again after any checkpoint (and an asynchronous commit's rows cannot be hinted until
+ *    its WAL is flushed, so a plain VACUUM leaves them to the first reader: the eighteenth look's
+ *    check run had 14,085 buffers written by a timed checkpoint during its rounds, with 3.9 MB of
+ *    WAL). Frozen rows need no hint bits.
+ *  - every dirty buffer is written out (CHECKPOINT). Otherwise a timed checkpoint writes them
+ *    spread over up to 4.5 minutes of the run; the checkpointer is one of the postmaster's
+ *    children, so its CPU is counted in whichever measurement runs then. A role that may not
+ *    checkpoint (not a superuser, not in pg_checkpoint) is told so and the run goes on.
  */
 export async function settleBeforeMeasuring({ db }: Pick<BenchDatabase, 'db'>): Promise<void> {
-  await sealAuditEvents(db, new Date());
+  const until = Date.now() + SETTLE_SEAL_TIMEOUT_MS;
+  let sealed = 0;
+  while (await db.selectFrom('security_events').select('id').where('seal_id', 'is', null).limit(1).executeTakeFirst()) {
+    if (Date.now() > until) throw new Error(`audit events still unsealed after ${SETTLE_SEAL_TIMEOUT_MS / 1000} s`);
+    const { events } = await sealAuditEvents(db, new Date());
+    sealed += events;
+    if (events === 0) await new Promise((resolve) => setTimeout(resolve, 100)); // another sealer holds the lock
+  }
+  if (sealed > 0) print(`sealed the ${sealed} audit events waiting (the seeding's)`);
+  await sql`vacuum (freeze, analyze)`.execute(db);
   try {
     await sql`checkpoint`.execute(db);
   } catch (err) {
+    if ((err as { code?: string }).code !== INSUFFICIENT_PRIVILEGE) throw err;
     print(`could not checkpoint before measuring (${(err as Error).message}): a timed checkpoint may land in a measurement`);
   }
 }
+
+const SETTLE_SEAL_TIMEOUT_MS = 10 * 60 * 1000; // a million events seal in well under that
+const INSUFFICIENT_PRIVILEGE = '42501';
 
 /** Notes that the seeding finished (BENCH_KEEP_DATABASES). */
 export async function markSeeded(db: Kysely<Database>): Promise<void> {
