@@ -118,7 +118,7 @@ export async function settleBeforeMeasuring({ db }: Pick<BenchDatabase, 'db'>): 
   }
 }
 
-const SETTLE_SEAL_TIMEOUT_MS = 10 * 60 * 1000; // a million events seal in well under that
+const SETTLE_SEAL_TIMEOUT_MS = 10 * 60 * 1000; // a sealer that never lets go stops the run instead of hanging it
 const INSUFFICIENT_PRIVILEGE = '42501';
 
 /** Notes that the seeding finished (BENCH_KEEP_DATABASES). */
