@@ -59,9 +59,9 @@ describe('settling a benchmark database before measuring', () => {
     url.username = role;
     const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    await sql`create role ${sql.id(role)} login`.execute(database.db);
     const written = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     try {
-      await sql`create role ${sql.id(role)} login`.execute(database.db);
       // It may do all the rest: read and seal the audit trail.
       await sql`grant all on all tables in schema public to ${sql.id(role)}`.execute(database.db);
       await sql`grant all on all sequences in schema public to ${sql.id(role)}`.execute(database.db);

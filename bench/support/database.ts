@@ -83,7 +83,7 @@ async function wasSeeded(url: string): Promise<boolean> {
  * Leaves the database as a service in use holds it, before the first measurement, by doing now the
  * catch-ups a seeding would otherwise set off in the middle of the run (docs/BENCHMARKS.md,
  * eighteenth look):
- *  - the audit events the seeding recorded (one per seeded user) are sealed. The service's first
+ *  - the audit events the seeding recorded (a users seeding, one per user) are sealed. The service's first
  *    maintenance step, SWEEP_INTERVAL_S (300 s) after it starts, would seal them all at once, 10,000
  *    at a time: seconds of the service's and PostgreSQL's CPU in whichever measurement ran then (the
  *    seventeenth look's eighth-round disturbance), where later steps seal a few events each. A
