@@ -736,6 +736,10 @@ export interface paths {
          *     full-width letters aside (`409 email_taken`, also when two requests race). Names are trimmed and
          *     stored in Unicode NFC; a control or bidirectional control character in them is a `400`. Every
          *     role granted must exist (`400 unknown_role`) and hold only permissions the caller has (`403`).
+         *     A signed-in person needs a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): an account made with a password known to its
+         *     maker outlives the maker's session. An API key needs none: it reaches only what it
+         *     was given, with no session to outlive.
          *
          *     **Required permission:** `users.create`
          */
@@ -1046,6 +1050,8 @@ export interface paths {
          *     `null`) needs every permission the key will hold (`403 target_outranks_caller`, listing the
          *     missing ones): nobody keeps a right alive that they do not hold. Bringing the date closer,
          *     renaming and narrowing only take away, and need `api_keys.manage` alone. Signed-in users only.
+         *     A fresh proof on the session (`403 step_up_required` otherwise; `POST /sessions/current/step-up`):
+         *     a later expiration date or wider addresses prolong a key that outlives the session.
          *
          *     **Required permission:** `api_keys.manage`
          */
@@ -1696,6 +1702,10 @@ export interface paths {
          *     (`400 webhook_url_refused`, see `url`). Answers `201` with the endpoint and its signing
          *     secret, shown this once. The caller becomes the endpoint's owner: events are delivered only
          *     while the owner may read them.
+         *     A signed-in person needs a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): an endpoint goes on receiving events after the
+         *     session that made it. An API key needs none: it reaches only what it
+         *     was given, with no session to outlive.
          *
          *     **Required permission:** `webhooks.manage`
          */
@@ -1731,6 +1741,10 @@ export interface paths {
          *     (`400 webhook_url_refused`, see `url`). Answers `201` with the endpoint and its signing
          *     secret, shown this once. The caller becomes the endpoint's owner: events are delivered only
          *     while the owner may read them.
+         *     A signed-in person needs a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): an endpoint goes on receiving events after the
+         *     session that made it. An API key needs none: it reaches only what it
+         *     was given, with no session to outlive.
          *
          *     **Required permission:** `webhooks.manage`
          */
@@ -1777,6 +1791,10 @@ export interface paths {
          * @description Changes the URL, description, event types, key style or whether it is enabled. Adding an
          *     event type needs the right to read its resource. Changing the URL makes the caller the
          *     endpoint's owner (the events that go to the new address are those the caller may read).
+         *     A signed-in person needs a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): a changed URL goes on receiving events after the
+         *     session that changed it. An API key needs none: it reaches only what it
+         *     was given, with no session to outlive.
          *
          *     **Required permission:** `webhooks.manage`
          */
@@ -1822,6 +1840,10 @@ export interface paths {
          *     Changes the URL, description, event types, key style or whether it is enabled. Adding an
          *     event type needs the right to read its resource. Changing the URL makes the caller the
          *     endpoint's owner (the events that go to the new address are those the caller may read).
+         *     A signed-in person needs a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): a changed URL goes on receiving events after the
+         *     session that changed it. An API key needs none: it reaches only what it
+         *     was given, with no session to outlive.
          *
          *     **Required permission:** `webhooks.manage`
          */
@@ -1849,6 +1871,9 @@ export interface paths {
          *     every delivery carries two signatures in `webhook-signature`, by the new secret and by the
          *     previous one, so the receiver can switch at its pace. The endpoint's owner stays (a rotation
          *     never widens what its receiver gets; changing the URL takes ownership).
+         *     A signed-in person needs a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): a signing secret outlives the session. An API key needs none: it reaches only what it
+         *     was given, with no session to outlive.
          *
          *     **Required permission:** `webhooks.manage`
          */
@@ -2037,6 +2062,9 @@ export interface paths {
          *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
          *     granting that role. Answers `201` with the provider, its `ETag` and its `Location`; with an
          *     `Idempotency-Key`, a retry replays that answer (the client secret is in no answer, stored or not).
+         *     Signed-in people only, with a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): a provider signs people in, so configuring one is at
+         *     least as sensitive as creating an API key, and an API key cannot do it.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -2074,6 +2102,9 @@ export interface paths {
          *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
          *     granting that role. Answers `201` with the provider, its `ETag` and its `Location`; with an
          *     `Idempotency-Key`, a retry replays that answer (the client secret is in no answer, stored or not).
+         *     Signed-in people only, with a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): a provider signs people in, so configuring one is at
+         *     least as sensitive as creating an API key, and an API key cannot do it.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -2112,6 +2143,9 @@ export interface paths {
          *     hold) and its links are forgotten. Needs every permission of every role it maps (`403
          *     target_outranks_caller`). With `If-Match`, a provider changed since it was read is left as it
          *     is (`412 precondition_failed`).
+         *     Signed-in people only, with a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): a provider signs people in, so configuring one is at
+         *     least as sensitive as creating an API key, and an API key cannot do it.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -2125,6 +2159,9 @@ export interface paths {
          *     the provider may take those roles from people) and of every role it maps afterwards (`403
          *     permission_denied`). With `If-Match`, a provider changed since it was read is left as it is
          *     (`412 precondition_failed`). A change that changes nothing writes nothing.
+         *     Signed-in people only, with a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): a provider signs people in, so configuring one is at
+         *     least as sensitive as creating an API key, and an API key cannot do it.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -2161,6 +2198,9 @@ export interface paths {
          *     hold) and its links are forgotten. Needs every permission of every role it maps (`403
          *     target_outranks_caller`). With `If-Match`, a provider changed since it was read is left as it
          *     is (`412 precondition_failed`).
+         *     Signed-in people only, with a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): a provider signs people in, so configuring one is at
+         *     least as sensitive as creating an API key, and an API key cannot do it.
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -2175,6 +2215,9 @@ export interface paths {
          *     the provider may take those roles from people) and of every role it maps afterwards (`403
          *     permission_denied`). With `If-Match`, a provider changed since it was read is left as it is
          *     (`412 precondition_failed`). A change that changes nothing writes nothing.
+         *     Signed-in people only, with a fresh proof on the session (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`): a provider signs people in, so configuring one is at
+         *     least as sensitive as creating an API key, and an API key cannot do it.
          *
          *     **Required permission:** `identity_providers.manage`
          */

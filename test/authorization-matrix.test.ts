@@ -228,7 +228,7 @@ async function call(op: OperationInfo, headers: Record<string, string>, caller?:
   const prepared = caller && headers.authorization && SECOND_FACTOR_FIRST[op.operationId] ? await SECOND_FACTOR_FIRST[op.operationId]!(app, caller) : {};
   // A sensitive change: the caller's session holds a fresh proof (by a second factor: the caller
   // may hold one, a passkey made for the case); step-up itself is tested in test/step-up.test.ts.
-  if (caller && headers.authorization && op.raw['x-step-up'] === 'always') {
+  if (caller && headers.authorization && (op.raw['x-step-up'] === 'always' || op.raw['x-step-up'] === 'for_people')) {
     await database.db.updateTable('sessions').set({ stepped_up_at: new Date(), step_up_method: 'recovery_code' }).where('id', '=', caller.sessionId).execute();
   }
   let req = request(app)[op.method](path).set(headers);

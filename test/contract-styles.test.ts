@@ -266,7 +266,7 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
   // Success: a safe method leaves its caller as it was; any other may end or change the session
   // or the password it is called with, so it gets a fresh administrator of its own.
   if (!op.security.includes('bearerAuth')) throw new Error(`${op.operationId} takes API keys only: give this file a caller for it`);
-  const caller = op.method === 'get' ? shared.adminCaller : op.raw['x-step-up'] === 'always' ? await steppedUp(await signedIn([adminRole])) : await signedIn([adminRole]);
+  const caller = op.method === 'get' ? shared.adminCaller : (op.raw['x-step-up'] === 'always' || op.raw['x-step-up'] === 'for_people') ? await steppedUp(await signedIn([adminRole])) : await signedIn([adminRole]);
   // People a meeting names must be active users.
   const prepared = (await PREPARED_BODY[op.operationId]?.(caller)) ?? {};
   const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken, organizer_id: caller.userId, attendee_ids: [shared.adminCaller.userId], url: 'http://127.0.0.1:9/hook', issuer: openIdProvider.issuer, domains: [`styles-${unique}.example`], role_mappings: [], ...prepared };

@@ -10,6 +10,7 @@ import request from 'supertest';
 import { budget } from './support/budgets.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
+import { steppedUpInDatabase } from './support/second-factor.js';
 import { expectContractResponse } from './support/contract.js';
 import { digestTables, tableNames } from './support/table-digest.js';
 import { startHandMadeProvider, type HandMadeProvider } from './support/oidc.js';
@@ -25,6 +26,8 @@ beforeAll(async () => {
   service = createTestApp(database.db);
   const person = await createUser(database.db, { roles: ['admin'] });
   token = (await signIn(service.app, person.email, person.password)).access_token;
+  // Configuring identity providers needs a fresh proof (x-step-up).
+  await steppedUpInDatabase(database.db, person.id);
   await request(service.app).post('/roles').set(auth()).send({ name: 'support', permissions: ['users.list', 'users.read'] }).expect(201);
 }, budget({ passwordHash: 2 }));
 afterAll(async () => {

@@ -6,6 +6,7 @@ import request from 'supertest';
 import { budget } from './support/budgets.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
+import { steppedUpInDatabase } from './support/second-factor.js';
 import { expectContractResponse } from './support/contract.js';
 import { addProvider, startSignIn } from './support/oidc.js';
 import { signInAt, startRealProvider, type RealProvider } from './support/oidc-provider.js';
@@ -22,6 +23,8 @@ beforeAll(async () => {
   service = createTestApp(database.db);
   const admin = await createUser(database.db, { roles: ['admin'] });
   const token = (await signIn(service.app, admin.email, admin.password)).access_token;
+  // Configuring identity providers needs a fresh proof (x-step-up).
+  await steppedUpInDatabase(database.db, admin.id);
   await request(service.app).post('/roles').set('authorization', `Bearer ${token}`).send({ name: 'support', permissions: ['users.list'] }).expect(201);
   providerId = await addProvider(service.app, token, {
     name: 'Keycloak of Corp',

@@ -9,7 +9,9 @@ import { createUser, signIn } from './support/sessions.js';
 import { expectContractResponse } from './support/contract.js';
 import { digestTables, tableNames } from './support/table-digest.js';
 import { addProvider, startHandMadeProvider, startSignIn, type Forgery, type HandMadeProvider, type IdTokenClaims } from './support/oidc.js';
-import { enrolTotp, secondStep, steppedUp, totpCode } from './support/second-factor.js';
+import { enrolTotp, secondStep, signInWithTotp, steppedUp, steppedUpInDatabase, totpCode } from './support/second-factor.js';
+import { makeApiKey } from './support/access-fixtures.js';
+import { PERMISSIONS } from '../src/auth/permissions.js';
 import { ManualClock } from '../src/clock.js';
 import { SoftAuthenticator } from './support/passkey.js';
 import { sql } from 'kysely';
@@ -31,6 +33,8 @@ beforeAll(async () => {
   service = createTestApp(database.db);
   const person = await createUser(database.db, { roles: ['admin'] });
   admin = { id: person.id, token: (await signIn(service.app, person.email, person.password)).access_token };
+  // Configuring identity providers needs a fresh proof (x-step-up).
+  await steppedUpInDatabase(database.db, person.id);
   await request(service.app).post('/roles').set(auth(admin.token)).send({ name: 'support', permissions: ['users.list', 'users.read'] }).expect(201);
   await request(service.app).post('/roles').set(auth(admin.token)).send({ name: 'planner', permissions: ['meetings.list'] }).expect(201);
   providerId = await addProvider(service.app, admin.token, {
@@ -434,6 +438,7 @@ describe('managing providers: nobody gains a right they do not hold', { timeout:
   it('attack: a manager of providers (and roles) who is not an administrator maps a group to the admin role, or adds a provider at all', async () => {
     const manager = await createUser(database.db, { permissions: ['identity_providers.manage', 'roles.manage'] });
     const token = (await signIn(service.app, manager.email, manager.password)).access_token;
+    await steppedUpInDatabase(database.db, manager.id);
     const tables = await tableNames(database.db);
     const before = await digestTables(database.db, tables);
     const mapping = await request(service.app).patch(`/identity-providers/${providerId}`).set(auth(token)).send({ role_mappings: [{ group: 'everyone', roles: ['admin'] }] });
@@ -509,5 +514,92 @@ describe('the client secret under the sealing keys (SEALING_KEYS), not the datab
     expect(res.status).toBe(201);
     // Back under the test key, for whatever runs after.
     await resealAll(database.db, keyring([...testConfig().sealingKeys!, ...fresh]));
+  });
+});
+
+describe('security: a stolen access token and identity providers', { timeout: budget({ passwordHash: 4 }) }, () => {
+  /** An administrator with a confirmed authenticator app, and a copy of their access token from a session with no fresh proof. */
+  async function administratorWithTotp(domain: string) {
+    const clock = new ManualClock(new Date());
+    const { app } = createTestApp(database.db, { clock });
+    const person = await createUser(database.db, { email: `root.${Date.now()}@${domain}`, roles: ['admin'] });
+    const first = await signIn(app, person.email, person.password);
+    const { secret } = await enrolTotp(app, first.access_token, clock, person.password);
+    clock.advance(30_000);
+    const stolen = (await signInWithTotp(app, person, secret, clock)).access_token;
+    return { app, clock, person, secret, stolen };
+  }
+
+  it('attack: a copy of an administrator\'s access token (no fresh proof) adds, changes or removes an identity provider', async () => {
+    const attacker = await startHandMadeProvider();
+    try {
+      const domain = `stolen-${Date.now()}.example`;
+      const { app, stolen } = await administratorWithTotp(domain);
+      const before = await database.db.selectFrom('identity_providers').select('id').execute();
+      const fields = { name: 'Evil', issuer: attacker.issuer, client_id: attacker.clientId, client_secret: attacker.clientSecret, domains: [domain], second_factor_amr: ['mfa'] };
+      for (const path of ['/identity-providers', '/fournisseurs-identite']) {
+        const res = await request(app).post(path).set(auth(stolen)).send(fields);
+        expect(res.status, res.text).toBe(403);
+        expect(res.body.code).toBe('step_up_required');
+        expectContractResponse(res, 'POST', path);
+      }
+      const changed = await request(app).patch(`/identity-providers/${providerId}`).set(auth(stolen)).send({ domains: [DOMAIN, domain], second_factor_amr: ['mfa'] });
+      expect(changed.status, changed.text).toBe(403);
+      expect(changed.body.code).toBe('step_up_required');
+      const removed = await request(app).delete(`/identity-providers/${providerId}`).set(auth(stolen));
+      expect(removed.status, removed.text).toBe(403);
+      expect(removed.body.code).toBe('step_up_required');
+      expect(await database.db.selectFrom('identity_providers').select('id').execute()).toEqual(before);
+      const corp = await request(service.app).get(`/identity-providers/${providerId}`).set(auth(admin.token)).expect(200);
+      expect(corp.body).toMatchObject({ domains: [DOMAIN], second_factor_amr: [] });
+    } finally {
+      await attacker.close();
+    }
+  });
+
+  it('attack: an API key holding identity_providers.manage adds or changes an identity provider', async () => {
+    const attacker = await startHandMadeProvider();
+    try {
+      // Every permission: enough for any provider, so only the kind of caller can refuse it.
+      const key = await makeApiKey(database.db, [...PERMISSIONS]);
+      const domain = `keyed-${Date.now()}.example`;
+      const added = await request(service.app).post('/identity-providers').set('x-api-key', key.secret).send({ name: 'Keyed', issuer: attacker.issuer, client_id: attacker.clientId, client_secret: attacker.clientSecret, domains: [domain] });
+      expect(added.status, added.text).toBe(401);
+      expectContractResponse(added, 'POST', '/identity-providers');
+      const changed = await request(service.app).patch(`/identity-providers/${providerId}`).set('x-api-key', key.secret).send({ domains: [DOMAIN, domain] });
+      expect(changed.status, changed.text).toBe(401);
+      expect(await database.db.selectFrom('identity_providers').select('id').where('name', '=', 'Keyed').execute()).toEqual([]);
+    } finally {
+      await attacker.close();
+    }
+  });
+
+  it('attack: a provider whose amr vouches for a second factor signs in, on its first sign-in, as an existing person who holds their own second factor', async () => {
+    const attacker = await startHandMadeProvider();
+    const domain = `vouched-${Date.now()}.example`;
+    const { app, clock, person, secret } = await administratorWithTotp(domain);
+    // Added legitimately (a fresh proof), yet the provider is not who the person proved their factor to.
+    const id = await addProvider(service.app, admin.token, { name: `Vouching ${domain}`, issuer: attacker.issuer, client_id: attacker.clientId, client_secret: attacker.clientSecret, domains: [domain], second_factor_amr: ['mfa'] });
+    try {
+      const sub = newSubject();
+      const flow = async () => {
+        const started = await startSignIn(app, { provider_id: id });
+        const back = attacker.authorize(started.authorization_url, { sub, email: person.email, email_verified: true, amr: ['mfa'] });
+        return request(app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token });
+      };
+      const first = await flow();
+      expect(first.status, first.text).toBe(202);
+      expect(first.body.second_factor.methods).toContain('totp');
+      expect(await database.db.selectFrom('identity_links').select('subject').where('user_id', '=', person.id).execute()).toEqual([]);
+      // The person proves their own factor once: the link is made, and from then on the provider's amr counts.
+      clock.advance(30_000);
+      const proved = await secondStep(app, { challenge_token: first.body.second_factor.challenge_token, totp_code: totpCode(secret, clock.now()) });
+      expect(proved.status, proved.text).toBe(201);
+      expect(await database.db.selectFrom('identity_links').select('subject').where('user_id', '=', person.id).execute()).toEqual([{ subject: sub }]);
+      expect((await flow()).status).toBe(201);
+    } finally {
+      await request(service.app).delete(`/identity-providers/${id}`).set(auth(admin.token)).expect(204);
+      await attacker.close();
+    }
   });
 });

@@ -9,6 +9,7 @@ import request from 'supertest';
 import { budget } from './support/budgets.js';
 import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
+import { steppedUpInDatabase } from './support/second-factor.js';
 import { expectContractResponse } from './support/contract.js';
 import { addProvider, startHandMadeProvider, startSignIn, type HandMadeProvider } from './support/oidc.js';
 import { signInAt, startRealProvider, type RealProvider } from './support/oidc-provider.js';
@@ -29,6 +30,8 @@ beforeAll(async () => {
   service = createTestApp(database.db);
   const admin = await createUser(database.db, { roles: ['admin'] });
   const token = (await signIn(service.app, admin.email, admin.password)).access_token;
+  // Configuring identity providers needs a fresh proof (x-step-up).
+  await steppedUpInDatabase(database.db, admin.id);
   const common = { client_id: op.clientId, client_secret: op.clientSecret, create_unknown_people: true };
   realId = await addProvider(service.app, token, { ...common, name: 'Keycloak of Corp', issuer: op.issuer, domains: ['corp.example'] });
   forgerId = await addProvider(service.app, token, { name: 'Lax', issuer: forger.issuer, client_id: forger.clientId, client_secret: forger.clientSecret, domains: ['lax.example'], create_unknown_people: true });

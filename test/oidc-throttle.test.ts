@@ -8,6 +8,7 @@ import request from 'supertest';
 import { budget } from './support/budgets.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
+import { steppedUpInDatabase } from './support/second-factor.js';
 import { expectContractResponse } from './support/contract.js';
 import { addProvider, startHandMadeProvider, type HandMadeProvider } from './support/oidc.js';
 
@@ -24,6 +25,8 @@ beforeAll(async () => {
   service = createTestApp(database.db, { env: { TRUST_PROXY: 'loopback', OIDC_MAX_FLOWS_PER_IP: String(LIMIT) } });
   const person = await createUser(database.db, { roles: ['admin'] });
   const token = (await signIn(service.app, person.email, person.password)).access_token;
+  // Configuring identity providers needs a fresh proof (x-step-up).
+  await steppedUpInDatabase(database.db, person.id);
   providerId = await addProvider(service.app, token, { name: 'Corp', issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, domains: ['corp.example'], create_unknown_people: true });
 }, budget({ passwordHash: 3 }));
 afterAll(async () => {

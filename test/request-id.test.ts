@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
+import { steppedUpInDatabase } from './support/second-factor.js';
 import { makeApiKey } from './support/access-fixtures.js';
 import { systemClock } from '../src/clock.js';
 import { budget } from './support/budgets.js';
@@ -34,6 +35,7 @@ describe('a caller that is not a trusted proxy (TRUST_PROXY unset)', () => {
     // The victim's request: an administrator creates a user; its id is in the trail.
     const admin = await createUser(database.db, { roles: ['admin'] });
     const adminToken = (await signIn(app, admin.email, admin.password)).access_token;
+    await steppedUpInDatabase(database.db, admin.id); // creating a user is a sensitive change (x-step-up)
     const victim = await request(app).post('/users').set('authorization', `Bearer ${adminToken}`).send({ email: 'victim-made@request-id.example', first_name: 'Made', last_name: 'ByAdmin' });
     expect(victim.status).toBe(201);
     const victimId = victim.headers['x-request-id'] as string;

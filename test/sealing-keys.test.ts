@@ -6,7 +6,7 @@ import request from 'supertest';
 import { sql } from 'kysely';
 import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
-import { enrolTotp, passwordStep, secondStep, totpCode } from './support/second-factor.js';
+import { enrolTotp, passwordStep, secondStep, steppedUpInDatabase, totpCode } from './support/second-factor.js';
 import { ManualClock } from '../src/clock.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { keyring, newSealingKeyLine } from '../src/auth/sealing-keys.js';
@@ -94,6 +94,7 @@ describe('a stolen backup', () => {
     const admin = await createUser(database.db, { permissions: ['users.create'] });
     const { app } = createTestApp(database.db);
     const set = await signIn(app, admin.email, admin.password);
+    await steppedUpInDatabase(database.db, admin.id); // creating a user is a sensitive change (x-step-up)
     const password = 'the initial password of a new person';
     const body = JSON.stringify({ email: `new-${randomBytes(4).toString('hex')}@example.com`, first_name: 'New', last_name: 'Person', password });
     const res = await request(app).post('/users').set(auth(set.access_token)).set('idempotency-key', 'create-new-person').set('content-type', 'application/json').send(body);

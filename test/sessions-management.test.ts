@@ -5,6 +5,7 @@ import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, refresh, signIn, type TokenSetBody } from './support/sessions.js';
+import { steppedUpInDatabase } from './support/second-factor.js';
 import { secondInstance } from './support/second-instance.js';
 
 let database: TestDatabase;
@@ -220,6 +221,7 @@ describe('a password set by someone else', () => {
     const { app } = createTestApp(database.db);
     const admin = await createUser(database.db, { roles: ['admin'] });
     const adminSet = await signIn(app, admin.email, admin.password);
+    await steppedUpInDatabase(database.db, admin.id); // creating a user is a sensitive change (x-step-up)
     const chosen = 'picked for you by the administrator';
     const created = await request(app)
       .post('/users')

@@ -8,7 +8,7 @@ import { createTestApp, createTestDatabase, spec, type TestDatabase } from './su
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, signInWithTotp, stepUp, totpCode } from './support/second-factor.js';
-import { adminRoleId } from './support/access-fixtures.js';
+import { adminRoleId, makeApiKey } from './support/access-fixtures.js';
 import { ManualClock } from '../src/clock.js';
 import { STEP_UP_TTL_S } from '../src/sessions/step-up.js';
 import { indexOperations } from '../src/contract/spec.js';
@@ -146,6 +146,48 @@ describe('a stolen access token alone makes no sensitive change', HASHES, () => 
   });
 });
 
+describe('security: what a stolen access token makes must not outlive the session', HASHES, () => {
+  it('attack: a copy of an administrator\'s access token creates an administrator account with a password the thief chose', async () => {
+    const v = await victim({ withTotp: true });
+    const body = { email: `backdoor-${Date.now()}@thief.example`, first_name: 'Back', last_name: 'Door', roles: ['admin'], password: 'a password only the thief knows' };
+    expectStepUpRequired(await request(v.app).post('/users').set(auth(v.token)).send(body), 'POST', '/users', ['totp', 'recovery_code']);
+    expect(await database.db.selectFrom('users').select('id').where('email', '=', body.email).execute()).toEqual([]);
+    // An API key has no session to outlive: it creates within what it was given, without a proof.
+    const key = await makeApiKey(database.db, ['users.create']);
+    const keyed = await request(v.app).post('/users').set('x-api-key', key.secret).send({ email: `made-by-key-${Date.now()}@example.com`, first_name: 'Made', last_name: 'ByKey' });
+    expect(keyed.status, keyed.text).toBe(201);
+  });
+
+  it('attack: a copy of an administrator\'s access token points events at the thief\'s server (a new endpoint, a changed URL, a rotated secret)', async () => {
+    const v = await victim({ withTotp: true });
+    const { app } = createTestApp(database.db, { clock: v.clock, env: { WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' } });
+    const created = await request(app).post('/webhook-endpoints').set(auth(v.token)).send({ url: 'https://127.0.0.1:9/thief', event_types: ['user.created'] });
+    expectStepUpRequired(created, 'POST', '/webhook-endpoints', ['totp', 'recovery_code']);
+    expect(await database.db.selectFrom('webhook_endpoints').select('id').where('url', '=', 'https://127.0.0.1:9/thief').execute()).toEqual([]);
+    // The owner's own endpoint, made with a proof; the thief's token then tries to redirect it or take its secret.
+    await stepUpWithCode(v);
+    const own = await request(app).post('/webhook-endpoints').set(auth(v.token)).send({ url: 'https://127.0.0.1:9/owner', event_types: ['user.created'] });
+    expect(own.status, own.text).toBe(201);
+    v.clock.advance((STEP_UP_TTL_S + 1) * 1000);
+    const id = own.body.webhook_endpoint.id as string;
+    expectStepUpRequired(await request(app).patch(`/webhook-endpoints/${id}`).set(auth(v.token)).send({ url: 'https://127.0.0.1:9/thief' }), 'PATCH', '/webhook-endpoints/{id}', ['totp', 'recovery_code']);
+    expectStepUpRequired(await request(app).post(`/webhook-endpoints/${id}/rotate`).set(auth(v.token)).send({}), 'POST', '/webhook-endpoints/{id}/rotate', ['totp', 'recovery_code']);
+    expect(await database.db.selectFrom('webhook_endpoints').select('url').where('id', '=', id).executeTakeFirstOrThrow()).toEqual({ url: 'https://127.0.0.1:9/owner' });
+  });
+
+  it('attack: a copy of an administrator\'s access token prolongs an API key the thief holds a copy of', async () => {
+    const v = await victim({ withTotp: true });
+    await stepUpWithCode(v);
+    const made = await request(v.app).post('/api-keys').set(auth(v.token)).send({ name: `short-lived ${Math.random()}`, permissions: ['users.list'], expires_at: new Date(v.clock.now().getTime() + 86_400_000).toISOString() });
+    expect(made.status, made.text).toBe(201);
+    v.clock.advance((STEP_UP_TTL_S + 1) * 1000);
+    const id = made.body.api_key.id as string;
+    expectStepUpRequired(await request(v.app).patch(`/api-keys/${id}`).set(auth(v.token)).send({ expires_at: null, allowed_ips: null }), 'PATCH', '/api-keys/{id}', ['totp', 'recovery_code']);
+    const key = await database.db.selectFrom('api_keys').select('expires_at').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(key.expires_at).not.toBeNull();
+  });
+});
+
 /** The password step of a sign-in (a person with a second factor answers 202). */
 function signInWithTotpAfter(v: { app: Parameters<typeof request>[0]; person: { email: string; password: string } }) {
   return request(v.app).post('/sessions').send({ session: { email: v.person.email, password: v.person.password } });
@@ -227,10 +269,35 @@ describe('the proof', HASHES, () => {
 });
 
 describe('API keys', () => {
-  it('no operation that needs a step-up accepts an API key (a key has no session to prove anything with)', () => {
-    const flagged = indexOperations(spec).filter((op) => op.raw['x-step-up'] !== undefined);
-    expect(flagged.map((op) => op.operationId).sort()).toEqual(['changePassword', 'createApiKey', 'regenerateRecoveryCodes', 'registerPasskey', 'removePasskey', 'removeTotp', 'resetSecondsFacteursUtilisateur', 'resetUserSecondFactors', 'rotateApiKey', 'startTotpEnrolment']);
+  it('no operation that needs a step-up of everyone accepts an API key (a key has no session to prove anything with)', () => {
+    const flagged = indexOperations(spec).filter((op) => op.raw['x-step-up'] === 'always' || op.raw['x-step-up'] === 'with_second_factor');
+    expect(flagged.map((op) => op.operationId).sort()).toEqual([
+      'changePassword',
+      'createApiKey',
+      'createFournisseurIdentite',
+      'createIdentityProvider',
+      'deleteFournisseurIdentite',
+      'deleteIdentityProvider',
+      'regenerateRecoveryCodes',
+      'registerPasskey',
+      'removePasskey',
+      'removeTotp',
+      'resetSecondsFacteursUtilisateur',
+      'resetUserSecondFactors',
+      'rotateApiKey',
+      'startTotpEnrolment',
+      'updateApiKey',
+      'updateFournisseurIdentite',
+      'updateIdentityProvider',
+    ]);
     for (const op of flagged) expect(op.security).toEqual(['bearerAuth']);
+  });
+
+  it('the operations whose result outlives the session ask a person for a proof and a key for none (x-step-up: for_people)', () => {
+    const flagged = indexOperations(spec).filter((op) => op.raw['x-step-up'] === 'for_people');
+    const canonical = flagged.filter((op) => !op.path.startsWith('/utilisateurs') && !op.path.startsWith('/points-de-terminaison'));
+    expect(canonical.map((op) => op.operationId).sort()).toEqual(['createUser', 'createWebhookEndpoint', 'rotateWebhookEndpointSecret', 'updateWebhookEndpoint']);
+    for (const op of flagged) expect(op.security).toEqual(['apiKey', 'bearerAuth']);
   });
 
   it('the router refuses to start with an operation that needs a step-up and accepts keys', () => {

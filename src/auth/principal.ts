@@ -24,9 +24,11 @@ export type Principal =
 /**
  * An operation's `x-step-up` (docs/AUTH.md, "Step-up"): `always`, a fresh proof (a second factor,
  * or the password for a person without one); `with_second_factor`, a fresh second-factor proof
- * from a person who has one (the operation checks the password of a person without one itself).
+ * from a person who has one (the operation checks the password of a person without one itself);
+ * `for_people`, a fresh proof from a signed-in person on an operation that API keys may also call
+ * (a key has no session for what it makes to outlive: it reaches only what it was given).
  */
-export type StepUpRequirement = 'always' | 'with_second_factor';
+export type StepUpRequirement = 'always' | 'with_second_factor' | 'for_people';
 
 /** Resolves a presented credential to a principal, or throws a refusal (`DomainError`, kind credential_refused). */
 export interface Authenticators {

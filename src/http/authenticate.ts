@@ -45,11 +45,13 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators, 
   // an expired access token, which this step would refuse).
   const skip = (!acceptsKey && !acceptsBearer && !acceptsKeyAsBearer) || op.raw['x-authenticated-by'] === 'handler';
   // `x-step-up`: a sensitive change, made only with a fresh proof on the session (docs/AUTH.md,
-  // "Step-up"). A key has neither session nor second factor to prove it with, so an operation that
-  // needs one and accepts keys (or skips this step) is a mistake of the contract: refuse to start.
+  // "Step-up"). A key has neither session nor second factor to prove it with, so `always` and
+  // `with_second_factor` on an operation that accepts keys (or skips this step) are a mistake of
+  // the contract: refuse to start. `for_people` says so explicitly: keys call it without a proof.
   const stepUp = op.raw['x-step-up'] as StepUpRequirement | undefined;
-  if (stepUp !== undefined && (!['always', 'with_second_factor'].includes(stepUp) || acceptsKey || !acceptsBearer || skip)) {
-    throw new Error(`${op.operationId}: x-step-up must be "always" or "with_second_factor", on an operation for signed-in people only`);
+  const peopleOnly = stepUp === 'always' || stepUp === 'with_second_factor';
+  if (stepUp !== undefined && ((!peopleOnly && stepUp !== 'for_people') || (peopleOnly && acceptsKey) || !acceptsBearer || skip)) {
+    throw new Error(`${op.operationId}: x-step-up must be "always" or "with_second_factor" on an operation for signed-in people only, or "for_people" on one that also accepts keys`);
   }
   if (skip) return undefined;
 

@@ -276,7 +276,11 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
     if (user.status !== 'active') throw new Refusal('oidc_account_disabled', 'This account is disabled.', user.id);
 
     const pending: PendingSignIn = { provider_id: provider.id, issuer, subject, link: newLink, groups: groupsIn(claims[provider.groups_claim]) };
-    const vouched = providerVouchesSecondFactor(provider, claims);
+    // The provider's amr/acr stands in for a second factor only on a link already made. A person
+    // who holds their own factor proves it at the sign-in that links them (explicit linking): a
+    // provider added for their domain is not who they enrolled that factor with, and one whose
+    // claims are the attacker's would otherwise sign in as them, administrators included.
+    const vouched = providerVouchesSecondFactor(provider, claims) && !(newLink && user.has_second_factor);
     if (user.has_second_factor && !vouched) {
       // Nothing of the provider's is written before the second factor is proved: a subject that
       // never passes it takes no link and sets no role (written by writePending on that step).

@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import type { Page } from 'playwright-core';
 import { budget } from '../support/budgets.js';
-import { createAdministrator, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
+import { confirmItIsMe, createAdministrator, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
 import { startRealProvider, type RealProvider } from '../support/oidc-provider.js';
 import { signIn as apiSignIn } from '../support/sessions.js';
+import { steppedUp } from '../support/second-factor.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
 let service: Awaited<ReturnType<typeof startService>>;
@@ -46,6 +47,8 @@ describe('identity providers in the back office', () => {
       await form.getByLabel('Groups to roles').fill('support: admin');
       await form.getByLabel('Create an account at the first sign-in of someone unknown').check();
       await form.getByRole('button', { name: 'Save' }).click();
+      // Configuring a provider is a sensitive change: the dialog asks for a fresh proof, then saves.
+      await confirmItIsMe(page, { password: ADMIN.password });
       const row = page.getByRole('row', { name: /Corp/ });
       await row.waitFor();
       expect(await row.textContent()).toContain('corp.example, corp.test');
@@ -71,6 +74,7 @@ describe('identity providers in the back office', () => {
       await expect.poll(() => form.getByLabel('E-mail domains').inputValue()).toBe('corp.example');
       await form.getByLabel('E-mail domains').fill('corp.example, stale.example');
       const admin = await apiSignIn(service.app, ADMIN.email, ADMIN.password);
+      await steppedUp(service.app, admin.access_token, ADMIN.password);
       const { id } = await service.database.db.selectFrom('identity_providers').select('id').executeTakeFirstOrThrow();
       await request(service.app).patch(`/identity-providers/${id}`).set('authorization', `Bearer ${admin.access_token}`).send({ domains: ['corp.example', 'other.example'] }).expect(200);
       await form.getByRole('button', { name: 'Save' }).click();
@@ -97,6 +101,7 @@ describe('identity providers in the back office', () => {
 
   it('a person of the domain signs in with "Sign in with Corp", through the provider\'s login page, into the back office', { timeout: budget({ browserFlow: 2 }) }, async () => {
     const admin = await apiSignIn(service.app, ADMIN.email, ADMIN.password);
+    await steppedUp(service.app, admin.access_token, ADMIN.password);
     await request(service.app)
       .post('/identity-providers')
       .set('authorization', `Bearer ${admin.access_token}`)
@@ -130,6 +135,7 @@ describe('identity providers in the back office', () => {
     const db = service.database.db;
     if (!(await db.selectFrom('identity_providers').select('id').where('name', '=', 'Corp').executeTakeFirst())) {
       const admin = await apiSignIn(service.app, ADMIN.email, ADMIN.password);
+      await steppedUp(service.app, admin.access_token, ADMIN.password);
       await request(service.app)
         .post('/identity-providers')
         .set('authorization', `Bearer ${admin.access_token}`)

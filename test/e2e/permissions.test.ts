@@ -6,7 +6,7 @@
 // with why.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { createAdministrator, createPerson, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
+import { confirmItIsMe, createAdministrator, createPerson, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
 import { apiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { systemClock } from '../../src/clock.js';
@@ -227,6 +227,8 @@ describe('the users page', () => {
       await page.getByLabel('Last name').fill('Ops');
       await page.getByLabel('ops-wide').check();
       await page.getByRole('button', { name: 'Create' }).click();
+      // Creating a user is a sensitive change: the dialog asks for a fresh proof, then creates.
+      await confirmItIsMe(page, { password: MANAGER.password });
       await page.getByRole('heading', { name: 'olive@example.com' }).waitFor();
 
       // The keeper holds api_keys.manage: none of its roles can be taken away, it cannot be

@@ -5,6 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
 import { makeApiKey } from '../support/access-fixtures.js';
+import { steppedUpInDatabase } from '../support/second-factor.js';
+
+/** The administrator's sessions hold a fresh proof: creating users and changing keys are sensitive changes (x-step-up). */
+async function steppedUpAdministrator() {
+  const { id } = await service.database.db.selectFrom('users').select('id').where('email', '=', ADMIN.email).executeTakeFirstOrThrow();
+  await steppedUpInDatabase(service.database.db, id);
+}
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
 let service: Awaited<ReturnType<typeof startService>>;
@@ -25,6 +32,7 @@ describe('editing a record someone else changed meanwhile', () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);
     await page.getByRole('heading', { name: 'Home' }).waitFor();
+    await steppedUpAdministrator();
     // The other person: the same API, another session of theirs (here the same account's token).
     const api = async (method: string, path: string, body?: object) => {
       const res = await fetch(`${service.baseUrl}${path}`, {
@@ -96,6 +104,7 @@ describe('editing a record someone else changed meanwhile', () => {
     const { page } = own;
     await signIn(page, service.baseUrl, ADMIN);
     await page.getByRole('heading', { name: 'Home' }).waitFor();
+    await steppedUpAdministrator();
     const key = await makeApiKey(service.database.db, ['users.list'], { name: 'CRM sync' });
     await page.goto(`${service.baseUrl}/#/api-keys/${key.id}`);
     await page.getByRole('heading', { name: 'CRM sync' }).waitFor();
