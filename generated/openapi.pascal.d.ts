@@ -4471,11 +4471,12 @@ export interface components {
         };
         /**
          * Format: uri
-         * @description Where events are POSTed. `https` only, to a public address: a URL whose host is or resolves to a
-         *     loopback, private (RFC 1918), link-local, CGNAT (100.64.0.0/10), IPv6 unique-local or
-         *     IPv4-mapped form of one of these, or a cloud metadata address is refused
-         *     (`400 webhook_url_refused`), at saving and again at every delivery, on the address actually
-         *     connected to. Redirects are not followed. (A deployment may allow plain `http` and private
+         * @description Where events are POSTed. `https` only, to a public address: a URL whose host is or resolves to an
+         *     address in any block of the IANA special-purpose address registries (loopback, private, shared,
+         *     link-local, unique-local, documentation, benchmarking, NAT64 local-use, 6to4, Teredo, ...), to
+         *     multicast, to IPv6 outside 2000::/3, to an IPv6 form carrying such an IPv4 address (IPv4-mapped,
+         *     IPv4-compatible, NAT64), or to a cloud metadata address is refused (`400 webhook_url_refused`),
+         *     at saving and again at every delivery, on the address actually connected to. Redirects are not followed. (A deployment may allow plain `http` and private
          *     addresses for development with `WEBHOOKS_ALLOW_PRIVATE_URLS=true`; metadata addresses stay
          *     refused.)
          * @example https://partner.example.com/hooks/backoffice
