@@ -1850,6 +1850,11 @@ export interface paths {
          *     previous one, so the receiver can switch at its pace. The endpoint's owner stays (a rotation
          *     never widens what its receiver gets; changing the URL takes ownership).
          *
+         *     Whoever holds the secret can sign any event to the receiver, so rotating needs the read
+         *     permission of every event type the endpoint is subscribed to, whoever owns it and whatever
+         *     the owner may read now: otherwise `403 permission_denied` (`MissingPermissions` lists them)
+         *     and nothing changes.
+         *
          *     **Required permission:** `webhooks.manage`
          */
         post: operations["rotateWebhookEndpointSecret"];
