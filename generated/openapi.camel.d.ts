@@ -1949,7 +1949,9 @@ export interface paths {
          * @description Sends the delivery's event to the endpoint again, as a new delivery with the same
          *     `webhook-id` (the event's id), whatever became of the first one; judged at sending time like
          *     any delivery (the owner must still be able to read the resource). Answers `202` with the new
-         *     delivery. An id that is not a delivery of this endpoint is `404`.
+         *     delivery. An id that is not a delivery of this endpoint is `404`, and so is a delivery of an
+         *     event the caller may not read now (the deliveries' list leaves it out too): the same answer,
+         *     with no hint that it exists.
          *
          *     **Required permission:** `webhooks.manage`
          */

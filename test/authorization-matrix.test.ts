@@ -158,8 +158,8 @@ function exampleBody(op: OperationInfo, caller?: Caller): unknown {
 }
 
 const otherPermission = (op: OperationInfo) => (op.requiredPermission === 'meetings.update' ? 'meetings.list' : 'meetings.update');
-/** Operations that need the right to read the fixture endpoint's events (task.created): a rotation's secret signs them. */
-const READS_FIXTURE_EVENTS = new Set(['rotateWebhookEndpointSecret']);
+/** Operations that need the right to read the fixture endpoint's events (task.created): a rotation's secret signs them, a replay sends one. */
+const READS_FIXTURE_EVENTS = new Set(['rotateWebhookEndpointSecret', 'replayWebhookDelivery']);
 /**
  * What the caller "with the permission" holds: the operation's permission, plus any permission its
  * request example hands out (a role or key may only get permissions its creator holds), plus the

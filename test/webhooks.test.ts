@@ -1,5 +1,6 @@
 // Webhooks and the event feed (issue 30) on real PostgreSQL, with real receivers on loopback that
 // verify every request with the `standardwebhooks` library, as a partner's receiver would.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { sql } from 'kysely';
@@ -452,6 +453,27 @@ describe('security: a signing secret and a delivery reach only who may read what
     const colleague = await person(['webhooks.manage', 'tasks.read', 'users.read']);
     expect((await send('post', `/webhook-endpoints/${endpoint.id}/rotate`, colleague.auth, { grace_period_seconds: 0 })).status).toBe(200);
     expect(await rotationsAudited(endpoint.id)).toHaveLength(1);
+    await receiver.close();
+  });
+
+  it('attack: a webhooks.manage and events.read holder who may not read tasks replays a delivery it cannot list, to learn a task event and send it again', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    await send('post', '/tasks', partner.auth, { title: 'Not for the replayer' });
+    await deliverDue();
+    const deliveries = await deliveriesOf(endpoint.id);
+    const outsider = await person(['webhooks.manage', 'events.read']);
+    expect((await send('get', `/webhook-endpoints/${endpoint.id}/deliveries`, outsider.auth)).body.data).toEqual([]);
+    const replay = (deliveryId: string, credential: Credential) => send('post', `/webhook-endpoints/${endpoint.id}/deliveries/${deliveryId}/replay`, credential);
+    const replayed = await replay(deliveries[0]!.id, outsider.auth);
+    expect(replayed.status, replayed.text).toBe(404);
+    // Exactly as a delivery that does not exist: no hint that this one does.
+    const unknown = await replay(randomUUID(), outsider.auth);
+    const withoutRequestId = ({ request_id: _, ...rest }: Record<string, unknown>) => rest;
+    expect(withoutRequestId(replayed.body)).toEqual(withoutRequestId(unknown.body));
+    expect(await deliveriesOf(endpoint.id)).toHaveLength(deliveries.length);
+    // Whoever may read tasks still replays it.
+    expect((await replay(deliveries[0]!.id, partner.auth)).status).toBe(202);
     await receiver.close();
   });
 });

@@ -282,7 +282,7 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
     },
 
     /** A `webhook_endpoint.test` event for this endpoint only. */
-    async test(id: string) {
+    async test(caller: Principal, id: string) {
       return db.transaction().execute(async (trx) => {
         const endpoint = await find(trx, id);
         const now = clock.now();
@@ -290,7 +290,7 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
         const payload = { id: eventId, type: TEST_EVENT, occurred_at: now.toISOString(), data: { webhook_endpoint_id: endpoint.id } };
         await trx.insertInto('events').values({ id: eventId, type: TEST_EVENT, occurred_at: now, audit_event_id: null, required_permission: 'webhooks.manage', payload: JSON.stringify(payload) }).execute();
         const deliveryId = await repo.insertDelivery(trx, endpoint.id, eventId, now);
-        return presentDelivery((await repo.findDelivery(trx, endpoint.id, deliveryId))!);
+        return presentDelivery((await repo.findDelivery(trx, endpoint.id, deliveryId, [...caller.permissions]))!);
       });
     },
 
@@ -311,15 +311,19 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
       return { data: page.map(presentDelivery), next_cursor: nextCursor };
     },
 
-    /** The delivery's event again, as a new delivery (same webhook-id: the event's). */
-    async replay(id: string, deliveryId: string) {
+    /**
+     * The delivery's event again, as a new delivery (same webhook-id: the event's). A delivery of an
+     * event the caller may not read is not found, as in the list: its answer names the event.
+     */
+    async replay(caller: Principal, id: string, deliveryId: string) {
+      const permissions = [...caller.permissions];
       return db.transaction().execute(async (trx) => {
         const endpoint = await find(trx, id);
         const knownDelivery = resourceId(deliveryId);
-        const delivery = knownDelivery ? await repo.findDelivery(trx, endpoint.id, knownDelivery) : undefined;
+        const delivery = knownDelivery ? await repo.findDelivery(trx, endpoint.id, knownDelivery, permissions) : undefined;
         if (!delivery) throw deliveryNotFound();
         const fresh = await repo.insertDelivery(trx, endpoint.id, delivery.event_id, clock.now());
-        return presentDelivery((await repo.findDelivery(trx, endpoint.id, fresh))!);
+        return presentDelivery((await repo.findDelivery(trx, endpoint.id, fresh, permissions))!);
       });
     },
 
