@@ -1871,9 +1871,14 @@ export interface paths {
          *     every delivery carries two signatures in `webhook-signature`, by the new secret and by the
          *     previous one, so the receiver can switch at its pace. The endpoint's owner stays (a rotation
          *     never widens what its receiver gets; changing the URL takes ownership).
+         *
+         *     Whoever holds the secret can sign any event to the receiver, so rotating needs the read
+         *     permission of every event type the endpoint is subscribed to, whoever owns it and whatever
+         *     the owner may read now: otherwise `403 permission_denied` (`missing_permissions` lists them)
+         *     and nothing changes.
          *     A signed-in person needs a fresh proof on the session (`403 step_up_required` otherwise;
-         *     `POST /sessions/current/step-up`): a signing secret outlives the session. An API key needs none: it reaches only what it
-         *     was given, with no session to outlive.
+         *     `POST /sessions/current/step-up`): a signing secret outlives the session. An API key needs
+         *     none: it reaches only what it was given, with no session to outlive.
          *
          *     **Required permission:** `webhooks.manage`
          */
@@ -1969,7 +1974,9 @@ export interface paths {
          * @description Sends the delivery's event to the endpoint again, as a new delivery with the same
          *     `webhook-id` (the event's id), whatever became of the first one; judged at sending time like
          *     any delivery (the owner must still be able to read the resource). Answers `202` with the new
-         *     delivery. An id that is not a delivery of this endpoint is `404`.
+         *     delivery. An id that is not a delivery of this endpoint is `404`, and so is a delivery of an
+         *     event the caller may not read now (the deliveries' list leaves it out too): the same answer,
+         *     with no hint that it exists.
          *
          *     **Required permission:** `webhooks.manage`
          */

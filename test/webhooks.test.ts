@@ -1,5 +1,6 @@
 // Webhooks and the event feed (issue 30) on real PostgreSQL, with real receivers on loopback that
 // verify every request with the `standardwebhooks` library, as a partner's receiver would.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { sql } from 'kysely';
@@ -421,6 +422,59 @@ describe('only what is committed, only to who may read it', () => {
     expect(events.length).toBeGreaterThan(0);
     const text = JSON.stringify(events);
     expect(text).not.toMatch(/password|digest|hash|totp|secret/i);
+  });
+});
+
+describe('security: a signing secret and a delivery reach only who may read what they carry', () => {
+  const endpointRow = (id: string) => database.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const rotationsAudited = (id: string) =>
+    database.db.selectFrom('security_events').select('id').where('type', '=', 'webhook_endpoint_secret_rotated').where('target_id', '=', id).execute();
+
+  it("attack: a webhooks.manage holder who may not read users rotates an administrator's endpoint to take a secret that forges user events to its receiver, and cuts the owner off", async () => {
+    const admin = await createUser(database.db, { roles: ['admin'] });
+    const adminAuth: Credential = { authorization: testBearer(admin.id) };
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['user.updated', 'task.created'], adminAuth);
+    const before = await endpointRow(endpoint.id);
+    const manager = await person(['webhooks.manage', 'tasks.read']);
+    const res = await send('post', `/webhook-endpoints/${endpoint.id}/rotate`, manager.auth, { grace_period_seconds: 0 });
+    expect(res.status, res.text).toBe(403);
+    expect(res.body).toMatchObject({ code: 'permission_denied', required_permission: 'users.read', missing_permissions: ['users.read'] });
+    expect(res.text).not.toContain('whsec_');
+    // Nothing changed: the same secret, no rotation audited, and the owner's receiver still verifies with its secret alone.
+    expect(await endpointRow(endpoint.id)).toEqual(before);
+    expect(await rotationsAudited(endpoint.id)).toEqual([]);
+    await send('post', '/tasks', partner.auth, { title: 'Still signed by the owner' });
+    await deliverDue();
+    const got = receiver.received.find((r) => r.body.includes('Still signed by the owner'))!;
+    expect((got.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
+    expect(verified(endpoint.secret, got)).toMatchObject({ type: 'task.created' });
+    // A colleague who may read every type the endpoint is subscribed to may rotate it.
+    const colleague = await person(['webhooks.manage', 'tasks.read', 'users.read']);
+    expect((await send('post', `/webhook-endpoints/${endpoint.id}/rotate`, colleague.auth, { grace_period_seconds: 0 })).status).toBe(200);
+    expect(await rotationsAudited(endpoint.id)).toHaveLength(1);
+    await receiver.close();
+  });
+
+  it('attack: a webhooks.manage and events.read holder who may not read tasks replays a delivery it cannot list, to learn a task event and send it again', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.created']);
+    await send('post', '/tasks', partner.auth, { title: 'Not for the replayer' });
+    await deliverDue();
+    const deliveries = await deliveriesOf(endpoint.id);
+    const outsider = await person(['webhooks.manage', 'events.read']);
+    expect((await send('get', `/webhook-endpoints/${endpoint.id}/deliveries`, outsider.auth)).body.data).toEqual([]);
+    const replay = (deliveryId: string, credential: Credential) => send('post', `/webhook-endpoints/${endpoint.id}/deliveries/${deliveryId}/replay`, credential);
+    const replayed = await replay(deliveries[0]!.id, outsider.auth);
+    expect(replayed.status, replayed.text).toBe(404);
+    // Exactly as a delivery that does not exist: no hint that this one does.
+    const unknown = await replay(randomUUID(), outsider.auth);
+    const withoutRequestId = ({ request_id: _, ...rest }: Record<string, unknown>) => rest;
+    expect(withoutRequestId(replayed.body)).toEqual(withoutRequestId(unknown.body));
+    expect(await deliveriesOf(endpoint.id)).toHaveLength(deliveries.length);
+    // Whoever may read tasks still replays it.
+    expect((await replay(deliveries[0]!.id, partner.auth)).status).toBe(202);
+    await receiver.close();
   });
 });
 

@@ -28,6 +28,9 @@ export type EventType = (typeof PUBLIC_EVENTS)[PublishedAuditType]['type'];
 
 export const EVENT_TYPES: readonly EventType[] = Object.values(PUBLIC_EVENTS).map((e) => e.type);
 
+/** The permissions that reading events needs, each once. */
+export const EVENT_PERMISSIONS: readonly string[] = [...new Set(Object.values(PUBLIC_EVENTS).map((e) => e.permission))];
+
 /** The permission that reading an event of this type needs. */
 export function permissionOfEventType(type: string): string | undefined {
   return Object.values(PUBLIC_EVENTS).find((e) => e.type === type)?.permission;

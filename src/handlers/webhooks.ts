@@ -42,11 +42,11 @@ export function webhookHandlers({ webhooks, idempotency }: Services) {
   const rotateWebhookEndpointSecret: Handler<'rotateWebhookEndpointSecret'> = async ({ body, path, principal, request }) =>
     withSecret(200, await webhooks.rotate(requireCaller(principal), path.id, body?.grace_period_seconds, request));
 
-  const testWebhookEndpoint: Handler<'testWebhookEndpoint'> = async ({ path }) => ({ status: 202, body: await webhooks.test(path.id) });
+  const testWebhookEndpoint: Handler<'testWebhookEndpoint'> = async ({ path, principal }) => ({ status: 202, body: await webhooks.test(requireCaller(principal), path.id) });
 
   const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ path, query, principal }) => ({ status: 200, body: await webhooks.deliveries(requireCaller(principal), path.id, query ?? {}) });
 
-  const replayWebhookDelivery: Handler<'replayWebhookDelivery'> = async ({ path }) => ({ status: 202, body: await webhooks.replay(path.id, path.delivery_id) });
+  const replayWebhookDelivery: Handler<'replayWebhookDelivery'> = async ({ path, principal }) => ({ status: 202, body: await webhooks.replay(requireCaller(principal), path.id, path.delivery_id) });
 
   const listEvents: Handler<'listEvents'> = async ({ principal, query }) => ({
     status: 200,

@@ -80,6 +80,14 @@ export function ownerMayRead(now: Date, permission: ReturnType<typeof sql>) {
   end`;
 }
 
+/** Of `permissions`, those the owner of endpoint `endpointId` may read now (ownerMayRead). */
+export async function permissionsOwnerMayRead(db: Kysely<Database>, endpointId: string, permissions: readonly string[], now: Date): Promise<string[]> {
+  const { rows } = await sql<{ permission: string }>`
+    select p.permission from unnest(${[...permissions]}::text[]) as p(permission), webhook_endpoints w
+    where w.id = ${endpointId} and ${ownerMayRead(now, sql`p.permission`)}`.execute(db);
+  return rows.map((r) => r.permission);
+}
+
 /**
  * At most this many deliveries are made by one statement of the relay: its batch of events shrinks
  * as endpoints multiply, so a thousand endpoints cannot make one statement outlive the pool's
@@ -227,31 +235,30 @@ export type DeliveryRow = Omit<Selectable<WebhookDeliveriesTable>, 'next_attempt
 };
 
 /**
- * One page of an endpoint's deliveries of events the caller may read (`permissions`; as GET /events
- * lists them: a delivery names its event's type and time, which tell of a change), newest first;
- * `limit + 1` rows tell whether more follow.
+ * An endpoint's deliveries of events the caller may read (`permissions`; as GET /events lists them:
+ * a delivery names its event's type and time, which tell of a change). Every way to a delivery
+ * (list, read, replay) starts here, so one hidden from the list is unknown to all of them.
  */
-export function listDeliveries(db: Kysely<Database>, endpointId: string, permissions: readonly string[], limit: number, after?: { createdAt: string; id: string }): Promise<DeliveryRow[]> {
-  let query = db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('events as e', 'e.id', 'd.event_id')
-    .select(['d.id', 'd.event_id', 'e.type as event_type', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_duration_ms', 'd.last_error', 'd.last_response'])
-    .select([isoMillis('d.next_attempt_at').as('next_attempt_at'), isoMillis('d.last_attempt_at').as('last_attempt_at'), isoMillis('d.created_at').as('created_at'), isoMicros('d.created_at').as('cursor_created_at')])
-    .where('d.endpoint_id', '=', endpointId)
-    .where('e.required_permission', 'in', permissions.length ? [...permissions] : ['']);
-  if (after) query = query.where(sql<boolean>`(d.created_at, d.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`);
-  return query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(limit + 1).execute() as Promise<DeliveryRow[]>;
-}
-
-export function findDelivery(db: Kysely<Database>, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
+function readableDeliveries(db: Kysely<Database>, endpointId: string, permissions: readonly string[]) {
   return db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
     .select(['d.id', 'd.event_id', 'e.type as event_type', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_duration_ms', 'd.last_error', 'd.last_response'])
     .select([isoMillis('d.next_attempt_at').as('next_attempt_at'), isoMillis('d.last_attempt_at').as('last_attempt_at'), isoMillis('d.created_at').as('created_at'), isoMicros('d.created_at').as('cursor_created_at')])
     .where('d.endpoint_id', '=', endpointId)
-    .where('d.id', '=', id)
-    .executeTakeFirst() as Promise<DeliveryRow | undefined>;
+    .where('e.required_permission', 'in', permissions.length ? [...permissions] : ['']);
+}
+
+/** One page of the deliveries the caller may read (`readableDeliveries`), newest first; `limit + 1` rows tell whether more follow. */
+export function listDeliveries(db: Kysely<Database>, endpointId: string, permissions: readonly string[], limit: number, after?: { createdAt: string; id: string }): Promise<DeliveryRow[]> {
+  let query = readableDeliveries(db, endpointId, permissions);
+  if (after) query = query.where(sql<boolean>`(d.created_at, d.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`);
+  return query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(limit + 1).execute() as Promise<DeliveryRow[]>;
+}
+
+/** One delivery, if the caller may read it (`readableDeliveries`). */
+export function findDelivery(db: Kysely<Database>, endpointId: string, id: string, permissions: readonly string[]): Promise<DeliveryRow | undefined> {
+  return readableDeliveries(db, endpointId, permissions).where('d.id', '=', id).executeTakeFirst() as Promise<DeliveryRow | undefined>;
 }
 
 /** A new delivery of an event to an endpoint, due now; NOTIFY wakes the workers at commit. */

@@ -2,10 +2,12 @@
 //
 // The rule (docs/AUTH.md) applied to events: an endpoint receives only what its owner may read at
 // delivery time (src/webhooks/repository.ts, ownerMayRead), and the owner is whoever last chose
-// where events go or obtained the secret that reads them (created it, changed its URL, rotated its
-// secret): otherwise a holder of webhooks.manage lacking tasks.read could point someone else's
-// endpoint at their own server and read tasks. Subscribing to a type needs the right to read it,
-// so nobody is told they subscribed to what they will never receive. Disabling and deleting only
+// where events go (created the endpoint or changed its URL): otherwise a holder of webhooks.manage
+// lacking tasks.read could point someone else's endpoint at their own server and read tasks.
+// Whoever holds the secret can sign any event the receiver trusts, so nobody obtains one (by a
+// rotation) unless they may read every type the endpoint is subscribed to; a change of URL hands
+// out no secret, so it needs nothing more. Subscribing to a type needs the right to read it, so
+// nobody is told they subscribed to what they will never receive. Disabling and deleting only
 // take away, so any holder of webhooks.manage may.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -13,12 +15,12 @@ import type { components } from '../../generated/openapi.js';
 import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { Principal } from '../auth/principal.js';
-import { DomainError, invalid } from '../errors.js';
+import { DomainError, forbidden, invalid } from '../errors.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
-import { EVENT_RETENTION_DAYS, permissionOfEventType } from '../audit/outbox.js';
-import { assertMayGrant } from '../auth/authority.js';
+import { EVENT_PERMISSIONS, EVENT_RETENTION_DAYS, permissionOfEventType } from '../audit/outbox.js';
+import { assertMayGrant, lacking } from '../auth/authority.js';
 import { serviceSecret } from '../auth/service-secrets.js';
 import { keyringOf } from '../auth/sealing-keys.js';
 import { openCursor, sealCursor } from '../pagination/signed-cursor.js';
@@ -111,6 +113,22 @@ const ownerOf = (caller: Principal) =>
 /** Subscribing to a type needs the permission that reading it needs. */
 function assertMayRead(caller: Principal, types: readonly string[]) {
   assertMayGrant(caller, types.map((t) => permissionOfEventType(t)!), 'a subscription to events');
+}
+
+/**
+ * Whoever holds an endpoint's signing secret can sign any event its receiver trusts: every type the
+ * endpoint is subscribed to (required even for a type the owner lost, which the owner may get
+ * back), and every type its owner may read (the receiver expects those too: narrowing the
+ * subscription first and rotating after must not hand the secret over). So obtaining one needs the
+ * permission of each.
+ */
+function assertMayHoldSecret(caller: Principal, permissions: readonly string[]) {
+  const missing = lacking(caller, [...new Set(permissions)]);
+  if (missing.length === 0) return;
+  throw forbidden('permission_denied', `A new secret of this endpoint signs events that need ${missing.join(', ')}: permissions you do not have.`, {
+    required_permission: missing[0],
+    missing_permissions: missing,
+  });
 }
 
 const cleanDescription = (value: string | null | undefined) =>
@@ -227,9 +245,10 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
     },
 
     /**
-     * A new secret; the previous one keeps signing for the grace period. The owner stays: a secret
-     * only proves who signs, and the receiver is the URL's (a colleague who reads more must not
-     * widen what that receiver gets by a routine rotation; changing the URL takes ownership).
+     * A new secret; the previous one keeps signing for the grace period. Only for a caller who may
+     * read every subscribed type and every type the owner may read (assertMayHoldSecret). The owner stays: a secret only proves who
+     * signs, and the receiver is the URL's (a colleague who reads more must not widen what that
+     * receiver gets by a routine rotation; changing the URL takes ownership).
      */
     async rotate(caller: Principal, id: string, gracePeriodS: number | undefined, origin: Origin) {
       const secret = newSigningSecret();
@@ -238,6 +257,8 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
         const row = known ? await repo.lockEndpoint(trx, known) : undefined;
         if (!row) throw notFound();
         const now = clock.now();
+        const ownerReads = await repo.permissionsOwnerMayRead(trx, row.id, EVENT_PERMISSIONS, now);
+        assertMayHoldSecret(caller, [...row.event_types.map((t) => permissionOfEventType(t)!), ...ownerReads]);
         const grace = gracePeriodS ?? DEFAULT_GRACE_S;
         const { sealed, keyId } = sealUnderCurrent(keys, row.id, secret);
         await trx
@@ -264,7 +285,7 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
     },
 
     /** A `webhook_endpoint.test` event for this endpoint only. */
-    async test(id: string) {
+    async test(caller: Principal, id: string) {
       return db.transaction().execute(async (trx) => {
         const endpoint = await find(trx, id);
         const now = clock.now();
@@ -272,7 +293,7 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
         const payload = { id: eventId, type: TEST_EVENT, occurred_at: now.toISOString(), data: { webhook_endpoint_id: endpoint.id } };
         await trx.insertInto('events').values({ id: eventId, type: TEST_EVENT, occurred_at: now, audit_event_id: null, required_permission: 'webhooks.manage', payload: JSON.stringify(payload) }).execute();
         const deliveryId = await repo.insertDelivery(trx, endpoint.id, eventId, now);
-        return presentDelivery((await repo.findDelivery(trx, endpoint.id, deliveryId))!);
+        return presentDelivery((await repo.findDelivery(trx, endpoint.id, deliveryId, [...caller.permissions]))!);
       });
     },
 
@@ -293,15 +314,19 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
       return { data: page.map(presentDelivery), next_cursor: nextCursor };
     },
 
-    /** The delivery's event again, as a new delivery (same webhook-id: the event's). */
-    async replay(id: string, deliveryId: string) {
+    /**
+     * The delivery's event again, as a new delivery (same webhook-id: the event's). A delivery of an
+     * event the caller may not read is not found, as in the list: its answer names the event.
+     */
+    async replay(caller: Principal, id: string, deliveryId: string) {
+      const permissions = [...caller.permissions];
       return db.transaction().execute(async (trx) => {
         const endpoint = await find(trx, id);
         const knownDelivery = resourceId(deliveryId);
-        const delivery = knownDelivery ? await repo.findDelivery(trx, endpoint.id, knownDelivery) : undefined;
+        const delivery = knownDelivery ? await repo.findDelivery(trx, endpoint.id, knownDelivery, permissions) : undefined;
         if (!delivery) throw deliveryNotFound();
         const fresh = await repo.insertDelivery(trx, endpoint.id, delivery.event_id, clock.now());
-        return presentDelivery((await repo.findDelivery(trx, endpoint.id, fresh))!);
+        return presentDelivery((await repo.findDelivery(trx, endpoint.id, fresh, permissions))!);
       });
     },
 
