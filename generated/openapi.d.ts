@@ -2030,13 +2030,14 @@ export interface paths {
         put?: never;
         /**
          * Add an identity provider
-         * @description Adds an OpenID Provider: its issuer (its discovery document is read now, `400
-         *     issuer_unreachable` otherwise), the client registered there for this service (register the
-         *     `redirect_uri` answered, exactly), the e-mail domains it answers for, and how its groups map
-         *     to roles. The client secret is sealed at rest and never answered. The caller must hold every
-         *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
-         *     granting that role. Answers `201` with the provider, its `ETag` and its `Location`; with an
-         *     `Idempotency-Key`, a retry replays that answer (the client secret is in no answer, stored or not).
+         * @description Adds an OpenID Provider: its issuer (`https` and public, `400 issuer_refused` otherwise, see
+         *     `issuer`; its discovery document is read now, `400 issuer_unreachable` otherwise), the client
+         *     registered there for this service (register the `redirect_uri` answered, exactly), the e-mail
+         *     domains it answers for, and how its groups map to roles. The client secret is sealed at rest
+         *     and never answered. The caller must hold every permission of every role it maps (`403
+         *     permission_denied`): mapping a group to a role is granting that role. Answers `201` with the
+         *     provider, its `ETag` and its `Location`; with an `Idempotency-Key`, a retry replays that
+         *     answer (the client secret is in no answer, stored or not).
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -2067,13 +2068,14 @@ export interface paths {
         /**
          * Add an identity provider (French path)
          * @description French name of `POST /identity-providers`; same behaviour.
-         *     Adds an OpenID Provider: its issuer (its discovery document is read now, `400
-         *     issuer_unreachable` otherwise), the client registered there for this service (register the
-         *     `redirect_uri` answered, exactly), the e-mail domains it answers for, and how its groups map
-         *     to roles. The client secret is sealed at rest and never answered. The caller must hold every
-         *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
-         *     granting that role. Answers `201` with the provider, its `ETag` and its `Location`; with an
-         *     `Idempotency-Key`, a retry replays that answer (the client secret is in no answer, stored or not).
+         *     Adds an OpenID Provider: its issuer (`https` and public, `400 issuer_refused` otherwise, see
+         *     `issuer`; its discovery document is read now, `400 issuer_unreachable` otherwise), the client
+         *     registered there for this service (register the `redirect_uri` answered, exactly), the e-mail
+         *     domains it answers for, and how its groups map to roles. The client secret is sealed at rest
+         *     and never answered. The caller must hold every permission of every role it maps (`403
+         *     permission_denied`): mapping a group to a role is granting that role. Answers `201` with the
+         *     provider, its `ETag` and its `Location`; with an `Idempotency-Key`, a retry replays that
+         *     answer (the client secret is in no answer, stored or not).
          *
          *     **Required permission:** `identity_providers.manage`
          */
@@ -4809,8 +4811,12 @@ export interface components {
             /**
              * Format: uri
              * @description The issuer identifier. Read at creation (`400 issuer_unreachable` when its discovery
-             *     document cannot be read or names another issuer). `http` is accepted for loopback
-             *     addresses only (development and tests).
+             *     document cannot be read or names another issuer). `https` only, to a public address: an
+             *     `http` issuer, or one whose host is or resolves to a loopback, private, link-local, shared
+             *     or cloud metadata address, is refused (`400 issuer_refused`), and so is any request to the
+             *     provider (token, keys) on such an address. (A deployment may allow plain `http` and private
+             *     addresses for a development provider with `OIDC_ALLOW_INSECURE_ISSUERS=true`, refused in
+             *     production; metadata addresses stay refused.)
              * @example https://login.example.com/realms/staff
              */
             issuer: string;
@@ -4873,8 +4879,12 @@ export interface components {
             /**
              * Format: uri
              * @description The issuer identifier. Read at creation (`400 issuer_unreachable` when its discovery
-             *     document cannot be read or names another issuer). `http` is accepted for loopback
-             *     addresses only (development and tests).
+             *     document cannot be read or names another issuer). `https` only, to a public address: an
+             *     `http` issuer, or one whose host is or resolves to a loopback, private, link-local, shared
+             *     or cloud metadata address, is refused (`400 issuer_refused`), and so is any request to the
+             *     provider (token, keys) on such an address. (A deployment may allow plain `http` and private
+             *     addresses for a development provider with `OIDC_ALLOW_INSECURE_ISSUERS=true`, refused in
+             *     production; metadata addresses stay refused.)
              * @example https://login.example.com/realms/staff
              */
             issuer?: string;
