@@ -2062,13 +2062,14 @@ export interface paths {
         put?: never;
         /**
          * Add an identity provider
-         * @description Adds an OpenID Provider: its issuer (its discovery document is read now, `400
-         *     issuer_unreachable` otherwise), the client registered there for this service (register the
-         *     `RedirectUri` answered, exactly), the e-mail domains it answers for, and how its groups map
-         *     to roles. The client secret is sealed at rest and never answered. The caller must hold every
-         *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
-         *     granting that role. Answers `201` with the provider, its `ETag` and its `Location`; with an
-         *     `Idempotency-Key`, a retry replays that answer (the client secret is in no answer, stored or not).
+         * @description Adds an OpenID Provider: its issuer (`https` and public, `400 issuer_refused` otherwise, see
+         *     `Issuer`; its discovery document is read now, `400 issuer_unreachable` otherwise), the client
+         *     registered there for this service (register the `RedirectUri` answered, exactly), the e-mail
+         *     domains it answers for, and how its groups map to roles. The client secret is sealed at rest
+         *     and never answered. The caller must hold every permission of every role it maps (`403
+         *     permission_denied`): mapping a group to a role is granting that role. Answers `201` with the
+         *     provider, its `ETag` and its `Location`; with an `Idempotency-Key`, a retry replays that
+         *     answer (the client secret is in no answer, stored or not).
          *     Signed-in people only, with a fresh proof on the session (`403 step_up_required` otherwise;
          *     `POST /sessions/current/step-up`): a provider signs people in, so configuring one is at
          *     least as sensitive as creating an API key, and an API key cannot do it.
@@ -2102,13 +2103,14 @@ export interface paths {
         /**
          * Add an identity provider (French path)
          * @description French name of `POST /identity-providers`; same behaviour.
-         *     Adds an OpenID Provider: its issuer (its discovery document is read now, `400
-         *     issuer_unreachable` otherwise), the client registered there for this service (register the
-         *     `RedirectUri` answered, exactly), the e-mail domains it answers for, and how its groups map
-         *     to roles. The client secret is sealed at rest and never answered. The caller must hold every
-         *     permission of every role it maps (`403 permission_denied`): mapping a group to a role is
-         *     granting that role. Answers `201` with the provider, its `ETag` and its `Location`; with an
-         *     `Idempotency-Key`, a retry replays that answer (the client secret is in no answer, stored or not).
+         *     Adds an OpenID Provider: its issuer (`https` and public, `400 issuer_refused` otherwise, see
+         *     `Issuer`; its discovery document is read now, `400 issuer_unreachable` otherwise), the client
+         *     registered there for this service (register the `RedirectUri` answered, exactly), the e-mail
+         *     domains it answers for, and how its groups map to roles. The client secret is sealed at rest
+         *     and never answered. The caller must hold every permission of every role it maps (`403
+         *     permission_denied`): mapping a group to a role is granting that role. Answers `201` with the
+         *     provider, its `ETag` and its `Location`; with an `Idempotency-Key`, a retry replays that
+         *     answer (the client secret is in no answer, stored or not).
          *     Signed-in people only, with a fresh proof on the session (`403 step_up_required` otherwise;
          *     `POST /sessions/current/step-up`): a provider signs people in, so configuring one is at
          *     least as sensitive as creating an API key, and an API key cannot do it.
@@ -4860,8 +4862,12 @@ export interface components {
             /**
              * Format: uri
              * @description The issuer identifier. Read at creation (`400 issuer_unreachable` when its discovery
-             *     document cannot be read or names another issuer). `http` is accepted for loopback
-             *     addresses only (development and tests).
+             *     document cannot be read or names another issuer). `https` only, to a public address: an
+             *     `http` issuer, or one whose host is or resolves to a loopback, private, link-local, shared
+             *     or cloud metadata address, is refused (`400 issuer_refused`), and so is any request to the
+             *     provider (token, keys) on such an address. (A deployment may allow plain `http` and private
+             *     addresses for a development provider with `OIDC_ALLOW_INSECURE_ISSUERS=true`, refused in
+             *     production; metadata addresses stay refused.)
              * @example https://login.example.com/realms/staff
              */
             Issuer: string;
@@ -4924,8 +4930,12 @@ export interface components {
             /**
              * Format: uri
              * @description The issuer identifier. Read at creation (`400 issuer_unreachable` when its discovery
-             *     document cannot be read or names another issuer). `http` is accepted for loopback
-             *     addresses only (development and tests).
+             *     document cannot be read or names another issuer). `https` only, to a public address: an
+             *     `http` issuer, or one whose host is or resolves to a loopback, private, link-local, shared
+             *     or cloud metadata address, is refused (`400 issuer_refused`), and so is any request to the
+             *     provider (token, keys) on such an address. (A deployment may allow plain `http` and private
+             *     addresses for a development provider with `OIDC_ALLOW_INSECURE_ISSUERS=true`, refused in
+             *     production; metadata addresses stay refused.)
              * @example https://login.example.com/realms/staff
              */
             Issuer?: string;

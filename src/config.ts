@@ -135,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       WEBHOOKS_DELIVER: bool({ default: true, desc: 'Whether this process sends webhook deliveries; false: it writes events and deliveries only, and processes started with true send them (a deployment may keep delivery off the processes that serve requests)' }),
       OIDC_REDIRECT_URI: url({ default: 'http://localhost:3000/sign-in/oidc', desc: 'Where identity providers send people back (the back office page /sign-in/oidc of this deployment); register it at each provider' }),
       OIDC_FLOW_TTL_S: num({ default: 600, desc: 'How long a sign-in with an identity provider may take, from start to callback (seconds)' }),
+      OIDC_ALLOW_INSECURE_ISSUERS: bool({ default: false, desc: 'Development and tests only, refused with NODE_ENV=production: identity providers may be plain http and on private addresses, loopback included (cloud metadata addresses stay refused)' }),
       OIDC_MAX_FLOWS_PER_IP: num({ default: 30, desc: 'Sign-ins with an identity provider started and not completed, and refused callbacks, per client IP within the sign-in throttle window before 429' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
@@ -164,6 +165,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (retrySchedule.some((v) => !(v >= 0 && v <= 7 * 86_400))) throw new ConfigError('Invalid configuration:\n  WEBHOOKS_RETRY_SCHEDULE_S: expected seconds (0 to 604800), comma-separated');
   const passkeys = passkeyConfig(e.PASSKEY_RP_ID, e.PASSKEY_RP_NAME, e.PASSKEY_ORIGINS);
   if (!Number.isInteger(e.OIDC_FLOW_TTL_S) || e.OIDC_FLOW_TTL_S < 30 || e.OIDC_FLOW_TTL_S > 3600) throw new ConfigError('Invalid configuration:\n  OIDC_FLOW_TTL_S: expected 30 to 3600 seconds');
+  if (e.OIDC_ALLOW_INSECURE_ISSUERS && e.NODE_ENV === 'production') {
+    throw new ConfigError('Invalid configuration:\n  OIDC_ALLOW_INSECURE_ISSUERS: not with NODE_ENV=production (it lets an administrator make the service call plain http and its own network; for a local development provider only)');
+  }
   if (e.TEST_CLOCK_FILE !== '' && e.NODE_ENV !== 'test') throw new ConfigError('Invalid configuration:\n  TEST_CLOCK_FILE: only with NODE_ENV=test');
   return {
     env: e.NODE_ENV,
@@ -219,7 +223,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       syncIntervalMs: e.RATE_LIMIT_SYNC_INTERVAL_MS,
       unsyncedFraction: e.RATE_LIMIT_UNSYNCED_FRACTION,
     },
-    oidc: { redirectUri: e.OIDC_REDIRECT_URI, flowTtlS: e.OIDC_FLOW_TTL_S, maxFlowsPerIp: e.OIDC_MAX_FLOWS_PER_IP },
+    oidc: {
+      redirectUri: e.OIDC_REDIRECT_URI,
+      flowTtlS: e.OIDC_FLOW_TTL_S,
+      maxFlowsPerIp: e.OIDC_MAX_FLOWS_PER_IP,
+      /** Where identity providers may be called (src/identity/provider-network.ts): OIDC_ALLOW_INSECURE_ISSUERS. */
+      issuers: { allowInsecure: e.OIDC_ALLOW_INSECURE_ISSUERS },
+    },
     leakReportKeysFile: e.LEAK_REPORT_KEYS_FILE,
     testClockFile: e.TEST_CLOCK_FILE,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,

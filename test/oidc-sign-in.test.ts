@@ -16,9 +16,15 @@ import { ManualClock } from '../src/clock.js';
 import { SoftAuthenticator } from './support/passkey.js';
 import { sql } from 'kysely';
 import { keyring, newSealingKeyLine } from '../src/auth/sealing-keys.js';
-import { parseSealingKeys } from '../src/config.js';
 import { openClientSecret } from '../src/identity/client-secret.js';
 import { resealAll } from '../src/maintenance/reseal.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as client from 'openid-client';
+import { loadConfig, parseSealingKeys } from '../src/config.js';
+import { discover } from '../src/identity/oidc.js';
+import { providerFetch } from '../src/identity/provider-network.js';
+import { makeIdentityProvider } from './support/access-fixtures.js';
 
 let database: TestDatabase;
 let op: HandMadeProvider;
@@ -463,8 +469,7 @@ describe('managing providers: nobody gains a right they do not hold', { timeout:
     const unreachable = await request(service.app).post('/identity-providers').set(auth(admin.token)).send({ ...base, issuer: 'http://127.0.0.1:9/nothing', domains: ['free.example'] });
     expect(unreachable.status).toBe(400);
     expect(unreachable.body.code).toBe('issuer_unreachable');
-    const plain = await request(service.app).post('/identity-providers').set(auth(admin.token)).send({ ...base, issuer: 'http://login.example.com', domains: ['free.example'] });
-    expect(plain.status).toBe(400);
+    // Plain http and addresses in the service's own network: "security: ..." below.
     // A URI to the contract's schema that no URL parser takes (found by test/fuzz.test.ts: it was a 500).
     const hostless = await request(service.app).post('/identity-providers').set(auth(admin.token)).send({ ...base, issuer: 'http://', domains: ['free.example'] });
     expect([hostless.status, hostless.body.code]).toEqual([400, 'validation_failed']);
@@ -601,5 +606,135 @@ describe('security: a stolen access token and identity providers', { timeout: bu
       await request(service.app).delete(`/identity-providers/${id}`).set(auth(admin.token)).expect(204);
       await attacker.close();
     }
+  });
+});
+
+/**
+ * A listener on this host's loopback, standing for whatever the service's own network holds (an
+ * admin port, a database's HTTP interface): it answers a discovery document naming itself, so a
+ * service that calls it accepts it. Counts every connection made to it.
+ */
+async function startLoopbackListener() {
+  let connections = 0;
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', issuer);
+    if (url.pathname !== '/.well-known/openid-configuration') return res.writeHead(404).end();
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks`, response_types_supported: ['code'], subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }));
+  });
+  server.on('connection', () => (connections += 1));
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const port = (server.address() as AddressInfo).port;
+  const issuer = `http://127.0.0.1:${port}`;
+  return {
+    issuer,
+    port,
+    connections: () => connections,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
+
+describe('security: an issuer must be https and public unless OIDC_ALLOW_INSECURE_ISSUERS (development) says otherwise', { timeout: budget({ passwordHash: 3 }) }, () => {
+  /** The service as deployed: the setting left to its default (the tests' harness turns it on). */
+  const secure = () => createTestApp(database.db, { env: { OIDC_ALLOW_INSECURE_ISSUERS: undefined } });
+
+  it("attack: an identity provider's discovery over plain http makes the server call its own loopback", async () => {
+    const listener = await startLoopbackListener();
+    try {
+      const { app } = secure();
+      const tables = await tableNames(database.db);
+      const before = await digestTables(database.db, tables);
+      const res = await request(app).post('/identity-providers').set(auth(admin.token)).send({ name: 'Loopback', issuer: listener.issuer, client_id: 'x', client_secret: 'y', domains: ['loopback.example'] });
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.code).toBe('issuer_refused');
+      expect(res.body.detail).toContain('OIDC_ALLOW_INSECURE_ISSUERS=true');
+      expectContractResponse(res, 'POST', '/identity-providers');
+      expect(listener.connections()).toBe(0);
+      expect(await digestTables(database.db, tables)).toEqual(before);
+      // The listener is a provider a service would accept: under the development setting, it is.
+      const development = await request(service.app).post('/identity-providers').set(auth(admin.token)).send({ name: 'Loopback', issuer: listener.issuer, client_id: 'x', client_secret: 'y', domains: ['loopback.example'] });
+      expect(development.status).toBe(201);
+      expect(listener.connections()).toBeGreaterThan(0);
+      await request(service.app).delete(`/identity-providers/${development.body.id}`).set(auth(admin.token)).expect(204);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('attack: an issuer changed to the loopback over http, or an https issuer on a loopback or private address: refused, nothing sent, nothing written', async () => {
+    const listener = await startLoopbackListener();
+    try {
+      const { app } = secure();
+      const tables = await tableNames(database.db);
+      const before = await digestTables(database.db, tables);
+      const changed = await request(app).patch(`/identity-providers/${providerId}`).set(auth(admin.token)).send({ issuer: listener.issuer });
+      expect([changed.status, changed.body.code]).toEqual([400, 'issuer_refused']);
+      expect(changed.body.detail).toBe('The issuer must use https; for a local development provider set OIDC_ALLOW_INSECURE_ISSUERS=true (never in production).');
+      expectContractResponse(changed, 'PATCH', '/identity-providers/{id}');
+      for (const issuer of [`https://127.0.0.1:${listener.port}`, `https://localhost:${listener.port}`, `https://[::1]:${listener.port}`, `https://[::ffff:127.0.0.1]:${listener.port}`, 'https://10.1.2.3', 'https://192.168.0.1/realms/corp']) {
+        const res = await request(app).post('/identity-providers').set(auth(admin.token)).send({ name: 'Inside', issuer, client_id: 'x', client_secret: 'y', domains: ['inside.example'] });
+        expect([issuer, res.status, res.body.code]).toEqual([issuer, 400, 'issuer_refused']);
+        expect(res.body.detail).toMatch(/^The issuer resolves to .+, an address that is not public .+; for a local development provider set OIDC_ALLOW_INSECURE_ISSUERS=true/);
+        expect(res.body.errors).toEqual([expect.objectContaining({ location: 'request/body/issuer', error_code: 'issuer_refused' })]);
+      }
+      expect(listener.connections()).toBe(0);
+      expect(await digestTables(database.db, tables)).toEqual(before);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('attack: a cloud metadata address as the issuer, even under the development setting', async () => {
+    for (const issuer of ['http://169.254.169.254/latest', 'https://169.254.169.254', 'http://[fd00:ec2::254]', 'http://100.100.100.200']) {
+      const res = await request(service.app).post('/identity-providers').set(auth(admin.token)).send({ name: 'Metadata', issuer, client_id: 'x', client_secret: 'y', domains: ['metadata.example'] });
+      expect([issuer, res.status, res.body.code]).toEqual([issuer, 400, 'issuer_refused']);
+      expect(res.body.detail).toMatch(/a cloud metadata address, which the service never calls\.$/);
+    }
+  });
+
+  it('attack: a provider saved under the development setting is not called by a service running without it (its kept discovery included)', async () => {
+    const listener = await startLoopbackListener();
+    try {
+      const id = await makeIdentityProvider(database.db, listener.issuer, ['saved-loopback.example']);
+      // Discovered (and kept in this process) by the service under the development setting...
+      await request(service.app).post('/sessions/oidc').send({ provider_id: id }).expect(201);
+      const called = listener.connections();
+      expect(called).toBeGreaterThan(0);
+      // ...and refused by one without it, before any request.
+      const res = await request(secure().app).post('/sessions/oidc').send({ provider_id: id });
+      expect([res.status, res.body.code]).toEqual([401, 'oidc_provider_error']);
+      expect(listener.connections()).toBe(called);
+      await database.db.deleteFrom('identity_providers').where('id', '=', id).execute();
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it("attack: a discovery document naming a token endpoint or keys in the server's own network: every request of the provider goes through the guarded fetch", async () => {
+    const listener = await startLoopbackListener();
+    try {
+      const guarded = providerFetch({ allowInsecure: false });
+      const get = { method: 'GET', headers: {}, body: undefined, redirect: 'manual' as const };
+      for (const url of [`${listener.issuer}/token`, `https://127.0.0.1:${listener.port}/token`, `https://localhost:${listener.port}/jwks`, `https://[::1]:${listener.port}/jwks`]) {
+        await expect(guarded(url, get), url).rejects.toThrow(TypeError);
+      }
+      expect(listener.connections()).toBe(0);
+      // The development setting allows the loopback, never a metadata address.
+      const lax = providerFetch({ allowInsecure: true });
+      expect((await lax(`${listener.issuer}/.well-known/openid-configuration`, get)).status).toBe(200);
+      await expect(lax('http://169.254.169.254/latest/meta-data/', get)).rejects.toThrow(/fetch refused/);
+      // What openid-client uses for the token and key requests after discovery is that fetch.
+      const config = await discover({ issuer: listener.issuer, clientId: 'x', clientSecret: 'y' }, { allowInsecure: true });
+      await expect(config[client.customFetch]!('http://169.254.169.254/latest/meta-data/', get)).rejects.toThrow(/fetch refused/);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('the setting is off by default and refused in production', () => {
+    expect(loadConfig({}).oidc.issuers).toEqual({ allowInsecure: false });
+    expect(loadConfig({ NODE_ENV: 'development', OIDC_ALLOW_INSECURE_ISSUERS: 'true' }).oidc.issuers).toEqual({ allowInsecure: true });
+    expect(() => loadConfig({ NODE_ENV: 'production', OIDC_ALLOW_INSECURE_ISSUERS: 'true' })).toThrow(/OIDC_ALLOW_INSECURE_ISSUERS: not with NODE_ENV=production/);
   });
 });

@@ -4,11 +4,13 @@
 // - `enableNonRepudiationChecks`: openid-client v6 does not check the signature of an ID token it
 //   got from the token endpoint over TLS (OpenID Connect Core 3.1.3.7 allows that); we check it
 //   against the provider's published keys, so a token signed by any other key is refused.
-// - `http` issuers only on loopback (development and the tests' provider); everything else HTTPS.
+// - Only `https` to public addresses, on every request (discovery, token, keys), unless
+//   OIDC_ALLOW_INSECURE_ISSUERS (development and tests): src/identity/provider-network.ts.
 // A provider's configuration (its discovery document and, inside openid-client, its keys) is kept
 // in this process for DISCOVERY_KEEP_MS, keyed by the provider's row as last changed: it is the
 // provider's published metadata, which every process reads the same, not state of ours.
 import * as client from 'openid-client';
+import { assertIssuerAllowed, providerFetch, type IssuerPolicy } from './provider-network.js';
 
 const DISCOVERY_KEEP_MS = 10 * 60_000;
 const TIMEOUT_S = 10;
@@ -17,10 +19,6 @@ export interface RelyingParty {
   issuer: string;
   clientId: string;
   clientSecret: string;
-}
-
-export function isLoopback(url: URL): boolean {
-  return url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
 }
 
 /** Why the provider's answer was refused; the sign-in maps each to its problem code. */
@@ -36,23 +34,34 @@ export class OidcRefusal extends Error {
 
 const kept = new Map<string, { config: Promise<client.Configuration>; until: number }>();
 
+/** The fetch of each policy: one per process, as the policy is the process's configuration. */
+const fetches = new Map<boolean, client.CustomFetch>();
+const fetchOf = (policy: IssuerPolicy) => fetches.get(policy.allowInsecure) ?? fetches.set(policy.allowInsecure, providerFetch(policy)).get(policy.allowInsecure)!;
+
 /** The provider's configuration (discovery document read, issuer checked), kept a while. */
-export function configurationOf(rp: RelyingParty, version: string): Promise<client.Configuration> {
-  const key = `${rp.issuer}\n${rp.clientId}\n${version}`;
+export function configurationOf(rp: RelyingParty, version: string, policy: IssuerPolicy): Promise<client.Configuration> {
+  // The policy is part of the key: a configuration read under the development setting is never
+  // handed to a service running without it (tests run both in one process).
+  const key = `${rp.issuer}\n${rp.clientId}\n${version}\n${policy.allowInsecure}`;
   const now = Date.now();
   const hit = kept.get(key);
   if (hit && hit.until > now) return hit.config;
-  const config = discover(rp);
+  const config = discover(rp, policy);
   kept.set(key, { config, until: now + DISCOVERY_KEEP_MS });
   config.catch(() => kept.delete(key));
   return config;
 }
 
-/** Reads the discovery document now (creating or changing a provider): fails when unreachable or of another issuer. */
-export async function discover(rp: RelyingParty): Promise<client.Configuration> {
+/**
+ * Reads the discovery document now (creating or changing a provider): throws IssuerRefusedError
+ * when the issuer may not be called (nothing is sent then), fails when unreachable or of another issuer.
+ */
+export async function discover(rp: RelyingParty, policy: IssuerPolicy): Promise<client.Configuration> {
   const issuer = new URL(rp.issuer);
-  const execute = issuer.protocol === 'http:' && isLoopback(issuer) ? [client.allowInsecureRequests, client.enableNonRepudiationChecks] : [client.enableNonRepudiationChecks];
-  return client.discovery(issuer, rp.clientId, undefined, client.ClientSecretBasic(rp.clientSecret), { execute, timeout: TIMEOUT_S });
+  await assertIssuerAllowed(issuer, policy);
+  // Without the development setting openid-client itself also refuses any `http` endpoint.
+  const execute = policy.allowInsecure ? [client.allowInsecureRequests, client.enableNonRepudiationChecks] : [client.enableNonRepudiationChecks];
+  return client.discovery(issuer, rp.clientId, undefined, client.ClientSecretBasic(rp.clientSecret), { execute, timeout: TIMEOUT_S, [client.customFetch]: fetchOf(policy) });
 }
 
 export interface Authorization {

@@ -28,7 +28,8 @@ import { resourceId } from '../uuid.js';
 import type { operations } from '../../generated/openapi.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { openClientSecret, sealClientSecret } from './client-secret.js';
-import { discover, isLoopback } from './oidc.js';
+import { discover } from './oidc.js';
+import { IssuerRefusedError, type IssuerPolicy } from './provider-network.js';
 import * as repo from './repository.js';
 
 export interface ProviderInput {
@@ -59,17 +60,19 @@ const WHAT = 'An identity provider (it may sign in as anyone of its domains)';
 /** Scopes asked for: `openid` first, always. */
 const scopesOf = (scopes: readonly string[]) => ['openid', ...scopes.filter((s) => s !== 'openid')];
 
+/** Its scheme and addresses are judged when it is discovered (src/identity/provider-network.ts, `issuerRefused` below). */
 function checkIssuer(issuer: string): string {
   // The contract's `format: uri` lets through what WHATWG's URL refuses (`http://` alone): a 400, not a 500.
   const url = URL.canParse(issuer) ? new URL(issuer) : undefined;
   if (!url) throw invalid('validation_failed', 'The issuer is not a URL.', { errors: [{ location: 'request/body/issuer', message: 'is not a URL' }] });
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url))) {
-    throw invalid('validation_failed', 'The issuer must be an https URL (http only on a loopback address).', {
-      errors: [{ location: 'request/body/issuer', message: 'must be https (http only on loopback)' }],
-    });
-  }
   if (url.search || url.hash) throw invalid('validation_failed', 'The issuer has no query or fragment.', { errors: [{ location: 'request/body/issuer', message: 'has no query or fragment' }] });
   return issuer;
+}
+
+/** An issuer the service may not call (plain http, a private or metadata address): what to do about it. */
+function issuerRefused(err: IssuerRefusedError, policy: IssuerPolicy) {
+  const remedy = err.allowedWhenInsecure && !policy.allowInsecure ? '; for a local development provider set OIDC_ALLOW_INSECURE_ISSUERS=true (never in production)' : '';
+  return invalid('issuer_refused', `The issuer ${err.reason}${remedy}.`, { errors: [{ location: 'request/body/issuer', message: err.reason, error_code: 'issuer_refused' }] });
 }
 
 /** The fields the audit trail shows: never the secret, only that it changed. */
@@ -131,11 +134,12 @@ export function identityProviderService({ db, clock, config }: Pick<Dependencies
     throw err;
   };
 
-  /** Reads the issuer's discovery document (no database connection held meanwhile). */
+  /** Reads the issuer's discovery document (no database connection held meanwhile), when the issuer may be called at all. */
   async function assertDiscoverable(issuer: string, clientId: string, clientSecret: string) {
     try {
-      await discover({ issuer, clientId, clientSecret });
+      await discover({ issuer, clientId, clientSecret }, config.oidc.issuers);
     } catch (err) {
+      if (err instanceof IssuerRefusedError) throw issuerRefused(err, config.oidc.issuers);
       throw invalid('issuer_unreachable', `The issuer's discovery document could not be read or names another issuer (${err instanceof Error ? err.message : 'error'}).`);
     }
   }

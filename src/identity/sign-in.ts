@@ -109,7 +109,7 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
 
   async function relyingParty(provider: repo.Provider) {
     const rp = { issuer: provider.issuer, clientId: provider.client_id, clientSecret: openClientSecret(keys, provider) };
-    return configurationOf(rp, provider.updated_at.toISOString());
+    return configurationOf(rp, provider.updated_at.toISOString(), config.oidc.issuers);
   }
 
   /**

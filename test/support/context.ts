@@ -90,8 +90,11 @@ export const spec = loadSpec();
  * as an administrator are about something else than the second-factor policy, so the harness
  * lets administrators in without one; the policy's own tests (test/second-factor-policy.test.ts)
  * remove the variable and run with the service's default, `required`.
+ * OIDC_ALLOW_INSECURE_ISSUERS: the tests' OpenID Providers listen on loopback over plain http
+ * (test/support/oidc-provider.ts, test/support/oidc.ts), which the service refuses by default; the
+ * refusal's own tests (test/oidc-sign-in.test.ts, "security: ...") remove the variable.
  */
-export const TEST_ENV: Record<string, string> = { NODE_ENV: 'test', LOG_LEVEL: 'debug', ADMIN_SECOND_FACTOR: 'optional', SEALING_KEYS: process.env.SEALING_KEYS! };
+export const TEST_ENV: Record<string, string> = { NODE_ENV: 'test', LOG_LEVEL: 'debug', ADMIN_SECOND_FACTOR: 'optional', OIDC_ALLOW_INSECURE_ISSUERS: 'true', SEALING_KEYS: process.env.SEALING_KEYS! };
 
 /** The configuration of a test: the defaults, plus the environment variables given (undefined removes one, leaving the service's default). */
 export function testConfig(env: Record<string, string | undefined> = {}): Config {

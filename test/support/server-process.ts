@@ -60,8 +60,9 @@ async function startOnce(requested: Record<string, string | undefined>, timeoutM
   const env = { ...requested };
   for (const [name, value] of Object.entries(env)) if (value === A_FREE_PORT) env[name] = String(await freePort());
   // No metrics listener unless asked for: processes of parallel tests would all want port 9464.
-  // Administrators without a second factor are let in, as in every test not about that policy (TEST_ENV in context.ts).
-  const merged = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', METRICS_PORT: '0', ADMIN_SECOND_FACTOR: 'optional', ...env };
+  // Administrators without a second factor are let in, as in every test not about that policy, and
+  // identity providers may be the tests' own on loopback over http (TEST_ENV in context.ts).
+  const merged = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'test', METRICS_PORT: '0', ADMIN_SECOND_FACTOR: 'optional', OIDC_ALLOW_INSECURE_ISSUERS: 'true', ...env };
   const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
     env: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
