@@ -1873,9 +1873,9 @@ export interface paths {
          *     never widens what its receiver gets; changing the URL takes ownership).
          *
          *     Whoever holds the secret can sign any event to the receiver, so rotating needs the read
-         *     permission of every event type the endpoint is subscribed to, whoever owns it and whatever
-         *     the owner may read now: otherwise `403 permission_denied` (`missingPermissions` lists them)
-         *     and nothing changes.
+         *     permission of every event type the endpoint is subscribed to and of every type its owner may
+         *     read now: otherwise `403 permission_denied` (`missingPermissions` lists them) and nothing
+         *     changes.
          *     A signed-in person needs a fresh proof on the session (`403 step_up_required` otherwise;
          *     `POST /sessions/current/step-up`): a signing secret outlives the session. An API key needs
          *     none: it reaches only what it was given, with no session to outlive.

@@ -439,7 +439,9 @@ describe('security: a signing secret and a delivery reach only who may read what
     const manager = await person(['webhooks.manage', 'tasks.read']);
     const res = await send('post', `/webhook-endpoints/${endpoint.id}/rotate`, manager.auth, { grace_period_seconds: 0 });
     expect(res.status, res.text).toBe(403);
-    expect(res.body).toMatchObject({ code: 'permission_denied', required_permission: 'users.read', missing_permissions: ['users.read'] });
+    // What the administrator's receiver hears or may hear: every event the administrator reads.
+    expect(res.body.code).toBe('permission_denied');
+    expect([...res.body.missing_permissions].sort()).toEqual(['api_keys.manage', 'meetings.read', 'users.read']);
     expect(res.text).not.toContain('whsec_');
     // Nothing changed: the same secret, no rotation audited, and the owner's receiver still verifies with its secret alone.
     expect(await endpointRow(endpoint.id)).toEqual(before);
@@ -449,10 +451,28 @@ describe('security: a signing secret and a delivery reach only who may read what
     const got = receiver.received.find((r) => r.body.includes('Still signed by the owner'))!;
     expect((got.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
     expect(verified(endpoint.secret, got)).toMatchObject({ type: 'task.created' });
-    // A colleague who may read every type the endpoint is subscribed to may rotate it.
-    const colleague = await person(['webhooks.manage', 'tasks.read', 'users.read']);
+    // A colleague who may read every type the owner may read may rotate it.
+    const colleague = await person(['webhooks.manage', 'tasks.read', 'users.read', 'meetings.read', 'api_keys.manage']);
     expect((await send('post', `/webhook-endpoints/${endpoint.id}/rotate`, colleague.auth, { grace_period_seconds: 0 })).status).toBe(200);
     expect(await rotationsAudited(endpoint.id)).toHaveLength(1);
+    await receiver.close();
+  });
+
+  it("attack: a webhooks.manage holder narrows an administrator's endpoint to the types it may read, then rotates it to take a secret its receiver trusts for every type", async () => {
+    const admin = await createUser(database.db, { roles: ['admin'] });
+    const adminAuth: Credential = { authorization: testBearer(admin.id) };
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['user.updated', 'task.created'], adminAuth);
+    const manager = await person(['webhooks.manage', 'tasks.read']);
+    // Removing types only takes away, so it is allowed; the secret is still not the manager's to take.
+    expect((await send('patch', `/webhook-endpoints/${endpoint.id}`, manager.auth, { event_types: ['task.created'] })).status).toBe(200);
+    const before = await endpointRow(endpoint.id);
+    const res = await send('post', `/webhook-endpoints/${endpoint.id}/rotate`, manager.auth, { grace_period_seconds: 0 });
+    expect(res.status, res.text).toBe(403);
+    expect(res.body.missing_permissions).toContain('users.read');
+    expect(res.text).not.toContain('whsec_');
+    expect(await endpointRow(endpoint.id)).toEqual(before);
+    expect(await rotationsAudited(endpoint.id)).toEqual([]);
     await receiver.close();
   });
 
