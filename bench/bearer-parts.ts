@@ -7,15 +7,15 @@
 // execution (/proc/<pid>/schedstat), median over the rounds, and each against the key lookup
 // round by round.
 // BENCH_SHAPE=production: the tables of a database in use (seedProductionShape). The cuts are
-// written here by hand from src/sessions/repository.ts: they measure its parts, not the service.
+// written here by hand from src/auth/sessions/repository.ts: they measure its parts, not the service.
 import pg from 'pg';
 import { sql } from 'kysely';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { keyBySecretDigest } from '../src/api-keys/repository.js';
-import { bearerSession } from '../src/sessions/repository.js';
-import { digestSecret } from '../src/auth/secrets.js';
+import { bearerSession } from '../src/auth/sessions/repository.js';
+import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { seedUsers } from '../src/cli/seed.js';
 import { ADMIN_ROLE_ID } from '../src/auth/permissions.js';
 import { bearerStatementValues, benchDatabase, createAdmin, openSessions, seedProductionShape } from './support/database.js';

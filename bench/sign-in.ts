@@ -18,7 +18,7 @@ import { verify } from '@node-rs/argon2';
 import { startCluster, withDatabase } from '../test/support/postgres.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { Database } from '../src/db/schema.js';
-import { HASH_THREADS, HASH_THREAD_NICE, hashPassword } from '../src/auth/passwords.js';
+import { HASH_THREADS, HASH_THREAD_NICE, hashPassword } from '../src/auth/secrets/passwords.js';
 import { createUserWithPassword } from '../src/users/credentials.js';
 import { wrk } from './support/wrk.js';
 import { loadAverages, machineLine } from './support/measure.js';

@@ -75,7 +75,7 @@ function sealingKeysOf(inline: string, file: string, databaseUrl: string | undef
     }
     return parseSealingKeys(text, 'SEALING_KEYS_FILE');
   }
-  // The embedded database keeps its own key beside it (src/auth/sealing-keys.ts); a real one never.
+  // The embedded database keeps its own key beside it (src/auth/secrets/sealing-keys.ts); a real one never.
   if (databaseUrl) throw new ConfigError('Invalid configuration:\n  SEALING_KEYS_FILE (or SEALING_KEYS) is required with DATABASE_URL: the key that seals second-factor secrets is kept out of the database (docs/DEPLOYMENT.md)');
   return null;
 }
@@ -178,7 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     metrics: e.METRICS_PORT === 0 ? undefined : { host: e.METRICS_HOST, port: e.METRICS_PORT },
     databaseUrl: e.DATABASE_URL as string | undefined,
     dataDir: e.DATA_DIR,
-    /** The keys that seal second-factor secrets and key the stored digests; null: the embedded database's own, in DATA_DIR (src/auth/sealing-keys.ts). */
+    /** The keys that seal second-factor secrets and key the stored digests; null: the embedded database's own, in DATA_DIR (src/auth/secrets/sealing-keys.ts). */
     sealingKeys: sealingKeysOf(e.SEALING_KEYS, e.SEALING_KEYS_FILE, e.DATABASE_URL as string | undefined),
     db: {
       poolMax: e.DB_POOL_MAX,
@@ -227,7 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       redirectUri: e.OIDC_REDIRECT_URI,
       flowTtlS: e.OIDC_FLOW_TTL_S,
       maxFlowsPerIp: e.OIDC_MAX_FLOWS_PER_IP,
-      /** Where identity providers may be called (src/identity/provider-network.ts): OIDC_ALLOW_INSECURE_ISSUERS. */
+      /** Where identity providers may be called (src/auth/identity-providers/provider-network.ts): OIDC_ALLOW_INSECURE_ISSUERS. */
       issuers: { allowInsecure: e.OIDC_ALLOW_INSECURE_ISSUERS },
     },
     leakReportKeysFile: e.LEAK_REPORT_KEYS_FILE,

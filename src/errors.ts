@@ -36,7 +36,7 @@ export interface ErrorDetails {
   allowed_values?: string[];
   required_permission?: string;
   missing_permissions?: string[];
-  /** With step_up_required: the proofs the person can present (src/sessions/step-up.ts). */
+  /** With step_up_required: the proofs the person can present (src/auth/sessions/step-up.ts). */
   step_up_methods?: string[];
 }
 

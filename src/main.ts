@@ -20,7 +20,7 @@ import { createHandlers } from './handlers/index.js';
 import { buildServices } from './services.js';
 import { createApp } from './http/app.js';
 import { fileClock, systemClock } from './clock.js';
-import { startReconciliation } from './admission/reconciliation.js';
+import { startReconciliation } from './limits/admission/reconciliation.js';
 import { createFirstAdministrator } from './users/bootstrap.js';
 import { startSweeper } from './maintenance/sweeper.js';
 import { drainSwitch, type Drain } from './http/drain.js';
@@ -28,8 +28,8 @@ import { serviceMetrics, type ServiceMetrics } from './metrics/registry.js';
 import { startMetricsServer } from './metrics/server.js';
 import { SERVICE_NAME } from './tracing/start.js';
 import { isWorker, offerMetricsToPrimary, runPrimary } from './cluster.js';
-import { shareHashingAmong } from './auth/passwords.js';
-import { keyringOf, withSealingKeys } from './auth/sealing-keys.js';
+import { shareHashingAmong } from './auth/secrets/passwords.js';
+import { keyringOf, withSealingKeys } from './auth/secrets/sealing-keys.js';
 import { resealAll } from './maintenance/reseal.js';
 
 export interface Service {

@@ -6,29 +6,29 @@ import type { Authenticators } from './auth/principal.js';
 import { userService } from './users/service.js';
 import { roleService } from './roles/service.js';
 import { apiKeyService } from './api-keys/service.js';
-import { sessionService } from './sessions/service.js';
+import { sessionService } from './auth/sessions/service.js';
 import { auditService } from './audit/service.js';
 import { meetingService } from './meetings/service.js';
 import { taskService } from './tasks/service.js';
-import { secondFactorService } from './second-factor/service.js';
-import { passkeyService } from './second-factor/passkeys.js';
-import { secondFactorResetService } from './second-factor/reset.js';
+import { secondFactorService } from './auth/second-factors/service.js';
+import { passkeyService } from './auth/second-factors/passkeys.js';
+import { secondFactorResetService } from './auth/second-factors/reset.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
-import { bearerAuthenticator } from './sessions/authenticator.js';
-import { stepUpGate } from './sessions/step-up.js';
-import { revokeSessions } from './sessions/revocation.js';
+import { bearerAuthenticator } from './auth/sessions/authenticator.js';
+import { stepUpGate } from './auth/sessions/step-up.js';
+import { revokeSessions } from './auth/sessions/revocation.js';
 import { idempotencyService } from './idempotency/service.js';
 import { UsageCounter } from './api-keys/usage.js';
-import { admissionService, type Admission } from './admission/admission.js';
+import { admissionService, type Admission } from './limits/admission/admission.js';
 import { leakReportService, loadReporterKeys } from './api-keys/leak-reports.js';
 import { webhookService } from './webhooks/service.js';
 import { deliveryWorker } from './webhooks/worker.js';
 import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { loadSpec } from './contract/spec.js';
-import { identityProviderService } from './identity/providers.js';
-import { scimUserService } from './provisioning/users.js';
-import { scimGroupService } from './provisioning/groups.js';
-import { oidcSignInService, withOidcStepUp } from './identity/sign-in.js';
+import { identityProviderService } from './auth/identity-providers/providers.js';
+import { scimUserService } from './scim/users.js';
+import { scimGroupService } from './scim/groups.js';
+import { oidcSignInService, withOidcStepUp } from './auth/identity-providers/sign-in.js';
 import type { Config } from './config.js';
 
 export interface Services {
@@ -54,12 +54,12 @@ export interface Services {
   authenticators: Authenticators;
   /** Rate limits and key usage, counted in this process and reconciled through the database. */
   admission: Admission;
-  /** Companies' OpenID Providers, and signing in with one (src/identity). */
+  /** Companies' OpenID Providers, and signing in with one (src/auth/identity-providers). */
   identityProviders: ReturnType<typeof identityProviderService>;
   oidcSignIn: ReturnType<typeof oidcSignInService>;
-  /** SCIM 2.0 provisioning of people by a company's directory (src/provisioning). */
+  /** SCIM 2.0 provisioning of people by a company's directory (src/scim). */
   scimUsers: ReturnType<typeof scimUserService>;
-  /** SCIM Groups: the roles, their membership changed by a directory (src/provisioning/groups.ts). */
+  /** SCIM Groups: the roles, their membership changed by a directory (src/scim/groups.ts). */
   scimGroups: ReturnType<typeof scimGroupService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;

@@ -9,7 +9,7 @@ import { signIn } from './support/sessions.js';
 import { migrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { ADMIN_ROLE_ID, PERMISSIONS } from '../src/auth/permissions.js';
-import { hashPassword } from '../src/auth/passwords.js';
+import { hashPassword } from '../src/auth/secrets/passwords.js';
 import { budget } from './support/budgets.js';
 
 const MIGRATION = '20261208T1000_admin_role_id';

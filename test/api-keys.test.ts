@@ -8,7 +8,7 @@ import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { ManualClock } from '../src/clock.js';
-import { generateSecret } from '../src/auth/secrets.js';
+import { generateSecret } from '../src/auth/secrets/secrets.js';
 import type { Database } from '../src/db/schema.js';
 import { recordKeyUse } from '../src/api-keys/repository.js';
 

@@ -22,8 +22,8 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
 import { adminRoleId, makeRole, makeUser } from './support/access-fixtures.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
-import { digestSecret, generateSecret } from '../src/auth/secrets.js';
-import { newTokenSet } from '../src/sessions/tokens.js';
+import { digestSecret, generateSecret } from '../src/auth/secrets/secrets.js';
+import { newTokenSet } from '../src/auth/sessions/tokens.js';
 import { ManualClock } from '../src/clock.js';
 import { apiKeyRow } from './support/rows.js';
 

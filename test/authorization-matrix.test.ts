@@ -14,7 +14,7 @@ import { ManualClock, systemClock } from '../src/clock.js';
 import { SoftAuthenticator } from './support/passkey.js';
 import { permissionOfEventType } from '../src/audit/outbox.js';
 import { enrolTotp, stepUp, totpCode } from './support/second-factor.js';
-import { hashPassword } from '../src/auth/passwords.js';
+import { hashPassword } from '../src/auth/secrets/passwords.js';
 import { PERMISSIONS, isPermission } from '../src/auth/permissions.js';
 import { startHandMadeProvider, type HandMadeProvider } from './support/oidc.js';
 import type { Kysely } from 'kysely';

@@ -1,4 +1,4 @@
-// The bearer lookup's SQL (src/sessions/repository.ts bearerSession, src/sessions/liveness.ts)
+// The bearer lookup's SQL (src/auth/sessions/repository.ts bearerSession, src/auth/sessions/liveness.ts)
 // is written for PostgreSQL's CPU: the admin role answers "every permission" as the mark `*`,
 // and the liveness rule sends `now` once. These tests hold both to what they replaced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import request from 'supertest';
 import { sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
-import { sessionIsLive } from '../src/sessions/liveness.js';
+import { sessionIsLive } from '../src/auth/sessions/liveness.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 import { roleRow } from './support/rows.js';
 

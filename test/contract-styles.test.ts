@@ -19,7 +19,7 @@ import { SoftAuthenticator } from './support/passkey.js';
 import { startHandMadeProvider, type HandMadeProvider } from './support/oidc.js';
 import { deref, indexOperations, type OpenApiDocument, type OperationInfo } from '../src/contract/spec.js';
 import { INFLECTIONS, styleKey, type Inflection } from '../src/contract/inflection.js';
-import { hashPassword } from '../src/auth/passwords.js';
+import { hashPassword } from '../src/auth/secrets/passwords.js';
 import { bundlePath } from '../src/paths.js';
 
 const operations = indexOperations(spec);

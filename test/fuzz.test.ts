@@ -20,9 +20,9 @@ import { indexOperations, operationMatcher, type JsonSchema } from '../src/contr
 import { KeyInflector, type Inflection } from '../src/contract/inflection.js';
 import { parseInflection } from '../src/http/inflection.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
-import { generateSecret } from '../src/auth/secrets.js';
+import { generateSecret } from '../src/auth/secrets/secrets.js';
 import { createHttpServer } from '../src/http/server.js';
-import { sessionService } from '../src/sessions/service.js';
+import { sessionService } from '../src/auth/sessions/service.js';
 import type { Dependencies } from '../src/dependencies.js';
 import { createUser } from './support/sessions.js';
 import { dumpDatabase, secretsIn } from './support/secret-scan.js';

@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
 import { ManualClock } from '../src/clock.js';
-import { generateSecret } from '../src/auth/secrets.js';
+import { generateSecret } from '../src/auth/secrets/secrets.js';
 import { ADMIN_ROLE_ID, PERMISSIONS } from '../src/auth/permissions.js';
 import { roleRow } from './support/rows.js';
 

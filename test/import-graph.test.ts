@@ -25,28 +25,31 @@ const LAYERS: readonly (readonly string[])[] = [
   // (new domains: here)
   // The domains, each using only those below it.
   // Who may call how often, and each key's use: above every domain whose callers it limits.
-  ['src/admission/'],
+  ['src/limits/admission/'],
   ['src/maintenance/'],
+  // Provisioning people from a company's directory (SCIM 2.0).
+  ['src/scim/'],
+  // The authentication wing, its rooms from the one that uses most to the one that uses least.
   // Company sign-in (docs/IDENTITY.md): opens sessions; its client secrets are re-sealed by maintenance.
-  ['src/identity/'],
+  ['src/auth/identity-providers/'],
   // Webhook endpoints and delivery: placed here so the maintenance step can re-seal their secrets.
   ['src/webhooks/'],
-  ['src/sessions/'],
-  ['src/second-factor/'],
-  ['src/throttle/'],
+  ['src/auth/sessions/'],
+  ['src/auth/second-factors/'],
+  ['src/auth/throttle/'],
   ['src/users/'],
   ['src/api-keys/'],
   ['src/roles/'],
-  ['src/security-events/'],
   ['src/audit/'],
   // Creates made once per Idempotency-Key, and revisions and preconditions (docs/SAFE-WRITES.md):
   // asked by every changeable resource's service, and read by their repositories.
   ['src/idempotency/', 'src/revisions/'],
   // Who is calling and what they may do: the principal, the permission catalogue (read from the
-  // contract; a role's revision digests it), password and secret hashing.
+  // contract; a role's revision digests it); passwords and secrets, hashed or sealed.
   ['src/auth/'],
+  ['src/auth/secrets/'],
   // In-process rate limiting reconciled through PostgreSQL: what a principal's limit is.
-  ['src/rate-limits/'],
+  ['src/limits/'],
   ['src/pagination/'],
   ['src/text/'],
   // The contract document and what is read from it alone: validators, key styles, path aliases.
@@ -168,8 +171,8 @@ describe('the import graph of src/', () => {
 
   it('catches what it is for: a back-import, a repository reaching up, a cycle, and a new domain placed on top', () => {
     const made = new Map([
-      ['src/users/service.ts', ['src/sessions/revocation.ts']],
-      ['src/sessions/repository.ts', ['src/throttle/sign-in-throttle.ts']],
+      ['src/users/service.ts', ['src/auth/sessions/revocation.ts']],
+      ['src/auth/sessions/repository.ts', ['src/auth/throttle/sign-in-throttle.ts']],
       ['src/contract/styled.ts', ['src/http/inflection.ts']],
       ['src/audit/cursor.ts', ['src/audit/repository.ts']],
       ['src/audit/repository.ts', ['src/audit/cursor.ts']],
@@ -177,10 +180,10 @@ describe('the import graph of src/', () => {
       ['src/users/names.ts', ['src/tasks/service.ts']],
     ]);
     expect(backImports(made)).toEqual([
+      'src/auth/sessions/repository.ts -> src/auth/throttle/sign-in-throttle.ts',
       'src/contract/styled.ts -> src/http/inflection.ts',
-      'src/sessions/repository.ts -> src/throttle/sign-in-throttle.ts',
       'src/users/names.ts -> src/tasks/service.ts',
-      'src/users/service.ts -> src/sessions/revocation.ts',
+      'src/users/service.ts -> src/auth/sessions/revocation.ts',
     ]);
     expect(cycles(made)).toEqual([['src/audit/cursor.ts', 'src/audit/repository.ts']]);
   });

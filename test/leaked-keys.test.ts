@@ -13,7 +13,7 @@ import { makeApiKey } from './support/access-fixtures.js';
 import { leakReporter, reportOf, type LeakReporter } from './support/leak-reporter.js';
 import { digestTables } from './support/table-digest.js';
 import { OPERATOR } from '../src/auth/authority.js';
-import { generateSecret } from '../src/auth/secrets.js';
+import { generateSecret } from '../src/auth/secrets/secrets.js';
 import { API_KEY_PATTERN } from '../src/api-keys/secret.js';
 
 let database: TestDatabase;

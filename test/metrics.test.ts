@@ -11,7 +11,7 @@ import { makeApiKey } from './support/access-fixtures.js';
 import { A_FREE_PORT, startServerProcess } from './support/server-process.js';
 import { ManualClock } from '../src/clock.js';
 import { serviceMetrics } from '../src/metrics/registry.js';
-import { recordSecurityEvent } from '../src/security-events/recorder.js';
+import { recordSecurityEvent } from '../src/auth/sessions/security-events.js';
 
 let database: TestDatabase;
 beforeAll(async () => {

@@ -31,7 +31,7 @@ import { budget } from './support/budgets.js';
 import { deref, indexOperations, type JsonSchema, type OpenApiDocument, type OperationInfo } from '../src/contract/spec.js';
 import { INFLECTIONS, styleKey, type Inflection } from '../src/contract/inflection.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
-import { hashPassword } from '../src/auth/passwords.js';
+import { hashPassword } from '../src/auth/secrets/passwords.js';
 import { bundlePath } from '../src/paths.js';
 
 const operations = indexOperations(spec);

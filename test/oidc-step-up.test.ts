@@ -13,7 +13,7 @@ import { steppedUpInDatabase } from './support/second-factor.js';
 import { expectContractResponse } from './support/contract.js';
 import { addProvider, startHandMadeProvider, startSignIn, type HandMadeProvider } from './support/oidc.js';
 import { signInAt, startRealProvider, type RealProvider } from './support/oidc-provider.js';
-import { proofIsFresh } from '../src/sessions/step-up.js';
+import { proofIsFresh } from '../src/auth/sessions/step-up.js';
 
 const REDIRECT_URI = 'http://localhost:3000/sign-in/oidc';
 let database: TestDatabase;

@@ -1,6 +1,6 @@
 // The OIDC sign-in routes throttled per client address (docs/IDENTITY.md, "Throttled"), as an
 // attacker tries it, on the real service and PostgreSQL, against a hand-made OpenID Provider on
-// loopback. The throttle is the password sign-in's (src/throttle/): each start and each callback
+// loopback. The throttle is the password sign-in's (src/auth/throttle/): each start and each callback
 // from an address counts until a sign-in from it succeeds; past OIDC_MAX_FLOWS_PER_IP in the
 // window, 429 rate_limited with Retry-After. Another address is not held back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

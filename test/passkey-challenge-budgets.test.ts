@@ -1,13 +1,13 @@
 // The live passkey challenges a client address, and a session, may hold (docs/AUTH.md, "Passkeys"
-// and "Step-up"): each number has one home, src/second-factor/passkeys.ts, and the contract and the
+// and "Step-up"): each number has one home, src/auth/second-factors/passkeys.ts, and the contract and the
 // docs say it. A review found the contract saying 20 where the code allowed 50; this keeps them one.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
+import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/auth/second-factors/passkeys.js';
 import { PROJECT_ROOT } from '../src/paths.js';
-import { MAX_LIVE_STEP_UP_FLOWS_PER_SESSION } from '../src/identity/sign-in.js';
-import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/sessions/step-up-refusals.js';
+import { MAX_LIVE_STEP_UP_FLOWS_PER_SESSION } from '../src/auth/identity-providers/sign-in.js';
+import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/auth/sessions/step-up-refusals.js';
 
 /** A file's text with its line breaks and indentation folded into single spaces (YAML block text wraps anywhere). */
 const text = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8').replace(/\s+/g, ' ');

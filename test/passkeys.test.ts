@@ -14,7 +14,7 @@ import { adminRoleId } from './support/access-fixtures.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { sweep } from '../src/maintenance/sweeper.js';
-import { MAX_LIVE_CHALLENGES_PER_ADDRESS } from '../src/second-factor/passkeys.js';
+import { MAX_LIVE_CHALLENGES_PER_ADDRESS } from '../src/auth/second-factors/passkeys.js';
 import { budget } from './support/budgets.js';
 import { makeIdentityProvider } from './support/access-fixtures.js';
 

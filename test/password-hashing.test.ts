@@ -2,7 +2,7 @@
 // sign-in flood keeps every core busy without delaying other requests (docs/BENCHMARKS.md).
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HASH_THREADS, HASH_THREAD_NICE, hashPassword, needsRehash, verifyPassword } from '../src/auth/passwords.js';
+import { HASH_THREADS, HASH_THREAD_NICE, hashPassword, needsRehash, verifyPassword } from '../src/auth/secrets/passwords.js';
 
 /** The nice value of each thread of this process (Linux: field 19 of /proc/self/task/<tid>/stat). */
 function threadNiceness(): Map<number, number> {

@@ -11,7 +11,7 @@ import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { makeApiKey } from './support/access-fixtures.js';
 import { createUser, refresh, signIn } from './support/sessions.js';
 import { findKeyBySecretDigest } from '../src/api-keys/repository.js';
-import { digestSecret } from '../src/auth/secrets.js';
+import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { asAnotherClient } from './support/one-connection.js';
 
 let database: TestDatabase;

@@ -1,12 +1,12 @@
 // The limiter's bound, as a property: P processes deciding in memory and reconciling through one
 // store, in any interleaving of requests and reconciliations, never admit more than
-// N + (P − 1) × floor(fraction × N) in a window (src/rate-limits/limiter.ts). The store here is
+// N + (P − 1) × floor(fraction × N) in a window (src/limits/limiter.ts). The store here is
 // in memory; the PostgreSQL one runs in test/partner-keys-balanced.test.ts and
 // test/rate-limit-window-edge.test.ts.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ManualClock } from '../src/clock.js';
-import { COUNTER_KEPT_MS, LATE_PUSH_MS, RateLimiter, counterKey, type CounterDelta, type CounterStore } from '../src/rate-limits/limiter.js';
+import { COUNTER_KEPT_MS, LATE_PUSH_MS, RateLimiter, counterKey, type CounterDelta, type CounterStore } from '../src/limits/limiter.js';
 
 /** One shared store; each reconciliation may be held until the test lets it finish. */
 class MemoryStore implements CounterStore {
@@ -31,7 +31,7 @@ const PERIOD_MS = LIMIT.perSeconds * 1000;
  * A database that answers slowly: each reconciliation is held until the test releases it, in any
  * order (statements of different processes finish in any order), and takes effect when released;
  * one held longer than its statement timeout fails instead. The maintenance step deletes the
- * counters of windows over for COUNTER_KEPT_MS, as src/rate-limits/repository.ts does.
+ * counters of windows over for COUNTER_KEPT_MS, as src/limits/repository.ts does.
  */
 class SlowStore implements CounterStore {
   readonly totals = new Map<string, { total: number; windowEnd: number }>();

@@ -14,7 +14,7 @@ import { HttpClient } from './support/http-client.js';
 import { migrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { ADMIN_ROLE_ID, PERMISSIONS } from '../src/auth/permissions.js';
-import { hashPassword } from '../src/auth/passwords.js';
+import { hashPassword } from '../src/auth/secrets/passwords.js';
 import { systemClock } from '../src/clock.js';
 import { roleRow } from './support/rows.js';
 

@@ -11,7 +11,7 @@ import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, passwordStep, secondStep, stepUp, totpCode } from './support/second-factor.js';
 import { adminRoleId } from './support/access-fixtures.js';
 import { ManualClock } from '../src/clock.js';
-import { CODE_FAILURES_PER_DAY } from '../src/second-factor/service.js';
+import { CODE_FAILURES_PER_DAY } from '../src/auth/second-factors/service.js';
 import { budget } from './support/budgets.js';
 
 // A test signs in (or takes a password step) at most eight times (test/support/budgets.ts).

@@ -1,7 +1,7 @@
-// The shape of the secrets handed to clients (src/auth/secrets.ts): prefix, 43 uniformly random
+// The shape of the secrets handed to clients (src/auth/secrets/secrets.ts): prefix, 43 uniformly random
 // base62 characters, CRC32 checksum.
 import { describe, expect, it } from 'vitest';
-import { generateSecret, isWellFormedSecret } from '../src/auth/secrets.js';
+import { generateSecret, isWellFormedSecret } from '../src/auth/secrets/secrets.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

@@ -6,8 +6,8 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { createUser } from './support/sessions.js';
 
 const verifications = vi.hoisted(() => [] as string[]);
-vi.mock('../src/auth/passwords.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../src/auth/passwords.js')>();
+vi.mock('../src/auth/secrets/passwords.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../src/auth/secrets/passwords.js')>();
   return {
     ...original,
     verifyPassword: async (hash: string, password: string) => {

@@ -5,9 +5,9 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
 import { ManualClock } from '../src/clock.js';
-import { hashPassword } from '../src/auth/passwords.js';
+import { hashPassword } from '../src/auth/secrets/passwords.js';
 import { hash } from '@node-rs/argon2';
-import { generateSecret } from '../src/auth/secrets.js';
+import { generateSecret } from '../src/auth/secrets/secrets.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 
 let database: TestDatabase;

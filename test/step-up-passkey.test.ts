@@ -12,12 +12,12 @@ import { createUser, signIn } from './support/sessions.js';
 import { stepUp } from './support/second-factor.js';
 import { SoftAuthenticator, type AuthenticatorOptions } from './support/passkey.js';
 import { ManualClock } from '../src/clock.js';
-import { STEP_UP_TTL_S } from '../src/sessions/step-up.js';
-import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
-import { liveChallengesFrom } from '../src/second-factor/passkey-store.js';
+import { STEP_UP_TTL_S } from '../src/auth/sessions/step-up.js';
+import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/auth/second-factors/passkeys.js';
+import { liveChallengesFrom } from '../src/auth/second-factors/passkey-store.js';
 import { budget } from './support/budgets.js';
 import { interleaved } from './support/interleave.js';
-import { STEP_UP_REFUSALS_PER_SESSION } from '../src/sessions/step-up-refusals.js';
+import { STEP_UP_REFUSALS_PER_SESSION } from '../src/auth/sessions/step-up-refusals.js';
 
 // Each test makes at most two people and signs in at most three times (test/support/budgets.ts).
 vi.setConfig({ testTimeout: budget({ passwordHash: 6 }) });

@@ -11,10 +11,10 @@ import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, stepUp, totpCode } from './support/second-factor.js';
 import { SoftAuthenticator } from './support/passkey.js';
 import { ManualClock } from '../src/clock.js';
-import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/sessions/step-up-refusals.js';
+import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/auth/sessions/step-up-refusals.js';
 import { budget } from './support/budgets.js';
 import { interleaved } from './support/interleave.js';
-import { MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/second-factor/passkeys.js';
+import { MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/auth/second-factors/passkeys.js';
 
 // Each test makes at most three people and signs in, or fails to, at most ten times.
 vi.setConfig({ testTimeout: budget({ passwordHash: 14 }) });

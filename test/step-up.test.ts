@@ -10,11 +10,11 @@ import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, signInWithTotp, stepUp, totpCode } from './support/second-factor.js';
 import { adminRoleId, makeApiKey } from './support/access-fixtures.js';
 import { ManualClock } from '../src/clock.js';
-import { STEP_UP_TTL_S } from '../src/sessions/step-up.js';
+import { STEP_UP_TTL_S } from '../src/auth/sessions/step-up.js';
 import { indexOperations } from '../src/contract/spec.js';
 import { budget } from './support/budgets.js';
 import { authenticate } from '../src/http/authenticate.js';
-import { STEP_UP_REFUSALS_PER_SESSION } from '../src/sessions/step-up-refusals.js';
+import { STEP_UP_REFUSALS_PER_SESSION } from '../src/auth/sessions/step-up-refusals.js';
 
 let database: TestDatabase;
 beforeAll(async () => {

@@ -13,7 +13,7 @@ import { migrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { roleService } from '../src/roles/service.js';
 import { userService } from '../src/users/service.js';
-import { revokeSessions } from '../src/sessions/revocation.js';
+import { revokeSessions } from '../src/auth/sessions/revocation.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { createUserWithPassword, DuplicateEmailError } from '../src/users/credentials.js';
 import { OPERATOR } from '../src/auth/authority.js';

@@ -18,7 +18,7 @@ import type { Database } from '../src/db/schema.js';
 import ipaddr from 'ipaddr.js';
 import { addressAllowed, classifyAddress, SPECIAL_PURPOSE, type AddressVerdict } from '../src/webhooks/ssrf.js';
 import { newSigningSecret, sealUnderCurrent } from '../src/webhooks/secrets.js';
-import { keyring } from '../src/auth/sealing-keys.js';
+import { keyring } from '../src/auth/secrets/sealing-keys.js';
 import { randomUUID } from 'node:crypto';
 
 type Credential = Record<string, string>;

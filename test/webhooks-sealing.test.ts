@@ -13,7 +13,7 @@ import { createUser } from './support/sessions.js';
 import { startReceiver, type Received } from './support/webhook-receiver.js';
 import { systemClock } from '../src/clock.js';
 import type { Database } from '../src/db/schema.js';
-import { keyring, newSealingKeyLine } from '../src/auth/sealing-keys.js';
+import { keyring, newSealingKeyLine } from '../src/auth/secrets/sealing-keys.js';
 import { parseSealingKeys } from '../src/config.js';
 import { resealAll } from '../src/maintenance/reseal.js';
 import { budget } from './support/budgets.js';

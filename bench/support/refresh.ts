@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
-import type { TokenSet } from '../../src/sessions/tokens.js';
+import type { TokenSet } from '../../src/auth/sessions/tokens.js';
 import { openSessions } from './database.js';
 
 /** Writes bench/refresh.lua to `file`, after the token sets it starts from (`sets`, one per connection). */

@@ -6,7 +6,7 @@
 import type { Principal } from '../auth/principal.js';
 import type { Dependencies } from '../dependencies.js';
 import { forbidden, refused } from '../errors.js';
-import { digestSecret } from '../auth/secrets.js';
+import { digestSecret } from '../auth/secrets/secrets.js';
 import { isWellFormedApiKey } from './secret.js';
 import { findKeyBySecretDigest, recordKeyUse } from './repository.js';
 import { uncounted, type ApiKeyOutcome, type Outcomes } from '../outcomes.js';

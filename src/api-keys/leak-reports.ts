@@ -14,7 +14,7 @@ import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto
 import { readFileSync } from 'node:fs';
 import type { Dependencies } from '../dependencies.js';
 import { refused } from '../errors.js';
-import { digestSecret } from '../auth/secrets.js';
+import { digestSecret } from '../auth/secrets/secrets.js';
 import { isWellFormedApiKey } from './secret.js';
 import { updateKey } from './repository.js';
 import type { Kysely } from 'kysely';

@@ -1,6 +1,6 @@
-// API key secrets: `bok_<43 base62 chars>_<6 char checksum>` (see src/auth/secrets.ts), and the
+// API key secrets: `bok_<43 base62 chars>_<6 char checksum>` (see src/auth/secrets/secrets.ts), and the
 // parts of one that may be shown later to recognise the key.
-import { digestSecret, generateSecret, isWellFormedSecret, secretPattern } from '../auth/secrets.js';
+import { digestSecret, generateSecret, isWellFormedSecret, secretPattern } from '../auth/secrets/secrets.js';
 
 export const API_KEY_PREFIX = 'bok';
 

@@ -17,7 +17,7 @@ import { sealCreated, type Seal } from '../idempotency/service.js';
 import { resourceIdOr } from '../uuid.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 import { allowlistNarrows, normalizeAllowedIps } from './allowed-ips.js';
-import type { RateLimit } from '../rate-limits/limiter.js';
+import type { RateLimit } from '../limits/limiter.js';
 import { readUsage, USAGE_RETENTION_DAYS, type UsageHour } from './usage.js';
 
 /** A key made or rotated: its row as shown, and the secret, which leaves this module here only. */

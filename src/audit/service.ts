@@ -3,7 +3,7 @@
 import type { ServiceDeps } from '../dependencies.js';
 import { countSignInsPerHour, listAuditPage, type AuditFilter } from './repository.js';
 import { decodeAuditCursor, encodeAuditCursor } from './cursor.js';
-import { serviceSecret } from '../auth/service-secrets.js';
+import { serviceSecret } from '../auth/secrets/service-secrets.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const CHART_HOURS = 7 * 24;

@@ -1,6 +1,6 @@
 // Who is calling: a signed-in person (through a session) or a third-party application (through an
 // API key). Both carry the same kind of permission set, so authorization is one check.
-import type { RateLimit } from '../rate-limits/limiter.js';
+import type { RateLimit } from '../limits/limiter.js';
 
 export type Principal =
   | {

@@ -1,5 +1,5 @@
 // Whether a person has a second factor in force: one fact, asked inside the statements that sign in
-// (src/throttle) and authenticate (src/sessions), so that knowing it costs no round trip.
+// (src/auth/throttle) and authenticate (src/auth/sessions), so that knowing it costs no round trip.
 import { sql, type RawBuilder } from 'kysely';
 
 /**

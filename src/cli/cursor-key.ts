@@ -2,7 +2,7 @@
 // or on a schedule). Outstanding cursors stop working (400 invalid_cursor: the client starts the
 // list again); sessions, tokens and API keys are not affected. Servers pick it up within a minute.
 import type { Command } from 'commander';
-import { rotateServiceSecret } from '../auth/service-secrets.js';
+import { rotateServiceSecret } from '../auth/secrets/service-secrets.js';
 import { withDatabase } from './database.js';
 
 export function registerCursorKey(program: Command): void {

@@ -3,7 +3,7 @@
 // configuration, and says what still needs an older key (docs/DEPLOYMENT.md, "The sealing keys").
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { keyringOf, newSealingKeyLine, withSealingKeys } from '../auth/sealing-keys.js';
+import { keyringOf, newSealingKeyLine, withSealingKeys } from '../auth/secrets/sealing-keys.js';
 import { resealAll } from '../maintenance/reseal.js';
 import { withDatabase } from './database.js';
 

@@ -7,15 +7,15 @@
 import type { Command } from 'commander';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { passwordPolicyViolation } from '../auth/passwords.js';
+import { passwordPolicyViolation } from '../auth/secrets/passwords.js';
 import { OPERATOR } from '../auth/authority.js';
 import { systemClock } from '../clock.js';
 import { DomainError } from '../errors.js';
 import { userService } from '../users/service.js';
-import { revokeSessions } from '../sessions/revocation.js';
+import { revokeSessions } from '../auth/sessions/revocation.js';
 import { createUserWithPassword, findUserByEmail } from '../users/credentials.js';
 import { withDatabase } from './database.js';
-import { resetSecondFactors } from '../second-factor/reset.js';
+import { resetSecondFactors } from '../auth/second-factors/reset.js';
 import { COMMAND_LINE } from '../audit/context.js';
 
 /** The users service as the operator uses it: disabling a user ends their sessions, as through the API. */

@@ -68,7 +68,7 @@ export interface ApiKeysTable {
   allowed_ips: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
 }
 
-/** What every process admitted for one limited caller in one window (src/rate-limits/). */
+/** What every process admitted for one limited caller in one window (src/limits/). */
 export interface RateLimitCountersTable {
   subject: string;
   window_start: Date;
@@ -107,7 +107,7 @@ export interface SessionsTable {
   revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   revoked_reason: ColumnType<string | null, string | null | undefined, string | null>;
   authentication_method: ColumnType<AuthenticationMethod, AuthenticationMethod | undefined, AuthenticationMethod>;
-  /** The latest fresh proof for a sensitive change (src/sessions/step-up.ts), and by what. */
+  /** The latest fresh proof for a sensitive change (src/auth/sessions/step-up.ts), and by what. */
   stepped_up_at: Nullable<Date>;
   step_up_method: Nullable<StepUpMethod>;
 }
@@ -170,7 +170,7 @@ export interface AuditSealsTable {
   events_deleted_at: Nullable<Date>;
 }
 
-/** What a session stepped up with (src/sessions/step-up.ts). */
+/** What a session stepped up with (src/auth/sessions/step-up.ts). */
 export type StepUpMethod = 'password' | 'totp' | 'recovery_code' | 'passkey' | 'oidc';
 
 /** How a session was opened: the password alone, or the password and a second factor. */
@@ -196,7 +196,7 @@ export interface SecondFactorsTable {
   confirmed_at: Nullable<Date>;
   last_used_at: Nullable<Date>;
   totp_secret_sealed: Nullable<Buffer>;
-  /** The sealing key of totp_secret_sealed (src/auth/sealing-keys.ts); null: the old service secret, re-sealed at start. */
+  /** The sealing key of totp_secret_sealed (src/auth/secrets/sealing-keys.ts); null: the old service secret, re-sealed at start. */
   totp_key_id: Nullable<string>;
   /** int8: read back as a string. */
   totp_last_step: Nullable<string | number>;
@@ -231,7 +231,7 @@ export interface SignInChallengesTable {
   passkey_challenge: Nullable<string>;
   /** What the person proved before the second factor: their password, or a sign-in at an identity provider. */
   first_factor: ColumnType<'password' | 'oidc', 'password' | 'oidc' | undefined, 'password' | 'oidc'>;
-  /** After an identity provider: what its sign-in writes once the second factor is proved (src/identity/sign-in.ts). */
+  /** After an identity provider: what its sign-in writes once the second factor is proved (src/auth/identity-providers/sign-in.ts). */
   pending_oidc: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
@@ -365,7 +365,7 @@ export interface Database {
   scim_external_ids: ScimExternalIdsTable;
 }
 
-/** A directory's own id of a person, set by SCIM provisioning (src/provisioning). */
+/** A directory's own id of a person, set by SCIM provisioning (src/scim). */
 export interface ScimExternalIdsTable {
   user_id: string;
   external_id: string;
@@ -395,7 +395,7 @@ export interface WebhookEndpointsTable {
   created_by_user_id: Nullable<string>;
   created_by_api_key_id: Nullable<string>;
   secret_sealed: Buffer;
-  /** The sealing key of secret_sealed (src/auth/sealing-keys.ts); null: the old service secret `webhook_sealing`, re-sealed at start. */
+  /** The sealing key of secret_sealed (src/auth/secrets/sealing-keys.ts); null: the old service secret `webhook_sealing`, re-sealed at start. */
   secret_key_id: Nullable<string>;
   previous_secret_sealed: Nullable<Buffer>;
   previous_secret_key_id: Nullable<string>;
@@ -438,7 +438,7 @@ export interface IdentityProvidersTable {
   issuer: string;
   client_id: string;
   client_secret_sealed: Buffer;
-  /** The sealing key of client_secret_sealed (src/identity/client-secret.ts). */
+  /** The sealing key of client_secret_sealed (src/auth/identity-providers/client-secret.ts). */
   client_secret_key_id: string;
   scopes: string[];
   groups_claim: string;
@@ -448,7 +448,7 @@ export interface IdentityProvidersTable {
   second_factor_acr: string[];
   created_at: Timestamp;
   updated_at: Timestamp;
-  /** Moved by the service's changes (changedAt): the provider's revision, with its mapped roles' (src/identity/repository.ts). */
+  /** Moved by the service's changes (changedAt): the provider's revision, with its mapped roles' (src/auth/identity-providers/repository.ts). */
   version: ColumnType<number, never, number>;
 }
 

@@ -3,8 +3,8 @@
 import type { Services } from '../services.js';
 import type { Handler } from './types.js';
 import { requireCaller, signedInUser as signedIn } from '../auth/caller.js';
-import { presentIdentityProvider } from '../identity/presenter.js';
-import type { Provider } from '../identity/repository.js';
+import { presentIdentityProvider } from '../auth/identity-providers/presenter.js';
+import type { Provider } from '../auth/identity-providers/repository.js';
 import { NO_STORE, NO_STORE_TOKENS } from './headers.js';
 import { revisionOf } from '../http/entity-tags.js';
 

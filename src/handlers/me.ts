@@ -3,7 +3,7 @@ import type { Handler } from './types.js';
 import type { Services } from '../services.js';
 import type { Permission } from '../auth/permissions.js';
 import { refused } from '../errors.js';
-import { presentSession } from '../sessions/presenter.js';
+import { presentSession } from '../auth/sessions/presenter.js';
 import { presentUser } from '../users/presenter.js';
 import { signedInUser } from '../auth/caller.js';
 

@@ -1,11 +1,11 @@
-// Handlers of the SCIM operations (/scim/v2, src/provisioning). Answers are application/scim+json,
+// Handlers of the SCIM operations (/scim/v2, src/scim). Answers are application/scim+json,
 // or application/json to a client asking for it (RFC 7644, 8.1); errors are SCIM errors
 // (src/http/scim-errors.ts).
 import type { Services } from '../services.js';
 import type { Handler } from './types.js';
 import { requireCaller } from '../auth/caller.js';
 import { scimMediaType } from '../http/scim-errors.js';
-import { RESOURCE_TYPES, SCHEMAS, SERVICE_PROVIDER_CONFIG } from '../provisioning/discovery.js';
+import { RESOURCE_TYPES, SCHEMAS, SERVICE_PROVIDER_CONFIG } from '../scim/discovery.js';
 
 /** The media type of the answer, from the request's Accept (src/http/scim-errors.ts). */
 const mediaType = (headers: Record<string, string | string[] | undefined>): Record<string, string> => ({ 'Content-Type': scimMediaType(headers.accept) });

@@ -1,5 +1,5 @@
 // Handlers of the signed-in person's second factors: the overview, enrolling and removing an
-// authenticator app, new recovery codes; the step-up of the current session (src/sessions/step-up.ts).
+// authenticator app, new recovery codes; the step-up of the current session (src/auth/sessions/step-up.ts).
 // Keys and codes are answered once, never stored in clear.
 import type { Handler } from './types.js';
 import type { Services } from '../services.js';

@@ -3,7 +3,7 @@
 import type { Handler } from './types.js';
 import type { Services } from '../services.js';
 import { notFound } from '../errors.js';
-import { presentSession } from '../sessions/presenter.js';
+import { presentSession } from '../auth/sessions/presenter.js';
 import { requireCaller, signedInUser } from '../auth/caller.js';
 import { NO_STORE_TOKENS } from './headers.js';
 

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { HandlerMap } from '../handlers/types.js';
 import type { Authenticators } from '../auth/principal.js';
-import type { Admission } from '../admission/admission.js';
+import type { Admission } from '../limits/admission/admission.js';
 import { indexOperations, routeMatcher, type OpenApiDocument } from '../contract/spec.js';
 import { contractValidator } from '../contract/validator.js';
 import { styledContracts } from '../contract/styled.js';
@@ -44,7 +44,7 @@ export interface AppDependencies {
   logger: Logger;
   handlers: HandlerMap;
   authenticators: Authenticators;
-  /** Rate limits and key usage (src/rate-limits/admission.ts); none: nobody is limited. */
+  /** Rate limits and key usage (src/limits/admission/admission.ts); none: nobody is limited. */
   admission?: Admission;
   options: {
     validateResponses: boolean;

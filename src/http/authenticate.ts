@@ -1,5 +1,5 @@
 // Authentication and authorization of one operation: who is calling (API key or bearer session),
-// whether its rate limit admits the request (src/rate-limits/), then whether that caller holds
+// whether its rate limit admits the request (src/limits/), then whether that caller holds
 // the permission the operation declares in the contract.
 import type { Request, RequestHandler, Response } from 'express';
 import type { OperationInfo, SecurityScheme } from '../contract/spec.js';
@@ -7,7 +7,7 @@ import type { Authenticators, Principal, StepUpRequirement } from '../auth/princ
 import { bearerToken } from '../auth/bearer.js';
 import { forbidden, invalid, permissionDenied, refused, unauthenticated } from '../errors.js';
 import { operationOf } from './operation.js';
-import type { Admission } from '../admission/admission.js';
+import type { Admission } from '../limits/admission/admission.js';
 import { rateLimitRefusal, setRateLimitHeaders } from './rate-limit-headers.js';
 import { clientAddressOf } from './request-context.js';
 
@@ -90,7 +90,7 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators, 
     }
     if (admission) {
       const pending = admission.admit(principal, userRateLimited);
-      // Synchronous unless the limiter must reconcile first (src/rate-limits/limiter.ts).
+      // Synchronous unless the limiter must reconcile first (src/limits/limiter.ts).
       const decision = pending instanceof Promise ? await pending : pending;
       if (decision) {
         setRateLimitHeaders(res, principal.kind === 'api_key' ? 'api-key' : 'user', decision);

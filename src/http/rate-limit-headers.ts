@@ -2,7 +2,7 @@
 // (draft-ietf-httpapi-ratelimit-headers-10: `"name";q=N;w=S` and `"name";r=remaining;t=reset`),
 // with the numbers the limiter decided with, and Retry-After on a refusal.
 import type { Response } from 'express';
-import type { Decision } from '../rate-limits/limiter.js';
+import type { Decision } from '../limits/limiter.js';
 import { rateLimited } from '../errors.js';
 
 /** The one policy a caller is held to on a request; its name says whose limit it is. */

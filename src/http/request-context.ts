@@ -18,7 +18,7 @@ import http, { type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { mayHoldSecret } from '../auth/secrets.js';
+import { mayHoldSecret } from '../auth/secrets/secrets.js';
 import { fixedShapeLines } from '../logger.js';
 
 declare module 'http' {

@@ -11,7 +11,7 @@ import { inflectionOf, operationOf } from './operation.js';
 import { idempotencyRequestOf } from './idempotency-request.js';
 import { entityTag, ifMatchPrecondition, notModified } from './entity-tags.js';
 import { signedBodyOf } from './signed-body.js';
-import type { Admission } from '../admission/admission.js';
+import type { Admission } from '../limits/admission/admission.js';
 import { clientAddressOf } from './request-context.js';
 
 type Handle = (req: Request, res: Response) => Promise<void>;

@@ -9,7 +9,7 @@
 // no lookup beforehand.
 //
 // The stored fingerprint of a request is keyed (docs/SAFE-WRITES.md): an HMAC, under the sealing key
-// (src/auth/sealing-keys.ts, never in the database), of the request's SHA-256. A body may hold a
+// (src/auth/secrets/sealing-keys.ts, never in the database), of the request's SHA-256. A body may hold a
 // password (POST /users): a bare digest in the table would let whoever reads it test guesses at
 // the speed of SHA-256; without the key, the stored value tests nothing.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -17,7 +17,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import { DomainError, internal } from '../errors.js';
-import { keyedDigest, keyringOf } from '../auth/sealing-keys.js';
+import { keyedDigest, keyringOf } from '../auth/secrets/sealing-keys.js';
 import { findAnswer, storeAnswer } from './repository.js';
 
 /** How long an answer is kept and replayed (Stripe's and the IETF draft's usual 24 hours). */

@@ -1,7 +1,7 @@
 // Deletes rows that have served their purpose, so tables stay the size of the live data:
 //  - sign-in attempts older than the throttle window (they no longer count), and sign-in
-//    challenges past their 5 minutes (src/sessions/challenges.ts), passkey challenges with them
-//    (registrations and passwordless sign-ins begun: src/second-factor/passkeys.ts);
+//    challenges past their 5 minutes (src/auth/sessions/challenges.ts), passkey challenges with them
+//    (registrations and passwordless sign-ins begun: src/auth/second-factors/passkeys.ts);
 //  - sessions over (signed out, revoked, expired or idle) for longer than the retention period,
 //    with their token sets (cascade). A live session keeps every generation of its tokens: an old
 //    refresh token presented again must still be recognised as reused.
@@ -16,11 +16,11 @@ import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import { sealAuditEvents } from '../audit/seal.js';
 import { deleteExpiredAuditEvents } from '../audit/retention.js';
-import { livenessAt, sessionIsLive } from '../sessions/liveness.js';
-import { STEP_UP_REFUSAL_WINDOW_S } from '../sessions/step-up-refusals.js';
+import { livenessAt, sessionIsLive } from '../auth/sessions/liveness.js';
+import { STEP_UP_REFUSAL_WINDOW_S } from '../auth/sessions/step-up-refusals.js';
 import { deleteExpiredAnswers } from '../idempotency/repository.js';
 import { deleteExpiredEvents } from '../audit/outbox.js';
-import { deleteEndedCounters } from '../rate-limits/repository.js';
+import { deleteEndedCounters } from '../limits/repository.js';
 import { deleteOldUsage } from '../api-keys/usage.js';
 
 export interface SweepPolicy {
@@ -31,7 +31,7 @@ export interface SweepPolicy {
 
 export interface SweepResult {
   signInAttempts: number;
-  /** Second-step challenges of sign-ins past their 5 minutes (src/sessions/challenges.ts), and passkey challenges past theirs. */
+  /** Second-step challenges of sign-ins past their 5 minutes (src/auth/sessions/challenges.ts), and passkey challenges past theirs. */
   signInChallenges: number;
   sessions: number;
   idempotencyAnswers: number;
@@ -61,20 +61,20 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
         select id from sign_in_failures where failed_at <= ${attemptsBefore} limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   }) + await inBatches(async () => {
-    // Wrong second-factor codes past the daily cap's day (src/second-factor/service.ts).
+    // Wrong second-factor codes past the daily cap's day (src/auth/second-factors/service.ts).
     const result = await sql`
       delete from second_factor_code_failures where id in (
         select id from second_factor_code_failures where failed_at <= ${new Date(now.getTime() - 24 * 3600 * 1000)} limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   }) + await inBatches(async () => {
-    // Refused step-ups past their window (src/sessions/step-up-refusals.ts).
+    // Refused step-ups past their window (src/auth/sessions/step-up-refusals.ts).
     const result = await sql`
       delete from step_up_refusals where id in (
         select id from step_up_refusals where refused_at <= ${new Date(now.getTime() - STEP_UP_REFUSAL_WINDOW_S * 1000)} limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   });
 
-  // Over (no longer live, src/sessions/liveness.ts) already at the start of the retention period.
+  // Over (no longer live, src/auth/sessions/liveness.ts) already at the start of the retention period.
   const overBefore = livenessAt(new Date(now.getTime() - policy.sessionRetentionS * 1000), policy.sessionIdleTimeoutS);
   const sessions = await inBatches(async () => {
     const result = await sql`
@@ -96,7 +96,7 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
     return Number(result.numAffectedRows ?? 0);
   });
   const idempotencyAnswers = await inBatches(() => deleteExpiredAnswers(db, now, BATCH));
-  // Sign-ins at an identity provider never finished (src/identity): their state, nonce and verifier.
+  // Sign-ins at an identity provider never finished (src/auth/identity-providers): their state, nonce and verifier.
   const oidcFlows = await inBatches(async () => {
     const result = await sql`
       delete from oidc_sign_in_flows where state_digest in (

@@ -13,7 +13,7 @@ import { cleanName, cleanText } from '../text/normalize.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
-import { serviceSecret } from '../auth/service-secrets.js';
+import { serviceSecret } from '../auth/secrets/service-secrets.js';
 import { resourceId } from '../uuid.js';
 import { parseInstant } from '../instant.js';
 import * as meetings from './repository.js';

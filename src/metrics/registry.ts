@@ -11,7 +11,7 @@ import type pg from 'pg';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import type { Outcomes, SignInOutcome, RefreshOutcome, ApiKeyOutcome } from '../outcomes.js';
-import { hashingPoolState } from '../auth/passwords.js';
+import { hashingPoolState } from '../auth/secrets/passwords.js';
 import { sealLagSeconds } from '../audit/seal.js';
 
 export interface MetricSources {

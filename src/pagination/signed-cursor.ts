@@ -1,6 +1,6 @@
 // The opaque cursors of keyset pagination (GET /users, the audit journal), signed. A cursor is
 // input, never trusted: it carries an HMAC-SHA256, keyed by the database's `cursor_signing` secret
-// (src/auth/service-secrets.ts), over its position AND the scope it was made for (the list, its
+// (src/auth/secrets/service-secrets.ts), over its position AND the scope it was made for (the list, its
 // order and its filters). An edited cursor, or one made for another list or other filters, is
 // refused with 400 invalid_cursor before its content is even parsed. Rotating the secret
 // invalidates outstanding cursors, and nothing else.

@@ -2,7 +2,7 @@
 // W3C propagation and async-context tracking, and the pg instrumentation, which gives every SQL
 // statement run inside a request a span of its own (the statement's text with its $n
 // placeholders; never its parameter values: enhancedDatabaseReporting stays off). The request
-// span is the HTTP edge's (src/http/request-tracing.ts); the password hash's, src/auth/passwords.ts's.
+// span is the HTTP edge's (src/http/request-tracing.ts); the password hash's, src/auth/secrets/passwords.ts's.
 // The packages are loaded here, on demand, so a process without tracing never loads them.
 import { createRequire } from 'node:module';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';

@@ -2,7 +2,7 @@
 // password (the command line and the first administrator).
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { hashPassword } from '../auth/passwords.js';
+import { hashPassword } from '../auth/secrets/passwords.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { COMMAND_LINE, actorOf } from '../audit/context.js';
 import { isUniqueViolation } from '../db/unique-violation.js';

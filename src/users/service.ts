@@ -6,7 +6,7 @@ import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError, permissionDenied } from '../errors.js';
 import { translateUniqueViolation } from '../db/unique-violation.js';
-import { hashPassword, passwordPolicyViolation } from '../auth/passwords.js';
+import { hashPassword, passwordPolicyViolation } from '../auth/secrets/passwords.js';
 import { lockRolesByName, lockRolesOfUser, roleNameKey, setUserRoles, type RoleRow } from '../roles/repository.js';
 import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
 import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, type Authority } from '../auth/authority.js';
@@ -18,7 +18,7 @@ import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import type { Actor } from '../audit/events.js';
 import { changesBetween } from '../audit/changes.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { serviceSecret } from '../auth/service-secrets.js';
+import { serviceSecret } from '../auth/secrets/service-secrets.js';
 import { sealCreated, type Seal } from '../idempotency/service.js';
 import { resourceIdOr } from '../uuid.js';
 import { keysetPage } from '../pagination/keyset-page.js';
@@ -33,14 +33,14 @@ const roleNames = (roles: readonly { name: string }[]) => roles.map((r) => r.nam
 
 /**
  * Ends every live session of the user and records it, in the caller's transaction: the sessions'
- * one revocation path (src/sessions/revocation.ts, revokeSessions), handed in by whoever builds
+ * one revocation path (src/auth/sessions/revocation.ts, revokeSessions), handed in by whoever builds
  * this service. Sessions sit above users (signing in reads users), so users never import them.
  */
 export type EndSessions = (trx: Kysely<Database>, where: { userId: string }, reason: 'user_disabled', at: Date, origin: Origin, actor: Actor) => Promise<unknown>;
 
 /**
  * How another domain runs a change of a user inside its own transaction (SCIM provisioning,
- * src/provisioning): `trx`, the transaction (nothing is read outside it); `statusPermission`, the
+ * src/scim): `trx`, the transaction (nothing is read outside it); `statusPermission`, the
  * permission that lets the caller change a status in place of `users.disable` (the SCIM operations'
  * own, `scim.provision`: provisioning is disabling people the key has authority over).
  */

@@ -1,4 +1,4 @@
-// Moving webhook signing secrets to the sealing key that comes first (src/auth/sealing-keys.ts): at
+// Moving webhook signing secrets to the sealing key that comes first (src/auth/secrets/sealing-keys.ts): at
 // every start of the service and by `backoffice sealing-keys reseal`, in the transaction of
 // src/maintenance/reseal.ts. A secret (or the previous one, during a rotation's grace period)
 // sealed under an older configured key, or under the service secret the database kept before
@@ -8,7 +8,7 @@
 // two processes starting at once re-seal once.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { Keyring } from '../auth/sealing-keys.js';
+import type { Keyring } from '../auth/secrets/sealing-keys.js';
 import { sealSecret, unsealSecret } from './secrets.js';
 
 export interface WebhookSecretReseal {

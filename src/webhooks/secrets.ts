@@ -1,13 +1,13 @@
 // Signing secrets of webhook endpoints and the Standard Webhooks signature
 // (https://www.standardwebhooks.com: `v1,` base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`, keyed by
 // the bytes of the `whsec_` secret). A receiver must hold the secret itself, so it cannot be kept as
-// a digest: it is sealed (AES-256-GCM) under the configured sealing keys (src/auth/sealing-keys.ts,
+// a digest: it is sealed (AES-256-GCM) under the configured sealing keys (src/auth/secrets/sealing-keys.ts,
 // never in the database: a dump alone opens no secret and forges no event), with the endpoint's
 // id as additional data, so a sealed secret moved to another row does not open. Each sealed
 // secret keeps the id of its key (`secret_key_id`), so a new key can come first and
 // `backoffice sealing-keys reseal` move them (src/webhooks/reseal.ts).
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import type { Keyring } from '../auth/sealing-keys.js';
+import type { Keyring } from '../auth/secrets/sealing-keys.js';
 
 const PREFIX = 'whsec_';
 const SECRET_BYTES = 32;

@@ -21,8 +21,8 @@ import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { EVENT_PERMISSIONS, EVENT_RETENTION_DAYS, permissionOfEventType } from '../audit/outbox.js';
 import { assertMayGrant, lacking } from '../auth/authority.js';
-import { serviceSecret } from '../auth/service-secrets.js';
-import { keyringOf } from '../auth/sealing-keys.js';
+import { serviceSecret } from '../auth/secrets/service-secrets.js';
+import { keyringOf } from '../auth/secrets/sealing-keys.js';
 import { openCursor, sealCursor } from '../pagination/signed-cursor.js';
 import { cleanText } from '../text/normalize.js';
 import { resourceId, UUID } from '../uuid.js';
@@ -135,7 +135,7 @@ const cleanDescription = (value: string | null | undefined) =>
   value === undefined ? undefined : value === null ? null : cleanText(value, { location: 'request/body/description', maxLength: 500 }) || null;
 
 export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 'clock' | 'config'>, policy: UrlPolicy) {
-  // From configuration, never from the database (src/auth/sealing-keys.ts).
+  // From configuration, never from the database (src/auth/secrets/sealing-keys.ts).
   const keys = keyringOf(config);
   const cursorKey = serviceSecret(db, clock, 'cursor_signing');
 

@@ -10,7 +10,7 @@ import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { DELIVERY_CHANNEL } from '../db/channels.js';
-import { keyring, type Keyring } from '../auth/sealing-keys.js';
+import { keyring, type Keyring } from '../auth/secrets/sealing-keys.js';
 import type { Config } from '../config.js';
 import * as repo from './repository.js';
 import { openSealed, signatureHeader } from './secrets.js';

@@ -14,8 +14,8 @@ import { permissionsOfRoles } from '../../src/roles/permissions.js';
 import { refused } from '../../src/errors.js';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.js';
 import { createTestApp, spec, testConfig } from './context.js';
-import { keyring } from '../../src/auth/sealing-keys.js';
-import { sealClientSecret } from '../../src/identity/client-secret.js';
+import { keyring } from '../../src/auth/secrets/sealing-keys.js';
+import { sealClientSecret } from '../../src/auth/identity-providers/client-secret.js';
 import { roleRow, userRow } from './rows.js';
 
 export async function makeRole(db: Kysely<Database>, permissions: readonly string[], name = `role-${randomUUID().slice(0, 8)}`) {

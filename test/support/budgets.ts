@@ -12,7 +12,7 @@ export const BUDGET_MS = {
   pgliteStart: 120_000,
   /**
    * One argon2 hash or verification (a user made with a password, a sign-in). Cheap alone (tens of
-   * milliseconds), but the hashing threads run at nice 10 (src/auth/passwords.ts), so on a machine
+   * milliseconds), but the hashing threads run at nice 10 (src/auth/secrets/passwords.ts), so on a machine
    * busy with other work they get a tenth of a share: ten seconds and more each.
    */
   passwordHash: 30_000,

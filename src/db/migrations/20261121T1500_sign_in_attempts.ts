@@ -3,7 +3,7 @@
 // past the limit. `sign_in_attempt_begin` counts and records the attempt under two advisory locks
 // (one per e-mail digest, one per IP address), so attempts on one e-mail or from one address are
 // decided one at a time; an attempt in flight counts as a failure until it succeeds (see
-// src/throttle/sign-in-throttle.ts). The function is VOLATILE: each statement in it takes a fresh
+// src/auth/throttle/sign-in-throttle.ts). The function is VOLATILE: each statement in it takes a fresh
 // snapshot, so after waiting for a lock it sees the row its predecessor committed.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { sql, type Kysely } from 'kysely';

@@ -8,7 +8,7 @@
 //
 // The caller makes the new token set and seals it before the call (it holds the refresh token the
 // seal's key is derived from; the database never sees a token). The events are recorded as
-// src/security-events/recorder.ts records them: the user acting on their own session. Outcomes:
+// src/auth/sessions/security-events.ts records them: the user acting on their own session. Outcomes:
 //   invalid_refresh_token, invalid_token, session_ended, session_expired: refused, nothing written;
 //   issued: the new set is stored, the old refresh token used up, the session a generation on;
 //   replayed: the token was used up within the grace window: `successor_sealed` is the set it gave;
@@ -44,7 +44,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       user_id := r.uid;
       if not exists (select 1 from session_tokens a where a.access_digest = p_access_digest and a.session_id = r.sid) then
         outcome := 'invalid_token';
-      -- The liveness rule of src/sessions/liveness.ts, told apart: signed out or revoked, or past.
+      -- The liveness rule of src/auth/sessions/liveness.ts, told apart: signed out or revoked, or past.
       elsif r.ended_at <= p_now or r.revoked_at <= p_now or r.user_status <> 'active' then
         outcome := 'session_ended';
       elsif r.expires_at <= p_now or r.last_used_at <= p_idle_cutoff then
@@ -65,7 +65,7 @@ export async function up(db: Kysely<any>): Promise<void> {
         successor_sealed := r.sealed;
       else
         -- A used-up refresh token after the grace window: someone holds a copy. End the session,
-        -- as src/sessions/revocation.ts does: the reuse recorded, then the revocation with its event.
+        -- as src/auth/sessions/revocation.ts does: the reuse recorded, then the revocation with its event.
         insert into security_events (type, occurred_at, user_id, session_id, ip_address, user_agent, details,
             actor_type, actor_id, actor_session_id, actor_label, target_type, target_id, target_label, request_id)
           values ('refresh_token_reused', p_now, r.uid, r.sid, p_ip, p_user_agent, '{}',

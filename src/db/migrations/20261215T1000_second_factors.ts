@@ -18,7 +18,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     // null while a TOTP enrolment waits for its first code: not a second factor yet.
     .addColumn('confirmed_at', 'timestamptz')
     .addColumn('last_used_at', 'timestamptz')
-    // AES-256-GCM under the service secret second_factor_sealing (src/second-factor/totp.ts).
+    // AES-256-GCM under the service secret second_factor_sealing (src/auth/second-factors/totp.ts).
     .addColumn('totp_secret_sealed', 'bytea')
     // The time step of the last code accepted: a code of that step or an earlier one is a replay.
     .addColumn('totp_last_step', 'bigint')

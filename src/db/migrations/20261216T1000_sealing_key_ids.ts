@@ -1,5 +1,5 @@
 // The sealing key leaves the database (issue 32): TOTP keys are sealed, and recovery-code digests
-// keyed, under a key from configuration (src/auth/sealing-keys.ts), whose id each value now
+// keyed, under a key from configuration (src/auth/secrets/sealing-keys.ts), whose id each value now
 // carries; and the fingerprints of Idempotency-Key requests are keyed the same way (issue 33).
 // A null id marks a value made before: a TOTP key sealed under the old service secret
 // `second_factor_sealing`, a bare SHA-256 digest. SQL cannot reach the configured key, so the

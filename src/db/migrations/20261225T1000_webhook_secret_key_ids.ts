@@ -1,5 +1,5 @@
 // Webhook signing secrets leave the key kept beside them (issue 30, as issue 32 did for TOTP keys):
-// they are sealed under the configured sealing keys (src/auth/sealing-keys.ts), whose id each
+// they are sealed under the configured sealing keys (src/auth/secrets/sealing-keys.ts), whose id each
 // sealed secret now carries (`secret_key_id`, `previous_secret_key_id`). A null id marks a secret
 // sealed before, under the service secret `webhook_sealing` that the database kept. SQL cannot
 // reach the configured key, so the service re-seals those at its next start (and `backoffice

@@ -1,0 +1,44 @@
+// What a caller may spend, decided after authentication: an API key's own rate limit (or the
+// deployment's default for keys, API_KEY_DEFAULT_RATE_LIMIT), and a signed-in person's limit on
+// the operations the contract marks `x-user-rate-limit` (USER_RATE_LIMIT). And the outcome of
+// every request made with a key, counted for its usage.
+import type { Dependencies } from '../../dependencies.js';
+import type { Principal } from '../../auth/principal.js';
+import { RateLimiter, type Decision, type RateLimit } from '../limiter.js';
+import { postgresCounterStore } from '../repository.js';
+import type { UsageCounter, UsageOutcome } from '../../api-keys/usage.js';
+
+export interface Admission {
+  /** The limiter's decision for this caller on an operation, or undefined when no limit applies. */
+  admit(principal: Principal, userRateLimited: boolean): Decision | Promise<Decision> | undefined;
+  /** The outcome of a request made with an API key (nothing for a person). */
+  recordOutcome(principal: Principal, outcome: UsageOutcome): void;
+  /** Pushes this process's counts and reads everyone's (the background step, and tests). */
+  reconcile(): Promise<void>;
+}
+
+export function admissionService({ db, clock, config }: Dependencies, usage: UsageCounter): Admission {
+  const limiter = new RateLimiter(postgresCounterStore(db), clock, config.rateLimits.unsyncedFraction);
+  const { apiKeyDefault, user } = config.rateLimits;
+
+  const limitOf = (principal: Principal, userRateLimited: boolean): [string, RateLimit] | undefined => {
+    if (principal.kind === 'api_key') {
+      const limit = principal.rateLimit ?? apiKeyDefault;
+      return limit ? [`key:${principal.apiKeyId}`, limit] : undefined;
+    }
+    return userRateLimited && user ? [`user:${principal.userId}`, user] : undefined;
+  };
+
+  return {
+    admit(principal, userRateLimited) {
+      const limited = limitOf(principal, userRateLimited);
+      return limited && limiter.admit(limited[0], limited[1]);
+    },
+    recordOutcome(principal, outcome) {
+      if (principal.kind === 'api_key') usage.count(principal.apiKeyId, outcome, clock.now());
+    },
+    async reconcile() {
+      await Promise.all([limiter.reconcile(), usage.flush(db)]);
+    },
+  };
+}
