@@ -16,7 +16,7 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { loadSpec } from './contract/spec.js';
 import { assertContractLoads } from './contract/validator.js';
-import { createHandlers } from './handlers/index.js';
+import { createHandlers } from './features.js';
 import { buildServices } from './services.js';
 import { createApp } from './http/app.js';
 import { fileClock, systemClock } from './clock.js';

@@ -21,7 +21,7 @@ import { captureLogs, spec } from './support/context.js';
 import { createApp } from '../src/http/app.js';
 import { deref, indexOperations, type JsonSchema, type OperationInfo } from '../src/contract/spec.js';
 import type { Authenticators, Principal } from '../src/auth/principal.js';
-import type { HandlerMap } from '../src/handlers/types.js';
+import type { HandlerMap } from '../src/http/handler-types.js';
 import { PLAIN_URL } from '../src/contract/validator.js';
 
 const requireFromHere = createRequire(import.meta.url);

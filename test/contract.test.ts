@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { deref, indexOperations, MissingPermissionDeclarationError, type JsonSchema } from '../src/contract/spec.js';
-import { createHandlers } from '../src/handlers/index.js';
+import { createHandlers } from '../src/features.js';
 import { buildServices } from '../src/services.js';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
 import { assertContractLoads } from '../src/contract/validator.js';
@@ -18,10 +18,12 @@ afterAll(() => database.destroy());
 const operations = indexOperations(spec);
 
 describe('the contract is what is served', () => {
-  it('has exactly one handler per operationId', () => {
+  it('has exactly one handler per operationId, an alias (x-path-aliases) served by its original\'s', () => {
     const { deps } = createTestApp(database.db);
     const handlerIds = Object.keys(createHandlers(buildServices(deps))).sort();
-    expect(handlerIds).toEqual(operations.map((op) => op.operationId).sort());
+    const originals = operations.filter((op) => op.raw['x-alias-of'] === undefined);
+    expect(handlerIds).toEqual(originals.map((op) => op.operationId).sort());
+    for (const alias of operations.filter((op) => op.raw['x-alias-of'] !== undefined)) expect(handlerIds).toContain(alias.raw['x-alias-of']);
   });
 
   it.each(operations.map((op) => [op.method.toUpperCase(), op.path, op] as const))('%s %s is routed to its handler', async (method, path, op) => {
@@ -46,7 +48,7 @@ describe('the contract is what is served', () => {
     expect([404, 405]).not.toContain(res.status);
     if (op.raw['x-authenticated-by'] !== 'handler') {
       expect(res.status, JSON.stringify(res.body)).toBe(500);
-      expect(logs.text()).toContain(`"message":"${op.operationId}"`);
+      expect(logs.text()).toContain(`"message":"${(op.raw['x-alias-of'] as string | undefined) ?? op.operationId}"`);
     }
   });
 

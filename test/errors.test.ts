@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
-import { createHandlers } from '../src/handlers/index.js';
+import { createHandlers } from '../src/features.js';
 import { buildServices } from '../src/services.js';
-import type { HandlerMap } from '../src/handlers/types.js';
+import type { HandlerMap } from '../src/http/handler-types.js';
 
 let database: TestDatabase;
 beforeAll(async () => {

@@ -15,12 +15,21 @@ const ROOT = resolve(import.meta.dirname, '..');
  * a domain at the top of the domains (a new resource: it may use every domain below, none uses
  * it); a file of src/ not named here is ground, with the modules every layer reads.
  */
+/** Stands for every handlers module, wherever its feature's folder is. */
+const HANDLERS = '(handlers)';
+const isHandlers = (file: string) => /(^|[/-])handlers\.ts$/.test(file);
+
 const LAYERS: readonly (readonly string[])[] = [
   // Entry points: they see every layer and wire them (src/cluster.ts: the primary of WORKERS processes).
   ['src/main.ts', 'src/cluster.ts', 'src/cli/'],
-  // The HTTP edge (and the handlers' types, derived from the contract); the services it is
+  // The registry of features: the handlers of every operation, one line per feature.
+  ['src/features.ts'],
+  // Every feature's handlers (a `handlers.ts`, or `<name>-handlers.ts`, in the feature's folder):
+  // the edge of that feature, above the HTTP machinery they use and every domain.
+  [HANDLERS],
+  // The HTTP edge (with the handlers' types, derived from the contract); the services it is
   // handed, built once (the composition root).
-  ['src/http/', 'src/handlers/'],
+  ['src/http/'],
   ['src/services.ts'],
   // (new domains: here)
   // The domains, each using only those below it.
@@ -63,6 +72,7 @@ const GROUND = LAYERS.findIndex((layer) => layer.includes('(ground)'));
 
 /** Rank of a file: its layer's index (0 is the top). */
 function rankOf(file: string): number {
+  if (isHandlers(file)) return LAYERS.findIndex((layer) => layer.includes(HANDLERS));
   let best: { rank: number; length: number } | undefined;
   LAYERS.forEach((layer, rank) => {
     for (const prefix of layer) {
@@ -109,7 +119,8 @@ function backImports(graph: Map<string, string[]>): string[] {
   const found: string[] = [];
   for (const [from, targets] of graph) {
     for (const to of targets) {
-      if (folderOf(from) === folderOf(to)) continue;
+      // A feature's folder holds its edge too: nothing in it but another handlers module uses its handlers.
+      if (folderOf(from) === folderOf(to) && (isHandlers(from) || !isHandlers(to))) continue;
       const upward = rankOf(to) < rankOf(from);
       const repositoryReachesUp = from.endsWith('/repository.ts') && rankOf(to) < REPOSITORY_FLOOR;
       if (upward || repositoryReachesUp) found.push(`${from} -> ${to}`);
@@ -158,6 +169,7 @@ describe('the import graph of src/', () => {
   it('reads every import (a check that sees nothing would pass anything)', () => {
     expect(graph.size).toBeGreaterThan(100);
     expect(graph.get('src/services.ts')).toContain('src/users/service.ts');
+    expect(graph.get('src/features.ts')).toContain('src/tasks/handlers.ts');
     expect(importsOf('src/x/a.ts', "import type { T } from '../y/b.js';\nexport { u } from './c.js';")).toEqual(['src/y/b.ts', 'src/x/c.ts']);
   });
 
@@ -178,10 +190,14 @@ describe('the import graph of src/', () => {
       ['src/audit/repository.ts', ['src/audit/cursor.ts']],
       ['src/tasks/service.ts', ['src/users/repository.ts']],
       ['src/users/names.ts', ['src/tasks/service.ts']],
+      ['src/tasks/service.ts', ['src/tasks/handlers.ts']],
+      ['src/http/router.ts', ['src/tasks/handlers.ts']],
     ]);
     expect(backImports(made)).toEqual([
       'src/auth/sessions/repository.ts -> src/auth/throttle/sign-in-throttle.ts',
       'src/contract/styled.ts -> src/http/inflection.ts',
+      'src/http/router.ts -> src/tasks/handlers.ts',
+      'src/tasks/service.ts -> src/tasks/handlers.ts',
       'src/users/names.ts -> src/tasks/service.ts',
       'src/users/service.ts -> src/auth/sessions/revocation.ts',
     ]);

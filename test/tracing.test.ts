@@ -15,9 +15,9 @@ import { makeApiKey } from './support/access-fixtures.js';
 import { startServerProcess } from './support/server-process.js';
 import { SERVICE_NAME } from '../src/tracing/start.js';
 import { tracingConfigured } from '../src/tracing/setup.js';
-import { createHandlers } from '../src/handlers/index.js';
+import { createHandlers } from '../src/features.js';
 import { buildServices } from '../src/services.js';
-import type { HandlerMap } from '../src/handlers/types.js';
+import type { HandlerMap } from '../src/http/handler-types.js';
 
 let database: TestDatabase;
 beforeAll(async () => {

@@ -14,6 +14,21 @@ export interface PathAlias {
 
 export const PATH_ALIASES_KEY = 'x-path-aliases';
 
+/** On an alias operation of the bundle: the operationId of the operation it is another name of. */
+export const ALIAS_OF_KEY = 'x-alias-of';
+
+/** The alias operationIds of a bundle, each with the operationId it stands for. */
+export function aliasOperations(bundle: OpenApiDocument): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const item of Object.values(bundle.paths)) {
+    for (const operation of Object.values(item as Record<string, JsonSchema>)) {
+      const of = (operation as { [ALIAS_OF_KEY]?: string })[ALIAS_OF_KEY];
+      if (typeof of === 'string') found.set((operation as { operationId: string }).operationId, of);
+    }
+  }
+  return found;
+}
+
 /** The bundle with every declared alias written into `paths` (right after its original) and the declaration removed. */
 export function withPathAliases(bundle: OpenApiDocument): OpenApiDocument {
   const { [PATH_ALIASES_KEY]: declared, ...rest } = bundle as OpenApiDocument & { [PATH_ALIASES_KEY]?: Record<string, PathAlias> };
@@ -38,6 +53,8 @@ function aliasItem(alias: string, item: Record<string, JsonSchema>, { of, langua
     if (!original) throw new Error(`${PATH_ALIASES_KEY}: ${alias} serves ${method.toUpperCase()}, which ${of} does not have`);
     const operation = structuredClone(original);
     operation.operationId = operationId;
+    // The router serves the alias with the original's handler (src/http/router.ts).
+    operation[ALIAS_OF_KEY] = original.operationId;
     operation.summary = `${original.summary} (${language} path)`;
     operation.description = `${language} name of \`${method.toUpperCase()} ${of}\`; same behaviour.\n${original.description ?? ''}`;
     copy[method] = operation;

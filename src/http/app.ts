@@ -4,7 +4,7 @@ import express, { type RequestHandler, type Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import type { HandlerMap } from '../handlers/types.js';
+import type { HandlerMap } from './handler-types.js';
 import type { Authenticators } from '../auth/principal.js';
 import type { Admission } from '../limits/admission/admission.js';
 import { indexOperations, routeMatcher, type OpenApiDocument } from '../contract/spec.js';

@@ -3,7 +3,8 @@
 // already matched (operation.ts), so it is dispatched straight to its handler: an Express Router
 // of every path would test the path against each route again.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AnyResult, HandlerMap, OperationId, RequestInfo } from '../handlers/types.js';
+import type { AnyResult, HandlerMap, RequestInfo, ServedOperationId } from './handler-types.js';
+import { ALIAS_OF_KEY } from '../contract/path-aliases.js';
 import type { OperationInfo } from '../contract/spec.js';
 import type { Authenticators } from '../auth/principal.js';
 import { authenticate } from './authenticate.js';
@@ -37,7 +38,9 @@ class HandlerRequest implements RequestInfo {
 export function operationRouter(operations: OperationInfo[], handlers: HandlerMap, authenticators: Authenticators, admission?: Admission): RequestHandler {
   const routes = new Map<OperationInfo, Handle>();
   for (const op of operations) {
-    const handler = handlers[op.operationId as OperationId] as unknown as ((input: unknown) => Promise<AnyResult>) | undefined;
+    // An alias (the French paths) is served by the handler of the operation it is another name of.
+    const served = (op.raw[ALIAS_OF_KEY] as string | undefined) ?? op.operationId;
+    const handler = handlers[served as ServedOperationId] as unknown as ((input: unknown) => Promise<AnyResult>) | undefined;
     if (!handler) throw new Error(`No handler for operation ${op.operationId}`);
     const authenticated = authenticate(op, authenticators, admission);
     const conditional = op.headerParameters.has('if-match');

@@ -9,7 +9,7 @@ import type { Database } from '../../src/db/schema.js';
 import { createApp, type AppDependencies } from '../../src/http/app.js';
 import { loadSpec } from '../../src/contract/spec.js';
 import { createLogger } from '../../src/logger.js';
-import { createHandlers } from '../../src/handlers/index.js';
+import { createHandlers } from '../../src/features.js';
 import { buildServices } from '../../src/services.js';
 import { withDatabase } from './postgres.js';
 import { PreparingClient } from '../../src/db/prepared-statements.js';

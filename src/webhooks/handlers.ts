@@ -1,10 +1,10 @@
 // Handlers of the Webhooks operations (and their French paths) and of the event feed.
 import type { Services } from '../services.js';
-import type { Handler } from './types.js';
+import type { Handler } from '../http/handler-types.js';
 import type { Answer } from '../idempotency/service.js';
-import type { ShownEndpoint } from '../webhooks/service.js';
+import type { ShownEndpoint } from './service.js';
 import { requireCaller } from '../auth/caller.js';
-import { NO_STORE } from './headers.js';
+import { NO_STORE } from '../http/no-store.js';
 import { revisionOf } from '../http/entity-tags.js';
 
 type Made = ShownEndpoint & { secret: string };
@@ -23,7 +23,7 @@ const withSecret = <S extends 200 | 201>(status: S, { endpoint, secret, revision
 /** A replay of the create (Idempotency-Key) never shows the secret again: it is not stored (docs/SAFE-WRITES.md). */
 const withoutSecret = (first: ReturnType<typeof withSecret>): Answer => ({ ...first, body: { ...first.body, secret: null } });
 
-export function webhookHandlers({ webhooks, idempotency }: Services) {
+export function webhookHandlers({ webhooks, idempotency }: Pick<Services, 'webhooks' | 'idempotency'>) {
   const listWebhookEndpoints: Handler<'listWebhookEndpoints'> = async () => ({ status: 200, body: { data: await webhooks.list() } });
 
   const createWebhookEndpoint: Handler<'createWebhookEndpoint'> = ({ body, principal, request, idempotency: key }) =>
@@ -64,11 +64,5 @@ export function webhookHandlers({ webhooks, idempotency }: Services) {
     listWebhookDeliveries,
     replayWebhookDelivery,
     listEvents,
-    listPointsDeTerminaisonWebhook: listWebhookEndpoints,
-    createPointDeTerminaisonWebhook: createWebhookEndpoint,
-    getPointDeTerminaisonWebhook: getWebhookEndpoint,
-    updatePointDeTerminaisonWebhook: updateWebhookEndpoint,
-    deletePointDeTerminaisonWebhook: deleteWebhookEndpoint,
-    listEvenements: listEvents,
   };
 }

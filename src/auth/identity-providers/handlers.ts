@@ -1,14 +1,14 @@
 // Handlers of the Identity providers operations (and their French paths), and of signing in
 // with one (POST /sessions/oidc, POST /sessions/oidc/callback).
-import type { Services } from '../services.js';
-import type { Handler } from './types.js';
-import { requireCaller, signedInUser as signedIn } from '../auth/caller.js';
-import { presentIdentityProvider } from '../auth/identity-providers/presenter.js';
-import type { Provider } from '../auth/identity-providers/repository.js';
-import { NO_STORE, NO_STORE_TOKENS } from './headers.js';
-import { revisionOf } from '../http/entity-tags.js';
+import type { Services } from '../../services.js';
+import type { Handler } from '../../http/handler-types.js';
+import { requireCaller, signedInUser as signedIn } from '../caller.js';
+import { presentIdentityProvider } from './presenter.js';
+import type { Provider } from './repository.js';
+import { NO_STORE, NO_STORE_TOKENS } from '../../http/no-store.js';
+import { revisionOf } from '../../http/entity-tags.js';
 
-export function identityProviderHandlers({ identityProviders, oidcSignIn, idempotency, config }: Services) {
+export function identityProviderHandlers({ identityProviders, oidcSignIn, idempotency, config }: Pick<Services, 'identityProviders' | 'oidcSignIn' | 'idempotency' | 'config'>) {
   const present = (provider: Provider) => presentIdentityProvider(provider, config.oidc.redirectUri);
   /** One provider, with its revision (the router answers it as the ETag). */
   const shown = (provider: Provider) => ({ status: 200 as const, body: present(provider), revision: revisionOf(provider.id, provider.revision) });
@@ -63,11 +63,6 @@ export function identityProviderHandlers({ identityProviders, oidcSignIn, idempo
     createIdentityProvider,
     updateIdentityProvider,
     deleteIdentityProvider,
-    listFournisseursIdentite: listIdentityProviders,
-    getFournisseurIdentite: getIdentityProvider,
-    createFournisseurIdentite: createIdentityProvider,
-    updateFournisseurIdentite: updateIdentityProvider,
-    deleteFournisseurIdentite: deleteIdentityProvider,
     startOidcSignIn,
     completeOidcSignIn,
   };

@@ -1,12 +1,12 @@
 // Handlers of the API key operations. The contract lets only signed-in users in (bearerAuth).
 import type { Services } from '../services.js';
-import type { Handler } from './types.js';
-import { presentApiKey } from '../api-keys/presenter.js';
-import type { ShownApiKey } from '../api-keys/repository.js';
-import type { KeyWithSecret } from '../api-keys/service.js';
+import type { Handler } from '../http/handler-types.js';
+import { presentApiKey } from './presenter.js';
+import type { ShownApiKey } from './repository.js';
+import type { KeyWithSecret } from './service.js';
 import type { Answer } from '../idempotency/service.js';
 import { requireCaller, signedInUser } from '../auth/caller.js';
-import { NO_STORE } from './headers.js';
+import { NO_STORE } from '../http/no-store.js';
 import { revisionOf } from '../http/entity-tags.js';
 
 /** One key, with its revision (the router answers it as the ETag). */
@@ -27,7 +27,7 @@ const withSecret = <S extends 200 | 201>(status: S, { key, secret }: KeyWithSecr
  */
 const withoutSecret = (first: ReturnType<typeof withSecret>): Answer => ({ ...first, body: { ...first.body, secret: null } });
 
-export function apiKeyHandlers({ apiKeys: keys, idempotency, leakReports }: Services) {
+export function apiKeyHandlers({ apiKeys: keys, idempotency, leakReports }: Pick<Services, 'apiKeys' | 'idempotency' | 'leakReports'>) {
 
   const listApiKeys: Handler<'listApiKeys'> = async ({ query }) => {
     const rows = await keys.list({ expiringWithinDays: query.expiring_within_days });

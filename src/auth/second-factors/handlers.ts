@@ -1,14 +1,14 @@
 // Handlers of the signed-in person's second factors: the overview, enrolling and removing an
 // authenticator app, new recovery codes; the step-up of the current session (src/auth/sessions/step-up.ts).
 // Keys and codes are answered once, never stored in clear.
-import type { Handler } from './types.js';
-import type { Services } from '../services.js';
-import { refused } from '../errors.js';
-import { requireCaller, signedInUser } from '../auth/caller.js';
-import type { Principal } from '../auth/principal.js';
-import { NO_STORE } from './headers.js';
+import type { Handler } from '../../http/handler-types.js';
+import type { Services } from '../../services.js';
+import { refused } from '../../errors.js';
+import { requireCaller, signedInUser } from '../caller.js';
+import type { Principal } from '../principal.js';
+import { NO_STORE } from '../../http/no-store.js';
 
-export function secondFactorHandlers({ secondFactors, secondFactorResets, sessions, users }: Services) {
+export function secondFactorHandlers({ secondFactors, secondFactorResets, sessions, users }: Pick<Services, 'secondFactors' | 'secondFactorResets' | 'sessions' | 'users'>) {
   /** The caller with the e-mail address the authenticator app is labelled with. */
   async function person(principal: Principal | null) {
     const me = signedInUser(principal);
@@ -71,5 +71,5 @@ export function secondFactorHandlers({ secondFactors, secondFactorResets, sessio
     return { status: 204, body: undefined };
   };
 
-  return { resetUserSecondFactors, resetSecondsFacteursUtilisateur: resetUserSecondFactors, stepUpSession, startPasskeyStepUp, getMySecondFactors, startTotpEnrolment, confirmTotpEnrolment, removeTotp, regenerateRecoveryCodes };
+  return { resetUserSecondFactors, stepUpSession, startPasskeyStepUp, getMySecondFactors, startTotpEnrolment, confirmTotpEnrolment, removeTotp, regenerateRecoveryCodes };
 }

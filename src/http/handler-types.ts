@@ -1,6 +1,7 @@
 // The handlers' types (the HTTP edge's), derived from the generated contract: a handler map must serve every operationId,
 // take that operation's parameters and body, and return one of its documented success bodies.
 import type { operations, webhooks } from '../../generated/openapi.js';
+import type { AliasOperationId } from '../../generated/operation-aliases.js';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import type { IdempotencyRequest } from '../idempotency/service.js';
@@ -57,8 +58,10 @@ type HandlerOf<O> = (input: InputOf<O>) => Promise<ResultOf<O>>;
 
 export type Handler<K extends OperationId> = HandlerOf<operations[K]>;
 
-/** Compared structurally (not by operationId), so a French alias can reuse the English handler. */
-export type HandlerMap = { [K in OperationId]: HandlerOf<operations[K]> };
+/** The operations a handler serves: every one but the aliases (x-path-aliases), served by their originals' handlers. */
+export type ServedOperationId = Exclude<OperationId, AliasOperationId>;
+
+export type HandlerMap = { [K in ServedOperationId]: HandlerOf<operations[K]> };
 
 /** The shape the router sees once the operation is no longer known statically. */
 export interface AnyResult {

@@ -2,15 +2,15 @@
 // or application/json to a client asking for it (RFC 7644, 8.1); errors are SCIM errors
 // (src/http/scim-errors.ts).
 import type { Services } from '../services.js';
-import type { Handler } from './types.js';
+import type { Handler } from '../http/handler-types.js';
 import { requireCaller } from '../auth/caller.js';
 import { scimMediaType } from '../http/scim-errors.js';
-import { RESOURCE_TYPES, SCHEMAS, SERVICE_PROVIDER_CONFIG } from '../scim/discovery.js';
+import { RESOURCE_TYPES, SCHEMAS, SERVICE_PROVIDER_CONFIG } from './discovery.js';
 
 /** The media type of the answer, from the request's Accept (src/http/scim-errors.ts). */
 const mediaType = (headers: Record<string, string | string[] | undefined>): Record<string, string> => ({ 'Content-Type': scimMediaType(headers.accept) });
 
-export function scimHandlers({ scimUsers, scimGroups }: Services) {
+export function scimHandlers({ scimUsers, scimGroups }: Pick<Services, 'scimUsers' | 'scimGroups'>) {
   const listScimUsers: Handler<'listScimUsers'> = async ({ query, principal, headers }) => ({
     status: 200,
     body: await scimUsers.list(requireCaller(principal), query),

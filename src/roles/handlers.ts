@@ -1,16 +1,16 @@
 // Handlers of the Roles operations.
 import type { Services } from '../services.js';
-import type { Handler } from './types.js';
-import { presentRole } from '../roles/presenter.js';
-import type { RoleRow } from '../roles/repository.js';
-import { roleRevision } from '../roles/repository.js';
+import type { Handler } from '../http/handler-types.js';
+import { presentRole } from './presenter.js';
+import type { RoleRow } from './repository.js';
+import { roleRevision } from './repository.js';
 import { requireCaller } from '../auth/caller.js';
 import { revisionOf } from '../http/entity-tags.js';
 
 /** One role, with its revision (the router answers it as the ETag). */
 const shown = <S extends 200 | 201>(status: S, role: RoleRow) => ({ status, body: presentRole(role), revision: revisionOf(role.id, roleRevision(role)) });
 
-export function roleHandlers({ roles, idempotency }: Services) {
+export function roleHandlers({ roles, idempotency }: Pick<Services, 'roles' | 'idempotency'>) {
 
   const listRoles: Handler<'listRoles'> = async () => ({ status: 200, body: { data: (await roles.list()).map(presentRole) } });
 

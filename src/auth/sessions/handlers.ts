@@ -1,16 +1,16 @@
 // Handlers of signing in and of session management: one's own sessions, and (with
 // sessions.manage) any user's.
-import type { Handler } from './types.js';
-import type { Services } from '../services.js';
-import { notFound } from '../errors.js';
-import { presentSession } from '../auth/sessions/presenter.js';
-import { requireCaller, signedInUser } from '../auth/caller.js';
-import { NO_STORE_TOKENS } from './headers.js';
+import type { Handler } from '../../http/handler-types.js';
+import type { Services } from '../../services.js';
+import { notFound } from '../../errors.js';
+import { presentSession } from './presenter.js';
+import { requireCaller, signedInUser } from '../caller.js';
+import { NO_STORE_TOKENS } from '../../http/no-store.js';
 
 const sessionNotFound = () => notFound('session_not_found', 'No session with this id.');
 const userNotFound = () => notFound('not_found', 'No user has this id.');
 
-export function sessionHandlers({ sessions }: Services) {
+export function sessionHandlers({ sessions }: Pick<Services, 'sessions'>) {
 
   const signIn: Handler<'signIn'> = async ({ body, request }) => {
     const outcome = await sessions.signIn(body.session.email, body.session.password, request);

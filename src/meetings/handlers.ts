@@ -1,15 +1,15 @@
 // Handlers of the Meetings operations (and their French paths, /reunions).
 import type { Services } from '../services.js';
-import type { Handler } from './types.js';
-import { presentMeeting as present } from '../meetings/presenter.js';
-import type { ShownMeeting } from '../meetings/repository.js';
+import type { Handler } from '../http/handler-types.js';
+import { presentMeeting as present } from './presenter.js';
+import type { ShownMeeting } from './repository.js';
 import { requireCaller } from '../auth/caller.js';
 import { revisionOf } from '../http/entity-tags.js';
 
 /** One meeting, with its revision (the router answers it as the ETag). */
 const shown = (meeting: ShownMeeting) => ({ status: 200 as const, body: present(meeting), revision: revisionOf(meeting.id, meeting.revision) });
 
-export function meetingHandlers({ meetings, idempotency }: Services) {
+export function meetingHandlers({ meetings, idempotency }: Pick<Services, 'meetings' | 'idempotency'>) {
   const listMeetings: Handler<'listMeetings'> = async ({ query, principal }) => {
     const { page, nextCursor } = await meetings.list(requireCaller(principal), query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
@@ -34,14 +34,9 @@ export function meetingHandlers({ meetings, idempotency }: Services) {
 
   return {
     listMeetings,
-    listReunions: listMeetings,
     createMeeting,
-    createReunion: createMeeting,
     getMeeting,
-    getReunion: getMeeting,
     updateMeeting,
-    updateReunion: updateMeeting,
     deleteMeeting,
-    deleteReunion: deleteMeeting,
   };
 }

@@ -1,15 +1,15 @@
 // Handlers of the Tasks operations (and their French paths, /taches).
 import type { Services } from '../services.js';
-import type { Handler } from './types.js';
-import { presentTask as present } from '../tasks/presenter.js';
-import type { ShownTask } from '../tasks/repository.js';
+import type { Handler } from '../http/handler-types.js';
+import { presentTask as present } from './presenter.js';
+import type { ShownTask } from './repository.js';
 import { requireCaller } from '../auth/caller.js';
 import { revisionOf } from '../http/entity-tags.js';
 
 /** One task, with its revision (the router answers it as the ETag). */
 const shown = (task: ShownTask) => ({ status: 200 as const, body: present(task), revision: revisionOf(task.id, task.revision) });
 
-export function taskHandlers({ tasks, idempotency }: Services) {
+export function taskHandlers({ tasks, idempotency }: Pick<Services, 'tasks' | 'idempotency'>) {
   const listTasks: Handler<'listTasks'> = async ({ query, principal }) => {
     const { page, nextCursor } = await tasks.list(requireCaller(principal), query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
@@ -38,10 +38,5 @@ export function taskHandlers({ tasks, idempotency }: Services) {
     createTask,
     updateTask,
     deleteTask,
-    listTaches: listTasks,
-    getTache: getTask,
-    createTache: createTask,
-    updateTache: updateTask,
-    deleteTache: deleteTask,
   };
 }

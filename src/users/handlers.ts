@@ -1,15 +1,15 @@
 // Handlers of the Users operations.
 import type { Services } from '../services.js';
-import type { Handler } from './types.js';
-import { presentUser as present } from '../users/presenter.js';
-import type { ShownUser } from '../users/repository.js';
+import type { Handler } from '../http/handler-types.js';
+import { presentUser as present } from './presenter.js';
+import type { ShownUser } from './repository.js';
 import { requireCaller } from '../auth/caller.js';
 import { revisionOf } from '../http/entity-tags.js';
 
 /** One user, with its revision (the router answers it as the ETag). */
 const shown = <S extends 200 | 201>(status: S, user: ShownUser) => ({ status, body: present(user), revision: revisionOf(user.id, user.revision) });
 
-export function userHandlers({ users, idempotency }: Services) {
+export function userHandlers({ users, idempotency }: Pick<Services, 'users' | 'idempotency'>) {
 
   const listUsers: Handler<'listUsers'> = async ({ query }) => {
     const { page, nextCursor } = await users.list(query);
@@ -27,5 +27,5 @@ export function userHandlers({ users, idempotency }: Services) {
   const disableUser: Handler<'disableUser'> = async ({ path, principal, request, precondition }) =>
     shown(200, await users.disable(requireCaller(principal), path.id, request, precondition));
 
-  return { listUsers, listUtilisateurs: listUsers, getUser, createUser, updateUser, disableUser };
+  return { listUsers, getUser, createUser, updateUser, disableUser };
 }

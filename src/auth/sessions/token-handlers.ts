@@ -1,14 +1,14 @@
 // Handlers of refreshing a login token set (POST /tokens and its French name POST /jetons).
 // The operation is marked `x-authenticated-by: handler`: the access token may have expired, so
 // the service, not the middleware, checks it belongs to the refresh token's session.
-import type { Handler } from './types.js';
-import type { Services } from '../services.js';
-import { bearerToken } from '../auth/bearer.js';
-import { refused, unauthenticated } from '../errors.js';
-import { NO_STORE_TOKENS } from './headers.js';
+import type { Handler } from '../../http/handler-types.js';
+import type { Services } from '../../services.js';
+import { bearerToken } from '../bearer.js';
+import { refused, unauthenticated } from '../../errors.js';
+import { NO_STORE_TOKENS } from '../../http/no-store.js';
 
 
-export function tokenHandlers({ sessions }: Services) {
+export function tokenHandlers({ sessions }: Pick<Services, 'sessions'>) {
   const refreshTokens: Handler<'refreshTokens'> = async ({ body, headers, request }) => {
     const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined;
     const accessToken = bearerToken(authorization);
@@ -19,5 +19,5 @@ export function tokenHandlers({ sessions }: Services) {
     const set = await sessions.refresh(accessToken, body.refresh_token, request);
     return { status: 201, body: set, headers: NO_STORE_TOKENS };
   };
-  return { refreshTokens, refreshTokensJetons: refreshTokens };
+  return { refreshTokens };
 }

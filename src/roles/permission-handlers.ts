@@ -1,5 +1,5 @@
 // Handler of the permission catalogue.
-import type { Handler } from './types.js';
+import type { Handler } from '../http/handler-types.js';
 import { PERMISSIONS } from '../auth/permissions.js';
 
 export function permissionHandlers() {
