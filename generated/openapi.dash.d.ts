@@ -2492,6 +2492,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `tasks.read`
          */
         post: operations["taskCreatedEvent"];
         delete?: never;
@@ -2517,6 +2519,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `tasks.read`
          */
         post: operations["taskUpdatedEvent"];
         delete?: never;
@@ -2542,6 +2546,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `tasks.read`
          */
         post: operations["taskDeletedEvent"];
         delete?: never;
@@ -2567,6 +2573,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `meetings.read`
          */
         post: operations["meetingCreatedEvent"];
         delete?: never;
@@ -2592,6 +2600,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `meetings.read`
          */
         post: operations["meetingUpdatedEvent"];
         delete?: never;
@@ -2617,6 +2627,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `meetings.read`
          */
         post: operations["meetingDeletedEvent"];
         delete?: never;
@@ -2642,6 +2654,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `users.read`
          */
         post: operations["userCreatedEvent"];
         delete?: never;
@@ -2667,6 +2681,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `users.read`
          */
         post: operations["userUpdatedEvent"];
         delete?: never;
@@ -2692,6 +2708,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `users.read`
          */
         post: operations["userDisabledEvent"];
         delete?: never;
@@ -2717,6 +2735,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `api_keys.manage`
          */
         post: operations["apiKeyRevokedEvent"];
         delete?: never;

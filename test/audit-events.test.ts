@@ -202,8 +202,8 @@ describe('GET /me/audit-events', () => {
     const me = await makeUser(database.db);
     const other = await makeUser(database.db);
     const mine: AuditContext = { actor: { type: 'user', userId: me.id, sessionId: randomUUID() }, requestId: null, ip: '192.0.2.1', userAgent: 'test' };
-    await record({ type: 'api_key_created', at: new Date('2025-05-01T00:00:00Z'), context: mine, target: { type: 'api_key', id: randomUUID() } });
-    await record({ type: 'session_revoked', at: new Date('2025-05-02T00:00:00Z'), userId: me.id, target: { type: 'session', id: randomUUID() } });
+    await record({ type: 'api_key_created', at: new Date('2025-05-01T00:00:00Z'), context: mine, target: { type: 'api_key', id: randomUUID(), label: 'a key' } });
+    await record({ type: 'session_revoked', at: new Date('2025-05-02T00:00:00Z'), userId: me.id, target: { type: 'session', id: randomUUID(), label: null } });
     await record({ type: 'sign_in_failed', at: new Date('2025-05-03T00:00:00Z'), context: { ...cli, actor: { type: 'anonymous' } }, userId: me.id, details: { reason: 'wrong_password' } });
     await record({ type: 'user_updated', at: new Date('2025-05-04T00:00:00Z'), userId: other.id });
 

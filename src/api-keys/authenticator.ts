@@ -3,6 +3,7 @@
 // so a revocation is effective on the very next request on every server process. The same query
 // narrows the key to what its creator holds now (repository.ts, effectivePermissions) and brings
 // its rate limit and IP allowlist: a key used from elsewhere is refused here (403 ip_not_allowed).
+import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.js';
 import type { Dependencies } from '../dependencies.js';
 import { forbidden, refused } from '../errors.js';
@@ -60,7 +61,7 @@ export function apiKeyAuthenticator({ db, clock, logger, outcomes = uncounted }:
       type: 'api_key_ip_refused',
       at: now,
       context: { actor: { type: 'api_key', apiKeyId }, requestId: request.requestId ?? null, ip: request.ip, userAgent: request.userAgent ?? null },
-      target: { type: 'api_key', id: apiKeyId },
+      target: { type: 'api_key', id: apiKeyId, label: sql<string | null>`(select name from api_keys where id = ${apiKeyId})` },
       details,
     }).catch((err: unknown) => logger.warn({ err: { message: (err as Error).message }, apiKeyId }, 'could not record a refused API key address'));
   }

@@ -7,33 +7,39 @@
 // resource as the REST API shows it, as a partner receives it.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { AuditEventType } from './events.js';
+import type { components } from '../../generated/openapi.js';
+import { loadSpec } from '../contract/spec.js';
 
-/** The public event types (the contract's EventType), with the permission a reader needs at reading time. */
-export const PUBLIC_EVENTS = {
-  task_created: { type: 'task.created', permission: 'tasks.read' },
-  task_updated: { type: 'task.updated', permission: 'tasks.read' },
-  task_deleted: { type: 'task.deleted', permission: 'tasks.read' },
-  meeting_created: { type: 'meeting.created', permission: 'meetings.read' },
-  meeting_updated: { type: 'meeting.updated', permission: 'meetings.read' },
-  meeting_deleted: { type: 'meeting.deleted', permission: 'meetings.read' },
-  user_created: { type: 'user.created', permission: 'users.read' },
-  user_updated: { type: 'user.updated', permission: 'users.read' },
-  user_disabled: { type: 'user.disabled', permission: 'users.read' },
-  api_key_revoked: { type: 'api_key.revoked', permission: 'api_keys.manage' },
-} as const satisfies Partial<Record<AuditEventType, { type: string; permission: string }>>;
+export type EventType = components['schemas']['EventType'];
 
-export type PublishedAuditType = keyof typeof PUBLIC_EVENTS;
-export type EventType = (typeof PUBLIC_EVENTS)[PublishedAuditType]['type'];
+/** A public event: its type (the contract's EventType) and the permission a reader needs at reading time. */
+export interface PublicEvent {
+  type: EventType;
+  permission: string;
+}
 
-export const EVENT_TYPES: readonly EventType[] = Object.values(PUBLIC_EVENTS).map((e) => e.type);
+/**
+ * The public events, by the audit event that publishes each: read from the contract's `webhooks`
+ * section, where each event's type declares who hears it (`x-required-permission`) and which audit
+ * event publishes it (`x-audit-event`). A new event is declared there once; test/events.test.ts
+ * holds the section, the EventType enum and the audit event types to one another.
+ */
+export const PUBLIC_EVENTS: ReadonlyMap<string, PublicEvent> = new Map(
+  Object.entries((loadSpec().webhooks ?? {}) as Record<string, { post?: Record<string, unknown> }>).flatMap(([type, item]) => {
+    const audit = item.post?.['x-audit-event'];
+    const permission = item.post?.['x-required-permission'];
+    return typeof audit === 'string' && typeof permission === 'string' ? [[audit, { type: type as EventType, permission }] as const] : [];
+  }),
+);
+
+export const EVENT_TYPES: readonly EventType[] = [...PUBLIC_EVENTS.values()].map((e) => e.type);
 
 /** The permissions that reading events needs, each once. */
-export const EVENT_PERMISSIONS: readonly string[] = [...new Set(Object.values(PUBLIC_EVENTS).map((e) => e.permission))];
+export const EVENT_PERMISSIONS: readonly string[] = [...new Set([...PUBLIC_EVENTS.values()].map((e) => e.permission))];
 
 /** The permission that reading an event of this type needs. */
 export function permissionOfEventType(type: string): string | undefined {
-  return Object.values(PUBLIC_EVENTS).find((e) => e.type === type)?.permission;
+  return [...PUBLIC_EVENTS.values()].find((e) => e.type === type)?.permission;
 }
 
 /** How long events (and their deliveries) are kept: the feed's promise. */

@@ -4,9 +4,9 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { randomUUID } from 'node:crypto';
-import type { AuditContext, AuditEventType, Changes, Target } from './events.js';
+import type { AuditContext, AuditEventType, Changes, Target, TargetLabel } from './events.js';
 import { DELIVERY_CHANNEL } from '../db/channels.js';
-import { PUBLIC_EVENTS, type PublishedAuditType, type Publication } from './outbox.js';
+import { PUBLIC_EVENTS, type Publication } from './outbox.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -49,26 +49,11 @@ function assertNoSecretNames(value: unknown, where: string): void {
 const fullName = (userId: string): RawBuilder<string | null> => sql`(select first_name || ' ' || last_name from users where id = ${userId})`;
 
 function targetLabel(target: Target): RawBuilder<string | null> {
-  if (target.label !== undefined) return sql`${target.label}`;
-  switch (target.type) {
-    case 'user':
-      return fullName(target.id);
-    case 'role':
-      return sql`(select name from roles where id = ${target.id})`;
-    case 'api_key':
-      return sql`(select name from api_keys where id = ${target.id})`;
-    case 'session':
-      return sql`(select u.first_name || ' ' || u.last_name from sessions s join users u on u.id = s.user_id where s.id = ${target.id})`;
-    case 'meeting':
-      return sql`(select title from meetings where id = ${target.id})`;
-    case 'task':
-      return sql`(select title from tasks where id = ${target.id})`;
-    case 'webhook_endpoint':
-      return sql`(select url from webhook_endpoints where id = ${target.id})`;
-    case 'identity_provider':
-      return sql`(select name from identity_providers where id = ${target.id})`;
-  }
+  if (target.label === undefined) return fullName(target.id);
+  return isRawBuilder(target.label) ? target.label : sql`${target.label}`;
 }
+
+const isRawBuilder = (label: TargetLabel): label is RawBuilder<string | null> => typeof label === 'object' && label !== null && 'toOperationNode' in label;
 
 export async function recordAuditEvent(db: Db, event: AuditEventInput): Promise<void> {
   assertNoSecretNames(event.details, 'details');
@@ -100,7 +85,7 @@ export async function recordAuditEvent(db: Db, event: AuditEventInput): Promise<
       details: JSON.stringify(event.details ?? {}),
       changes: event.changes ? JSON.stringify(event.changes) : null,
     });
-  const published = event.publish && event.type in PUBLIC_EVENTS ? PUBLIC_EVENTS[event.type as PublishedAuditType] : undefined;
+  const published = event.publish ? PUBLIC_EVENTS.get(event.type) : undefined;
   if (!published || !event.publish) {
     await audit.execute();
     return;

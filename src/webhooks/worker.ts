@@ -4,7 +4,7 @@
 // pool, that only listens); the embedded PGlite serves one connection, so there the worker polls
 // every `pollIntervalMs`, which also picks up retries as they fall due everywhere.
 import pg from 'pg';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
@@ -131,7 +131,7 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
           type: 'webhook_endpoint_disabled',
           at: after,
           context: { actor: { type: 'system' }, requestId: null, ip: null, userAgent: null },
-          target: { type: 'webhook_endpoint', id: d.endpoint_id },
+          target: { type: 'webhook_endpoint', id: d.endpoint_id, label: sql<string | null>`(select url from webhook_endpoints where id = ${d.endpoint_id})` },
           details: { reason: 'failing', failing_for_days: policy.disableAfterDays },
           changes: { before: { enabled: true }, after: { enabled: false } },
         });

@@ -201,6 +201,8 @@ describe('the back office in a browser', () => {
     await page.getByLabel('Last name').fill('Hopper');
     await page.getByLabel('support').check();
     await page.getByRole('button', { name: 'Create' }).click();
+    // Creating a user is a sensitive change: the dialog asks for a fresh proof, then creates.
+    await confirmItIsMe(page, { password: ADMIN.password });
     await page.getByRole('heading', { name: 'grace@example.com' }).waitFor();
     await page.getByLabel('First name').fill('Grace B.');
     await page.getByRole('button', { name: 'Save' }).click();

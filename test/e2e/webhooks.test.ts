@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { budget } from '../support/budgets.js';
-import { createAdministrator, createPerson, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
+import { confirmItIsMe, createAdministrator, createPerson, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 import { roleRow } from '../support/rows.js';
 
@@ -44,6 +44,8 @@ describe('webhooks in the back office', () => {
       await create.getByLabel('Description').fill('Calendar mirror');
       await create.getByLabel('task.created').check();
       await create.getByRole('button', { name: 'Create the endpoint' }).click();
+      // An endpoint hears events after the session: the dialog asks for a fresh proof, then creates.
+      await confirmItIsMe(page, { password: ADMIN.password });
       await page.getByText('Copy it now: it will not be shown again.').waitFor();
       const secret = (await page.getByTestId('webhook-secret').textContent())!.trim();
       expect(secret).toMatch(/^whsec_/);

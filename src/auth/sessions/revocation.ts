@@ -5,6 +5,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Actor } from '../../audit/events.js';
 import { recordAuditEvent } from '../../audit/recorder.js';
+import { sessionLabel } from './security-events.js';
 import * as repo from './repository.js';
 
 /** The request a session operation came with, as the security record keeps it. */
@@ -51,7 +52,7 @@ export async function revokeSessions(
       type: 'session_revoked',
       at,
       context: { ...context, actor: actor ?? { type: 'user', userId: where.userId, sessionId } },
-      target: { type: 'session', id: sessionId },
+      target: { type: 'session', id: sessionId, label: sessionLabel(sessionId) },
       userId: where.userId,
       sessionId,
       details: { reason },

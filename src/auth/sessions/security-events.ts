@@ -2,7 +2,7 @@
 // user, IP and user agent. Never a token or a password: `details` carries reasons and counts only.
 // They are audit events like the changes of rights (src/audit/recorder.ts); this module fills in
 // who acted on what for the sign-in and session kinds.
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Actor, Target } from '../../audit/events.js';
 import { recordAuditEvent } from '../../audit/recorder.js';
@@ -35,8 +35,12 @@ function defaultActor(event: SecurityEvent): Actor {
   return { type: 'user', userId: event.userId, sessionId: event.sessionId ?? null };
 }
 
+/** A session as the audit trail names it: its person's name now. */
+export const sessionLabel = (sessionId: string) =>
+  sql<string | null>`(select u.first_name || ' ' || u.last_name from sessions s join users u on u.id = s.user_id where s.id = ${sessionId})`;
+
 function targetOf(event: SecurityEvent): Target | null {
-  if (event.type !== 'password_changed' && event.sessionId) return { type: 'session', id: event.sessionId };
+  if (event.type !== 'password_changed' && event.sessionId) return { type: 'session', id: event.sessionId, label: sessionLabel(event.sessionId) };
   return event.userId ? { type: 'user', id: event.userId } : null;
 }
 
