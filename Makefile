@@ -10,7 +10,7 @@ QUIET_BOX := grep -v -e '║' -e '╔' -e '╚' -e '^\s*$$' || true
 OTHER_STYLES := camel dash pascal
 STYLE ?= snake
 
-.PHONY: bench help install generate lint docs web mock migrate run build test system-deps fuzz soak
+.PHONY: bench help install generate lint docs web mock migrate run build test system-deps fuzz soak client
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -22,6 +22,12 @@ node_modules/.installed: package.json package-lock.json
 
 generate: install ## Bundle openapi/, derive it in every key style, regenerate generated/ (commit the result)
 	scripts/generate.sh
+	node --import tsx scripts/client-contract.ts
+
+client: install ## The partners' TypeScript client (clients/typescript/): its contract copied from generated/, built, packed into dist/clients/
+	node --import tsx scripts/client-contract.ts
+	@mkdir -p dist/clients
+	cd clients/typescript && npm pack --silent --pack-destination ../../dist/clients
 
 lint: install ## Contract lint (Redocly, every key style; Spectral's OWASP rules; zero findings), generated/ drift, tsc, eslint
 	@out=$$($(BIN)/redocly lint 2>&1); status=$$?; echo "$$out" | $(QUIET_BOX); \
