@@ -36,6 +36,7 @@ lint: install ## Contract lint (Redocly, every key style; Spectral's OWASP rules
 	@out=$$($(BIN)/redocly lint 2>&1); status=$$?; echo "$$out" | $(QUIET_BOX); \
 	  if [ $$status -ne 0 ] || echo "$$out" | grep -v '║' | grep -qiE '[0-9]+ warnings?'; then echo "redocly lint: not clean" >&2; exit 1; fi
 	scripts/check-generated.sh
+	node --import tsx scripts/client-contract.ts --check
 	$(BIN)/spectral lint generated/openapi.json --fail-severity hint --quiet
 	$(BIN)/tsc --noEmit
 	$(BIN)/tsc -p web/tsconfig.json

@@ -218,7 +218,7 @@ export function createTransport(options: TransportOptions): Transport {
       }
       return response;
     }
-    if (response.status === 412) remember(path, null);
+    // A 412 keeps the stale tag: the next change fails too until the resource is read again (never an untagged overwrite).
     throw errorFor(response, await problemOf(response), { method, url });
   }
 
