@@ -10,7 +10,7 @@ QUIET_BOX := grep -v -e '║' -e '╔' -e '╚' -e '^\s*$$' || true
 OTHER_STYLES := camel dash pascal
 STYLE ?= snake
 
-.PHONY: bench help install generate lint docs web mock migrate run build test system-deps fuzz soak
+.PHONY: bench help install generate lint docs web mock migrate run build test system-deps fuzz soak client contract-release
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -22,11 +22,21 @@ node_modules/.installed: package.json package-lock.json
 
 generate: install ## Bundle openapi/, derive it in every key style, regenerate generated/ (commit the result)
 	scripts/generate.sh
+	node --import tsx scripts/client-contract.ts
+
+contract-release: install ## Record generated/openapi.json as the released contract (openapi/released/) and its section of docs/CONTRACT-CHANGELOG.md; refused on a breaking change without a new major
+	node --import tsx scripts/contract-diff.ts --release
+
+client: install ## The partners' TypeScript client (clients/typescript/): its contract copied from generated/, built, packed into dist/clients/
+	node --import tsx scripts/client-contract.ts
+	@mkdir -p dist/clients
+	cd clients/typescript && npm pack --silent --pack-destination ../../dist/clients
 
 lint: install ## Contract lint (Redocly, every key style; Spectral's OWASP rules; zero findings), generated/ drift, tsc, eslint
 	@out=$$($(BIN)/redocly lint 2>&1); status=$$?; echo "$$out" | $(QUIET_BOX); \
 	  if [ $$status -ne 0 ] || echo "$$out" | grep -v '║' | grep -qiE '[0-9]+ warnings?'; then echo "redocly lint: not clean" >&2; exit 1; fi
 	scripts/check-generated.sh
+	node --import tsx scripts/client-contract.ts --check
 	$(BIN)/spectral lint generated/openapi.json --fail-severity hint --quiet
 	$(BIN)/tsc --noEmit
 	$(BIN)/tsc -p web/tsconfig.json
