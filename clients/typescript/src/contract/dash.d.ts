@@ -2493,6 +2493,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `tasks.read`
          */
         post: operations["taskCreatedEvent"];
         delete?: never;
@@ -2518,6 +2520,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `tasks.read`
          */
         post: operations["taskUpdatedEvent"];
         delete?: never;
@@ -2543,6 +2547,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `tasks.read`
          */
         post: operations["taskDeletedEvent"];
         delete?: never;
@@ -2568,6 +2574,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `meetings.read`
          */
         post: operations["meetingCreatedEvent"];
         delete?: never;
@@ -2593,6 +2601,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `meetings.read`
          */
         post: operations["meetingUpdatedEvent"];
         delete?: never;
@@ -2618,6 +2628,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `meetings.read`
          */
         post: operations["meetingDeletedEvent"];
         delete?: never;
@@ -2643,6 +2655,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `users.read`
          */
         post: operations["userCreatedEvent"];
         delete?: never;
@@ -2668,6 +2682,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `users.read`
          */
         post: operations["userUpdatedEvent"];
         delete?: never;
@@ -2693,6 +2709,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `users.read`
          */
         post: operations["userDisabledEvent"];
         delete?: never;
@@ -2718,6 +2736,8 @@ export interface webhooks {
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same
          *     `webhook-id`.
+         *
+         *     **Required permission:** `api_keys.manage`
          */
         post: operations["apiKeyRevokedEvent"];
         delete?: never;
