@@ -1,5 +1,5 @@
 // The composition root: every service and authenticator is built here, once, from the same
-// dependencies, with one factory signature, `(deps) => service`. `main` calls it; handlers and the
+// dependencies (and, where one service uses another, the one built here). `main` calls it; handlers and the
 // HTTP edge receive what it returns and never build a service themselves.
 import type { Dependencies } from './dependencies.js';
 import type { Authenticators } from './auth/principal.js';
@@ -68,7 +68,8 @@ export interface Services {
 export function buildServices(deps: Dependencies): Services {
   const usage = new UsageCounter();
   const secondFactors = secondFactorService(deps);
-  const sessions = sessionService(deps);
+  const passkeys = passkeyService(deps, secondFactors.newCodesFor);
+  const sessions = sessionService(deps, { secondFactors, passkeys });
   const users = userService(deps, revokeSessions);
   return {
     users,
@@ -84,7 +85,7 @@ export function buildServices(deps: Dependencies): Services {
     secondFactorResets: secondFactorResetService(deps, revokeSessions),
     webhooks: webhookService(deps, deps.config.webhooks),
     deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
-    passkeys: passkeyService(deps, secondFactors.newCodesFor),
+    passkeys,
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
     admission: admissionService(deps, usage),
     identityProviders: identityProviderService(deps),

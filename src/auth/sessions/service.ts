@@ -19,8 +19,8 @@ import { livenessAt } from './liveness.js';
 import { revokeSessions, truncateUserAgent, type ClientInfo } from './revocation.js';
 import type { Actor } from '../../audit/events.js';
 import { uncounted } from '../../outcomes.js';
-import { secondFactorLocked, secondFactorService, type SecondFactorAnswer } from '../second-factors/service.js';
-import { passkeyService, challengeOf, invalidPasskey, type AssertionVerdict, type WebAuthnJson } from '../second-factors/passkeys.js';
+import { secondFactorLocked, type SecondFactorAnswer, type SecondFactorService } from '../second-factors/service.js';
+import { challengeOf, invalidPasskey, type AssertionVerdict, type PasskeyService, type WebAuthnJson } from '../second-factors/passkeys.js';
 import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordSecondFactorEvent } from '../second-factors/events.js';
 import { countConfirmedFactors } from '../second-factors/repository.js';
@@ -68,11 +68,15 @@ export interface SteppingUp {
 const invalidChallenge = () => unauthenticated('invalid_challenge', 'The sign-in challenge is unknown, expired or used up; sign in again.');
 const wrongSecondFactor = () => unauthenticated('invalid_second_factor', 'The code is wrong or was already used.');
 
-export function sessionService(deps: Dependencies) {
+/** The second factors a sign-in checks, built once by the composition root (src/services.ts). */
+export interface SignInFactors {
+  secondFactors: SecondFactorService;
+  passkeys: PasskeyService;
+}
+
+export function sessionService(deps: Dependencies, { secondFactors, passkeys }: SignInFactors) {
   const { db, clock, config, outcomes = uncounted } = deps;
   const throttle = signInThrottle(db, config.signInThrottle);
-  const secondFactors = secondFactorService(deps);
-  const passkeys = passkeyService(deps, secondFactors.newCodesFor);
   const { lifetimeS, idleTimeoutS, refreshGraceS } = config.sessions;
   const liveness = (now: Date) => livenessAt(now, idleTimeoutS);
 
