@@ -1,9 +1,9 @@
 // What the access line costs, where it is spent: the line of one GET as pino writes it
-// (`accessLog.info(fields, msg)`: the service's way until issue 34's seventeenth look) and as the
-// service writes it now (src/logger.ts fixedShapeLines, from the request's summary built as text),
-// into the service's own destination (bufferedStdout's sonic-boom settings) on /dev/null. Each
-// round runs both, in turn, a million lines each; median CPU ns per line over the rounds and the
-// median of the rounds' ratios. The lines are checked alike first (the time aside).
+// (`accessLog.info(fields, msg)`) and as the service writes it (src/logger.ts fixedShapeLines, from
+// the request's summary built as text), into the service's own destination (bufferedStdout's
+// sonic-boom settings) on /dev/null. Each round runs both, in turn, a million lines each; median
+// CPU ns per line over the rounds and the median of the rounds' ratios. The lines are checked alike
+// first (the time aside).
 import { loadavg } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';

@@ -1,8 +1,8 @@
 // What PostgreSQL does per request of one person's week, for the service and for its floor, under
 // the benchmark's load: transactions, rows read, buffers touched, rows written (pg_stat_database
-// deltas over a measurement, divided by its answered requests), beside the CPU it spent. Issue 34
-// found PostgreSQL's CPU per request higher for the service than for the floor on the same two
-// statements; this tells more work from the same work done less efficiently (or measured in a
+// deltas over a measurement, divided by its answered requests), beside the CPU it spent. When
+// PostgreSQL's CPU per request reads higher for the service than for the floor on the same two
+// statements, this tells more work from the same work done less efficiently (or measured in a
 // noisier moment): equal counts with unequal CPU is the latter.
 // Usage: node --import tsx bench/database-work.ts (the bench_meetings database, as meetings-week.ts
 // seeds it; BENCH_ROUNDS 2, BENCH_DURATION 5 s, 32 connections). `make bench` runs it on 100,000

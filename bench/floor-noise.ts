@@ -3,9 +3,8 @@
 // measured against each other as the benchmarks measure the service against its floor. Whatever
 // spread their ratios show is the measurement's own; a service's ratio cannot be read finer than it.
 // Two designs in each round, on the same pair (both measureInTurn's):
-//   block:  each process measured once for BENCH_SLICES seconds, in turn (the benchmarks' way
-//           until the twelfth look);
-//   sliced: BENCH_SLICES measurements of 1 s each, alternating, merged (the benchmarks' way since:
+//   block:  each process measured once for BENCH_SLICES seconds, in turn;
+//   sliced: BENCH_SLICES measurements of 1 s each, alternating, merged (the benchmarks' way:
 //           drift slower than a second cancels here and not in a block).
 // Usage: DATABASE_URL=... BENCH_KEEP_DATABASES=1 BENCH_ROUNDS=12 node --import tsx bench/floor-noise.ts
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';

@@ -1,4 +1,4 @@
-// The throughput and p99 targets of issue 34 read across several runs of one benchmark: each run's
+// The service's targets against its floor, read across several runs of one benchmark: each run's
 // rounds (floorRoundsOf: its "service/floor: API key x %, bearer y %" lines, floorRatiosLine's, and
 // the describe() lines of the round's four floor-side measurements, for the p99s, as users-list.ts,
 // tasks-list.ts and meetings-week.ts print them), then all of them together, each as the median of

@@ -4,7 +4,7 @@
 // a bearer token, measured against each other in rounds of alternating 1-s slices, as users-list.ts
 // measures the service against its floor. Without a variant the truth is 100 %: what the ratios
 // spread is what two processes of one build differ by in a run, which a run of the service against
-// its floor cannot tell from the service's cost (docs/BENCHMARKS.md, "Sixteenth look").
+// its floor cannot tell from the service's cost (docs/BENCHMARKS.md, "Reading a verdict").
 // BENCH_VARIANT_ENV (e.g. "RATE_LIMIT_SYNC_INTERVAL_MS=0") is given to the third process only:
 // a setting's cost, read against the spread of the two others.
 // Usage: BENCH_ROUNDS=24 node --import tsx bench/process-spread.ts

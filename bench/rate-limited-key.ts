@@ -1,4 +1,4 @@
-// What a key's rate limit costs the hot path (issue 33): GET /users?limit=50 with a rate-limited
+// What a key's rate limit costs the hot path: GET /users?limit=50 with a rate-limited
 // key whose limit is far above the load (1,000,000 requests per second: never refused, decided in
 // memory, reconciled in the background every RATE_LIMIT_SYNC_INTERVAL_MS as in production) side
 // by side with the same request with an unlimited key, on the same service process and database.

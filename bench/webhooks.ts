@@ -1,4 +1,4 @@
-// What events cost and how fast they leave (issue 30; docs/BENCHMARKS.md, "Events and webhooks"),
+// What events cost and how fast they leave (docs/BENCHMARKS.md, "Events and webhooks"),
 // the service in its own process on real PostgreSQL, a receiver on loopback in this process that
 // answers 204 at once (what the receiver does is not measured):
 //  1. The create's cost: POST /tasks (API key, wrk) for BENCH_DURATION seconds by BENCH_CONNECTIONS

@@ -2,8 +2,8 @@
 // key or a bearer token): the bytes the JavaScript heap allocates to answer one request, and the
 // garbage collections' time per request, for the service, the floor and optionally another build
 // of the service (BENCH_BASELINE: its main.js, e.g. a copy of the previous commit's dist/), measured
-// in turn. The bytes are a count, not a timing: they vary by well under 1 % between rounds, where a
-// timing run cannot tell apart changes of 25 µs (docs/BENCHMARKS.md, issue 34's sixth look); and
+// in turn. The bytes are a count, not a timing: they vary far less between rounds than a timing
+// run, which cannot tell small changes apart (docs/BENCHMARKS.md); and
 // the minor collections' cost follows them (each copies the in-flight requests, about the same
 // survivors on both sides, and they come once per so many bytes allocated).
 // Every server runs with bench/support/allocation-probe.mjs preloaded (the probe of bench/allocation.ts).

@@ -38,9 +38,9 @@ const ATOMIC_PIPE_WRITE = 4096;
 /**
  * Standard output written in blocks rather than with a write(2) per line: the access log writes a
  * line per request, and its system call was the largest piece of what the service adds to a GET
- * over its floor (docs/BENCHMARKS.md, issue 34). Each write holds whole lines and at most
+ * over its floor (docs/BENCHMARKS.md). Each write holds whole lines and at most
  * PIPE_BUF bytes, so that the processes of WORKERS > 1, which share one pipe, never cut into each
- * other's lines (only a single line longer than that could be, as before). A line waits at most
+ * other's lines (only a single line longer than that can be). A line waits at most
  * STDOUT_FLUSH_MS; what is buffered is written when the process exits, however it exits but by
  * SIGKILL or a crash of Node itself, which lose at most those 100 ms of lines.
  */
@@ -102,9 +102,9 @@ interface LoggerParts {
  * Writes lines of one fixed shape to `logger`'s stream as pino writes them, without pino's
  * per-line work (a walk of the fields, a JSON.stringify of each object, its hooks): for the access
  * log, a line per request, whose fields are known and built as text by its writer, for less CPU
- * than pino's (bench/access-line.ts; in the service: docs/BENCHMARKS.md, issue 34's seventeenth
- * look). `fields` is the fields' JSON text after the bindings (`,"req":{...},...`), exactly what
- * JSON.stringify makes of them. Made from the logger's own parts, and checked against pino's line for a sample when made;
+ * than pino's (bench/access-line.ts, docs/BENCHMARKS.md). `fields` is the fields' JSON text after
+ * the bindings (`,"req":{...},...`), exactly what JSON.stringify makes of them. Made from the
+ * logger's own parts, and checked against pino's line for a sample when made;
  * a logger whose lines it cannot build (redaction, serializers, a mixin, a message prefix, hooks,
  * a log formatter, a multistream, or any option that changes the sample's line, such as a message
  * key) gets pino's own writing instead.

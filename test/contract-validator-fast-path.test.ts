@@ -72,7 +72,7 @@ function validValue(p: Param): string {
   return 'abc';
 }
 
-/** Values every parameter is tried with: the ones the brief of issue 34 names, and URL syntax at its edges. */
+/** Values every parameter is tried with: the kinds a query can carry, and URL syntax at its edges. */
 const HOSTILE = [
   '', 'x', 'abc', 'ABC', 'a,b', 'a,,b', ',', 'a%2Cb', '%', '%ZZ', '%2', '%20', '%201', 'a%20b', '+', 'a+b', '%2B', ':', '%3A',
   "'", '@', '!', '$', '(', ')', '*', ';', '/', '?', '[', ']', '%5B', '%5D', '=', 'a=b', '~', '-', '.', '_', '%7E', '%C3%A9', '%E2%82%AC',

@@ -1,6 +1,7 @@
-// Escalation attacks, one per finding of issue 12, run as the attacker ran them: signed in for real
-// on the real service and PostgreSQL. Each refusal is checked to be the documented problem and to
-// change nothing; each allowed neighbour is checked to still work.
+// Escalation attacks on "nobody gives, prolongs or takes away what they do not hold"
+// (docs/AUTH.md), run as an attacker would: signed in for real on the real service and PostgreSQL.
+// Each refusal is checked to be the documented problem and to change nothing; each allowed
+// neighbour is checked to still work.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';

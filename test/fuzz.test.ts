@@ -148,7 +148,7 @@ function shortReport(details: fc.RunDetails<[FuzzRequest]>): string {
   return `fuzzing failed after ${details.numRuns} requests (replay: FUZZ_SEED=${details.seed}, path ${details.counterexamplePath})\n${JSON.stringify(shown, null, 2)}\n${error.slice(0, 3000)}`;
 }
 
-/** 503 answered by an operation whose handler is not built yet (issues 3 and 4); counted apart. */
+/** 503 answered by an operation whose handler is not built yet; counted apart. */
 function isNotBuiltYet(res: RawResponse): boolean {
   const body = res.body as { code?: string; detail?: string } | undefined;
   return res.status === 503 && body?.code === 'service_unavailable' && /not available in this build yet/.test(body.detail ?? '');

@@ -1,8 +1,8 @@
-// Attacks on what the hot-path work of issue 16 changed: the contract validator handed the
-// service's own route match (src/contract/validator.ts), the API's steps as one router step
-// (src/http/series.ts), security headers computed once, the bearer lookup's admin mark, binary
-// timestamps in fixed statements, and the pooled random bytes of secrets. Each test is an attack,
-// on the real service and a real PostgreSQL.
+// Attacks on the hot path's shortcuts: the contract validator handed the service's own route match
+// (src/contract/validator.ts), the API's steps as one router step (src/http/series.ts), security
+// headers computed once, the bearer lookup's admin mark, binary timestamps in fixed statements, and
+// the pooled random bytes of secrets. Each test is an attack, on the real service and a real
+// PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import request from 'supertest';

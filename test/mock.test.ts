@@ -163,7 +163,7 @@ describe('one mock, every key style, as the service answers them', () => {
     expect(await res.json()).toMatchObject({ code: 'invalid_inflection', request_id: expect.any(String), allowed_values: ['camel', 'dash', 'snake', 'pascal'] });
   });
 
-  it('answers a create with a bad body 400 validation_failed, not the 422 of a reused Idempotency-Key (issue 35)', async () => {
+  it('answers a create with a bad body 400 validation_failed, not the 422 of a reused Idempotency-Key', async () => {
     const post = (path: string, body: unknown, style: string) =>
       fetch(`${prism.url}${path}`, { method: 'POST', headers: { 'x-api-key': 'any', 'content-type': 'application/json', 'x-api-inflection': style }, body: JSON.stringify(body) });
     for (const style of ['snake', 'camel']) {

@@ -1,4 +1,4 @@
-// Signing in with a company's identity provider (issue 31), as an attacker tries it, on the real
+// Signing in with a company's identity provider, as an attacker tries it, on the real
 // service and PostgreSQL, against a hand-made OpenID Provider on loopback (test/support/oidc.ts)
 // that forges what a real one never would. The real `oidc-provider`: test/oidc-provider.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

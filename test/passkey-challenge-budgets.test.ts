@@ -1,6 +1,6 @@
 // The live passkey challenges a client address, and a session, may hold (docs/AUTH.md, "Passkeys"
-// and "Step-up"): each number has one home, src/auth/second-factors/passkeys.ts, and the contract and the
-// docs say it. A review found the contract saying 20 where the code allowed 50; this keeps them one.
+// and "Step-up"): each number has one home, src/auth/second-factors/passkeys.ts, and the contract
+// and the docs say it, so neither promises a number the code does not hold.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

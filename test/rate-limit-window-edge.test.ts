@@ -1,12 +1,13 @@
-// Issue 33, attacked as a partner would: a burst sent to each of three server instances just
-// before a rate-limit window ends, while the database answers slowly. Each instance lets its
-// local share through from memory, the next request starts a reconciliation that the database
-// holds, and the rest queue behind it; the window ends before the database answers. The queued
-// requests must be decided on the total their own reconciliation returns (src/limits/limiter.ts),
-// not let through on the count from before. The real app on real PostgreSQL; the database is made
-// slow by the test holding the counter's row lock, the instances share a manual clock, and
-// reconcile only on demand (as src/main.ts's background step is not started): nothing depends on
-// the machine's speed. The property over every interleaving: test/rate-limiter.test.ts.
+// A window's end (docs/PARTNER-KEYS.md, "At the end of a window"), attacked as a partner would: a
+// burst sent to each of three server instances just before a rate-limit window ends, while the
+// database answers slowly. Each instance lets its local share through from memory, the next request
+// starts a reconciliation that the database holds, and the rest queue behind it; the window ends
+// before the database answers. The queued requests must be decided on the total their own
+// reconciliation returns (src/limits/limiter.ts), not let through on the count from before. The
+// real app on real PostgreSQL; the database is made slow by the test holding the counter's row
+// lock, the instances share a manual clock, and reconcile only on demand (as src/main.ts's
+// background step is not started): nothing depends on the machine's speed. The property over every
+// interleaving: test/rate-limiter.test.ts.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import pg from 'pg';

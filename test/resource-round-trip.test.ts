@@ -1,10 +1,10 @@
-// What a GET answers, a PATCH accepts (issue 34), for every resource with both, read from the
+// What a GET answers, a PATCH accepts, for every resource with both, read from the
 // contract's own schemas: a property test builds a valid instance through the API, GETs it, sends
 // back in a PATCH (with its ETag as If-Match) every field the representation does not mark
-// `readOnly`, and expects 200 and no change: the same representation and the same ETag. It failed
-// before for meetings: one holding its organizer and 100 people reads with 101 attendee ids, which
-// the PATCH refused (maxItems 100). Also: an id in capitals finds the resource (RFC 9562: UUIDs are
-// case-insensitive on input, lower case on output; `GET /tasks/{ID}` was 404).
+// `readOnly`, and expects 200 and no change: the same representation and the same ETag. For
+// meetings: one holding its organizer and 100 people reads with 101 attendee ids, which the PATCH
+// must take back (maxItems 101). Also: an id in capitals finds the resource (RFC 9562: UUIDs are
+// case-insensitive on input, lower case on output).
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import request from 'supertest';

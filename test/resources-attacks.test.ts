@@ -1,8 +1,8 @@
-// Tasks and meetings (issue 23) attacked from outside after they landed: date-times the contract
-// lets through but no calendar holds, malformed Unicode in the text people read, LIKE wildcards
-// smuggled past the search's escaping by accent folding, and an id spelt in capitals that the
-// journal recorded as a change. Each answer is what the service promises (400 problem+json,
-// nothing written; a search for the text as typed; one event per real change), never a 500.
+// Tasks and meetings attacked from outside: date-times the contract lets through but no calendar
+// holds, malformed Unicode in the text people read, LIKE wildcards smuggled past the search's
+// escaping by accent folding, and an id spelt in capitals that the journal recorded as a change.
+// Each answer is what the service promises (400 problem+json, nothing written; a search for the
+// text as typed; one event per real change), never a 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestDatabase, type TestDatabase } from './support/context.js';

@@ -1,4 +1,4 @@
-// Issue 24's safe writes tried by a reviewer as an attacker and a flaky network would: keys that are
+// Safe writes (docs/SAFE-WRITES.md) tried as an attacker and a flaky network would: keys that are
 // no keys, a storm where no unique name serializes the creates, a secret sought again through a
 // replay, a replay after the caller's rights went, expiry on a controlled clock, a crash between
 // the work and the answer, and tags that must not pass on a stale view.

@@ -1,4 +1,4 @@
-// SCIM 2.0 Groups (issue 31, docs/IDENTITY.md "Groups are roles") on the real service and real
+// SCIM 2.0 Groups (docs/IDENTITY.md, "Groups are roles") on the real service and real
 // PostgreSQL: the group sequences Microsoft Entra ID's and Okta's SCIM validators send, replayed
 // request by request; and the attacks on the rule that no caller gives or takes a right it does
 // not hold, named as the attacker would try them. A membership change is a grant or revocation of
@@ -314,7 +314,7 @@ describe('attacks on Groups', () => {
   });
 
   it('a PATCH gives a role back to someone an administrator is taking it from at that moment: refused, the removal stands', async () => {
-    // The reviewer's sequence: P holds R; an administrator's transaction locks P and deletes the
+    // The race: P holds R; an administrator's transaction locks P and deletes the
     // grant; a directory's PATCH of R adding Q (and removing an unrelated person) arrives and waits
     // on P; the administrator commits. The PATCH must not re-grant R to P, whom it did not name.
     const role = await makeRole(database.db, []);

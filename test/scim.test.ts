@@ -1,4 +1,4 @@
-// SCIM 2.0 provisioning (issue 31, docs/IDENTITY.md) on the real service and real PostgreSQL: the
+// SCIM 2.0 provisioning (docs/IDENTITY.md) on the real service and real PostgreSQL: the
 // request sequences Microsoft Entra ID's and Okta's SCIM validators send, replayed request by
 // request with their quirks; bad input answered with a SCIM error and nothing written; and the
 // attacks on the rule that no caller gives or takes a right it does not hold.

@@ -1,5 +1,6 @@
-// The sealing key lives apart from what it seals (issue 32) and keys the stored digests (issues 32
-// and 33), tried as the holder of a stolen backup would: every table read, every value tried.
+// The sealing key lives apart from what it seals and keys the stored digests (recovery codes,
+// Idempotency-Key fingerprints), tried as the holder of a stolen backup would: every table read,
+// every value tried.
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import request from 'supertest';
@@ -90,7 +91,7 @@ describe('a stolen backup', () => {
     expect(new Set(stored.map((row) => row.key_id))).toEqual(new Set([testConfig().sealingKeys![0]!.id]));
   });
 
-  it('holds no Idempotency-Key fingerprint that tells whether a guessed password was the one sent (issue 33)', { timeout: budget({ passwordHash: 4 }) }, async () => {
+  it('holds no Idempotency-Key fingerprint that tells whether a guessed password was the one sent', { timeout: budget({ passwordHash: 4 }) }, async () => {
     const admin = await createUser(database.db, { permissions: ['users.create'] });
     const { app } = createTestApp(database.db);
     const set = await signIn(app, admin.email, admin.password);

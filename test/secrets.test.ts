@@ -17,7 +17,7 @@ describe('secrets', () => {
   });
 
   it('still accept the secrets issued before the body was drawn character by character', () => {
-    // Made by the BigInt version of generateSecret (commit a0ff4b7): the checksum is unchanged.
+    // Made by the earlier BigInt version of generateSecret: the checksum is unchanged.
     expect(isWellFormedSecret('boa', 'boa_rAOpGTaBLIluBEbALo2LoV0KRKS1K3BT73EOhYi39sl_3xDUEl')).toBe(true);
     expect(isWellFormedSecret('bok', 'bok_JyFYzY2DMAAN43YBkhjvcQ0onAJSpHaziDnO1YIcUuy_0kICdY')).toBe(true);
   });

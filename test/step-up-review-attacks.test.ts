@@ -1,6 +1,6 @@
-// The step-up review's findings (after commits 5ef6ba1, d00e864, 0c491e1), as the attackers try
-// them, on the real service and PostgreSQL (docs/AUTH.md, "Step-up"). Each test failed on the code
-// before its fix.
+// Step-up's own throttles and budgets (docs/AUTH.md, "Step-up") as attackers try them, on the real
+// service and PostgreSQL: a stranger behind the office's address, a flood of refusals with a stolen
+// token, parallel challenges, and a session revoked while its password changes.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import request from 'supertest';
 import { randomBytes } from 'node:crypto';
@@ -53,7 +53,7 @@ async function passkeyChallenge(app: App, token: string): Promise<string> {
 /** A challenge no one asked for: what a thief sends for free. */
 const madeUpChallenge = () => randomBytes(32).toString('base64url');
 
-describe('step-up review: throttles of their own', () => {
+describe('step-up: throttles of their own', () => {
   it("office NAT stranger: an account-less stranger's failed sign-ins from the office address block nobody's passkey or code step-up", async () => {
     const clock = new ManualClock(new Date('2027-01-05T10:00:00.000Z'));
     const { app } = createTestApp(database.db, { clock, env: { SIGN_IN_MAX_FAILURES_PER_IP: '3' } });

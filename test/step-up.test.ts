@@ -119,7 +119,7 @@ describe('a stolen access token alone makes no sensitive change', HASHES, () => 
 
   it('stolen access token changes the password: refused before a fresh proof, allowed after', async () => {
     const v = await victim({ withTotp: true });
-    // The thief knows the password (the attacker does): still refused.
+    // The thief knows the password (step-up's attacker may: docs/AUTH.md): still refused.
     const change = () => request(v.app).put('/me/password').set(auth(v.token)).send({ current_password: v.person.password, new_password: 'the thief would like this one' });
     expectStepUpRequired(await change(), 'PUT', '/me/password', ['totp', 'recovery_code']);
     expect((await signInWithTotpAfter(v)).status).toBe(202); // the old password still opens the first step

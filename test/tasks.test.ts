@@ -1,4 +1,4 @@
-// Tasks for real (issue 23): every operation with API keys and signed-in people, the rule that
+// Tasks for real: every operation with API keys and signed-in people, the rule that
 // the permission alone gives a right, what a disabled assignee or a revoked creator reads like,
 // refused input that writes nothing, and the audit journal of every change.
 import { randomUUID } from 'node:crypto';

@@ -1,7 +1,7 @@
-// The tail of GET /users under load (issue 27): when a busy API key's or session's last use comes
-// due (once a minute), every request already in flight on it read it as stale, and each sent the
-// UPDATE, holding a pooled connection while it waited for the row's lock; the requests behind
-// them waited for a connection. Now one process sends one UPDATE per credential per minute.
+// The tail of GET /users under load: when a busy API key's or session's last use comes due (once
+// a minute), every request already in flight on it reads it as stale; if each sent the UPDATE, each
+// would hold a pooled connection while it waited for the row's lock, and the requests behind them
+// would wait for a connection. So one process sends one UPDATE per credential per minute.
 // Counted on the real PostgreSQL by a statement-level trigger (it fires even when no row changes).
 import request from 'supertest';
 import { sql } from 'kysely';

@@ -1,4 +1,4 @@
-// Text people read is text other people wrote (issue 23): names are stored NFC and trimmed, a
+// Text people read is text other people wrote: names are stored NFC and trimmed, a
 // bidirectional control never gets in, and names that must be unique (roles, keys in use, e-mail
 // addresses) are compared as RFC 8265 compares usernames, by a key the database's unique indexes
 // hold (migration 20261212T1000_unique_name_keys), so racing writers cannot both win either.

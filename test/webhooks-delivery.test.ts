@@ -1,4 +1,4 @@
-// Webhook delivery across processes, and the SSRF refusals, as an attacker tries them (issue 30).
+// Webhook delivery across processes, and the SSRF refusals, as an attacker tries them.
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -321,7 +321,7 @@ describe('security: special-purpose addresses are not public', () => {
       // Outside the special-purpose registries: site-local (deprecated), multicast, IPv6 outside 2000::/3.
       ['fec0::1', 'private'], ['feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'private'], ['ff02::1', 'private'], ['224.0.0.1', 'private'],
       ['239.255.255.255', 'private'], ['4000::1', 'private'], ['1fff:ffff::1', 'private'], ['e000::1', 'private'],
-      // The other escapes of the review.
+      // The other special-purpose blocks: benchmarking, discard-only, ORCHID.
       ['198.18.0.1', 'private'], ['198.19.255.255', 'private'], ['100::1', 'private'], ['2001:10::1', 'private'], ['2001:1f:ffff::1', 'private'],
       // Public: just outside the blocks, and ordinary addresses.
       ['8.8.8.8', 'public'], ['1.1.1.1', 'public'], ['198.17.255.255', 'public'], ['198.20.0.0', 'public'], ['100.63.255.255', 'public'],

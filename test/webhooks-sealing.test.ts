@@ -1,5 +1,5 @@
 // The signing secrets of webhook endpoints are sealed under the configured sealing keys, never
-// under a key the database keeps (issue 30, as issue 32 did for TOTP keys), tried as the holder of
+// under a key the database keeps (as TOTP keys are: test/sealing-keys.test.ts), tried as the holder of
 // a stolen backup would: every value of every table tried as the key. And the secrets made before
 // (under the database's `webhook_sealing`) or under an older key keep signing once re-sealed.
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Webhooks and the event feed (issue 30) on real PostgreSQL, with real receivers on loopback that
+// Webhooks and the event feed on real PostgreSQL, with real receivers on loopback that
 // verify every request with the `standardwebhooks` library, as a partner's receiver would.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -82,18 +82,17 @@ async function wasSeeded(url: string): Promise<boolean> {
 /**
  * Leaves the database as a service in use holds it, before the first measurement, by doing now the
  * catch-ups a seeding would otherwise set off in the middle of the run (docs/BENCHMARKS.md,
- * eighteenth look):
+ * "Settled before measuring"):
  *  - the audit events the seeding recorded (a users seeding, one per user) are sealed. The service's first
  *    maintenance step, SWEEP_INTERVAL_S (300 s) after it starts, would seal them all at once, 10,000
- *    at a time: seconds of the service's and PostgreSQL's CPU in whichever measurement ran then (the
- *    seventeenth look's eighth-round disturbance), where later steps seal a few events each. A
- *    service's own step may hold the sealers' lock meanwhile: wait for it.
+ *    at a time: seconds of the service's and PostgreSQL's CPU in whichever measurement ran then,
+ *    where later steps seal a few events each. A service's own step may hold the sealers' lock
+ *    meanwhile: wait for it.
  *  - the whole database is vacuumed, frozen and analyzed: the seal leaves a dead version of every
  *    event behind, and the first read of a freshly written row sets its hint bits, which dirties
  *    its page again after any checkpoint (and an asynchronous commit's rows cannot be hinted until
- *    its WAL is flushed, so a plain VACUUM leaves them to the first reader: the eighteenth look's
- *    check run had 14,085 buffers written by a timed checkpoint during its rounds, with 3.9 MB of
- *    WAL). Frozen rows need no hint bits.
+ *    its WAL is flushed, so a plain VACUUM leaves them to the first reader). Frozen rows need no
+ *    hint bits.
  *  - every dirty buffer is written out (CHECKPOINT). Otherwise a timed checkpoint writes them
  *    spread over up to 4.5 minutes of the run; the checkpointer is one of the postmaster's
  *    children, so its CPU is counted in whichever measurement runs then. A role that may not

@@ -89,8 +89,8 @@ export function williamsOrder(n: number, row: number): number[] {
  * seconds / slices each, every step's slice in turn, the round's order reversed at every slice,
  * and each step's slices merged into one (mergeSlices). A drift of the machine slower than a slice
  * then falls on every step alike, where in one block per step it falls on whichever ran at the
- * time: two identical servers measured in 5-s blocks read 80-120 % of each other, in alternating
- * 1-s slices 92-110 % (docs/BENCHMARKS.md, "Eleventh look").
+ * time: two identical servers read further apart in 5-s blocks than in alternating 1-s slices
+ * (bench/floor-noise.ts, docs/BENCHMARKS.md).
  */
 export async function measureInTurn<S extends Record<string, ((seconds: number) => Promise<Measurement>) | undefined>>(
   round: number,
@@ -289,7 +289,7 @@ export function printFloorTable<R extends Record<FloorRoundKey, Measurement>>(
 }
 
 /**
- * Measure alone (issue 34): a figure taken while something else runs on the machine's two cores
+ * Measure alone (docs/BENCHMARKS.md): a figure taken while something else runs on the machine's two cores
  * measures the neighbour. The benchmark's own processes (the servers, PostgreSQL, wrk, this one)
  * are expected to fill the cores; what counts is the CPU used by every other process, and the
  * host's steal. Above either bound, a benchmark prints "not quiet" instead of a verdict.
@@ -331,9 +331,9 @@ export function verdictFor(quiet: boolean): (ok: boolean) => string {
  * which a fair coin tossed n times comes up heads fewer than k times with probability at most
  * (1 - level) / 2. Undefined when there are too few values (fewer than 6 at 95 %).
  *
- * Why (issue 34, docs/BENCHMARKS.md "Eighth look"): on this kind of machine a 5-second measurement
- * of the same server moves by ±15 % from one to the next, so the median of 15 rounds moves by
- * several points between runs; a verdict read off the median alone was "met" in one run and
+ * Why (docs/BENCHMARKS.md, "Reading a verdict"): on this kind of machine a 5-second measurement
+ * of the same server moves a lot from one to the next, so the median of a run's rounds moves by
+ * several points between runs; a verdict read off the median alone can be "met" in one run and
  * "missed" in the next for the same build.
  */
 export function medianInterval(values: number[], level = 0.95): [number, number] | undefined {
@@ -436,8 +436,8 @@ export function floorRoundsOf(output: string): PrintedRound[] {
 /**
  * The median over runs, each run counted once as the median of its own rounds, with the 95 %
  * interval of that median (medianInterval: six runs at least). A run holds its processes fixed, and
- * identical processes can read several per cent apart within a run (docs/BENCHMARKS.md, "Sixteenth
- * look"), so a run's rounds share whatever its processes bring: this takes the run, not the round,
+ * identical processes can read several per cent apart within a run (docs/BENCHMARKS.md, "Reading a
+ * verdict"), so a run's rounds share whatever its processes bring: this takes the run, not the round,
  * as what varies. A run without values (an output without p99s) is left out.
  */
 export function runMedians(runs: number[][]): { medians: number[]; median: number | undefined; interval: [number, number] | undefined } {
@@ -448,7 +448,7 @@ export function runMedians(runs: number[][]): { medians: number[]; median: numbe
 /** A ratio of latencies, as the targets print it. */
 export const times = (v: number) => `${v.toFixed(2)}x`;
 
-/** Issue 34's two targets against the floor: each round's service over its floor, in req/s and in p99. */
+/** The two targets against the floor: each round's service over its floor, in req/s and in p99. */
 export const FLOOR_TARGETS = {
   throughput: { title: 'service >= 90 % of the floor', bound: 0.9, atLeast: true, format: percent },
   p99: { title: "p99 <= 1.3x the floor's", bound: 1.3, atLeast: false, format: times },
@@ -470,11 +470,11 @@ export function runsAsTheUnitLine(runs: number[][], target: FloorTarget, toleran
 }
 
 /**
- * The run's quietness, then issue 34's two targets against the floor with both credentials: service
+ * The run's quietness, then the two targets against the floor with both credentials: service
  * >= 90 % of the floor (the rounds' ratios of req/s), p99 <= 1.3x the floor's (the rounds' ratios
  * of p99, each round's service against the floor measured beside it). Each is given as the median
  * with its 95 % interval (medianInterval) and a verdict from the interval (intervalVerdict). The
- * ratio of the p99 medians, which earlier runs reported, is printed beside it. Returns the verdict
+ * ratio of the p99 medians, the reading of older figures, is printed beside it. Returns the verdict
  * for a benchmark's own targets (quiet or not, on a single figure).
  */
 export function printFloorTargets(rounds: Record<FloorRoundKey, Measurement>[], ratios: { key: number[]; bearer: number[] }): (ok: boolean) => string {

@@ -6,7 +6,7 @@ import type { Database } from '../db/schema.js';
 export const USAGE_OUTCOMES = ['allowed', 'rate_limited', 'ip_refused', 'permission_refused'] as const;
 export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
 
-/** How long a key's hourly counts are kept (the 90 days; the maintenance step deletes older ones). */
+/** How long a key's hourly counts are kept (the maintenance step deletes older ones). */
 export const USAGE_RETENTION_DAYS = 90;
 
 const HOUR_MS = 3_600_000;

@@ -3,7 +3,7 @@
 // request that read the credential before that UPDATE committed sees it stale too: under load,
 // dozens of requests in flight on one key or session each sent the UPDATE, each holding a pooled
 // connection while it waited for the row's lock, and the requests behind them waited for a
-// connection (docs/BENCHMARKS.md, issue 27). This process asks once per interval per credential.
+// connection (test/touch-burst.test.ts). This process asks once per interval per credential.
 // It is bookkeeping only: no right depends on it.
 
 /** Credentials remembered at most; past it, ones noted longer ago than the interval are forgotten. */

@@ -48,8 +48,8 @@ const pools = new WeakMap<Kysely<Database>, StatementPool>();
  * acquire-await-release. Measured on GET /users (bench/profile.ts, PROFILE_KIND=survivors): through
  * Kysely, the page's rows outlived a young-generation collection about ten times as often (the
  * floor, on Pool#query, saw the same when changed to acquire-await-release), and garbage collection
- * was the largest cost the service had over the floor: ~60 µs of CPU per request more. In a
- * transaction they run through Kysely, on the transaction's connection.
+ * was the largest cost the service had over the floor. In a transaction they run through Kysely, on
+ * the transaction's connection.
  */
 export function runFixedStatementsOnPool(db: Kysely<Database>, pool: StatementPool): void {
   pools.set(db, pool);
@@ -71,7 +71,7 @@ const POSTGRES_EPOCH_MS = Date.UTC(2000, 0, 1);
 /**
  * A Date as PostgreSQL's binary timestamptz (microseconds since 2000-01-01 UTC, 8 bytes big-endian):
  * pg sends a Buffer in binary format, which PostgreSQL reads without parsing text. Parsing a text
- * timestamp cost the bearer statement ~0.4 µs of PostgreSQL's CPU per parameter on every request
+ * timestamp cost the bearer statement PostgreSQL's CPU for each parameter on every request
  * (bench/statements.ts). The same instant to the millisecond, whatever the time zones.
  */
 export function binaryTimestamp(date: Date): Buffer {
@@ -92,8 +92,8 @@ const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * A function that makes one statement's row objects from pg's arrays: `{ id: v[0], email: v[1] }`.
  * pg's own row objects are all made by one spread, shared by every statement of the process: in a
  * service of many statements that spot sees more shapes than V8 keeps fast (megamorphic). A
- * function of the statement's own sees one shape. A page of 50 rows of 10 columns, read through
- * pg's objects after 12 other shapes: 29.1 µs; with one shape: 13.5; through this: 9.3
+ * function of the statement's own sees one shape. A page of 50 rows of 10 columns is read fastest
+ * through this, slower through pg's objects of one shape, slowest after 12 other shapes
  * (bench/row-shapes.ts, docs/BENCHMARKS.md). The same keys in the same order as pg's objects; a
  * later duplicate wins, as in pg's. `__proto__` would set the prototype instead, and anything but
  * a plain name would need quoting: a fixed statement's columns are named by us, so those are

@@ -5,10 +5,10 @@ import pg from 'pg';
  * pg-pool (3.14) arms the acquire timeout (`connectionTimeoutMillis`) on every connect() that does
  * not open a new connection, even when an idle one is handed over on the next tick: a timer set,
  * unref'd and cleared for every statement run on the pool, two of them per `GET /users`
- * (docs/BENCHMARKS.md, seventeenth look). When more connections are idle than acquires wait, this
+ * (docs/BENCHMARKS.md). When more connections are idle than acquires wait, this
  * acquire is sure of one without waiting (the queue is served in order, and a connection that
  * leaves the idle list makes room for a new one, which has its own connection timeout), so it is
- * queued without the timer. Any other acquire is timed as before. (One acquire left untimed: one
+ * queued without the timer. Any other acquire is timed. (One acquire left untimed: one
  * made in the tick before pool.end(), which pg-pool then never answers; ours end at shutdown only,
  * after the server has stopped taking requests.)
  */

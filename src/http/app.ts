@@ -64,7 +64,7 @@ export interface AppDependencies {
 /**
  * The body parser, on requests that carry a body (RFC 9112, 6.3: a Transfer-Encoding or a
  * Content-Length; type-is's hasBody, which the parser would ask first). A GET skips it: the
- * parser's own checks cost ~6 µs and add a `body` property to every request object.
+ * parser's own checks would cost CPU for nothing and add a `body` property to every request object.
  */
 function onRequestsWithBody(parser: RequestHandler): RequestHandler {
   return (req, res, next) => (req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined ? parser(req, res, next) : next());

@@ -2,8 +2,8 @@
 // The app's steps are one series (series.ts), then "no such path", then the error handler: with
 // `app.use` for each, Express's router would run for every request only to reach the first,
 // matching it against its layers, building its bookkeeping (next and restore closures, a params
-// object per layer, a finalhandler) and its tracing checks: ~15 µs of CPU per request on one
-// person's week, and some of its garbage (docs/BENCHMARKS.md, issue 34), for nothing the API uses. What
+// object per layer, a finalhandler) and its tracing checks: CPU and garbage on every request
+// (measured on one person's week, docs/BENCHMARKS.md), for nothing the API uses. What
 // Express's app.handle does for each request is done here (req and res become Express's: req.get,
 // res.json, the app's settings) but X-Powered-By, which the app turns off; a step's `next('route')`
 // or `next('router')` goes on, as the router's did. The routers the steps hold themselves (the web

@@ -73,7 +73,7 @@ interface Context {
   /**
    * The client's address as Express's `req.ip` tells it (X-Forwarded-For counts only from a
    * trusted proxy), worked out once: `req.ip` is a getter that parses the addresses again on every
-   * read (3 to 5 µs), and the authentication, the handler and the access line each need it.
+   * read, and the authentication, the handler and the access line each need it.
    */
   readonly ip: string;
   /** The request's own logger, once made. */
@@ -117,7 +117,7 @@ export function requestContext(logger: Logger, trustProxy?: TrustProxy) {
 
   // Whether a connection's peer is a trusted proxy, decided once per connection: the peer of a
   // socket never changes, a proxy keeps its connections open (nginx's `keepalive`), and a check
-  // costs 1 to 7 µs (proxy-addr parses the address every time).
+  // is not free (proxy-addr parses the address every time).
   const verdicts = new WeakMap<Socket, boolean>();
   function fromTrustedProxy(socket: Socket, trust: TrustProxy) {
     let trusted = verdicts.get(socket);
@@ -133,7 +133,7 @@ export function requestContext(logger: Logger, trustProxy?: TrustProxy) {
   // away first; it is then logged with the status it would have had. One listener for every
   // response (`this` is the response), not a closure per request. The line is pino's, built here
   // as text (src/logger.ts, fixedShapeLines): the bytes `accessLog.info({ req, res: { statusCode },
-  // responseTime }, msg)` would write, for less CPU (docs/BENCHMARKS.md, issue 34's seventeenth look).
+  // responseTime }, msg)` would write, for less CPU (bench/access-line.ts, docs/BENCHMARKS.md).
   const writeLine = fixedShapeLines(accessLog);
   function logAnswer(this: Response) {
     const req = this.req as WithContext & Request;

@@ -11,7 +11,7 @@
 //   answer; each page sets its own Content-Security-Policy over the API set's.
 //
 // Why not helmet on everything: its twelve headers (~650 bytes) on every answer cost the hot paths
-// ~8 µs of CPU and ~3 KB of garbage per request (docs/BENCHMARKS.md), for nothing an API client or
+// CPU and garbage on every request (docs/BENCHMARKS.md), for nothing an API client or
 // a browser reading JSON acts on.
 //
 // helmet's values are all fixed with its defaults (no per-request nonce), so they are computed once,

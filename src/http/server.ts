@@ -69,7 +69,7 @@ export interface ExpressLikeApp extends http.RequestListener {
 export function createHttpServer(app: ExpressLikeApp, drain: Drain = drainSwitch()): HttpServer {
   // Requests and responses are born with the app's prototypes: Express's app.handle would give
   // each its prototype with Object.setPrototypeOf (dispatch.ts skips that for these), a runtime
-  // call that slows everything that touches the object afterwards (docs/BENCHMARKS.md, issue 34).
+  // call that slows everything that touches the object afterwards (docs/BENCHMARKS.md).
   class AppRequest extends http.IncomingMessage {}
   Object.setPrototypeOf(AppRequest.prototype, app.request);
   // Decided when the headers go out, not when the request came in: a request that started

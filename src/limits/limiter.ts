@@ -19,7 +19,7 @@
 // (N < 10 by default) every admission is pushed before it is answered: exact, a round trip each.
 // Refused requests consume nothing.
 //
-// At the end of a window (issue 33): a request that waits is decided on the total that the
+// At the end of a window: a request that waits is decided on the total that the
 // reconciliation carrying it returns, even when that reconciliation starts after its window has
 // ended (it waited behind a slow one). So a counter is never dropped while requests wait on it: a
 // new window starts a new counter beside it, and the old one is pushed with its waiters and

@@ -37,7 +37,7 @@ const API_KEY_OUTCOMES: readonly ApiKeyOutcome[] = ['accepted', 'invalid', 'expi
  * A counter of outcomes whose every outcome is a series from the start (0 until it happens), so
  * rates and alerts see it. Counted in a plain record and handed to prom-client when Prometheus
  * scrapes: its inc() checks and hashes the labels at every call, on the hot path of every request
- * made with an API key (docs/BENCHMARKS.md, issue 34).
+ * made with an API key (bench/metrics-cost.ts, docs/BENCHMARKS.md).
  */
 function outcomeCounter<T extends string>(registry: client.Registry, name: string, help: string, outcomes: readonly T[]) {
   const counts = Object.fromEntries(outcomes.map((outcome) => [outcome, 0])) as Record<T, number>;
@@ -64,7 +64,7 @@ export function serviceMetrics({ db, pool, clock }: MetricSources) {
   // Requests are observed in batches: each answer appends its figures to `answered`, and they go
   // to the histogram in one loop when Prometheus scrapes (collect) or when a batch is full. The
   // same observations as one observe() per request, which on the hot path cost several times what
-  // the loop costs per observation (docs/BENCHMARKS.md, issue 34).
+  // the loop costs per observation (bench/metrics-cost.ts, docs/BENCHMARKS.md).
   const answered = { operations: [] as string[], statusClasses: [] as string[], seconds: [] as number[] };
   const observeAnswered = () => {
     const { operations, statusClasses, seconds } = answered;

@@ -1,4 +1,4 @@
-// SCIM 2.0 Groups (RFC 7643 4.2, RFC 7644; issue 31): a group is a role of this service (id = the
+// SCIM 2.0 Groups (RFC 7643 4.2, RFC 7644): a group is a role of this service (id = the
 // role's id, displayName = its name), its members the people holding it. A directory changes who
 // is a member, nothing else: roles are made, renamed and deleted by administrators in the back
 // office, so creating or deleting a group is `403 groups_are_roles` and a changed displayName is

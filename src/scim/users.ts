@@ -1,4 +1,4 @@
-// SCIM 2.0 provisioning of people (RFC 7643, 7644; issue 31): what Entra ID and Okta send, mapped
+// SCIM 2.0 provisioning of people (RFC 7643, 7644): what Entra ID and Okta send, mapped
 // onto this service's users through the users service itself (src/users/service.ts), so every rule
 // of a change made by hand holds for a directory's change too (the caller's authority, the last
 // administrator, audit events, ending sessions on disable). Each operation is one transaction:
@@ -101,9 +101,9 @@ function keysNamePrototype(value: unknown, depth = 0): boolean {
 
 /**
  * scim-patch 0.8.3 follows a path's segments, and a value's keys, into inherited properties:
- * `name.__proto__.x` would set `x` on Object.prototype for the whole process (found by an
- * attacker's review: the second-factor gate reads such a flag). No segment of a path, and no key of
- * a value at any depth, may name a prototype; a filter value that happens to is refused too.
+ * `name.__proto__.x` would set `x` on Object.prototype for the whole process (the second-factor
+ * gate reads such a flag). No segment of a path, and no key of a value at any depth, may name a
+ * prototype; a filter value that happens to is refused too.
  */
 export function assertNoPrototypeNames(operation: { path?: string; value?: unknown }, resource = 'User'): void {
   if (operation.path !== undefined && namesPrototype(operation.path)) throw invalidPath(`The PATCH path ${operation.path} names no attribute of a ${resource}.`);

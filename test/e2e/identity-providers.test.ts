@@ -1,4 +1,4 @@
-// The back office's identity providers (issue 31, docs/IDENTITY.md) in a real Chromium: an
+// The back office's identity providers (docs/IDENTITY.md) in a real Chromium: an
 // administrator adds, changes and removes one on the "Identity providers" page, the client secret
 // typed once and never shown again; then a person of the provider's domain signs in from the
 // sign-in page's "Sign in with ..." button, through the real `oidc-provider`'s login page, back

@@ -1,4 +1,4 @@
-// Passkeys in a real Chromium (issue 32, docs/AUTH.md "Passkeys"), with the DevTools virtual
+// Passkeys in a real Chromium (docs/AUTH.md, "Passkeys"), with the DevTools virtual
 // authenticator standing in for the device's (a platform authenticator: CTAP2, internal, resident
 // keys, user verification that always succeeds), so the browser makes and signs with real
 // credentials through @simplewebauthn/browser. WebAuthn needs a secure context: the back office is

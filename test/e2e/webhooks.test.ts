@@ -1,4 +1,4 @@
-// The back office's Webhooks page (issue 30, docs/EVENTS.md) in a real Chromium, as an
+// The back office's Webhooks page (docs/EVENTS.md) in a real Chromium, as an
 // administrator uses it: creates an endpoint for a real receiver on loopback, keeps the secret
 // shown once (Copy), sends a test event and sees it delivered, replays it (the receiver gets the
 // same webhook-id, both verified with the `standardwebhooks` library as a partner would), changes

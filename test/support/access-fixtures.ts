@@ -1,5 +1,5 @@
 // Users, roles and API keys made straight in a test database, and a stand-in for the bearer
-// authenticator (sign-in is issue 3) used where a test needs a signed-in caller but is about
+// authenticator used where a test needs a signed-in caller but is about
 // something else. The authorization matrix uses the real sign-in flow instead.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';

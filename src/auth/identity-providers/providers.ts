@@ -1,4 +1,4 @@
-// Managing identity providers (issue 31). Who may: a provider can sign in as anyone whose e-mail
+// Managing identity providers. Who may: a provider can sign in as anyone whose e-mail
 // is of its domains (an existing person is linked by a verified e-mail of those domains), the
 // administrators included, and grant the roles its groups map to. So adding, changing or removing
 // one needs every permission of the catalogue (an administrator, or the operator), besides the

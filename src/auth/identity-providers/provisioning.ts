@@ -1,6 +1,6 @@
 // Provisioning people from a company's directory: what a sign-in through an identity provider
 // does to our people (create one, set the roles its groups map to), written once here so that
-// SCIM provisioning (issue 31's second part) does the same through the same functions. Every
+// SCIM provisioning (src/scim) does the same through the same functions. Every
 // function runs in the caller's transaction and records its audit event there.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';

@@ -1,4 +1,4 @@
-// Signing in with a company's identity provider (issue 31): OpenID Connect's Authorization Code
+// Signing in with a company's identity provider: OpenID Connect's Authorization Code
 // flow with PKCE, state and nonce (openid-client, src/auth/identity-providers/oidc.ts), ending in a session of
 // this service like a password's (src/auth/sessions). The rules, each refused with its own code and
 // nothing written but the refusal's `sign_in_failed` event:

@@ -15,7 +15,7 @@ export const ARGON2_PARAMETERS = {
 
 // Two more hashing threads than cores: a thread that has just finished waits for its next job,
 // and the spare ones keep every core busy meanwhile (with one thread per core, sign-in throughput
-// was about 8 % lower: docs/BENCHMARKS.md). They run at a lower priority (nice +10, through piscina and @napi-rs/nice):
+// was lower: bench/sign-in.ts). They run at a lower priority (nice +10, through piscina and @napi-rs/nice):
 // the event loop and PostgreSQL, at normal priority, get a core first, so a sign-in flood does
 // not delay other requests. Jobs beyond the threads wait in order in piscina's queue; at most
 // HASH_THREADS x 19 MiB of memory is in use for hashing.

@@ -23,8 +23,8 @@ function checksum(prefix: string, body: string): string {
 }
 
 // Random bytes are drawn 4 KiB at a time, as Node's randomUUID does: each call into OpenSSL costs
-// the event loop about as much whatever its size (~25 µs per sign-in for two secrets, measured in
-// bench/profile.ts sign-in), and a sign-in needs about 90 bytes.
+// the event loop about as much whatever its size (measured with bench/profile.ts sign-in), and a
+// sign-in needs about 90 bytes.
 const randomPool = Buffer.alloc(4096);
 let randomOffset = randomPool.length;
 function randomByte(): number {

@@ -1,5 +1,5 @@
 // Signing in, refreshing with rotation and reuse detection, listing and ending sessions, changing
-// a password. Handlers call these; the rules of the issue live here.
+// a password. Handlers call these; the rules (docs/AUTH.md) live here.
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { AuthenticationMethod, Database } from '../../db/schema.js';

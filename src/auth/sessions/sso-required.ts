@@ -1,5 +1,5 @@
 // Whether a person may sign in with a password at all: not when their e-mail's domain belongs to
-// an identity provider that requires its people to sign in there (`sso_required`, issue 31). Read
+// an identity provider that requires its people to sign in there (`sso_required`). Read
 // here, below the identity domain that manages providers, because the password sign-in asks it.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';

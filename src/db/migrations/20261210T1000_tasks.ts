@@ -1,4 +1,4 @@
-// Tasks (issue 23). Typed Kysely<any> so the migration stays frozen in time.
+// Tasks. Typed Kysely<any> so the migration stays frozen in time.
 //
 // - Who created a task is a user or an API key, exactly one of them. Neither users nor keys are
 //   ever deleted by the service (disabled, revoked): the foreign keys refuse a deletion that would

@@ -1,4 +1,4 @@
-// Meetings and the people attending them (issue 23). Typed Kysely<any> so the migration stays
+// Meetings and the people attending them. Typed Kysely<any> so the migration stays
 // frozen in time.
 //
 // A meeting is the half-open span [starts_at, ends_at) of at most 24 hours. Two questions must be

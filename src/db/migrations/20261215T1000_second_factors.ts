@@ -1,4 +1,4 @@
-// Second factors (issue 25): authenticator apps (TOTP) and passkeys in one table, so that "has a
+// Second factors (docs/AUTH.md): authenticator apps (TOTP) and passkeys in one table, so that "has a
 // second factor" is one index probe in the statements that sign in and authenticate; recovery
 // codes as digests; the sign-in challenges between the password and the second factor; how each
 // session was opened; and the key that encrypts TOTP keys at rest (a service secret, like the

@@ -1,6 +1,6 @@
-// The sealing key leaves the database (issue 32): TOTP keys are sealed, and recovery-code digests
+// The sealing key leaves the database: TOTP keys are sealed, and recovery-code digests
 // keyed, under a key from configuration (src/auth/secrets/sealing-keys.ts), whose id each value now
-// carries; and the fingerprints of Idempotency-Key requests are keyed the same way (issue 33).
+// carries; and the fingerprints of Idempotency-Key requests are keyed the same way.
 // A null id marks a value made before: a TOTP key sealed under the old service secret
 // `second_factor_sealing`, a bare SHA-256 digest. SQL cannot reach the configured key, so the
 // service re-seals those at its next start (and `backoffice sealing-keys reseal` does the same),

@@ -1,4 +1,4 @@
-// Step-up (issue 32): a session's latest fresh proof that its person is at the keyboard, for the
+// Step-up: a session's latest fresh proof that its person is at the keyboard, for the
 // sensitive changes (docs/AUTH.md, "Step-up"). When and by what: a second factor, or the password
 // for a person without one. Null until the first proof; signing in makes none.
 /* eslint-disable @typescript-eslint/no-explicit-any */

@@ -1,4 +1,4 @@
-// Passkeys (WebAuthn, issue 32). The credential lives in second_factors beside the authenticator
+// Passkeys (WebAuthn). The credential lives in second_factors beside the authenticator
 // app (kind 'passkey', columns of migration 20261215T1000), so "has a second factor" stays one
 // probe; this adds what the checks need: the backup flags the authenticator reported (eligible is
 // fixed at creation, the state may change). The WebAuthn challenges are kept here, not in a

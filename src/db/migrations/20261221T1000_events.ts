@@ -1,4 +1,4 @@
-// Events (issue 30): the outbox of what partners hear, the webhook endpoints and their deliveries.
+// Events: the outbox of what partners hear, the webhook endpoints and their deliveries.
 // Typed Kysely<any> so the migration stays frozen in time. docs/EVENTS.md.
 //
 // - `events` is written by the audit recorder in the change's transaction, beside the audit event

@@ -1,4 +1,4 @@
-// Company sign-in with OpenID Connect (issue 31): the identity providers an administrator
+// Company sign-in with OpenID Connect (docs/IDENTITY.md): the identity providers an administrator
 // configures (client secret sealed, e-mail domains, groups mapped to roles), the links between a
 // provider's subjects and our people (by issuer and subject, never again by e-mail), the sign-in
 // flows in progress (state, nonce and PKCE verifier, server-side so that any process may finish

@@ -1,7 +1,7 @@
-// A link of issuer and subject belongs to the provider it was made through (found by an
-// attacker's review): deleting the provider removes its links instead of keeping them with no
-// provider, where any provider sharing the issuer (Google) would have found them and given its
-// role mappings. Links left without a provider are removed; provider_id is required from now on.
+// A link of issuer and subject belongs to the provider it was made through: deleting the provider
+// removes its links instead of keeping them with no provider, where any provider sharing the issuer
+// (Google) would have found them and given its role mappings. Links left without a provider are
+// removed; provider_id is required from now on.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { sql, type Kysely } from 'kysely';
 

@@ -1,6 +1,6 @@
 // A second step after an identity provider keeps what the sign-in would write (the new link of
 // issuer and subject, the roles of the groups claim) pending on its challenge, written only when
-// the second factor is proved (found by an attacker's review): a subject that never passes it
+// the second factor is proved: a subject that never passes it
 // does not take the account's link for that issuer, nor set its roles.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { sql, type Kysely } from 'kysely';

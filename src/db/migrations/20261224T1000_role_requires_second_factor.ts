@@ -1,4 +1,4 @@
-// A role may require a second factor of its holders (issue 32; docs/AUTH.md, "The policy"): the
+// A role may require a second factor of its holders (docs/AUTH.md, "The policy"): the
 // rule that required one of administrators now reads this flag on every role of the person. The
 // built-in admin role (the only role `built_in` holds for, migration 20261208T1000) always requires
 // one: the database refuses it otherwise.

@@ -1,4 +1,4 @@
-// Webhook signing secrets leave the key kept beside them (issue 30, as issue 32 did for TOTP keys):
+// Webhook signing secrets leave the key kept beside them (as TOTP keys did, 20261216T1000):
 // they are sealed under the configured sealing keys (src/auth/secrets/sealing-keys.ts), whose id each
 // sealed secret now carries (`secret_key_id`, `previous_secret_key_id`). A null id marks a secret
 // sealed before, under the service secret `webhook_sealing` that the database kept. SQL cannot

@@ -1,4 +1,4 @@
-// SCIM provisioning (issue 31, src/scim): the directory's own id of a person (`externalId`,
+// SCIM provisioning (src/scim): the directory's own id of a person (`externalId`,
 // RFC 7643 3.1), kept beside the person; looked up by `filter=externalId eq "..."`. Not unique:
 // RFC 7643 leaves it to the client, and one person has at most one.
 /* eslint-disable @typescript-eslint/no-explicit-any */

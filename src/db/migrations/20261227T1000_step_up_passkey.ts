@@ -1,4 +1,4 @@
-// A passkey as a step-up proof (issue 32; docs/AUTH.md, "Step-up"): its WebAuthn challenge is kept
+// A passkey as a step-up proof (docs/AUTH.md, "Step-up"): its WebAuthn challenge is kept
 // in passkey_challenges with the purpose 'step_up', bound to the person and to the session that
 // asked for it, so that an answer is good once and only on that session. A session's end takes its
 // challenges with it.

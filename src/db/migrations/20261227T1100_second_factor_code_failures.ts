@@ -1,4 +1,4 @@
-// The daily cap on second-factor code failures (issue 32; docs/AUTH.md, "The daily cap on wrong
+// The daily cap on second-factor code failures (docs/AUTH.md, "The daily cap on wrong
 // codes"): every wrong authenticator-app code of a person, at sign-in or at a step-up, is one row
 // here, counted over the last 24 hours inside the checking transaction (with the person's TOTP row
 // locked), so that every process counts the same failures. Rows past their day are swept; a reset

@@ -1,6 +1,5 @@
-// Step-up challenges have a budget of their own, per session (docs/AUTH.md, "Step-up"; issue 32's
-// review): counted by their session, so an index on it. It also serves the cascade when a session
-// row is deleted.
+// Step-up challenges have a budget of their own, per session (docs/AUTH.md, "Step-up"): counted by
+// their session, so an index on it. It also serves the cascade when a session row is deleted.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { sql, type Kysely } from 'kysely';
 

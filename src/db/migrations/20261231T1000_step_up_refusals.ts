@@ -1,9 +1,9 @@
-// Refused step-up answers, counted per session on a key of their own (docs/AUTH.md, "Step-up";
-// the step-up review's findings 1 and 2): not in sign_in_failures, whose per-address count anyone
-// sharing the office's NAT address could fill, so that strangers' sign-in failures never block a
-// person's step-up, and a stolen session's refusals never block the office's sign-ins. A row per
-// counted refusal; `throttled` marks the one refusal past the limit that is recorded in the journal
-// (once per lock window). Deleted with the session, and swept after the window.
+// Refused step-up answers, counted per session on a key of their own (docs/AUTH.md, "Step-up"): not
+// in sign_in_failures, whose per-address count anyone sharing the office's NAT address could fill,
+// so that strangers' sign-in failures never block a person's step-up, and a stolen session's
+// refusals never block the office's sign-ins. A row per counted refusal; `throttled` marks the one
+// refusal past the limit that is recorded in the journal (once per lock window). Deleted with the
+// session, and swept after the window.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import type { Kysely } from 'kysely';
 

@@ -1,4 +1,4 @@
-// The relay of events to webhook deliveries (issue 30, docs/EVENTS.md "Fan-out"): a change writes
+// The relay of events to webhook deliveries (docs/EVENTS.md, "Fan-out"): a change writes
 // only its event; the delivery workers fan events out to the endpoints subscribed to them, walking
 // events in (xid, seq) order from the position kept here (one row, locked by the worker that
 // relays), and the feed walks the same order (its cursor holds both).

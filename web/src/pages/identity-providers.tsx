@@ -1,4 +1,4 @@
-// Identity providers (issue 31, docs/IDENTITY.md): the companies' OpenID Providers people sign in
+// Identity providers (docs/IDENTITY.md): the companies' OpenID Providers people sign in
 // with. The list, a new one, change one, remove one. The client secret is write-only: typed when
 // the provider is added, typed again only to replace it, never shown (the API answers
 // client_secret_set only). Lists are typed as text (domains, scopes, amr/acr values separated by

@@ -1,4 +1,4 @@
-// Webhooks (issue 30, docs/EVENTS.md): the endpoints, a new one (the signing secret shown once,
+// Webhooks (docs/EVENTS.md): the endpoints, a new one (the signing secret shown once,
 // with Copy, as API keys are), one opened to change its event types, enable or disable it,
 // rotate its secret, send a test event, delete it, and see its recent deliveries and replay one.
 // The event-type picker offers only the types the person may read (subscribing to another is
