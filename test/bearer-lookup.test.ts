@@ -9,6 +9,7 @@ import { createUser, signIn } from './support/sessions.js';
 import { sessionIsLive } from '../src/auth/sessions/liveness.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 import { roleRow } from './support/rows.js';
+import { ADMIN_ROLE_ID } from '../src/auth/permissions.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -78,5 +79,67 @@ describe('the liveness rule', () => {
     );
     expect(rows.map((r) => live.has(r.id))).toEqual(expected);
     expect(expected.filter(Boolean).length).toBeGreaterThan(0);
+  });
+});
+
+describe('security: the bearer lookup’s admin mark', () => {
+  it('a role named "admin" that is not the built-in one grants only its own permissions; renaming the built-in role changes nothing', async () => {
+    const { app } = createTestApp(database.db);
+    const admin = await createUser(database.db, { roles: ['admin'] });
+    const adminToken = (await signIn(app, admin.email, admin.password)).access_token;
+    // Through the API: making or renaming a role "admin" or "Admin", or giving it the mark.
+    for (const name of ['admin', 'Admin', 'admin ']) {
+      const res = await request(app).post('/roles').set('authorization', `Bearer ${adminToken}`).send({ role: { name, permissions: ['users.list'] } });
+      expect([400, 409], name).toContain(res.status);
+    }
+    const star = await request(app).post('/roles').set('authorization', `Bearer ${adminToken}`).send({ role: { name: 'star', permissions: ['*'] } });
+    expect(star.status).toBe(400);
+    // Straight in the database: the built-in role renamed, and a role named "admin" that is not built in.
+    const user = await createUser(database.db);
+    await sql`update roles set name = 'admin-was-built-in', name_key = 'admin-was-built-in' where id = ${ADMIN_ROLE_ID}`.execute(database.db);
+    let access_token: string;
+    try {
+      const fake = await database.db.insertInto('roles').values(roleRow({ name: 'admin' })).returning('id').executeTakeFirstOrThrow();
+      await database.db.insertInto('role_permissions').values({ role_id: fake.id, permission: 'users.list' }).execute();
+      await database.db.insertInto('user_roles').values({ user_id: user.id, role_id: fake.id }).execute();
+      access_token = (await signIn(app, user.email, user.password)).access_token;
+      const me = await request(app).get('/me').set('authorization', `Bearer ${access_token}`).expect(200);
+      expect(me.body.permissions).toEqual(['users.list']);
+      // What makes the admin role is its id, not its name: its holders keep every right.
+      await request(app).get('/roles').set('authorization', `Bearer ${adminToken}`).expect(200);
+      const adminMe = await request(app).get('/me').set('authorization', `Bearer ${adminToken}`).expect(200);
+      expect([...adminMe.body.permissions].sort()).toEqual([...PERMISSIONS].sort());
+    } finally {
+      await sql`delete from roles where name = 'admin' and not built_in`.execute(database.db);
+      await sql`update roles set name = 'admin', name_key = 'admin' where id = ${ADMIN_ROLE_ID}`.execute(database.db);
+    }
+    await request(app).get('/roles').set('authorization', `Bearer ${access_token}`).expect(403);
+  });
+
+  it('forging an admin role in the database is refused: a second built-in role, the flag on another role, or the admin role moved to another id', async () => {
+    const other = await database.db.insertInto('roles').values(roleRow({ name: `other-${Date.now()}` })).returning('id').executeTakeFirstOrThrow();
+    // Each forgery carries the second-factor flag the admin role must hold, so it meets the check it attacks.
+    const forgeries = [
+      sql`insert into roles (name, name_key, built_in, requires_second_factor) values ('second admin', 'second admin', true, true)`,
+      sql`update roles set built_in = true, requires_second_factor = true where id = ${other.id}`,
+      sql`update roles set id = gen_random_uuid() where id = ${ADMIN_ROLE_ID}`,
+      sql`update roles set built_in = false where id = ${ADMIN_ROLE_ID}`,
+    ];
+    for (const forgery of forgeries) {
+      await expect(forgery.execute(database.db)).rejects.toMatchObject({ code: '23514', constraint: 'roles_built_in_is_admin' });
+    }
+    // And the admin role cannot be freed of its second factor.
+    await expect(sql`update roles set requires_second_factor = false where id = ${ADMIN_ROLE_ID}`.execute(database.db)).rejects.toMatchObject({ code: '23514', constraint: 'roles_admin_requires_second_factor' });
+    const builtIn = await database.db.selectFrom('roles').select(['id', 'name']).where('built_in', '=', true).execute();
+    expect(builtIn).toEqual([{ id: ADMIN_ROLE_ID, name: 'admin' }]);
+  });
+
+  it('an administrator who is disabled gets nothing from the mark', async () => {
+    const { app } = createTestApp(database.db);
+    const admin = await createUser(database.db, { roles: ['admin'] });
+    const { access_token } = await signIn(app, admin.email, admin.password);
+    await request(app).get('/users').set('authorization', `Bearer ${access_token}`).expect(200);
+    await database.db.updateTable('users').set({ status: 'disabled' }).where('id', '=', admin.id).execute();
+    await request(app).get('/users').set('authorization', `Bearer ${access_token}`).expect(401);
   });
 });

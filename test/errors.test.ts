@@ -196,3 +196,30 @@ describe('request ids and security headers', () => {
     }
   });
 });
+
+// The API's security headers (src/http/security-headers.ts).
+const SECURITY_HEADERS = ['content-security-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options'];
+function expectSecurityHeaders(res: request.Response, what: string) {
+  for (const name of SECURITY_HEADERS) expect(res.headers[name], `${what}: ${name}`).toBeDefined();
+}
+
+describe('security: security headers on every answer path', () => {
+  it('404, 405, 401, 400, 415, HEAD, /openapi.json, /docs, /livez and the web app all carry the security headers', async () => {
+    const { app } = createTestApp(database.db);
+    const answers: [string, request.Test][] = [
+      ['404', request(app).get('/nowhere').set('accept', 'application/json')],
+      ['405', request(app).delete('/users')],
+      ['401', request(app).get('/users')],
+      ['400 malformed uri', request(app).get('/users/%E0%A4%A').set('authorization', 'Bearer nope')],
+      ['415', request(app).post('/sessions').set('content-type', 'text/plain').send('x')],
+      ['400 json', request(app).post('/sessions').set('content-type', 'application/json').send('{')],
+      ['HEAD', request(app).head('/users')],
+      ['openapi', request(app).get('/openapi.json')],
+      ['docs', request(app).get('/docs')],
+      ['livez', request(app).get('/livez')],
+      ['OPTIONS livez', request(app).options('/livez')],
+      ['page', request(app).get('/some/page').set('accept', 'text/html')],
+    ];
+    for (const [what, answer] of answers) expectSecurityHeaders(await answer, what);
+  });
+});

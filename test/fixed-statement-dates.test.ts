@@ -5,6 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
 import { fixedStatement } from '../src/db/fixed-statement.js';
+import request from 'supertest';
+import { createTestApp } from './support/context.js';
+import { createUser } from './support/sessions.js';
+import { signIn } from './support/sessions.js';
+import { ManualClock } from '../src/clock.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -40,5 +45,26 @@ describe('Date parameters of fixed statements', () => {
       return echo.execute(conn, { at, after: at });
     });
     expect(rows).toEqual([{ text: '2026-03-29T01:30:00.250000', epoch_ms: String(at.getTime()), later: false }]);
+  });
+});
+
+describe('security: binary timestamps of fixed statements', () => {
+  it('a sign-in records the clock’s instant, to the millisecond, in the session, its token and the sign-in event', async () => {
+    const instant = new Date('2031-03-30T01:30:00.123Z'); // a DST change in Europe, for a local-time mistake to show
+    const clock = new ManualClock(instant);
+    const { app } = createTestApp(database.db, { clock });
+    const user = await createUser(database.db);
+    await request(app).post('/sessions').send({ session: { email: user.email, password: 'wrong password here' } }).expect(401);
+    await signIn(app, user.email, user.password);
+    const row = await sql<{ created_at: Date; expires_at: Date; issued_at: Date; occurred_at: Date }>`
+      select s.created_at, s.expires_at, t.issued_at, e.occurred_at from sessions s
+      join session_tokens t on t.session_id = s.id
+      join security_events e on e.session_id = s.id and e.type = 'sign_in_succeeded'
+      where s.user_id = ${user.id}`.execute(database.db);
+    const r = row.rows[0]!;
+    expect(r.created_at.toISOString()).toBe(instant.toISOString());
+    expect(r.issued_at.toISOString()).toBe(instant.toISOString());
+    expect(r.occurred_at.toISOString()).toBe(instant.toISOString());
+    expect(r.expires_at.getTime()).toBeGreaterThan(instant.getTime());
   });
 });

@@ -11,6 +11,9 @@ import { steppedUpInDatabase } from './support/second-factor.js';
 import { makeApiKey } from './support/access-fixtures.js';
 import { systemClock } from '../src/clock.js';
 import { budget } from './support/budgets.js';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { HttpClient } from './support/http-client.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -164,5 +167,104 @@ describe('behind a trusted proxy (TRUST_PROXY names the peer: here the test, on 
     const id = res.headers['x-request-id'] as string;
     expect(id).toMatch(UUID);
     expect(accessLines(logs, id)).toEqual([expect.objectContaining({ req: expect.objectContaining({ clientRequestId: 'posing-as-the-proxy' }) })]);
+  });
+});
+
+describe('security: request ids: secrets and spoofing', () => {
+  /** A caller's secrets of every kind: an API key, an access token, a refresh token. */
+  async function secretsOfACaller(app: Parameters<typeof request>[0]) {
+    const key = await makeApiKey(database.db, ['users.list']);
+    const user = await createUser(database.db, { permissions: ['users.list'] });
+    const set = await signIn(app, user.email, user.password);
+    return { 'API key': key.secret, 'access token': set.access_token, 'refresh token': set.refresh_token };
+  }
+
+  it('secret in the access log: a caller sending its own API key or token as X-Request-Id does not get it logged, answered or recorded', async () => {
+    for (const env of [{}, { TRUST_PROXY: 'loopback' }] as Record<string, string>[]) {
+      const { app, logs } = createTestApp(database.db, { clock: systemClock, env });
+      for (const [what, secret] of Object.entries(await secretsOfACaller(app))) {
+        // As the id itself, and inside a longer, sane-looking one.
+        for (const sent of [secret, `trace:${secret}`, `${secret}.1`]) {
+          const res = await request(app).get('/users').set('x-api-key', (await makeApiKey(database.db, ['users.list'])).secret).set('x-request-id', sent);
+          expect(res.status, `${what} ${JSON.stringify(env)}`).toBe(200);
+          expect(res.headers['x-request-id'], `${what} ${JSON.stringify(env)}`).toMatch(UUID);
+        }
+        // The body of the secret (its random part) appears in no log line.
+        expect(logs.text(), `${what} ${JSON.stringify(env)}`).not.toContain(secret.split('_')[1]);
+      }
+      // A sign-in (which records an event with the request id) sent with a secret as its id.
+      const user = await createUser(database.db);
+      const mine = await signIn(app, user.email, user.password);
+      const again = await request(app).post('/sessions').set('x-request-id', mine.access_token).send({ session: { email: user.email, password: user.password } });
+      expect(again.status).toBe(201);
+      expect(await database.db.selectFrom('security_events').select('id').where('request_id', 'like', `%${mine.access_token.split('_')[1]!}%`).execute()).toEqual([]);
+      expect(logs.text()).not.toContain(mine.access_token.split('_')[1]);
+    }
+  });
+
+  it('the secret filter is not a blanket one: trace ids that are no secret of ours are still logged, and still taken from a trusted proxy', async () => {
+    const { app, logs } = createTestApp(database.db);
+    for (const sent of ['bok_not-a-secret_trace', 'f'.repeat(64), `${'a'.repeat(42)}-${'b'.repeat(44)}`]) {
+      const res = await request(app).get('/livez').set('x-request-id', sent);
+      const line = logs.records().find((r) => r.msg === 'request completed' && (r.req as { id?: string }).id === res.headers['x-request-id']);
+      expect(line!.req).toMatchObject({ clientRequestId: sent });
+    }
+    const behindProxy = createTestApp(database.db, { env: { TRUST_PROXY: 'loopback' } }).app;
+    for (const sent of ['f3b1c0de9a8b7c6d5e4f30211a2b3c4d', 'e'.repeat(64)]) {
+      expect((await request(behindProxy).get('/livez').set('x-request-id', sent)).headers['x-request-id']).toBe(sent);
+    }
+  });
+
+  it('header smuggling: two X-Request-Id headers (the proxy\u2019s and a client\u2019s passed along) are not taken, even from a trusted proxy', async () => {
+    const { app, logs } = createTestApp(database.db, { env: { TRUST_PROXY: 'loopback' } });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      // Raw bytes, so both header lines reach the server as sent.
+      const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+      socket.end('GET /livez HTTP/1.1\r\nHost: x\r\nX-Request-Id: proxy-id\r\nX-Request-Id: chosen-by-client\r\nConnection: close\r\n\r\n');
+      const answer = await new Promise<string>((resolve) => {
+        let text = '';
+        socket.on('data', (chunk) => (text += String(chunk)));
+        socket.on('close', () => resolve(text));
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 200/);
+      expect(/\r\nx-request-id: ([^\r]*)\r\n/i.exec(answer)?.[1]).toMatch(UUID);
+      expect(logs.text()).not.toContain('chosen-by-client');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('verdict leak between connections: a trusted proxy\u2019s open connection does not make another peer\u2019s connection trusted, nor the reverse', async () => {
+    // 127.0.0.1 is the proxy; 127.0.0.2 (also loopback, but not named) is anyone else. On an IPv6
+    // socket both arrive as IPv4-mapped addresses (::ffff:127.0.0.x).
+    for (const host of ['0.0.0.0', '::']) {
+      const { app, logs } = createTestApp(database.db, { env: { TRUST_PROXY: '127.0.0.1' } });
+      const server = app.listen(0, host);
+      await new Promise((resolve) => server.once('listening', resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const proxy = new HttpClient(url, 1);
+      const stranger = new HttpClient(url, 1);
+      try {
+        const idFrom = async (client: HttpClient, localAddress: string, sent: string) =>
+          String((await client.send({ method: 'GET', path: '/livez', headers: { 'x-request-id': sent, 'x-forwarded-for': '127.0.0.1' } }, { localAddress })).headers['x-request-id']);
+        // Interleaved on two kept-alive connections, in both orders, several times each.
+        for (let i = 0; i < 3; i++) {
+          expect(await idFrom(stranger, '127.0.0.2', `stranger-${i}`), host).toMatch(UUID);
+          expect(await idFrom(proxy, '127.0.0.1', `proxy-${i}`), host).toBe(`proxy-${i}`);
+        }
+        // A new connection from the stranger after the proxy's verdict was cached.
+        const fresh = new HttpClient(url, 1);
+        expect(await idFrom(fresh, '127.0.0.2', 'fresh-stranger'), host).toMatch(UUID);
+        fresh.close();
+        expect(logs.text()).toContain('"clientRequestId":"fresh-stranger"');
+      } finally {
+        proxy.close();
+        stranger.close();
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    }
   });
 });

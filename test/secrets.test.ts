@@ -33,3 +33,18 @@ describe('secrets', () => {
     expect(mean(BASE62.slice(0, 8)) / mean(BASE62.slice(8))).toBeLessThan(1.05);
   });
 });
+
+describe('security: pooled random bytes of secrets', () => {
+  it('secrets drawn across many pool refills never repeat nor share their random body, and every character is about equally likely', () => {
+    const secrets = Array.from({ length: 5000 }, () => generateSecret('bot'));
+    expect(new Set(secrets).size).toBe(secrets.length);
+    const bodies = secrets.map((s) => s.slice('bot_'.length, 'bot_'.length + 20));
+    expect(new Set(bodies).size).toBe(bodies.length);
+    const counts = new Map<string, number>();
+    for (const s of bodies) for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(62);
+    const expected = (bodies.length * 20) / 62;
+    const chi2 = [...counts.values()].reduce((sum, n) => sum + (n - expected) ** 2 / expected, 0);
+    expect(chi2).toBeLessThan(140); // 61 degrees of freedom: p < 1e-7 beyond this
+  });
+});

@@ -47,7 +47,7 @@ async function expectRefused(method: 'get' | 'post' | 'patch', path: string, bod
   expect(changedTables(before, await digestTables(database.db, tables))).toEqual([]);
 }
 
-describe('attack: date-times the contract accepts but no calendar holds', () => {
+describe('security: date-times the contract accepts but no calendar holds', () => {
   // Each passes the contract's `format: date-time`; none is an instant the service can store.
   const UNHELD = {
     'a leap second': '2026-12-31T23:59:60Z',
@@ -88,7 +88,7 @@ describe('attack: date-times the contract accepts but no calendar holds', () => 
   });
 });
 
-describe('attack: a lone surrogate (half of a UTF-16 pair) in text people read', () => {
+describe('security: a lone surrogate (half of a UTF-16 pair) in text people read', () => {
   it.each([
     ['a task title', 'post', '/tasks', { title: 'Pay \ud800 invoice' }, 'request/body/title'],
     ['a task description', 'post', '/tasks', { title: 'Pay', description: 'half \udc00 pair' }, 'request/body/description'],
@@ -118,7 +118,7 @@ describe('attack: a lone surrogate (half of a UTF-16 pair) in text people read',
   });
 });
 
-describe('attack: LIKE wildcards smuggled into a task search as full-width forms', () => {
+describe('security: LIKE wildcards smuggled into a task search as full-width forms', () => {
   it('％, ＿ and ＼ (which accent folding turns into %, _ and \\) are searched as the text typed, not as wildcards', async () => {
     const tag = `fw${Date.now()}`;
     const plain = (await send('post', '/tasks', { title: `${tag} 100 and more` })).body.id;
@@ -133,7 +133,7 @@ describe('attack: LIKE wildcards smuggled into a task search as full-width forms
   });
 });
 
-describe('attack: the same assignee spelt in capitals', () => {
+describe('security: the same assignee spelt in capitals', () => {
   it('is no change: no event in the journal, no new version, and the journal never shows an id the database does not hold', async () => {
     const assignee = await makeUser(database.db);
     const made = await send('post', '/tasks', { title: 'Assigned in capitals', assignee_id: assignee.id.toUpperCase() });
