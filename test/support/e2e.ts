@@ -169,3 +169,25 @@ export async function storedTokens(page: Page): Promise<{ accessToken: string; r
 export function readStorage(page: Page, key: string): Promise<string | null> {
   return page.evaluate(`localStorage.getItem(${JSON.stringify(key)})`);
 }
+
+/** The phone the back office is tried on (issue 61): an iPhone 12-14's CSS viewport. */
+export const PHONE = { width: 390, height: 844 } as const;
+export const DESKTOP = { width: 1280, height: 800 } as const;
+
+/**
+ * Where an element is on the screen, and whether the focus is in it (a "shown once" panel must be
+ * both: in view and focused). Page scripts are strings: the service's tsconfig has no DOM types.
+ */
+export function placement(page: Page, testId: string): Promise<{ top: number; bottom: number; viewportHeight: number; focusInside: boolean }> {
+  return page.evaluate(`(() => {
+    const element = document.querySelector('[data-testid=${JSON.stringify(testId)}]');
+    if (!element) throw new Error('No element with data-testid ${testId}');
+    const box = element.getBoundingClientRect();
+    return { top: box.top, bottom: box.bottom, viewportHeight: window.innerHeight, focusInside: element.contains(document.activeElement) };
+  })()`);
+}
+
+/** Scrolls the page to its bottom, where a person is after filling in a long form. */
+export async function scrollToBottom(page: Page): Promise<void> {
+  await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+}

@@ -1,6 +1,6 @@
 // Small building blocks shared by the pages: messages, list states, labelled fields.
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { describeError } from './api/problem.js';
 import { useI18n, type T } from './i18n.js';
 import type { Loaded } from './load.js';
@@ -23,18 +23,38 @@ export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () 
 }
 
 /**
+ * Something shown once that the person must not miss (a new secret, recovery codes): scrolled to
+ * the top of the screen and focused when it appears and whenever `what` changes (a second
+ * rotation), so neither the page's scroll position nor a closed dialog leaves it off-screen.
+ * The element needs tabIndex={-1}.
+ */
+export function useRevealed<E extends HTMLElement>(what: unknown) {
+  const ref = useRef<E>(null);
+  // Layout effect: in the same frame as the panel, before anything paints it off-screen.
+  useLayoutEffect(() => {
+    const element = ref.current;
+    if (!element) return;
+    element.scrollIntoView({ block: 'start' });
+    element.focus({ preventScroll: true });
+  }, [what]);
+  return ref;
+}
+
+/**
  * A secret the server shows this once (an API key's, a webhook endpoint's signing secret): the
  * page's own words for what it is, a Copy button, and the button that puts it away for good.
+ * It comes into view with the focus on it (useRevealed).
  */
 export function SecretOnce({ id, title, once, done, secret, onDone }: { id: string; title: string; once: string; done: string; secret: string; onDone: () => void }) {
   const { t } = useI18n();
   const [copied, setCopied] = useState(false);
+  const ref = useRevealed<HTMLElement>(secret);
   const copy = async () => {
     await navigator.clipboard.writeText(secret);
     setCopied(true);
   };
   return (
-    <section class="message success" aria-labelledby={`${id}-title`}>
+    <section class="message success once" aria-labelledby={`${id}-title`} tabIndex={-1} ref={ref} data-testid={`${id}-panel`}>
       <h2 id={`${id}-title`}>{title}</h2>
       <p>
         <strong>{once}</strong>

@@ -10,7 +10,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit, type Loaded } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce, Why, lockedFor } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce, Why, lockedFor, useRevealed } from '../ui.js';
 import { lacking } from '../authority.js';
 import { href } from '../router.js';
 import { HourlyChart, totalOf, type HourlySeries } from '../hourly-chart.js';
@@ -298,12 +298,14 @@ const GRACE_PERIODS_S = [0, 3600, 86_400] as const;
 function RotateKeyForm({ apiKey, onRotated, onCancel }: { apiKey: ApiKey; onRotated: (rotated: { name: string; secret: string }) => void; onCancel: () => void }) {
   const { t } = useI18n();
   const [grace, setGrace] = useState<number>(0);
+  // Opened from the list below: brought to the screen (the person clicked far under it).
+  const ref = useRevealed<HTMLFormElement>(apiKey.id);
   const { busy, error, submit } = useSubmit(async () => {
     const rotated = await call(() => api.POST('/api-keys/{id}/rotate', { params: { path: { id: apiKey.id } }, body: { grace_period_seconds: grace } }));
     onRotated({ name: rotated.api_key.name, secret: secretOf(rotated) });
   });
   return (
-    <form onSubmit={submit} aria-labelledby="rotate-key-title" class="panel">
+    <form onSubmit={submit} aria-labelledby="rotate-key-title" class="panel once" tabIndex={-1} ref={ref}>
       <h2 id="rotate-key-title">{t('apiKeys.rotateTitle', { name: apiKey.name })}</h2>
       <div class="field">
         <label for="rotate-grace">{t('apiKeys.grace')}</label>
