@@ -6,6 +6,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useI18n } from './i18n.js';
+import { TableScroll } from './ui.js';
 import type { MessageKey } from './messages.js';
 
 /** One line of the chart: the hour's field it draws, its label and its colour. */
@@ -69,28 +70,30 @@ export function HourlyChart<K extends string>({
       ) : (
         <details>
           <summary>{table}</summary>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('home.hour')}</th>
-                {series.map((s) => (
-                  <th scope="col" key={s.key}>
-                    {t(s.label)}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {busy.map((h) => (
-                <tr key={h.hour}>
-                  <td>{formatDate(h.hour)}</td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('home.hour')}</th>
                   {series.map((s) => (
-                    <td key={s.key}>{h[s.key]}</td>
+                    <th scope="col" key={s.key}>
+                      {t(s.label)}
+                    </th>
                   ))}
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {busy.map((h) => (
+                  <tr key={h.hour}>
+                    <td>{formatDate(h.hour)}</td>
+                    {series.map((s) => (
+                      <td key={s.key}>{h[s.key]}</td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         </details>
       )}
     </section>

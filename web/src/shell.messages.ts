@@ -6,6 +6,7 @@ export const shellMessages = pageMessages({
   'app.skip': { en: 'Skip to content', fr: 'Aller au contenu' },
   'lang.label': { en: 'Language', fr: 'Langue' },
   'nav.label': { en: 'Main', fr: 'Principale' },
+  'nav.menu': { en: 'Menu', fr: 'Menu' },
   'nav.users': { en: 'Users', fr: 'Utilisateurs' },
   'nav.roles': { en: 'Roles', fr: 'Rôles' },
   'nav.apiKeys': { en: 'API keys', fr: "Clés d'API" },

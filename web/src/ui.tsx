@@ -75,6 +75,18 @@ export function SecretOnce({ id, title, once, done, secret, onDone }: { id: stri
   );
 }
 
+/**
+ * A table in a box of its own that scrolls sideways when the table is wider than the screen (a
+ * phone), so the page itself never does. Focusable, so the keyboard can scroll it too.
+ */
+export function TableScroll({ children }: { children: ComponentChildren }) {
+  return (
+    <div class="table-scroll" tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
 export function Notice({ children, tone = 'info' }: { children: ComponentChildren; tone?: 'info' | 'success' | 'warning' }) {
   return (
     <div class={`message ${tone}`} role="status">

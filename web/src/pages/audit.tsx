@@ -6,7 +6,7 @@ import type { components } from '../../../generated/openapi.js';
 import { describeChanges, describeEvent } from '../audit-line.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../load.js';
-import { Field, ListState, PageTitle, Pager, useCursorPages } from '../ui.js';
+import { Field, ListState, PageTitle, Pager, useCursorPages, TableScroll } from '../ui.js';
 
 type EventType = components['schemas']['AuditEventType'];
 const TYPES: EventType[] = [
@@ -75,27 +75,29 @@ export function AuditPage() {
       <ListState loaded={page} empty={t('audit.empty')}>
         {(items) => (
           <>
-            <table aria-busy={page.loading}>
-              <thead>
-                <tr>
-                  <th scope="col">{t('audit.when')}</th>
-                  <th scope="col">{t('audit.event')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((event) => (
-                  <tr key={event.id} data-event-type={event.type}>
-                    <td>
-                      <time dateTime={event.occurred_at}>{formatDate(event.occurred_at)}</time>
-                    </td>
-                    <td>
-                      <span class="line">{describeEvent(event, t)}</span>
-                      {event.changes && <small class="changes">{describeChanges(event, t)}</small>}
-                    </td>
+            <TableScroll>
+              <table aria-busy={page.loading}>
+                <thead>
+                  <tr>
+                    <th scope="col">{t('audit.when')}</th>
+                    <th scope="col">{t('audit.event')}</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {items.map((event) => (
+                    <tr key={event.id} data-event-type={event.type}>
+                      <td>
+                        <time dateTime={event.occurred_at}>{formatDate(event.occurred_at)}</time>
+                      </td>
+                      <td>
+                        <span class="line">{describeEvent(event, t)}</span>
+                        {event.changes && <small class="changes">{describeChanges(event, t)}</small>}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
             <Pager label={t('audit.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
           </>
         )}

@@ -10,7 +10,7 @@ import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { Check, PermissionPicker } from '../permission-picker.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, PageTitle, toggleLocks } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle, toggleLocks, TableScroll } from '../ui.js';
 
 type Role = components['schemas']['Role'];
 type Permission = components['schemas']['Permission'];
@@ -36,36 +36,38 @@ export function RolesPage({ roleId, myPermissions }: { roleId?: string | undefin
       <ErrorMessage error={catalogue.error} onRetry={catalogue.reload} />
       <ListState loaded={roles} empty={t('roles.empty')}>
         {(items) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('roles.name')}</th>
-                <th scope="col">{t('roles.description')}</th>
-                <th scope="col">{t('roles.permissions')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((role) => (
-                <tr key={role.id}>
-                  <td>
-                    {role.name} {role.built_in && <span class="badge">{t('roles.builtIn')}</span>} {role.requires_second_factor && <span class="badge">{t('roles.secondFactorBadge')}</span>}
-                  </td>
-                  <td>{role.description}</td>
-                  <td>{role.permissions.join(', ') || t('common.none')}</td>
-                  <td>
-                    {!role.built_in && (
-                      <a href={href('roles', role.id)} aria-label={t('roles.editNamed', { name: role.name })}>
-                        {t('common.edit')}
-                      </a>
-                    )}
-                  </td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('roles.name')}</th>
+                  <th scope="col">{t('roles.description')}</th>
+                  <th scope="col">{t('roles.permissions')}</th>
+                  <th scope="col">
+                    <span class="visually-hidden">{t('common.actions')}</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {items.map((role) => (
+                  <tr key={role.id}>
+                    <td>
+                      {role.name} {role.built_in && <span class="badge">{t('roles.builtIn')}</span>} {role.requires_second_factor && <span class="badge">{t('roles.secondFactorBadge')}</span>}
+                    </td>
+                    <td>{role.description}</td>
+                    <td>{role.permissions.join(', ') || t('common.none')}</td>
+                    <td>
+                      {!role.built_in && (
+                        <a href={href('roles', role.id)} aria-label={t('roles.editNamed', { name: role.name })}>
+                          {t('common.edit')}
+                        </a>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </ListState>
     </>

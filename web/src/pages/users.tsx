@@ -10,7 +10,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Notice, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages } from '../ui.js';
+import { ErrorMessage, Field, ListState, Notice, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages, TableScroll } from '../ui.js';
 import { lacking } from '../authority.js';
 import { Check } from '../permission-picker.js';
 
@@ -64,34 +64,36 @@ function UserList() {
       <ListState loaded={page} empty={t('users.empty')}>
         {(items) => (
           <>
-            <table aria-busy={page.loading}>
-              <thead>
-                <tr>
-                  <th scope="col">{t('users.email')}</th>
-                  <th scope="col">{t('users.name')}</th>
-                  <th scope="col">{t('users.status')}</th>
-                  <th scope="col">{t('users.roles')}</th>
-                  <th scope="col">{t('users.lastSignIn')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((user) => (
-                  <tr key={user.id}>
-                    <td>
-                      <a href={href('users', user.id)}>{user.email}</a>
-                    </td>
-                    <td>
-                      {user.first_name} {user.last_name}
-                    </td>
-                    <td>
-                      <span class={`badge ${user.status === 'active' ? 'ok' : 'bad'}`}>{t(`users.status.${user.status}`)}</span>
-                    </td>
-                    <td>{user.roles.join(', ') || t('common.none')}</td>
-                    <td>{formatDate(user.last_sign_in_at)}</td>
+            <TableScroll>
+              <table aria-busy={page.loading}>
+                <thead>
+                  <tr>
+                    <th scope="col">{t('users.email')}</th>
+                    <th scope="col">{t('users.name')}</th>
+                    <th scope="col">{t('users.status')}</th>
+                    <th scope="col">{t('users.roles')}</th>
+                    <th scope="col">{t('users.lastSignIn')}</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {items.map((user) => (
+                    <tr key={user.id}>
+                      <td>
+                        <a href={href('users', user.id)}>{user.email}</a>
+                      </td>
+                      <td>
+                        {user.first_name} {user.last_name}
+                      </td>
+                      <td>
+                        <span class={`badge ${user.status === 'active' ? 'ok' : 'bad'}`}>{t(`users.status.${user.status}`)}</span>
+                      </td>
+                      <td>{user.roles.join(', ') || t('common.none')}</td>
+                      <td>{formatDate(user.last_sign_in_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
             <Pager label={t('users.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
           </>
         )}

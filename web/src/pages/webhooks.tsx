@@ -9,7 +9,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce, TableScroll } from '../ui.js';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
 type EventType = components['schemas']['EventType'];
@@ -57,34 +57,36 @@ export function WebhooksPage({ endpointId, myPermissions }: { endpointId?: strin
       {endpointId && endpointId !== 'new' && <EndpointPanel key={endpointId} id={endpointId} readable={readable} onSecret={setSecret} onChanged={endpoints.reload} onDeleted={done} />}
       <ListState loaded={endpoints} empty={t('webhooks.empty')}>
         {(items) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('webhooks.url')}</th>
-                <th scope="col">{t('webhooks.eventTypes')}</th>
-                <th scope="col">{t('webhooks.state')}</th>
-                <th scope="col">{t('webhooks.owner')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((e) => (
-                <tr key={e.id}>
-                  <td>{e.url}</td>
-                  <td>{e.event_types.join(', ')}</td>
-                  <td>{stateOf(t, e)}</td>
-                  <td>{e.created_by.label}</td>
-                  <td>
-                    <a href={href('webhooks', e.id)} aria-label={t('webhooks.editNamed', { url: e.url })}>
-                      {t('common.edit')}
-                    </a>
-                  </td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('webhooks.url')}</th>
+                  <th scope="col">{t('webhooks.eventTypes')}</th>
+                  <th scope="col">{t('webhooks.state')}</th>
+                  <th scope="col">{t('webhooks.owner')}</th>
+                  <th scope="col">
+                    <span class="visually-hidden">{t('common.actions')}</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {items.map((e) => (
+                  <tr key={e.id}>
+                    <td>{e.url}</td>
+                    <td>{e.event_types.join(', ')}</td>
+                    <td>{stateOf(t, e)}</td>
+                    <td>{e.created_by.label}</td>
+                    <td>
+                      <a href={href('webhooks', e.id)} aria-label={t('webhooks.editNamed', { url: e.url })}>
+                        {t('common.edit')}
+                      </a>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </ListState>
     </>
@@ -286,36 +288,38 @@ function Deliveries({ id }: { id: string }) {
       </div>
       <ListState loaded={deliveries} empty={t('webhooks.noDeliveries')}>
         {(items) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('webhooks.event')}</th>
-                <th scope="col">{t('webhooks.status')}</th>
-                <th scope="col">{t('webhooks.attempts')}</th>
-                <th scope="col">{t('webhooks.answer')}</th>
-                <th scope="col">{t('webhooks.at')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((d) => (
-                <tr key={d.id}>
-                  <td>{d.event_type}</td>
-                  <td>{t(`webhooks.status.${d.status}` as MessageKey)}</td>
-                  <td>{d.attempts}</td>
-                  <td>{d.last_status_code ?? d.last_error ?? ''}</td>
-                  <td>{formatDate(d.created_at)}</td>
-                  <td>
-                    <button type="button" class="secondary" aria-label={t('webhooks.replayNamed', { type: d.event_type })} onClick={() => void replay(d)}>
-                      {t('webhooks.replay')}
-                    </button>
-                  </td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('webhooks.event')}</th>
+                  <th scope="col">{t('webhooks.status')}</th>
+                  <th scope="col">{t('webhooks.attempts')}</th>
+                  <th scope="col">{t('webhooks.answer')}</th>
+                  <th scope="col">{t('webhooks.at')}</th>
+                  <th scope="col">
+                    <span class="visually-hidden">{t('common.actions')}</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {items.map((d) => (
+                  <tr key={d.id}>
+                    <td>{d.event_type}</td>
+                    <td>{t(`webhooks.status.${d.status}` as MessageKey)}</td>
+                    <td>{d.attempts}</td>
+                    <td>{d.last_status_code ?? d.last_error ?? ''}</td>
+                    <td>{formatDate(d.created_at)}</td>
+                    <td>
+                      <button type="button" class="secondary" aria-label={t('webhooks.replayNamed', { type: d.event_type })} onClick={() => void replay(d)}>
+                        {t('webhooks.replay')}
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </ListState>
     </section>
