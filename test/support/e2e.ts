@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { ADMIN_ROLE } from '../../src/auth/permissions.js';
 import type { Database } from '../../src/db/schema.js';
@@ -190,4 +190,28 @@ export function placement(page: Page, testId: string): Promise<{ top: number; bo
 /** Scrolls the page to its bottom, where a person is after filling in a long form. */
 export async function scrollToBottom(page: Page): Promise<void> {
   await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+}
+
+// Waiting for what the page says (issue 61): a browser test waits for the page to show the outcome
+// (a text, a number of rows, a state), as a person would, through Playwright's own waiting on a
+// locator. Never for a time budget: expect.poll gives up after a second, which a loaded machine
+// overruns. A test that needs the server's state reads it once the page confirmed the change.
+
+/** Waits until the element `locator` shows exactly `text` (its whole text content). */
+export async function waitForText(locator: Locator, text: string): Promise<void> {
+  await locator.filter({ hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).waitFor();
+}
+
+/** Waits until `locator` matches exactly `count` elements (no element past them, and the last of them there). */
+export async function waitForCount(locator: Locator, count: number): Promise<void> {
+  for (;;) {
+    await locator.nth(count).waitFor({ state: 'detached' });
+    if (count > 0) await locator.nth(count - 1).waitFor({ state: 'attached' });
+    if ((await locator.count()) === count) return;
+  }
+}
+
+/** Waits until a paged list (web/src/ui.tsx Pager) shows page `number`, loaded. */
+export async function waitForListPage(page: Page, number: number): Promise<void> {
+  await page.getByRole('status').filter({ hasText: new RegExp(`^Page ${number}$`) }).waitFor();
 }

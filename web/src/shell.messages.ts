@@ -36,6 +36,7 @@ export const shellMessages = pageMessages({
   'common.never': { en: 'never', fr: 'jamais' },
   'common.none': { en: 'none', fr: 'aucune' },
   'common.next': { en: 'Next page', fr: 'Page suivante' },
+  'common.pageNumber': { en: 'Page {number}', fr: 'Page {number}' },
   'common.first': { en: 'First page', fr: 'Première page' },
   'common.saved': { en: 'Saved.', fr: 'Enregistré.' },
   'common.copy': { en: 'Copy', fr: 'Copier' },

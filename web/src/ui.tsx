@@ -219,6 +219,8 @@ export function useCursorPages() {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   return {
     cursor: cursors[cursors.length - 1],
+    /** Which page this is, from 1. */
+    number: cursors.length,
     /** Back to the first page, as when the filters change. */
     restart: () => setCursors([undefined]),
     previous: cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined,
@@ -226,8 +228,11 @@ export function useCursorPages() {
   };
 }
 
-/** The previous and next page buttons under a list; a missing action is a disabled button. */
-export function Pager({ label, previous, next }: { label: string; previous: (() => void) | undefined; next: (() => void) | undefined }) {
+/**
+ * The previous and next page buttons under a list (a missing action is a disabled button), and
+ * which page is shown once it is (`number`; nothing while `loading`).
+ */
+export function Pager({ label, previous, next, number, loading }: { label: string; previous: (() => void) | undefined; next: (() => void) | undefined; number: number; loading: boolean }) {
   const { t } = useI18n();
   return (
     <nav class="actions" aria-label={label}>
@@ -237,6 +242,9 @@ export function Pager({ label, previous, next }: { label: string; previous: (() 
       <button type="button" class="secondary" disabled={!next} onClick={next}>
         {t('common.next')}
       </button>
+      <span class="hint" role="status">
+        {loading ? '' : t('common.pageNumber', { number })}
+      </span>
     </nav>
   );
 }

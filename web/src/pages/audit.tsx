@@ -98,7 +98,7 @@ export function AuditPage() {
                 </tbody>
               </table>
             </TableScroll>
-            <Pager label={t('audit.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
+            <Pager label={t('audit.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} number={pages.number} loading={page.loading} />
           </>
         )}
       </ListState>

@@ -93,7 +93,7 @@ export function IdentityProvidersPage({ providerId }: { providerId?: string | un
           </TableScroll>
         )}
       </ListState>
-      <Pager label={t('identityProviders.pages')} previous={pages.previous} next={pages.next(providers.data?.next_cursor)} />
+      <Pager label={t('identityProviders.pages')} previous={pages.previous} next={pages.next(providers.data?.next_cursor)} number={pages.number} loading={providers.loading} />
       {providers.data?.data[0] && <p class="hint">{t('identityProviders.redirectUri', { uri: providers.data.data[0].redirect_uri })}</p>}
     </>
   );

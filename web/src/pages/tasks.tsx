@@ -140,7 +140,7 @@ function TaskList({ me }: { me: Me }) {
               </table>
             </TableScroll>
             <Why locked={updateLocked} />
-            <Pager label={t('tasks.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
+            <Pager label={t('tasks.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} number={pages.number} loading={page.loading} />
           </>
         )}
       </ListState>
@@ -164,11 +164,15 @@ function StatusInPlace({ task, locked, onChanged }: { task: Task; locked: Locked
   const { t } = useI18n();
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // The status just saved: "Saved." once the list, read again, shows the task with it.
+  const [saved, setSaved] = useState<Status | null>(null);
   const change = async (status: Status) => {
     setBusy(true);
     setError(null);
+    setSaved(null);
     try {
       await call(() => api.PATCH('/tasks/{id}', { params: { path: { id: task.id } }, body: { status } }));
+      setSaved(status);
       onChanged();
     } catch (err) {
       setError(err);
@@ -192,6 +196,9 @@ function StatusInPlace({ task, locked, onChanged }: { task: Task; locked: Locked
           </option>
         ))}
       </select>
+      <span role="status" class="hint">
+        {saved !== null && saved === task.status ? ` ${t('common.saved')}` : ''}
+      </span>
       <ErrorMessage error={error} />
     </>
   );

@@ -94,7 +94,7 @@ function UserList() {
                 </tbody>
               </table>
             </TableScroll>
-            <Pager label={t('users.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
+            <Pager label={t('users.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} number={pages.number} loading={page.loading} />
           </>
         )}
       </ListState>
@@ -201,7 +201,7 @@ function EditUserForm({
   user: Tagged<User>;
   roleList: readonly Role[] | undefined;
   myPermissions: readonly string[];
-  onChanged: (outcome?: EditOutcome) => void;
+  onChanged: (outcome?: EditOutcome, said?: string) => void;
 }) {
   const { t } = useI18n();
   const [firstName, setFirstName] = useState(user.first_name);
@@ -217,14 +217,14 @@ function EditUserForm({
   // Resetting the second factors needs its permission and everything the user holds (as the server judges it).
   const resetLocked = lockedFor(t, 'reset-why', lacking(myPermissions, ['users.reset_second_factors', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
 
-  const run = async (action: () => Promise<unknown>) => {
+  const run = async (action: () => Promise<unknown>, said?: string) => {
     setBusy(true);
     setError(null);
     onChanged();
     try {
       await unlessStale(async () => {
         await action();
-        onChanged('saved');
+        onChanged('saved', said);
       }, onChanged);
     } catch (err) {
       setError(err);
@@ -236,10 +236,11 @@ function EditUserForm({
     event.preventDefault();
     // The status is sent only when it changes: changing it needs what the user holds.
     const body = { first_name: firstName, last_name: lastName, roles, ...(status !== user.status ? { status } : {}) };
-    void run(() => call(() => api.PATCH('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) }, body })));
+    const said = status === user.status ? undefined : t(status === 'disabled' ? 'users.disabled' : 'users.enabled', { email: user.email });
+    void run(() => call(() => api.PATCH('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) }, body })), said);
   };
   const disable = () => {
-    if (window.confirm(t('users.disableConfirm', { email: user.email }))) void run(() => call(() => api.DELETE('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) } })));
+    if (window.confirm(t('users.disableConfirm', { email: user.email }))) void run(() => call(() => api.DELETE('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) } })), t('users.disabled', { email: user.email }));
   };
 
   // A sensitive change: the client asks for a fresh proof when the server wants one (web/src/step-up.tsx).

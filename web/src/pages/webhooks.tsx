@@ -169,7 +169,8 @@ function EndpointPanel({
         endpoint={read.data.data}
         etag={read.data.etag}
         readable={readable}
-        stale={stale}
+        // Said with the form rebuilt from the endpoint as it now is, not before.
+        stale={stale && !read.loading}
         onSaved={() => (setStale(false), read.reload(), onChanged())}
         onStale={() => (setStale(true), read.reload())}
         onSecret={(made) => (onSecret(made), read.reload(), onChanged())}
@@ -278,7 +279,7 @@ function Deliveries({ id }: { id: string }) {
     deliveries.reload();
   };
   return (
-    <section aria-labelledby="webhook-deliveries-title">
+    <section aria-labelledby="webhook-deliveries-title" aria-busy={deliveries.loading}>
       <h2 id="webhook-deliveries-title">{t('webhooks.deliveries')}</h2>
       {replayed && <Notice tone="success">{t('webhooks.replayed')}</Notice>}
       <div class="toolbar">
