@@ -3,17 +3,15 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
+import { AuditEventType } from 'virtual:contract-enums';
 import { describeChanges, describeEvent } from '../audit-line.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../load.js';
 import { Field, ListState, PageTitle, Pager, useCursorPages, TableScroll } from '../ui.js';
 
 type EventType = components['schemas']['AuditEventType'];
-const TYPES: EventType[] = [
-  'sign_in_succeeded', 'sign_in_failed', 'sign_in_throttled', 'tokens_refreshed', 'refresh_token_reused', 'session_revoked', 'password_changed',
-  'api_key_created', 'api_key_updated', 'api_key_rotated', 'api_key_revoked', 'api_key_ip_refused', 'api_key_leak_reported', 'role_created', 'role_updated',
-  'role_deleted', 'user_created', 'user_updated', 'user_disabled', 'task_created', 'task_updated', 'task_deleted',
-];
+/** Every audit event type of the contract (web/vite.config.ts), so the filter never falls behind it. */
+const TYPES: readonly EventType[] = AuditEventType;
 const PAGE_SIZE = 20;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

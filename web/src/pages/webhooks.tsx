@@ -6,6 +6,7 @@
 import { useState } from 'preact/hooks';
 import { api, call, callTagged, changedMeanwhile, ifMatch } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
+import { EventType as EventTypes } from 'virtual:contract-enums';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
@@ -16,19 +17,15 @@ type EventType = components['schemas']['EventType'];
 type Permission = components['schemas']['Permission'];
 type Delivery = components['schemas']['WebhookDelivery'];
 
-/** Each type and the permission reading it needs (docs/EVENTS.md). */
-const EVENT_TYPES: { type: EventType; needs: Permission }[] = [
-  { type: 'task.created', needs: 'tasks.read' },
-  { type: 'task.updated', needs: 'tasks.read' },
-  { type: 'task.deleted', needs: 'tasks.read' },
-  { type: 'meeting.created', needs: 'meetings.read' },
-  { type: 'meeting.updated', needs: 'meetings.read' },
-  { type: 'meeting.deleted', needs: 'meetings.read' },
-  { type: 'user.created', needs: 'users.read' },
-  { type: 'user.updated', needs: 'users.read' },
-  { type: 'user.disabled', needs: 'users.read' },
-  { type: 'api_key.revoked', needs: 'api_keys.manage' },
-];
+/** The resource of an event type (`task` of `task.created`). */
+type EventResource = EventType extends `${infer R}.${string}` ? R : never;
+/**
+ * The permission reading each resource's events needs (docs/EVENTS.md): typed against the
+ * contract, so an event type of a new resource fails the type check until it is given one.
+ */
+const READ_PERMISSION: Record<EventResource, Permission> = { task: 'tasks.read', meeting: 'meetings.read', user: 'users.read', api_key: 'api_keys.manage' };
+/** Every event type of the contract (web/vite.config.ts) and the permission reading it needs. */
+const EVENT_TYPES: { type: EventType; needs: Permission }[] = EventTypes.map((type) => ({ type, needs: READ_PERMISSION[type.split('.')[0] as EventResource] }));
 
 export function WebhooksPage({ endpointId, myPermissions }: { endpointId?: string | undefined; myPermissions: readonly Permission[] }) {
   const { t } = useI18n();
