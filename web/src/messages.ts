@@ -5,6 +5,7 @@
 // test/web-messages.test.ts checks every key has both languages, none empty, no key in two files.
 import type { Wording } from './page-messages.js';
 import { shellMessages } from './shell.messages.js';
+import { problemMessages } from './problem.messages.js';
 import { signInMessages } from './pages/sign-in.messages.js';
 import { homeMessages } from './pages/home.messages.js';
 import { usersMessages } from './pages/users.messages.js';
@@ -22,6 +23,7 @@ import { webhooksMessages } from './pages/webhooks.messages.js';
 /** Every page's wording, by file. */
 export const PAGE_MESSAGES = {
   shell: shellMessages,
+  problems: problemMessages,
   signIn: signInMessages,
   home: homeMessages,
   users: usersMessages,

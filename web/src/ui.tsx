@@ -8,11 +8,11 @@ import { lacking, lackingToToggle } from './authority.js';
 
 /** The server's explanation of a failure, announced to screen readers. */
 export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
-  const { t } = useI18n();
+  const { t, language } = useI18n();
   if (!error) return null;
   return (
     <div class="message error" role="alert">
-      <span>{describeError(error, t)}</span>
+      <span>{describeError(error, t, language)}</span>
       {onRetry && (
         <button type="button" class="link" onClick={onRetry}>
           {t('common.retry')}
