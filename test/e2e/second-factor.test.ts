@@ -40,6 +40,9 @@ describe('second factor in the back office', () => {
       const codes = page.getByTestId('recovery-codes').getByRole('listitem');
       await waitForCount(codes, 10);
       expect(await codes.count()).toBe(10);
+      // Enrolled: the page no longer says nothing else is available.
+      await page.getByText('Your second factor is set up. Keep your recovery codes, then continue to the back office.').waitFor();
+      expect(await page.getByText('until then nothing else is available').count()).toBe(0);
       await screenshot(page, 'security-recovery-codes');
       await page.getByRole('button', { name: 'I have kept them' }).click();
       // The back office opens.

@@ -6,6 +6,7 @@
 import type { Wording } from './page-messages.js';
 import { shellMessages } from './shell.messages.js';
 import { problemMessages } from './problem.messages.js';
+import { permissionMessages } from './permission.messages.js';
 import { signInMessages } from './pages/sign-in.messages.js';
 import { homeMessages } from './pages/home.messages.js';
 import { usersMessages } from './pages/users.messages.js';
@@ -24,6 +25,7 @@ import { webhooksMessages } from './pages/webhooks.messages.js';
 export const PAGE_MESSAGES = {
   shell: shellMessages,
   problems: problemMessages,
+  permissions: permissionMessages,
   signIn: signInMessages,
   home: homeMessages,
   users: usersMessages,

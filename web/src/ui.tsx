@@ -1,15 +1,21 @@
 // Small building blocks shared by the pages: messages, list states, labelled fields.
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from './api/problem.js';
+import { ApiError, describeError } from './api/problem.js';
 import { useI18n, type T } from './i18n.js';
 import type { Loaded } from './load.js';
 import { lacking, lackingToToggle } from './authority.js';
 
-/** The server's explanation of a failure, announced to screen readers. */
-export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+/**
+ * The server's explanation of a failure, announced to screen readers, with Try again where trying
+ * again may help (not after a 4xx refusal such as a missing permission, but after a lost
+ * connection, a 5xx, a 408 or a 429).
+ */
+export function ErrorMessage({ error, onRetry: retry }: { error: unknown; onRetry?: () => void }) {
   const { t, language } = useI18n();
   if (!error) return null;
+  const final = error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
+  const onRetry = final ? undefined : retry;
   return (
     <div class="message error" role="alert">
       <span>{describeError(error, t, language)}</span>

@@ -57,7 +57,7 @@ export function SecurityPage({ required = false, onEnrolled }: { required?: bool
   return (
     <>
       <PageTitle>{t('security.title')}</PageTitle>
-      {required && <Notice tone="warning">{t('security.requiredNotice')}</Notice>}
+      {required && (codes ? <Notice tone="success">{t('security.enrolledNotice')}</Notice> : <Notice tone="warning">{t('security.requiredNotice')}</Notice>)}
       <ErrorMessage error={error} />
       {codes && codes.length > 0 && <RecoveryCodes codes={codes} onDone={() => (setCodes(null), onEnrolled?.())} />}
       {factors.error ? (

@@ -22,10 +22,10 @@ const PAGE_SIZE = 20;
 export function UsersPage({ userId, myPermissions }: { userId?: string | undefined; myPermissions: readonly string[] }) {
   if (userId === 'new') return <CreateUser myPermissions={myPermissions} />;
   if (userId) return <EditUser id={userId} myPermissions={myPermissions} />;
-  return <UserList />;
+  return <UserList myPermissions={myPermissions} />;
 }
 
-function UserList() {
+function UserList({ myPermissions }: { myPermissions: readonly string[] }) {
   const { t, formatDate } = useI18n();
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState<Status | ''>('');
@@ -59,7 +59,7 @@ function UserList() {
           <Field label={t('users.role')} id="user-role" value={role} onInput={(e: InputEvent) => setRole((e.currentTarget as HTMLInputElement).value)} />
           <button type="submit">{t('users.filter')}</button>
         </form>
-        <a href={href('users', 'new')}>{t('users.new')}</a>
+        {myPermissions.includes('users.create') && <a href={href('users', 'new')}>{t('users.new')}</a>}
       </div>
       <ListState loaded={page} empty={t('users.empty')}>
         {(items) => (
@@ -145,6 +145,9 @@ function RolesInput({ roles, saved, myPermissions, value, onChange }: { roles: r
   );
 }
 
+/** The user the New user form just created (its page then says so once). */
+let justCreated: string | null = null;
+
 function CreateUser({ myPermissions }: { myPermissions: readonly string[] }) {
   const { t } = useI18n();
   const roleList = useLoad(() => call(() => api.GET('/roles')), []);
@@ -156,6 +159,7 @@ function CreateUser({ myPermissions }: { myPermissions: readonly string[] }) {
   const { busy, error, submit } = useSubmit(async () => {
     const { password, ...rest } = form;
     const created = await call(() => api.POST('/users', { body: { ...rest, roles, ...(password ? { password } : {}) } }));
+    justCreated = created.id;
     navigate('users', created.id);
   });
 
@@ -246,6 +250,12 @@ function EditUserForm({
   // A sensitive change: the client asks for a fresh proof when the server wants one (web/src/step-up.tsx).
   // Nothing of the user's record changes (no ETag moves): the form stays, with its own notice.
   const [factorsReset, setFactorsReset] = useState(false);
+  // Just made on the page before: said once, on the first form of it.
+  const [created] = useState(() => {
+    const was = justCreated === user.id;
+    justCreated = null;
+    return was;
+  });
   const resetSecondFactors = async () => {
     if (!window.confirm(t('users.resetSecondFactorsConfirm', { email: user.email }))) return;
     setBusy(true);
@@ -264,6 +274,7 @@ function EditUserForm({
   return (
     <>
       <PageTitle>{user.email}</PageTitle>
+      {created && <Notice tone="success">{t('users.createdNotice', { email: user.email })}</Notice>}
       {factorsReset && <Notice tone="success">{t('users.secondFactorsReset', { email: user.email })}</Notice>}
       <p>
         <a href={href('users')}>{t('users.back')}</a>
