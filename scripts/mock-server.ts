@@ -155,11 +155,13 @@ function answerViolations(answer: IncomingMessage, res: ServerResponse): void {
       const found = (raw.startsWith('[') ? (JSON.parse(raw) as Violation[]) : [])
         .filter((violation) => violation.message && violation.location && violation.location[0] === 'request')
         .map((violation) => ({ location: violation.location!.join('/'), message: violation.message!.replace(PRISM_PREFIX, '') }));
-      delete problem.errors;
-      if (found.length === 0) delete problem.detail;
+      // Its keys are one word each, so only PascalCase writes them otherwise (Type, Detail, Errors).
+      const key = (name: string) => ('Type' in problem ? name[0]!.toUpperCase() + name.slice(1) : name);
+      delete problem[key('errors')];
+      if (found.length === 0) delete problem[key('detail')];
       else {
-        problem.detail = found.map((violation) => `${violation.location} ${violation.message}`).join('; ');
-        problem.errors = found;
+        problem[key('detail')] = found.map((violation) => `${violation.location} ${violation.message}`).join('; ');
+        problem[key('errors')] = found.map((violation) => ({ [key('location')]: violation.location, [key('message')]: violation.message }));
       }
       body = JSON.stringify(problem);
     } catch {
