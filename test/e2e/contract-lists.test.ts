@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(() => service?.stop());
 
 describe('lists from the contract', () => {
-  it('the audit filter offers every audit event type, and the webhook form every event type', { timeout: budget({ browserFlow: 1 }) }, async () => {
+  it('the audit filter offers every audit event type (and people by name), and the webhook form every event type', { timeout: budget({ browserFlow: 1 }) }, async () => {
     const browser = await openBrowser();
     try {
       const { page } = browser;
@@ -31,6 +31,10 @@ describe('lists from the contract', () => {
       const offered = await page.getByLabel('Event', { exact: true }).locator('option').evaluateAll((options) => options.map((option) => (option as unknown as { value: string }).value));
       expect(offered).toEqual(['', ...schemas.AuditEventType!.enum]);
       expect(offered.length).toBeGreaterThan(40);
+
+      // "Done by" and "Concerning" offer the people by name (the field takes the id).
+      await page.locator('#audit-known option[label="Ada Lovelace (ada@example.com)"]').waitFor({ state: 'attached' });
+      expect(await page.getByLabel('Done by (a person or key, or an id)').getAttribute('list')).toBe('audit-known');
 
       await page.goto(`${service.baseUrl}/#/webhooks/new`);
       const form = page.locator('form.panel');

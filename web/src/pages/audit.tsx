@@ -33,6 +33,14 @@ export function AuditPage() {
   const pages = useCursorPages();
   const { cursor } = pages;
   const page = useLoad(() => call(() => api.GET('/audit-events', { params: { query: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } } })), [filters, cursor]);
+  // The people and keys the person may see, offered by name in "Done by" and "Concerning" (the
+  // field takes the id): what GET /users and GET /api-keys answer them, nothing where they may not.
+  const people = useLoad(() => call(() => api.GET('/users', { params: { query: { limit: 200 } } })).catch(() => undefined), []);
+  const keys = useLoad(() => call(() => api.GET('/api-keys')).catch(() => undefined), []);
+  const known = [
+    ...(people.data?.data ?? []).map((user) => ({ id: user.id, label: `${user.first_name} ${user.last_name} (${user.email})` })),
+    ...(keys.data?.data ?? []).map((key) => ({ id: key.id, label: t('audit.actor.key', { name: key.name }) })),
+  ];
   const set = (field: keyof typeof form) => (e: Event) => setForm({ ...form, [field]: (e.currentTarget as HTMLInputElement).value });
 
   const apply = (event: Event) => {
@@ -64,8 +72,13 @@ export function AuditPage() {
             ))}
           </select>
         </div>
-        <Field label={t('audit.actor')} id="audit-actor" value={form.actor} onInput={set('actor')} pattern={UUID.source} />
-        <Field label={t('audit.target')} id="audit-target" value={form.target} onInput={set('target')} pattern={UUID.source} />
+        <Field label={t('audit.actor')} id="audit-actor" value={form.actor} onInput={set('actor')} pattern={UUID.source} list="audit-known" autoComplete="off" />
+        <Field label={t('audit.target')} id="audit-target" value={form.target} onInput={set('target')} pattern={UUID.source} list="audit-known" autoComplete="off" />
+        <datalist id="audit-known">
+          {known.map((item) => (
+            <option key={item.id} value={item.id} label={item.label} />
+          ))}
+        </datalist>
         <Field label={t('audit.since')} id="audit-since" type="datetime-local" value={form.since} onInput={set('since')} />
         <Field label={t('audit.before')} id="audit-before" type="datetime-local" value={form.before} onInput={set('before')} />
         <button type="submit">{t('audit.filter')}</button>
@@ -89,7 +102,7 @@ export function AuditPage() {
                       </td>
                       <td>
                         <span class="line">{describeEvent(event, t)}</span>
-                        {event.changes && <small class="changes">{describeChanges(event, t)}</small>}
+                        {event.changes && <small class="changes">{describeChanges(event, t, formatDate)}</small>}
                       </td>
                     </tr>
                   ))}
