@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budget } from '../support/budgets.js';
-import { createAdministrator, openBrowser, signIn, startService } from '../support/e2e.js';
+import { createAdministrator, openBrowser, signIn, startService, storedTokens } from '../support/e2e.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
@@ -35,6 +35,17 @@ describe('lists from the contract', () => {
       // "Done by" and "Concerning" offer the people by name (the field takes the id).
       await page.locator('#audit-known option[label="Ada Lovelace (ada@example.com)"]').waitFor({ state: 'attached' });
       expect(await page.getByLabel('Done by (a person or key, or an id)').getAttribute('list')).toBe('audit-known');
+
+      // In the changes, a person's id is shown as their name.
+      const { accessToken } = await storedTokens(page);
+      const me = (await (await fetch(`${service.baseUrl}/me`, { headers: { Authorization: `Bearer ${accessToken}` } })).json()) as { user: { id: string } };
+      const task = await fetch(`${service.baseUrl}/tasks`, { method: 'POST', headers: { Authorization: `Bearer ${accessToken}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ title: 'Budget', assignee_id: me.user.id }) });
+      expect(task.status).toBe(201);
+      await page.getByLabel('Event', { exact: true }).selectOption('task_created');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      const changes = page.locator('tr[data-event-type="task_created"] .changes');
+      await changes.filter({ hasText: 'assignee_id: nothing → Ada Lovelace' }).waitFor();
+      expect(await changes.textContent()).not.toContain(me.user.id);
 
       await page.goto(`${service.baseUrl}/#/webhooks/new`);
       const form = page.locator('form.panel');

@@ -41,6 +41,11 @@ export function AuditPage() {
     ...(people.data?.data ?? []).map((user) => ({ id: user.id, label: `${user.first_name} ${user.last_name} (${user.email})` })),
     ...(keys.data?.data ?? []).map((key) => ({ id: key.id, label: t('audit.actor.key', { name: key.name }) })),
   ];
+  // In the changes, a person's or key's id is shown as its name ("assignee_id: nothing → Ada Lovelace").
+  const names = new Map([
+    ...(people.data?.data ?? []).map((user) => [user.id, `${user.first_name} ${user.last_name}`] as const),
+    ...(keys.data?.data ?? []).map((key) => [key.id, key.name] as const),
+  ]);
   const set = (field: keyof typeof form) => (e: Event) => setForm({ ...form, [field]: (e.currentTarget as HTMLInputElement).value });
 
   const apply = (event: Event) => {
@@ -102,7 +107,7 @@ export function AuditPage() {
                       </td>
                       <td>
                         <span class="line">{describeEvent(event, t)}</span>
-                        {event.changes && <small class="changes">{describeChanges(event, t, formatDate)}</small>}
+                        {event.changes && <small class="changes">{describeChanges(event, t, { formatDate, nameOf: (id) => names.get(id) })}</small>}
                       </td>
                     </tr>
                   ))}
