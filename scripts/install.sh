@@ -11,5 +11,14 @@ want=$(cat package.json package-lock.json | sha256sum | cut -c1-64)
 if [ -d node_modules ] && [ "$(cat "$marker" 2>/dev/null)" = "$want" ]; then
   exit 0
 fi
+# The marker of the former `make install` (empty, dated after the manifests): that install is
+# current; it gets its digest and keeps its date, so nothing is rebuilt for it.
+if [ -d node_modules ] && [ -f "$marker" ] && [ ! -s "$marker" ] && [ "$marker" -nt package.json ] && [ "$marker" -nt package-lock.json ]; then
+  touch -r "$marker" "$marker.date"
+  echo "$want" > "$marker"
+  touch -r "$marker.date" "$marker"
+  rm -f "$marker.date"
+  exit 0
+fi
 npm ci --no-audit --no-fund
 echo "$want" > "$marker"
