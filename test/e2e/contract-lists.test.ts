@@ -31,6 +31,8 @@ describe('lists from the contract', () => {
       const offered = await page.getByLabel('Event', { exact: true }).locator('option').evaluateAll((options) => options.map((option) => (option as unknown as { value: string }).value));
       expect(offered).toEqual(['', ...schemas.AuditEventType!.enum]);
       expect(offered.length).toBeGreaterThan(40);
+      // Each by its name in the person's language.
+      expect(await page.getByLabel('Event', { exact: true }).locator('option[value="second_factor_enrolled"]').textContent()).toBe('Second factor added');
 
       // "Done by" and "Concerning" offer the people by name (the field takes the id).
       await page.locator('#audit-known option[label="Ada Lovelace (ada@example.com)"]').waitFor({ state: 'attached' });

@@ -15,6 +15,7 @@ import { apiKeysMessages } from './pages/api-keys.messages.js';
 import { tasksMessages } from './pages/tasks.messages.js';
 import { meetingsMessages } from './pages/meetings.messages.js';
 import { auditMessages } from './pages/audit.messages.js';
+import { auditTypeMessages } from './pages/audit-types.messages.js';
 import { sessionsMessages } from './pages/sessions.messages.js';
 import { passwordMessages } from './pages/password.messages.js';
 import { securityMessages } from './pages/security.messages.js';
@@ -34,6 +35,7 @@ export const PAGE_MESSAGES = {
   tasks: tasksMessages,
   meetings: meetingsMessages,
   audit: auditMessages,
+  auditTypes: auditTypeMessages,
   sessions: sessionsMessages,
   password: passwordMessages,
   security: securityMessages,

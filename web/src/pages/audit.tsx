@@ -72,7 +72,7 @@ export function AuditPage() {
             <option value="">{t('common.all')}</option>
             {TYPES.map((type) => (
               <option key={type} value={type}>
-                {type}
+                {t(`auditType.${type}`)}
               </option>
             ))}
           </select>
