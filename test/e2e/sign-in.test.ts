@@ -49,7 +49,8 @@ describe('sign-in page', () => {
           const style = getComputedStyle(el);
           return { id: el.id, text: el.textContent, outline: style.outlineStyle + ' ' + style.outlineWidth };
         })()`);
-      // The page's heading holds the focus when a page opens; the form comes next.
+      // The page's heading holds the focus when a page opens (after painting: wait for it); the form comes next.
+      await page.locator('h1:focus').waitFor();
       expect(await focused()).toMatchObject({ text: 'Sign in' });
       await page.keyboard.press('Shift+Tab');
       expect((await focused()).id).toBe('language');
