@@ -15,10 +15,11 @@ STYLE ?= snake
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-install: node_modules/.installed ## Install the npm dependencies (npm ci)
+# Every build below is a file with its real inputs as prerequisites: `make run` with nothing changed
+# builds nothing (a restart in a few seconds), and one changed file rebuilds only what comes from it.
+install: node_modules/.installed ## Install the npm dependencies (npm ci), when package.json or the lock file changed
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
-	@touch $@
+	@scripts/install.sh
 
 generate: install ## Bundle openapi/, derive it in every key style, regenerate generated/ (commit the result)
 	scripts/generate.sh
@@ -42,24 +43,32 @@ lint: install ## Contract lint (Redocly, every key style; Spectral's OWASP rules
 	$(BIN)/tsc -p web/tsconfig.json
 	$(BIN)/eslint .
 
-build: install ## Compile TypeScript into dist/
+build: install dist/.built ## Compile TypeScript into dist/ (when a source changed)
+BUILD_SOURCES := $(shell find src generated -type f -name '*.ts') tsconfig.json tsconfig.build.json
+dist/.built: $(BUILD_SOURCES) node_modules/.installed
 	$(BIN)/tsc -p tsconfig.build.json
+	@touch $@
 
-docs: install ## Render the Redoc reference, one page per key style, everything inlined, into dist/docs/
+docs: install dist/docs/.built ## Render the Redoc reference, one page per key style, everything inlined, into dist/docs/ (when the contract changed)
+dist/docs/.built: generated/openapi.json $(OTHER_STYLES:%=generated/openapi.%.json) scripts/docs-stand-in.ts node_modules/.installed
 	@mkdir -p dist/docs
 	@$(BIN)/redocly build-docs generated/openapi.json --inlineBundle --title 'Back-office API reference' -o dist/docs/index.html 2>&1 | $(QUIET_BOX)
 	@for style in $(OTHER_STYLES); do \
 	  $(BIN)/redocly build-docs generated/openapi.$$style.json --inlineBundle --title "Back-office API reference ($$style)" -o dist/docs/index.$$style.html 2>&1 | $(QUIET_BOX); \
 	done
 	@node --import tsx scripts/docs-stand-in.ts dist/docs/*.html
+	@touch $@
 
 web: install web/dist/index.html ## Build the back-office interface (web/) into web/dist/, served at /
-WEB_SOURCES := $(shell find web/src -type f) web/index.html web/vite.config.ts web/tsconfig.json generated/openapi.d.ts
+WEB_SOURCES := $(shell find web/src -type f) web/index.html web/vite.config.ts web/tsconfig.json generated/openapi.d.ts generated/openapi.json
 web/dist/index.html: $(WEB_SOURCES) node_modules/.installed
 	$(BIN)/vite build web --logLevel warn
 
-mock: install ## Serve the contract's examples with Prism on http://localhost:4010, in the style x-api-inflection asks for (STYLE: without it)
-	scripts/mock.sh $(STYLE) 4010
+# The mock's port: `make mock PORT=4011`. Only a PORT given on make's command line counts: a PORT
+# in the environment is the service's own (README.md, configuration).
+MOCK_PORT ?= $(if $(filter command line,$(origin PORT)),$(PORT),4010)
+mock: install ## Serve the contract's examples with Prism on http://localhost:4010 (PORT=...), in the style x-api-inflection asks for (STYLE: without it)
+	scripts/mock.sh $(STYLE) $(MOCK_PORT)
 
 migrate: build ## Apply database migrations (DATABASE_URL, or the embedded database)
 	node dist/src/cli/main.js migrate

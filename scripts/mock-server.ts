@@ -127,6 +127,51 @@ function answerProblem(req: IncomingMessage, res: ServerResponse, problem: Probl
   res.end(JSON.stringify(scim ? scimErrorOf(problem.toProblem(requestId)) : problem.toProblem(requestId)));
 }
 
+/** What Prism found wrong with a request (its `sl-violations` header): where, and what. */
+interface Violation {
+  location?: (string | number)[];
+  message?: string;
+}
+
+/** Prism's "Request query parameter limit must be integer" as the service says it after the location: "must be integer". */
+const PRISM_PREFIX = /^Request (?:(?:query|path|header|cookie) parameter \S+|body(?: property \S+)?) /;
+
+/**
+ * Prism answers an invalid request with the 400's example, whose detail tells of another request
+ * (issue 61: "request/body/session must have required property 'password'" for `?limit=abc`). The
+ * status and code stay; the detail and errors become what Prism itself found, worded as the
+ * service words them ("request/query/limit must be integer"), or go when it says nothing usable.
+ */
+function answerViolations(answer: IncomingMessage, res: ServerResponse): void {
+  const chunks: Buffer[] = [];
+  answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+  answer.on('end', () => {
+    const headers = { ...answer.headers };
+    delete headers['content-length'];
+    let body = Buffer.concat(chunks).toString('utf8');
+    try {
+      const problem = JSON.parse(body) as Record<string, unknown>;
+      const raw = String(answer.headers['sl-violations']);
+      const found = (raw.startsWith('[') ? (JSON.parse(raw) as Violation[]) : [])
+        .filter((violation) => violation.message && violation.location && violation.location[0] === 'request')
+        .map((violation) => ({ location: violation.location!.join('/'), message: violation.message!.replace(PRISM_PREFIX, '') }));
+      // Its keys are one word each, so only PascalCase writes them otherwise (Type, Detail, Errors).
+      const key = (name: string) => ('Type' in problem ? name[0]!.toUpperCase() + name.slice(1) : name);
+      delete problem[key('errors')];
+      if (found.length === 0) delete problem[key('detail')];
+      else {
+        problem[key('detail')] = found.map((violation) => `${violation.location} ${violation.message}`).join('; ');
+        problem[key('errors')] = found.map((violation) => ({ [key('location')]: violation.location, [key('message')]: violation.message }));
+      }
+      body = JSON.stringify(problem);
+    } catch {
+      // Not the JSON expected: passed on as Prism wrote it.
+    }
+    res.writeHead(400, headers);
+    res.end(body);
+  });
+}
+
 async function main(): Promise<void> {
   const defaultStyle = (process.argv[2] ?? 'snake') as Inflection;
   const port = Number(process.argv[3] ?? 4010);
@@ -149,6 +194,7 @@ async function main(): Promise<void> {
     }
     const target = addresses[style];
     const upstream = forward({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      if (answer.statusCode === 400 && answer.headers['sl-violations'] && /json/.test(answer.headers['content-type'] ?? '')) return answerViolations(answer, res);
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });

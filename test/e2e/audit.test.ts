@@ -3,7 +3,7 @@
 // without the canvas; each event is one readable line in English and French; filters and paging.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
+import { createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens, waitForCount, waitForListPage, waitForText, type BrowserSession } from '../support/e2e.js';
 import { recordAuditEvent } from '../../src/audit/recorder.js';
 import type { AuditContext } from '../../src/audit/events.js';
 
@@ -70,7 +70,8 @@ describe('audit in the back office', () => {
     await page.getByRole('heading', { name: 'Audit', level: 1 }).waitFor();
     const lines = page.locator('tbody .line');
     // The newest: Ada's sign-in of this test, then the rotation.
-    await expect.poll(() => lines.first().textContent()).toBe('Ada Lovelace signed in, from 127.0.0.1');
+    await waitForText(lines.first(), 'Ada Lovelace signed in, from 127.0.0.1');
+    expect(await lines.first().textContent()).toBe('Ada Lovelace signed in, from 127.0.0.1');
     const rotation = page.locator('tbody tr[data-event-type="api_key_rotated"]');
     expect(await rotation.locator('.line').textContent()).toBe('Ada Lovelace rotated key ci-deploy, grace 1 h, from 203.0.113.7');
     expect(await rotation.locator('.changes').textContent()).toBe('last_characters: 9fQ2 → Xb7k');
@@ -79,19 +80,23 @@ describe('audit in the back office', () => {
     // Failed sign-ins only: 18 of them, 20 a page.
     await page.getByLabel('Event', { exact: true }).selectOption('sign_in_failed');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => lines.count()).toBe(18);
+    await waitForCount(lines, 18);
+    expect(await lines.count()).toBe(18);
     expect(new Set(await lines.allTextContents())).toEqual(new Set(['Failed sign-in as Ada Lovelace (wrong password), from 198.51.100.23']));
     expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
 
     // Everything: page 2 then back to page 1.
     await page.getByLabel('Event', { exact: true }).selectOption('');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => lines.count()).toBe(20);
+    await waitForCount(lines, 20);
+    expect(await lines.count()).toBe(20);
     const first = await lines.allTextContents();
     await page.getByRole('button', { name: 'Next page' }).click();
-    await expect.poll(async () => (await lines.allTextContents()).join('|') !== first.join('|')).toBe(true);
+    await waitForListPage(page, 2);
+    expect((await lines.allTextContents()).join('|') !== first.join('|')).toBe(true);
     await page.getByRole('button', { name: 'Previous page' }).click();
-    await expect.poll(async () => (await lines.allTextContents()).join('|')).toBe(first.join('|'));
+    await waitForListPage(page, 1);
+    expect((await lines.allTextContents()).join('|')).toBe(first.join('|'));
 
     // A real rotation, through the API with the page's own token: recorded, and shown as one line.
     const { accessToken } = await storedTokens(page);
@@ -102,10 +107,12 @@ describe('audit in the back office', () => {
     await api(`/api-keys/${key.id}/rotate`, { grace_period_seconds: 86_400 });
     await page.getByLabel('Event', { exact: true }).selectOption('api_key_rotated');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => lines.first().textContent()).toBe('Ada Lovelace rotated key reporting, grace 24 h, from 127.0.0.1');
+    await waitForText(lines.first(), 'Ada Lovelace rotated key reporting, grace 24 h, from 127.0.0.1');
+    expect(await lines.first().textContent()).toBe('Ada Lovelace rotated key reporting, grace 24 h, from 127.0.0.1');
 
     await page.getByLabel('Language').selectOption('fr');
-    await expect.poll(() => lines.first().textContent()).toBe('Ada Lovelace a renouvelé la clé reporting, délai de grâce 24 h, depuis 127.0.0.1');
+    await waitForText(lines.first(), 'Ada Lovelace a renouvelé la clé reporting, délai de grâce 24 h, depuis 127.0.0.1');
+    expect(await lines.first().textContent()).toBe('Ada Lovelace a renouvelé la clé reporting, délai de grâce 24 h, depuis 127.0.0.1');
     expect(await rotation.nth(1).locator('.line').textContent()).toBe('Ada Lovelace a renouvelé la clé ci-deploy, délai de grâce 1 h, depuis 203.0.113.7');
     await page.getByLabel('Langue').selectOption('en');
   });

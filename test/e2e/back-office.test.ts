@@ -2,7 +2,7 @@
 // an API key with only users.list, read its secret from the page, use it, revoke it in the page,
 // sign out; and the users and roles pages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confirmItIsMe, createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
+import { confirmItIsMe, createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, waitForCount, waitForListPage, type BrowserSession } from '../support/e2e.js';
 import { userRow } from '../support/rows.js';
 import { budget } from '../support/budgets.js';
 
@@ -70,14 +70,14 @@ describe('the back office in a browser', () => {
     // by the server's next reconciliation, about a second later).
     await row.getByRole('link', { name: 'Reporting' }).click();
     await page.getByRole('heading', { name: 'Requests per hour, last 7 days' }).waitFor();
+    // The page reads the usage when it opens: reload it until it shows the two requests.
     const summary = 'Last 7 days: 1 allowed, 0 rate-limited, 0 refused by the allowlist, 1 refused for lack of a permission.';
-    await expect
-      .poll(async () => {
-        await page.reload();
-        await page.getByRole('heading', { name: 'Requests per hour, last 7 days' }).waitFor();
-        return page.getByText(summary).count();
-      })
-      .toBe(1);
+    for (;;) {
+      await page.getByRole('heading', { name: 'Requests per hour, last 7 days' }).waitFor();
+      if ((await page.getByText(summary).count()) === 1) break;
+      await page.reload();
+    }
+    expect(await page.getByText(summary).count()).toBe(1);
     await screenshot(page, 'api-key-usage');
     await page.getByRole('link', { name: 'All API keys' }).click();
     await row.getByText('expires in 30 days').waitFor();
@@ -209,12 +209,14 @@ describe('the back office in a browser', () => {
     await page.getByText('Saved.').waitFor();
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Disable' }).click();
-    await expect.poll(() => page.getByLabel('Status').inputValue()).toBe('disabled');
+    await page.getByText('grace@example.com is disabled and signed out everywhere.').waitFor();
+    expect(await page.getByLabel('Status').inputValue()).toBe('disabled');
 
     await page.getByRole('link', { name: 'Back to the users' }).click();
     await page.getByLabel('Status').selectOption('disabled');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => page.getByRole('row', { name: /ada@example.com/ }).count()).toBe(0);
+    await page.getByRole('row', { name: /ada@example.com/ }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('row', { name: /ada@example.com/ }).count()).toBe(0);
     await page.getByRole('row', { name: /grace@example.com/ }).getByText('Grace B. Hopper').waitFor();
     await page.getByLabel('Status').selectOption('');
     await page.getByLabel('Search e-mail or name').fill('nobody-matches-this');
@@ -231,14 +233,17 @@ describe('the back office in a browser', () => {
       .values(Array.from({ length: 25 }, (_, i) => userRow({ email: `bulk${String(i).padStart(2, '0')}@example.com`, first_name: 'Bulk', last_name: `User ${i}` })))
       .execute();
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => page.getByRole('row').count()).toBe(21);
+    await waitForCount(page.getByRole('row'), 21);
+    expect(await page.getByRole('row').count()).toBe(21);
     const firstPage = await page.getByRole('row').allTextContents();
     await page.getByRole('button', { name: 'Next page' }).click();
-    await expect.poll(() => page.getByRole('row').count()).toBe(1 + 27 - 20);
+    await waitForListPage(page, 2);
+    expect(await page.getByRole('row').count()).toBe(1 + 27 - 20);
     const secondPage = await page.getByRole('row').allTextContents();
     expect(secondPage.slice(1).some((row) => firstPage.includes(row))).toBe(false);
     expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Previous page' }).click();
-    await expect.poll(() => page.getByRole('row').allTextContents()).toEqual(firstPage);
+    await waitForListPage(page, 1);
+    expect(await page.getByRole('row').allTextContents()).toEqual(firstPage);
   });
 });

@@ -71,15 +71,17 @@ describe('identity providers in the back office', () => {
       // A form made stale by another administrator's change (through the API, between load and
       // save) saves nothing: the 412 is said in words and the form shows the provider as it now is.
       await page.getByRole('link', { name: 'Edit the identity provider Corp' }).click();
-      await expect.poll(() => form.getByLabel('E-mail domains').inputValue()).toBe('corp.example');
+      await form.getByRole('heading', { name: 'Edit the identity provider Corp' }).waitFor();
+      expect(await form.getByLabel('E-mail domains').inputValue()).toBe('corp.example');
       await form.getByLabel('E-mail domains').fill('corp.example, stale.example');
       const admin = await apiSignIn(service.app, ADMIN.email, ADMIN.password);
       await steppedUp(service.app, admin.access_token, ADMIN.password);
       const { id } = await service.database.db.selectFrom('identity_providers').select('id').executeTakeFirstOrThrow();
       await request(service.app).patch(`/identity-providers/${id}`).set('authorization', `Bearer ${admin.access_token}`).send({ domains: ['corp.example', 'other.example'] }).expect(200);
       await form.getByRole('button', { name: 'Save' }).click();
+      // The notice comes with the form rebuilt from the provider as it now is.
       await page.getByText('Someone else changed this record while you were editing it.').waitFor();
-      await expect.poll(() => page.locator('form.panel').getByLabel('E-mail domains').inputValue()).toBe('corp.example, other.example');
+      expect(await page.locator('form.panel').getByLabel('E-mail domains').inputValue()).toBe('corp.example, other.example');
       const domains = await service.database.db.selectFrom('identity_provider_domains').select('domain').orderBy('domain').execute();
       expect(domains.map((d) => d.domain)).toEqual(['corp.example', 'other.example']);
 

@@ -4,7 +4,7 @@
 // who may only look sees Plan disabled, with why.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { createPerson, openBrowser, screenshot, signIn, startService, type BrowserSession } from '../support/e2e.js';
+import { createPerson, openBrowser, screenshot, signIn, startService, waitForCount, type BrowserSession } from '../support/e2e.js';
 import { roleRow } from '../support/rows.js';
 
 const PLANNER = { email: 'pat@example.com', password: 'correct horse battery staple', firstName: 'Pat', lastName: 'Planner' };
@@ -117,7 +117,8 @@ describe('the meetings page', () => {
     // Next week is empty; back to this one.
     await page.getByRole('link', { name: 'Next week' }).click();
     // (while it loads there is no day at all: wait for seven empty ones)
-    await expect.poll(() => page.getByText('No meetings').count()).toBe(7);
+    await waitForCount(page.getByText('No meetings'), 7);
+    expect(await page.getByText('No meetings').count()).toBe(7);
     expect(await page.locator('li.meeting').count()).toBe(0);
     await page.getByRole('link', { name: 'Previous week' }).click();
     await day(page, 3).getByRole('button', { name: 'Budget' }).waitFor();

@@ -59,6 +59,9 @@ describe('the navigation', () => {
       const { page } = browser;
       await signIn(page, service.baseUrl, ADMIN);
       await page.getByRole('heading', { name: 'Home' }).waitFor();
+      // A page that opens puts the focus on its heading (after painting): wait for that before walking,
+      // or it lands in the middle of the walk.
+      await page.locator('main h1:focus').waitFor();
       const focused = () => page.evaluate<string>('document.activeElement.textContent');
       // From the sign-out button (the header's last control), Tab enters the navigation.
       await page.getByRole('button', { name: 'Sign out' }).focus();

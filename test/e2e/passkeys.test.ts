@@ -11,7 +11,7 @@
 // with the passkey; removes the passkey. The page's words and the server's rows are both checked.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CDPSession, Page } from 'playwright-core';
-import { confirmItIsMe, createAdministrator, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
+import { confirmItIsMe, createAdministrator, openBrowser, screenshot, signIn, startService, waitForCount } from '../support/e2e.js';
 import { BUDGET_MS, budget } from '../support/budgets.js';
 
 let service: Awaited<ReturnType<typeof startService>>;
@@ -65,10 +65,13 @@ describe('passkeys in the back office, with the DevTools virtual authenticator',
       await confirmItIsMe(page, { password: person.password });
       // The first second factor brings the recovery codes.
       const codes = page.getByTestId('recovery-codes').getByRole('listitem');
-      await expect.poll(() => codes.count(), { timeout: BUDGET_MS.passwordHash }).toBe(10);
+      await page.getByTestId('recovery-codes').waitFor({ timeout: BUDGET_MS.passwordHash });
+      await waitForCount(codes, 10);
+      expect(await codes.count()).toBe(10);
       await page.getByRole('button', { name: 'I have kept them' }).click();
       const listed = page.getByRole('list', { name: 'Passkeys' }).getByRole('listitem');
-      await expect.poll(() => listed.count()).toBe(1);
+      await waitForCount(listed, 1);
+      expect(await listed.count()).toBe(1);
       await listed.getByText('Work laptop', { exact: true }).waitFor();
       await listed.getByText('Not used to sign in yet.').waitFor();
       await screenshot(page, 'passkey-registered');

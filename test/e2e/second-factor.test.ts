@@ -3,7 +3,7 @@
 // an authenticator app from the key the page shows (the code computed here, as the app would),
 // keeps the recovery codes, and next time signs in with the password and a code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confirmItIsMe, createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens } from '../support/e2e.js';
+import { confirmItIsMe, createAdministrator, openBrowser, screenshot, signIn, startService, storedTokens, waitForCount } from '../support/e2e.js';
 import { totpCode } from '../support/second-factor.js';
 import { budget } from '../support/budgets.js';
 
@@ -38,7 +38,11 @@ describe('second factor in the back office', () => {
       await page.getByLabel('Code shown by the app').fill(totpCode(secret, new Date()));
       await page.getByRole('button', { name: 'Confirm' }).click();
       const codes = page.getByTestId('recovery-codes').getByRole('listitem');
-      await expect.poll(() => codes.count()).toBe(10);
+      await waitForCount(codes, 10);
+      expect(await codes.count()).toBe(10);
+      // Enrolled: the page no longer says nothing else is available.
+      await page.getByText('Your second factor is set up. Keep your recovery codes, then continue to the back office.').waitFor();
+      expect(await page.getByText('until then nothing else is available').count()).toBe(0);
       await screenshot(page, 'security-recovery-codes');
       await page.getByRole('button', { name: 'I have kept them' }).click();
       // The back office opens.

@@ -1,6 +1,6 @@
 // My sessions and my password in a real Chromium against the real service on PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, type BrowserSession } from '../support/e2e.js';
+import { createAdministrator, openBrowser, readStorage, screenshot, signIn, startService, storedTokens, waitForCount, type BrowserSession } from '../support/e2e.js';
 import { createUserWithPassword } from '../../src/users/credentials.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
@@ -34,7 +34,8 @@ describe('my sessions and my password', () => {
     await page.getByText('this session').waitFor();
     await screenshot(page, 'sessions');
     await page.getByRole('row', { name: /curl/ }).getByRole('button', { name: /Revoke/ }).click();
-    await expect.poll(() => page.getByRole('row', { name: /curl/ }).count()).toBe(0);
+    await page.getByRole('row', { name: /curl/ }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('row', { name: /curl/ }).count()).toBe(0);
     expect((await get('/me', { Authorization: `Bearer ${other.access_token}` })).status).toBe(401);
 
     await page.getByRole('link', { name: 'Password' }).click();
@@ -43,7 +44,8 @@ describe('my sessions and my password', () => {
     await page.getByLabel('New password', { exact: true }).fill('password1234');
     await page.getByLabel('New password again').fill('password1234');
     await page.getByRole('button', { name: 'Change my password' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('too common');
+    await page.getByRole('alert').filter({ hasText: 'too common' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('too common');
     const newPassword = 'a brand new passphrase for ada';
     await page.getByLabel('New password', { exact: true }).fill(newPassword);
     await page.getByLabel('New password again').fill(newPassword);
@@ -74,7 +76,8 @@ describe('my sessions and my password', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
     await page.getByText('Your other sessions are signed out.').waitFor();
-    await expect.poll(() => page.getByRole('row').count()).toBe(2); // the header row and this session
+    await waitForCount(page.getByRole('row'), 2);
+    expect(await page.getByRole('row').count()).toBe(2); // the header row and this session
     for (const other of others) expect((await get('/me', { Authorization: `Bearer ${other.access_token}` })).status).toBe(401);
     const { accessToken } = await storedTokens(page);
     expect((await get('/me', { Authorization: `Bearer ${accessToken}` })).status).toBe(200);

@@ -2,7 +2,7 @@
 // own words on failure, keyboard use with a visible focus ring, English/French from the browser
 // with a switch that sticks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowser, screenshot, startService } from '../support/e2e.js';
+import { openBrowser, screenshot, startService, waitForText } from '../support/e2e.js';
 
 let service: Awaited<ReturnType<typeof startService>>;
 beforeAll(async () => {
@@ -29,7 +29,8 @@ describe('sign-in page', () => {
       await page.getByLabel('E-mail address').fill(credentials.email);
       await page.getByLabel('Password').fill(credentials.password);
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await expect.poll(() => page.getByRole('alert').textContent()).toBe(expected.detail);
+      await waitForText(page.getByRole('alert'), expected.detail);
+      expect(await page.getByRole('alert').textContent()).toBe(expected.detail);
       await screenshot(page, 'sign-in-error');
     } finally {
       await browser.close();
@@ -48,7 +49,8 @@ describe('sign-in page', () => {
           const style = getComputedStyle(el);
           return { id: el.id, text: el.textContent, outline: style.outlineStyle + ' ' + style.outlineWidth };
         })()`);
-      // The page's heading holds the focus when a page opens; the form comes next.
+      // The page's heading holds the focus when a page opens (after painting: wait for it); the form comes next.
+      await page.locator('h1:focus').waitFor();
       expect(await focused()).toMatchObject({ text: 'Sign in' });
       await page.keyboard.press('Shift+Tab');
       expect((await focused()).id).toBe('language');
@@ -112,7 +114,8 @@ describe('sign-in page', () => {
       await page.getByLabel('E-mail address').fill(email);
       await page.getByLabel('Password').fill('not the right password');
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Too many attempts\. Try again in \d+ seconds\.$/);
+      await page.getByRole('alert').filter({ hasText: /^Too many attempts\. Try again in \d+ seconds\.$/ }).waitFor();
+      expect(await page.getByRole('alert').textContent()).toMatch(/^Too many attempts\. Try again in \d+ seconds\.$/);
       const shown = Number(/in (\d+) seconds/.exec((await page.getByRole('alert').textContent())!)![1]);
       expect(shown).toBeGreaterThan(0);
       expect(shown).toBeLessThanOrEqual(wait);

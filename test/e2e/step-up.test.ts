@@ -2,7 +2,7 @@
 // 403 step_up_required opens a dialog asking for a code (or a recovery code); once the API accepts
 // it, the change is made without starting over. In English, then in French.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdministrator, openBrowser, screenshot, signIn, startService } from '../support/e2e.js';
+import { createAdministrator, openBrowser, screenshot, signIn, startService, waitForCount } from '../support/e2e.js';
 import { totpCode } from '../support/second-factor.js';
 import { BUDGET_MS, budget } from '../support/budgets.js';
 
@@ -58,7 +58,8 @@ describe('step-up in the back office', () => {
       // The change is retried on its own: the new codes are shown.
       await page.getByTestId('recovery-codes').waitFor({ timeout: BUDGET_MS.passwordHash });
       const codes = page.getByTestId('recovery-codes').getByRole('listitem');
-      await expect.poll(() => codes.count()).toBe(10);
+      await waitForCount(codes, 10);
+      expect(await codes.count()).toBe(10);
       recoveryCodes = (await codes.allTextContents()).map((code) => code.trim());
       expect(await dialog.count()).toBe(0);
     } finally {

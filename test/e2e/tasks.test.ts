@@ -3,7 +3,7 @@
 // who may list tasks but not change them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeRole } from '../support/access-fixtures.js';
-import { createAdministrator, createPerson, openBrowser, screenshot, signIn, startService, type BrowserSession } from '../support/e2e.js';
+import { createAdministrator, createPerson, openBrowser, screenshot, signIn, startService, waitForCount, type BrowserSession } from '../support/e2e.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
 const READER = { email: 'rita@example.com', password: 'a reader of tasks only', firstName: 'Rita', lastName: 'Reader' };
@@ -48,14 +48,17 @@ describe('the Tasks page', () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     const status = page.getByLabel('Status of Réviser le budget de l’école');
     await status.waitFor();
-    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    await waitForCount(page.locator('tbody tr'), 1);
+    expect(await page.locator('tbody tr').count()).toBe(1);
     await screenshot(page, 'tasks');
 
     // In place, with the keyboard only: focus the select, pick "in progress".
     await status.focus();
     await page.keyboard.press('ArrowDown');
-    await expect.poll(async () => (await taskRow(service.database.db, 'Réviser le budget de l’école'))?.status).toBe('in_progress');
-    await expect.poll(() => status.inputValue()).toBe('in_progress');
+    // The row says "Saved." once the list shows the task as saved.
+    await page.getByRole('row', { name: /Réviser le budget de l’école/ }).getByRole('status').getByText('Saved.').waitFor();
+    expect((await taskRow(service.database.db, 'Réviser le budget de l’école'))?.status).toBe('in_progress');
+    expect(await status.inputValue()).toBe('in_progress');
 
     await page.getByRole('link', { name: 'Réviser le budget de l’école' }).click();
     await page.getByLabel('Title').fill('Réviser le budget');
@@ -68,8 +71,9 @@ describe('the Tasks page', () => {
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Delete' }).click();
+    // The list opens once the server answered the deletion.
     await page.getByRole('heading', { name: 'Tasks' }).waitFor();
-    await expect.poll(() => taskRow(service.database.db, 'Réviser le budget')).toBeUndefined();
+    expect(await taskRow(service.database.db, 'Réviser le budget')).toBeUndefined();
   });
 
   it('speaks French', async () => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { hashPassword } from '../../src/auth/secrets/passwords.js';
 import { ADMIN_ROLE } from '../../src/auth/permissions.js';
 import type { Database } from '../../src/db/schema.js';
@@ -168,4 +168,50 @@ export async function storedTokens(page: Page): Promise<{ accessToken: string; r
 /** A localStorage item of the page. (Page scripts are passed as strings: the service's tsconfig has no DOM types.) */
 export function readStorage(page: Page, key: string): Promise<string | null> {
   return page.evaluate(`localStorage.getItem(${JSON.stringify(key)})`);
+}
+
+/** The phone the back office is tried on (issue 61): an iPhone 12-14's CSS viewport. */
+export const PHONE = { width: 390, height: 844 } as const;
+export const DESKTOP = { width: 1280, height: 800 } as const;
+
+/**
+ * Where an element is on the screen, and whether the focus is in it (a "shown once" panel must be
+ * both: in view and focused). Page scripts are strings: the service's tsconfig has no DOM types.
+ */
+export function placement(page: Page, testId: string): Promise<{ top: number; bottom: number; viewportHeight: number; focusInside: boolean }> {
+  return page.evaluate(`(() => {
+    const element = document.querySelector('[data-testid=${JSON.stringify(testId)}]');
+    if (!element) throw new Error('No element with data-testid ${testId}');
+    const box = element.getBoundingClientRect();
+    return { top: box.top, bottom: box.bottom, viewportHeight: window.innerHeight, focusInside: element.contains(document.activeElement) };
+  })()`);
+}
+
+/** Scrolls the page to its bottom, where a person is after filling in a long form. */
+export async function scrollToBottom(page: Page): Promise<void> {
+  await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+}
+
+// Waiting for what the page says (issue 61): a browser test waits for the page to show the outcome
+// (a text, a number of rows, a state), as a person would, through Playwright's own waiting on a
+// locator. Never for a time budget: expect.poll gives up after a second, which a loaded machine
+// overruns. A test that needs the server's state reads it once the page confirmed the change.
+
+/** Waits until the element `locator` shows exactly `text` (its whole text content). */
+export async function waitForText(locator: Locator, text: string): Promise<void> {
+  await locator.filter({ hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).waitFor();
+}
+
+/** Waits until `locator` matches exactly `count` elements (no element past them, and the last of them there). */
+export async function waitForCount(locator: Locator, count: number): Promise<void> {
+  for (;;) {
+    await locator.nth(count).waitFor({ state: 'detached' });
+    if (count > 0) await locator.nth(count - 1).waitFor({ state: 'attached' });
+    if ((await locator.count()) === count) return;
+  }
+}
+
+/** Waits until a paged list (web/src/ui.tsx Pager) shows page `number`, loaded. */
+export async function waitForListPage(page: Page, number: number): Promise<void> {
+  await page.getByRole('status').filter({ hasText: new RegExp(`^Page ${number}$`) }).waitFor();
 }

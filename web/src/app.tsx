@@ -110,6 +110,9 @@ export function App() {
 function SignedIn() {
   const route = useRoute();
   const me = useLoad(() => call(() => api.GET('/me')), []);
+  // On a narrow screen the navigation is behind the header's Menu button; opening a page closes it.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [route.join('/')]);
   // What the server refuses everything else for, in its order: a password someone else set is
   // replaced first, then a role requiring a second factor has one enrolled.
   const refusal = me.error instanceof ApiError ? me.error.problem?.code : undefined;
@@ -131,9 +134,9 @@ function SignedIn() {
   const page = route[0] && route[0] !== 'sign-in' ? route[0] : sections[0]?.pages[0]?.route;
   return (
     <>
-      <Header me={me.data} />
+      <Header me={me.data} menu={sections.length > 0 ? { open: menuOpen, toggle: () => setMenuOpen(!menuOpen) } : undefined} />
       <div class="layout">
-        {sections.length > 0 && <Navigation sections={sections} current={page} />}
+        {sections.length > 0 && <Navigation sections={sections} current={page} open={menuOpen} onNavigate={() => setMenuOpen(false)} />}
         <main id="main" tabIndex={-1}>
           {me.error ? <ErrorMessage error={me.error} onRetry={me.reload} /> : !me.data ? <Loading /> : <Page name={page} id={route[1]} me={me.data} />}
         </main>
@@ -176,14 +179,17 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
   }
 }
 
-/** The navigation: links in labelled groups, in reading order (Tab walks them top to bottom). */
-function Navigation({ sections, current }: { sections: NavSections; current: string | undefined }) {
+/**
+ * The navigation: links in labelled groups, in reading order (Tab walks them top to bottom). Below
+ * 60rem (a phone) it is folded away unless the header's Menu button opened it (`open`).
+ */
+function Navigation({ sections, current, open, onNavigate }: { sections: NavSections; current: string | undefined; open: boolean; onNavigate: () => void }) {
   const { t } = useI18n();
   const links = (pages: NavPage[]) => (
     <ul>
       {pages.map((item) => (
         <li key={item.route}>
-          <a href={href(item.route)} aria-current={current === item.route ? 'page' : undefined}>
+          <a href={href(item.route)} aria-current={current === item.route ? 'page' : undefined} onClick={onNavigate}>
             {t(item.label)}
           </a>
         </li>
@@ -191,7 +197,7 @@ function Navigation({ sections, current }: { sections: NavSections; current: str
     </ul>
   );
   return (
-    <nav class="sidebar" aria-label={t('nav.label')}>
+    <nav id="main-navigation" class={open ? 'sidebar open' : 'sidebar'} aria-label={t('nav.label')}>
       {sections.map((section) =>
         section.label === null ? (
           <div key="top">{links(section.pages)}</div>
@@ -208,7 +214,8 @@ function Navigation({ sections, current }: { sections: NavSections; current: str
   );
 }
 
-function Header({ me, canSignOut = me !== undefined }: { me?: Me | undefined; canSignOut?: boolean }) {
+/** `menu`: the button that opens the navigation on a narrow screen (hidden on a wide one, where the navigation is always shown). */
+function Header({ me, canSignOut = me !== undefined, menu }: { me?: Me | undefined; canSignOut?: boolean; menu?: { open: boolean; toggle: () => void } | undefined }) {
   const { t, language, setLanguage } = useI18n();
   return (
     <header class="shell">
@@ -216,6 +223,11 @@ function Header({ me, canSignOut = me !== undefined }: { me?: Me | undefined; ca
         {t('app.skip')}
       </a>
       <span class="brand">{t('app.title')}</span>
+      {menu && (
+        <button type="button" class="menu" aria-expanded={menu.open} aria-controls="main-navigation" onClick={menu.toggle}>
+          {t('nav.menu')}
+        </button>
+      )}
       <div class="language">
         {me && <span class="who">{t('shell.signedInAs', { name: `${me.user.first_name} ${me.user.last_name}` })}</span>}
         <label for="language">{t('lang.label')}</label>

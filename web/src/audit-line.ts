@@ -55,17 +55,33 @@ export function describeEvent(event: AuditEvent, t: T): string {
   return extras.length > 0 ? `${line}, ${extras.join(', ')}` : line;
 }
 
-const show = (value: unknown, t: T): string => {
-  if (value === null || value === undefined) return t('audit.nothing');
-  if (Array.isArray(value)) return value.length > 0 ? value.join(', ') : t('audit.nothing');
+/** An instant as the API writes it (UTC): shown in the person's time zone and language, as the headline's time. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+const empty = (value: unknown) => value === null || value === undefined || (Array.isArray(value) && value.length === 0);
+
+/** How the page names what the changes mention: an instant in the person's time, an id by the name it knows (else the id). */
+export interface Naming {
+  formatDate(value: string): string;
+  nameOf?(id: string): string | undefined;
+}
+
+const show = (value: unknown, t: T, naming: Naming): string => {
+  if (empty(value)) return t('audit.nothing');
+  if (Array.isArray(value)) return value.map((item) => show(item, t, naming)).join(', ');
+  if (typeof value === 'string' && INSTANT.test(value)) return naming.formatDate(value);
+  if (typeof value === 'string') return naming.nameOf?.(value) ?? value;
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 };
 
-/** "permissions: users.list → users.list, users.read; name: a → b", or "" when nothing changed. */
-export function describeChanges(event: AuditEvent, t: T): string {
+/**
+ * "permissions: users.list → users.list, users.read; name: a → b", or "" when nothing changed;
+ * instants in the person's time and ids by name (`naming`), a field empty before and after left out.
+ */
+export function describeChanges(event: AuditEvent, t: T, naming: Naming = { formatDate: (value) => value }): string {
   if (!event.changes) return '';
   const before = event.changes.before ?? {};
   const after = event.changes.after ?? {};
-  const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])];
-  return fields.map((field) => `${field}: ${show(before[field], t)} → ${show(after[field], t)}`).join('; ');
+  const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((field) => !(empty(before[field]) && empty(after[field])));
+  return fields.map((field) => `${field}: ${show(before[field], t, naming)} → ${show(after[field], t, naming)}`).join('; ');
 }

@@ -6,6 +6,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useI18n } from './i18n.js';
+import { TableScroll } from './ui.js';
 import type { MessageKey } from './messages.js';
 
 /** One line of the chart: the hour's field it draws, its label and its colour. */
@@ -39,13 +40,25 @@ export function HourlyChart<K extends string>({
     const el = box.current;
     if (!el) return;
     const data: uPlot.AlignedData = [hours.map((h) => Date.parse(h.hour) / 1000), ...series.map((s) => hours.map((h) => h[s.key]))];
+    // Every date and number in the person's language, through Intl (uPlot's own are US English).
+    const day = new Intl.DateTimeFormat(language, { weekday: 'short', day: 'numeric', month: 'short' });
+    const time = new Intl.DateTimeFormat(language, { hour: 'numeric', minute: '2-digit' });
+    const moment = new Intl.DateTimeFormat(language, { dateStyle: 'medium', timeStyle: 'short' });
+    const count = new Intl.NumberFormat(language);
     const plot = new uPlot(
       {
         width: Math.max(el.clientWidth, 300),
         height: 260,
-        series: [{}, ...series.map((s): uPlot.Series => ({ label: t(s.label), stroke: s.colour, width: 2, points: { show: false } }))],
+        series: [
+          { label: t('home.hour'), value: (_u, v) => (v == null ? '–' : moment.format(v * 1000)) },
+          ...series.map((s): uPlot.Series => ({ label: t(s.label), stroke: s.colour, width: 2, points: { show: false }, value: (_u, v) => (v == null ? '–' : count.format(v)) })),
+        ],
         scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-        axes: [{}, { values: (_u, ticks) => ticks.map((v) => (Number.isInteger(v) ? String(v) : '')) }],
+        axes: [
+          // A tick a day or more apart names the day; closer ones, the time.
+          { values: (_u, ticks, _axis, _space, incr) => ticks.map((v) => (incr >= 86_400 ? day : time).format(v * 1000)) },
+          { values: (_u, ticks) => ticks.map((v) => (Number.isInteger(v) ? count.format(v) : '')) },
+        ],
       },
       data,
       el,
@@ -69,28 +82,30 @@ export function HourlyChart<K extends string>({
       ) : (
         <details>
           <summary>{table}</summary>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('home.hour')}</th>
-                {series.map((s) => (
-                  <th scope="col" key={s.key}>
-                    {t(s.label)}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {busy.map((h) => (
-                <tr key={h.hour}>
-                  <td>{formatDate(h.hour)}</td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('home.hour')}</th>
                   {series.map((s) => (
-                    <td key={s.key}>{h[s.key]}</td>
+                    <th scope="col" key={s.key}>
+                      {t(s.label)}
+                    </th>
                   ))}
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {busy.map((h) => (
+                  <tr key={h.hour}>
+                    <td>{formatDate(h.hour)}</td>
+                    {series.map((s) => (
+                      <td key={s.key}>{h[s.key]}</td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         </details>
       )}
     </section>

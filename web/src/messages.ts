@@ -5,6 +5,8 @@
 // test/web-messages.test.ts checks every key has both languages, none empty, no key in two files.
 import type { Wording } from './page-messages.js';
 import { shellMessages } from './shell.messages.js';
+import { problemMessages } from './problem.messages.js';
+import { permissionMessages } from './permission.messages.js';
 import { signInMessages } from './pages/sign-in.messages.js';
 import { homeMessages } from './pages/home.messages.js';
 import { usersMessages } from './pages/users.messages.js';
@@ -13,6 +15,7 @@ import { apiKeysMessages } from './pages/api-keys.messages.js';
 import { tasksMessages } from './pages/tasks.messages.js';
 import { meetingsMessages } from './pages/meetings.messages.js';
 import { auditMessages } from './pages/audit.messages.js';
+import { auditTypeMessages } from './pages/audit-types.messages.js';
 import { sessionsMessages } from './pages/sessions.messages.js';
 import { passwordMessages } from './pages/password.messages.js';
 import { securityMessages } from './pages/security.messages.js';
@@ -22,6 +25,8 @@ import { webhooksMessages } from './pages/webhooks.messages.js';
 /** Every page's wording, by file. */
 export const PAGE_MESSAGES = {
   shell: shellMessages,
+  problems: problemMessages,
+  permissions: permissionMessages,
   signIn: signInMessages,
   home: homeMessages,
   users: usersMessages,
@@ -30,6 +35,7 @@ export const PAGE_MESSAGES = {
   tasks: tasksMessages,
   meetings: meetingsMessages,
   audit: auditMessages,
+  auditTypes: auditTypeMessages,
   sessions: sessionsMessages,
   password: passwordMessages,
   security: securityMessages,

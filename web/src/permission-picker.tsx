@@ -1,8 +1,15 @@
 // Checkboxes for permissions, grouped by resource (`users.list` -> users: list), and the one
 // checkbox every rights picker uses (permissions of a role or a key, roles of a user): one the
 // person may not toggle is shown disabled, with why (`locked`).
-import { useI18n } from './i18n.js';
+import { Permission as CONTRACT_ORDER } from 'virtual:contract-enums';
+import { useI18n, type MessageKey } from './i18n.js';
 import type { Locked } from './ui.js';
+
+/** Permissions in the contract's order, in every picker (a role's, a key's): the same place each time. */
+const rank = (permission: string) => {
+  const at = (CONTRACT_ORDER as readonly string[]).indexOf(permission);
+  return at === -1 ? CONTRACT_ORDER.length : at;
+};
 
 export function PermissionPicker({
   legend,
@@ -21,7 +28,7 @@ export function PermissionPicker({
 }) {
   const { t } = useI18n();
   const groups = new Map<string, string[]>();
-  for (const permission of available) {
+  for (const permission of [...available].sort((a, b) => rank(a) - rank(b))) {
     const [resource = permission] = permission.split('.');
     groups.set(resource, [...(groups.get(resource) ?? []), permission]);
   }
@@ -33,11 +40,24 @@ export function PermissionPicker({
       {[...groups].map(([resource, permissions]) => (
         <fieldset key={resource} class="group">
           <legend>{resource}</legend>
-          <div class="checks">
+          <ul class="permissions">
             {permissions.map((permission) => (
-              <Check key={permission} id={`${idPrefix}-${permission}`} label={permission} value={permission} checked={value.includes(permission)} locked={locked(permission)} onChange={(on) => toggle(permission, on)} />
+              <li key={permission}>
+                <Check
+                  id={`${idPrefix}-${permission}`}
+                  label={permission}
+                  value={permission}
+                  checked={value.includes(permission)}
+                  locked={locked(permission)}
+                  onChange={(on) => toggle(permission, on)}
+                />
+                {/* Read after its checkbox; not its description: that one says why a box is locked. */}
+                <small class="hint">
+                  {t(`permission.${permission}` as MessageKey)}
+                </small>
+              </li>
             ))}
-          </div>
+          </ul>
         </fieldset>
       ))}
     </fieldset>

@@ -15,26 +15,30 @@ export type EditOutcome = 'saved' | 'stale';
 /**
  * What the form is given: the resource and its tag, and `done` to call when a change ended (the
  * resource is then read again); `done()` without an outcome clears the notice as a new try starts.
+ * `said`: what to confirm instead of "Saved." (a change of status says which).
  */
-export type EditorForm<T> = (resource: Tagged<T>, done: (outcome?: EditOutcome) => void) => ComponentChildren;
+export type EditorForm<T> = (resource: Tagged<T>, done: (outcome?: EditOutcome, said?: string) => void) => ComponentChildren;
 
 export function TaggedEditor<T>({ load, deps, onStale, children }: { load: () => Promise<Tagged<T>>; deps: unknown[]; onStale?: () => void; children: EditorForm<T> }) {
   const { t } = useI18n();
   const resource = useLoad(load, deps);
   // Kept here: the form below is rebuilt from the resource as saved after each change.
-  const [outcome, setOutcome] = useState<EditOutcome | undefined>();
+  const [outcome, setOutcome] = useState<{ ended: EditOutcome; said: string | undefined } | undefined>();
   if (resource.error) return <ErrorMessage error={resource.error} onRetry={resource.reload} />;
   if (!resource.data) return <Loading />;
-  const done = (ended?: EditOutcome) => {
-    setOutcome(ended);
+  const done = (ended?: EditOutcome, said?: string) => {
+    setOutcome(ended ? { ended, said } : undefined);
     if (!ended) return;
     resource.reload();
     if (ended === 'stale') onStale?.();
   };
+  // The notice comes with the form rebuilt from the resource as it now is, not before: what it
+  // confirms is what the form shows.
+  const settled = outcome && !resource.loading ? outcome : undefined;
   return (
     <>
-      {outcome === 'saved' && <Notice tone="success">{t('common.saved')}</Notice>}
-      {outcome === 'stale' && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
+      {settled?.ended === 'saved' && <Notice tone="success">{settled.said ?? t('common.saved')}</Notice>}
+      {settled?.ended === 'stale' && <Notice tone="warning">{t('common.changedMeanwhile')}</Notice>}
       {/* A new tag is a new form: its fields start again from the resource as it now is. */}
       <Fragment key={resource.data.etag}>{children(resource.data, done)}</Fragment>
     </>

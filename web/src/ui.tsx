@@ -1,18 +1,24 @@
 // Small building blocks shared by the pages: messages, list states, labelled fields.
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from './api/problem.js';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, describeError } from './api/problem.js';
 import { useI18n, type T } from './i18n.js';
 import type { Loaded } from './load.js';
 import { lacking, lackingToToggle } from './authority.js';
 
-/** The server's explanation of a failure, announced to screen readers. */
-export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
-  const { t } = useI18n();
+/**
+ * The server's explanation of a failure, announced to screen readers, with Try again where trying
+ * again may help (not after a 4xx refusal such as a missing permission, but after a lost
+ * connection, a 5xx, a 408 or a 429).
+ */
+export function ErrorMessage({ error, onRetry: retry }: { error: unknown; onRetry?: () => void }) {
+  const { t, language } = useI18n();
   if (!error) return null;
+  const final = error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
+  const onRetry = final ? undefined : retry;
   return (
     <div class="message error" role="alert">
-      <span>{describeError(error, t)}</span>
+      <span>{describeError(error, t, language)}</span>
       {onRetry && (
         <button type="button" class="link" onClick={onRetry}>
           {t('common.retry')}
@@ -23,18 +29,38 @@ export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () 
 }
 
 /**
+ * Something shown once that the person must not miss (a new secret, recovery codes): scrolled to
+ * the top of the screen and focused when it appears and whenever `what` changes (a second
+ * rotation), so neither the page's scroll position nor a closed dialog leaves it off-screen.
+ * The element needs tabIndex={-1}.
+ */
+export function useRevealed<E extends HTMLElement>(what: unknown) {
+  const ref = useRef<E>(null);
+  // Layout effect: in the same frame as the panel, before anything paints it off-screen.
+  useLayoutEffect(() => {
+    const element = ref.current;
+    if (!element) return;
+    element.scrollIntoView({ block: 'start' });
+    element.focus({ preventScroll: true });
+  }, [what]);
+  return ref;
+}
+
+/**
  * A secret the server shows this once (an API key's, a webhook endpoint's signing secret): the
  * page's own words for what it is, a Copy button, and the button that puts it away for good.
+ * It comes into view with the focus on it (useRevealed).
  */
 export function SecretOnce({ id, title, once, done, secret, onDone }: { id: string; title: string; once: string; done: string; secret: string; onDone: () => void }) {
   const { t } = useI18n();
   const [copied, setCopied] = useState(false);
+  const ref = useRevealed<HTMLElement>(secret);
   const copy = async () => {
     await navigator.clipboard.writeText(secret);
     setCopied(true);
   };
   return (
-    <section class="message success" aria-labelledby={`${id}-title`}>
+    <section class="message success once" aria-labelledby={`${id}-title`} tabIndex={-1} ref={ref} data-testid={`${id}-panel`}>
       <h2 id={`${id}-title`}>{title}</h2>
       <p>
         <strong>{once}</strong>
@@ -52,6 +78,18 @@ export function SecretOnce({ id, title, once, done, secret, onDone }: { id: stri
         </button>
       </div>
     </section>
+  );
+}
+
+/**
+ * A table in a box of its own that scrolls sideways when the table is wider than the screen (a
+ * phone), so the page itself never does. Focusable, so the keyboard can scroll it too.
+ */
+export function TableScroll({ children }: { children: ComponentChildren }) {
+  return (
+    <div class="table-scroll" tabIndex={0}>
+      {children}
+    </div>
   );
 }
 
@@ -187,6 +225,8 @@ export function useCursorPages() {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   return {
     cursor: cursors[cursors.length - 1],
+    /** Which page this is, from 1. */
+    number: cursors.length,
     /** Back to the first page, as when the filters change. */
     restart: () => setCursors([undefined]),
     previous: cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined,
@@ -194,8 +234,11 @@ export function useCursorPages() {
   };
 }
 
-/** The previous and next page buttons under a list; a missing action is a disabled button. */
-export function Pager({ label, previous, next }: { label: string; previous: (() => void) | undefined; next: (() => void) | undefined }) {
+/**
+ * The previous and next page buttons under a list (a missing action is a disabled button), and
+ * which page is shown once it is (`number`; nothing while `loading`).
+ */
+export function Pager({ label, previous, next, number, loading }: { label: string; previous: (() => void) | undefined; next: (() => void) | undefined; number: number; loading: boolean }) {
   const { t } = useI18n();
   return (
     <nav class="actions" aria-label={label}>
@@ -205,6 +248,9 @@ export function Pager({ label, previous, next }: { label: string; previous: (() 
       <button type="button" class="secondary" disabled={!next} onClick={next}>
         {t('common.next')}
       </button>
+      <span class="hint" role="status">
+        {loading ? '' : t('common.pageNumber', { number })}
+      </span>
     </nav>
   );
 }

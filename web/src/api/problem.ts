@@ -1,6 +1,8 @@
 // What the server says when something goes wrong, turned into one sentence for the person.
 import type { components } from '../../../generated/openapi.js';
 import { SessionEndedError } from './tokens.js';
+import { dictionaries, type Language, type MessageKey } from '../messages.js';
+import { DETAIL_SAYS_MORE } from '../problem.messages.js';
 
 export type Problem = components['schemas']['Problem'];
 
@@ -27,8 +29,12 @@ function isProblem(body: unknown): body is Problem {
 
 export type Translate = (key: 'error.forbidden' | 'error.outranked' | 'error.rateLimited' | 'error.network' | 'error.sessionEnded' | 'error.unknown' | 'error.invalidCode' | 'error.challengeExpired' | 'error.invalidPasskey' | 'error.secondFactorLocked' | 'error.passkeyCancelled' | 'error.stepUpRequired' | 'error.wrongPassword', params?: Record<string, string | number>) => string;
 
-/** 403 names the permission (or those the target holds beyond the caller's), 429 says how long to wait, otherwise the problem's `detail`. */
-export function describeError(error: unknown, t: Translate): string {
+/**
+ * 403 names the permission (or those the target holds beyond the caller's), 429 says how long to
+ * wait, otherwise the problem's `code` in the person's `language` (web/src/problem.messages.ts),
+ * else the problem's `detail` (a code the table does not know yet).
+ */
+export function describeError(error: unknown, t: Translate, language: Language = 'en'): string {
   if (error instanceof SessionEndedError) return t('error.sessionEnded');
   if (error instanceof ApiError) {
     if (error.status === 403 && error.problem?.code === 'target_outranks_caller') return t('error.outranked', { permissions: (error.problem.missing_permissions ?? []).join(', ') });
@@ -40,6 +46,9 @@ export function describeError(error: unknown, t: Translate): string {
     if (error.problem?.code === 'step_up_required') return t('error.stepUpRequired');
     if (error.problem?.code === 'invalid_current_password') return t('error.wrongPassword');
     if (error.status === 429) return t('error.rateLimited', { seconds: error.retryAfterSeconds ?? 60 });
+    const code = error.problem?.code;
+    const known = code ? dictionaries[language][`problem.${code}` as MessageKey] : undefined;
+    if (known && !(language === 'en' && error.problem?.detail && DETAIL_SAYS_MORE.has(code!))) return known;
     return error.problem?.detail ?? error.problem?.title ?? t('error.unknown', { status: error.status });
   }
   if (error instanceof TypeError) return t('error.network');

@@ -10,7 +10,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit, type Loaded } from '../load.js';
 import { PermissionPicker } from '../permission-picker.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce, Why, lockedFor } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce, Why, lockedFor, useRevealed, TableScroll } from '../ui.js';
 import { lacking } from '../authority.js';
 import { href } from '../router.js';
 import { HourlyChart, totalOf, type HourlySeries } from '../hourly-chart.js';
@@ -298,12 +298,14 @@ const GRACE_PERIODS_S = [0, 3600, 86_400] as const;
 function RotateKeyForm({ apiKey, onRotated, onCancel }: { apiKey: ApiKey; onRotated: (rotated: { name: string; secret: string }) => void; onCancel: () => void }) {
   const { t } = useI18n();
   const [grace, setGrace] = useState<number>(0);
+  // Opened from the list below: brought to the screen (the person clicked far under it).
+  const ref = useRevealed<HTMLFormElement>(apiKey.id);
   const { busy, error, submit } = useSubmit(async () => {
     const rotated = await call(() => api.POST('/api-keys/{id}/rotate', { params: { path: { id: apiKey.id } }, body: { grace_period_seconds: grace } }));
     onRotated({ name: rotated.api_key.name, secret: secretOf(rotated) });
   });
   return (
-    <form onSubmit={submit} aria-labelledby="rotate-key-title" class="panel">
+    <form onSubmit={submit} aria-labelledby="rotate-key-title" class="panel once" tabIndex={-1} ref={ref}>
       <h2 id="rotate-key-title">{t('apiKeys.rotateTitle', { name: apiKey.name })}</h2>
       <div class="field">
         <label for="rotate-grace">{t('apiKeys.grace')}</label>
@@ -331,68 +333,70 @@ function RotateKeyForm({ apiKey, onRotated, onCancel }: { apiKey: ApiKey; onRota
 function KeyTable({ keys, myPermissions, onRevoke, onRotate }: { keys: ApiKey[]; myPermissions: readonly Permission[]; onRevoke: (key: ApiKey) => void; onRotate: (key: ApiKey) => void }) {
   const { t, formatDate } = useI18n();
   return (
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">{t('apiKeys.name')}</th>
-          <th scope="col">{t('apiKeys.key')}</th>
-          <th scope="col">{t('apiKeys.permissions')}</th>
-          <th scope="col">{t('apiKeys.createdBy')}</th>
-          <th scope="col">{t('apiKeys.expiry')}</th>
-          <th scope="col">{t('apiKeys.lastUsed')}</th>
-          <th scope="col">
-            <span class="visually-hidden">{t('common.actions')}</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {keys.map((key) => {
-          // Rotating hands the secret to the person: they must hold every permission of the key.
-          const rotateLocked = lockedFor(t, `rotate-why-${key.id}`, lacking(myPermissions, key.permissions));
-          return (
-            <tr key={key.id}>
-              <td>
-                <a href={href('api-keys', key.id)}>{key.name}</a>
-              </td>
-              <td>
-                <code>
-                  {key.display_prefix}…{key.last_characters}
-                </code>
-              </td>
-              <td>
-                {key.permissions.join(', ')} <EffectiveState apiKey={key} />
-              </td>
-              <td>{key.creator ? key.creator.email : t('apiKeys.byOperator')}</td>
-              <td>
-                <ExpiryState apiKey={key} />
-              </td>
-              <td>{key.last_used_at ? `${formatDate(key.last_used_at)}${key.last_used_ip ? ` (${key.last_used_ip})` : ''}` : t('common.never')}</td>
-              <td class="actions">
-                {!key.revoked_at && (
-                  <>
-                    <button
-                      type="button"
-                      class="secondary"
-                      onClick={() => onRotate(key)}
-                      disabled={rotateLocked !== undefined}
-                      title={rotateLocked?.title}
-                      aria-label={t('apiKeys.rotateNamed', { name: key.name })}
-                      aria-describedby={rotateLocked?.describedBy}
-                    >
-                      {t('apiKeys.rotate')}
-                    </button>
-                    <button type="button" class="danger" onClick={() => onRevoke(key)} aria-label={t('apiKeys.revokeNamed', { name: key.name })}>
-                      {t('apiKeys.revoke')}
-                    </button>
-                    <Why locked={rotateLocked} />
-                  </>
-                )}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <TableScroll>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">{t('apiKeys.name')}</th>
+            <th scope="col">{t('apiKeys.key')}</th>
+            <th scope="col">{t('apiKeys.permissions')}</th>
+            <th scope="col">{t('apiKeys.createdBy')}</th>
+            <th scope="col">{t('apiKeys.expiry')}</th>
+            <th scope="col">{t('apiKeys.lastUsed')}</th>
+            <th scope="col">
+              <span class="visually-hidden">{t('common.actions')}</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((key) => {
+            // Rotating hands the secret to the person: they must hold every permission of the key.
+            const rotateLocked = lockedFor(t, `rotate-why-${key.id}`, lacking(myPermissions, key.permissions));
+            return (
+              <tr key={key.id}>
+                <td>
+                  <a href={href('api-keys', key.id)}>{key.name}</a>
+                </td>
+                <td>
+                  <code>
+                    {key.display_prefix}…{key.last_characters}
+                  </code>
+                </td>
+                <td>
+                  {key.permissions.join(', ')} <EffectiveState apiKey={key} />
+                </td>
+                <td>{key.creator ? key.creator.email : t('apiKeys.byOperator')}</td>
+                <td>
+                  <ExpiryState apiKey={key} />
+                </td>
+                <td>{key.last_used_at ? `${formatDate(key.last_used_at)}${key.last_used_ip ? ` (${key.last_used_ip})` : ''}` : t('common.never')}</td>
+                <td class="actions">
+                  {!key.revoked_at && (
+                    <>
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={() => onRotate(key)}
+                        disabled={rotateLocked !== undefined}
+                        title={rotateLocked?.title}
+                        aria-label={t('apiKeys.rotateNamed', { name: key.name })}
+                        aria-describedby={rotateLocked?.describedBy}
+                      >
+                        {t('apiKeys.rotate')}
+                      </button>
+                      <button type="button" class="danger" onClick={() => onRevoke(key)} aria-label={t('apiKeys.revokeNamed', { name: key.name })}>
+                        {t('apiKeys.revoke')}
+                      </button>
+                      <Why locked={rotateLocked} />
+                    </>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }
 

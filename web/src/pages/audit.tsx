@@ -3,17 +3,15 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
+import { AuditEventType } from 'virtual:contract-enums';
 import { describeChanges, describeEvent } from '../audit-line.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../load.js';
-import { Field, ListState, PageTitle, Pager, useCursorPages } from '../ui.js';
+import { Field, ListState, PageTitle, Pager, useCursorPages, TableScroll } from '../ui.js';
 
 type EventType = components['schemas']['AuditEventType'];
-const TYPES: EventType[] = [
-  'sign_in_succeeded', 'sign_in_failed', 'sign_in_throttled', 'tokens_refreshed', 'refresh_token_reused', 'session_revoked', 'password_changed',
-  'api_key_created', 'api_key_updated', 'api_key_rotated', 'api_key_revoked', 'api_key_ip_refused', 'api_key_leak_reported', 'role_created', 'role_updated',
-  'role_deleted', 'user_created', 'user_updated', 'user_disabled', 'task_created', 'task_updated', 'task_deleted',
-];
+/** Every audit event type of the contract (web/vite.config.ts), so the filter never falls behind it. */
+const TYPES: readonly EventType[] = AuditEventType;
 const PAGE_SIZE = 20;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -35,6 +33,19 @@ export function AuditPage() {
   const pages = useCursorPages();
   const { cursor } = pages;
   const page = useLoad(() => call(() => api.GET('/audit-events', { params: { query: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } } })), [filters, cursor]);
+  // The people and keys the person may see, offered by name in "Done by" and "Concerning" (the
+  // field takes the id): what GET /users and GET /api-keys answer them, nothing where they may not.
+  const people = useLoad(() => call(() => api.GET('/users', { params: { query: { limit: 200 } } })).catch(() => undefined), []);
+  const keys = useLoad(() => call(() => api.GET('/api-keys')).catch(() => undefined), []);
+  const known = [
+    ...(people.data?.data ?? []).map((user) => ({ id: user.id, label: `${user.first_name} ${user.last_name} (${user.email})` })),
+    ...(keys.data?.data ?? []).map((key) => ({ id: key.id, label: t('audit.actor.key', { name: key.name }) })),
+  ];
+  // In the changes, a person's or key's id is shown as its name ("assignee_id: nothing → Ada Lovelace").
+  const names = new Map([
+    ...(people.data?.data ?? []).map((user) => [user.id, `${user.first_name} ${user.last_name}`] as const),
+    ...(keys.data?.data ?? []).map((key) => [key.id, key.name] as const),
+  ]);
   const set = (field: keyof typeof form) => (e: Event) => setForm({ ...form, [field]: (e.currentTarget as HTMLInputElement).value });
 
   const apply = (event: Event) => {
@@ -61,13 +72,18 @@ export function AuditPage() {
             <option value="">{t('common.all')}</option>
             {TYPES.map((type) => (
               <option key={type} value={type}>
-                {type}
+                {t(`auditType.${type}`)}
               </option>
             ))}
           </select>
         </div>
-        <Field label={t('audit.actor')} id="audit-actor" value={form.actor} onInput={set('actor')} pattern={UUID.source} />
-        <Field label={t('audit.target')} id="audit-target" value={form.target} onInput={set('target')} pattern={UUID.source} />
+        <Field label={t('audit.actor')} id="audit-actor" value={form.actor} onInput={set('actor')} pattern={UUID.source} list="audit-known" autoComplete="off" />
+        <Field label={t('audit.target')} id="audit-target" value={form.target} onInput={set('target')} pattern={UUID.source} list="audit-known" autoComplete="off" />
+        <datalist id="audit-known">
+          {known.map((item) => (
+            <option key={item.id} value={item.id} label={item.label} />
+          ))}
+        </datalist>
         <Field label={t('audit.since')} id="audit-since" type="datetime-local" value={form.since} onInput={set('since')} />
         <Field label={t('audit.before')} id="audit-before" type="datetime-local" value={form.before} onInput={set('before')} />
         <button type="submit">{t('audit.filter')}</button>
@@ -75,28 +91,30 @@ export function AuditPage() {
       <ListState loaded={page} empty={t('audit.empty')}>
         {(items) => (
           <>
-            <table aria-busy={page.loading}>
-              <thead>
-                <tr>
-                  <th scope="col">{t('audit.when')}</th>
-                  <th scope="col">{t('audit.event')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((event) => (
-                  <tr key={event.id} data-event-type={event.type}>
-                    <td>
-                      <time dateTime={event.occurred_at}>{formatDate(event.occurred_at)}</time>
-                    </td>
-                    <td>
-                      <span class="line">{describeEvent(event, t)}</span>
-                      {event.changes && <small class="changes">{describeChanges(event, t)}</small>}
-                    </td>
+            <TableScroll>
+              <table aria-busy={page.loading}>
+                <thead>
+                  <tr>
+                    <th scope="col">{t('audit.when')}</th>
+                    <th scope="col">{t('audit.event')}</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-            <Pager label={t('audit.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
+                </thead>
+                <tbody>
+                  {items.map((event) => (
+                    <tr key={event.id} data-event-type={event.type}>
+                      <td>
+                        <time dateTime={event.occurred_at}>{formatDate(event.occurred_at)}</time>
+                      </td>
+                      <td>
+                        <span class="line">{describeEvent(event, t)}</span>
+                        {event.changes && <small class="changes">{describeChanges(event, t, { formatDate, nameOf: (id) => names.get(id) })}</small>}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
+            <Pager label={t('audit.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} number={pages.number} loading={page.loading} />
           </>
         )}
       </ListState>

@@ -12,7 +12,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, PageTitle, Pager, useCursorPages } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle, Pager, useCursorPages, TableScroll } from '../ui.js';
 
 type Provider = components['schemas']['IdentityProvider'];
 type Mapping = components['schemas']['IdentityProviderRoleMapping'];
@@ -61,37 +61,39 @@ export function IdentityProvidersPage({ providerId }: { providerId?: string | un
       )}
       <ListState loaded={providers} empty={t('identityProviders.empty')}>
         {(items) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('identityProviders.name')}</th>
-                <th scope="col">{t('identityProviders.issuer')}</th>
-                <th scope="col">{t('identityProviders.domains')}</th>
-                <th scope="col">{t('identityProviders.ssoRequiredColumn')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((p) => (
-                <tr key={p.id}>
-                  <td>{p.name}</td>
-                  <td>{p.issuer}</td>
-                  <td>{p.domains.join(', ')}</td>
-                  <td>{p.sso_required ? t('identityProviders.yes') : t('identityProviders.no')}</td>
-                  <td>
-                    <a href={href('identity-providers', p.id)} aria-label={t('identityProviders.editNamed', { name: p.name })}>
-                      {t('common.edit')}
-                    </a>
-                  </td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('identityProviders.name')}</th>
+                  <th scope="col">{t('identityProviders.issuer')}</th>
+                  <th scope="col">{t('identityProviders.domains')}</th>
+                  <th scope="col">{t('identityProviders.ssoRequiredColumn')}</th>
+                  <th scope="col">
+                    <span class="visually-hidden">{t('common.actions')}</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {items.map((p) => (
+                  <tr key={p.id}>
+                    <td>{p.name}</td>
+                    <td>{p.issuer}</td>
+                    <td>{p.domains.join(', ')}</td>
+                    <td>{p.sso_required ? t('identityProviders.yes') : t('identityProviders.no')}</td>
+                    <td>
+                      <a href={href('identity-providers', p.id)} aria-label={t('identityProviders.editNamed', { name: p.name })}>
+                        {t('common.edit')}
+                      </a>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </ListState>
-      <Pager label={t('identityProviders.pages')} previous={pages.previous} next={pages.next(providers.data?.next_cursor)} />
+      <Pager label={t('identityProviders.pages')} previous={pages.previous} next={pages.next(providers.data?.next_cursor)} number={pages.number} loading={providers.loading} />
       {providers.data?.data[0] && <p class="hint">{t('identityProviders.redirectUri', { uri: providers.data.data[0].redirect_uri })}</p>}
     </>
   );

@@ -177,11 +177,16 @@ function EditMeeting({ listed, onStale, ...props }: FormProps & { listed: Meetin
 
 function MeetingForm({ meeting, etag, monday, myPermissions, onDone, onStale }: FormProps & { meeting: Meeting | null; etag: string; onStale: () => void }) {
   const { t } = useI18n();
-  // A new meeting: Monday of the shown week (or today, in this week), 09:00 to 10:00.
+  // A new meeting: Monday of the shown week (or today, in this week), 09:00 to 10:00; never a time
+  // already past: then the next full hour.
   const defaultStart = (() => {
-    const today = new Date();
-    const day = today >= monday && today < addDays(monday, 7) ? today : monday;
-    return new Date(day.getFullYear(), day.getMonth(), day.getDate(), 9, 0);
+    const now = new Date();
+    const day = now >= monday && now < addDays(monday, 7) ? now : monday;
+    const nine = new Date(day.getFullYear(), day.getMonth(), day.getDate(), 9, 0);
+    if (nine > now) return nine;
+    const next = new Date(now);
+    next.setHours(now.getHours() + 1, 0, 0, 0);
+    return next;
   })();
   const [title, setTitle] = useState(meeting?.title ?? '');
   const [starts, setStarts] = useState(localInput(meeting ? new Date(meeting.starts_at) : defaultStart));

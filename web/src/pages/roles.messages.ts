@@ -2,6 +2,8 @@
 import { pageMessages } from '../page-messages.js';
 
 export const rolesMessages = pageMessages({
+  'roles.created': { en: 'The role {name} is created.', fr: 'Le rôle {name} est créé.' },
+  'roles.saved': { en: 'The role {name} is saved.', fr: 'Le rôle {name} est enregistré.' },
   'roles.title': { en: 'Roles', fr: 'Rôles' },
   'roles.new': { en: 'New role', fr: 'Nouveau rôle' },
   'roles.empty': { en: 'No role yet.', fr: "Aucun rôle pour l'instant." },

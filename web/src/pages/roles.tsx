@@ -2,7 +2,7 @@
 // permission the person may not add or remove is shown disabled, with why (the server's rule,
 // docs/AUTH.md: PATCH /roles/{id} needs every permission added, and every permission the role
 // holds if any is removed).
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, call, callTagged, ifMatch } from '../api/client.js';
 import { TaggedEditor, unlessStale } from '../tagged-editor.js';
 import type { components } from '../../../generated/openapi.js';
@@ -10,7 +10,7 @@ import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { Check, PermissionPicker } from '../permission-picker.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, PageTitle, toggleLocks } from '../ui.js';
+import { ErrorMessage, Field, ListState, Notice, PageTitle, toggleLocks, TableScroll } from '../ui.js';
 
 type Role = components['schemas']['Role'];
 type Permission = components['schemas']['Permission'];
@@ -20,52 +20,61 @@ export function RolesPage({ roleId, myPermissions }: { roleId?: string | undefin
   const roles = useLoad(() => call(() => api.GET('/roles')), []);
   const catalogue = useLoad(() => call(() => api.GET('/permissions')), []);
   const editing = roleId === 'new' ? 'new' : roles.data?.data.find((role) => role.id === roleId);
+  // What the last save did, said above the list it returns to; opening a form puts it away.
+  const [said, setSaid] = useState<string | null>(null);
+  useEffect(() => {
+    if (roleId) setSaid(null);
+  }, [roleId]);
+  const saved = (message: string) => (setSaid(message), roles.reload(), navigate('roles'));
 
   return (
     <>
       <PageTitle>{t('roles.title')}</PageTitle>
+      {said && <Notice tone="success">{said}</Notice>}
       <div class="toolbar">
         <a href={href('roles', 'new')}>{t('roles.new')}</a>
       </div>
       {editing === 'new' && catalogue.data && (
-        <RoleForm key="new" role={null} available={catalogue.data.data} myPermissions={myPermissions} onSaved={() => (roles.reload(), navigate('roles'))} />
+        <RoleForm key="new" role={null} available={catalogue.data.data} myPermissions={myPermissions} onSaved={(name) => saved(t('roles.created', { name }))} />
       )}
       {editing && editing !== 'new' && catalogue.data && (
-        <EditRole key={editing.id} id={editing.id} available={catalogue.data.data} myPermissions={myPermissions} onSaved={() => (roles.reload(), navigate('roles'))} />
+        <EditRole key={editing.id} id={editing.id} available={catalogue.data.data} myPermissions={myPermissions} onSaved={(name) => saved(t('roles.saved', { name }))} />
       )}
       <ErrorMessage error={catalogue.error} onRetry={catalogue.reload} />
       <ListState loaded={roles} empty={t('roles.empty')}>
         {(items) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('roles.name')}</th>
-                <th scope="col">{t('roles.description')}</th>
-                <th scope="col">{t('roles.permissions')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((role) => (
-                <tr key={role.id}>
-                  <td>
-                    {role.name} {role.built_in && <span class="badge">{t('roles.builtIn')}</span>} {role.requires_second_factor && <span class="badge">{t('roles.secondFactorBadge')}</span>}
-                  </td>
-                  <td>{role.description}</td>
-                  <td>{role.permissions.join(', ') || t('common.none')}</td>
-                  <td>
-                    {!role.built_in && (
-                      <a href={href('roles', role.id)} aria-label={t('roles.editNamed', { name: role.name })}>
-                        {t('common.edit')}
-                      </a>
-                    )}
-                  </td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('roles.name')}</th>
+                  <th scope="col">{t('roles.description')}</th>
+                  <th scope="col">{t('roles.permissions')}</th>
+                  <th scope="col">
+                    <span class="visually-hidden">{t('common.actions')}</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {items.map((role) => (
+                  <tr key={role.id}>
+                    <td>
+                      {role.name} {role.built_in && <span class="badge">{t('roles.builtIn')}</span>} {role.requires_second_factor && <span class="badge">{t('roles.secondFactorBadge')}</span>}
+                    </td>
+                    <td>{role.description}</td>
+                    <td>{role.permissions.join(', ') || t('common.none')}</td>
+                    <td>
+                      {!role.built_in && (
+                        <a href={href('roles', role.id)} aria-label={t('roles.editNamed', { name: role.name })}>
+                          {t('common.edit')}
+                        </a>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </ListState>
     </>
@@ -73,7 +82,7 @@ export function RolesPage({ roleId, myPermissions }: { roleId?: string | undefin
 }
 
 /** A role read on its own, with its ETag (web/src/tagged-editor.tsx); saved, the page goes back to the list. */
-function EditRole({ id, available, myPermissions, onSaved }: { id: string; available: readonly Permission[]; myPermissions: readonly Permission[]; onSaved: () => void }) {
+function EditRole({ id, available, myPermissions, onSaved }: { id: string; available: readonly Permission[]; myPermissions: readonly Permission[]; onSaved: (name: string) => void }) {
   return (
     <TaggedEditor load={() => callTagged(() => api.GET('/roles/{id}', { params: { path: { id } } }))} deps={[id]}>
       {(role, done) => <RoleForm role={role.data} etag={role.etag} available={available} myPermissions={myPermissions} onSaved={onSaved} onStale={() => done('stale')} />}
@@ -93,7 +102,7 @@ function RoleForm({
   etag?: string;
   available: readonly Permission[];
   myPermissions: readonly Permission[];
-  onSaved: () => void;
+  onSaved: (name: string) => void;
   onStale?: () => void;
 }) {
   const { t } = useI18n();
@@ -116,7 +125,7 @@ function RoleForm({
     await unlessStale(async () => {
       if (role) await call(() => api.PATCH('/roles/{id}', { params: { path: { id: role.id }, header: ifMatch(etag) }, body }));
       else await call(() => api.POST('/roles', { body }));
-      onSaved();
+      onSaved(name);
     }, onStale);
   });
 

@@ -3,6 +3,7 @@ import { pageMessages } from '../page-messages.js';
 
 export const securityMessages = pageMessages({
   'security.title': { en: 'Security', fr: 'Sécurité' },
+  'security.enrolledNotice': { en: 'Your second factor is set up. Keep your recovery codes, then continue to the back office.', fr: 'Votre second facteur est configuré. Conservez vos codes de secours, puis continuez vers le back-office.' },
   'security.requiredNotice': { en: 'Your role requires a second factor. Set up an authenticator app or add a passkey to continue: until then nothing else is available.', fr: 'Votre rôle exige un second facteur. Configurez une application d’authentification ou ajoutez une clé d’accès pour continuer : rien d’autre n’est disponible d’ici là.' },
   'security.totpTitle': { en: 'Authenticator app', fr: 'Application d’authentification' },
   'security.totpNone': { en: 'No authenticator app is set up. With one, signing in asks for a code from your phone after the password.', fr: 'Aucune application d’authentification n’est configurée. Avec une application, la connexion demande un code de votre téléphone après le mot de passe.' },

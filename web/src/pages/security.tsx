@@ -8,7 +8,7 @@ import QRCode from 'qrcode';
 import { api, call } from '../api/client.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
-import { ErrorMessage, Field, Loading, Notice, PageTitle } from '../ui.js';
+import { ErrorMessage, Field, Loading, Notice, PageTitle, useRevealed } from '../ui.js';
 import { createPasskey } from '../passkeys.js';
 import type { components } from '../../../generated/openapi.js';
 
@@ -57,7 +57,7 @@ export function SecurityPage({ required = false, onEnrolled }: { required?: bool
   return (
     <>
       <PageTitle>{t('security.title')}</PageTitle>
-      {required && <Notice tone="warning">{t('security.requiredNotice')}</Notice>}
+      {required && (codes ? <Notice tone="success">{t('security.enrolledNotice')}</Notice> : <Notice tone="warning">{t('security.requiredNotice')}</Notice>)}
       <ErrorMessage error={error} />
       {codes && codes.length > 0 && <RecoveryCodes codes={codes} onDone={() => (setCodes(null), onEnrolled?.())} />}
       {factors.error ? (
@@ -254,6 +254,7 @@ function EnrolTotp({ enrolment, onConfirmed }: { enrolment: Enrolment; onConfirm
 function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void }) {
   const { t } = useI18n();
   const [copied, setCopied] = useState(false);
+  const ref = useRevealed<HTMLElement>(codes);
   const text = `${codes.join('\n')}\n`;
   const copy = async () => {
     await navigator.clipboard.writeText(text);
@@ -268,7 +269,7 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
     URL.revokeObjectURL(url);
   };
   return (
-    <section class="message success" aria-labelledby="codes-title">
+    <section class="message success once" aria-labelledby="codes-title" tabIndex={-1} ref={ref} data-testid="recovery-codes-panel">
       <h2 id="codes-title">{t('security.codesTitle')}</h2>
       <p>
         <strong>{t('security.codesOnce')}</strong>

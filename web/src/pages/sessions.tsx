@@ -4,7 +4,7 @@ import { api, call, signOut } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../load.js';
-import { ErrorMessage, ListState, Notice, PageTitle } from '../ui.js';
+import { ErrorMessage, ListState, Notice, PageTitle, TableScroll } from '../ui.js';
 
 type Session = components['schemas']['Session'];
 
@@ -63,40 +63,42 @@ export function SessionsPage() {
       <ErrorMessage error={error} />
       <ListState loaded={sessions} empty={t('sessions.empty')}>
         {(items) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('sessions.device')}</th>
-                <th scope="col">{t('sessions.ip')}</th>
-                <th scope="col">{t('sessions.created')}</th>
-                <th scope="col">{t('sessions.lastUsed')}</th>
-                <th scope="col">{t('sessions.method')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((session) => (
-                <tr key={session.id} aria-current={session.current ? 'true' : undefined}>
-                  <td title={session.user_agent}>
-                    {describeDevice(session.user_agent)} {session.current && <span class="badge ok">{t('sessions.current')}</span>}
-                  </td>
-                  <td>{session.ip_address}</td>
-                  <td>{formatDate(session.created_at)}</td>
-                  <td>{formatDate(session.last_used_at)}</td>
-                  <td>{t(`sessions.method.${session.authentication_method}`)}</td>
-                  <td>
-                    {!session.current && (
-                      <button type="button" class="secondary" onClick={() => revoke(session)} aria-label={t('sessions.revokeNamed', { device: describeDevice(session.user_agent), ip: session.ip_address })}>
-                        {t('sessions.revoke')}
-                      </button>
-                    )}
-                  </td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('sessions.device')}</th>
+                  <th scope="col">{t('sessions.ip')}</th>
+                  <th scope="col">{t('sessions.created')}</th>
+                  <th scope="col">{t('sessions.lastUsed')}</th>
+                  <th scope="col">{t('sessions.method')}</th>
+                  <th scope="col">
+                    <span class="visually-hidden">{t('common.actions')}</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {items.map((session) => (
+                  <tr key={session.id} aria-current={session.current ? 'true' : undefined}>
+                    <td title={session.user_agent}>
+                      {describeDevice(session.user_agent)} {session.current && <span class="badge ok">{t('sessions.current')}</span>}
+                    </td>
+                    <td>{session.ip_address}</td>
+                    <td>{formatDate(session.created_at)}</td>
+                    <td>{formatDate(session.last_used_at)}</td>
+                    <td>{t(`sessions.method.${session.authentication_method}`)}</td>
+                    <td>
+                      {!session.current && (
+                        <button type="button" class="secondary" onClick={() => revoke(session)} aria-label={t('sessions.revokeNamed', { device: describeDevice(session.user_agent), ip: session.ip_address })}>
+                          {t('sessions.revoke')}
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </ListState>
     </>

@@ -9,7 +9,7 @@ import type { components, operations } from '../../../generated/openapi.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, PageTitle, Why, lockedFor, type Locked, Pager, useCursorPages } from '../ui.js';
+import { ErrorMessage, Field, ListState, PageTitle, Why, lockedFor, type Locked, Pager, useCursorPages, TableScroll } from '../ui.js';
 import { lacking } from '../authority.js';
 
 type Task = components['schemas']['Task'];
@@ -107,38 +107,40 @@ function TaskList({ me }: { me: Me }) {
       <ListState loaded={page} empty={t('tasks.empty')}>
         {(items) => (
           <>
-            <table aria-busy={page.loading}>
-              <thead>
-                <tr>
-                  <th scope="col">{t('tasks.taskTitle')}</th>
-                  <th scope="col">{t('tasks.status')}</th>
-                  <th scope="col">{t('tasks.priority')}</th>
-                  <th scope="col">{t('tasks.due')}</th>
-                  <th scope="col">{t('tasks.assignee')}</th>
-                  <th scope="col">{t('tasks.createdBy')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((task) => (
-                  <tr key={task.id} data-task-id={task.id}>
-                    <td>
-                      <a href={href('tasks', task.id)}>{task.title}</a>
-                    </td>
-                    <td>
-                      <StatusInPlace task={task} locked={updateLocked} onChanged={page.reload} />
-                    </td>
-                    <td>{t(`tasks.priority.${task.priority}`)}</td>
-                    <td>{task.due_at ? formatDate(task.due_at) : t('tasks.noDue')}</td>
-                    <td>
-                      <Assignee task={task} />
-                    </td>
-                    <td>{task.created_by.label}</td>
+            <TableScroll>
+              <table aria-busy={page.loading}>
+                <thead>
+                  <tr>
+                    <th scope="col">{t('tasks.taskTitle')}</th>
+                    <th scope="col">{t('tasks.status')}</th>
+                    <th scope="col">{t('tasks.priority')}</th>
+                    <th scope="col">{t('tasks.due')}</th>
+                    <th scope="col">{t('tasks.assignee')}</th>
+                    <th scope="col">{t('tasks.createdBy')}</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {items.map((task) => (
+                    <tr key={task.id} data-task-id={task.id}>
+                      <td>
+                        <a href={href('tasks', task.id)}>{task.title}</a>
+                      </td>
+                      <td>
+                        <StatusInPlace task={task} locked={updateLocked} onChanged={page.reload} />
+                      </td>
+                      <td>{t(`tasks.priority.${task.priority}`)}</td>
+                      <td>{task.due_at ? formatDate(task.due_at) : t('tasks.noDue')}</td>
+                      <td>
+                        <Assignee task={task} />
+                      </td>
+                      <td>{task.created_by.label}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
             <Why locked={updateLocked} />
-            <Pager label={t('tasks.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
+            <Pager label={t('tasks.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} number={pages.number} loading={page.loading} />
           </>
         )}
       </ListState>
@@ -162,11 +164,15 @@ function StatusInPlace({ task, locked, onChanged }: { task: Task; locked: Locked
   const { t } = useI18n();
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // The status just saved: "Saved." once the list, read again, shows the task with it.
+  const [saved, setSaved] = useState<Status | null>(null);
   const change = async (status: Status) => {
     setBusy(true);
     setError(null);
+    setSaved(null);
     try {
       await call(() => api.PATCH('/tasks/{id}', { params: { path: { id: task.id } }, body: { status } }));
+      setSaved(status);
       onChanged();
     } catch (err) {
       setError(err);
@@ -190,6 +196,9 @@ function StatusInPlace({ task, locked, onChanged }: { task: Task; locked: Locked
           </option>
         ))}
       </select>
+      <span role="status" class="hint">
+        {saved !== null && saved === task.status ? ` ${t('common.saved')}` : ''}
+      </span>
       <ErrorMessage error={error} />
     </>
   );

@@ -26,6 +26,9 @@ export const usersMessages = pageMessages({
   'users.initialPasswordHint': { en: '12 to 128 characters. Without one, the user cannot sign in until a password is set. With one, they must choose their own at first sign-in.', fr: "12 à 128 caractères. Sans mot de passe, l'utilisateur ne peut pas se connecter. Avec, il devra choisir le sien à sa première connexion." },
   'users.back': { en: 'Back to the users', fr: 'Retour aux utilisateurs' },
   'users.disable': { en: 'Disable', fr: 'Désactiver' },
+  'users.createdNotice': { en: '{email} is created.', fr: '{email} est créé.' },
+  'users.disabled': { en: '{email} is disabled and signed out everywhere.', fr: '{email} est désactivé et toutes ses sessions sont fermées.' },
+  'users.enabled': { en: '{email} is active again.', fr: '{email} est de nouveau actif.' },
   'users.disableConfirm': { en: 'Disable {email} and sign them out everywhere?', fr: 'Désactiver {email} et fermer toutes ses sessions ?' },
   'users.resetSecondFactors': { en: 'Reset second factors', fr: 'Réinitialiser les seconds facteurs' },
   'users.resetSecondFactorsConfirm': {

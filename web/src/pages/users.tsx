@@ -10,7 +10,7 @@ import type { components } from '../../../generated/openapi.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Notice, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages } from '../ui.js';
+import { ErrorMessage, Field, ListState, Notice, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages, TableScroll } from '../ui.js';
 import { lacking } from '../authority.js';
 import { Check } from '../permission-picker.js';
 
@@ -22,10 +22,10 @@ const PAGE_SIZE = 20;
 export function UsersPage({ userId, myPermissions }: { userId?: string | undefined; myPermissions: readonly string[] }) {
   if (userId === 'new') return <CreateUser myPermissions={myPermissions} />;
   if (userId) return <EditUser id={userId} myPermissions={myPermissions} />;
-  return <UserList />;
+  return <UserList myPermissions={myPermissions} />;
 }
 
-function UserList() {
+function UserList({ myPermissions }: { myPermissions: readonly string[] }) {
   const { t, formatDate } = useI18n();
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState<Status | ''>('');
@@ -59,40 +59,42 @@ function UserList() {
           <Field label={t('users.role')} id="user-role" value={role} onInput={(e: InputEvent) => setRole((e.currentTarget as HTMLInputElement).value)} />
           <button type="submit">{t('users.filter')}</button>
         </form>
-        <a href={href('users', 'new')}>{t('users.new')}</a>
+        {myPermissions.includes('users.create') && <a href={href('users', 'new')}>{t('users.new')}</a>}
       </div>
       <ListState loaded={page} empty={t('users.empty')}>
         {(items) => (
           <>
-            <table aria-busy={page.loading}>
-              <thead>
-                <tr>
-                  <th scope="col">{t('users.email')}</th>
-                  <th scope="col">{t('users.name')}</th>
-                  <th scope="col">{t('users.status')}</th>
-                  <th scope="col">{t('users.roles')}</th>
-                  <th scope="col">{t('users.lastSignIn')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((user) => (
-                  <tr key={user.id}>
-                    <td>
-                      <a href={href('users', user.id)}>{user.email}</a>
-                    </td>
-                    <td>
-                      {user.first_name} {user.last_name}
-                    </td>
-                    <td>
-                      <span class={`badge ${user.status === 'active' ? 'ok' : 'bad'}`}>{t(`users.status.${user.status}`)}</span>
-                    </td>
-                    <td>{user.roles.join(', ') || t('common.none')}</td>
-                    <td>{formatDate(user.last_sign_in_at)}</td>
+            <TableScroll>
+              <table aria-busy={page.loading}>
+                <thead>
+                  <tr>
+                    <th scope="col">{t('users.email')}</th>
+                    <th scope="col">{t('users.name')}</th>
+                    <th scope="col">{t('users.status')}</th>
+                    <th scope="col">{t('users.roles')}</th>
+                    <th scope="col">{t('users.lastSignIn')}</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-            <Pager label={t('users.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} />
+                </thead>
+                <tbody>
+                  {items.map((user) => (
+                    <tr key={user.id}>
+                      <td>
+                        <a href={href('users', user.id)}>{user.email}</a>
+                      </td>
+                      <td>
+                        {user.first_name} {user.last_name}
+                      </td>
+                      <td>
+                        <span class={`badge ${user.status === 'active' ? 'ok' : 'bad'}`}>{t(`users.status.${user.status}`)}</span>
+                      </td>
+                      <td>{user.roles.join(', ') || t('common.none')}</td>
+                      <td>{formatDate(user.last_sign_in_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
+            <Pager label={t('users.pages')} previous={pages.previous} next={pages.next(page.data?.next_cursor)} number={pages.number} loading={page.loading} />
           </>
         )}
       </ListState>
@@ -143,6 +145,9 @@ function RolesInput({ roles, saved, myPermissions, value, onChange }: { roles: r
   );
 }
 
+/** The user the New user form just created (its page then says so once). */
+let justCreated: string | null = null;
+
 function CreateUser({ myPermissions }: { myPermissions: readonly string[] }) {
   const { t } = useI18n();
   const roleList = useLoad(() => call(() => api.GET('/roles')), []);
@@ -154,6 +159,7 @@ function CreateUser({ myPermissions }: { myPermissions: readonly string[] }) {
   const { busy, error, submit } = useSubmit(async () => {
     const { password, ...rest } = form;
     const created = await call(() => api.POST('/users', { body: { ...rest, roles, ...(password ? { password } : {}) } }));
+    justCreated = created.id;
     navigate('users', created.id);
   });
 
@@ -199,7 +205,7 @@ function EditUserForm({
   user: Tagged<User>;
   roleList: readonly Role[] | undefined;
   myPermissions: readonly string[];
-  onChanged: (outcome?: EditOutcome) => void;
+  onChanged: (outcome?: EditOutcome, said?: string) => void;
 }) {
   const { t } = useI18n();
   const [firstName, setFirstName] = useState(user.first_name);
@@ -215,14 +221,14 @@ function EditUserForm({
   // Resetting the second factors needs its permission and everything the user holds (as the server judges it).
   const resetLocked = lockedFor(t, 'reset-why', lacking(myPermissions, ['users.reset_second_factors', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
 
-  const run = async (action: () => Promise<unknown>) => {
+  const run = async (action: () => Promise<unknown>, said?: string) => {
     setBusy(true);
     setError(null);
     onChanged();
     try {
       await unlessStale(async () => {
         await action();
-        onChanged('saved');
+        onChanged('saved', said);
       }, onChanged);
     } catch (err) {
       setError(err);
@@ -234,15 +240,22 @@ function EditUserForm({
     event.preventDefault();
     // The status is sent only when it changes: changing it needs what the user holds.
     const body = { first_name: firstName, last_name: lastName, roles, ...(status !== user.status ? { status } : {}) };
-    void run(() => call(() => api.PATCH('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) }, body })));
+    const said = status === user.status ? undefined : t(status === 'disabled' ? 'users.disabled' : 'users.enabled', { email: user.email });
+    void run(() => call(() => api.PATCH('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) }, body })), said);
   };
   const disable = () => {
-    if (window.confirm(t('users.disableConfirm', { email: user.email }))) void run(() => call(() => api.DELETE('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) } })));
+    if (window.confirm(t('users.disableConfirm', { email: user.email }))) void run(() => call(() => api.DELETE('/users/{id}', { params: { path: { id: user.id }, header: ifMatch(etag) } })), t('users.disabled', { email: user.email }));
   };
 
   // A sensitive change: the client asks for a fresh proof when the server wants one (web/src/step-up.tsx).
   // Nothing of the user's record changes (no ETag moves): the form stays, with its own notice.
   const [factorsReset, setFactorsReset] = useState(false);
+  // Just made on the page before: said once, on the first form of it.
+  const [created] = useState(() => {
+    const was = justCreated === user.id;
+    justCreated = null;
+    return was;
+  });
   const resetSecondFactors = async () => {
     if (!window.confirm(t('users.resetSecondFactorsConfirm', { email: user.email }))) return;
     setBusy(true);
@@ -261,6 +274,7 @@ function EditUserForm({
   return (
     <>
       <PageTitle>{user.email}</PageTitle>
+      {created && <Notice tone="success">{t('users.createdNotice', { email: user.email })}</Notice>}
       {factorsReset && <Notice tone="success">{t('users.secondFactorsReset', { email: user.email })}</Notice>}
       <p>
         <a href={href('users')}>{t('users.back')}</a>

@@ -6,29 +6,26 @@
 import { useState } from 'preact/hooks';
 import { api, call, callTagged, changedMeanwhile, ifMatch } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
+import { EventType as EventTypes } from 'virtual:contract-enums';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { href, navigate } from '../router.js';
-import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce } from '../ui.js';
+import { ErrorMessage, Field, ListState, Loading, Notice, PageTitle, SecretOnce, TableScroll } from '../ui.js';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
 type EventType = components['schemas']['EventType'];
 type Permission = components['schemas']['Permission'];
 type Delivery = components['schemas']['WebhookDelivery'];
 
-/** Each type and the permission reading it needs (docs/EVENTS.md). */
-const EVENT_TYPES: { type: EventType; needs: Permission }[] = [
-  { type: 'task.created', needs: 'tasks.read' },
-  { type: 'task.updated', needs: 'tasks.read' },
-  { type: 'task.deleted', needs: 'tasks.read' },
-  { type: 'meeting.created', needs: 'meetings.read' },
-  { type: 'meeting.updated', needs: 'meetings.read' },
-  { type: 'meeting.deleted', needs: 'meetings.read' },
-  { type: 'user.created', needs: 'users.read' },
-  { type: 'user.updated', needs: 'users.read' },
-  { type: 'user.disabled', needs: 'users.read' },
-  { type: 'api_key.revoked', needs: 'api_keys.manage' },
-];
+/** The resource of an event type (`task` of `task.created`). */
+type EventResource = EventType extends `${infer R}.${string}` ? R : never;
+/**
+ * The permission reading each resource's events needs (docs/EVENTS.md): typed against the
+ * contract, so an event type of a new resource fails the type check until it is given one.
+ */
+const READ_PERMISSION: Record<EventResource, Permission> = { task: 'tasks.read', meeting: 'meetings.read', user: 'users.read', api_key: 'api_keys.manage' };
+/** Every event type of the contract (web/vite.config.ts) and the permission reading it needs. */
+const EVENT_TYPES: { type: EventType; needs: Permission }[] = EventTypes.map((type) => ({ type, needs: READ_PERMISSION[type.split('.')[0] as EventResource] }));
 
 export function WebhooksPage({ endpointId, myPermissions }: { endpointId?: string | undefined; myPermissions: readonly Permission[] }) {
   const { t } = useI18n();
@@ -57,34 +54,36 @@ export function WebhooksPage({ endpointId, myPermissions }: { endpointId?: strin
       {endpointId && endpointId !== 'new' && <EndpointPanel key={endpointId} id={endpointId} readable={readable} onSecret={setSecret} onChanged={endpoints.reload} onDeleted={done} />}
       <ListState loaded={endpoints} empty={t('webhooks.empty')}>
         {(items) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('webhooks.url')}</th>
-                <th scope="col">{t('webhooks.eventTypes')}</th>
-                <th scope="col">{t('webhooks.state')}</th>
-                <th scope="col">{t('webhooks.owner')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((e) => (
-                <tr key={e.id}>
-                  <td>{e.url}</td>
-                  <td>{e.event_types.join(', ')}</td>
-                  <td>{stateOf(t, e)}</td>
-                  <td>{e.created_by.label}</td>
-                  <td>
-                    <a href={href('webhooks', e.id)} aria-label={t('webhooks.editNamed', { url: e.url })}>
-                      {t('common.edit')}
-                    </a>
-                  </td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('webhooks.url')}</th>
+                  <th scope="col">{t('webhooks.eventTypes')}</th>
+                  <th scope="col">{t('webhooks.state')}</th>
+                  <th scope="col">{t('webhooks.owner')}</th>
+                  <th scope="col">
+                    <span class="visually-hidden">{t('common.actions')}</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {items.map((e) => (
+                  <tr key={e.id}>
+                    <td>{e.url}</td>
+                    <td>{e.event_types.join(', ')}</td>
+                    <td>{stateOf(t, e)}</td>
+                    <td>{e.created_by.label}</td>
+                    <td>
+                      <a href={href('webhooks', e.id)} aria-label={t('webhooks.editNamed', { url: e.url })}>
+                        {t('common.edit')}
+                      </a>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </ListState>
     </>
@@ -167,7 +166,8 @@ function EndpointPanel({
         endpoint={read.data.data}
         etag={read.data.etag}
         readable={readable}
-        stale={stale}
+        // Said with the form rebuilt from the endpoint as it now is, not before.
+        stale={stale && !read.loading}
         onSaved={() => (setStale(false), read.reload(), onChanged())}
         onStale={() => (setStale(true), read.reload())}
         onSecret={(made) => (onSecret(made), read.reload(), onChanged())}
@@ -276,7 +276,7 @@ function Deliveries({ id }: { id: string }) {
     deliveries.reload();
   };
   return (
-    <section aria-labelledby="webhook-deliveries-title">
+    <section aria-labelledby="webhook-deliveries-title" aria-busy={deliveries.loading}>
       <h2 id="webhook-deliveries-title">{t('webhooks.deliveries')}</h2>
       {replayed && <Notice tone="success">{t('webhooks.replayed')}</Notice>}
       <div class="toolbar">
@@ -286,36 +286,38 @@ function Deliveries({ id }: { id: string }) {
       </div>
       <ListState loaded={deliveries} empty={t('webhooks.noDeliveries')}>
         {(items) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('webhooks.event')}</th>
-                <th scope="col">{t('webhooks.status')}</th>
-                <th scope="col">{t('webhooks.attempts')}</th>
-                <th scope="col">{t('webhooks.answer')}</th>
-                <th scope="col">{t('webhooks.at')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((d) => (
-                <tr key={d.id}>
-                  <td>{d.event_type}</td>
-                  <td>{t(`webhooks.status.${d.status}` as MessageKey)}</td>
-                  <td>{d.attempts}</td>
-                  <td>{d.last_status_code ?? d.last_error ?? ''}</td>
-                  <td>{formatDate(d.created_at)}</td>
-                  <td>
-                    <button type="button" class="secondary" aria-label={t('webhooks.replayNamed', { type: d.event_type })} onClick={() => void replay(d)}>
-                      {t('webhooks.replay')}
-                    </button>
-                  </td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('webhooks.event')}</th>
+                  <th scope="col">{t('webhooks.status')}</th>
+                  <th scope="col">{t('webhooks.attempts')}</th>
+                  <th scope="col">{t('webhooks.answer')}</th>
+                  <th scope="col">{t('webhooks.at')}</th>
+                  <th scope="col">
+                    <span class="visually-hidden">{t('common.actions')}</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {items.map((d) => (
+                  <tr key={d.id}>
+                    <td>{d.event_type}</td>
+                    <td>{t(`webhooks.status.${d.status}` as MessageKey)}</td>
+                    <td>{d.attempts}</td>
+                    <td>{d.last_status_code ?? d.last_error ?? ''}</td>
+                    <td>{formatDate(d.created_at)}</td>
+                    <td>
+                      <button type="button" class="secondary" aria-label={t('webhooks.replayNamed', { type: d.event_type })} onClick={() => void replay(d)}>
+                        {t('webhooks.replay')}
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </ListState>
     </section>

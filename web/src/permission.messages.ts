@@ -1,0 +1,38 @@
+// What each permission lets its holder do, in both languages, shown beside its checkbox (issue 61).
+// Typed against the contract's Permission: a permission added to the contract fails the type
+// check until it is described here.
+import type { components } from '../../generated/openapi.js';
+import { pageMessages, type Wording } from './page-messages.js';
+
+type Permission = components['schemas']['Permission'];
+
+const described = {
+  'users.list': { en: 'See the list of users.', fr: 'Voir la liste des utilisateurs.' },
+  'users.read': { en: 'Open a user’s record.', fr: 'Ouvrir la fiche d’un utilisateur.' },
+  'users.create': { en: 'Create users.', fr: 'Créer des utilisateurs.' },
+  'users.update': { en: 'Change a user’s name and roles.', fr: 'Modifier le nom et les rôles d’un utilisateur.' },
+  'users.disable': { en: 'Disable or re-enable a user.', fr: 'Désactiver ou réactiver un utilisateur.' },
+  'users.reset_second_factors': { en: 'Remove a user’s second factors, so they enrol again.', fr: 'Supprimer les seconds facteurs d’un utilisateur, qui s’inscrit à nouveau.' },
+  'roles.manage': { en: 'Create, change and delete roles.', fr: 'Créer, modifier et supprimer des rôles.' },
+  'api_keys.manage': { en: 'Create, change, rotate and revoke API keys.', fr: 'Créer, modifier, renouveler et révoquer des clés d’API.' },
+  'sessions.manage': { en: 'See and end other people’s sessions.', fr: 'Voir et fermer les sessions des autres.' },
+  'audit.read': { en: 'Read the audit journal and the sign-in chart.', fr: 'Lire le journal d’audit et le graphique des connexions.' },
+  'tasks.list': { en: 'See the list of tasks.', fr: 'Voir la liste des tâches.' },
+  'tasks.read': { en: 'Open a task.', fr: 'Ouvrir une tâche.' },
+  'tasks.create': { en: 'Create tasks.', fr: 'Créer des tâches.' },
+  'tasks.update': { en: 'Change tasks and their status.', fr: 'Modifier les tâches et leur statut.' },
+  'tasks.delete': { en: 'Delete tasks.', fr: 'Supprimer des tâches.' },
+  'meetings.list': { en: 'See the week of meetings.', fr: 'Voir la semaine de réunions.' },
+  'meetings.read': { en: 'Open a meeting.', fr: 'Ouvrir une réunion.' },
+  'meetings.create': { en: 'Plan meetings.', fr: 'Planifier des réunions.' },
+  'meetings.update': { en: 'Change meetings.', fr: 'Modifier des réunions.' },
+  'meetings.delete': { en: 'Cancel meetings.', fr: 'Annuler des réunions.' },
+  'webhooks.manage': { en: 'Create and change webhook endpoints, and replay deliveries.', fr: 'Créer et modifier des points de terminaison webhook, et rejouer des livraisons.' },
+  'events.read': { en: 'Read the feed of events.', fr: 'Lire le flux d’événements.' },
+  'identity_providers.manage': { en: 'Add, change and remove identity providers.', fr: 'Ajouter, modifier et supprimer des fournisseurs d’identité.' },
+  'scim.provision': { en: 'Provision users and groups from a company directory (SCIM).', fr: 'Alimenter utilisateurs et groupes depuis l’annuaire d’une entreprise (SCIM).' },
+} satisfies Record<Permission, Wording>;
+
+export const permissionMessages = pageMessages(
+  Object.fromEntries(Object.entries(described).map(([permission, wording]) => [`permission.${permission}`, wording])) as Record<`permission.${Permission}`, Wording>,
+);
