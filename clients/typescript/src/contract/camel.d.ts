@@ -4713,6 +4713,7 @@ export interface components {
              */
             roles?: string[];
             /**
+             * Format: int32
              * @description How many days the link stays valid.
              * @default 7
              * @example 7
@@ -12322,9 +12323,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "email": "grace@example.com",
-                 *       "roles": [
-                 *         "support"
-                 *       ],
+                 *       "roles": [],
                  *       "expiresInDays": 7,
                  *       "language": "en"
                  *     }
@@ -12385,16 +12384,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "urn:problem:backoffice:invalid_invitation",
-                     *       "title": "Invalid invitation",
-                     *       "status": 400,
-                     *       "detail": "This invitation link is unknown, used, replaced, revoked or expired.",
-                     *       "code": "invalid_invitation",
-                     *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

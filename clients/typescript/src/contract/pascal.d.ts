@@ -4713,6 +4713,7 @@ export interface components {
              */
             Roles?: string[];
             /**
+             * Format: int32
              * @description How many days the link stays valid.
              * @default 7
              * @example 7
@@ -12322,9 +12323,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "Email": "grace@example.com",
-                 *       "Roles": [
-                 *         "support"
-                 *       ],
+                 *       "Roles": [],
                  *       "ExpiresInDays": 7,
                  *       "Language": "en"
                  *     }
@@ -12385,16 +12384,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "Type": "urn:problem:backoffice:invalid_invitation",
-                     *       "Title": "Invalid invitation",
-                     *       "Status": 400,
-                     *       "Detail": "This invitation link is unknown, used, replaced, revoked or expired.",
-                     *       "Code": "invalid_invitation",
-                     *       "RequestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
