@@ -13,6 +13,7 @@ import { meHandlers } from './auth/sessions/me-handlers.js';
 import { auditHandlers } from './audit/handlers.js';
 import { meetingHandlers } from './meetings/handlers.js';
 import { taskHandlers } from './tasks/handlers.js';
+import { invitationHandlers } from './invitations/handlers.js';
 import { secondFactorHandlers } from './auth/second-factors/handlers.js';
 import { webhookHandlers } from './webhooks/handlers.js';
 import { passkeyHandlers } from './auth/second-factors/passkey-handlers.js';
@@ -31,6 +32,7 @@ export function createHandlers(services: Services): HandlerMap {
     ...auditHandlers(services),
     ...meetingHandlers(services),
     ...taskHandlers(services),
+    ...invitationHandlers(services),
     ...secondFactorHandlers(services),
     ...webhookHandlers(services),
     ...passkeyHandlers(services),

@@ -10,6 +10,7 @@ import { sessionService } from './auth/sessions/service.js';
 import { auditService } from './audit/service.js';
 import { meetingService } from './meetings/service.js';
 import { taskService } from './tasks/service.js';
+import { invitationService } from './invitations/service.js';
 import { secondFactorService } from './auth/second-factors/service.js';
 import { passkeyService } from './auth/second-factors/passkeys.js';
 import { secondFactorResetService } from './auth/second-factors/reset.js';
@@ -40,6 +41,7 @@ export interface Services {
   audit: ReturnType<typeof auditService>;
   meetings: ReturnType<typeof meetingService>;
   tasks: ReturnType<typeof taskService>;
+  invitations: ReturnType<typeof invitationService>;
   /** Creates made once per Idempotency-Key. */
   idempotency: ReturnType<typeof idempotencyService>;
   secondFactors: ReturnType<typeof secondFactorService>;
@@ -80,6 +82,7 @@ export function buildServices(deps: Dependencies): Services {
     audit: auditService(deps),
     meetings: meetingService(deps),
     tasks: taskService(deps),
+    invitations: invitationService(deps),
     idempotency: idempotencyService(deps),
     secondFactors,
     secondFactorResets: secondFactorResetService(deps, revokeSessions),

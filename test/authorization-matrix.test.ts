@@ -2,7 +2,7 @@
 // path, is called with no credentials, API keys without and with its permission, an expired key,
 // a revoked key, and signed-in users without and with it. A new operation is covered as soon as
 // it is in the spec (or this file fails, asking for a fixture for its path parameter).
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
@@ -54,6 +54,16 @@ const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
   reunions: async (db) => (await makeMeeting(db)).id,
   tasks: async (db) => (await makeTask(db)).id,
   taches: async (db) => (await makeTask(db)).id,
+  invitations: async (db) => {
+    const creator = await makeUser(db);
+    const email = `invited-${randomBytes(4).toString('hex')}@example.com`;
+    const row = await db
+      .insertInto('invitations')
+      .values({ email, email_key: email, token_digest: randomBytes(32), expires_in_days: 7, expires_at: new Date(Date.now() + 7 * 86_400_000), created_by_user_id: creator.id })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  },
   'webhook-endpoints': async (db) => (await makeWebhookEndpoint(db)).id,
   'points-de-terminaison-webhook': async (db) => (await makeWebhookEndpoint(db)).id,
   'identity-providers': makeMatrixIdentityProvider,

@@ -314,6 +314,40 @@ export interface TasksTable {
   version: ColumnType<number, never, number>;
 }
 
+/** Invitations by e-mail (src/invitations); only the digest of the link's token is kept. */
+export interface InvitationsTable {
+  id: Generated<string>;
+  email: string;
+  email_key: string;
+  role_ids: ColumnType<string[], string[] | undefined, string[]>;
+  language: ColumnType<'en' | 'fr', 'en' | 'fr' | undefined, 'en' | 'fr'>;
+  status: ColumnType<'pending' | 'accepted' | 'revoked', 'pending' | undefined, 'pending' | 'accepted' | 'revoked'>;
+  token_digest: Buffer;
+  expires_in_days: number;
+  expires_at: Timestamp;
+  user_id: Nullable<string>;
+  accepted_at: Nullable<Date | string>;
+  revoked_at: Nullable<Date | string>;
+  created_by_user_id: Nullable<string>;
+  created_by_api_key_id: Nullable<string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  version: ColumnType<number, never, number>;
+}
+
+/** Mail to send (the outbox of messages, src/invitations/messages.ts); a link's token is in `body` only. */
+export interface MessagesTable {
+  id: Generated<string>;
+  recipient: string;
+  kind: string;
+  language: string;
+  subject: string;
+  body: string;
+  invitation_id: Nullable<string>;
+  created_at: Timestamp;
+  sent_at: Nullable<Date | string>;
+}
+
 /** Answers of creates made with an Idempotency-Key (src/idempotency). */
 export interface IdempotencyKeysTable {
   key_digest: Buffer;
@@ -363,6 +397,8 @@ export interface Database {
   identity_links: IdentityLinksTable;
   oidc_sign_in_flows: OidcSignInFlowsTable;
   scim_external_ids: ScimExternalIdsTable;
+  invitations: InvitationsTable;
+  messages: MessagesTable;
 }
 
 /** A directory's own id of a person, set by SCIM provisioning (src/scim). */

@@ -19,6 +19,7 @@ import { TasksPage } from './pages/tasks.js';
 import { SecurityPage } from './pages/security.js';
 import { IdentityProvidersPage } from './pages/identity-providers.js';
 import { WebhooksPage } from './pages/webhooks.js';
+import { AcceptInvitationPage, InvitationsPage } from './pages/invitations.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
 import { StepUpDialog, StepUpReturn } from './step-up.js';
 import { ApiError } from './api/problem.js';
@@ -51,6 +52,7 @@ const NAV: { label: MessageKey | null; pages: NavPage[] }[] = [
     label: 'nav.section.people',
     pages: [
       { route: 'users', label: 'nav.users', needs: 'users.list' },
+      { route: 'invitations', label: 'nav.invitations', needs: 'invitations.manage' },
       { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
       { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
       { route: 'identity-providers', label: 'nav.identityProviders', needs: 'identity_providers.manage' },
@@ -78,6 +80,7 @@ function navigationFor(permissions: readonly string[]): NavSections {
 export function App() {
   const [signedIn, setSignedIn] = useState(tokens.signedIn);
   const [notice, setNotice] = useState<MessageKey | null>(null);
+  const route = useRoute();
 
   useEffect(
     () =>
@@ -89,6 +92,20 @@ export function App() {
     [],
   );
 
+  // The link of an invitation's message opens its page, signed out (a signed-in person following it signs out first).
+  if (!signedIn && route[0] === 'invitation') {
+    return (
+      <>
+        <Header />
+        <AcceptInvitationPage
+          onSignedIn={() => {
+            setSignedIn(true);
+            navigate('');
+          }}
+        />
+      </>
+    );
+  }
   if (!signedIn) {
     return (
       <>
@@ -172,6 +189,8 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
       return <SecurityPage />;
     case 'identity-providers':
       return <IdentityProvidersPage providerId={id} />;
+    case 'invitations':
+      return <InvitationsPage />;
     case 'webhooks':
       return <WebhooksPage endpointId={id} myPermissions={me.permissions} />;
     default:

@@ -21,6 +21,7 @@ import { passwordMessages } from './pages/password.messages.js';
 import { securityMessages } from './pages/security.messages.js';
 import { identityProvidersMessages } from './pages/identity-providers.messages.js';
 import { webhooksMessages } from './pages/webhooks.messages.js';
+import { invitationsMessages } from './pages/invitations.messages.js';
 
 /** Every page's wording, by file. */
 export const PAGE_MESSAGES = {
@@ -41,6 +42,7 @@ export const PAGE_MESSAGES = {
   security: securityMessages,
   identityProviders: identityProvidersMessages,
   webhooks: webhooksMessages,
+  invitations: invitationsMessages,
 };
 
 type Pages = typeof PAGE_MESSAGES;

@@ -12,6 +12,7 @@ export const shellMessages = pageMessages({
   'nav.apiKeys': { en: 'API keys', fr: "Clés d'API" },
   'nav.identityProviders': { en: 'Identity providers', fr: 'Fournisseurs d’identité' },
   'nav.webhooks': { en: 'Webhooks', fr: 'Webhooks' },
+  'nav.invitations': { en: 'Invitations', fr: 'Invitations' },
   'nav.sessions': { en: 'My sessions', fr: 'Mes sessions' },
   'nav.password': { en: 'Password', fr: 'Mot de passe' },
   'nav.section.work': { en: 'Work', fr: 'Travail' },

@@ -80,4 +80,8 @@ export const auditMessages = pageMessages({
   'audit.line.identity_provider_updated': { en: '{actor} changed the identity provider {target}', fr: '{actor} a modifié le fournisseur d’identité {target}' },
   'audit.line.identity_provider_deleted': { en: '{actor} removed the identity provider {target}', fr: '{actor} a retiré le fournisseur d’identité {target}' },
   'audit.line.identity_linked': { en: '{target} was linked to their company account', fr: '{target} a été lié à son compte d’entreprise' },
+  'audit.line.invitation_created': { en: '{actor} invited {target}', fr: '{actor} a invité {target}' },
+  'audit.line.invitation_resent': { en: '{actor} sent the invitation of {target} again', fr: '{actor} a renvoyé l’invitation de {target}' },
+  'audit.line.invitation_revoked': { en: '{actor} revoked the invitation of {target}', fr: '{actor} a révoqué l’invitation de {target}' },
+  'audit.line.invitation_accepted': { en: '{target} accepted their invitation', fr: '{target} a accepté son invitation' },
 });

@@ -13,6 +13,7 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   "POST /reunions",
   "POST /tasks",
   "POST /taches",
+  "POST /invitations",
   "POST /webhook-endpoints",
   "POST /points-de-terminaison-webhook",
   "POST /identity-providers",

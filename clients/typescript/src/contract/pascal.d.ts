@@ -1680,6 +1680,138 @@ export interface paths {
         patch: operations["updateTache"];
         trace?: never;
     };
+    "/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List invitations
+         * @description One page of invitations, newest first, with keyset pagination: pass `NextCursor` as `cursor`
+         *     for the next page. Every status is listed (`pending`, `accepted`, `revoked`, `expired`).
+         *
+         *     **Required permission:** `invitations.manage`
+         */
+        get: operations["listInvitations"];
+        put?: never;
+        /**
+         * Invite someone by e-mail
+         * @description Invites a person by e-mail with roles: a message with a single-use link is written in the same
+         *     transaction (docs/INVITATIONS.md) and the person chooses their own password on it
+         *     (`POST /invitations/accept`). The link is valid `ExpiresInDays` days (7 by default, 1 to 30).
+         *     Every role must exist (`400 unknown_role`) and hold only permissions the caller has
+         *     (`403 permission_denied`), as for `POST /users`. An address that already has an account is
+         *     `409 email_taken`; one with a pending invitation is `409 invitation_pending` (revoke or resend
+         *     it). A signed-in person needs a fresh proof on the session (`403 step_up_required`): the
+         *     invitation outlives the session that made it.
+         *
+         *     **Required permission:** `invitations.manage`
+         */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation (create one's account and sign in)
+         * @description The invited person, with the token of the link sent to them, chooses their name and their own
+         *     password: the account is created with the invitation's roles, the invitation is spent, and a
+         *     session is opened (`201` with a login token set, as `POST /sessions`). A token unknown,
+         *     already used, replaced by a resend, revoked or expired is `400 invalid_invitation`, the same
+         *     answer for each. A role that requires a second factor makes the new session answer
+         *     `403 second_factor_required` until one is enrolled, as at any sign-in.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The invitation's id. Anything that is not the id of an invitation (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38
+                 */
+                id: components["parameters"]["InvitationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read an invitation
+         * @description One invitation, in the same shape as in `GET /invitations`.
+         *
+         *     **Required permission:** `invitations.manage`
+         */
+        get: operations["getInvitation"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Revokes a pending invitation: its link stops working at once. The invitation stays listed as
+         *     `revoked`. An invitation no longer pending (accepted, revoked, expired) is
+         *     `409 invitation_not_pending`.
+         *
+         *     **Required permission:** `invitations.manage`
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The invitation's id. Anything that is not the id of an invitation (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38
+                 */
+                id: components["parameters"]["InvitationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an invitation's link again
+         * @description Sends a new link for a pending or expired invitation, valid as long again as the invitation was
+         *     first (its `ExpiresInDays`); the link sent before stops working. An invitation accepted or
+         *     revoked is `409 invitation_not_pending`. A signed-in person needs a fresh proof on the session
+         *     (`403 step_up_required`), as for `POST /invitations`.
+         *
+         *     **Required permission:** `invitations.manage`
+         */
+        post: operations["resendInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -2844,7 +2976,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage" | "scim.provision";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage" | "scim.provision" | "invitations.manage";
         /**
          * @description A proof a session may step up with: `Totp` (a code of the authenticator app), `RecoveryCode`,
          *     `Password` (only for a person without any second factor), `Passkey` (one of the person's
@@ -4050,7 +4182,7 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked" | "invitation_created" | "invitation_resent" | "invitation_revoked" | "invitation_accepted";
         /**
          * @description The kind of actor (AuditActor describes each).
          * @example user
@@ -4062,7 +4194,7 @@ export interface components {
          * @example api_key
          * @enum {string}
          */
-        AuditTargetType: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "webhook_endpoint" | "identity_provider";
+        AuditTargetType: "user" | "role" | "api_key" | "session" | "meeting" | "task" | "webhook_endpoint" | "identity_provider" | "invitation";
         /**
          * @description Who acted: a signed-in `User` (with the session used), an `ApiKey`, the operator's command line
          *     (`cli`, labelled with the operating-system account that ran it), `anonymous` (a failed or
@@ -4498,6 +4630,124 @@ export interface components {
              * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
              */
             AssigneeId?: string | null;
+        };
+        /**
+         * @description A person invited by e-mail with roles. They choose their own password through the link sent to
+         *     them (`POST /invitations/accept`); nobody else ever knows it.
+         */
+        Invitation: {
+            /**
+             * Format: uuid
+             * @example 9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38
+             */
+            readonly Id: string;
+            /**
+             * Format: email
+             * @example grace@example.com
+             */
+            readonly Email: string;
+            /**
+             * @description The names of the roles the person gets on accepting, as they were when invited.
+             * @example [
+             *       "support"
+             *     ]
+             */
+            readonly Roles: string[];
+            /**
+             * @description `pending` until accepted, revoked or past `ExpiresAt` (then `expired`).
+             * @example pending
+             * @enum {string}
+             */
+            readonly Status: "pending" | "accepted" | "revoked" | "expired";
+            /**
+             * Format: date-time
+             * @example 2026-12-08T09:30:00.000Z
+             */
+            readonly ExpiresAt: string;
+            /**
+             * Format: uuid
+             * @description The person who accepted, null until then.
+             * @example null
+             */
+            readonly UserId: string | null;
+            readonly CreatedBy: components["schemas"]["CreatedBy"];
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:30:00.000Z
+             */
+            readonly CreatedAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:30:00.000Z
+             */
+            readonly UpdatedAt: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            readonly AcceptedAt: string | null;
+        };
+        /** @description One page of invitations, newest first. */
+        InvitationPage: {
+            Data: components["schemas"]["Invitation"][];
+            /**
+             * @description Opaque cursor of the next page, `null` on the last page.
+             * @example eyJrIjoiMjAyNi0xMi0wMSJ9
+             */
+            NextCursor: string | null;
+        };
+        InvitationCreateRequest: {
+            /**
+             * Format: email
+             * @description Where the link is sent. Refused when a person already has this address (`409 email_taken`)
+             *     or a pending invitation is already out for it (`409 invitation_pending`), compared as
+             *     RFC 8265 compares usernames.
+             * @example grace@example.com
+             */
+            Email: string;
+            /**
+             * @description Names of the roles granted on accepting. The caller must hold every permission of each role.
+             * @example [
+             *       "support"
+             *     ]
+             */
+            Roles?: string[];
+            /**
+             * Format: int32
+             * @description How many days the link stays valid.
+             * @default 7
+             * @example 7
+             */
+            ExpiresInDays: number;
+            /**
+             * @description The language of the message sent.
+             * @default en
+             * @example en
+             * @enum {string}
+             */
+            Language: "en" | "fr";
+        };
+        InvitationAcceptRequest: {
+            /**
+             * @description The token of the link sent by e-mail (`boi_...`). Single use.
+             * @example boi_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
+             */
+            Token: string;
+            /**
+             * @description Trimmed and stored in Unicode NFC; a control or bidirectional control character is refused (`400`).
+             * @example Grace
+             */
+            FirstName: string;
+            /**
+             * @description Trimmed and stored in Unicode NFC; a control or bidirectional control character is refused (`400`).
+             * @example Hopper
+             */
+            LastName: string;
+            /**
+             * @description The person's own password, 12 to 128 characters (`400 password_policy`).
+             * @example correct horse battery staple
+             */
+            Password: string;
         };
         /**
          * Format: uri
@@ -6730,6 +6980,99 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The invitation, created; its link is sent to the address. */
+        InvitationCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                Location: components["headers"]["Location"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Id": "9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38",
+                 *       "Email": "grace@example.com",
+                 *       "Roles": [
+                 *         "support"
+                 *       ],
+                 *       "Status": "pending",
+                 *       "ExpiresAt": "2026-12-08T09:30:00.000Z",
+                 *       "UserId": null,
+                 *       "CreatedBy": {
+                 *         "Type": "user",
+                 *         "Id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "Label": "Ada Lovelace"
+                 *       },
+                 *       "CreatedAt": "2026-12-01T09:30:00.000Z",
+                 *       "UpdatedAt": "2026-12-01T09:30:00.000Z",
+                 *       "AcceptedAt": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["Invitation"];
+            };
+        };
+        /** @description The invitation. */
+        Invitation: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                ETag: components["headers"]["ETag"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Id": "9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38",
+                 *       "Email": "grace@example.com",
+                 *       "Roles": [
+                 *         "support"
+                 *       ],
+                 *       "Status": "pending",
+                 *       "ExpiresAt": "2026-12-08T09:30:00.000Z",
+                 *       "UserId": null,
+                 *       "CreatedBy": {
+                 *         "Type": "user",
+                 *         "Id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "Label": "Ada Lovelace"
+                 *       },
+                 *       "CreatedAt": "2026-12-01T09:30:00.000Z",
+                 *       "UpdatedAt": "2026-12-01T09:30:00.000Z",
+                 *       "AcceptedAt": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["Invitation"];
+            };
+        };
+        /** @description No invitation has this id (also for a malformed id, or the id of something that is not an invitation). */
+        InvitationNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Type": "urn:problem:backoffice:not_found",
+                 *       "Title": "Not found",
+                 *       "Status": 404,
+                 *       "Detail": "No invitation has this id.",
+                 *       "Code": "not_found",
+                 *       "RequestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Every webhook endpoint. */
         WebhookEndpointList: {
             headers: {
@@ -7478,6 +7821,13 @@ export interface components {
          */
         TaskId: string;
         /**
+         * @description The invitation's id. Anything that is not the id of an invitation (a malformed id, another kind of
+         *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+         *     permission; a caller without it gets `403` whatever the id.
+         * @example 9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38
+         */
+        InvitationId: string;
+        /**
          * @description The endpoint's id; anything else (malformed, another resource's id) is `404`.
          * @example 9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f
          */
@@ -7685,6 +8035,10 @@ export type Task = components['schemas']['Task'];
 export type TaskPage = components['schemas']['TaskPage'];
 export type TaskCreateRequest = components['schemas']['TaskCreateRequest'];
 export type TaskUpdateRequest = components['schemas']['TaskUpdateRequest'];
+export type Invitation = components['schemas']['Invitation'];
+export type InvitationPage = components['schemas']['InvitationPage'];
+export type InvitationCreateRequest = components['schemas']['InvitationCreateRequest'];
+export type InvitationAcceptRequest = components['schemas']['InvitationAcceptRequest'];
 export type WebhookUrl = components['schemas']['WebhookUrl'];
 export type EventType = components['schemas']['EventType'];
 export type WebhookKeyStyle = components['schemas']['WebhookKeyStyle'];
@@ -7761,6 +8115,9 @@ export type ResponseTaskPage = components['responses']['TaskPage'];
 export type ResponseTaskCreated = components['responses']['TaskCreated'];
 export type ResponseTask = components['responses']['Task'];
 export type ResponseTaskNotFound = components['responses']['TaskNotFound'];
+export type ResponseInvitationCreated = components['responses']['InvitationCreated'];
+export type ResponseInvitation = components['responses']['Invitation'];
+export type ResponseInvitationNotFound = components['responses']['InvitationNotFound'];
 export type ResponseWebhookEndpointList = components['responses']['WebhookEndpointList'];
 export type ResponseWebhookEndpointCreated = components['responses']['WebhookEndpointCreated'];
 export type ResponseWebhookEndpoint = components['responses']['WebhookEndpoint'];
@@ -7817,6 +8174,7 @@ export type ParameterTaskDueAfter = components['parameters']['TaskDueAfter'];
 export type ParameterTaskSearch = components['parameters']['TaskSearch'];
 export type ParameterTaskSort = components['parameters']['TaskSort'];
 export type ParameterTaskId = components['parameters']['TaskId'];
+export type ParameterInvitationId = components['parameters']['InvitationId'];
 export type ParameterWebhookEndpointId = components['parameters']['WebhookEndpointId'];
 export type ParameterWebhookDeliveryId = components['parameters']['WebhookDeliveryId'];
 export type ParameterEventTypesFilter = components['parameters']['EventTypesFilter'];
@@ -11850,6 +12208,308 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items per page, 1 to 200. A larger value is refused with `400`.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `NextCursor` of the previous page; omit it for the first page. Opaque and signed: it is
+                 *     valid only for the same list with the same filters as the request that returned it (`limit` may
+                 *     change; one's own audit journal is also bound to its person). An altered cursor, one made for
+                 *     another list or other filters, or one issued before the operator rotated the signing key is
+                 *     refused with `400 invalid_cursor`; start again without it.
+                 * @example eyJ0IjoiMjAyNi0wNC0xMVQxNDowNTowMC4wMDAwMDBaIiwiaSI6IjdkNDFjMGY4LTJiNmUtNGEzZC04ZjE5LWMyZTVhN2I5MGQxMyJ9.m5d3XWw7k1VQh0y9oN4v8PjN2cJZ6Qe3r0Yb1uTqL7s
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of invitations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "Data": [
+                     *         {
+                     *           "Id": "9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38",
+                     *           "Email": "grace@example.com",
+                     *           "Roles": [
+                     *             "support"
+                     *           ],
+                     *           "Status": "pending",
+                     *           "ExpiresAt": "2026-12-08T09:30:00.000Z",
+                     *           "UserId": null,
+                     *           "CreatedBy": {
+                     *             "Type": "user",
+                     *             "Id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                     *             "Label": "Ada Lovelace"
+                     *           },
+                     *           "CreatedAt": "2026-12-01T09:30:00.000Z",
+                     *           "UpdatedAt": "2026-12-01T09:30:00.000Z",
+                     *           "AcceptedAt": null
+                     *         }
+                     *       ],
+                     *       "NextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvitationPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes this create safe to retry (the IETF httpapi draft "The Idempotency-Key HTTP Header Field",
+                 *     as Stripe has it). A value of your choosing, new for each new request: a UUID is a good one.
+                 *     The first request with a key does the work and its answer is kept for 24 hours, for you (this
+                 *     API key, or this signed-in user) and this operation only: another caller's identical key is
+                 *     another key. Sent again with the same request (same method, path, `x-api-inflection` and body
+                 *     bytes), the key answers the kept answer again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     and nothing is created or recorded twice. The same key with a different request answers
+                 *     `422 idempotency_key_reused`; while the first request is still running, `409
+                 *     idempotency_key_in_progress` with `Retry-After`. Only answers that created something are kept:
+                 *     a refused request changed nothing and may be retried with the same key. An answer carrying a
+                 *     secret shown once (a new API key's, a rotation's) is kept without it: its replay answers
+                 *     `secret: null`. Without the header, every request is a new one. Details: `docs/SAFE-WRITES.md`.
+                 * @example 4f0a7c1e-9b2d-4e8f-a6c3-1d5e9b7f2a40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Email": "grace@example.com",
+                 *       "Roles": [],
+                 *       "ExpiresInDays": 7,
+                 *       "Language": "en"
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvitationCreateRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["InvitationCreated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["CreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Token": "boi_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                 *       "FirstName": "Grace",
+                 *       "LastName": "Hopper",
+                 *       "Password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvitationAcceptRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["TokenSetCreated"];
+            /**
+             * @description Request validation failed, the password is refused by the policy (`password_policy`), or
+             *     the token does not open a pending invitation (`invalid_invitation`).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["CreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Asks for the resource only if it changed (RFC 9110, 13.1.2): send the `ETag` you hold, with the
+                 *     same `x-api-inflection`; when it is still the resource's tag, the answer is `304 Not Modified`
+                 *     without a body.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The invitation's id. Anything that is not the id of an invitation (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38
+                 */
+                id: components["parameters"]["InvitationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Invitation"];
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InvitationNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+                /**
+                 * @description Makes the change conditional (RFC 9110, 13.1.1): send the `ETag` of the resource as you last
+                 *     read it, with the same `x-api-inflection` (each key style has its own tag). When the resource has
+                 *     changed since, nothing is changed and the answer is `412 precondition_failed`: read it again and
+                 *     reapply your change. `*` matches any existing version. Tags are compared strongly (a weak `W/`
+                 *     tag never matches). The check and the change are one atomic step. Without the header the change
+                 *     is made whatever the resource's version, as before.
+                 * @example "q3N9dF0aLk2VbX7pTz1RcY"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The invitation's id. Anything that is not the id of an invitation (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38
+                 */
+                id: components["parameters"]["InvitationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InvitationNotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resendInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the PascalCase representation: send `x-api-inflection: pascal` with every request. Its default here is `pascal`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example pascal
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The invitation's id. Anything that is not the id of an invitation (a malformed id, another kind of
+                 *     resource's id) answers `404`, as an unknown id does, to a caller holding the operation's
+                 *     permission; a caller without it gets `403` whatever the id.
+                 * @example 9e3b1c47-2d8a-4f60-b5e1-7a4c0d2f9b38
+                 */
+                id: components["parameters"]["InvitationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Invitation"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InvitationNotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
