@@ -31,6 +31,7 @@ const described = {
   'events.read': { en: 'Read the feed of events.', fr: 'Lire le flux d’événements.' },
   'identity_providers.manage': { en: 'Add, change and remove identity providers.', fr: 'Ajouter, modifier et supprimer des fournisseurs d’identité.' },
   'scim.provision': { en: 'Provision users and groups from a company directory (SCIM).', fr: 'Alimenter utilisateurs et groupes depuis l’annuaire d’une entreprise (SCIM).' },
+  'invitations.manage': { en: 'Invite people by e-mail, resend and revoke invitations.', fr: 'Inviter des personnes par e-mail, renvoyer et révoquer des invitations.' },
 } satisfies Record<Permission, Wording>;
 
 export const permissionMessages = pageMessages(

@@ -49,6 +49,10 @@ const named = {
   identity_provider_updated: { en: 'Identity provider changed', fr: 'Fournisseur d’identité modifié' },
   identity_provider_deleted: { en: 'Identity provider removed', fr: 'Fournisseur d’identité supprimé' },
   identity_linked: { en: 'Account linked to an identity provider', fr: 'Compte lié à un fournisseur d’identité' },
+  invitation_created: { en: 'Invitation sent', fr: 'Invitation envoyée' },
+  invitation_resent: { en: 'Invitation sent again', fr: 'Invitation renvoyée' },
+  invitation_revoked: { en: 'Invitation revoked', fr: 'Invitation révoquée' },
+  invitation_accepted: { en: 'Invitation accepted', fr: 'Invitation acceptée' },
 } satisfies Record<AuditEventType, Wording>;
 
 export const auditTypeMessages = pageMessages(

@@ -6,7 +6,7 @@ import type { components } from '../../../generated/openapi.js';
 import { api, call, tokens } from '../api/client.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
-import { ErrorMessage, Field, ListState, Notice, PageTitle, Pager, useCursorPages } from '../ui.js';
+import { ErrorMessage, Field, ListState, Notice, PageTitle, Pager, TableScroll, useCursorPages } from '../ui.js';
 
 type Invitation = components['schemas']['Invitation'];
 const PAGE_SIZE = 20;
@@ -78,46 +78,48 @@ export function InvitationsPage() {
       <ErrorMessage error={actionError} />
       <ListState loaded={list} empty={t('invitations.empty')}>
         {(items: Invitation[]) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('invitations.email')}</th>
-                <th scope="col">{t('invitations.roles')}</th>
-                <th scope="col">{t('invitations.status')}</th>
-                <th scope="col">{t('invitations.expires')}</th>
-                <th scope="col">{t('invitations.by')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((invitation) => (
-                <tr key={invitation.id}>
-                  <td>{invitation.email}</td>
-                  <td>{invitation.roles.join(', ') || t('common.none')}</td>
-                  <td>{t(`invitations.status.${invitation.status}`)}</td>
-                  <td>{new Date(invitation.expires_at).toLocaleString()}</td>
-                  <td>{invitation.created_by.label}</td>
-                  <td>
-                    {(invitation.status === 'pending' || invitation.status === 'expired') && (
-                      <button type="button" class="secondary" onClick={() => void resend(invitation)} aria-label={`${t('invitations.resend')} ${invitation.email}`}>
-                        {t('invitations.resend')}
-                      </button>
-                    )}
-                    {invitation.status === 'pending' && (
-                      <button type="button" class="secondary" onClick={() => void revoke(invitation)} aria-label={`${t('invitations.revoke')} ${invitation.email}`}>
-                        {t('invitations.revoke')}
-                      </button>
-                    )}
-                  </td>
+          <TableScroll>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('invitations.email')}</th>
+                  <th scope="col">{t('invitations.roles')}</th>
+                  <th scope="col">{t('invitations.status')}</th>
+                  <th scope="col">{t('invitations.expires')}</th>
+                  <th scope="col">{t('invitations.by')}</th>
+                  <th scope="col">
+                    <span class="visually-hidden">{t('common.actions')}</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {items.map((invitation) => (
+                  <tr key={invitation.id}>
+                    <td>{invitation.email}</td>
+                    <td>{invitation.roles.join(', ') || t('common.none')}</td>
+                    <td>{t(`invitations.status.${invitation.status}`)}</td>
+                    <td>{new Date(invitation.expires_at).toLocaleString()}</td>
+                    <td>{invitation.created_by.label}</td>
+                    <td>
+                      {(invitation.status === 'pending' || invitation.status === 'expired') && (
+                        <button type="button" class="secondary" onClick={() => void resend(invitation)} aria-label={`${t('invitations.resend')} ${invitation.email}`}>
+                          {t('invitations.resend')}
+                        </button>
+                      )}
+                      {invitation.status === 'pending' && (
+                        <button type="button" class="secondary" onClick={() => void revoke(invitation)} aria-label={`${t('invitations.revoke')} ${invitation.email}`}>
+                          {t('invitations.revoke')}
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </ListState>
-      <Pager label={t('invitations.pages')} previous={pages.previous} next={pages.next(list.data?.next_cursor)} />
+      <Pager label={t('invitations.pages')} previous={pages.previous} next={pages.next(list.data?.next_cursor)} number={pages.number} loading={list.loading} />
     </>
   );
 }
