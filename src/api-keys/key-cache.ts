@@ -12,15 +12,18 @@
 // the database (as without a cache), the entries are forgotten, and the connection is made again
 // with backoff; entries are kept again only when loaded after the new LISTEN. A load that began
 // before a notification (or before LISTEN) is used for its own request but not kept: its row may
-// predate a change whose notification this process has already handled. A heartbeat on the
-// listening connection catches a connection gone silent without an error.
+// predate a change whose notification this process has already handled. A heartbeat (a
+// notification sent through the pool that must come back on the listening connection, first
+// before the cache is used, then every 2 s) catches a connection gone silent without an error, a
+// listener held back, and a pooler in transaction mode, where LISTEN cannot work.
 //
 // Bounded: at most `size` keys (least recently used leave), and at most `size` digests remembered
 // as unknown, in a set of their own (a flood of unknown keys only cycles that set: it can push no
 // key out, and a repeated unknown key costs no second query). A secret added (a key created or
 // rotated) forgets the unknown set. Concurrent misses of one digest share one query.
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import { API_KEY_CHANGES_CHANNEL } from '../db/channels.js';
@@ -29,8 +32,10 @@ import { findKeyBySecretDigest, type KeyBySecret } from './repository.js';
 export interface KeyCacheOptions {
   /** Keys kept at most (and digests remembered as unknown at most); 0: no cache. */
   size: number;
-  /** How often the listening connection is asked to answer (ms); it is given as long to answer. */
+  /** How often a notification is sent through the pool to prove that this process hears them (ms). */
   heartbeatMs?: number;
+  /** How long that notification may take to be heard before the process counts itself deaf (ms). */
+  pingTimeoutMs?: number;
   /** The first wait before connecting again (ms), doubled after each failed attempt. */
   reconnectMs?: number;
   /** The longest wait between two connection attempts (ms). */
@@ -125,9 +130,13 @@ class Index {
   }
 }
 
+/** A heartbeat's payload: `ping:<random>`, sent by each process for itself, ignored by the others. */
+const PING = 'ping:';
+
 export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options: KeyCacheOptions): KeyCache {
   const { db, logger } = deps;
-  const heartbeatMs = options.heartbeatMs ?? 5_000;
+  const heartbeatMs = options.heartbeatMs ?? 2_000;
+  const pingTimeoutMs = options.pingTimeoutMs ?? 5_000;
   const reconnectMs = options.reconnectMs ?? 100;
   const maxBackoffMs = Math.max(options.maxBackoffMs ?? 5_000, reconnectMs);
   const byKey = new Index();
@@ -146,6 +155,8 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
   let listener: pg.Client | undefined;
   let listenerPid: number | null = null;
   let notifications = 0;
+  /** Connection attempts that failed in a row. */
+  let failedAttempts = 0;
   let loop: Promise<void> | undefined;
   let inStepWaiters: (() => void)[] = [];
   let stopWaiting: (() => void) | undefined;
@@ -234,7 +245,11 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
       };
     });
 
-  /** One connection's life: connect, LISTEN, then answer heartbeats until it fails or ends. */
+  /**
+   * One connection's life: connect, LISTEN, prove that a notification sent by another connection
+   * (a pooled one, as every change is) comes back, and only then answer from memory; then the
+   * same proof every `heartbeatMs` until it fails, the connection errs or it ends.
+   */
   async function listenOnce(url: string): Promise<boolean> {
     const client = new pg.Client({ connectionString: url, application_name: 'backoffice-api-keys', keepAlive: true });
     let lost: (reason: string, err?: unknown) => void = () => {};
@@ -244,45 +259,83 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
         resolve();
       };
     });
+    /** The ping this connection waits for. */
+    let awaited: { payload: string; heard: () => void } | undefined;
     client.on('notification', (message) => {
-      if (message.channel === API_KEY_CHANGES_CHANNEL) onNotification(message.payload);
+      if (message.channel !== API_KEY_CHANGES_CHANNEL) return;
+      if (message.payload?.startsWith(PING)) {
+        // Any process's ping changes nothing; ours tells that what was committed before it was heard.
+        if (awaited && message.payload === awaited.payload) awaited.heard();
+        return;
+      }
+      onNotification(message.payload);
     });
     client.on('error', (err) => lost('listening connection failed', err));
     client.on('end', () => lost('listening connection ended'));
     listener = client;
+
+    /**
+     * A notification sent through the pool, heard on this connection within `pingTimeoutMs`.
+     * Notifications reach a listener in the order of their commits, so every change committed
+     * before the ping has been heard once it is. It fails behind a pooler in transaction mode
+     * (its LISTEN stays on a server connection the pooler lends to others), and when the
+     * listening connection went silent without an error.
+     */
+    async function ping(): Promise<boolean> {
+      const payload = `${PING}${randomBytes(12).toString('base64url')}`;
+      let timer: NodeJS.Timeout | undefined;
+      const heard = new Promise<boolean>((resolve) => {
+        awaited = { payload, heard: () => resolve(true) };
+        timer = setTimeout(() => resolve(false), pingTimeoutMs);
+      });
+      try {
+        await sql`select pg_notify(${API_KEY_CHANGES_CHANNEL}, ${payload})`.execute(db);
+        return await heard;
+      } catch {
+        return false;
+      } finally {
+        clearTimeout(timer);
+        awaited = undefined;
+      }
+    }
+
     let listened = false;
     try {
       await client.connect();
       const pid = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
       await client.query(`LISTEN ${API_KEY_CHANGES_CHANNEL}`);
+      if (!(await ping())) throw new Error('a notification sent through the pool was not heard (a pooler in transaction mode between the service and PostgreSQL?)');
       if (!running) return false;
       // From here on every change committed is heard; what was loaded before may be older.
       forgetAll();
       inStep = true;
       listened = true;
+      failedAttempts = 0;
       listenerPid = pid.rows[0]!.pid;
       const waiters = inStepWaiters;
       inStepWaiters = [];
       waiters.forEach((w) => w());
       logger.info('API key cache: listening, keys verified from memory');
+      let pinging = false;
       const heartbeat = setInterval(() => {
-        // LISTEN again (a no-op on a channel already listened to): the connection must answer, and
-        // its last statement stays its LISTEN (pg_stat_activity shows what the connection is for).
-        const answered = client.query(`LISTEN ${API_KEY_CHANGES_CHANNEL}`);
-        const timeout = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), heartbeatMs).unref());
-        void Promise.race([answered.then(() => 'ok' as const), timeout])
-          .catch(() => 'failed' as const)
-          .then((outcome) => {
-            if (outcome !== 'ok' && listener === client) {
-              lost(`listening connection did not answer its heartbeat (${outcome})`);
-              client.end().catch(() => {});
-            }
-          });
+        if (pinging) return;
+        pinging = true;
+        void ping().then((ok) => {
+          pinging = false;
+          if (!ok && listener === client) {
+            lost('a notification sent through the pool was not heard in time');
+            client.end().catch(() => {});
+          }
+        });
       }, heartbeatMs);
       heartbeat.unref();
       await gone;
       clearInterval(heartbeat);
     } catch (err) {
+      failedAttempts++;
+      // Said at the first failure in a row, then every tenth: a deployment that cannot listen (a
+      // pooler in transaction mode) must see why its keys are verified by the database.
+      if (failedAttempts % 10 === 1) logger.warn({ err: { message: (err as Error).message }, attempts: failedAttempts }, 'API key cache: could not listen; verifying keys against the database');
       lost('could not listen', err);
     } finally {
       if (listener === client) listener = undefined;
