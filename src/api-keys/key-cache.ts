@@ -226,7 +226,7 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
   }
 
   function deaf(reason: string, err?: unknown) {
-    if (inStep) logger.warn({ err: err ? { message: (err as Error).message } : undefined }, `API key cache: ${reason}; verifying keys against the database until listening again`);
+    if (inStep && running) logger.warn({ err: err ? { message: (err as Error).message } : undefined }, `API key cache: ${reason}; verifying keys against the database until listening again`);
     inStep = false;
     listenerPid = null;
     forgetAll();
