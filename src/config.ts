@@ -121,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       PASSKEY_RP_NAME: str({ default: 'Back office', desc: 'The name the browser shows when making a passkey' }),
       PASSKEY_ORIGINS: str({ default: 'http://localhost:3000', desc: 'Comma-separated origins (scheme://host[:port]) the back office is served from; a passkey answer from any other is refused' }),
       API_KEY_DEFAULT_RATE_LIMIT: rateLimit({ default: undefined, desc: 'The rate limit of a key that carries none (N/S); off: such keys are not limited' }),
+      API_KEY_CACHE_SIZE: num({ default: 10_000, desc: 'API keys each process keeps in memory, in step with PostgreSQL through LISTEN/NOTIFY (and as many unknown digests); 0: every request asks the database. Off on the embedded database' }),
+      API_KEY_CACHE_RECONNECT_MS: num({ default: 100, desc: 'After its LISTEN connection is lost, how long a process waits before connecting again (ms), doubled after each failure up to 5 s; meanwhile keys are verified by the database' }),
       USER_RATE_LIMIT: rateLimit({ default: { requests: 120, perSeconds: 60 }, desc: 'Per signed-in person, on the operations marked x-user-rate-limit (N/S); off: none' }),
       RATE_LIMIT_SYNC_INTERVAL_MS: num({ default: 1000, desc: 'How often each process reconciles its rate-limit counters and writes key usage (ms); 0: only when a limit needs it' }),
       RATE_LIMIT_UNSYNCED_FRACTION: num({ default: 0.1, desc: 'Share of a limit one process may admit before reconciling: the bound on going over is (processes - 1) x this' }),
@@ -231,6 +233,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       issuers: { allowInsecure: e.OIDC_ALLOW_INSECURE_ISSUERS },
     },
     leakReportKeysFile: e.LEAK_REPORT_KEYS_FILE,
+    /** Keys verified from memory (src/api-keys/key-cache.ts); started by src/main.ts on PostgreSQL only. */
+    apiKeyCache: { size: e.API_KEY_CACHE_SIZE, reconnectMs: e.API_KEY_CACHE_RECONNECT_MS },
     testClockFile: e.TEST_CLOCK_FILE,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
     webhooks: {

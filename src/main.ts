@@ -84,13 +84,16 @@ export async function buildService(configured: Config, logger: Logger): Promise<
     // Webhook deliveries from every process that delivers (WEBHOOKS_DELIVER): LISTEN on PostgreSQL;
     // polling alone on the embedded database (one connection).
     if (config.webhooks.deliver) services.deliveries.start(database.kind === 'postgres' ? config.databaseUrl : undefined);
+    // API keys from memory, in step through a LISTEN connection of its own: PostgreSQL only. The
+    // embedded database serves one connection (the pool's), so there every key is verified by it.
+    if (database.kind === 'postgres') services.keyCache.start(config.databaseUrl!);
     return {
       app,
       database,
       drain,
       metrics,
       stopBackgroundWork: async () => {
-        await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop()]);
+        await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop(), services.keyCache.stop()]);
       },
     };
   } catch (err) {

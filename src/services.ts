@@ -15,6 +15,7 @@ import { secondFactorService } from './auth/second-factors/service.js';
 import { passkeyService } from './auth/second-factors/passkeys.js';
 import { secondFactorResetService } from './auth/second-factors/reset.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
+import { keyCache, type KeyCache } from './api-keys/key-cache.js';
 import { bearerAuthenticator } from './auth/sessions/authenticator.js';
 import { stepUpGate } from './auth/sessions/step-up.js';
 import { revokeSessions } from './auth/sessions/revocation.js';
@@ -52,6 +53,11 @@ export interface Services {
   /** Sends due deliveries; started by src/main.ts (and by the tests that need it). */
   deliveries: ReturnType<typeof deliveryWorker>;
   passkeys: ReturnType<typeof passkeyService>;
+  /**
+   * API keys verified from memory, in step through LISTEN/NOTIFY; until started (src/main.ts, on
+   * PostgreSQL only) and whenever it is not listening, every key is verified by the database.
+   */
+  keyCache: KeyCache;
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
   /** Rate limits and key usage, counted in this process and reconciled through the database. */
@@ -73,6 +79,7 @@ export function buildServices(deps: Dependencies): Services {
   const passkeys = passkeyService(deps, secondFactors.newCodesFor);
   const sessions = sessionService(deps, { secondFactors, passkeys });
   const users = userService(deps, revokeSessions);
+  const keys = keyCache(deps, deps.config.apiKeyCache);
   return {
     users,
     roles: roleService(deps),
@@ -89,7 +96,8 @@ export function buildServices(deps: Dependencies): Services {
     webhooks: webhookService(deps, deps.config.webhooks),
     deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys,
-    authenticators: { apiKey: apiKeyAuthenticator(deps, usage), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
+    keyCache: keys,
+    authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
     admission: admissionService(deps, usage),
     identityProviders: identityProviderService(deps),
     oidcSignIn: oidcSignInService(deps, sessions),

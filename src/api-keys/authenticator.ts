@@ -1,6 +1,8 @@
 // Resolves an x-api-key to its principal: a malformed key is refused without touching the
-// database; a well-formed one is looked up by its SHA-256 digest in one query. Nothing is cached,
-// so a revocation is effective on the very next request on every server process. The same query
+// database; a well-formed one is looked up by its SHA-256 digest: in memory when the process's key
+// cache is in step with the database (key-cache.ts: dropped at the commit of any change, through
+// LISTEN/NOTIFY), else in one query. Expiry, a previous secret's end of grace and the allowlist are
+// judged here on every request, against the clock, whichever answered. The same query
 // narrows the key to what its creator holds now (repository.ts, effectivePermissions) and brings
 // its rate limit and IP allowlist: a key used from elsewhere is refused here (403 ip_not_allowed).
 import { sql } from 'kysely';
@@ -9,7 +11,7 @@ import type { Dependencies } from '../dependencies.js';
 import { forbidden, refused } from '../errors.js';
 import { digestSecret } from '../auth/secrets/secrets.js';
 import { isWellFormedApiKey } from './secret.js';
-import { findKeyBySecretDigest, recordKeyUse } from './repository.js';
+import { findKeyBySecretDigest, recordKeyUse, type KeyBySecret } from './repository.js';
 import { uncounted, type ApiKeyOutcome, type Outcomes } from '../outcomes.js';
 import { useNotes } from '../auth/use-notes.js';
 import { allowlistAdmits } from './allowed-ips.js';
@@ -44,7 +46,10 @@ export interface KeyRequest {
   userAgent?: string;
 }
 
-export function apiKeyAuthenticator({ db, clock, logger, outcomes = uncounted }: Dependencies, usage: UsageCounter) {
+/** Finds a key by its secret's digest: the database's answer, or a copy kept in step with it (key-cache.ts). */
+export type KeyLookup = (digest: Buffer) => Promise<KeyBySecret | undefined>;
+
+export function apiKeyAuthenticator({ db, clock, logger, outcomes = uncounted }: Dependencies, usage: UsageCounter, lookup: KeyLookup = (digest) => findKeyBySecretDigest(db, digest)) {
   /** Per key: when this process last recorded a refusal, and how many it refused since. */
   const refusals = new Map<string, { recordedAt: number; since: number }>();
 
@@ -70,7 +75,7 @@ export function apiKeyAuthenticator({ db, clock, logger, outcomes = uncounted }:
   return async (secret: string, request: KeyRequest): Promise<Principal> => {
     if (!isWellFormedApiKey(secret)) throw refusal(outcomes, 'invalid');
     const now = clock.now();
-    const key = await findKeyBySecretDigest(db, digestSecret(secret));
+    const key = await lookup(digestSecret(secret));
     if (!key || key.revoked_at || (key.retires_at && key.retires_at <= now)) throw refusal(outcomes, 'invalid');
     if (key.expires_at && key.expires_at <= now) throw refusal(outcomes, 'expired');
     if (key.creator_status === 'disabled') throw refusal(outcomes, 'creator_disabled');
@@ -81,7 +86,9 @@ export function apiKeyAuthenticator({ db, clock, logger, outcomes = uncounted }:
     }
     if ((!key.last_used_at || now.getTime() - key.last_used_at.getTime() >= LAST_USED_INTERVAL_MS) && noteNow(key.id, now.getTime())) {
       // Not awaited: the answer does not wait for bookkeeping. The UPDATE is conditional, so
-      // concurrent requests on several processes still write once a minute at most.
+      // concurrent requests on several processes still write once a minute at most. (A row from
+      // the key cache carries the last use of when it was loaded: noteNow alone spaces the writes;
+      // a use recorded notifies nothing, so it does not drop the key from any process.)
       recordKeyUse(db, key.id, { at: now, ip: request.ip, intervalMs: LAST_USED_INTERVAL_MS }).catch((err: unknown) =>
         logger.warn({ err: { message: (err as Error).message }, apiKeyId: key.id }, 'could not record API key use'),
       );

@@ -57,6 +57,8 @@ export async function keyPermissionsNow(db: Kysely<Database>, id: string): Promi
 /** What authentication needs, found by the digest of the presented secret in one query. */
 export interface KeyBySecret {
   id: string;
+  /** Who created the key (null: an operator's key): a change of their rights drops the key from memory (key-cache.ts). */
+  created_by: string | null;
   /** key.permissions ∩ the creator's current permissions (see effectivePermissions). */
   permissions: string[];
   /** The creator's status; null for an operator's key. */
@@ -79,6 +81,7 @@ export const keyBySecretDigest = fixedStatement((db, p: { digest: Buffer }) =>
     .leftJoin('users as c', 'c.id', 'k.created_by')
     .select([
       'k.id',
+      'k.created_by',
       effectivePermissions.as('permissions'),
       'c.status as creator_status',
       'k.expires_at',

@@ -1,5 +1,7 @@
 // Managing roles. A change is visible to the users holding the role on their very next request,
-// because permissions are read from these tables on every request, never cached.
+// because a person's permissions are read from these tables on every request, never cached; the
+// API keys their holders created are kept in memory by each process, and dropped at the change's
+// commit (triggers notify api_key_changes: src/api-keys/key-cache.ts).
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError } from '../errors.js';
 import { translateUniqueViolation } from '../db/unique-violation.js';

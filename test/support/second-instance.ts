@@ -11,6 +11,6 @@ export async function secondInstance(url: string, options: { clock?: Clock; env?
   const pool = testPool({ connectionString: url, max: 5, Client: PreparingClient });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   runFixedStatementsOnPool(db, pool);
-  const { app, logs } = createTestApp(db, options);
-  return { app, logs, db, close: () => db.destroy() };
+  const { app, logs, services } = createTestApp(db, options);
+  return { app, logs, db, services, close: () => db.destroy() };
 }
