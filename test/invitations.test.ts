@@ -20,7 +20,7 @@ type Credential = Record<string, string>;
 
 let database: TestDatabase;
 let app: App;
-/** A person holding invitations.manage and the support role's permissions, stepped up. */
+/** A person holding invitations.manage, users.create and the support role's permissions, stepped up. */
 let admin: Credential;
 let adminName: string;
 /** A role the administrator may grant. */
@@ -35,7 +35,7 @@ beforeAll(async () => {
   ({ app } = createTestApp(database.db, { clock: systemClock }));
   support = await makeRole(database.db, ['tasks.list', 'tasks.read'], `support-${randomUUID().slice(0, 6)}`);
   auditors = await makeRole(database.db, ['audit.read'], `auditors-${randomUUID().slice(0, 6)}`);
-  const person = await createUser(database.db, { permissions: ['invitations.manage', 'tasks.list', 'tasks.read'] });
+  const person = await createUser(database.db, { permissions: ['invitations.manage', 'users.create', 'tasks.list', 'tasks.read'] });
   const tokens = await signIn(app, person.email, person.password);
   await steppedUpInDatabase(database.db, person.id);
   admin = { authorization: `Bearer ${tokens.access_token}` };
@@ -180,7 +180,7 @@ describe('the flow', () => {
   });
 
   it('a signed-in administrator needs a fresh step-up to invite', async () => {
-    const person = await createUser(database.db, { permissions: ['invitations.manage'] });
+    const person = await createUser(database.db, { permissions: ['invitations.manage', 'users.create'] });
     const tokens = await signIn(app, person.email, person.password);
     const res = await send('post', '/invitations', { authorization: `Bearer ${tokens.access_token}` }, { email: address() });
     expect(res.status).toBe(403);
@@ -188,7 +188,7 @@ describe('the flow', () => {
   });
 
   it('an API key with invitations.manage invites without a step-up', async () => {
-    const key = await makeApiKey(database.db, ['invitations.manage']);
+    const key = await makeApiKey(database.db, ['invitations.manage', 'users.create']);
     const res = await send('post', '/invitations', { 'x-api-key': key.secret }, { email: address() });
     expect(res.status, res.text).toBe(201);
     expect(res.body.created_by.type).toBe('api_key');
@@ -298,6 +298,64 @@ describe('security: attacks on invitations', () => {
     const res = await accept(token);
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('email_taken');
+  });
+
+  it('attack: a holder of invitations.manage without users.create probes which addresses have accounts, or makes accounts', async () => {
+    const existing = await createUser(database.db);
+    const key = await makeApiKey(database.db, ['invitations.manage']);
+    for (const email of [existing.email, address()]) {
+      const res = await send('post', '/invitations', { 'x-api-key': key.secret }, { email });
+      expect(res.status, res.text).toBe(403);
+      expect(res.body).toMatchObject({ code: 'permission_denied', missing_permissions: ['users.create'] });
+    }
+    expect(await database.db.selectFrom('invitations').select('id').where('created_by_api_key_id', '=', key.id).execute()).toEqual([]);
+  });
+
+  it('attack: a manager demoted after inviting: the invitation is worth no more than its maker now', async () => {
+    const manager = await createUser(database.db, { permissions: ['invitations.manage', 'users.create', 'tasks.list', 'tasks.read'] });
+    const tokens = await signIn(app, manager.email, manager.password);
+    await steppedUpInDatabase(database.db, manager.id);
+    const invitation = await invite({}, { authorization: `Bearer ${tokens.access_token}` });
+    const token = await tokenSentTo(invitation.email);
+    // The manager loses the rights the invitation grants (their roles taken away), then the invitee accepts.
+    await database.db.deleteFrom('user_roles').where('user_id', '=', manager.id).execute();
+    const res = await accept(token);
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.code).toBe('invalid_invitation');
+    expect(await database.db.selectFrom('users').select('id').where('email', '=', invitation.email).execute()).toEqual([]);
+  });
+
+  it('attack: an invitation for an address whose company signs people in (sso_required) hands out a password account', async () => {
+    const domain = `sso-${randomUUID().slice(0, 6)}.example`;
+    // The company's provider, as configuring one writes it (its discovery is not what this is about).
+    const now = new Date();
+    const provider = await database.db
+      .insertInto('identity_providers')
+      .values({ name: `SSO ${domain}`, name_key: `sso ${domain}`, issuer: `https://${domain}`, client_id: 'x', client_secret_sealed: Buffer.from('x'), client_secret_key_id: 'k', scopes: ['openid'], groups_claim: 'groups', create_unknown_people: false, sso_required: true, second_factor_amr: [], second_factor_acr: [], created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await database.db.insertInto('identity_provider_domains').values({ provider_id: provider.id, domain }).execute();
+    const res = await send('post', '/invitations', admin, { email: `someone@${domain}` });
+    expect(res.status, res.text).toBe(403);
+    expect(res.body.code).toBe('sso_required');
+    expect(await database.db.selectFrom('invitations').select('id').where('email', '=', `someone@${domain}`).execute()).toEqual([]);
+  });
+
+  it('attack: a link spent, revoked or replaced is still readable in the outbox', async () => {
+    const accepted = await invite();
+    const acceptedToken = await tokenSentTo(accepted.email);
+    expect((await accept(acceptedToken)).status).toBe(201);
+    const revoked = await invite();
+    await tokenSentTo(revoked.email);
+    expect((await send('delete', `/invitations/${revoked.id}`, admin)).status).toBe(204);
+    const resent = await invite();
+    const oldToken = await tokenSentTo(resent.email);
+    expect((await send('post', `/invitations/${resent.id}/resend`, admin)).status).toBe(200);
+    const bodies = (await database.db.selectFrom('messages').select('body').where('recipient', 'in', [accepted.email, revoked.email, resent.email]).execute()).map((m) => m.body);
+    // Only the new link of the resent invitation is left.
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]).not.toContain(oldToken.split('_')[1]);
+    expect(bodies[0]).not.toContain(acceptedToken.split('_')[1]);
   });
 
   it('the token appears in the message body and nowhere else: only its digest is stored', async () => {

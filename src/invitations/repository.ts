@@ -6,6 +6,7 @@ import type { Database } from '../db/schema.js';
 import { changedAt } from '../db/versions.js';
 import { isoMicros, isoMillis } from '../db/iso-time.js';
 import type { InvitationCursor } from './cursor.js';
+import { ADMIN_ROLE_ID, PERMISSIONS } from '../auth/permissions.js';
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
@@ -105,7 +106,7 @@ export async function findStatusByToken(db: Kysely<Database>, digest: Buffer, no
 export function lockInvitationByToken(db: Kysely<Database>, digest: Buffer, now: Date) {
   return db
     .selectFrom('invitations as i')
-    .select(['i.id', 'i.email', 'i.role_ids', 'i.language', 'i.expires_in_days'])
+    .select(['i.id', 'i.email', 'i.role_ids', 'i.language', 'i.expires_in_days', 'i.created_by_user_id', 'i.created_by_api_key_id'])
     .select(statusAt(now).as('status'))
     .where('i.token_digest', '=', digest)
     .forUpdate()
@@ -171,4 +172,31 @@ export async function insertMessage(
 ): Promise<void> {
   const { now, ...values } = m;
   await db.insertInto('messages').values({ ...values, created_at: now }).execute();
+}
+
+/** An active person's permissions through their roles now (every permission with the admin role); none when disabled. */
+export async function personPermissionsNow(db: Kysely<Database>, userId: string): Promise<Set<string>> {
+  const { rows } = await sql<{ permission: string | null; admin: boolean }>`
+    select rp.permission, ur.role_id = ${ADMIN_ROLE_ID} as admin
+    from users u join user_roles ur on ur.user_id = u.id left join role_permissions rp on rp.role_id = ur.role_id
+    where u.id = ${userId} and u.status = 'active'`.execute(db);
+  if (rows.some((r) => r.admin)) return new Set(PERMISSIONS);
+  return new Set(rows.flatMap((r) => (r.permission ? [r.permission] : [])));
+}
+
+/** Whether the key is live (neither revoked nor expired) now. */
+export async function keyIsLive(db: Kysely<Database>, keyId: string, now: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Forgets the links sent for an invitation (spent, revoked or replaced): no token outlives its use in the outbox. */
+export async function forgetMessages(db: Kysely<Database>, invitationId: string): Promise<void> {
+  await db.deleteFrom('messages').where('invitation_id', '=', invitationId).execute();
 }

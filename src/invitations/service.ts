@@ -8,7 +8,7 @@ import type { components, operations } from '../../generated/openapi.js';
 import type { Database } from '../db/schema.js';
 import type { Dependencies } from '../dependencies.js';
 import type { Principal } from '../auth/principal.js';
-import { DomainError, invalid } from '../errors.js';
+import { DomainError, forbidden, invalid } from '../errors.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, type Origin } from '../audit/context.js';
 import { serviceSecret } from '../auth/secrets/service-secrets.js';
@@ -29,6 +29,10 @@ import { openSession } from '../auth/sessions/repository.js';
 import { digestToken, newTokenSet, type TokenSet } from '../auth/sessions/tokens.js';
 import { truncateUserAgent, type ClientInfo } from '../auth/sessions/revocation.js';
 import { emailDigest, throttledAddress } from '../auth/throttle/sign-in-throttle.js';
+import { ssoRequiredProvider } from '../auth/sessions/sso-required.js';
+import { EMAIL_UNIQUE_INDEX } from '../users/names.js';
+import { translateUniqueViolation } from '../db/unique-violation.js';
+import { keyPermissionsNow } from '../api-keys/repository.js';
 import * as invitations from './repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { acceptLink, invitationMessage } from './messages.js';
@@ -71,6 +75,16 @@ async function inviterName(db: Kysely<Database>, caller: Principal): Promise<str
     if (row) return row.name;
   }
   return 'An administrator';
+}
+
+/**
+ * What the invitation's maker may grant now: an active person's permissions, or a live key's
+ * (bounded by its creator's, as always). None for a maker disabled, deleted, revoked or expired.
+ */
+async function makerPermissionsNow(db: Kysely<Database>, maker: { created_by_user_id: string | null; created_by_api_key_id: string | null }, now: Date): Promise<Set<string>> {
+  if (maker.created_by_user_id) return invitations.personPermissionsNow(db, maker.created_by_user_id);
+  if (maker.created_by_api_key_id && (await invitations.keyIsLive(db, maker.created_by_api_key_id, now))) return new Set(await keyPermissionsNow(db, maker.created_by_api_key_id));
+  return new Set();
 }
 
 export function invitationService({ db, clock, config }: Pick<Dependencies, 'db' | 'clock' | 'config'>) {
@@ -119,8 +133,12 @@ export function invitationService({ db, clock, config }: Pick<Dependencies, 'db'
         if (missing) {
           throw new DomainError('invalid', 'unknown_role', `There is no role named ${missing}.`, { errors: [{ location: 'request/body/roles', message: `unknown role ${missing}` }] });
         }
-        // Nobody invites into rights they do not hold themselves.
+        // An invitation makes an account: its maker may make accounts (and so learns no more of
+        // which addresses have one than POST /users tells them), and grants no right they lack.
+        assertMayGrant(caller, ['users.create'], 'an account');
         assertMayGrant(caller, permissionsOfRoles(roles), 'a role');
+        // People of a domain whose company signs them in have no password of ours to choose.
+        if (await ssoRequiredProvider(trx, email)) throw forbidden('sso_required', 'People of this e-mail domain sign in with their company\'s identity provider; they need no invitation.');
         await invitations.lockAddress(trx, key);
         const now = clock.now();
         if (await invitations.userWithAddressExists(trx, key)) throw emailTaken();
@@ -171,6 +189,7 @@ export function invitationService({ db, clock, config }: Pick<Dependencies, 'db'
         const token = generateSecret(INVITATION_TOKEN_PREFIX);
         const expiresAt = new Date(now.getTime() + invitation.expires_in_days * DAY_MS);
         await invitations.replaceToken(trx, known, digestSecret(token), expiresAt, now);
+        await invitations.forgetMessages(trx, known);
         await writeMessage(trx, { invitationId: known, email: invitation.email, language: invitation.language, inviter: await inviterName(trx, caller), expiresAt, token, now });
         const resent = (await invitations.findListedInvitation(trx, known, now))!;
         await recordAuditEvent(trx, {
@@ -194,6 +213,7 @@ export function invitationService({ db, clock, config }: Pick<Dependencies, 'db'
         if (precondition) assertPrecondition(precondition, (await invitations.findInvitationRevision(trx, known, now))!);
         if (invitation.status !== 'pending') throw notPending(invitation.status);
         await invitations.markRevoked(trx, known, now);
+        await invitations.forgetMessages(trx, known);
         await recordAuditEvent(trx, {
           type: 'invitation_revoked',
           at: now,
@@ -228,7 +248,12 @@ export function invitationService({ db, clock, config }: Pick<Dependencies, 'db'
         const key = emailKey(invitation.email);
         await invitations.lockAddress(trx, key);
         if (await invitations.userWithAddressExists(trx, key)) throw emailTaken();
-        const userId = await insertUser(trx, {
+        // The roles that still exist (one deleted since the invitation is not granted), and only
+        // while its maker could still grant them: an invitation is worth no more than its maker now.
+        const roles = await rolesStill(trx, invitation.role_ids);
+        const makerMay = await makerPermissionsNow(trx, invitation, now);
+        if ([...permissionsOfRoles(roles)].some((permission) => !makerMay.has(permission)) || !makerMay.has('users.create')) throw invalidInvitation();
+        const userId = await translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () => insertUser(trx, {
           email: invitation.email,
           first_name: names.first_name,
           last_name: names.last_name,
@@ -236,10 +261,10 @@ export function invitationService({ db, clock, config }: Pick<Dependencies, 'db'
           // Chosen by the person: their own.
           must_change_password: false,
           now,
-        });
-        // The roles that still exist (one deleted since the invitation is not granted).
-        await setUserRoles(trx, userId, (await rolesStill(trx, invitation.role_ids)).map((r) => r.id));
+        }));
+        await setUserRoles(trx, userId, roles.map((r) => r.id));
         await invitations.markAccepted(trx, invitation.id, userId, now);
+        await invitations.forgetMessages(trx, invitation.id);
         const set = newTokenSet();
         const sessionId = await openSession(trx, {
           userId,

@@ -1701,8 +1701,11 @@ export interface paths {
          * @description Invites a person by e-mail with roles: a message with a single-use link is written in the same
          *     transaction (docs/INVITATIONS.md) and the person chooses their own password on it
          *     (`POST /invitations/accept`). The link is valid `expires-in-days` days (7 by default, 1 to 30).
-         *     Every role must exist (`400 unknown_role`) and hold only permissions the caller has
-         *     (`403 permission_denied`), as for `POST /users`. An address that already has an account is
+         *     An invitation makes an account: the caller must hold `users.create` too, and every role must
+         *     exist (`400 unknown_role`) and hold only permissions the caller has (`403 permission_denied`),
+         *     as for `POST /users`; the invitation is worth no more than its maker when it is accepted. People
+         *     of a domain whose identity provider is `sso-required` are not invited (`403 sso_required`: they
+         *     sign in there). An address that already has an account is
          *     `409 email_taken`; one with a pending invitation is `409 invitation_pending` (revoke or resend
          *     it). A signed-in person needs a fresh proof on the session (`403 step_up_required`): the
          *     invitation outlives the session that made it.
