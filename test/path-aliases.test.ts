@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { spec } from './support/context.js';
 import { withPathAliases } from '../src/contract/path-aliases.js';
-import type { OpenApiDocument } from '../src/contract/spec.js';
+import { indexOperations, type OpenApiDocument } from '../src/contract/spec.js';
+import { operationRouter } from '../src/http/router.js';
+import type { HandlerMap } from '../src/http/handler-types.js';
 
 const withoutNames = (operation: Record<string, unknown>) => {
   const { operationId: _id, summary: _summary, description: _description, 'x-alias-of': _of, ...rest } = operation;
@@ -38,5 +40,18 @@ describe('path aliases', () => {
     expect(() => withPathAliases(bundle({ '/gens': { of: '/people', language: 'French', operations: { get: 'x' } } }))).toThrow(/not a path/);
     expect(() => withPathAliases(bundle({ '/gens': { of: '/users', language: 'French', operations: { post: 'x' } } }))).toThrow(/does not have/);
     expect(withPathAliases(bundle({ '/gens': { of: '/users', language: 'French', operations: { get: 'listGens' } } })).paths['/gens']!.get!.operationId).toBe('listGens');
+  });
+
+  it('the router refuses to start on an alias that is not guarded as its original (a hand-written x-alias-of)', () => {
+    const operations = indexOperations(spec);
+    const original = operations.find((op) => op.operationId === 'listUsers')!;
+    const handlers = new Proxy({}, { get: () => async () => ({ status: 200 }) }) as unknown as HandlerMap;
+    const authenticators = { apiKey: async () => Promise.reject(new Error('unused')), bearer: async () => Promise.reject(new Error('unused')), stepUp: async () => {} };
+    const copy = { ...original, operationId: 'listGens', raw: { ...original.raw, 'x-alias-of': 'listUsers' } };
+    expect(() => operationRouter([original, copy], handlers, authenticators)).not.toThrow();
+    const weaker = { ...copy, requiredPermission: 'authenticated', raw: { ...copy.raw, 'x-required-permission': 'authenticated' } };
+    expect(() => operationRouter([original, weaker], handlers, authenticators)).toThrow(/not an operation guarded alike/);
+    const nowhere = { ...copy, raw: { ...copy.raw, 'x-alias-of': 'noSuchOperation' } };
+    expect(() => operationRouter([original, nowhere], handlers, authenticators)).toThrow(/not an operation guarded alike/);
   });
 });

@@ -190,7 +190,7 @@ describe('SSRF, with private addresses not allowed', () => {
   it('every address class is judged as the cheat sheet says', () => {
     expect(['8.8.8.8', '2606:4700::1111'].map(classifyAddress)).toEqual(['public', 'public']);
     expect(['127.0.0.1', '10.0.0.1', '100.64.1.1', 'fc00::1', '::ffff:192.168.0.1', '::1', '0.0.0.0'].map(classifyAddress).every((v) => v === 'private')).toBe(true);
-    expect(['169.254.169.254', 'fe80::1', 'fd00:ec2::254', '100.100.100.200', '::ffff:169.254.169.254'].map(classifyAddress).every((v) => v === 'metadata')).toBe(true);
+    expect(['169.254.169.254', 'fe80::1', 'fd00:ec2::254', '100.100.100.200', '::ffff:169.254.169.254', '168.63.129.16', '192.0.0.192'].map(classifyAddress).every((v) => v === 'metadata')).toBe(true);
   });
 
   it('a URL that became private after it was saved (DNS rebinding) is refused at delivery, on the address connected to, and nothing connects', async () => {

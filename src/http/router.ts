@@ -40,6 +40,7 @@ export function operationRouter(operations: OperationInfo[], handlers: HandlerMa
   for (const op of operations) {
     // An alias (the French paths) is served by the handler of the operation it is another name of.
     const served = (op.raw[ALIAS_OF_KEY] as string | undefined) ?? op.operationId;
+    if (served !== op.operationId) assertSameGate(op, operations.find((o) => o.operationId === served));
     const handler = handlers[served as ServedOperationId] as unknown as ((input: unknown) => Promise<AnyResult>) | undefined;
     if (!handler) throw new Error(`No handler for operation ${op.operationId}`);
     const authenticated = authenticate(op, authenticators, admission);
@@ -79,4 +80,15 @@ export function operationRouter(operations: OperationInfo[], handlers: HandlerMa
     if (!route) return next();
     route(req, res).catch(next);
   };
+}
+
+/**
+ * An alias is served by its original's handler, so it must be guarded as its original is: the same
+ * credentials, permission and step-up (the bundle's aliases are copies; this refuses to start on a
+ * hand-written `x-alias-of` that is not one).
+ */
+function assertSameGate(alias: OperationInfo, original: OperationInfo | undefined): void {
+  const gate = (op: OperationInfo) =>
+    JSON.stringify([op.method, op.security, op.requiredPermission, ...['x-step-up', 'x-authenticated-by', 'x-allowed-before-password-change', 'x-allowed-before-second-factor', 'x-user-rate-limit'].map((k) => op.raw[k])]);
+  if (!original || gate(alias) !== gate(original)) throw new Error(`${alias.operationId}: x-alias-of names ${String(alias.raw[ALIAS_OF_KEY])}, which is not an operation guarded alike`);
 }

@@ -99,7 +99,9 @@ const GLOBAL_UNICAST_V6 = v6('2000::/3');
  * (169.254.169.254 of AWS, GCP, Azure, OpenStack; 169.254.170.2 of ECS; fe80::/10), AWS's IPv6
  * fd00:ec2::254 and Alibaba's 100.100.100.200.
  */
-const METADATA_V4 = [v4('169.254.0.0/16'), v4('100.100.100.200/32')];
+// Also Azure's WireServer (168.63.129.16, a public address every Azure VM reaches) and Oracle
+// Cloud's metadata service (192.0.0.192).
+const METADATA_V4 = [v4('169.254.0.0/16'), v4('100.100.100.200/32'), v4('168.63.129.16/32'), v4('192.0.0.192/32')];
 const METADATA_V6 = [v6('fe80::/10'), v6('fd00:ec2::254/128')];
 
 /** The IPv4 address held by the two 16-bit groups of `address` from `group` on. */
