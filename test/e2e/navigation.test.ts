@@ -15,7 +15,7 @@ afterAll(() => service.stop());
 
 const SECTIONS = [
   ['Work', ['Tasks', 'Meetings']],
-  ['People and access', ['Users', 'Roles', 'API keys', 'Identity providers', 'Webhooks']],
+  ['People and access', ['Users', 'Invitations', 'Roles', 'API keys', 'Identity providers', 'Webhooks']],
   ['Activity', ['Audit']],
   ['My account', ['My sessions', 'Security', 'Password']],
 ] as const;
@@ -66,13 +66,13 @@ describe('the navigation', () => {
       // From the sign-out button (the header's last control), Tab enters the navigation.
       await page.getByRole('button', { name: 'Sign out' }).focus();
       const order: string[] = [];
-      for (let i = 0; i < 12; i++) {
+      for (let i = 0; i < 13; i++) {
         await page.keyboard.press('Tab');
         order.push(await focused());
       }
       expect(order).toEqual(['Home', ...SECTIONS.flatMap(([, links]) => links)]);
       // Back to Users, Enter opens the page and the link says so.
-      for (let i = 0; i < 8; i++) await page.keyboard.press('Shift+Tab');
+      for (let i = 0; i < 9; i++) await page.keyboard.press('Shift+Tab');
       expect(await focused()).toBe('Users');
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'Users' }).waitFor();

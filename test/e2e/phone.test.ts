@@ -58,7 +58,7 @@ async function checkPage(page: Page, route: string, language: 'en' | 'fr'): Prom
   await nav.waitFor();
   expect(await menu.getAttribute('aria-expanded')).toBe('true');
   const links = nav.getByRole('link');
-  expect(await links.count()).toBe(12);
+  expect(await links.count()).toBe(13);
   const { scrollWidth: openWidth } = await widths(page);
   expect(openWidth, `${route} (${language}) with the menu open`).toBeLessThanOrEqual(innerWidth);
   await menu.click();
@@ -96,6 +96,7 @@ describe('the back office on a phone', () => {
       'users',
       `users/${users.data[0]!.id}`,
       'users/new',
+      'invitations',
       'roles',
       'roles/new',
       'api-keys',
