@@ -170,6 +170,8 @@ function exampleBody(op: OperationInfo, caller?: Caller): unknown {
 const otherPermission = (op: OperationInfo) => (op.requiredPermission === 'meetings.update' ? 'meetings.list' : 'meetings.update');
 /** Operations that need the right to read the fixture endpoint's events (task.created): a rotation's secret signs them, a replay sends one. */
 const READS_FIXTURE_EVENTS = new Set(['rotateWebhookEndpointSecret', 'replayWebhookDelivery']);
+/** Operations that need a second permission besides their own: an invitation makes an account. */
+const ALSO_NEEDS: Record<string, string[]> = { createInvitation: ['users.create'] };
 /**
  * What the caller "with the permission" holds: the operation's permission, plus any permission its
  * request example hands out (a role or key may only get permissions its creator holds), plus the
@@ -182,7 +184,7 @@ function grantedPermissions(op: OperationInfo): string[] {
   const quoted = handedOut.map((q) => q.slice(1, -1));
   // A permission it hands out, or the permission that reading an event type it subscribes to needs.
   const inExample = [...quoted.filter(isPermission), ...quoted.map(permissionOfEventType).filter((p): p is string => p !== undefined)];
-  return [...new Set([op.requiredPermission ?? 'tasks.list', ...inExample, ...(READS_FIXTURE_EVENTS.has(op.operationId) ? [permissionOfEventType('task.created')!] : [])])];
+  return [...new Set([op.requiredPermission ?? 'tasks.list', ...inExample, ...(ALSO_NEEDS[op.operationId] ?? []), ...(READS_FIXTURE_EVENTS.has(op.operationId) ? [permissionOfEventType('task.created')!] : [])])];
 }
 
 /**

@@ -416,9 +416,10 @@ describe('the worker hears every wake', () => {
       await request(app).delete(`/tasks/${task.id}`).set(auth).expect(204);
       worker.start(database.url);
       // Read outside the locking transaction: inside one, pg_stat_activity keeps the first answer.
+      // This database's only: other test files run their own workers on the same cluster.
       const waiting = async (query: string) => Number((await pool.query(query)).rows[0].n);
-      await expect.poll(() => waiting(`select count(*) as n from pg_stat_activity where application_name = 'backoffice-api-webhooks' and query ilike 'listen%'`), { timeout: 30_000, message: 'the worker listens' }).toBe(1);
-      await expect.poll(() => waiting(`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%event_relay%'`), { timeout: 30_000, message: 'the relay waits for the lock' }).toBe(1);
+      await expect.poll(() => waiting(`select count(*) as n from pg_stat_activity where datname = current_database() and application_name = 'backoffice-api-webhooks' and query ilike 'listen%'`), { timeout: 30_000, message: 'the worker listens' }).toBe(1);
+      await expect.poll(() => waiting(`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%event_relay%'`), { timeout: 30_000, message: 'the relay waits for the lock' }).toBe(1);
       // While it waits: a change whose NOTIFY reaches a busy worker.
       await request(app).post('/tasks').set(auth).send({ title: 'Heard while busy' }).expect(201);
       // The parked relay then ends with nothing to claim (its endpoint disabled meanwhile).
