@@ -138,7 +138,7 @@ const PRISM_PREFIX = /^Request (?:(?:query|path|header|cookie) parameter \S+|bod
 
 /**
  * Prism answers an invalid request with the 400's example, whose detail tells of another request
- * (issue 61: "request/body/session must have required property 'password'" for `?limit=abc`). The
+ * (for example "request/body/session must have required property 'password'" for `?limit=abc`). The
  * status and code stay; the detail and errors become what Prism itself found, worded as the
  * service words them ("request/query/limit must be integer"), or go when it says nothing usable.
  */

@@ -1,5 +1,5 @@
 // The TypeScript client package (clients/typescript/, docs/PARTNERS.md) against the real service on
-// PostgreSQL, listening on a real socket: what issue 59 asks of it. The package itself, packed and
+// PostgreSQL, listening on a real socket: what the client promises partners. The package itself, packed and
 // installed, is test/client-package.test.ts; against the mock, test/client-mock.test.ts.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// The mock's 400s tell of the request they answer (issue 61): Prism answers an invalid request with
+// The mock's 400s tell of the request they answer: Prism answers an invalid request with
 // the 400's example, whose detail was about another request; scripts/mock-server.ts puts in what
 // Prism found instead, worded as the service words it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The lists the back office offers come from the contract (issue 61): the audit journal's event
+// The lists the back office offers come from the contract: the audit journal's event
 // filter offers every AuditEventType of generated/openapi.json, and the webhook form every
 // EventType, so neither can fall behind when the contract gains a value.
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The smaller things a new administrator met on day one (issue 61): what each permission allows,
+// The smaller things a new administrator met on day one: what each permission allows,
 // in the same order in the role and the key forms; "New user" only for those who may create one;
 // no "Try again" under a refusal that trying again cannot change; a word after creating a role or
 // a user; a new meeting that does not start in the past.

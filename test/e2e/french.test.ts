@@ -1,4 +1,4 @@
-// The back office in French goes past the server (issue 61): a problem is said by its stable code
+// The back office in French goes past the server: a problem is said by its stable code
 // in the person's language (the API's detail stays English), a local webhook URL's refusal says
 // what to do, and dates go through Intl (the chart's legend, the week's days in lower case as
 // French writes them).

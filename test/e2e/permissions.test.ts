@@ -275,7 +275,7 @@ describe('the users page', () => {
       const needsDisable = 'Needs users.disable, which you do not have.';
       expect(await lockState(page, page.getByRole('button', { name: 'Save' }))).toEqual({ enabled: false, title: needsUpdate, why: needsUpdate });
       expect(await lockState(page, page.getByRole('button', { name: 'Disable' }))).toEqual({ enabled: false, title: needsDisable, why: needsDisable });
-      // Without users.create there is no "New user" link (issue 61); the form, opened by its address, says why it cannot create.
+      // Without users.create there is no "New user" link; the form, opened by its address, says why it cannot create.
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).click();
       await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
       expect(await page.getByRole('link', { name: 'New user' }).count()).toBe(0);

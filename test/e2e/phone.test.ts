@@ -1,4 +1,4 @@
-// The back office on a phone (390x844, issue 61), in English and in French: on every page nothing
+// The back office on a phone (390x844), in English and in French: on every page nothing
 // is wider than the screen (a wide table scrolls inside its own box), the header fits with "Sign
 // out" on screen, and the navigation is folded behind a Menu button that opens it, so its links do
 // not fill the first screen.

@@ -1,4 +1,4 @@
-// Every secret the back office shows once (issue 61) comes into view with the focus in it, on a
+// Every secret the back office shows once comes into view with the focus in it, on a
 // desktop screen and on a phone, wherever the page was scrolled when the person asked for it: a new
 // API key's secret and a rotated one, a new webhook endpoint's signing secret and a rotated one,
 // the recovery codes after enrolling an authenticator app and after making new ones.

@@ -170,7 +170,7 @@ export function readStorage(page: Page, key: string): Promise<string | null> {
   return page.evaluate(`localStorage.getItem(${JSON.stringify(key)})`);
 }
 
-/** The phone the back office is tried on (issue 61): an iPhone 12-14's CSS viewport. */
+/** The phone the back office is tried on: an iPhone 12-14's CSS viewport. */
 export const PHONE = { width: 390, height: 844 } as const;
 export const DESKTOP = { width: 1280, height: 800 } as const;
 
@@ -192,7 +192,7 @@ export async function scrollToBottom(page: Page): Promise<void> {
   await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
 }
 
-// Waiting for what the page says (issue 61): a browser test waits for the page to show the outcome
+// Waiting for what the page says: a browser test waits for the page to show the outcome
 // (a text, a number of rows, a state), as a person would, through Playwright's own waiting on a
 // locator. Never for a time budget: expect.poll gives up after a second, which a loaded machine
 // overruns. A test that needs the server's state reads it once the page confirmed the change.

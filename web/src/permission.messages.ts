@@ -1,4 +1,4 @@
-// What each permission lets its holder do, in both languages, shown beside its checkbox (issue 61).
+// What each permission lets its holder do, in both languages, shown beside its checkbox.
 // Typed against the contract's Permission: a permission added to the contract fails the type
 // check until it is described here.
 import type { components } from '../../generated/openapi.js';

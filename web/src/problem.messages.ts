@@ -1,4 +1,4 @@
-// What the back office says for each problem `code` of the API (issue 61): the code is the API's
+// What the back office says for each problem `code` of the API: the code is the API's
 // stable word for what went wrong; the `detail` stays the API's own English sentence. The page says
 // it in the person's language from this table (web/src/api/problem.ts describeError), and falls
 // back to the API's `detail` for a code not listed here. French uses typographic apostrophes.
