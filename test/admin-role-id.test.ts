@@ -6,7 +6,7 @@ import request from 'supertest';
 import { Migrator, sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { signIn } from './support/sessions.js';
-import { migrations } from '../src/db/migrations/index.js';
+import { loadMigrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { ADMIN_ROLE_ID, PERMISSIONS } from '../src/auth/permissions.js';
 import { hashPassword } from '../src/auth/secrets/passwords.js';
@@ -15,6 +15,8 @@ import { createUser } from './support/sessions.js';
 import { steppedUp } from './support/second-factor.js';
 import { roleRow } from './support/rows.js';
 import { makeApiKey } from './support/access-fixtures.js';
+
+const migrations = await loadMigrations();
 
 const MIGRATION = '20261208T1000_admin_role_id';
 

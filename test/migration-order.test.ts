@@ -5,9 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Migrator } from 'kysely';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
-import { migrations } from '../src/db/migrations/index.js';
+import { loadMigrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { budget } from './support/budgets.js';
+
+const migrations = await loadMigrations();
 
 let database: TestDatabase;
 beforeAll(async () => {

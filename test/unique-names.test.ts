@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from './support/context.js';
 import { adminRoleId, createAppWithTestBearer, makeUser, testBearer } from './support/access-fixtures.js';
 import { roleRow } from './support/rows.js';
 import type { Database } from '../src/db/schema.js';
-import { migrations } from '../src/db/migrations/index.js';
+import { loadMigrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { roleService } from '../src/roles/service.js';
 import { userService } from '../src/users/service.js';
@@ -18,6 +18,8 @@ import { apiKeyService } from '../src/api-keys/service.js';
 import { createUserWithPassword, DuplicateEmailError } from '../src/users/credentials.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
+
+const migrations = await loadMigrations();
 
 let database: TestDatabase;
 let auth: string;
