@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Migrator } from 'kysely';
 import { createTestDatabase, type TestDatabase } from './support/context.js';
-import { loadMigrations } from '../src/db/migrations/index.js';
+import { loadMigrations, migrationNames } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { budget } from './support/budgets.js';
 
@@ -28,5 +28,22 @@ describe('migrations merged out of order', () => {
 
     expect(await migrateToLatest(database.db)).toEqual([missing]);
     expect(await migrateToLatest(database.db)).toEqual([]);
+  });
+});
+
+describe('migrations found by their file names', () => {
+  it('finds every migration file of the folder, sorted, and ignores compiled maps and the index', () => {
+    const files = ['20270102T1000_invitations.js', 'index.js', '20261121T1200_users.js', '20261121T1200_users.js.map', '20261121T1200_users.d.ts'];
+    expect(migrationNames(files, '.js')).toEqual(['20261121T1200_users', '20270102T1000_invitations']);
+  });
+
+  it('refuses a migration file whose name would make it skipped, rather than never running it', () => {
+    expect(() => migrationNames(['20270102T1000_invitations.ts', '2027-01-03_erasure.ts'], '.ts')).toThrow(/2027-01-03_erasure\.ts is not named/);
+    expect(() => migrationNames(['20270103T1000_Erasure.ts'], '.ts')).toThrow(/is not named/);
+  });
+
+  it('reads this folder, the first migration among them, in name order', async () => {
+    expect(Object.keys(migrations)).toContain('20261121T1200_users');
+    expect(Object.keys(migrations)).toEqual([...Object.keys(migrations)].sort());
   });
 });

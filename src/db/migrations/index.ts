@@ -8,6 +8,19 @@ import type { Migration } from 'kysely';
 
 const MIGRATION_FILE = /^(\d{8}T\d{4}_[a-z0-9_]+)\.(?:ts|js)$/;
 
+/** The migrations' names among a folder's files, sorted; a file misnamed throws. */
+export function migrationNames(files: readonly string[], extension: string): string[] {
+  return files
+    .filter((file) => extname(file) === extension && file !== `index${extension}`)
+    .map((file) => {
+      const name = MIGRATION_FILE.exec(file)?.[1];
+      // A file not named like a migration would never run: refuse to start rather than skip it.
+      if (name === undefined) throw new Error(`src/db/migrations/${file} is not named <yyyymmdd>T<hhmm>_<lower_snake_name>: rename it.`);
+      return name;
+    })
+    .sort();
+}
+
 let loaded: Promise<Record<string, Migration>> | undefined;
 
 /** Every migration of the folder, by name (its file name without the extension). */
@@ -15,14 +28,7 @@ export function loadMigrations(): Promise<Record<string, Migration>> {
   loaded ??= (async () => {
     const folder = new URL('.', import.meta.url);
     const ownExtension = extname(new URL(import.meta.url).pathname);
-    const files = readdirSync(folder).filter((file) => extname(file) === ownExtension && file !== `index${ownExtension}`);
-    const names = files.map((file) => {
-      const name = MIGRATION_FILE.exec(file)?.[1];
-      // A file that is not named like a migration would never run: refuse to start rather than skip it.
-      if (name === undefined) throw new Error(`src/db/migrations/${file} is not named <yyyymmdd>T<hhmm>_<lower_snake_name>: rename it.`);
-      return name;
-    });
-    names.sort();
+    const names = migrationNames(readdirSync(folder), ownExtension);
     const modules = await Promise.all(names.map((name) => import(new URL(`${name}${ownExtension}`, folder).href) as Promise<Migration>));
     return Object.fromEntries(names.map((name, i) => [name, modules[i]!]));
   })();
