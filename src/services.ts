@@ -26,7 +26,7 @@ import { leakReportService, loadReporterKeys } from './api-keys/leak-reports.js'
 import { webhookService } from './webhooks/service.js';
 import { deliveryWorker } from './webhooks/worker.js';
 import { KeyInflector, type Inflection } from './contract/inflection.js';
-import { loadSpec } from './contract/spec.js';
+import { readContract } from './contract/spec.js';
 import { identityProviderService } from './auth/identity-providers/providers.js';
 import { scimUserService } from './scim/users.js';
 import { scimGroupService } from './scim/groups.js';
@@ -109,7 +109,7 @@ export function buildServices(deps: Dependencies): Services {
 
 /** Payloads are stored in snake_case; each endpoint gets its key style, by the contract's Event schema (as GET /events answers). */
 function eventStyler() {
-  const inflector = new KeyInflector(loadSpec());
+  const inflector = new KeyInflector(readContract());
   return (payload: Record<string, unknown>, style: string) =>
     inflector.toStyle(payload, { $ref: payload.type === 'webhook_endpoint.test' ? '#/components/schemas/WebhookTestEvent' : '#/components/schemas/Event' }, style as Inflection);
 }

@@ -2,7 +2,7 @@
 // reader and the sealer; the contract's AuditEvent schema is the public shape of the same thing.
 import type { RawBuilder } from 'kysely';
 import type { components } from '../../generated/openapi.js';
-import { loadSpec } from '../contract/spec.js';
+import { readContract } from '../contract/spec.js';
 
 // The action types, the kinds of actor and the kinds of target are the contract's (AuditEventType,
 // AuditActorType, AuditTargetType; its filters use them too): a feature that records a new action
@@ -13,7 +13,7 @@ export type AuditEventType = Contract['AuditEventType'];
 export type ActorType = Contract['AuditActorType'];
 export type TargetType = Contract['AuditTargetType'];
 
-const enumOf = <T>(name: string) => Object.freeze((loadSpec().components.schemas as Record<string, { enum: T[] }>)[name]!.enum) as readonly T[];
+const enumOf = <T>(name: string) => Object.freeze((readContract().components.schemas as Record<string, { enum: T[] }>)[name]!.enum) as readonly T[];
 export const AUDIT_EVENT_TYPES = enumOf<AuditEventType>('AuditEventType');
 export const ACTOR_TYPES = enumOf<ActorType>('AuditActorType');
 export const TARGET_TYPES = enumOf<TargetType>('AuditTargetType');

@@ -8,7 +8,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { components } from '../../generated/openapi.js';
-import { loadSpec } from '../contract/spec.js';
+import { readContract } from '../contract/spec.js';
 
 export type EventType = components['schemas']['EventType'];
 
@@ -25,7 +25,7 @@ export interface PublicEvent {
  * holds the section, the EventType enum and the audit event types to one another.
  */
 export const PUBLIC_EVENTS: ReadonlyMap<string, PublicEvent> = new Map(
-  Object.entries((loadSpec().webhooks ?? {}) as Record<string, { post?: Record<string, unknown> }>).flatMap(([type, item]) => {
+  Object.entries((readContract().webhooks ?? {}) as Record<string, { post?: Record<string, unknown> }>).flatMap(([type, item]) => {
     const audit = item.post?.['x-audit-event'];
     const permission = item.post?.['x-required-permission'];
     return typeof audit === 'string' && typeof permission === 'string' ? [[audit, { type: type as EventType, permission }] as const] : [];

@@ -6,7 +6,7 @@
 // says what is wrong.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { addContractFormats } from './formats.js';
-import { loadSpec, type JsonSchema } from './spec.js';
+import { readContract, type JsonSchema } from './spec.js';
 import type { FieldError } from '../errors.js';
 
 let ajv: Ajv2020 | undefined;
@@ -18,7 +18,7 @@ function validatorOf(schemaName: string): ValidateFunction {
     if (!ajv) {
       ajv = new Ajv2020({ strict: false, allErrors: true });
       addContractFormats(ajv);
-      ajv.addSchema(loadSpec() as JsonSchema, 'contract');
+      ajv.addSchema(readContract() as JsonSchema, 'contract');
     }
     validate = ajv.compile({ $ref: `contract#/components/schemas/${schemaName}` });
     compiled.set(schemaName, validate);

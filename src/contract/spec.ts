@@ -42,8 +42,25 @@ export interface OperationInfo {
   raw: JsonSchema;
 }
 
+/** A fresh copy of the bundled contract (or of another document), for a caller that hands it to a library. */
 export function loadSpec(path = BUNDLED_SPEC_PATH): OpenApiDocument {
   return JSON.parse(readFileSync(path, 'utf8')) as OpenApiDocument;
+}
+
+let shared: OpenApiDocument | undefined;
+
+/** The bundled contract, parsed once per process and frozen, for the modules that only read it. */
+export function readContract(): OpenApiDocument {
+  shared ??= deepFreeze(loadSpec());
+  return shared;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 /** Follows a local `$ref` (`#/components/...`) until it reaches a schema object. */
