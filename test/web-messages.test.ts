@@ -21,6 +21,11 @@ describe('the wording of the back office', () => {
     }
   });
 
+  it('French uses one apostrophe, the typographic one (’), never the typewriter one', () => {
+    const straight = Object.entries(dictionaries.fr).filter(([, text]) => text.includes("'"));
+    expect(straight.map(([key, text]) => `${key}: ${text}`)).toEqual([]);
+  });
+
   it('both languages have the same keys', () => {
     expect(Object.keys(dictionaries.fr).sort()).toEqual(Object.keys(dictionaries.en).sort());
   });

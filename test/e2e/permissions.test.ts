@@ -73,8 +73,8 @@ describe('permissions in the page', () => {
       expect(await page.getByRole('alert').textContent()).toContain("You don't have permission to do this: it needs the permission users.list.");
       await screenshot(page, 'forbidden');
       await page.getByLabel('Language').selectOption('fr');
-      await page.getByRole('alert').filter({ hasText: "Vous n'avez pas l'autorisation de faire ceci : il faut la permission users.list." }).waitFor();
-      expect(await page.getByRole('alert').textContent()).toContain("Vous n'avez pas l'autorisation de faire ceci : il faut la permission users.list.");
+      await page.getByRole('alert').filter({ hasText: "Vous n’avez pas l’autorisation de faire ceci : il faut la permission users.list." }).waitFor();
+      expect(await page.getByRole('alert').textContent()).toContain("Vous n’avez pas l’autorisation de faire ceci : il faut la permission users.list.");
     } finally {
       await browser.close();
     }
@@ -247,10 +247,10 @@ describe('the users page', () => {
       // Judged against the user as saved (the notice comes with the form rebuilt from it): the role just granted cannot be taken away either.
       expect(await box(page, 'nobody-much')).toEqual({ checked: true, enabled: false, title: cannotRemove, why: cannotRemove });
       await page.getByLabel('Language').selectOption('fr');
-      const frenchHint = "Cet utilisateur a api_keys.manage, que vous n'avez pas : vous ne pouvez lui retirer aucun rôle.";
+      const frenchHint = "Cet utilisateur a api_keys.manage, que vous n’avez pas : vous ne pouvez lui retirer aucun rôle.";
       await waitForText(page.locator('#user-cannot-remove-roles'), frenchHint);
       expect(await page.locator('#user-cannot-remove-roles').textContent()).toBe(frenchHint);
-      expect(await page.locator('#status-why').textContent()).toBe("Il faut api_keys.manage, que vous n'avez pas.");
+      expect(await page.locator('#status-why').textContent()).toBe("Il faut api_keys.manage, que vous n’avez pas.");
       await page.getByLabel('Langue').selectOption('en');
 
       // The viewer holds nothing the manager lacks: its roles may be taken away, it may be disabled.

@@ -81,7 +81,7 @@ describe('resetting second factors in the back office', () => {
       // Off once the roles are read (what the administrator holds): wait for the page to say so.
       await page.getByRole('button', { name: 'Réinitialiser les seconds facteurs', disabled: true }).waitFor();
       expect(await reset.isDisabled()).toBe(true);
-      expect(await reset.getAttribute('title')).toMatch(/^Il faut .*api_keys\.manage.*, que vous n'avez pas\.$/);
+      expect(await reset.getAttribute('title')).toMatch(/^Il faut .*api_keys\.manage.*, que vous n’avez pas\.$/);
       // The colleague holds nothing more than the help desk: the button is on.
       await page.goto(`${service.baseUrl}/#/users/${colleague}`);
       await page.getByRole('heading', { name: COLLEAGUE.email }).waitFor();

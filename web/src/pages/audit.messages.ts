@@ -35,7 +35,7 @@ export const auditMessages = pageMessages({
   'audit.line.api_key_revoked': { en: '{actor} revoked key {target}', fr: '{actor} a révoqué la clé {target}' },
   'audit.line.api_key_ip_refused': { en: 'Key {target} was refused from an address outside its allowlist', fr: 'La clé {target} a été refusée depuis une adresse hors de sa liste' },
   'audit.line.api_key_leak_reported': { en: 'Key {target} was reported leaked and revoked', fr: 'La clé {target} a été signalée divulguée et révoquée' },
-  'audit.line.api_key_leak_reported.previous': { en: 'The previous secret of key {target} was reported leaked and stopped', fr: "L'ancien secret de la clé {target} a été signalé divulgué et arrêté" },
+  'audit.line.api_key_leak_reported.previous': { en: 'The previous secret of key {target} was reported leaked and stopped', fr: 'L’ancien secret de la clé {target} a été signalé divulgué et arrêté' },
   'audit.line.role_created': { en: '{actor} created role {target}', fr: '{actor} a créé le rôle {target}' },
   'audit.line.role_updated': { en: '{actor} changed role {target}', fr: '{actor} a modifié le rôle {target}' },
   'audit.line.role_deleted': { en: '{actor} deleted role {target}', fr: '{actor} a supprimé le rôle {target}' },

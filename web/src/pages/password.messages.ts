@@ -11,5 +11,5 @@ export const passwordMessages = pageMessages({
   'password.mismatch': { en: 'The two new passwords differ.', fr: 'Les deux nouveaux mots de passe diffèrent.' },
   'password.submit': { en: 'Change my password', fr: 'Changer mon mot de passe' },
   'password.requiredTitle': { en: 'Choose your own password', fr: 'Choisissez votre mot de passe' },
-  'password.requiredNotice': { en: 'Your password was set by someone else. Choose your own to continue: until then nothing else is available.', fr: "Votre mot de passe a été choisi par quelqu'un d'autre. Choisissez le vôtre pour continuer : rien d'autre n'est possible d'ici là." },
+  'password.requiredNotice': { en: 'Your password was set by someone else. Choose your own to continue: until then nothing else is available.', fr: 'Votre mot de passe a été choisi par quelqu’un d’autre. Choisissez le vôtre pour continuer : rien d’autre n’est possible d’ici là.' },
 });

@@ -23,7 +23,7 @@ export const usersMessages = pageMessages({
   'users.rolesHint': { en: 'Role names, separated by commas.', fr: 'Noms des rôles, séparés par des virgules.' },
   'users.createTitle': { en: 'New user', fr: 'Nouvel utilisateur' },
   'users.initialPassword': { en: 'Initial password (optional)', fr: 'Mot de passe initial (facultatif)' },
-  'users.initialPasswordHint': { en: '12 to 128 characters. Without one, the user cannot sign in until a password is set. With one, they must choose their own at first sign-in.', fr: "12 à 128 caractères. Sans mot de passe, l'utilisateur ne peut pas se connecter. Avec, il devra choisir le sien à sa première connexion." },
+  'users.initialPasswordHint': { en: '12 to 128 characters. Without one, the user cannot sign in until a password is set. With one, they must choose their own at first sign-in.', fr: '12 à 128 caractères. Sans mot de passe, l’utilisateur ne peut pas se connecter. Avec, il devra choisir le sien à sa première connexion.' },
   'users.back': { en: 'Back to the users', fr: 'Retour aux utilisateurs' },
   'users.disable': { en: 'Disable', fr: 'Désactiver' },
   'users.createdNotice': { en: '{email} is created.', fr: '{email} est créé.' },
@@ -33,9 +33,9 @@ export const usersMessages = pageMessages({
   'users.resetSecondFactors': { en: 'Reset second factors', fr: 'Réinitialiser les seconds facteurs' },
   'users.resetSecondFactorsConfirm': {
     en: 'Remove every authenticator app, passkey and recovery code of {email}, and sign them out everywhere? They will sign in with their password alone, and enrol again.',
-    fr: "Supprimer toutes les applications d'authentification, clés d'accès et codes de secours de {email}, et fermer toutes ses sessions ? Cette personne se connectera avec son seul mot de passe, puis s'inscrira à nouveau.",
+    fr: 'Supprimer toutes les applications d’authentification, clés d’accès et codes de secours de {email}, et fermer toutes ses sessions ? Cette personne se connectera avec son seul mot de passe, puis s’inscrira à nouveau.',
   },
   'users.secondFactorsReset': { en: 'The second factors of {email} are reset; they are signed out everywhere.', fr: 'Les seconds facteurs de {email} sont réinitialisés ; toutes ses sessions sont fermées.' },
-  'users.cannotGrant': { en: 'You can only grant a role whose every permission you hold yourself.', fr: "Vous ne pouvez attribuer qu'un rôle dont vous avez vous-même toutes les permissions." },
-  'users.cannotRemoveRoles': { en: 'This user holds {permissions}, which you do not have: you cannot take any of their roles away.', fr: "Cet utilisateur a {permissions}, que vous n'avez pas : vous ne pouvez lui retirer aucun rôle." },
+  'users.cannotGrant': { en: 'You can only grant a role whose every permission you hold yourself.', fr: 'Vous ne pouvez attribuer qu’un rôle dont vous avez vous-même toutes les permissions.' },
+  'users.cannotRemoveRoles': { en: 'This user holds {permissions}, which you do not have: you cannot take any of their roles away.', fr: 'Cet utilisateur a {permissions}, que vous n’avez pas : vous ne pouvez lui retirer aucun rôle.' },
 });
