@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { TokenKeeper, STORAGE_KEY, REFRESH_MARGIN_MS, SessionEndedError, type RefreshOutcome, type StoredTokens, type TokenSet } from '../web/src/api/tokens.js';
 import { ApiError, describeError } from '../web/src/api/problem.js';
 import { translator, dictionaries } from '../web/src/messages.js';
-import { describeEvent, type AuditEvent } from '../web/src/audit-line.js';
+import { describeChanges, describeEvent, type AuditEvent } from '../web/src/audit-line.js';
 
 class MemoryStore {
   readonly items = new Map<string, string>();
@@ -182,6 +182,25 @@ describe('the audit line of a leak report', () => {
   it('says the key was revoked when its current secret leaked, and only the previous secret stopped when that one did', () => {
     expect(describeEvent(event('current'), translator('en'))).toBe('Key crm was reported leaked and revoked');
     expect(describeEvent(event('previous'), translator('en'))).toBe('The previous secret of key crm was reported leaked and stopped');
-    expect(describeEvent(event('previous'), translator('fr'))).toBe("L'ancien secret de la clé crm a été signalé divulgué et arrêté");
+    expect(describeEvent(event('previous'), translator('fr'))).toBe('L’ancien secret de la clé crm a été signalé divulgué et arrêté');
+  });
+});
+
+describe('the changes of an audit event', () => {
+  const taskUpdated = {
+    id: '2',
+    at: '2026-12-17T10:00:00.000Z',
+    type: 'task_updated',
+    actor: { type: 'user', id: 'u', label: 'Ada Lovelace', session_id: null },
+    target: { type: 'task', id: 't', label: 'Budget' },
+    details: {},
+    changes: { before: { assignee_id: null, due_at: null, labels: [], custom_field: 'a' }, after: { assignee_id: 'u1', due_at: null, labels: [], custom_field: 'b' } },
+    ip_address: null,
+  } as unknown as AuditEvent;
+  const naming = { formatDate: (value: string) => value, nameOf: (id: string) => (id === 'u1' ? 'Grace Hopper' : undefined) };
+
+  it('names the fields in words in the person\'s language, the ids by name, and leaves out a field empty before and after', () => {
+    expect(describeChanges(taskUpdated, translator('en'), naming)).toBe('assignee: nothing → Grace Hopper; custom_field: a → b');
+    expect(describeChanges(taskUpdated, translator('fr'), naming)).toBe('responsable: rien → Grace Hopper; custom_field: a → b');
   });
 });

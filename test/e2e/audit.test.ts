@@ -74,7 +74,7 @@ describe('audit in the back office', () => {
     expect(await lines.first().textContent()).toBe('Ada Lovelace signed in, from 127.0.0.1');
     const rotation = page.locator('tbody tr[data-event-type="api_key_rotated"]');
     expect(await rotation.locator('.line').textContent()).toBe('Ada Lovelace rotated key ci-deploy, grace 1 h, from 203.0.113.7');
-    expect(await rotation.locator('.changes').textContent()).toBe('last_characters: 9fQ2 → Xb7k');
+    expect(await rotation.locator('.changes').textContent()).toBe('last characters: 9fQ2 → Xb7k');
     await screenshot(page, 'audit');
 
     // Failed sign-ins only: 18 of them, 20 a page.

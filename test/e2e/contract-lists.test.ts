@@ -46,7 +46,7 @@ describe('lists from the contract', () => {
       await page.getByLabel('Event', { exact: true }).selectOption('task_created');
       await page.getByRole('button', { name: 'Filter' }).click();
       const changes = page.locator('tr[data-event-type="task_created"] .changes');
-      await changes.filter({ hasText: 'assignee_id: nothing → Ada Lovelace' }).waitFor();
+      await changes.filter({ hasText: 'assignee: nothing → Ada Lovelace' }).waitFor();
       expect(await changes.textContent()).not.toContain(me.user.id);
 
       await page.goto(`${service.baseUrl}/#/webhooks/new`);

@@ -1,7 +1,7 @@
 // One readable line per audit event, in the chosen language: "Ada Lovelace rotated key ci-deploy,
 // grace 1 h, from 203.0.113.7". Kept free of the DOM so tests can use it.
 import type { components } from '../../generated/openapi.js';
-import type { T } from './messages.js';
+import { dictionaries, type MessageKey, type T } from './messages.js';
 
 export type AuditEvent = components['schemas']['AuditEvent'];
 
@@ -75,7 +75,7 @@ const show = (value: unknown, t: T, naming: Naming): string => {
 };
 
 /**
- * "permissions: users.list → users.list, users.read; name: a → b", or "" when nothing changed;
+ * "permissions: users.list → users.list, users.read; name: a → b" (fields in words), or "" when nothing changed;
  * instants in the person's time and ids by name (`naming`), a field empty before and after left out.
  */
 export function describeChanges(event: AuditEvent, t: T, naming: Naming = { formatDate: (value) => value }): string {
@@ -83,5 +83,11 @@ export function describeChanges(event: AuditEvent, t: T, naming: Naming = { form
   const before = event.changes.before ?? {};
   const after = event.changes.after ?? {};
   const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((field) => !(empty(before[field]) && empty(after[field])));
-  return fields.map((field) => `${field}: ${show(before[field], t, naming)} → ${show(after[field], t, naming)}`).join('; ');
+  return fields.map((field) => `${fieldName(field, t)}: ${show(before[field], t, naming)} → ${show(after[field], t, naming)}`).join('; ');
+}
+
+/** A changed field in words ("assignee_id" → "assignee"), or its API name when the page has no wording for it. */
+function fieldName(field: string, t: T): string {
+  const key = `audit.field.${field}`;
+  return key in dictionaries.en ? t(key as MessageKey) : field;
 }
