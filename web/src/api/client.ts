@@ -1,14 +1,19 @@
-// The one way the interface talks to the service: openapi-fetch typed from the same generated spec
-// the server validates against, with the bearer token added and refreshed as needed.
-import createClient, { type Middleware } from 'openapi-fetch';
+// The one way the interface talks to the service: the partners' client (clients/typescript), so
+// the back office runs on the client partners get and exercises it every day: an Idempotency-Key on
+// every create kept across its retries, retries of only what is safe, typed problems. What is the
+// back office's own: the bearer token kept in this browser and shared by its tabs (tokens.ts), the
+// step-up prompt, and If-Match sent only from the tag the form read (the client's memory of tags is
+// off). Its problems are turned into the page's ApiError, whose wording is the person's language.
+import createFetchClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from '../../../generated/openapi.js';
+import { createClient, ApiError as ClientError, NetworkError } from '../../../clients/typescript/src/index.js';
 import { ApiError } from './problem.js';
 import { TokenKeeper, STORAGE_KEY } from './tokens.js';
 
 const baseUrl = window.location.origin;
 
-/** Used for the refresh itself, which carries its own Authorization header. */
-const bare = createClient<paths>({ baseUrl });
+/** Used for the refresh itself, which carries its own Authorization header and must not be retried. */
+const bare = createFetchClient<paths>({ baseUrl });
 
 export const tokens = new TokenKeeper({
   store: window.localStorage,
@@ -44,7 +49,8 @@ const bearer: Middleware = {
   },
 };
 
-export const api = createClient<paths>({ baseUrl });
+// A person waits at most a couple of seconds for a retry; a longer Retry-After is shown to them (describeError).
+export const api = createClient({ baseUrl, style: 'snake', ifMatch: false, retry: { maxRetries: 2, maxDelayMs: 2_000 } });
 api.use(bearer);
 
 type Result = { data?: unknown; error?: unknown; response: Response };
@@ -69,17 +75,28 @@ export function setStepUpPrompt(prompt: StepUpPrompt | undefined): void {
  */
 export async function call<R extends Result>(run: () => Promise<R>): Promise<Exclude<R['data'], undefined>> {
   const sentAt = Date.now();
-  let result = await run();
-  if (result.response.status === 401 && tokens.signedIn) {
+  let result = await settle(run);
+  if (result instanceof ApiError && result.status === 401 && tokens.signedIn) {
     await tokens.refreshAfterRejection(sentAt);
-    result = await run();
+    result = await settle(run);
   }
-  if (result.response.status === 403 && stepUpPrompt) {
-    const refusal = new ApiError(result.response, result.error);
-    if (refusal.problem?.code === 'step_up_required' && (await stepUpPrompt(refusal.problem.step_up_methods ?? ['password']))) result = await run();
+  if (result instanceof ApiError && result.status === 403 && stepUpPrompt) {
+    if (result.problem?.code === 'step_up_required' && (await stepUpPrompt(result.problem.step_up_methods ?? ['password']))) result = await settle(run);
   }
+  if (result instanceof ApiError) throw result;
   if (!result.response.ok) throw new ApiError(result.response, result.error);
   return result.data as Exclude<R['data'], undefined>;
+}
+
+/** The call's result, or the client's refusal as the page's ApiError; a request without an answer throws a TypeError (describeError: "cannot reach"). */
+async function settle<R extends Result>(run: () => Promise<R>): Promise<R | ApiError> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof ClientError) return new ApiError({ status: error.status, headers: error.headers }, error.problem);
+    if (error instanceof NetworkError) throw new TypeError(error.message, { cause: error });
+    throw error;
+  }
 }
 
 /** One resource and its entity tag (RFC 9110 ETag), to send back in If-Match when changing it. */
