@@ -6,7 +6,12 @@ import type { Authenticators } from './auth/principal.js';
 import { userService } from './users/service.js';
 import { roleService } from './roles/service.js';
 import { apiKeyService } from './api-keys/service.js';
-import { sessionService } from './auth/sessions/service.js';
+import { SignInAttempts } from './auth/sessions/sign-in-attempts.js';
+import { SignInService } from './auth/sessions/sign-in.js';
+import { StepUpService } from './auth/sessions/step-up-proofs.js';
+import { TokenRefresh } from './auth/sessions/token-refresh.js';
+import { SessionManagement } from './auth/sessions/management.js';
+import { PasswordChange } from './auth/sessions/password-change.js';
 import { auditService } from './audit/service.js';
 import { meetingService } from './meetings/service.js';
 import { taskService } from './tasks/service.js';
@@ -38,7 +43,14 @@ export interface Services {
   roles: ReturnType<typeof roleService>;
   apiKeys: ReturnType<typeof apiKeyService>;
   leakReports: ReturnType<typeof leakReportService>;
-  sessions: ReturnType<typeof sessionService>;
+  /** Signing in: a password, its second step, a passkey alone, after an identity provider. */
+  signIn: SignInService;
+  /** A fresh proof for the current session. */
+  stepUp: StepUpService;
+  tokenRefresh: TokenRefresh;
+  /** Listing and ending sessions. */
+  sessions: SessionManagement;
+  passwordChange: PasswordChange;
   audit: ReturnType<typeof auditService>;
   meetings: ReturnType<typeof meetingService>;
   tasks: ReturnType<typeof taskService>;
@@ -77,7 +89,8 @@ export function buildServices(deps: Dependencies): Services {
   const usage = new UsageCounter();
   const secondFactors = secondFactorService(deps);
   const passkeys = passkeyService(deps, secondFactors.newCodesFor);
-  const sessions = sessionService(deps, { secondFactors, passkeys });
+  const attempts = new SignInAttempts(deps);
+  const signIn = new SignInService(deps, { secondFactors, passkeys }, attempts);
   const users = userService(deps, revokeSessions);
   const keys = keyCache(deps, deps.config.apiKeyCache);
   return {
@@ -85,7 +98,11 @@ export function buildServices(deps: Dependencies): Services {
     roles: roleService(deps),
     apiKeys: apiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
     leakReports: leakReportService(deps, deps.config.leakReportKeysFile ? loadReporterKeys(deps.config.leakReportKeysFile) : null),
-    sessions,
+    signIn,
+    stepUp: new StepUpService(deps, { secondFactors, passkeys }, attempts),
+    tokenRefresh: new TokenRefresh(deps),
+    sessions: new SessionManagement(deps),
+    passwordChange: new PasswordChange(deps, attempts),
     audit: auditService(deps),
     meetings: meetingService(deps),
     tasks: taskService(deps),
@@ -100,7 +117,7 @@ export function buildServices(deps: Dependencies): Services {
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
     admission: admissionService(deps, usage),
     identityProviders: identityProviderService(deps),
-    oidcSignIn: oidcSignInService(deps, sessions),
+    oidcSignIn: oidcSignInService(deps, signIn),
     scimUsers: scimUserService(deps, users),
     scimGroups: scimGroupService(deps, users),
     config: { oidc: deps.config.oidc },

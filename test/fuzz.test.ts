@@ -55,7 +55,7 @@ let logText: () => string;
 /** A real sign-in through the service (from an address of its own, so the fuzzer's failed sign-ins from 127.0.0.1 never lock it out). */
 async function signInAdmin(): Promise<string> {
   const { email } = await database.db.selectFrom('users').select('email').where('id', '=', admin.id).executeTakeFirstOrThrow();
-  const outcome = await buildServices(deps).sessions.signIn(email, admin.password, { ip: '192.0.2.10', userAgent: 'fuzzer' });
+  const outcome = await buildServices(deps).signIn.withPassword(email, admin.password, { ip: '192.0.2.10', userAgent: 'fuzzer' });
   if (!('tokens' in outcome)) throw new Error('the fuzzed administrator has no second factor: the password alone signs in');
   const set = outcome.tokens;
   keep(set.access_token, 'admin access token');
@@ -102,7 +102,7 @@ beforeAll(async () => {
 
   const victim = await createUser(database.db);
   keep(victim.password, 'password');
-  await buildServices(deps).sessions.signIn(victim.email, victim.password, { ip: '192.0.2.11', userAgent: 'fuzzer' });
+  await buildServices(deps).signIn.withPassword(victim.email, victim.password, { ip: '192.0.2.11', userAgent: 'fuzzer' });
   const victimSession = await database.db.selectFrom('sessions').select('id').where('user_id', '=', victim.id).executeTakeFirstOrThrow();
   const role = await makeRole(database.db, ['users.list']);
   const spareKey = await makeApiKey(database.db, ['users.list'], { clock });

@@ -38,7 +38,7 @@ import { recordAuditEvent } from '../../audit/recorder.js';
 import { recordSecurityEvent } from '../sessions/security-events.js';
 import { EMAIL_UNIQUE_INDEX, emailKey, isEmailAddress } from '../../users/names.js';
 import { isUniqueViolation } from '../../db/unique-violation.js';
-import type { SessionService, SignInOutcome } from '../sessions/service.js';
+import type { SignInOutcome, SignInService } from '../sessions/sign-in.js';
 import { domainOf } from '../sessions/sso-required.js';
 import { truncateUserAgent, type ClientInfo } from '../sessions/revocation.js';
 import { openClientSecret } from './client-secret.js';
@@ -102,7 +102,7 @@ export interface CallbackInput {
   flow_token: string;
 }
 
-export function oidcSignInService(deps: Dependencies, sessions: SessionService) {
+export function oidcSignInService(deps: Dependencies, signIn: SignInService) {
   const { db, clock, config } = deps;
   const keys = keyringOf(config);
   const { redirectUri, flowTtlS } = config.oidc;
@@ -284,10 +284,10 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
     if (user.has_second_factor && !vouched) {
       // Nothing of the provider's is written before the second factor is proved: a subject that
       // never passes it takes no link and sets no role (written by writePending on that step).
-      return sessions.signInVerified(trx, { id: user.id, email: user.email, has_second_factor: true }, client, false, pending);
+      return signIn.afterProvider(trx, { id: user.id, email: user.email, has_second_factor: true }, client, false, pending);
     }
     if (!(await writePending(trx, user.id, pending, now, client))) throw raceLost();
-    return sessions.signInVerified(trx, { id: user.id, email: user.email, has_second_factor: user.has_second_factor }, client, vouched);
+    return signIn.afterProvider(trx, { id: user.id, email: user.email, has_second_factor: user.has_second_factor }, client, vouched);
   }
 
   /** Who acts in the sign-in's audit records: the person signing in, on their own account. */
@@ -330,7 +330,7 @@ export function oidcSignInService(deps: Dependencies, sessions: SessionService) 
 
   // The second factor proved: what the provider's sign-in left pending is written (or nothing,
   // when its provider or its link's place has gone meanwhile; the person proved both factors).
-  sessions.onPendingOidc(async (trx, userId, pending, now, client) => {
+  signIn.onPendingOidc(async (trx, userId, pending, now, client) => {
     await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
     await writePending(trx, userId, pending as PendingSignIn, now, client);
   });

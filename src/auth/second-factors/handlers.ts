@@ -8,7 +8,7 @@ import { requireCaller, signedInUser } from '../caller.js';
 import type { Principal } from '../principal.js';
 import { NO_STORE } from '../../http/no-store.js';
 
-export function secondFactorHandlers({ secondFactors, secondFactorResets, sessions, users }: Pick<Services, 'secondFactors' | 'secondFactorResets' | 'sessions' | 'users'>) {
+export function secondFactorHandlers({ secondFactors, secondFactorResets, stepUp, users }: Pick<Services, 'secondFactors' | 'secondFactorResets' | 'stepUp' | 'users'>) {
   /** The caller with the e-mail address the authenticator app is labelled with. */
   async function person(principal: Principal | null) {
     const me = signedInUser(principal);
@@ -56,12 +56,12 @@ export function secondFactorHandlers({ secondFactors, secondFactorResets, sessio
           : body.passkey !== undefined
             ? { passkey: body.passkey }
             : { password: body.password! };
-    return { status: 200, body: await sessions.stepUp(await person(principal), answer, request), headers: NO_STORE };
+    return { status: 200, body: await stepUp.prove(await person(principal), answer, request), headers: NO_STORE };
   };
 
   const startPasskeyStepUp: Handler<'startPasskeyStepUp'> = async ({ principal, request }) => ({
     status: 201,
-    body: await sessions.startPasskeyStepUp(await person(principal), request),
+    body: await stepUp.startWithPasskey(await person(principal), request),
     headers: NO_STORE,
   });
 

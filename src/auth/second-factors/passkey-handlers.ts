@@ -7,7 +7,7 @@ import { signedInUser } from '../caller.js';
 import type { Principal } from '../principal.js';
 import { NO_STORE, NO_STORE_TOKENS } from '../../http/no-store.js';
 
-export function passkeyHandlers({ passkeys, sessions, users }: Pick<Services, 'passkeys' | 'sessions' | 'users'>) {
+export function passkeyHandlers({ passkeys, signIn, users }: Pick<Services, 'passkeys' | 'signIn' | 'users'>) {
   /** The caller with the e-mail address the passkey is labelled with in the browser. */
   async function person(principal: Principal | null) {
     const me = signedInUser(principal);
@@ -46,13 +46,13 @@ export function passkeyHandlers({ passkeys, sessions, users }: Pick<Services, 'p
 
   const startPasskeySignIn: Handler<'startPasskeySignIn'> = async ({ request }) => ({
     status: 201,
-    body: await sessions.startPasskeySignIn(request),
+    body: await signIn.startWithPasskey(request),
     headers: NO_STORE,
   });
 
   const signInWithPasskey: Handler<'signInWithPasskey'> = async ({ body, request }) => ({
     status: 201,
-    body: await sessions.signInWithPasskey(body.credential, request),
+    body: await signIn.withPasskey(body.credential, request),
     headers: NO_STORE_TOKENS,
   });
 

@@ -10,10 +10,10 @@ import { NO_STORE_TOKENS } from '../../http/no-store.js';
 const sessionNotFound = () => notFound('session_not_found', 'No session with this id.');
 const userNotFound = () => notFound('not_found', 'No user has this id.');
 
-export function sessionHandlers({ sessions }: Pick<Services, 'sessions'>) {
+export function sessionHandlers({ signIn: signingIn, sessions }: Pick<Services, 'signIn' | 'sessions'>) {
 
   const signIn: Handler<'signIn'> = async ({ body, request }) => {
-    const outcome = await sessions.signIn(body.session.email, body.session.password, request);
+    const outcome = await signingIn.withPassword(body.session.email, body.session.password, request);
     if ('challenge' in outcome) return { status: 202, body: { second_factor: outcome.challenge }, headers: NO_STORE_TOKENS };
     return { status: 201, body: outcome.tokens, headers: NO_STORE_TOKENS };
   };
@@ -21,13 +21,13 @@ export function sessionHandlers({ sessions }: Pick<Services, 'sessions'>) {
   const signInSecondFactor: Handler<'signInSecondFactor'> = async ({ body, request }) => {
     // The contract lets exactly one factor through beside the challenge token.
     const answer = body.totp_code !== undefined ? { totp_code: body.totp_code } : body.passkey !== undefined ? { passkey: body.passkey } : { recovery_code: body.recovery_code! };
-    const set = await sessions.signInSecondFactor(body.challenge_token, answer, request);
+    const set = await signingIn.withSecondFactor(body.challenge_token, answer, request);
     return { status: 201, body: set, headers: NO_STORE_TOKENS };
   };
 
   const listSessions: Handler<'listSessions'> = async ({ principal }) => {
     const me = signedInUser(principal);
-    const rows = await sessions.listSessions(me.userId);
+    const rows = await sessions.listOwn(me.userId);
     return { status: 200, body: { data: rows.map((row) => presentSession(row, me.sessionId)) } };
   };
 
@@ -46,7 +46,7 @@ export function sessionHandlers({ sessions }: Pick<Services, 'sessions'>) {
   };
 
   const listUserSessions: Handler<'listUserSessions'> = async ({ principal, path }) => {
-    const rows = await sessions.listSessionsOfUser(path.id);
+    const rows = await sessions.listOfUser(path.id);
     if (!rows) throw userNotFound();
     const current = principal?.kind === 'user' ? principal.sessionId : null;
     return { status: 200, body: { data: rows.map((row) => presentSession(row, current)) } };
@@ -54,12 +54,12 @@ export function sessionHandlers({ sessions }: Pick<Services, 'sessions'>) {
 
   const revokeUserSessions: Handler<'revokeUserSessions'> = async ({ path, principal, request }) => {
     // Revoking when there is nothing to revoke is fine (204); naming nobody is not.
-    if (!(await sessions.revokeUserSessions(requireCaller(principal), path.id, undefined, request)) && !(await sessions.userExists(path.id))) throw userNotFound();
+    if (!(await sessions.revokeAsManager(requireCaller(principal), path.id, undefined, request)) && !(await sessions.userExists(path.id))) throw userNotFound();
     return { status: 204, body: undefined };
   };
 
   const revokeUserSession: Handler<'revokeUserSession'> = async ({ path, principal, request }) => {
-    if (!(await sessions.revokeUserSessions(requireCaller(principal), path.id, path.session_id, request))) throw sessionNotFound();
+    if (!(await sessions.revokeAsManager(requireCaller(principal), path.id, path.session_id, request))) throw sessionNotFound();
     return { status: 204, body: undefined };
   };
 

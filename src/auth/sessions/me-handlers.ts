@@ -7,11 +7,11 @@ import { presentSession } from './presenter.js';
 import { presentUser } from '../../users/presenter.js';
 import { signedInUser } from '../caller.js';
 
-export function meHandlers({ sessions, users }: Pick<Services, 'sessions' | 'users'>) {
+export function meHandlers({ sessions, passwordChange, users }: Pick<Services, 'sessions' | 'passwordChange' | 'users'>) {
 
   const getMe: Handler<'getMe'> = async ({ principal }) => {
     const me = signedInUser(principal);
-    const [user, session] = await Promise.all([users.find(me.userId), sessions.findSession(me.sessionId)]);
+    const [user, session] = await Promise.all([users.find(me.userId), sessions.find(me.sessionId)]);
     // Signed out or revoked between authentication and here.
     if (!user || !session) throw refused('invalid_token', 'The access token is unknown, expired or revoked.');
     return {
@@ -26,7 +26,7 @@ export function meHandlers({ sessions, users }: Pick<Services, 'sessions' | 'use
 
   const changePassword: Handler<'changePassword'> = async ({ principal, body, request }) => {
     const me = signedInUser(principal);
-    await sessions.changePassword(me.userId, me.sessionId, body.current_password, body.new_password, request);
+    await passwordChange.change(me.userId, me.sessionId, body.current_password, body.new_password, request);
     return { status: 204, body: undefined };
   };
 

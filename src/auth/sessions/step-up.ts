@@ -11,7 +11,7 @@
 // - A person without any second factor proves it with the password, as GitHub's sudo mode does.
 // - API keys have no session and no second factor: no operation marked `x-step-up` accepts one
 //   (the router refuses to start otherwise, src/http/authenticate.ts).
-// - A passkey proves it too (`stepUpWithPasskey` in src/auth/sessions/service.ts): its answer to a
+// - A passkey proves it too (`proveWithPasskey` in step-up-proofs.ts): its answer to a
 //   challenge bound to this session and person, good once, checked as at sign-in, then
 //   `markSteppedUp(..., 'passkey')`; `proofsOf` (the second-factor service's `stepUpMethodsOf`)
 //   lists it for a person holding one.

@@ -8,7 +8,7 @@ import { refused, unauthenticated } from '../../errors.js';
 import { NO_STORE_TOKENS } from '../../http/no-store.js';
 
 
-export function tokenHandlers({ sessions }: Pick<Services, 'sessions'>) {
+export function tokenHandlers({ tokenRefresh }: Pick<Services, 'tokenRefresh'>) {
   const refreshTokens: Handler<'refreshTokens'> = async ({ body, headers, request }) => {
     const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined;
     const accessToken = bearerToken(authorization);
@@ -16,7 +16,7 @@ export function tokenHandlers({ sessions }: Pick<Services, 'sessions'>) {
       const detail = 'The Authorization header must be "Bearer <access_token>".';
       throw authorization === undefined ? unauthenticated('invalid_token', detail) : refused('invalid_token', detail);
     }
-    const set = await sessions.refresh(accessToken, body.refresh_token, request);
+    const set = await tokenRefresh.refresh(accessToken, body.refresh_token, request);
     return { status: 201, body: set, headers: NO_STORE_TOKENS };
   };
   return { refreshTokens };
