@@ -35,7 +35,8 @@ import { readContract } from './contract/spec.js';
 import { identityProviderService } from './auth/identity-providers/providers.js';
 import { scimUserService } from './scim/users.js';
 import { scimGroupService } from './scim/groups.js';
-import { oidcSignInService, withOidcStepUp } from './auth/identity-providers/sign-in.js';
+import { OidcSignInService } from './auth/identity-providers/sign-in.js';
+import { OidcStepUpService, withOidcStepUp } from './auth/identity-providers/provider-step-up.js';
 import type { Config } from './config.js';
 
 export interface Services {
@@ -76,7 +77,9 @@ export interface Services {
   admission: Admission;
   /** Companies' OpenID Providers, and signing in with one (src/auth/identity-providers). */
   identityProviders: ReturnType<typeof identityProviderService>;
-  oidcSignIn: ReturnType<typeof oidcSignInService>;
+  oidcSignIn: OidcSignInService;
+  /** A fresh proof at the provider a person is linked to. */
+  oidcStepUp: OidcStepUpService;
   /** SCIM 2.0 provisioning of people by a company's directory (src/scim). */
   scimUsers: ReturnType<typeof scimUserService>;
   /** SCIM Groups: the roles, their membership changed by a directory (src/scim/groups.ts). */
@@ -117,7 +120,8 @@ export function buildServices(deps: Dependencies): Services {
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
     admission: admissionService(deps, usage),
     identityProviders: identityProviderService(deps),
-    oidcSignIn: oidcSignInService(deps, signIn),
+    oidcSignIn: new OidcSignInService(deps, signIn),
+    oidcStepUp: new OidcStepUpService(deps),
     scimUsers: scimUserService(deps, users),
     scimGroups: scimGroupService(deps, users),
     config: { oidc: deps.config.oidc },

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_LIVE_CHALLENGES_PER_ADDRESS, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION } from '../src/auth/second-factors/passkeys.js';
 import { PROJECT_ROOT } from '../src/paths.js';
-import { MAX_LIVE_STEP_UP_FLOWS_PER_SESSION } from '../src/auth/identity-providers/sign-in.js';
+import { MAX_LIVE_STEP_UP_FLOWS_PER_SESSION } from '../src/auth/identity-providers/provider-step-up.js';
 import { STEP_UP_REFUSALS_PER_SESSION, STEP_UP_REFUSAL_WINDOW_S } from '../src/auth/sessions/step-up-refusals.js';
 
 /** A file's text with its line breaks and indentation folded into single spaces (YAML block text wraps anywhere). */

@@ -8,7 +8,7 @@ import type { Provider } from './repository.js';
 import { NO_STORE, NO_STORE_TOKENS } from '../../http/no-store.js';
 import { revisionOf } from '../../http/entity-tags.js';
 
-export function identityProviderHandlers({ identityProviders, oidcSignIn, idempotency, config }: Pick<Services, 'identityProviders' | 'oidcSignIn' | 'idempotency' | 'config'>) {
+export function identityProviderHandlers({ identityProviders, oidcSignIn, oidcStepUp, idempotency, config }: Pick<Services, 'identityProviders' | 'oidcSignIn' | 'oidcStepUp' | 'idempotency' | 'config'>) {
   const present = (provider: Provider) => presentIdentityProvider(provider, config.oidc.redirectUri);
   /** One provider, with its revision (the router answers it as the ETag). */
   const shown = (provider: Provider) => ({ status: 200 as const, body: present(provider), revision: revisionOf(provider.id, provider.revision) });
@@ -45,13 +45,13 @@ export function identityProviderHandlers({ identityProviders, oidcSignIn, idempo
 
   const startOidcStepUp: Handler<'startOidcStepUp'> = async ({ principal, request }) => ({
     status: 201,
-    body: await oidcSignIn.startStepUp(signedIn(principal), request),
+    body: await oidcStepUp.start(signedIn(principal), request),
     headers: NO_STORE,
   });
 
   const completeOidcStepUp: Handler<'completeOidcStepUp'> = async ({ body, principal, request }) => ({
     status: 200,
-    body: await oidcSignIn.completeStepUp(signedIn(principal), body, request),
+    body: await oidcStepUp.complete(signedIn(principal), body, request),
     headers: NO_STORE,
   });
 
