@@ -28,7 +28,9 @@ import { idempotencyService } from './idempotency/service.js';
 import { UsageCounter } from './api-keys/usage.js';
 import { admissionService, type Admission } from './limits/admission/admission.js';
 import { leakReportService, loadReporterKeys } from './api-keys/leak-reports.js';
-import { webhookService } from './webhooks/service.js';
+import { WebhookEndpointService } from './webhooks/endpoints.js';
+import { WebhookDeliveryService } from './webhooks/deliveries.js';
+import { EventFeed } from './webhooks/feed.js';
 import { deliveryWorker } from './webhooks/worker.js';
 import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { readContract } from './contract/spec.js';
@@ -61,8 +63,12 @@ export interface Services {
   secondFactors: ReturnType<typeof secondFactorService>;
   /** An administrator's reset of someone's second factors (also the command line's). */
   secondFactorResets: ReturnType<typeof secondFactorResetService>;
-  /** Webhook endpoints, their deliveries, the event feed. */
-  webhooks: ReturnType<typeof webhookService>;
+  /** Webhook endpoints: where events go and the secret that signs them. */
+  webhookEndpoints: WebhookEndpointService;
+  /** What was sent to an endpoint: a test, the list, a replay. */
+  webhookDeliveries: WebhookDeliveryService;
+  /** GET /events. */
+  eventFeed: EventFeed;
   /** Sends due deliveries; started by src/main.ts (and by the tests that need it). */
   deliveries: ReturnType<typeof deliveryWorker>;
   passkeys: ReturnType<typeof passkeyService>;
@@ -113,7 +119,9 @@ export function buildServices(deps: Dependencies): Services {
     idempotency: idempotencyService(deps),
     secondFactors,
     secondFactorResets: secondFactorResetService(deps, revokeSessions),
-    webhooks: webhookService(deps, deps.config.webhooks),
+    webhookEndpoints: new WebhookEndpointService(deps, deps.config.webhooks),
+    webhookDeliveries: new WebhookDeliveryService(deps),
+    eventFeed: new EventFeed(deps),
     deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys,
     keyCache: keys,

@@ -543,6 +543,10 @@ describe('endpoints', () => {
     await deliverDue();
     expect(receiver.received[1]!.headers['webhook-id']).toBe(receiver.received[0]!.headers['webhook-id']);
     await receiver.close();
+    // A cursor not issued for this list is refused, naming the parameter the list takes.
+    const forged = await send('get', `/webhook-endpoints/${endpoint.id}/deliveries?cursor=not-a-cursor`, partner.auth);
+    expect(forged.status).toBe(400);
+    expect(forged.body).toMatchObject({ code: 'invalid_cursor', errors: [{ location: 'request/query/cursor' }] });
   });
 
   it('list, read, change, delete, and the French path', async () => {

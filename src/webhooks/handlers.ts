@@ -2,7 +2,7 @@
 import type { Services } from '../services.js';
 import type { Handler } from '../http/handler-types.js';
 import type { Answer } from '../idempotency/service.js';
-import type { ShownEndpoint } from './service.js';
+import type { ShownEndpoint } from './endpoints.js';
 import { requireCaller } from '../auth/caller.js';
 import { NO_STORE } from '../http/no-store.js';
 import { revisionOf } from '../http/entity-tags.js';
@@ -23,7 +23,7 @@ const withSecret = <S extends 200 | 201>(status: S, { endpoint, secret, revision
 /** A replay of the create (Idempotency-Key) never shows the secret again: it is not stored (docs/SAFE-WRITES.md). */
 const withoutSecret = (first: ReturnType<typeof withSecret>): Answer => ({ ...first, body: { ...first.body, secret: null } });
 
-export function webhookHandlers({ webhooks, idempotency }: Pick<Services, 'webhooks' | 'idempotency'>) {
+export function webhookHandlers({ webhookEndpoints: webhooks, webhookDeliveries: deliveries, eventFeed, idempotency }: Pick<Services, 'webhookEndpoints' | 'webhookDeliveries' | 'eventFeed' | 'idempotency'>) {
   const listWebhookEndpoints: Handler<'listWebhookEndpoints'> = async () => ({ status: 200, body: { data: await webhooks.list() } });
 
   const createWebhookEndpoint: Handler<'createWebhookEndpoint'> = ({ body, principal, request, idempotency: key }) =>
@@ -42,15 +42,15 @@ export function webhookHandlers({ webhooks, idempotency }: Pick<Services, 'webho
   const rotateWebhookEndpointSecret: Handler<'rotateWebhookEndpointSecret'> = async ({ body, path, principal, request }) =>
     withSecret(200, await webhooks.rotate(requireCaller(principal), path.id, body?.grace_period_seconds, request));
 
-  const testWebhookEndpoint: Handler<'testWebhookEndpoint'> = async ({ path, principal }) => ({ status: 202, body: await webhooks.test(requireCaller(principal), path.id) });
+  const testWebhookEndpoint: Handler<'testWebhookEndpoint'> = async ({ path, principal }) => ({ status: 202, body: await deliveries.test(requireCaller(principal), path.id) });
 
-  const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ path, query, principal }) => ({ status: 200, body: await webhooks.deliveries(requireCaller(principal), path.id, query ?? {}) });
+  const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ path, query, principal }) => ({ status: 200, body: await deliveries.list(requireCaller(principal), path.id, query ?? {}) });
 
-  const replayWebhookDelivery: Handler<'replayWebhookDelivery'> = async ({ path, principal }) => ({ status: 202, body: await webhooks.replay(requireCaller(principal), path.id, path.delivery_id) });
+  const replayWebhookDelivery: Handler<'replayWebhookDelivery'> = async ({ path, principal }) => ({ status: 202, body: await deliveries.replay(requireCaller(principal), path.id, path.delivery_id) });
 
   const listEvents: Handler<'listEvents'> = async ({ principal, query }) => ({
     status: 200,
-    body: (await webhooks.feed(requireCaller(principal), query ?? {})) as never,
+    body: (await eventFeed.read(requireCaller(principal), query ?? {})) as never,
   });
 
   return {

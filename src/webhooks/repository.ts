@@ -12,7 +12,7 @@ export type EndpointRow = Selectable<WebhookEndpointsTable>;
  * An endpoint as listed: its row, its owner's name now, and what its revision is made of in the
  * database (docs/SAFE-WRITES.md): the row's version (a trigger bumps it on every change) and its
  * owner's (a user's version, or a key's name: what `created_by` shows). The service adds what
- * depends on the time (`endpointRevision`, src/webhooks/service.ts).
+ * depends on the time (`endpointRevision`, src/webhooks/endpoints.ts).
  */
 export type ListedEndpoint = Omit<EndpointRow, 'secret_sealed' | 'secret_key_id' | 'previous_secret_sealed' | 'previous_secret_key_id' | 'version'> & {
   owner_label: string | null;
