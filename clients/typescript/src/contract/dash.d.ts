@@ -953,7 +953,11 @@ export interface paths {
          *     regard to case (`409 name_taken`); the expiration date, recommended, must be in the future
          *     (`400`); the permissions must be a subset of the caller's own (`403 permission_denied`).
          *     The key is worth at most what the caller holds at any later time (`effective-permissions`),
-         *     and stops working if the caller is disabled.
+         *     and stops working if the caller is disabled. It may carry a number of uses
+         *     (`remaining-uses`, optionally `uses-refill`: `429 api_key_uses_exhausted` once spent) and
+         *     the partner's own `metadata` (a JSON object of at most 4 KiB, nested at most 5 levels:
+         *     `400 validation_failed` with `error-code` `metadata_too_large` or `metadata_too_deep`;
+         *     a refill without uses is `refill_without_uses`).
          *     Signed-in users only: an API key cannot create API keys. A sensitive change (a key outlives
          *     the session): the session must hold a fresh proof (`403 step_up_required` otherwise;
          *     `POST /sessions/current/step-up`).
@@ -1050,7 +1054,12 @@ export interface paths {
          *     cannot be changed (`409 api_key_revoked`). Prolonging the key (a later expiration date, or
          *     `null`) needs every permission the key will hold (`403 target_outranks_caller`, listing the
          *     missing ones): nobody keeps a right alive that they do not hold. Bringing the date closer,
-         *     renaming and narrowing only take away, and need `api_keys.manage` alone. Signed-in users only.
+         *     renaming and narrowing only take away, and need `api_keys.manage` alone. More uses
+         *     (`remaining-uses` above the key's count now, `null` on a usage-limited key, a refill added,
+         *     larger or daily where it was monthly) prolong the key likewise; fewer uses need
+         *     `api_keys.manage` alone. `metadata` is replaced as a whole (bounded as at creation:
+         *     `400 validation_failed`, `error-code` `metadata_too_large` or `metadata_too_deep`); a refill
+         *     on a key without uses is `refill_without_uses`. Signed-in users only.
          *     A fresh proof on the session (`403 step_up_required` otherwise; `POST /sessions/current/step-up`):
          *     a later expiration date or wider addresses prolong a key that outlives the session.
          *
@@ -6474,7 +6483,10 @@ export interface components {
                  *         "last-used-ip": null,
                  *         "revoked-at": null,
                  *         "rate-limit": null,
-                 *         "allowed-ips": null
+                 *         "allowed-ips": null,
+                 *         "remaining-uses": null,
+                 *         "uses-refill": null,
+                 *         "metadata": null
                  *       },
                  *       "secret": "bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7PQm7_a2x9Tb"
                  *     }
@@ -6527,7 +6539,16 @@ export interface components {
                  *       },
                  *       "allowed-ips": [
                  *         "203.0.113.0/24"
-                 *       ]
+                 *       ],
+                 *       "remaining-uses": 940,
+                 *       "uses-refill": {
+                 *         "interval": "daily",
+                 *         "amount": 1000
+                 *       },
+                 *       "metadata": {
+                 *         "customer_id": "cus_8421",
+                 *         "plan": "growth"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["ApiKey"];
@@ -10506,7 +10527,10 @@ export interface operations {
                      *           },
                      *           "allowed-ips": [
                      *             "203.0.113.0/24"
-                     *           ]
+                     *           ],
+                     *           "remaining-uses": null,
+                     *           "uses-refill": null,
+                     *           "metadata": null
                      *         }
                      *       ]
                      *     }
@@ -16048,7 +16072,10 @@ export interface operations {
                  *         "last-used-ip": "203.0.113.7",
                  *         "revoked-at": "2026-12-02T10:00:00.000Z",
                  *         "rate-limit": null,
-                 *         "allowed-ips": null
+                 *         "allowed-ips": null,
+                 *         "remaining-uses": null,
+                 *         "uses-refill": null,
+                 *         "metadata": null
                  *       }
                  *     }
                  */
