@@ -16,7 +16,8 @@
 // its cached answer (a limited key spends in the database on every request), so a row of
 // api_key_uses inserted or deleted notifies `k:<key id>`; spending and refilling (remaining,
 // refilled_at) and the refill's settings change nothing cached and notify nothing. Metadata is not
-// cached either: its changes no longer drop the key from every process.
+// cached, but a change of it notifies as any change of api_keys does (20270102T1100's function is
+// left as it is, so that the two migrations apply in either order): the key is loaded again once.
 //
 // Typed Kysely<any> so the migration stays frozen in time.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -41,56 +42,35 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('api_keys').addColumn('metadata', 'jsonb').execute();
   await sql`alter table api_keys add constraint api_keys_metadata_check check (metadata is null or jsonb_typeof(metadata) = 'object')`.execute(db);
 
-  // The notification function of 20270102T1100, with api_key_uses and metadata.
-  await sql`create or replace function notify_api_key_change() returns trigger language plpgsql as $$
+  // A function of its own, beside 20270102T1100's notify_api_key_change (not a new version of
+  // it): either migration may be applied first (migrations merged out of order still apply).
+  await sql`create function notify_api_key_uses_change() returns trigger language plpgsql as $$
     begin
       if tg_level = 'STATEMENT' then
         perform pg_notify('api_key_changes', 'all');
         return null;
       end if;
-      if tg_table_name = 'api_keys' then
-        if tg_op = 'DELETE' then
-          perform pg_notify('api_key_changes', 'k:' || old.id);
-        elsif (to_jsonb(old) - '{last_used_at,last_used_ip,version,updated_at,metadata}'::text[])
-              is distinct from (to_jsonb(new) - '{last_used_at,last_used_ip,version,updated_at,metadata}'::text[]) then
-          perform pg_notify('api_key_changes', 'k:' || new.id);
-          if old.id is distinct from new.id then perform pg_notify('api_key_changes', 'k:' || old.id); end if;
-        end if;
-      elsif tg_table_name = 'api_key_uses' then
-        if tg_op in ('DELETE', 'UPDATE') and (tg_op = 'DELETE' or old.api_key_id is distinct from new.api_key_id) then
-          perform pg_notify('api_key_changes', 'k:' || old.api_key_id);
-        end if;
-        if tg_op = 'INSERT' or (tg_op = 'UPDATE' and old.api_key_id is distinct from new.api_key_id) then
-          perform pg_notify('api_key_changes', 'k:' || new.api_key_id);
-        end if;
-      elsif tg_table_name = 'api_key_secrets' then
-        if tg_op = 'INSERT' then
-          perform pg_notify('api_key_changes', 'n');
-        else
-          perform pg_notify('api_key_changes', 'k:' || old.api_key_id);
-          if tg_op = 'UPDATE' then perform pg_notify('api_key_changes', 'k:' || new.api_key_id); end if;
-        end if;
-      elsif tg_table_name = 'users' then
-        if tg_op = 'DELETE' or old.status is distinct from new.status or old.id is distinct from new.id then
-          perform pg_notify('api_key_changes', 'u:' || old.id);
-        end if;
-      elsif tg_table_name = 'user_roles' then
-        if tg_op in ('DELETE', 'UPDATE') then perform pg_notify('api_key_changes', 'u:' || old.user_id); end if;
-        if tg_op in ('INSERT', 'UPDATE') then perform pg_notify('api_key_changes', 'u:' || new.user_id); end if;
-      else
-        -- role_permissions, roles: what every key of every holder may do.
-        perform pg_notify('api_key_changes', 'all');
+      if tg_op = 'DELETE' or (tg_op = 'UPDATE' and old.api_key_id is distinct from new.api_key_id) then
+        perform pg_notify('api_key_changes', 'k:' || old.api_key_id);
+      end if;
+      if tg_op = 'INSERT' or (tg_op = 'UPDATE' and old.api_key_id is distinct from new.api_key_id) then
+        perform pg_notify('api_key_changes', 'k:' || new.api_key_id);
       end if;
       return null;
     end $$`.execute(db);
-  await sql`create trigger api_key_uses_notify_api_key_change after insert or update or delete on api_key_uses for each row execute function notify_api_key_change()`.execute(db);
-  await sql`create trigger api_key_uses_truncate_notify_api_key_change after truncate on api_key_uses for each statement execute function notify_api_key_change()`.execute(db);
+  await sql`create trigger api_key_uses_notify_api_key_change after insert or delete on api_key_uses for each row execute function notify_api_key_uses_change()`.execute(db);
+  // Spending a use updates the row on every request: the trigger is not even called unless the row
+  // moves to another key.
+  await sql`create trigger api_key_uses_moved_notify_api_key_change after update on api_key_uses
+    for each row when (old.api_key_id is distinct from new.api_key_id) execute function notify_api_key_uses_change()`.execute(db);
+  await sql`create trigger api_key_uses_truncate_notify_api_key_change after truncate on api_key_uses for each statement execute function notify_api_key_uses_change()`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop trigger if exists api_key_uses_notify_api_key_change on api_key_uses`.execute(db);
+  await sql`drop trigger if exists api_key_uses_moved_notify_api_key_change on api_key_uses`.execute(db);
   await sql`drop trigger if exists api_key_uses_truncate_notify_api_key_change on api_key_uses`.execute(db);
   await db.schema.dropTable('api_key_uses').execute();
+  await sql`drop function notify_api_key_uses_change()`.execute(db);
   await sql`alter table api_keys drop constraint api_keys_metadata_check, drop column metadata`.execute(db);
-  // The function as 20270102T1100 made it: metadata is gone, so comparing it is moot.
 }
