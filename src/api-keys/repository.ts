@@ -80,9 +80,9 @@ export interface KeyBySecret {
   usage_limited: boolean;
 }
 
-/** Run on every request made with an API key: compiled once (bench/ runs the same text). */
-export const keyBySecretDigest = fixedStatement((db, p: { digest: Buffer }) =>
-  db
+/** The columns of KeyBySecret, from the secret `s`, its key `k` and the key's creator `c`. */
+function keyAnswer(db: Kysely<Database>) {
+  return db
     .selectFrom('api_key_secrets as s')
     .innerJoin('api_keys as k', 'k.id', 's.api_key_id')
     .leftJoin('users as c', 'c.id', 'k.created_by')
@@ -99,9 +99,28 @@ export const keyBySecretDigest = fixedStatement((db, p: { digest: Buffer }) =>
       'k.rate_limit_per_seconds',
       'k.allowed_ips',
       sql<boolean>`exists (select 1 from api_key_uses u where u.api_key_id = k.id)`.as('usage_limited'),
-    ])
-    .where('s.digest', '=', p.digest),
-);
+    ]);
+}
+
+/** Run on every request made with an API key: compiled once (bench/ runs the same text). */
+export const keyBySecretDigest = fixedStatement((db, p: { digest: Buffer }) => keyAnswer(db).where('s.digest', '=', p.digest));
+
+/**
+ * The answers of the keys in force used since `since`, most recently used first, at most `limit`
+ * secrets, each with its digest: what a process loads into its key cache before it answers
+ * (key-cache.ts, preload). The same answer, column for column, as keyBySecretDigest gives per digest.
+ */
+export function keysUsedSince(db: Kysely<Database>, since: Date, now: Date, limit: number): Promise<(KeyBySecret & { digest: Buffer })[]> {
+  return keyAnswer(db)
+    .select('s.digest')
+    .where('k.revoked_at', 'is', null)
+    .where('k.last_used_at', '>=', since)
+    .where((eb) => eb.or([eb('s.retires_at', 'is', null), eb('s.retires_at', '>', now)]))
+    .orderBy('k.last_used_at', 'desc')
+    .orderBy('s.digest')
+    .limit(limit)
+    .execute();
+}
 
 export async function findKeyBySecretDigest(db: Kysely<Database>, digest: Buffer): Promise<KeyBySecret | undefined> {
   return (await keyBySecretDigest.execute(db, { digest }))[0];
