@@ -1,8 +1,8 @@
 // Usage-limited keys and key metadata on real PostgreSQL (docs/PARTNER-KEYS.md, "Usage limits",
 // "Metadata"): uses spent one per admitted request, counted down in RateLimit, 429
 // api_key_uses_exhausted at zero (Retry-After until a refill), the refill at a period's start by the
-// injectable clock, who may raise a key's uses, the bounds of metadata. Attacks across three
-// service instances on one database: test/api-key-uses-attacks.test.ts.
+// injectable clock, who may raise a key's uses, the bounds of metadata; and the attacks across
+// three service instances on one database, each holding the key in memory.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { sql } from 'kysely';
@@ -13,6 +13,9 @@ import { digestTables } from './support/table-digest.js';
 import { ManualClock } from '../src/clock.js';
 import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
+import { digestSecret } from '../src/auth/secrets/secrets.js';
+import { secondInstance } from './support/second-instance.js';
+import { answersOnceHeard, HEARD_DEADLINE_MS, heardBudget } from './support/key-cache.js';
 
 let database: TestDatabase;
 let admin: { id: string };
@@ -227,5 +230,101 @@ describe('metadata', () => {
     expect(await digestTables(database.db, ['api_keys', 'api_key_uses'])).toEqual(before);
     const fine = { a: { b: { c: { d: { e: 1 } } } } };
     expect((await request(app).patch(`/api-keys/${created.body.api_key.id}`).set('authorization', testBearer(admin.id)).send({ metadata: fine })).body.metadata).toEqual(fine);
+  });
+});
+
+describe('security: a usage-limited key spent from three service instances at once', () => {
+  // Three instances on one database, each with its own pool and its own key cache in step (as
+  // processes behind a load balancer), one manual clock for all.
+  type Instance = Awaited<ReturnType<typeof secondInstance>>;
+  let three: Instance[] = [];
+  const clock = new ManualClock(new Date('2027-03-10T12:00:00.000Z'));
+  beforeAll(async () => {
+    three = [await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock })];
+    for (const made of three) {
+      made.services.keyCache.start(database.url);
+      await made.services.keyCache.inStep(HEARD_DEADLINE_MS);
+    }
+  });
+  afterAll(async () => {
+    for (const made of three) {
+      await made.services.keyCache.stop();
+      await made.close();
+    }
+  });
+
+  /** `perInstance` requests sent to each instance at once; the statuses, and the headers of the admitted ones. */
+  async function burst(secret: string, perInstance: number) {
+    const answers = await Promise.all(three.flatMap((made) => Array.from({ length: perInstance }, () => request(made.app).get('/users?limit=1').set('x-api-key', secret))));
+    return { admitted: answers.filter((r) => r.status === 200), refused: answers.filter((r) => r.status !== 200) };
+  }
+
+  /** A key with these uses that every instance holds in memory (so the test is of the cached path). */
+  async function heldEverywhere(fields: Partial<Fields>) {
+    const key = await keyWith(clock, { remaining_uses: 1_000_000 });
+    for (const made of three) {
+      await answersOnceHeard(() => request(made.app).get('/users?limit=1').set('x-api-key', key.secret), 200);
+      expect(made.services.keyCache.holds(digestSecret(key.secret))).toBe(true);
+    }
+    await apiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, fields);
+    return key;
+  }
+
+  const remaining = async (id: string) => (await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', id).executeTakeFirstOrThrow()).remaining;
+
+  it('30 uses, 60 concurrent requests over three instances: exactly 30 admitted, each remaining count told once, the rest 429 api_key_uses_exhausted', { timeout: heardBudget(3) }, async () => {
+    const key = await heldEverywhere({ remaining_uses: 30 });
+    const { admitted, refused } = await burst(key.secret, 20);
+    expect(admitted).toHaveLength(30);
+    expect(refused.every((r) => r.status === 429 && r.body.code === 'api_key_uses_exhausted')).toBe(true);
+    const told = admitted.map((r) => Number(/"api-key-uses";r=(\d+)/.exec(r.headers['ratelimit'] as string)![1])).sort((a, b) => a - b);
+    expect(told).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    expect(await remaining(key.id)).toBe(0);
+  });
+
+  it('the last use, raced by 15 requests over three instances: exactly one admitted', { timeout: heardBudget(3) }, async () => {
+    for (let round = 0; round < 5; round++) {
+      const key = await heldEverywhere({ remaining_uses: 1 });
+      const { admitted } = await burst(key.secret, 5);
+      expect(admitted).toHaveLength(1);
+      expect(admitted[0]!.headers['ratelimit']).toBe('"api-key-uses";r=0');
+    }
+  });
+
+  it('a key at zero is refused at every instance, whichever held it in memory, and a key made limited while held as unlimited is counted once each has heard it', { timeout: heardBudget(6) }, async () => {
+    const zero = await heldEverywhere({ remaining_uses: 0 });
+    for (const made of three) {
+      const res = await request(made.app).get('/users?limit=1').set('x-api-key', zero.secret);
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('api_key_uses_exhausted');
+    }
+    // Unlimited and held in memory everywhere; then limited to 2 uses.
+    const key = await keyWith(clock, {});
+    for (const made of three) await answersOnceHeard(() => request(made.app).get('/users?limit=1').set('x-api-key', key.secret), 200);
+    const heard = three.map((made) => made.services.keyCache.state().notifications);
+    await apiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { remaining_uses: 2 });
+    for (const [i, made] of three.entries()) {
+      const until = Date.now() + HEARD_DEADLINE_MS;
+      while (made.services.keyCache.state().notifications <= heard[i]! && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    }
+    const { admitted } = await burst(key.secret, 4);
+    expect(admitted).toHaveLength(2);
+  });
+
+  it('the refill at the day boundary, raced over three instances: none before midnight UTC, exactly the amount after, the next day again exactly the amount', { timeout: heardBudget(3) }, async () => {
+    clock.set(new Date('2027-03-10T23:59:59.990Z'));
+    const key = await heldEverywhere({ remaining_uses: 0, uses_refill: { interval: 'daily', amount: 5 } });
+    const before = await burst(key.secret, 4);
+    expect(before.admitted).toHaveLength(0);
+    expect(before.refused.every((r) => r.headers['retry-after'] === '1')).toBe(true);
+    clock.set(new Date('2027-03-11T00:00:00.000Z'));
+    const after = await burst(key.secret, 4);
+    expect(after.admitted).toHaveLength(5);
+    expect(after.refused.every((r) => r.body.code === 'api_key_uses_exhausted' && r.headers['retry-after'] === '86400')).toBe(true);
+    clock.set(new Date('2027-03-11T23:59:59.999Z'));
+    expect((await burst(key.secret, 2)).admitted).toHaveLength(0);
+    clock.set(new Date('2027-03-12T00:00:00.000Z'));
+    expect((await burst(key.secret, 4)).admitted).toHaveLength(5);
+    expect(await remaining(key.id)).toBe(0);
   });
 });
