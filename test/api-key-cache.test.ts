@@ -464,7 +464,8 @@ describe('security: 100,000 distinct unknown keys in a minute', () => {
 
       const FLOOD = 100_000;
       let largest = 0;
-      const started = Date.now();
+      // As fast as the process takes them (16 s alone on a 2-vCPU machine: faster than the
+      // attacker's minute); what is asserted is what they cost, not how fast.
       for (let i = 0; i < FLOOD; i += 50) {
         const batch = Array.from({ length: Math.min(50, FLOOD - i) }, () => newApiKeySecret().digest);
         const found = await Promise.all(batch.map((d) => cache.find(d)));
@@ -472,7 +473,6 @@ describe('security: 100,000 distinct unknown keys in a minute', () => {
         const { keys, unknown } = cache.state();
         largest = Math.max(largest, keys, unknown);
       }
-      const elapsed = Date.now() - started;
       expect(largest).toBeLessThanOrEqual(BOUND);
       expect(cache.state()).toMatchObject({ inStep: true, unknown: BOUND });
       expect(keyStatements - counted).toBeLessThanOrEqual(FLOOD);
@@ -484,8 +484,6 @@ describe('security: 100,000 distinct unknown keys in a minute', () => {
       const afterFirst = keyStatements;
       for (let i = 0; i < 1000; i++) expect(await cache.find(repeated)).toBeUndefined();
       expect(keyStatements).toBe(afterFirst);
-      // Said for the record: the rate this machine took them at (the attacker's minute is 1,667 a second).
-      console.info(`100,000 unknown keys in ${elapsed} ms`);
     } finally {
       await cache.stop();
     }
