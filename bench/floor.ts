@@ -10,6 +10,8 @@
 //   GET /meetings?from&until&attendee_id=<uuid>   one person's first page of a range, either credential
 //   GET /tasks?limit=n   the first page of tasks (no filters, oldest first), either credential
 // Env: DATABASE_URL, PORT. Pool of 10 connections, as the service's default.
+// FLOOR_AUTHENTICATION=none: the floor with no authentication at all (no credential read, no key
+// statement; every request answered as if allowed), what knowing the caller is compared with.
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
 import pg from 'pg';
@@ -49,8 +51,11 @@ async function run<P, R>(name: string, statement: FixedStatement<P, R>, values: 
 
 const refuse = (res: Response, status: number) => void res.status(status).json({ status });
 
+const NO_AUTHENTICATION = process.env.FLOOR_AUTHENTICATION === 'none';
+
 /** 200 when the request's credential is good and holds `permission`, else the refusal's status. */
 async function mayCall(req: Request, permission: string): Promise<number> {
+  if (NO_AUTHENTICATION) return 200;
   const now = new Date();
   const apiKey = req.headers['x-api-key'];
   if (typeof apiKey === 'string') {

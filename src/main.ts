@@ -31,6 +31,22 @@ import { isWorker, offerMetricsToPrimary, runPrimary } from './cluster.js';
 import { shareHashingAmong } from './auth/secrets/passwords.js';
 import { keyringOf, withSealingKeys } from './auth/secrets/sealing-keys.js';
 import { resealAll } from './maintenance/reseal.js';
+import { PRELOAD_SINCE_MS, type KeyCache } from './api-keys/key-cache.js';
+import type { Clock } from './clock.js';
+
+/** How long a starting process waits for its key cache to be in step before it answers anyway. */
+const KEY_CACHE_START_WAIT_MS = 10_000;
+
+async function warmKeyCache(cache: KeyCache, clock: Clock, logger: Logger): Promise<void> {
+  try {
+    if (!(await cache.settled(KEY_CACHE_START_WAIT_MS))) return; // said by the cache: it could not listen
+    const now = clock.now();
+    const loaded = await cache.preload(new Date(now.getTime() - PRELOAD_SINCE_MS), now);
+    logger.info({ loaded }, 'API key cache: recently used keys loaded');
+  } catch (err) {
+    logger.warn({ err: { message: (err as Error).message } }, 'API key cache: recently used keys not loaded at start; they load on demand');
+  }
+}
 
 export interface Service {
   app: ReturnType<typeof createApp>;
@@ -39,6 +55,8 @@ export interface Service {
   drain: Drain;
   /** The metrics, when the configuration serves them (METRICS_PORT). */
   metrics: ServiceMetrics | undefined;
+  /** API keys in memory (tests: what a process holds before it answers). */
+  keyCache: KeyCache;
   /** Stops background work (the sweep); then the database may close. */
   stopBackgroundWork(): Promise<void>;
 }
@@ -86,12 +104,20 @@ export async function buildService(configured: Config, logger: Logger): Promise<
     if (config.webhooks.deliver) services.deliveries.start(database.kind === 'postgres' ? config.databaseUrl : undefined);
     // API keys from memory, in step through a LISTEN connection of its own: PostgreSQL only. The
     // embedded database serves one connection (the pool's), so there every key is verified by it.
-    if (database.kind === 'postgres') services.keyCache.start(config.databaseUrl!);
+    if (database.kind === 'postgres') {
+      services.keyCache.start(config.databaseUrl!);
+      // Before the server listens: in step, and the keys used in the last day in memory, so that a
+      // process just started (a deploy, a restart) answers its partners' first requests as the
+      // others do. Bounded: past the wait it answers all the same, verifying keys by the database
+      // until it hears notifications.
+      await warmKeyCache(services.keyCache, clock, logger);
+    }
     return {
       app,
       database,
       drain,
       metrics,
+      keyCache: services.keyCache,
       stopBackgroundWork: async () => {
         await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop(), services.keyCache.stop()]);
       },

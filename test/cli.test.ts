@@ -1,5 +1,5 @@
 // The command line, run as an operator would (a child process on the test database): roles list,
-// api-keys create/update/revoke (with rate limits and allowlists, refused in the API's words), seed;
+// api-keys create/update/revoke (with rate limits, allowlists, uses and metadata, refused in the API's words), seed;
 // bad input exits non-zero with a clear message.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
@@ -58,6 +58,28 @@ describe('backoffice CLI', () => {
     expect(lifted.status, lifted.stderr).toBe(0);
     expect(lifted.stdout).toContain('rate limit none of its own, allowed from anywhere');
     expect(await row()).toEqual({ rate_limit_requests: null, rate_limit_per_seconds: null, allowed_ips: null });
+  });
+
+  it('api-keys create and update set remaining uses, their refill and metadata, and remove them; a refill without uses is refused', { timeout: budget({ cliRun: 4 }) }, async () => {
+    const created = await cli('api-keys', 'create', '--name', 'CLI uses', '--permissions', 'users.list', '--uses', '100', '--uses-refill', '1000/daily', '--metadata', '{"customer_id":"cus_8421"}');
+    expect(created.status, created.stderr).toBe(0);
+    expect(created.stderr).toContain('100 uses left, set to 1000 each day (UTC)');
+    const id = /Created API key ([0-9a-f-]{36})/.exec(created.stderr)![1]!;
+    const uses = () => database.db.selectFrom('api_key_uses').select(['remaining', 'refill_interval', 'refill_amount']).where('api_key_id', '=', id).executeTakeFirst();
+    expect(await uses()).toEqual({ remaining: 100, refill_interval: 'day', refill_amount: 1000 });
+    expect((await database.db.selectFrom('api_keys').select('metadata').where('id', '=', id).executeTakeFirstOrThrow()).metadata).toEqual({ customer_id: 'cus_8421' });
+
+    const removed = await cli('api-keys', 'update', id, '--uses', 'none', '--metadata', 'none');
+    expect(removed.status, removed.stderr).toBe(0);
+    expect(removed.stdout).not.toContain('uses left');
+    expect(await uses()).toBeUndefined();
+
+    const refused = await cli('api-keys', 'update', id, '--uses-refill', '10/monthly');
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('request/body/uses_refill needs remaining_uses');
+    const badJson = await cli('api-keys', 'update', id, '--metadata', '[1,2]');
+    expect(badJson.status).toBe(1);
+    expect(badJson.stderr).toContain('expected a JSON object');
   });
 
   it('refuses a bad rate limit or allowlist in the words the API uses for the same body, changing nothing', { timeout: budget({ cliRun: 4 }) }, async () => {

@@ -18,6 +18,9 @@ import { budget } from './support/budgets.js';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { FIRST_ADMINISTRATOR_FILE } from '../src/users/bootstrap.js';
 import { passwordStep, secondStep, totpCode } from './support/second-factor.js';
+import { apiKeyService } from '../src/api-keys/service.js';
+import { OPERATOR } from '../src/auth/authority.js';
+import { fileClock } from '../src/clock.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -119,6 +122,42 @@ describe('make run: the first administrator on the embedded database', () => {
       const signedIn = await secondStep(app, { challenge_token, totp_code: totpCode(secret, now) });
       expect(signedIn.status, signedIn.text).toBe(201);
       expect((await request(app).get('/users').set(auth(signedIn.body.access_token))).status).toBe(200);
+    } finally {
+      await service.stopBackgroundWork();
+      await service.database.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('usage-limited keys on the embedded database', () => {
+  // The embedded database serves one connection and has no key cache: every key is verified by it,
+  // and a use is spent by the same statement as on PostgreSQL.
+  it('a key of 3 uses raced by 8 requests admits exactly 3; the refill at midnight UTC exactly its amount; a revoked key refused at the next request', { timeout: budget({ pgliteStart: 1 }) }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-uses-'));
+    const clockFile = join(dir, 'clock');
+    writeFileSync(clockFile, '2027-03-10T12:00:00.000Z');
+    const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, TEST_CLOCK_FILE: clockFile, SWEEP_INTERVAL_S: '0', METRICS_PORT: '0' });
+    const service = await buildService(config, captureLogs().logger);
+    try {
+      const keys = apiKeyService({ db: service.database.db, clock: fileClock(clockFile) });
+      const race = async (secret: string, n: number) =>
+        (await Promise.all(Array.from({ length: n }, () => request(service.app).get('/users?limit=1').set('x-api-key', secret)))).map((r) => r.status);
+      const limited = await keys.create(OPERATOR, { name: 'limited', permissions: ['users.list'], remaining_uses: 3 });
+      const statuses = await race(limited.secret, 8);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(3);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(5);
+
+      writeFileSync(clockFile, '2027-03-10T23:59:59.900Z');
+      const refilled = await keys.create(OPERATOR, { name: 'refilled', permissions: ['users.list'], remaining_uses: 0, uses_refill: { interval: 'daily', amount: 2 } });
+      expect((await race(refilled.secret, 3)).filter((s) => s === 200)).toHaveLength(0);
+      writeFileSync(clockFile, '2027-03-11T00:00:00.000Z');
+      expect((await race(refilled.secret, 5)).filter((s) => s === 200)).toHaveLength(2);
+
+      const plain = await keys.create(OPERATOR, { name: 'plain', permissions: ['users.list'] });
+      expect((await request(service.app).get('/users?limit=1').set('x-api-key', plain.secret)).status).toBe(200);
+      await keys.revoke(OPERATOR, plain.key.id);
+      expect((await request(service.app).get('/users?limit=1').set('x-api-key', plain.secret)).status).toBe(401);
     } finally {
       await service.stopBackgroundWork();
       await service.database.close();

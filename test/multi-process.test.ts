@@ -9,7 +9,7 @@ import { HttpClient, type RawRequest, type RawResponse } from './support/http-cl
 import { createUser } from './support/sessions.js';
 import { makeApiKey } from './support/access-fixtures.js';
 import { sql } from 'kysely';
-import { answersOnceHeard } from './support/key-cache.js';
+import { answersOnceHeard, heardBudget } from './support/key-cache.js';
 
 const PROCESSES = 3;
 let service: BalancedService;
@@ -202,7 +202,7 @@ describe('API keys across processes (what a process keeps of a key, it drops whe
     }
   });
 
-  it('honours a rotation with a grace period alike on every process, and ends the grace alike', async () => {
+  it('honours a rotation with a grace period alike on every process, and ends the grace alike', { timeout: heardBudget(2 * PROCESSES) }, async () => {
     const key = await makeApiKey(database.db, ['users.list']);
     const rotate = (id: string, grace: number): RawRequest => ({ method: 'POST', path: `/api-keys/${id}/rotate`, headers: { ...json, ...bearer }, body: JSON.stringify({ grace_period_seconds: grace }) });
     const rotated = await direct[0]!.send(rotate(key.id, 3_600));
@@ -230,7 +230,7 @@ describe('API keys across processes (what a process keeps of a key, it drops whe
     }
   });
 
-  it('refuses on every other process, once it has heard of it, a key revoked through one process', async () => {
+  it('refuses on every other process, once it has heard of it, a key revoked through one process', { timeout: heardBudget(PROCESSES) }, async () => {
     const key = await makeApiKey(database.db, ['users.list']);
     for (const d of direct) expect((await d.send(usersWithKey(key.secret, '198.51.100.30'))).status).toBe(200);
     const revoked = await direct[2]!.send({ method: 'DELETE', path: `/api-keys/${key.id}`, headers: bearer });

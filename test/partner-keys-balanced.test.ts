@@ -12,7 +12,7 @@ import { apiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { leakReporter, reportOf } from './support/leak-reporter.js';
-import { answersOnceHeard } from './support/key-cache.js';
+import { answersOnceHeard, heardBudget } from './support/key-cache.js';
 
 let service: BalancedService;
 const reporter = leakReporter();
@@ -122,7 +122,7 @@ describe('a key with an IP allowlist, on both processes', () => {
 });
 
 describe('a leak report, on two processes', () => {
-  it('revokes the key on both processes as soon as each has heard of it', async () => {
+  it('revokes the key on both processes as soon as each has heard of it', { timeout: heardBudget(2) }, async () => {
     const leaked = await key({});
     // Both processes have served the key just before.
     for (const direct of service.direct) expect((await listUsers(direct, leaked.secret)).status).toBe(200);

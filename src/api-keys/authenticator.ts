@@ -95,6 +95,6 @@ export function apiKeyAuthenticator({ db, clock, logger, outcomes = uncounted }:
     }
     outcomes.apiKeyAuthentication('accepted');
     const rateLimit = key.rate_limit_requests === null ? null : { requests: key.rate_limit_requests, perSeconds: key.rate_limit_per_seconds! };
-    return { kind: 'api_key', apiKeyId: key.id, permissions: new Set(key.permissions), rateLimit };
+    return { kind: 'api_key', apiKeyId: key.id, permissions: new Set(key.permissions), rateLimit, usageLimited: key.usage_limited };
   };
 }

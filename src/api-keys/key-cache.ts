@@ -27,7 +27,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import { API_KEY_CHANGES_CHANNEL } from '../db/channels.js';
-import { findKeyBySecretDigest, type KeyBySecret } from './repository.js';
+import { findKeyBySecretDigest, keysUsedSince, type KeyBySecret } from './repository.js';
 
 export interface KeyCacheOptions {
   /** Keys kept at most (and digests remembered as unknown at most); 0: no cache. */
@@ -64,7 +64,18 @@ export interface KeyCache {
   holds(digest: Buffer): boolean;
   /** Resolves once the cache is in step (tests; a timeout rejects). */
   inStep(timeoutMs?: number): Promise<void>;
+  /** True once in step; false when a connection attempt fails first or `timeoutMs` passes (a start does not wait on a listener that cannot work). */
+  settled(timeoutMs: number): Promise<boolean>;
+  /**
+   * Once in step, loads the keys used since `since` (most recent first, up to the cache's size):
+   * how many were kept. Nothing is kept when a notification overtakes the load (its rows may
+   * predate the change): those keys load on demand instead.
+   */
+  preload(since: Date, now: Date): Promise<number>;
 }
+
+/** How far back a starting process looks for the keys to load before it answers. */
+export const PRELOAD_SINCE_MS = 24 * 3_600_000;
 
 /** A Map kept in order of use: the first entry is the least recently used. */
 class Lru<K, V> {
@@ -159,6 +170,13 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
   let failedAttempts = 0;
   let loop: Promise<void> | undefined;
   let inStepWaiters: (() => void)[] = [];
+  /** Waiting for the next outcome of a connection attempt: in step (true) or failed (false). */
+  let attemptWaiters: ((inStep: boolean) => void)[] = [];
+  const settle = (outcome: boolean) => {
+    const waiters = attemptWaiters;
+    attemptWaiters = [];
+    waiters.forEach((w) => w(outcome));
+  };
   let stopWaiting: (() => void) | undefined;
 
   function forgetAll() {
@@ -192,14 +210,31 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
     }
   }
 
+  function keep(hex: string, row: KeyBySecret) {
+    keys.set(hex, row);
+    byKey.add(row.id, hex);
+    if (row.created_by) byCreator.add(row.created_by, hex);
+  }
+
+  async function preload(since: Date, now: Date): Promise<number> {
+    if (!inStep) return 0;
+    const started = epoch;
+    const rows = await keysUsedSince(db, since, now, options.size);
+    if (!inStep || epoch !== started) return 0;
+    // Oldest first, so that the most recently used end up the most recently kept.
+    for (let i = rows.length - 1; i >= 0; i--) {
+      const { digest, ...row } = rows[i]!;
+      keep(digest.toString('hex'), row);
+    }
+    return rows.length;
+  }
+
   async function load(digest: Buffer, hex: string): Promise<KeyBySecret | undefined> {
     const started = epoch;
     const row = await findKeyBySecretDigest(db, digest);
     if (inStep && epoch === started) {
       if (row) {
-        keys.set(hex, row);
-        byKey.add(row.id, hex);
-        if (row.created_by) byCreator.add(row.created_by, hex);
+        keep(hex, row);
       } else {
         unknown.set(hex, true);
       }
@@ -315,6 +350,7 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
       const waiters = inStepWaiters;
       inStepWaiters = [];
       waiters.forEach((w) => w());
+      settle(true);
       logger.info('API key cache: listening, keys verified from memory');
       let pinging = false;
       const heartbeat = setInterval(() => {
@@ -337,6 +373,7 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
       // pooler in transaction mode) must see why its keys are verified by the database.
       if (failedAttempts % 10 === 1) logger.warn({ err: { message: (err as Error).message }, attempts: failedAttempts }, 'API key cache: could not listen; verifying keys against the database');
       lost('could not listen', err);
+      settle(false);
     } finally {
       if (listener === client) listener = undefined;
       deaf('listening connection closed');
@@ -347,6 +384,7 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
 
   return {
     find,
+    preload,
     start(listenUrl) {
       if (running || options.size <= 0) return;
       running = true;
@@ -369,6 +407,17 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
       deaf('stopped');
     },
     holds: (digest) => keys.has(digest.toString('hex')),
+    settled(timeoutMs) {
+      if (inStep) return Promise.resolve(true);
+      if (!running) return Promise.resolve(false);
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        attemptWaiters.push((outcome) => {
+          clearTimeout(timer);
+          resolve(outcome);
+        });
+      });
+    },
     state: () => ({ inStep, keys: keys.size, unknown: unknown.size, listenerPid, notifications }),
     inStep(timeoutMs = 10_000) {
       if (inStep) return Promise.resolve();

@@ -2,6 +2,7 @@
 import type { components } from '../../generated/openapi.js';
 import type { Permission } from '../auth/permissions.js';
 import type { ApiKeyRow } from './repository.js';
+import { INTERVAL_OF } from './uses.js';
 
 export type ApiKeyResource = components['schemas']['ApiKey'];
 
@@ -29,5 +30,8 @@ export function presentApiKey(row: ApiKeyRow): ApiKeyResource {
     revoked_at: iso(row.revoked_at),
     rate_limit: row.rate_limit_requests === null ? null : { requests: row.rate_limit_requests, per_seconds: row.rate_limit_per_seconds! },
     allowed_ips: row.allowed_ips,
+    remaining_uses: row.uses_remaining,
+    uses_refill: row.uses_refill_interval === null ? null : { interval: INTERVAL_OF[row.uses_refill_interval], amount: row.uses_refill_amount! },
+    metadata: row.metadata,
   };
 }

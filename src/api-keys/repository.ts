@@ -12,6 +12,11 @@ export type ApiKeyRecord = Selectable<ApiKeysTable>;
 /** A key as it is shown: its row, what it may do now, and its creator. */
 export type ApiKeyRow = ApiKeyRecord & {
   effective_permissions: string[];
+  /** The key's uses as stored (api_key_uses; all null: not usage-limited); uses.ts reads them as of now. */
+  uses_remaining: number | null;
+  uses_refill_interval: 'day' | 'month' | null;
+  uses_refill_amount: number | null;
+  uses_refilled_at: Date | null;
   creator_email: string | null;
   creator_first_name: string | null;
   creator_last_name: string | null;
@@ -71,11 +76,13 @@ export interface KeyBySecret {
   rate_limit_requests: number | null;
   rate_limit_per_seconds: number | null;
   allowed_ips: string[] | null;
+  /** Whether the key carries a count of remaining uses: then each admitted request spends one in the database (uses.ts). */
+  usage_limited: boolean;
 }
 
-/** Run on every request made with an API key: compiled once (bench/ runs the same text). */
-export const keyBySecretDigest = fixedStatement((db, p: { digest: Buffer }) =>
-  db
+/** The columns of KeyBySecret, from the secret `s`, its key `k` and the key's creator `c`. */
+function keyAnswer(db: Kysely<Database>) {
+  return db
     .selectFrom('api_key_secrets as s')
     .innerJoin('api_keys as k', 'k.id', 's.api_key_id')
     .leftJoin('users as c', 'c.id', 'k.created_by')
@@ -91,21 +98,48 @@ export const keyBySecretDigest = fixedStatement((db, p: { digest: Buffer }) =>
       'k.rate_limit_requests',
       'k.rate_limit_per_seconds',
       'k.allowed_ips',
-    ])
-    .where('s.digest', '=', p.digest),
-);
+      sql<boolean>`exists (select 1 from api_key_uses u where u.api_key_id = k.id)`.as('usage_limited'),
+    ]);
+}
+
+/** Run on every request made with an API key: compiled once (bench/ runs the same text). */
+export const keyBySecretDigest = fixedStatement((db, p: { digest: Buffer }) => keyAnswer(db).where('s.digest', '=', p.digest));
+
+/**
+ * The answers of the keys in force used since `since`, most recently used first, at most `limit`
+ * secrets, each with its digest: what a process loads into its key cache before it answers
+ * (key-cache.ts, preload). The same answer, column for column, as keyBySecretDigest gives per digest.
+ */
+export function keysUsedSince(db: Kysely<Database>, since: Date, now: Date, limit: number): Promise<(KeyBySecret & { digest: Buffer })[]> {
+  return keyAnswer(db)
+    .select('s.digest')
+    .where('k.revoked_at', 'is', null)
+    .where('k.last_used_at', '>=', since)
+    .where((eb) => eb.or([eb('s.retires_at', 'is', null), eb('s.retires_at', '>', now)]))
+    .orderBy('k.last_used_at', 'desc')
+    .orderBy('s.digest')
+    .limit(limit)
+    .execute();
+}
 
 export async function findKeyBySecretDigest(db: Kysely<Database>, digest: Buffer): Promise<KeyBySecret | undefined> {
   return (await keyBySecretDigest.execute(db, { digest }))[0];
 }
 
-function selectShown(db: Kysely<Database>) {
+/** A key as shown at `now`: its remaining uses with a refill due since the last request applied (as uses.ts would at the next one). */
+function selectShown(db: Kysely<Database>, now: Date) {
   return db
     .selectFrom('api_keys as k')
     .leftJoin('users as c', 'c.id', 'k.created_by')
+    .leftJoin('api_key_uses as u', 'u.api_key_id', 'k.id')
     .selectAll('k')
     .select([
       effectivePermissions.as('effective_permissions'),
+      sql<number | null>`case when u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${now}::timestamptz, 'UTC')
+        then u.refill_amount else u.remaining end`.as('uses_remaining'),
+      'u.refill_interval as uses_refill_interval',
+      'u.refill_amount as uses_refill_amount',
+      'u.refilled_at as uses_refilled_at',
       'c.email as creator_email',
       'c.first_name as creator_first_name',
       'c.last_name as creator_last_name',
@@ -125,8 +159,8 @@ export async function recordKeyUse(db: Kysely<Database>, id: string, use: { at: 
   return result.numUpdatedRows > 0n;
 }
 
-export function listKeys(db: Kysely<Database>, filter: { expiringBefore?: Date } = {}): Promise<ApiKeyRow[]> {
-  let query = selectShown(db);
+export function listKeys(db: Kysely<Database>, now: Date, filter: { expiringBefore?: Date } = {}): Promise<ApiKeyRow[]> {
+  let query = selectShown(db, now);
   if (filter.expiringBefore) {
     query = query.where('k.revoked_at', 'is', null).where('k.expires_at', 'is not', null).where('k.expires_at', '<=', filter.expiringBefore);
   }
@@ -143,8 +177,8 @@ export const apiKeyRevision = sql<string>`k.version::text || '/' || coalesce(${u
 /** A key as shown, with its revision (what its entity tag is made of). */
 export type ShownApiKey = ApiKeyRow & { revision: string };
 
-export function findKeyById(db: Kysely<Database>, id: string): Promise<ShownApiKey | undefined> {
-  return selectShown(db).select(apiKeyRevision.as('revision')).where('k.id', '=', id).executeTakeFirst();
+export function findKeyById(db: Kysely<Database>, id: string, now: Date): Promise<ShownApiKey | undefined> {
+  return selectShown(db, now).select(apiKeyRevision.as('revision')).where('k.id', '=', id).executeTakeFirst();
 }
 
 /** The key's current revision (read under the lock of a change, to check its If-Match). */
@@ -173,14 +207,15 @@ export interface NewKey {
   rate_limit_requests: number | null;
   rate_limit_per_seconds: number | null;
   allowed_ips: string[] | null;
+  metadata: Record<string, unknown> | null;
   now: Date;
 }
 
 export async function insertKey(db: Kysely<Database>, key: NewKey): Promise<string> {
-  const { now, ...values } = key;
+  const { now, metadata, ...values } = key;
   const row = await db
     .insertInto('api_keys')
-    .values({ ...values, name_key: uniqueNameKey(values.name), created_at: now, updated_at: now })
+    .values({ ...values, metadata: metadata === null ? null : JSON.stringify(metadata), name_key: uniqueNameKey(values.name), created_at: now, updated_at: now })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
@@ -207,9 +242,37 @@ export async function updateKey(
       ApiKeyRecord,
       'name' | 'permissions' | 'expires_at' | 'display_prefix' | 'last_characters' | 'revoked_at' | 'created_by' | 'rate_limit_requests' | 'rate_limit_per_seconds' | 'allowed_ips'
     >
-  > & { now: Date },
+  > & { now: Date; metadata?: Record<string, unknown> | null },
 ): Promise<void> {
-  const { now, ...rest } = fields;
+  const { now, metadata, ...rest } = fields;
   const key = rest.name === undefined ? {} : { name_key: uniqueNameKey(rest.name) };
-  await db.updateTable('api_keys').set({ ...rest, ...key, updated_at: now }).where('id', '=', id).execute();
+  const meta = metadata === undefined ? {} : { metadata: metadata === null ? null : JSON.stringify(metadata) };
+  await db.updateTable('api_keys').set({ ...rest, ...key, ...meta, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** A key's uses as stored, locked with the key's row (a change reads them under the key's lock). */
+export function lockKeyUses(db: Kysely<Database>, id: string) {
+  return db.selectFrom('api_key_uses').selectAll().where('api_key_id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/**
+ * Sets a key's uses: `null` removes the limit (the key becomes unlimited); otherwise the count is
+ * set as of `now` (the next refill, if any, at the next period's start).
+ */
+export async function setKeyUses(
+  db: Kysely<Database>,
+  id: string,
+  uses: { remaining: number; refill_interval: 'day' | 'month' | null; refill_amount: number | null } | null,
+  now: Date,
+): Promise<void> {
+  if (uses === null) {
+    await db.deleteFrom('api_key_uses').where('api_key_id', '=', id).execute();
+    return;
+  }
+  const row = { api_key_id: id, ...uses, refilled_at: now };
+  await db
+    .insertInto('api_key_uses')
+    .values(row)
+    .onConflict((oc) => oc.column('api_key_id').doUpdateSet({ remaining: uses.remaining, refill_interval: uses.refill_interval, refill_amount: uses.refill_amount, refilled_at: now }))
+    .execute();
 }

@@ -2,7 +2,7 @@
 // result of create() or rotate(); only its digest is stored. Every change is recorded in the audit
 // trail in its own transaction (who, from where, the fields before and after; never a secret).
 import type { ServiceDeps } from '../dependencies.js';
-import { DomainError } from '../errors.js';
+import { DomainError, fieldError } from '../errors.js';
 import { assertNotApiKey } from '../auth/caller.js';
 import { translateUniqueViolation } from '../db/unique-violation.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
@@ -19,6 +19,8 @@ import { assertPrecondition, type Precondition } from '../revisions/precondition
 import { allowlistNarrows, normalizeAllowedIps } from './allowed-ips.js';
 import type { RateLimit } from '../limits/limiter.js';
 import { readUsage, USAGE_RETENTION_DAYS, type UsageHour } from './usage.js';
+import { PERIOD_OF, remainingNow, type UsesRefill } from './uses.js';
+import { checkedMetadata } from './metadata.js';
 
 /** A key made or rotated: its row as shown, and the secret, which leaves this module here only. */
 export interface KeyWithSecret {
@@ -77,6 +79,56 @@ function limitColumns(input: { rate_limit?: RateLimitInput | null; allowed_ips?:
   };
 }
 
+/** A key's uses as the service reasons about them: its count now and its refill (null: not usage-limited). */
+interface Uses {
+  remaining: number;
+  refill: UsesRefill | null;
+}
+
+/** The uses a request asks for (undefined: unchanged), checked: a refill needs a count. */
+function usesInput(input: { remaining_uses?: number | null; uses_refill?: UsesRefill | null }, current: Uses | null): Uses | null | undefined {
+  if (input.remaining_uses === undefined && input.uses_refill === undefined) return undefined;
+  const remaining = input.remaining_uses === undefined ? (current?.remaining ?? null) : input.remaining_uses;
+  const refill = input.uses_refill !== undefined ? input.uses_refill : remaining === null ? null : (current?.refill ?? null);
+  if (remaining === null) {
+    if (refill) throw fieldError('body', 'uses_refill', 'needs remaining_uses: a key without a count of uses has nothing to refill', 'refill_without_uses');
+    return null;
+  }
+  return { remaining, refill };
+}
+
+/**
+ * Whether uses `next` let the key do no more than `current` (null: not usage-limited, so any
+ * count tightens, and none loosens a limited key): no more uses now, and no refill that gives
+ * more (added, a larger amount, or daily where it was monthly).
+ */
+export function usesTighten(next: Uses | null, current: Uses | null): boolean {
+  if (current === null) return true;
+  if (next === null) return false;
+  if (next.remaining > current.remaining) return false;
+  if (next.refill === null) return true;
+  if (current.refill === null) return false;
+  return next.refill.amount <= current.refill.amount && !(next.refill.interval === 'daily' && current.refill.interval === 'monthly');
+}
+
+/** The uses of a stored row (api_key_uses), as of `now`. */
+const usesOf = (row: { remaining: number; refill_interval: 'day' | 'month' | null; refill_amount: number | null; refilled_at: Date } | undefined, now: Date): Uses | null =>
+  row === undefined
+    ? null
+    : { remaining: remainingNow(row, now), refill: row.refill_interval === null ? null : { interval: row.refill_interval === 'day' ? 'daily' : 'monthly', amount: row.refill_amount! } };
+
+/** As the audit trail shows uses: the count, and the refill as `amount/interval`. */
+const auditedUses = (uses: Uses | null) => ({
+  remaining_uses: uses?.remaining ?? null,
+  uses_refill: uses?.refill ? `${uses.refill.amount}/${uses.refill.interval}` : null,
+});
+
+const storedUses = (uses: Uses) => ({
+  remaining: uses.remaining,
+  refill_interval: uses.refill ? PERIOD_OF[uses.refill.interval] : null,
+  refill_amount: uses.refill?.amount ?? null,
+});
+
 const limitOf = (row: LimitColumns): RateLimit | null =>
   row.rate_limit_requests === null ? null : { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds! };
 
@@ -100,7 +152,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
 
   async function get(id: string) {
     id = resourceIdOr(id, notFound);
-    const row = await keys.findKeyById(db, id);
+    const row = await keys.findKeyById(db, id, clock.now());
     if (!row) throw notFound();
     return row;
   }
@@ -134,7 +186,8 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
 
     list(filter: { expiringWithinDays?: number } = {}) {
       const days = filter.expiringWithinDays;
-      return keys.listKeys(db, days === undefined ? {} : { expiringBefore: new Date(clock.now().getTime() + days * 86_400_000) });
+      const now = clock.now();
+      return keys.listKeys(db, now, days === undefined ? {} : { expiringBefore: new Date(now.getTime() + days * 86_400_000) });
     },
 
     /**
@@ -145,7 +198,16 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
      */
     async create(
       authority: Authority,
-      sent: { name: string; expires_at?: string; permissions: string[]; rate_limit?: RateLimitInput | null; allowed_ips?: string[] | null },
+      sent: {
+        name: string;
+        expires_at?: string;
+        permissions: string[];
+        rate_limit?: RateLimitInput | null;
+        allowed_ips?: string[] | null;
+        remaining_uses?: number | null;
+        uses_refill?: UsesRefill | null;
+        metadata?: Record<string, unknown> | null;
+      },
       origin: Origin = COMMAND_LINE,
       seal?: Seal<KeyWithSecret>,
     ): Promise<KeyWithSecret> {
@@ -154,6 +216,8 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now) ?? null;
       const limits = { rate_limit_requests: null, rate_limit_per_seconds: null, allowed_ips: null, ...limitColumns(input) };
+      const uses = usesInput(input, null) ?? null;
+      const metadata = checkedMetadata(input.metadata) ?? null;
       assertMayGrant(authority, input.permissions, 'an API key');
       const fresh = newApiKeySecret();
       let sealed: KeyWithSecret | undefined;
@@ -166,10 +230,12 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
             expires_at: expiresAt,
             ...limits,
           };
-          const keyId = await keys.insertKey(trx, { ...key, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
+          const keyId = await keys.insertKey(trx, { ...key, metadata, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
           await keys.insertSecret(trx, keyId, fresh.digest, now);
-          await recordAuditEvent(trx, { type: 'api_key_created', ...keyEvent(authority, origin, { id: keyId, ...key }, now), changes: { before: null, after: audited(key) } });
-          sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, keyId))!, secret: fresh.secret }));
+          if (uses) await keys.setKeyUses(trx, keyId, storedUses(uses), now);
+          const after = { ...audited(key), ...(uses && auditedUses(uses)), ...(metadata && { metadata }) };
+          await recordAuditEvent(trx, { type: 'api_key_created', ...keyEvent(authority, origin, { id: keyId, ...key }, now), changes: { before: null, after } });
+          sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, keyId, now))!, secret: fresh.secret }));
           return keyId;
         }),
       );
@@ -179,7 +245,16 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
     async update(
       authority: Authority,
       id: string,
-      sent: { name?: string; expires_at?: string | null; permissions?: string[]; rate_limit?: RateLimitInput | null; allowed_ips?: string[] | null },
+      sent: {
+        name?: string;
+        expires_at?: string | null;
+        permissions?: string[];
+        rate_limit?: RateLimitInput | null;
+        allowed_ips?: string[] | null;
+        remaining_uses?: number | null;
+        uses_refill?: UsesRefill | null;
+        metadata?: Record<string, unknown> | null;
+      },
       origin: Origin = COMMAND_LINE,
       precondition?: Precondition,
     ) {
@@ -188,12 +263,17 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
       const now = clock.now();
       const expiresAt = parseExpiry(input.expires_at, now);
       const limits = limitColumns(input);
+      const metadata = checkedMetadata(input.metadata);
       await translateUnique(() =>
         db.transaction().execute(async (trx) => {
           const row = await keys.lockKey(trx, id);
           if (!row) throw notFound();
           if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id))!);
           if (row.revoked_at) throw revoked();
+          // Read under the key's lock: a concurrent change of the uses waits; spending does not
+          // (it locks only the uses row), so the count compared is the one of this moment.
+          const currentUses = usesOf(await keys.lockKeyUses(trx, id), now);
+          const nextUses = usesInput(input, currentUses);
           const widened = input.permissions?.find((p) => !row.permissions.includes(p));
           if (widened) {
             throw new DomainError('invalid', 'permissions_not_narrowed', `A key's permissions can only be narrowed; it does not hold ${widened}.`, {
@@ -205,18 +285,25 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
           // earlier date and a tighter limit or list only take away, as revoking does.
           const prolongs = expiresAt === null ? row.expires_at !== null : expiresAt !== undefined && row.expires_at !== null && expiresAt > row.expires_at;
           const next = { ...row, ...limits };
+          // More uses (a higher count, a limit removed, a refill that gives more) prolong the
+          // key's rights as a later date does.
           const loosens =
-            !rateLimitTightens(limitOf(next), limitOf(row), defaultRateLimit) || !allowlistNarrows(next.allowed_ips, row.allowed_ips);
+            !rateLimitTightens(limitOf(next), limitOf(row), defaultRateLimit) ||
+            !allowlistNarrows(next.allowed_ips, row.allowed_ips) ||
+            (nextUses !== undefined && !usesTighten(nextUses, currentUses));
           if (prolongs || loosens) assertMayActOn(authority, input.permissions ?? row.permissions, 'This API key');
-          await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, ...limits, now });
+          await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, ...limits, metadata, now });
+          if (nextUses !== undefined) await keys.setKeyUses(trx, id, nextUses && storedUses(nextUses), now);
           const after = {
             name: input.name,
             permissions: input.permissions && [...input.permissions].sort(),
             expires_at: expiresAt === undefined ? undefined : iso(expiresAt),
             ...(input.rate_limit !== undefined && { rate_limit: audited(next).rate_limit ?? null }),
             ...(input.allowed_ips !== undefined && { allowed_ips: next.allowed_ips }),
+            ...(nextUses !== undefined && auditedUses(nextUses)),
+            ...(metadata !== undefined && { metadata }),
           };
-          const changes = changesBetween(audited(row), after);
+          const changes = changesBetween({ ...audited(row), ...auditedUses(currentUses), metadata: row.metadata }, after);
           if (changes) await recordAuditEvent(trx, { type: 'api_key_updated', ...keyEvent(authority, origin, { ...row, name: input.name ?? row.name }, now), changes });
         }),
       );
@@ -237,7 +324,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
         if (row.revoked_at) return;
         const now = clock.now();
         await keys.updateKey(trx, id, { revoked_at: now, now });
-        const revoked = (await keys.findKeyById(trx, id))!;
+        const revoked = (await keys.findKeyById(trx, id, now))!;
         await recordAuditEvent(trx, {
           type: 'api_key_revoked',
           ...keyEvent(authority, origin, row, now),
@@ -275,7 +362,7 @@ export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: Rate
           details: { grace_period_seconds: graceSeconds },
           changes: changesBetween(row, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy }),
         });
-        sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, id))!, secret: fresh.secret }));
+        sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, id, now))!, secret: fresh.secret }));
       });
       return sealed ?? { key: await get(id), secret: fresh.secret };
     },

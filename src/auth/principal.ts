@@ -19,7 +19,20 @@ export type Principal =
       permissions: ReadonlySet<string>;
       /** The key's own rate limit; null: the deployment's default for keys, if any. */
       rateLimit?: RateLimit | null;
+      /** The key carries a count of remaining uses: each admitted request spends one (Authenticators.spendKeyUse). */
+      usageLimited?: boolean;
     };
+
+/** What spending one use of a usage-limited key decided (src/api-keys/uses.ts). */
+export interface KeyUseDecision {
+  allowed: boolean;
+  /** Uses left after this request (0 when refused); null when the key turned out not to be limited any more. */
+  remaining: number | null;
+  /** Seconds until the next refill; null when the key is not refilled. */
+  refillInSeconds: number | null;
+  /** The refill's amount and its period's length in seconds; null when the key is not refilled. */
+  refill: { amount: number; periodSeconds: number } | null;
+}
 
 /**
  * An operation's `x-step-up` (docs/AUTH.md, "Step-up"): `always`, a fresh proof (a second factor,
@@ -34,6 +47,12 @@ export type StepUpRequirement = 'always' | 'with_second_factor' | 'for_people';
 export interface Authenticators {
   apiKey(secret: string, request: { ip: string; requestId?: string; userAgent?: string }): Promise<Principal>;
   bearer(accessToken: string, request: { ip: string }): Promise<Principal>;
+  /**
+   * Spends one use of a usage-limited key, atomically across every process; refused when none is
+   * left. Optional for stand-in authenticators that never answer such a key: without it, one is
+   * refused (never admitted uncounted).
+   */
+  spendKeyUse?(apiKeyId: string): Promise<KeyUseDecision>;
   /** Throws `403 step_up_required` unless the session of this signed-in person holds a fresh proof `requirement` accepts. */
   stepUp(principal: Extract<Principal, { kind: 'user' }>, requirement: StepUpRequirement): Promise<void>;
 }

@@ -1,10 +1,11 @@
 // `backoffice api-keys create|update|revoke`: the operator's way to issue a key (the secret is
 // printed once, on stdout, and never stored), to change one (name, expiry, narrower permissions,
-// rate limit, IP allowlist) and to revoke one. What is sent is checked as the API checks it: the
+// rate limit, IP allowlist, remaining uses and their refill, metadata) and to revoke one. What is sent is checked as the API checks it: the
 // contract's schema first (src/contract/request-body.ts, the same words as a 400 of the API), then
 // the same service (docs/PARTNER-KEYS.md).
 import { InvalidArgumentError, type Command } from 'commander';
 import { apiKeyService, type RateLimitInput } from '../api-keys/service.js';
+import type { UsesRefill } from '../api-keys/uses.js';
 import { OPERATOR } from '../auth/authority.js';
 import { isPermission } from '../auth/permissions.js';
 import { systemClock } from '../clock.js';
@@ -47,6 +48,43 @@ function allowedIpsOption(value: string): string[] | 'any' {
   return value.split(',').map((entry) => entry.trim()).filter(Boolean);
 }
 
+/** A count of uses; `none`: not usage-limited. The range is the contract's. */
+function usesOption(value: string): number | 'none' {
+  if (value === 'none') return value;
+  if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError('expected a number of uses, e.g. 1000, or none');
+  return Number(value);
+}
+
+/** `AMOUNT/daily` or `AMOUNT/monthly`: the uses are set to AMOUNT at each UTC day or month; `none`: never refilled. */
+function usesRefillOption(value: string): UsesRefill | 'none' {
+  if (value === 'none') return value;
+  const match = /^(\d+)\/(daily|monthly)$/.exec(value.trim());
+  if (!match) throw new InvalidArgumentError('expected AMOUNT/daily or AMOUNT/monthly, e.g. 1000/daily, or none');
+  return { amount: Number(match[1]), interval: match[2] as UsesRefill['interval'] };
+}
+
+/** A JSON object of the partner's own; `none`: no metadata. */
+function metadataOption(value: string): Record<string, unknown> | 'none' {
+  if (value === 'none') return value;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('expected a JSON object, e.g. \'{"customer_id":"cus_8421"}\', or none');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError('expected a JSON object, or none');
+  return parsed as Record<string, unknown>;
+}
+
+type UsesOptions = { uses?: number | 'none'; usesRefill?: UsesRefill | 'none'; metadata?: Record<string, unknown> | 'none' };
+
+/** The fields of the uses and metadata options given, as the API's body writes them. */
+const usesFields = (options: UsesOptions) => ({
+  ...(options.uses !== undefined && { remaining_uses: options.uses === 'none' ? null : options.uses }),
+  ...(options.usesRefill !== undefined && { uses_refill: options.usesRefill === 'none' ? null : options.usesRefill }),
+  ...(options.metadata !== undefined && { metadata: options.metadata === 'none' ? null : options.metadata }),
+});
+
 /** `never`: no expiration date (not recommended). */
 const expiryOption = (value: string) => (value === 'never' ? value : futureDate(value));
 
@@ -63,8 +101,18 @@ function checked<T extends object>(schemaName: string, body: T): T {
   return body;
 }
 
-const describeLimits = (key: { rate_limit_requests: number | null; rate_limit_per_seconds: number | null; allowed_ips: string[] | null }) =>
-  `rate limit ${key.rate_limit_requests === null ? 'none of its own' : `${key.rate_limit_requests} per ${key.rate_limit_per_seconds} s`}, allowed from ${key.allowed_ips?.join(', ') ?? 'anywhere'}`;
+const describeLimits = (key: {
+  rate_limit_requests: number | null;
+  rate_limit_per_seconds: number | null;
+  allowed_ips: string[] | null;
+  uses_remaining: number | null;
+  uses_refill_interval: 'day' | 'month' | null;
+  uses_refill_amount: number | null;
+}) =>
+  `rate limit ${key.rate_limit_requests === null ? 'none of its own' : `${key.rate_limit_requests} per ${key.rate_limit_per_seconds} s`}, allowed from ${key.allowed_ips?.join(', ') ?? 'anywhere'}` +
+  (key.uses_remaining === null
+    ? ''
+    : `, ${key.uses_remaining} uses left${key.uses_refill_interval === null ? ', never refilled' : `, set to ${key.uses_refill_amount} each ${key.uses_refill_interval} (UTC)`}`);
 
 /** Service errors become one readable line and exit code 1, as every other CLI error. */
 function plain(err: unknown): never {
@@ -82,13 +130,17 @@ export function registerApiKeys(program: Command): void {
     .option('--expires-at <date>', 'expiration date (recommended), ISO 8601', futureDate)
     .option('--rate-limit <N/S>', 'at most N requests per S seconds, e.g. 100/60 (default: the deployment\'s API_KEY_DEFAULT_RATE_LIMIT)', rateLimitOption)
     .option('--allowed-ips <list>', 'comma-separated addresses and CIDR ranges it may be used from, e.g. 203.0.113.0/24,2001:db8::/48 (default: anywhere)', allowedIpsOption)
-    .action((options: { name: string; permissions: string[]; expiresAt?: string; rateLimit?: RateLimitInput | 'none'; allowedIps?: string[] | 'any' }) =>
+    .option('--uses <N>', 'the number of requests it may make in all (default: not limited)', usesOption)
+    .option('--uses-refill <AMOUNT/INTERVAL>', 'set its uses to AMOUNT at each UTC day or month: 1000/daily, 20000/monthly (needs --uses)', usesRefillOption)
+    .option('--metadata <json>', 'a JSON object of your own, returned when the key is read (at most 4 KiB)', metadataOption)
+    .action((options: { name: string; permissions: string[]; expiresAt?: string; rateLimit?: RateLimitInput | 'none'; allowedIps?: string[] | 'any' } & UsesOptions) =>
       withDatabase(async ({ db }) => {
         const body = checked('ApiKeyCreateRequest', {
           name: options.name,
           permissions: options.permissions,
           ...(options.expiresAt !== undefined && { expires_at: options.expiresAt }),
           ...limitFields(options),
+          ...usesFields(options),
         });
         const { key, secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, body).catch(plain);
         process.stderr.write(`Created API key ${key.id} (${key.name})${key.expires_at ? '' : ' without an expiration date (not recommended)'}; ${describeLimits(key)}.\n`);
@@ -98,22 +150,26 @@ export function registerApiKeys(program: Command): void {
     );
   keys
     .command('update')
-    .description('Change an API key: its name, expiration date, permissions (narrowing only), rate limit or IP allowlist')
+    .description('Change an API key: its name, expiration date, permissions (narrowing only), rate limit, IP allowlist, uses or metadata')
     .argument('<id>', 'id of the key', keyId)
     .option('--name <name>', 'a new unique name')
     .option('--expires-at <date>', 'a new expiration date, ISO 8601, or never', expiryOption)
     .option('--permissions <list>', 'comma-separated permissions, among those it holds', permissionList)
     .option('--rate-limit <N/S>', 'at most N requests per S seconds, e.g. 100/60, or none (the deployment\'s default then applies)', rateLimitOption)
     .option('--allowed-ips <list>', 'comma-separated addresses and CIDR ranges, or any', allowedIpsOption)
-    .action((id: string, options: { name?: string; expiresAt?: string; permissions?: string[]; rateLimit?: RateLimitInput | 'none'; allowedIps?: string[] | 'any' }) =>
+    .option('--uses <N>', 'set its remaining uses to N (not added), or none to remove the limit', usesOption)
+    .option('--uses-refill <AMOUNT/INTERVAL>', 'set its uses to AMOUNT at each UTC day or month (1000/daily, 20000/monthly), or none', usesRefillOption)
+    .option('--metadata <json>', 'replace its metadata with this JSON object, or none', metadataOption)
+    .action((id: string, options: { name?: string; expiresAt?: string; permissions?: string[]; rateLimit?: RateLimitInput | 'none'; allowedIps?: string[] | 'any' } & UsesOptions) =>
       withDatabase(async ({ db }) => {
         const body = {
           ...(options.name !== undefined && { name: options.name }),
           ...(options.expiresAt !== undefined && { expires_at: options.expiresAt === 'never' ? null : options.expiresAt }),
           ...(options.permissions !== undefined && { permissions: options.permissions }),
           ...limitFields(options),
+          ...usesFields(options),
         };
-        if (Object.keys(body).length === 0) throw new Error('Nothing to change: give --name, --expires-at, --permissions, --rate-limit or --allowed-ips.');
+        if (Object.keys(body).length === 0) throw new Error('Nothing to change: give --name, --expires-at, --permissions, --rate-limit, --allowed-ips, --uses, --uses-refill or --metadata.');
         const key = await apiKeyService({ db, clock: systemClock }).update(OPERATOR, id, checked('ApiKeyUpdateRequest', body)).catch(plain);
         process.stdout.write(`Updated API key ${key.id} (${key.name}): ${describeLimits(key)}.\n`);
       }),

@@ -66,6 +66,19 @@ export interface ApiKeysTable {
   rate_limit_requests: ColumnType<number | null, number | null | undefined, number | null>;
   rate_limit_per_seconds: ColumnType<number | null, number | null | undefined, number | null>;
   allowed_ips: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** A partner's JSON object, returned when the key is read (bounded by src/api-keys/metadata.ts). */
+  metadata: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+}
+
+/** A usage-limited key's remaining uses (no row: unlimited), spent and refilled by src/api-keys/uses.ts. */
+export interface ApiKeyUsesTable {
+  api_key_id: string;
+  remaining: number;
+  /** The period of the refill, a date_trunc field in UTC; null: never refilled. */
+  refill_interval: 'day' | 'month' | null;
+  refill_amount: number | null;
+  /** When the count was last set (created, changed, refilled): a refill is due once a period starts after it. */
+  refilled_at: Date;
 }
 
 /** What every process admitted for one limited caller in one window (src/limits/). */
@@ -369,6 +382,7 @@ export interface Database {
   user_roles: UserRolesTable;
   api_keys: ApiKeysTable;
   api_key_secrets: ApiKeySecretsTable;
+  api_key_uses: ApiKeyUsesTable;
   idempotency_keys: IdempotencyKeysTable;
   rate_limit_counters: RateLimitCountersTable;
   api_key_usage: ApiKeyUsageTable;

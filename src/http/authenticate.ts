@@ -5,10 +5,10 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { OperationInfo, SecurityScheme } from '../contract/spec.js';
 import type { Authenticators, Principal, StepUpRequirement } from '../auth/principal.js';
 import { bearerToken } from '../auth/bearer.js';
-import { forbidden, invalid, permissionDenied, refused, unauthenticated } from '../errors.js';
+import { forbidden, internal, invalid, permissionDenied, refused, unauthenticated } from '../errors.js';
 import { operationOf } from './operation.js';
 import type { Admission } from '../limits/admission/admission.js';
-import { rateLimitRefusal, setRateLimitHeaders } from './rate-limit-headers.js';
+import { appendKeyUsesHeaders, keyUsesRefusal, rateLimitRefusal, setRateLimitHeaders } from './rate-limit-headers.js';
 import { clientAddressOf } from './request-context.js';
 
 const CREDENTIAL_NAMES: Record<SecurityScheme, string> = { apiKey: 'x-api-key', bearerAuth: 'Authorization: Bearer <access_token>', scimBearer: 'Authorization: Bearer <api key>' };
@@ -106,6 +106,17 @@ export function authenticate(op: OperationInfo, authenticators: Authenticators, 
       throw permissionDenied(permission);
     }
     if (stepUp && principal.kind === 'user') await authenticators.stepUp(principal, stepUp);
+    // Last: only a request every other check admits spends a use of a usage-limited key (one
+    // atomic statement in the database; a key without the limit never reaches it).
+    if (principal.kind === 'api_key' && principal.usageLimited) {
+      if (!authenticators.spendKeyUse) throw internal('A usage-limited API key was presented to a server that cannot count its uses.');
+      const use = await authenticators.spendKeyUse(principal.apiKeyId);
+      appendKeyUsesHeaders(res, use);
+      if (!use.allowed) {
+        admission?.recordOutcome(principal, 'rate_limited');
+        throw keyUsesRefusal(use);
+      }
+    }
     admission?.recordOutcome(principal, 'allowed');
   };
 }

@@ -120,6 +120,36 @@ describe('the back office in a browser', () => {
     expect(await readStorage(page, 'backoffice.tokens')).toBeNull();
   });
 
+  it('sets a key\'s uses, their refill and its metadata, shows what is left, and lowers the count on its page, in English and French', { timeout: budget({ browserFlow: 1 }) }, async () => {
+    const { page } = browser;
+    await signIn(page, service.baseUrl, ADMIN);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await page.getByLabel('Name').fill('Counted');
+    await page.getByLabel('users.list', { exact: true }).check();
+    await page.locator('#key-limit-refill').selectOption('daily');
+    await page.locator('#key-limit-refill-amount').fill('100');
+    await page.getByRole('button', { name: 'Create the key' }).click();
+    await page.getByText('A refill needs a number of remaining uses.').waitFor();
+    await page.locator('#key-limit-uses').fill('40');
+    await page.locator('#key-limit-metadata').fill('{"customer_id": "cus_8421"}');
+    await page.getByRole('button', { name: 'Create the key' }).click();
+    await confirmItIsMe(page, { password: ADMIN.password });
+    await page.getByText('Copy it now: you will not see it again.').waitFor();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('row', { name: /Counted/ }).getByRole('link', { name: 'Counted' }).click();
+    await page.getByText('40 left, set to 100 every day (UTC)').waitFor();
+    await page.getByText('"customer_id": "cus_8421"').waitFor();
+
+    await page.locator('#edit-limit-uses').fill('10');
+    await page.getByRole('button', { name: 'Save the limits' }).click();
+    await page.getByText('10 left, set to 100 every day (UTC)').waitFor();
+    await page.getByLabel('Language').selectOption('fr');
+    await page.getByText('10 restantes, remises à 100 chaque jour (UTC)').waitFor();
+    await page.getByLabel('Langue').selectOption('en');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+  });
+
   it('sets a key\'s rate limit and allowlist in the create form and changes them on its page, with the API\'s checks, in English and French', { timeout: budget({ browserFlow: 1 }) }, async () => {
     const { page } = browser;
     await signIn(page, service.baseUrl, ADMIN);

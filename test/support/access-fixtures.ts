@@ -87,6 +87,7 @@ export function authenticatorsWithTestBearer(deps: Dependencies): Authenticators
   const real = buildServices(deps).authenticators;
   return {
     apiKey: real.apiKey,
+    spendKeyUse: real.spendKeyUse,
     async bearer(token): Promise<Principal> {
       const userId = /^test-user:(.+)$/.exec(token)?.[1];
       if (!userId) throw refused('invalid_token', 'Unknown test token.');

@@ -2,7 +2,8 @@
 // the list with last use, expiry state and creator, a mark on keys worth less than declared (their
 // creator lost rights or is disabled), revoke with confirmation, rotate with an optional grace
 // period (shown disabled, with why, for a key holding permissions the person lacks). A key's own
-// page (#/api-keys/<id>) shows its rate limit, its allowlist and its use per hour over 7 days.
+// page (#/api-keys/<id>) shows its rate limit, its allowlist, its remaining uses and their refill,
+// its metadata and its use per hour over 7 days.
 import { useState } from 'preact/hooks';
 import { api, call, callTagged, ifMatch, type Tagged } from '../api/client.js';
 import { TaggedEditor, unlessStale, type EditOutcome } from '../tagged-editor.js';
@@ -26,19 +27,41 @@ function dateInput(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-/** The form's rate limit and allowlist, as typed. */
+/** The form's rate limit, allowlist, uses and metadata, as typed. */
 interface LimitsInput {
   requests: string;
   seconds: string;
   ips: string;
+  /** Remaining uses; empty: not usage-limited. */
+  uses: string;
+  refillInterval: '' | 'daily' | 'monthly';
+  refillAmount: string;
+  /** A JSON object as text; empty: none. */
+  metadata: string;
 }
-const NO_LIMITS: LimitsInput = { requests: '', seconds: '', ips: '' };
+const NO_LIMITS: LimitsInput = { requests: '', seconds: '', ips: '', uses: '', refillInterval: '', refillAmount: '', metadata: '' };
 // The contract's bounds (openapi/components/schemas/RateLimit.yaml, AllowedIps.yaml), checked here
 // first so a person reads what is wrong in their language; the API checks them again, and the
 // entries' syntax and alignment (its answer is shown as it comes).
 const MAX_REQUESTS = 1_000_000;
 const MAX_SECONDS = 86_400;
 const MAX_IPS = 100;
+// ApiKey.yaml's remaining_uses and ApiKeyUsesRefill.yaml's amount; ApiKeyMetadata.yaml's size.
+const MAX_USES = 1_000_000_000;
+const MAX_METADATA_BYTES = 4096;
+
+/** What the form shows of a key: its fields as the person would type them. */
+function inputOf(key: ApiKey): LimitsInput {
+  return {
+    requests: key.rate_limit ? String(key.rate_limit.requests) : '',
+    seconds: key.rate_limit ? String(key.rate_limit.per_seconds) : '',
+    ips: key.allowed_ips?.join('\n') ?? '',
+    uses: key.remaining_uses === null ? '' : String(key.remaining_uses),
+    refillInterval: key.uses_refill?.interval ?? '',
+    refillAmount: key.uses_refill ? String(key.uses_refill.amount) : '',
+    metadata: key.metadata === null ? '' : JSON.stringify(key.metadata, null, 2),
+  };
+}
 
 /** A mistake in the limit fields, in words for the person. */
 class LimitsMistake extends Error {}
@@ -53,9 +76,31 @@ function limitsBody(input: LimitsInput, t: ReturnType<typeof useI18n>['t']) {
   if (seconds !== '' && !whole(seconds, MAX_SECONDS)) throw new LimitsMistake(t('apiKeys.secondsRange', { max: MAX_SECONDS }));
   const ips = input.ips.split(/[\s,]+/).filter(Boolean);
   if (ips.length > MAX_IPS) throw new LimitsMistake(t('apiKeys.tooManyIps', { max: MAX_IPS }));
+  const uses = input.uses.trim();
+  if (uses !== '' && !(/^\d+$/.test(uses) && Number(uses) <= MAX_USES)) throw new LimitsMistake(t('apiKeys.usesRange', { max: MAX_USES }));
+  const amount = input.refillAmount.trim();
+  if (input.refillInterval !== '') {
+    if (uses === '') throw new LimitsMistake(t('apiKeys.refillNeedsUses'));
+    if (!(/^\d+$/.test(amount) && Number(amount) >= 1 && Number(amount) <= MAX_USES)) throw new LimitsMistake(t('apiKeys.refillAmountRange', { max: MAX_USES }));
+  }
+  let metadata: Record<string, unknown> | null = null;
+  if (input.metadata.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(input.metadata);
+    } catch {
+      throw new LimitsMistake(t('apiKeys.metadataInvalid'));
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new LimitsMistake(t('apiKeys.metadataInvalid'));
+    if (new TextEncoder().encode(JSON.stringify(parsed)).length > MAX_METADATA_BYTES) throw new LimitsMistake(t('apiKeys.metadataTooLarge', { max: MAX_METADATA_BYTES }));
+    metadata = parsed as Record<string, unknown>;
+  }
   return {
     rate_limit: requests === '' ? null : { requests: Number(requests), per_seconds: Number(seconds) },
     allowed_ips: ips.length === 0 ? null : ips,
+    remaining_uses: uses === '' ? null : Number(uses),
+    uses_refill: input.refillInterval === '' ? null : { interval: input.refillInterval, amount: Number(amount) },
+    metadata,
   };
 }
 
@@ -72,6 +117,25 @@ function LimitFields({ value, onChange, idPrefix }: { value: LimitsInput; onChan
         <textarea id={`${idPrefix}-ips`} aria-describedby={`${idPrefix}-ips-hint`} rows={3} value={value.ips} onInput={set('ips')} />
         <small id={`${idPrefix}-ips-hint`} class="hint">
           {t('apiKeys.allowedIpsHint', { max: MAX_IPS })}
+        </small>
+      </div>
+      <Field label={t('apiKeys.remainingUses')} id={`${idPrefix}-uses`} inputMode="numeric" value={value.uses} hint={t('apiKeys.remainingUsesHint')} onInput={set('uses')} />
+      <div class="field">
+        <label for={`${idPrefix}-refill`}>{t('apiKeys.refill')}</label>
+        <select id={`${idPrefix}-refill`} value={value.refillInterval} onChange={(e) => onChange({ ...value, refillInterval: (e.currentTarget as HTMLSelectElement).value as LimitsInput['refillInterval'] })}>
+          <option value="">{t('apiKeys.refill.none')}</option>
+          <option value="daily">{t('apiKeys.refill.daily')}</option>
+          <option value="monthly">{t('apiKeys.refill.monthly')}</option>
+        </select>
+      </div>
+      {value.refillInterval !== '' && (
+        <Field label={t('apiKeys.refillAmount')} id={`${idPrefix}-refill-amount`} inputMode="numeric" value={value.refillAmount} onInput={set('refillAmount')} />
+      )}
+      <div class="field">
+        <label for={`${idPrefix}-metadata`}>{t('apiKeys.metadata')}</label>
+        <textarea id={`${idPrefix}-metadata`} aria-describedby={`${idPrefix}-metadata-hint`} rows={4} spellcheck={false} value={value.metadata} onInput={set('metadata')} />
+        <small id={`${idPrefix}-metadata-hint`} class="hint">
+          {t('apiKeys.metadataHint', { max: MAX_METADATA_BYTES })}
         </small>
       </div>
     </fieldset>
@@ -114,7 +178,8 @@ function ApiKeyPage({ id }: { id: string }) {
 }
 
 function ApiKeyDetails({ apiKey: { data: key, etag }, usage, done }: { apiKey: Tagged<ApiKey>; usage: Loaded<components['schemas']['ApiKeyUsage']>; done: (outcome?: EditOutcome) => void }) {
-  const { t } = useI18n();
+  const { t, language } = useI18n();
+  const formatNumber = (n: number) => new Intl.NumberFormat(language).format(n);
   const { rate_limit: limit, allowed_ips: ips } = key;
   const hours = usage.data?.data;
   return (
@@ -128,6 +193,16 @@ function ApiKeyDetails({ apiKey: { data: key, etag }, usage, done }: { apiKey: T
         <dd>{limit ? t('apiKeys.rateLimitValue', { requests: limit.requests, seconds: limit.per_seconds }) : t('apiKeys.rateLimitNone')}</dd>
         <dt>{t('apiKeys.allowedIps')}</dt>
         <dd>{ips ? ips.join(', ') : t('apiKeys.allowedIpsAny')}</dd>
+        <dt>{t('apiKeys.remainingUses')}</dt>
+        <dd>
+          {key.remaining_uses === null
+            ? t('apiKeys.usesNone')
+            : key.uses_refill
+              ? t('apiKeys.usesRefilled', { remaining: formatNumber(key.remaining_uses), amount: formatNumber(key.uses_refill.amount), interval: t(`apiKeys.refill.${key.uses_refill.interval}`) })
+              : t('apiKeys.usesLeft', { remaining: formatNumber(key.remaining_uses) })}
+        </dd>
+        <dt>{t('apiKeys.metadata')}</dt>
+        <dd>{key.metadata === null ? t('apiKeys.metadataNone') : <pre class="metadata">{JSON.stringify(key.metadata, null, 2)}</pre>}</dd>
       </dl>
       {!key.revoked_at && <EditLimitsForm apiKey={key} etag={etag} done={done} />}
       {usage.error ? (
@@ -154,17 +229,26 @@ function ApiKeyDetails({ apiKey: { data: key, etag }, usage, done }: { apiKey: T
   );
 }
 
-/** Changes a key's rate limit and allowlist (PATCH /api-keys/{id}): empty fields remove them. */
+/**
+ * Changes a key's rate limit, allowlist, uses and metadata (PATCH /api-keys/{id}): empty fields
+ * remove them. The uses and metadata are sent only when the person changed them: the count goes
+ * down with every request while the page is open, and sending the count it was loaded with would
+ * give the key back the uses it spent since (and ask for the rights that needs).
+ */
 function EditLimitsForm({ apiKey, etag, done }: { apiKey: ApiKey; etag: string; done: (outcome?: EditOutcome) => void }) {
   const { t } = useI18n();
-  const [limits, setLimits] = useState<LimitsInput>({
-    requests: apiKey.rate_limit ? String(apiKey.rate_limit.requests) : '',
-    seconds: apiKey.rate_limit ? String(apiKey.rate_limit.per_seconds) : '',
-    ips: apiKey.allowed_ips?.join('\n') ?? '',
-  });
+  const loaded = inputOf(apiKey);
+  const [limits, setLimits] = useState<LimitsInput>(loaded);
   const { busy, error, submit } = useSubmit(async () => {
     done();
-    const body = limitsBody(limits, t);
+    const { rate_limit, allowed_ips, remaining_uses, uses_refill, metadata } = limitsBody(limits, t);
+    const body = {
+      rate_limit,
+      allowed_ips,
+      ...(limits.uses.trim() !== loaded.uses && { remaining_uses }),
+      ...((limits.refillInterval !== loaded.refillInterval || limits.refillAmount.trim() !== loaded.refillAmount) && { uses_refill }),
+      ...(limits.metadata !== loaded.metadata && { metadata }),
+    };
     await unlessStale(async () => {
       await call(() => api.PATCH('/api-keys/{id}', { params: { path: { id: apiKey.id }, header: ifMatch(etag) }, body }));
       done('saved');
@@ -251,7 +335,7 @@ function CreateKeyForm({ myPermissions, onCreated }: { myPermissions: readonly P
   const [limits, setLimits] = useState<LimitsInput>(NO_LIMITS);
 
   const { busy, error, submit } = useSubmit(async () => {
-    const { rate_limit, allowed_ips } = limitsBody(limits, t);
+    const { rate_limit, allowed_ips, remaining_uses, uses_refill, metadata } = limitsBody(limits, t);
     // The key expires at the end of the chosen day, UTC.
     const body = {
       name,
@@ -259,6 +343,9 @@ function CreateKeyForm({ myPermissions, onCreated }: { myPermissions: readonly P
       ...(expires ? { expires_at: `${expires}T23:59:59Z` } : {}),
       ...(rate_limit && { rate_limit }),
       ...(allowed_ips && { allowed_ips }),
+      ...(remaining_uses !== null && { remaining_uses }),
+      ...(uses_refill && { uses_refill }),
+      ...(metadata && { metadata }),
     };
     const created = await call(() => api.POST('/api-keys', { body }));
     onCreated({ name: created.api_key.name, secret: secretOf(created) });

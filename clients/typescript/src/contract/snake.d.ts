@@ -953,7 +953,11 @@ export interface paths {
          *     regard to case (`409 name_taken`); the expiration date, recommended, must be in the future
          *     (`400`); the permissions must be a subset of the caller's own (`403 permission_denied`).
          *     The key is worth at most what the caller holds at any later time (`effective_permissions`),
-         *     and stops working if the caller is disabled.
+         *     and stops working if the caller is disabled. It may carry a number of uses
+         *     (`remaining_uses`, optionally `uses_refill`: `429 api_key_uses_exhausted` once spent) and
+         *     the partner's own `metadata` (a JSON object of at most 4 KiB, nested at most 5 levels:
+         *     `400 validation_failed` with `error_code` `metadata_too_large` or `metadata_too_deep`;
+         *     a refill without uses is `refill_without_uses`).
          *     Signed-in users only: an API key cannot create API keys. A sensitive change (a key outlives
          *     the session): the session must hold a fresh proof (`403 step_up_required` otherwise;
          *     `POST /sessions/current/step-up`).
@@ -1050,7 +1054,12 @@ export interface paths {
          *     cannot be changed (`409 api_key_revoked`). Prolonging the key (a later expiration date, or
          *     `null`) needs every permission the key will hold (`403 target_outranks_caller`, listing the
          *     missing ones): nobody keeps a right alive that they do not hold. Bringing the date closer,
-         *     renaming and narrowing only take away, and need `api_keys.manage` alone. Signed-in users only.
+         *     renaming and narrowing only take away, and need `api_keys.manage` alone. More uses
+         *     (`remaining_uses` above the key's count now, `null` on a usage-limited key, a refill added,
+         *     larger or daily where it was monthly) prolong the key likewise; fewer uses need
+         *     `api_keys.manage` alone. `metadata` is replaced as a whole (bounded as at creation:
+         *     `400 validation_failed`, `error_code` `metadata_too_large` or `metadata_too_deep`); a refill
+         *     on a key without uses is `refill_without_uses`. Signed-in users only.
          *     A fresh proof on the session (`403 step_up_required` otherwise; `POST /sessions/current/step-up`):
          *     a later expiration date or wider addresses prolong a key that outlives the session.
          *
@@ -3926,6 +3935,37 @@ export interface components {
          *     ]
          */
         AllowedIps: string[];
+        /**
+         * @description How a usage-limited key's remaining uses are refilled: at the start of each UTC day (`daily`) or
+         *     UTC month (`monthly`), its count is set to `amount` (not added to it), at the first request of
+         *     the period (a key that is not used is not touched, and reads as refilled all the same).
+         */
+        ApiKeyUsesRefill: {
+            /**
+             * @example daily
+             * @enum {string}
+             */
+            interval: "daily" | "monthly";
+            /**
+             * Format: int32
+             * @example 1000
+             */
+            amount: number;
+        };
+        /**
+         * @description A JSON object of the partner's own (what the key is for, a customer or plan id, ...), stored
+         *     as sent and returned when the key is read; the service reads nothing in it. At most 4,096
+         *     bytes as compact JSON (UTF-8), at most 50 members at its top level, and nested at most 5
+         *     levels deep (`400 validation_failed` otherwise). Its keys are never inflected. Not for
+         *     secrets: every holder of `api_keys.manage` reads it, and it is part of the key's events.
+         * @example {
+         *       "customer_id": "cus_8421",
+         *       "plan": "growth"
+         *     }
+         */
+        ApiKeyMetadata: {
+            [key: string]: unknown;
+        };
         /** @description An API key's metadata. Never its secret nor the secret's digest. */
         ApiKey: {
             /**
@@ -4008,6 +4048,20 @@ export interface components {
             rate_limit: components["schemas"]["RateLimit"] | null;
             /** @description The addresses the key may be used from; `null` when it may be used from anywhere. */
             allowed_ips: components["schemas"]["AllowedIps"] | null;
+            /**
+             * Format: int32
+             * @description The key's remaining uses now (a refill due since the last request included): each admitted
+             *     request spends one, across every server process, and a request is never admitted without
+             *     one (`429 api_key_uses_exhausted`). `null`: the key is not usage-limited. A live count: it
+             *     is not part of the key's entity tag, so a conditional read may answer `304` while uses were
+             *     spent since.
+             * @example 940
+             */
+            remaining_uses: number | null;
+            /** @description How the remaining uses are refilled; `null` when they are not (a key without a limit has none). */
+            uses_refill: components["schemas"]["ApiKeyUsesRefill"] | null;
+            /** @description The partner's own JSON object; `null` when none was set. */
+            metadata: components["schemas"]["ApiKeyMetadata"] | null;
         };
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
@@ -4035,6 +4089,16 @@ export interface components {
             rate_limit?: components["schemas"]["RateLimit"] | null;
             /** @description The addresses the key may be used from, or `null` for anywhere. */
             allowed_ips?: components["schemas"]["AllowedIps"] | null;
+            /**
+             * Format: int32
+             * @description A number of uses the key may spend (each admitted request spends one, across every server process; then `429 api_key_uses_exhausted`), or `null` (omitted) for no such limit.
+             * @example 1000
+             */
+            remaining_uses?: number | null;
+            /** @description Sets the remaining uses to `amount` at the start of each UTC day or month; needs `remaining_uses` (`400 validation_failed` otherwise). `null` (omitted) for none. */
+            uses_refill?: components["schemas"]["ApiKeyUsesRefill"] | null;
+            /** @description The partner's own JSON object, returned when the key is read; `null` (omitted) for none. */
+            metadata?: components["schemas"]["ApiKeyMetadata"] | null;
         };
         /**
          * @description A key and its secret. The secret is shown in this response only; store it now. The replay of
@@ -4107,6 +4171,25 @@ export interface components {
             rate_limit?: components["schemas"]["RateLimit"] | null;
             /** @description The addresses the key may be used from, or `null` for anywhere. Loosening (a higher rate, a longer window for the same count, `null` when it had one, a wider list) needs every permission of the key, as prolonging it does; tightening needs `api_keys.manage` alone. */
             allowed_ips?: components["schemas"]["AllowedIps"] | null;
+            /**
+             * Format: int32
+             * @description Sets the key's remaining uses as of now (not added to them), or `null` to remove the limit
+             *     (then `uses_refill` is removed too). More uses than the key has now, or `null` on a limited
+             *     key, prolong its rights: that needs every permission the key holds, as a later expiration
+             *     date does (`403 target_outranks_caller`); fewer uses need `api_keys.manage` alone. The
+             *     change is journalled (`api_key_updated`).
+             * @example 5000
+             */
+            remaining_uses?: number | null;
+            /**
+             * @description How the remaining uses are refilled, or `null` for never; needs remaining uses (set now or
+             *     before; `400 validation_failed` otherwise). A refill added, a larger amount or a daily
+             *     refill where it was monthly prolongs the key's rights, as above; removing it, a smaller
+             *     amount, or monthly where it was daily (with no larger amount) needs `api_keys.manage` alone.
+             */
+            uses_refill?: components["schemas"]["ApiKeyUsesRefill"] | null;
+            /** @description The partner's own JSON object, replaced as a whole, or `null` to remove it. Gives no right, so `api_keys.manage` is enough. */
+            metadata?: components["schemas"]["ApiKeyMetadata"] | null;
         };
         ApiKeyRotateRequest: {
             /**
@@ -5769,7 +5852,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests: the caller's rate limit (`RateLimit-Policy`) is reached for the current window, or, at sign-in and password change, the sign-in throttle refuses the attempt. Wait `Retry-After` seconds (also in `retry_after`). A refused request does not count against the limit. */
+        /** @description Too many requests: the caller's rate limit (`RateLimit-Policy`) is reached for the current window, or, at sign-in and password change, the sign-in throttle refuses the attempt. Wait `Retry-After` seconds (also in `retry_after`). A refused request does not count against the limit. With code `api_key_uses_exhausted`: a usage-limited key has no use left (`"api-key-uses";r=0` in `RateLimit`); with `Retry-After` (seconds until its next refill) when it is refilled, without when it is not: then no retry will succeed until its remaining uses are raised. */
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -6400,7 +6483,10 @@ export interface components {
                  *         "last_used_ip": null,
                  *         "revoked_at": null,
                  *         "rate_limit": null,
-                 *         "allowed_ips": null
+                 *         "allowed_ips": null,
+                 *         "remaining_uses": null,
+                 *         "uses_refill": null,
+                 *         "metadata": null
                  *       },
                  *       "secret": "bok_7QmZp2Lx9Vn4Kc8Rt1Yw6Zs0Hd5Jb2Ge9Ua4Io7PQm7_a2x9Tb"
                  *     }
@@ -6453,7 +6539,16 @@ export interface components {
                  *       },
                  *       "allowed_ips": [
                  *         "203.0.113.0/24"
-                 *       ]
+                 *       ],
+                 *       "remaining_uses": 940,
+                 *       "uses_refill": {
+                 *         "interval": "daily",
+                 *         "amount": 1000
+                 *       },
+                 *       "metadata": {
+                 *         "customer_id": "cus_8421",
+                 *         "plan": "growth"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["ApiKey"];
@@ -7920,12 +8015,12 @@ export interface components {
          */
         CacheControlNoStore: "no-store";
         /**
-         * @description The rate limit the caller is held to, as the IETF httpapi draft "RateLimit header fields for HTTP" writes it (draft-ietf-httpapi-ratelimit-headers-10): the policy's name, `q` requests per `w` seconds. `"api-key"` is the calling key's own limit (or the deployment's default for keys); `"user"` is a signed-in person's limit on the operations marked as expensive. Sent on every answer to a limited caller once it is identified (not on a 401, nor on a 400, 413 or 415 found before); absent when no limit applies. Windows are fixed, `[k·w, (k+1)·w)` seconds on the clock, the same on every server process.
+         * @description The limits the caller is held to, as the IETF httpapi draft "RateLimit header fields for HTTP" writes them (draft-ietf-httpapi-ratelimit-headers-10): each policy's name, `q` requests per `w` seconds. `"api-key"` is the calling key's own rate limit (or the deployment's default for keys); `"user"` is a signed-in person's limit on the operations marked as expensive. Sent on every answer to a limited caller once it is identified (not on a 401, nor on a 400, 413 or 415 found before); absent when no limit applies. Windows are fixed, `[k·w, (k+1)·w)` seconds on the clock, the same on every server process. `"api-key-uses"`, last in the list, for a usage-limited key whose uses are refilled: `q` uses a period, `w` the period's length in seconds (a day, or the current month); a key that is not refilled has no policy entry, only its remaining uses in `RateLimit`.
          * @example "api-key";q=50;w=10
          */
         RateLimitPolicy: string;
         /**
-         * @description What is left of the limit in `RateLimit-Policy` (same name), as the IETF httpapi draft "RateLimit header fields for HTTP" writes it: `r` requests remaining in the current window and `t` seconds until it ends (the same numbers the service decided with). Each server process counts its own admissions exactly and reconciles with the others every second or so, so `r` may be a little high while several processes serve the caller at once: the limit itself is kept within the bound stated in the description of this API.
+         * @description What is left of each policy of `RateLimit-Policy` (same names), as the IETF httpapi draft "RateLimit header fields for HTTP" writes it: `r` remaining and `t` seconds until more. `"api-key"` / `"user"`: `r` requests remaining in the current window and `t` seconds until it ends (the same numbers the service decided with). Each server process counts its own admissions exactly and reconciles with the others every second or so, so `r` may be a little high while several processes serve the caller at once: the limit itself is kept within the bound stated in the description of this API. `"api-key-uses"` (a usage-limited key, last in the list): `r` uses the key has left after this request, exact across every process, and, when the key is refilled, `t` seconds until the next refill.
          * @example "api-key";r=37;t=6
          */
         RateLimit: string;
@@ -8011,6 +8106,8 @@ export type RoleUpdateRequest = components['schemas']['RoleUpdateRequest'];
 export type ApiKeyCreator = components['schemas']['ApiKeyCreator'];
 export type RateLimit = components['schemas']['RateLimit'];
 export type AllowedIps = components['schemas']['AllowedIps'];
+export type ApiKeyUsesRefill = components['schemas']['ApiKeyUsesRefill'];
+export type ApiKeyMetadata = components['schemas']['ApiKeyMetadata'];
 export type ApiKey = components['schemas']['ApiKey'];
 export type ApiKeyList = components['schemas']['ApiKeyList'];
 export type ApiKeyCreateRequest = components['schemas']['ApiKeyCreateRequest'];
@@ -10512,7 +10609,10 @@ export interface operations {
                      *           },
                      *           "allowed_ips": [
                      *             "203.0.113.0/24"
-                     *           ]
+                     *           ],
+                     *           "remaining_uses": null,
+                     *           "uses_refill": null,
+                     *           "metadata": null
                      *         }
                      *       ]
                      *     }
@@ -16188,7 +16288,10 @@ export interface operations {
                  *         "last_used_ip": "203.0.113.7",
                  *         "revoked_at": "2026-12-02T10:00:00.000Z",
                  *         "rate_limit": null,
-                 *         "allowed_ips": null
+                 *         "allowed_ips": null,
+                 *         "remaining_uses": null,
+                 *         "uses_refill": null,
+                 *         "metadata": null
                  *       }
                  *     }
                  */

@@ -1,0 +1,330 @@
+// Usage-limited keys and key metadata on real PostgreSQL (docs/PARTNER-KEYS.md, "Usage limits",
+// "Metadata"): uses spent one per admitted request, counted down in RateLimit, 429
+// api_key_uses_exhausted at zero (Retry-After until a refill), the refill at a period's start by the
+// injectable clock, who may raise a key's uses, the bounds of metadata; and the attacks across
+// three service instances on one database, each holding the key in memory.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { sql } from 'kysely';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { expectContractResponse } from './support/contract.js';
+import { adminRoleId, createAppWithTestBearer, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
+import { digestTables } from './support/table-digest.js';
+import { ManualClock } from '../src/clock.js';
+import { apiKeyService } from '../src/api-keys/service.js';
+import { OPERATOR } from '../src/auth/authority.js';
+import { digestSecret } from '../src/auth/secrets/secrets.js';
+import { secondInstance } from './support/second-instance.js';
+import { answersOnceHeard, HEARD_DEADLINE_MS, heardBudget } from './support/key-cache.js';
+
+let database: TestDatabase;
+let admin: { id: string };
+beforeAll(async () => {
+  database = await createTestDatabase();
+  admin = await makeUser(database.db, { roleIds: [await adminRoleId(database.db)] });
+});
+afterAll(() => database.destroy());
+
+type Fields = Parameters<ReturnType<typeof apiKeyService>['create']>[1];
+async function keyWith(clock: ManualClock, fields: Partial<Fields>, permissions = ['users.list']) {
+  const { key, secret } = await apiKeyService({ db: database.db, clock }).create(OPERATOR, { name: `uses-${Math.random().toString(36).slice(2, 10)}`, permissions, ...fields });
+  return { id: key.id, secret, key };
+}
+
+describe('a usage-limited key', () => {
+  it('is admitted exactly its remaining uses, counted down in RateLimit, then refused with 429 api_key_uses_exhausted and no Retry-After (never refilled)', async () => {
+    const clock = new ManualClock(new Date('2026-12-14T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const key = await keyWith(clock, { remaining_uses: 3 });
+    expect(key.key.uses_remaining).toBe(3);
+    const seen: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await request(app).get('/users?limit=1').set('x-api-key', key.secret);
+      expect(res.status).toBe(200);
+      expectContractResponse(res, 'GET', '/users');
+      seen.push(res.headers['ratelimit'] as string);
+      expect(res.headers['ratelimit-policy']).toBeUndefined();
+    }
+    expect(seen).toEqual(['"api-key-uses";r=2', '"api-key-uses";r=1', '"api-key-uses";r=0']);
+    for (let i = 0; i < 3; i++) {
+      const refused = await request(app).get('/users?limit=1').set('x-api-key', key.secret);
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe('api_key_uses_exhausted');
+      expect(refused.headers['retry-after']).toBeUndefined();
+      expect(refused.headers['ratelimit']).toBe('"api-key-uses";r=0');
+      expectContractResponse(refused, 'GET', '/users');
+    }
+    const row = await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', key.id).executeTakeFirstOrThrow();
+    expect(row.remaining).toBe(0);
+  });
+
+  it('a request refused for another reason (its permission, its rate limit) spends no use', async () => {
+    const clock = new ManualClock(new Date('2026-12-14T10:00:05.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const key = await keyWith(clock, { remaining_uses: 5, rate_limit: { requests: 2, per_seconds: 60 } });
+    expect((await request(app).get('/roles').set('x-api-key', key.secret)).status).toBe(403);
+    const first = await request(app).get('/users?limit=1').set('x-api-key', key.secret);
+    expect(first.status).toBe(200);
+    // The rate limit counted the 403 (it is decided before the permission); the uses did not.
+    expect(first.headers['ratelimit']).toBe('"api-key";r=0;t=55, "api-key-uses";r=4');
+    expect(first.headers['ratelimit-policy']).toBe('"api-key";q=2;w=60');
+    expectContractResponse(first, 'GET', '/users');
+    const limited = await request(app).get('/users?limit=1').set('x-api-key', key.secret);
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe('rate_limited');
+    const row = await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', key.id).executeTakeFirstOrThrow();
+    expect(row.remaining).toBe(4);
+  });
+
+  it('a key without the limit costs no statement of its own and carries no uses header', async () => {
+    const clock = new ManualClock(new Date('2026-12-14T10:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const key = await keyWith(clock, {});
+    const res = await request(app).get('/users?limit=1').set('x-api-key', key.secret);
+    expect(res.status).toBe(200);
+    expect(res.headers['ratelimit']).toBeUndefined();
+    expect(key.key.uses_remaining).toBeNull();
+  });
+});
+
+describe('a refilled key at the period boundary (the injectable clock)', () => {
+  it('daily: the last use of a day, refused until midnight UTC with Retry-After to it, then exactly the amount again, not more', async () => {
+    const clock = new ManualClock(new Date('2026-12-14T23:59:58.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const key = await keyWith(clock, { remaining_uses: 2, uses_refill: { interval: 'daily', amount: 3 } });
+    const get = () => request(app).get('/users?limit=1').set('x-api-key', key.secret);
+    const first = await get();
+    expect(first.headers['ratelimit-policy']).toBe('"api-key-uses";q=3;w=86400');
+    expect(first.headers['ratelimit']).toBe('"api-key-uses";r=1;t=2');
+    expectContractResponse(first, 'GET', '/users');
+    expect((await get()).status).toBe(200);
+    clock.advance(1_999); // 23:59:59.999: the same day
+    const refused = await get();
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.body).toMatchObject({ code: 'api_key_uses_exhausted', retry_after: 1 });
+    clock.advance(1); // midnight: the new day's uses
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await get()).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    // Read as of now: 0 left; the next day reads as refilled before any request spends.
+    const { app: people } = createAppWithTestBearer(database.db, clock);
+    expect((await request(people).get(`/api-keys/${key.id}`).set('authorization', testBearer(admin.id))).body.remaining_uses).toBe(0);
+    clock.advance(86_400_000);
+    const read = await request(people).get(`/api-keys/${key.id}`).set('authorization', testBearer(admin.id));
+    expect(read.body).toMatchObject({ remaining_uses: 3, uses_refill: { interval: 'daily', amount: 3 } });
+    expectContractResponse(read, 'GET', '/api-keys/{id}');
+  });
+
+  it('monthly: refilled once on the first of the month, however many requests race at its first instant; sets the count, does not add to it', async () => {
+    const clock = new ManualClock(new Date('2027-01-31T23:59:59.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const key = await keyWith(clock, { remaining_uses: 10, uses_refill: { interval: 'monthly', amount: 4 } });
+    const get = () => request(app).get('/users?limit=1').set('x-api-key', key.secret);
+    expect((await get()).headers['ratelimit']).toBe('"api-key-uses";r=9;t=1');
+    clock.advance(1000); // 2027-02-01T00:00:00Z
+    const answers = await Promise.all(Array.from({ length: 12 }, () => get()));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(4);
+    expect(answers.filter((r) => r.status === 429).every((r) => r.body.code === 'api_key_uses_exhausted' && r.headers['retry-after'] === String(28 * 86_400))).toBe(true);
+  });
+});
+
+describe('who may raise a key\'s uses (docs/AUTH.md)', () => {
+  async function setUp(fields: Partial<Fields> = { remaining_uses: 100, uses_refill: { interval: 'monthly', amount: 100 } }) {
+    const clock = new ManualClock(new Date('2026-12-14T10:00:00.000Z'));
+    const { app } = createAppWithTestBearer(database.db, clock);
+    const manager = await makeUser(database.db, { roleIds: [(await makeRole(database.db, ['api_keys.manage'])).id] });
+    const key = await keyWith(clock, fields);
+    const patch = (body: object, who = manager.id) => request(app).patch(`/api-keys/${key.id}`).set('authorization', testBearer(who)).send(body);
+    return { key, patch };
+  }
+
+  it('a manager who does not hold the key\'s permissions cannot give it more uses: 403 target_outranks_caller, nothing changed', async () => {
+    const { patch } = await setUp();
+    const before = await digestTables(database.db, ['api_keys', 'api_key_uses']);
+    for (const body of [
+      { remaining_uses: 101 },
+      { remaining_uses: null },
+      { uses_refill: { interval: 'monthly', amount: 101 } },
+      { uses_refill: { interval: 'daily', amount: 100 } },
+      { remaining_uses: 50, uses_refill: { interval: 'daily', amount: 1 } },
+    ]) {
+      const res = await patch(body);
+      expect(res.status, JSON.stringify(body)).toBe(403);
+      expect(res.body).toMatchObject({ code: 'target_outranks_caller', missing_permissions: ['users.list'] });
+      expectContractResponse(res, 'PATCH', '/api-keys/{id}');
+    }
+    expect(await digestTables(database.db, ['api_keys', 'api_key_uses'])).toEqual(before);
+  });
+
+  it('nor limit an unlimited key and then raise it: limiting it is allowed, raising it again is not', async () => {
+    const { patch } = await setUp({});
+    const limited = await patch({ remaining_uses: 10 });
+    expect(limited.status).toBe(200);
+    expect(limited.body.remaining_uses).toBe(10);
+    expect((await patch({ remaining_uses: 11 })).status).toBe(403);
+    expect((await patch({ uses_refill: { interval: 'daily', amount: 1 } })).status).toBe(403);
+  });
+
+  it('the same manager may take uses away (fewer, a smaller or rarer refill, none), and may set metadata', async () => {
+    const { key, patch } = await setUp();
+    const res = await patch({ remaining_uses: 40, uses_refill: { interval: 'monthly', amount: 50 }, metadata: { plan: 'trial' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ remaining_uses: 40, uses_refill: { interval: 'monthly', amount: 50 }, metadata: { plan: 'trial' } });
+    expectContractResponse(res, 'PATCH', '/api-keys/{id}');
+    expect((await patch({ uses_refill: null })).body).toMatchObject({ remaining_uses: 40, uses_refill: null });
+    const event = await sql<{ changes: unknown }>`select changes from security_events where type = 'api_key_updated' and target_id = ${key.id} order by occurred_at, id limit 1`.execute(database.db);
+    expect(event.rows[0]!.changes).toEqual({
+      before: { remaining_uses: 100, uses_refill: '100/monthly', metadata: null },
+      after: { remaining_uses: 40, uses_refill: '50/monthly', metadata: { plan: 'trial' } },
+    });
+  });
+
+  it('an administrator may raise them, or remove the limit; the journal shows before and after', async () => {
+    const { key, patch } = await setUp();
+    const res = await patch({ remaining_uses: null }, admin.id);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ remaining_uses: null, uses_refill: null });
+    expect(await database.db.selectFrom('api_key_uses').selectAll().where('api_key_id', '=', key.id).execute()).toEqual([]);
+    const event = await sql<{ changes: unknown }>`select changes from security_events where type = 'api_key_updated' and target_id = ${key.id}`.execute(database.db);
+    expect(event.rows[0]!.changes).toEqual({ before: { remaining_uses: 100, uses_refill: '100/monthly' }, after: { remaining_uses: null, uses_refill: null } });
+  });
+
+  it('a refill without uses is a 400 that writes nothing', async () => {
+    const { patch } = await setUp({});
+    const before = await digestTables(database.db, ['api_keys', 'api_key_uses']);
+    const res = await patch({ uses_refill: { interval: 'daily', amount: 5 } }, admin.id);
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0]).toMatchObject({ location: 'request/body/uses_refill', error_code: 'refill_without_uses' });
+    expectContractResponse(res, 'PATCH', '/api-keys/{id}');
+    expect(await digestTables(database.db, ['api_keys', 'api_key_uses'])).toEqual(before);
+  });
+});
+
+describe('metadata', () => {
+  it('is stored as sent, returned when the key is read (its keys never inflected), and bounded: too large or too deep is a 400 that writes nothing', async () => {
+    const clock = new ManualClock(new Date('2026-12-14T10:00:00.000Z'));
+    const { app } = createAppWithTestBearer(database.db, clock);
+    const metadata = { customer_id: 'cus_8421', nested: { plan_name: 'growth', tags: ['a', 'b'] } };
+    const created = await request(app).post('/api-keys').set('authorization', testBearer(admin.id)).send({ name: `meta-${Date.now()}`, permissions: ['users.list'], metadata });
+    expect(created.status, created.text).toBe(201);
+    expectContractResponse(created, 'POST', '/api-keys');
+    expect(created.body.api_key.metadata).toEqual(metadata);
+    const camel = await request(app).get(`/api-keys/${created.body.api_key.id}`).set('authorization', testBearer(admin.id)).set('x-api-inflection', 'camel');
+    expect(camel.body.metadata).toEqual(metadata);
+
+    const before = await digestTables(database.db, ['api_keys', 'api_key_uses']);
+    const tooLarge = { blob: 'x'.repeat(4100) };
+    const tooDeep = { a: { b: { c: { d: { e: { f: 1 } } } } } };
+    for (const [body, code] of [
+      [{ metadata: tooLarge }, 'metadata_too_large'],
+      [{ metadata: tooDeep }, 'metadata_too_deep'],
+    ] as const) {
+      const res = await request(app).patch(`/api-keys/${created.body.api_key.id}`).set('authorization', testBearer(admin.id)).send(body);
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0]).toMatchObject({ location: 'request/body/metadata', error_code: code });
+      expectContractResponse(res, 'PATCH', '/api-keys/{id}');
+    }
+    const notObject = await request(app).patch(`/api-keys/${created.body.api_key.id}`).set('authorization', testBearer(admin.id)).send({ metadata: ['a'] });
+    expect(notObject.status).toBe(400);
+    expect(await digestTables(database.db, ['api_keys', 'api_key_uses'])).toEqual(before);
+    const fine = { a: { b: { c: { d: { e: 1 } } } } };
+    expect((await request(app).patch(`/api-keys/${created.body.api_key.id}`).set('authorization', testBearer(admin.id)).send({ metadata: fine })).body.metadata).toEqual(fine);
+  });
+});
+
+describe('security: a usage-limited key spent from three service instances at once', () => {
+  // Three instances on one database, each with its own pool and its own key cache in step (as
+  // processes behind a load balancer), one manual clock for all.
+  type Instance = Awaited<ReturnType<typeof secondInstance>>;
+  let three: Instance[] = [];
+  const clock = new ManualClock(new Date('2027-03-10T12:00:00.000Z'));
+  beforeAll(async () => {
+    three = [await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock })];
+    for (const made of three) {
+      made.services.keyCache.start(database.url);
+      await made.services.keyCache.inStep(HEARD_DEADLINE_MS);
+    }
+  });
+  afterAll(async () => {
+    for (const made of three) {
+      await made.services.keyCache.stop();
+      await made.close();
+    }
+  });
+
+  /** `perInstance` requests sent to each instance at once; the statuses, and the headers of the admitted ones. */
+  async function burst(secret: string, perInstance: number) {
+    const answers = await Promise.all(three.flatMap((made) => Array.from({ length: perInstance }, () => request(made.app).get('/users?limit=1').set('x-api-key', secret))));
+    return { admitted: answers.filter((r) => r.status === 200), refused: answers.filter((r) => r.status !== 200) };
+  }
+
+  /** A key with these uses that every instance holds in memory (so the test is of the cached path). */
+  async function heldEverywhere(fields: Partial<Fields>) {
+    const key = await keyWith(clock, { remaining_uses: 1_000_000 });
+    for (const made of three) {
+      await answersOnceHeard(() => request(made.app).get('/users?limit=1').set('x-api-key', key.secret), 200);
+      expect(made.services.keyCache.holds(digestSecret(key.secret))).toBe(true);
+    }
+    await apiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, fields);
+    return key;
+  }
+
+  const remaining = async (id: string) => (await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', id).executeTakeFirstOrThrow()).remaining;
+
+  it('30 uses, 60 concurrent requests over three instances: exactly 30 admitted, each remaining count told once, the rest 429 api_key_uses_exhausted', { timeout: heardBudget(3) }, async () => {
+    const key = await heldEverywhere({ remaining_uses: 30 });
+    const { admitted, refused } = await burst(key.secret, 20);
+    expect(admitted).toHaveLength(30);
+    expect(refused.every((r) => r.status === 429 && r.body.code === 'api_key_uses_exhausted')).toBe(true);
+    const told = admitted.map((r) => Number(/"api-key-uses";r=(\d+)/.exec(r.headers['ratelimit'] as string)![1])).sort((a, b) => a - b);
+    expect(told).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    expect(await remaining(key.id)).toBe(0);
+  });
+
+  it('the last use, raced by 15 requests over three instances: exactly one admitted', { timeout: heardBudget(3) }, async () => {
+    for (let round = 0; round < 5; round++) {
+      const key = await heldEverywhere({ remaining_uses: 1 });
+      const { admitted } = await burst(key.secret, 5);
+      expect(admitted).toHaveLength(1);
+      expect(admitted[0]!.headers['ratelimit']).toBe('"api-key-uses";r=0');
+    }
+  });
+
+  it('a key at zero is refused at every instance, whichever held it in memory, and a key made limited while held as unlimited is counted once each has heard it', { timeout: heardBudget(6) }, async () => {
+    const zero = await heldEverywhere({ remaining_uses: 0 });
+    for (const made of three) {
+      const res = await request(made.app).get('/users?limit=1').set('x-api-key', zero.secret);
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('api_key_uses_exhausted');
+    }
+    // Unlimited and held in memory everywhere; then limited to 2 uses.
+    const key = await keyWith(clock, {});
+    for (const made of three) await answersOnceHeard(() => request(made.app).get('/users?limit=1').set('x-api-key', key.secret), 200);
+    const heard = three.map((made) => made.services.keyCache.state().notifications);
+    await apiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { remaining_uses: 2 });
+    for (const [i, made] of three.entries()) {
+      const until = Date.now() + HEARD_DEADLINE_MS;
+      while (made.services.keyCache.state().notifications <= heard[i]! && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    }
+    const { admitted } = await burst(key.secret, 4);
+    expect(admitted).toHaveLength(2);
+  });
+
+  it('the refill at the day boundary, raced over three instances: none before midnight UTC, exactly the amount after, the next day again exactly the amount', { timeout: heardBudget(3) }, async () => {
+    clock.set(new Date('2027-03-10T23:59:59.990Z'));
+    const key = await heldEverywhere({ remaining_uses: 0, uses_refill: { interval: 'daily', amount: 5 } });
+    const before = await burst(key.secret, 4);
+    expect(before.admitted).toHaveLength(0);
+    expect(before.refused.every((r) => r.headers['retry-after'] === '1')).toBe(true);
+    clock.set(new Date('2027-03-11T00:00:00.000Z'));
+    const after = await burst(key.secret, 4);
+    expect(after.admitted).toHaveLength(5);
+    expect(after.refused.every((r) => r.body.code === 'api_key_uses_exhausted' && r.headers['retry-after'] === '86400')).toBe(true);
+    clock.set(new Date('2027-03-11T23:59:59.999Z'));
+    expect((await burst(key.secret, 2)).admitted).toHaveLength(0);
+    clock.set(new Date('2027-03-12T00:00:00.000Z'));
+    expect((await burst(key.secret, 4)).admitted).toHaveLength(5);
+    expect(await remaining(key.id)).toBe(0);
+  });
+});
