@@ -31,6 +31,7 @@ import { identityProviderService } from './auth/identity-providers/providers.js'
 import { scimUserService } from './scim/users.js';
 import { scimGroupService } from './scim/groups.js';
 import { oidcSignInService, withOidcStepUp } from './auth/identity-providers/sign-in.js';
+import { personalDataService } from './personal-data/service.js';
 import type { Config } from './config.js';
 
 export interface Services {
@@ -69,6 +70,8 @@ export interface Services {
   scimUsers: ReturnType<typeof scimUserService>;
   /** SCIM Groups: the roles, their membership changed by a directory (src/scim/groups.ts). */
   scimGroups: ReturnType<typeof scimGroupService>;
+  /** A person's data as one document (src/personal-data). */
+  personalData: ReturnType<typeof personalDataService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;
 }
@@ -103,6 +106,7 @@ export function buildServices(deps: Dependencies): Services {
     oidcSignIn: oidcSignInService(deps, sessions),
     scimUsers: scimUserService(deps, users),
     scimGroups: scimGroupService(deps, users),
+    personalData: personalDataService(deps),
     config: { oidc: deps.config.oidc },
   };
 }
