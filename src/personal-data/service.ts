@@ -2,11 +2,12 @@
 // the record that it was handed out, and the document itself, described member by member with
 // the long lists read page by page as the client takes them (StreamedJson).
 //
-// What the document holds of other people: what another person did to this one is named (who
-// processed the person's data is the person's to know) without that person's address, user agent
-// or session; what this person did to others keeps the fact and the target's id, not the other
-// person's name nor the values changed. Never a secret: the repository reads no hash, digest,
-// sealed key or public key.
+// Nothing of another person (GDPR article 15(4): the copy must not take from others' rights): what
+// someone else did to this person keeps the fact and the actor's kind and id (the controller can
+// say who, if asked), not their name, session, address or user agent (an API key keeps its name:
+// an application, not a person); what this person did to others keeps the fact and the target's
+// id, not the other person's name, nor the values changed, nor the details. Never a secret: the
+// repository reads no hash, digest, sealed key or public key.
 import type { components } from '../../generated/openapi.js';
 import type { ServiceDeps } from '../dependencies.js';
 import type { Authority } from '../auth/authority.js';
@@ -55,8 +56,10 @@ export function presentEventFor(userId: string, row: ListedAuditEvent): AuditEve
     const target = event.target && (event.target.type === 'user' && event.target.id !== userId ? { ...event.target, label: null } : event.target);
     return { ...event, target, user_id: null, details: {}, changes: null };
   }
+  // Attempts on the account by nobody known (failed sign-ins) are about the person's account: kept whole.
   if (byThisPerson || row.actor_type === 'anonymous' || row.actor_type === 'unknown') return event;
-  return { ...event, actor: { ...event.actor, session_id: null }, ip_address: null, user_agent: null };
+  const label = row.actor_type === 'api_key' ? event.actor.label : null;
+  return { ...event, actor: { ...event.actor, label, session_id: null }, ip_address: null, user_agent: null };
 }
 
 const relations = <K extends string>(flags: Record<K, unknown>): K[] => (Object.keys(flags) as K[]).filter((k) => flags[k]);
