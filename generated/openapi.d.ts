@@ -4468,7 +4468,7 @@ export interface components {
              *       "users.read"
              *     ]
              */
-            permissions: string[];
+            permissions: components["schemas"]["Permission"][];
         };
         PersonalDataSession: {
             /**
@@ -4483,8 +4483,11 @@ export interface components {
             ip_address: string;
             /** @example Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0 */
             user_agent: string;
-            /** @example password_totp */
-            authentication_method: string;
+            /**
+             * @example password_totp
+             * @enum {string}
+             */
+            authentication_method: "password" | "password_totp" | "password_recovery_code" | "password_passkey" | "passkey" | "oidc" | "oidc_provider_mfa" | "oidc_totp" | "oidc_recovery_code" | "oidc_passkey";
             /**
              * Format: date-time
              * @example 2026-11-20T08:15:00.000Z
@@ -4511,7 +4514,10 @@ export interface components {
              * @example null
              */
             revoked_at: string | null;
-            /** @example null */
+            /**
+             * @description Why it was revoked (`revoked_by_user`, `password_changed`, ...).
+             * @example null
+             */
             revoked_reason: string | null;
         };
         PersonalDataSecondFactor: {
@@ -4596,7 +4602,7 @@ export interface components {
              *       "tasks.list"
              *     ]
              */
-            permissions: string[];
+            permissions: components["schemas"]["Permission"][];
             /**
              * Format: date-time
              * @example 2026-11-01T08:00:00.000Z
@@ -4641,9 +4647,10 @@ export interface components {
         /**
          * @description Everything the service holds about one person (GDPR articles 15 and 20), as one JSON document.
          *     Never a secret: no password hash, token digest, authenticator key, recovery code or passkey
-         *     public key. What another person did to this one is named (who acted), but not that person's
-         *     address or user agent; what this person did to others keeps the fact and the target's id, not
-         *     the other person's name or the changed values.
+         *     public key. Nothing of another person: what someone else did to this person keeps the fact and
+         *     the actor's kind and id, not their name, session, address or user agent (an API key keeps its
+         *     name); what this person did to others keeps the fact and the target's id, not the other
+         *     person's name, the values changed or the details.
          */
         PersonalDataExport: {
             /**

@@ -20,11 +20,13 @@ import { findListedUser } from '../users/repository.js';
 import { presentUser } from '../users/presenter.js';
 import { rolesOfUser } from '../roles/repository.js';
 import { permissionsOfRole, permissionsOfRoles } from '../roles/permissions.js';
+import type { Permission } from '../auth/permissions.js';
 import { notFound } from '../errors.js';
 import { resourceId } from '../uuid.js';
 import { StreamedJson } from '../streamed-json.js';
 import * as repository from './repository.js';
-import type { Position } from './repository.js';
+import { auditEventsInvolvingPage } from '../audit/involving.js';
+import type { Position } from '../pagination/position.js';
 
 export type PersonalDataExport = components['schemas']['PersonalDataExport'];
 type AuditEvent = components['schemas']['AuditEvent'];
@@ -78,10 +80,10 @@ export function personalDataService({ db, clock }: ServiceDeps) {
       roles: roles.map((r) => ({ id: r.id, name: r.name, permissions: permissionsOfRole(r) })),
       sessions: walk((p) => repository.sessionsPage(db, id, p, page), ({ position_at: _, ...row }) => row),
       second_factors: secondFactors,
-      audit_events: walk((p) => repository.auditEventsPage(db, id, p, page), (row) => presentEventFor(id, row)),
+      audit_events: walk((p) => auditEventsInvolvingPage(db, id, p, page), (row) => presentEventFor(id, row)),
       invitations_received: received.map(invitation),
       invitations_sent: walk((p) => repository.invitationsSentPage(db, id, p, page), invitation),
-      api_keys: walk((p) => repository.apiKeysPage(db, id, p, page), ({ position_at: _, ...row }) => row),
+      api_keys: walk((p) => repository.apiKeysPage(db, id, p, page), ({ position_at: _, ...row }) => ({ ...row, permissions: row.permissions as Permission[] })),
       tasks: walk((p) => repository.tasksPage(db, id, p, page), (row) => ({ id: row.id, title: row.title, relations: relations({ assignee: row.assignee, creator: row.creator }) })),
       meetings: walk((p) => repository.meetingsPage(db, id, p, page), (row) => ({ id: row.id, title: row.title, relations: relations({ organizer: row.organizer, attendee: row.attendee }) })),
     });
