@@ -19,7 +19,7 @@ import { DomainError, forbidden, invalid } from '../errors.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
-import { EVENT_PERMISSIONS, EVENT_RETENTION_DAYS, permissionOfEventType } from '../audit/outbox.js';
+import { EVENT_PERMISSIONS, permissionOfEventType } from '../audit/outbox.js';
 import { assertMayGrant, lacking } from '../auth/authority.js';
 import { serviceSecret } from '../auth/secrets/service-secrets.js';
 import { keyringOf } from '../auth/secrets/sealing-keys.js';
@@ -350,7 +350,7 @@ export function webhookService({ db, clock, config }: Pick<Dependencies, 'db' | 
         after = position.x === undefined ? await repo.feedPositionOfSeq(db, position.s as string) : { xid: position.x as string, seq: position.s as string };
       }
       const permissions = [...caller.permissions];
-      const since = new Date(clock.now().getTime() - EVENT_RETENTION_DAYS * 86_400_000);
+      const since = new Date(clock.now().getTime() - config.sweep.retention.eventRetentionS * 1000);
       const rows = await repo.listEvents(db, { after, permissions, types: types ?? undefined, since, limit });
       const last = rows.at(-1)?.position ?? after;
       return { data: rows.map((r) => r.payload), next_cursor: sealCursor(await cursorKey(), { x: last.xid, s: last.seq }, scope) };

@@ -2260,7 +2260,7 @@ export interface paths {
          *     oldest event kept), in the order of the transactions that wrote them, each placed by when it
          *     first wrote (nearly oldest first: `occurred_at` may step back between two changes made at the
          *     same time), with the same payloads as webhooks, in the request's key style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
-         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
+         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days by default (`EVENT_RETENTION_DAYS`). An event is
          *     listed once every change committed before it is, so a poller never skips one that commits
          *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
          *
@@ -2289,7 +2289,7 @@ export interface paths {
          *     oldest event kept), in the order of the transactions that wrote them, each placed by when it
          *     first wrote (nearly oldest first: `occurred_at` may step back between two changes made at the
          *     same time), with the same payloads as webhooks, in the request's key style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
-         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
+         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days by default (`EVENT_RETENTION_DAYS`). An event is
          *     listed once every change committed before it is, so a poller never skips one that commits
          *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
          *
