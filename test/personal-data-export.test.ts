@@ -10,7 +10,7 @@ import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp } from './support/second-factor.js';
 import { expectContractResponse } from './support/contract.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
-import { createAppWithTestBearer, makeApiKey, makeMeeting, makePasskey, makeTask, testBearer } from './support/access-fixtures.js';
+import { authenticatorsWithTestBearer, createAppWithTestBearer, makeApiKey, makeMeeting, makePasskey, makeTask, testBearer } from './support/access-fixtures.js';
 import { budget } from './support/budgets.js';
 import { ManualClock } from '../src/clock.js';
 import { apiKeyService } from '../src/api-keys/service.js';
@@ -316,5 +316,19 @@ describe('security: exporting personal data', { timeout: budget({ passwordHash: 
     for (const his of [f.bob.email, `Secretname${f.tag}`, '203.0.113.77', 'BobBrowser/9']) expect(mine.text).not.toContain(his);
     // Ada lacks users.export: Bob's data is not hers to take through the administrators' path.
     expect((await get(app, `/users/${f.bob.id}/export`, testBearer(f.person.id))).status).toBe(403);
+  });
+});
+
+describe('security: exporting in a loop', { timeout: budget({ passwordHash: 2 }) }, () => {
+  it('a person scripting exports is held to USER_RATE_LIMIT, on both paths', async () => {
+    const clock = new ManualClock(START);
+    const { deps } = createTestApp(database.db, { clock });
+    const { app } = createTestApp(database.db, { clock, env: { USER_RATE_LIMIT: '2/60' }, authenticators: authenticatorsWithTestBearer(deps) });
+    const admin = await createUser(database.db, { roles: ['admin'] });
+    const person = await createUser(database.db);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await get(app, `/users/${person.id}/export`, testBearer(admin.id))).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    expect((await get(app, '/me/export', testBearer(admin.id))).status).toBe(429);
   });
 });
