@@ -1348,7 +1348,8 @@ export interface paths {
          * Download my data
          * @description Everything the service holds about the signed-in person, as one JSON document to keep or
          *     take elsewhere (GDPR articles 15 and 20): profile, roles, sessions with their addresses and
-         *     user agents, second factors and passkeys (never a key), the audit events they did or that
+         *     user agents, second factors and passkeys (never a key), their accounts at identity providers
+         *     and the id a directory gave them, the audit events they did or that
          *     concern them, invitations, the API keys they created (never a secret), their tasks and
          *     meetings (ids and titles). Streamed, as an attachment. Recorded as `user_exported`.
          *
@@ -1380,7 +1381,8 @@ export interface paths {
          * @description French name of `GET /me/export`; same behaviour.
          *     Everything the service holds about the signed-in person, as one JSON document to keep or
          *     take elsewhere (GDPR articles 15 and 20): profile, roles, sessions with their addresses and
-         *     user agents, second factors and passkeys (never a key), the audit events they did or that
+         *     user agents, second factors and passkeys (never a key), their accounts at identity providers
+         *     and the id a directory gave them, the audit events they did or that
          *     concern them, invitations, the API keys they created (never a secret), their tasks and
          *     meetings (ids and titles). Streamed, as an attachment. Recorded as `user_exported`.
          *
@@ -4552,6 +4554,34 @@ export interface components {
              */
             last_used_at: string | null;
         };
+        /** @description The person's account at a company's identity provider, as the service knows it. */
+        PersonalDataIdentityLink: {
+            /**
+             * Format: uuid
+             * @example 8c9d0e1f-2a3b-4c4d-9e5f-6a7b8c9d0e1f
+             */
+            provider_id: string;
+            /**
+             * Format: uri
+             * @example https://login.example.com/realms/staff
+             */
+            issuer: string;
+            /**
+             * @description The person's id at the provider (the ID token's `sub`).
+             * @example 248289761001
+             */
+            subject: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-01T08:00:00.000Z
+             */
+            linked_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            last_sign_in_at: string;
+        };
         PersonalDataInvitation: {
             /**
              * Format: uuid
@@ -4672,6 +4702,13 @@ export interface components {
             sessions: components["schemas"]["PersonalDataSession"][];
             /** @description Authenticator apps and passkeys, without their keys. */
             second_factors: components["schemas"]["PersonalDataSecondFactor"][];
+            /** @description The person's accounts at companies' identity providers they sign in with. */
+            identity_links: components["schemas"]["PersonalDataIdentityLink"][];
+            /**
+             * @description The id a company's directory gave the person when it provisioned them (SCIM's `externalId`); null when none did.
+             * @example null
+             */
+            scim_external_id: string | null;
             /** @description The events of the audit trail the person did or that concern them, oldest first (the trail keeps them AUDIT_RETENTION_DAYS). */
             audit_events: components["schemas"]["AuditEvent"][];
             /** @description Invitations that made this account (accepted by the person). */
@@ -7023,6 +7060,8 @@ export interface components {
                  *           "last_used_at": "2026-11-20T08:15:00.000Z"
                  *         }
                  *       ],
+                 *       "identity_links": [],
+                 *       "scim_external_id": null,
                  *       "audit_events": [
                  *         {
                  *           "id": 4812,
@@ -8533,6 +8572,7 @@ export type SignInsPerHour = components['schemas']['SignInsPerHour'];
 export type PersonalDataRole = components['schemas']['PersonalDataRole'];
 export type PersonalDataSession = components['schemas']['PersonalDataSession'];
 export type PersonalDataSecondFactor = components['schemas']['PersonalDataSecondFactor'];
+export type PersonalDataIdentityLink = components['schemas']['PersonalDataIdentityLink'];
 export type PersonalDataInvitation = components['schemas']['PersonalDataInvitation'];
 export type PersonalDataApiKey = components['schemas']['PersonalDataApiKey'];
 export type PersonalDataItem = components['schemas']['PersonalDataItem'];

@@ -10,7 +10,7 @@ import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp } from './support/second-factor.js';
 import { expectContractResponse } from './support/contract.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
-import { authenticatorsWithTestBearer, createAppWithTestBearer, makeApiKey, makeMeeting, makePasskey, makeTask, testBearer } from './support/access-fixtures.js';
+import { authenticatorsWithTestBearer, createAppWithTestBearer, makeApiKey, makeIdentityProvider, makeMeeting, makePasskey, makeTask, testBearer } from './support/access-fixtures.js';
 import { budget } from './support/budgets.js';
 import { ManualClock } from '../src/clock.js';
 import { apiKeyService } from '../src/api-keys/service.js';
@@ -51,6 +51,12 @@ async function ada() {
   await db.updateTable('sessions').set({ ip_address: '203.0.113.77' }).where('user_id', '=', bob.id).execute();
   await db.updateTable('sessions').set({ ip_address: '192.0.2.10' }).where('user_id', '=', person.id).execute();
   const passkeyId = await makePasskey(db, person.id);
+  // Their accounts at a company's identity provider, and the ids a directory gave them.
+  const provider = await makeIdentityProvider(db, `https://idp-${tag}.example`);
+  for (const [userId, subject] of [[person.id, `ada-sub-${tag}`], [bob.id, `bob-sub-${tag}`]] as const) {
+    await db.insertInto('identity_links').values({ issuer: `https://idp-${tag}.example`, subject, user_id: userId, provider_id: provider, created_at: START, last_sign_in_at: START }).execute();
+    await db.insertInto('scim_external_ids').values({ user_id: userId, external_id: subject.replace('-sub-', '-dir-'), updated_at: START }).execute();
+  }
 
   // Bob, an administrator, changed Ada's account from his address; Ada renamed Bob (names in the changes).
   await recordAuditEvent(db, {
@@ -111,6 +117,8 @@ describe('GET /users/{id}/export', { timeout: budget({ passwordHash: 10 }) }, ()
     expect(doc.sessions[0]).toMatchObject({ ip_address: '192.0.2.10', user_agent: `AdaBrowser/1 ${f.tag}` });
     expect(doc.sessions[0].ended_at).not.toBeNull();
     expect(doc.second_factors.map((s: { kind: string }) => s.kind).sort()).toEqual(['passkey', 'totp']);
+    expect(doc.identity_links).toEqual([expect.objectContaining({ issuer: `https://idp-${f.tag}.example`, subject: `ada-sub-${f.tag}` })]);
+    expect(doc.scim_external_id).toBe(`ada-dir-${f.tag}`);
     expect(doc.invitations_received.map((i: { id: string }) => i.id)).toEqual([f.received.id]);
     expect(doc.invitations_sent.map((i: { id: string }) => i.id)).toEqual([f.sent.id]);
     expect(doc.api_keys.map((k: { id: string }) => k.id)).toEqual([f.adaKey.key.id]);
@@ -138,7 +146,7 @@ describe('GET /users/{id}/export', { timeout: budget({ passwordHash: 10 }) }, ()
 
     // Nothing of Bob's anywhere: e-mail, name, address, user agent, key, task, meeting, invitee.
     const text = res.text;
-    for (const his of [f.bob.email, `Secretname${f.tag}`, '203.0.113.77', `BobBrowser/9`, `bob key ${f.tag}`, f.bobKey.key.id, f.bobsTask.id, f.bobsMeeting.id, `carol-${f.tag}`]) {
+    for (const his of [f.bob.email, `Secretname${f.tag}`, '203.0.113.77', `BobBrowser/9`, `bob key ${f.tag}`, f.bobKey.key.id, f.bobsTask.id, f.bobsMeeting.id, `carol-${f.tag}`, `bob-sub-${f.tag}`, `bob-dir-${f.tag}`]) {
       expect(text, his).not.toContain(his);
     }
   });

@@ -45,6 +45,22 @@ export function secondFactorsOf(db: Kysely<Database>, userId: string) {
     .execute();
 }
 
+/** The person's accounts at identity providers (issuer and subject: who they are there). */
+export function identityLinksOf(db: Kysely<Database>, userId: string) {
+  return db
+    .selectFrom('identity_links')
+    .select(['provider_id', 'issuer', 'subject'])
+    .select([isoMillis('created_at').as('linked_at'), isoMillis('last_sign_in_at').as('last_sign_in_at')])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute();
+}
+
+/** The id a directory gave the person (SCIM externalId), if one did. */
+export async function scimExternalIdOf(db: Kysely<Database>, userId: string): Promise<string | null> {
+  return (await db.selectFrom('scim_external_ids').select('external_id').where('user_id', '=', userId).executeTakeFirst())?.external_id ?? null;
+}
+
 const invitationColumns = (db: Kysely<Database>) =>
   db
     .selectFrom('invitations')

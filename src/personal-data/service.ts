@@ -70,7 +70,13 @@ export function personalDataService({ db, clock }: ServiceDeps) {
   const page = EXPORT_PAGE;
 
   /** The document of one person, its long lists read as they are written out. */
-  function documentOf(user: NonNullable<Awaited<ReturnType<typeof findListedUser>>>, roles: Awaited<ReturnType<typeof rolesOfUser>>, secondFactors: Awaited<ReturnType<typeof repository.secondFactorsOf>>, received: Awaited<ReturnType<typeof repository.invitationsReceived>>, at: Date) {
+  /** What is read whole before the first byte: the short lists. */
+  const readShort = (id: string) =>
+    Promise.all([repository.secondFactorsOf(db, id), repository.identityLinksOf(db, id), repository.scimExternalIdOf(db, id), repository.invitationsReceived(db, id)]).then(
+      ([secondFactors, identityLinks, scimExternalId, received]) => ({ secondFactors, identityLinks, scimExternalId, received }),
+    );
+
+  function documentOf(user: NonNullable<Awaited<ReturnType<typeof findListedUser>>>, roles: Awaited<ReturnType<typeof rolesOfUser>>, short: Awaited<ReturnType<typeof readShort>>, at: Date) {
     const id = user.id;
     const invitation = ({ position_at: _, ...row }: Awaited<ReturnType<typeof repository.invitationsReceived>>[number]) => row;
     return new StreamedJson<PersonalDataExport>({
@@ -79,9 +85,11 @@ export function personalDataService({ db, clock }: ServiceDeps) {
       user: presentUser(user),
       roles: roles.map((r) => ({ id: r.id, name: r.name, permissions: permissionsOfRole(r) })),
       sessions: walk((p) => repository.sessionsPage(db, id, p, page), ({ position_at: _, ...row }) => row),
-      second_factors: secondFactors,
+      second_factors: short.secondFactors,
+      identity_links: short.identityLinks,
+      scim_external_id: short.scimExternalId,
       audit_events: walk((p) => auditEventsInvolvingPage(db, id, p, page), (row) => presentEventFor(id, row)),
-      invitations_received: received.map(invitation),
+      invitations_received: short.received.map(invitation),
       invitations_sent: walk((p) => repository.invitationsSentPage(db, id, p, page), invitation),
       api_keys: walk((p) => repository.apiKeysPage(db, id, p, page), ({ position_at: _, ...row }) => ({ ...row, permissions: row.permissions as Permission[] })),
       tasks: walk((p) => repository.tasksPage(db, id, p, page), (row) => ({ id: row.id, title: row.title, relations: relations({ assignee: row.assignee, creator: row.creator }) })),
@@ -111,8 +119,7 @@ export function personalDataService({ db, clock }: ServiceDeps) {
         target: { type: 'user', id },
         userId: id,
       });
-      const [secondFactors, received] = await Promise.all([repository.secondFactorsOf(db, id), repository.invitationsReceived(db, id)]);
-      return { userId: id, at, document: documentOf(user, roles, secondFactors, received, at) };
+      return { userId: id, at, document: documentOf(user, roles, await readShort(id), at) };
     },
   };
 }

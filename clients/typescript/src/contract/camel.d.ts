@@ -1349,7 +1349,8 @@ export interface paths {
          * Download my data
          * @description Everything the service holds about the signed-in person, as one JSON document to keep or
          *     take elsewhere (GDPR articles 15 and 20): profile, roles, sessions with their addresses and
-         *     user agents, second factors and passkeys (never a key), the audit events they did or that
+         *     user agents, second factors and passkeys (never a key), their accounts at identity providers
+         *     and the id a directory gave them, the audit events they did or that
          *     concern them, invitations, the API keys they created (never a secret), their tasks and
          *     meetings (ids and titles). Streamed, as an attachment. Recorded as `user_exported`.
          *
@@ -1381,7 +1382,8 @@ export interface paths {
          * @description French name of `GET /me/export`; same behaviour.
          *     Everything the service holds about the signed-in person, as one JSON document to keep or
          *     take elsewhere (GDPR articles 15 and 20): profile, roles, sessions with their addresses and
-         *     user agents, second factors and passkeys (never a key), the audit events they did or that
+         *     user agents, second factors and passkeys (never a key), their accounts at identity providers
+         *     and the id a directory gave them, the audit events they did or that
          *     concern them, invitations, the API keys they created (never a secret), their tasks and
          *     meetings (ids and titles). Streamed, as an attachment. Recorded as `user_exported`.
          *
@@ -4553,6 +4555,34 @@ export interface components {
              */
             lastUsedAt: string | null;
         };
+        /** @description The person's account at a company's identity provider, as the service knows it. */
+        PersonalDataIdentityLink: {
+            /**
+             * Format: uuid
+             * @example 8c9d0e1f-2a3b-4c4d-9e5f-6a7b8c9d0e1f
+             */
+            providerId: string;
+            /**
+             * Format: uri
+             * @example https://login.example.com/realms/staff
+             */
+            issuer: string;
+            /**
+             * @description The person's id at the provider (the ID token's `sub`).
+             * @example 248289761001
+             */
+            subject: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-01T08:00:00.000Z
+             */
+            linkedAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            lastSignInAt: string;
+        };
         PersonalDataInvitation: {
             /**
              * Format: uuid
@@ -4673,6 +4703,13 @@ export interface components {
             sessions: components["schemas"]["PersonalDataSession"][];
             /** @description Authenticator apps and passkeys, without their keys. */
             secondFactors: components["schemas"]["PersonalDataSecondFactor"][];
+            /** @description The person's accounts at companies' identity providers they sign in with. */
+            identityLinks: components["schemas"]["PersonalDataIdentityLink"][];
+            /**
+             * @description The id a company's directory gave the person when it provisioned them (SCIM's `externalId`); null when none did.
+             * @example null
+             */
+            scimExternalId: string | null;
             /** @description The events of the audit trail the person did or that concern them, oldest first (the trail keeps them AUDIT_RETENTION_DAYS). */
             auditEvents: components["schemas"]["AuditEvent"][];
             /** @description Invitations that made this account (accepted by the person). */
@@ -7024,6 +7061,8 @@ export interface components {
                  *           "lastUsedAt": "2026-11-20T08:15:00.000Z"
                  *         }
                  *       ],
+                 *       "identityLinks": [],
+                 *       "scimExternalId": null,
                  *       "auditEvents": [
                  *         {
                  *           "id": 4812,
@@ -8532,6 +8571,7 @@ export type SignInsPerHour = components['schemas']['SignInsPerHour'];
 export type PersonalDataRole = components['schemas']['PersonalDataRole'];
 export type PersonalDataSession = components['schemas']['PersonalDataSession'];
 export type PersonalDataSecondFactor = components['schemas']['PersonalDataSecondFactor'];
+export type PersonalDataIdentityLink = components['schemas']['PersonalDataIdentityLink'];
 export type PersonalDataInvitation = components['schemas']['PersonalDataInvitation'];
 export type PersonalDataApiKey = components['schemas']['PersonalDataApiKey'];
 export type PersonalDataItem = components['schemas']['PersonalDataItem'];
