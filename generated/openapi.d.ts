@@ -1346,6 +1346,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download my data
+         * @description Everything the service holds about the signed-in person, as one JSON document to keep or
+         *     take elsewhere (GDPR articles 15 and 20): profile, roles, sessions with their addresses and
+         *     user agents, second factors and passkeys (never a key), their accounts at identity providers
+         *     and the id a directory gave them, the audit events they did or that
+         *     concern them, invitations, the API keys they created (never a secret), their tasks and
+         *     meetings (ids and titles). Streamed, as an attachment. Recorded as `user_exported`.
+         *
+         *     Signed-in people only, for themselves; an administrator exports someone else with
+         *     `GET /users/{id}/export`. The document holds every address the person signed in from: the
+         *     session must hold a fresh proof (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`), so a stolen access token cannot take it away.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        get: operations["exportMyData"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/moi/exportation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download my data (French path)
+         * @description French name of `GET /me/export`; same behaviour.
+         *     Everything the service holds about the signed-in person, as one JSON document to keep or
+         *     take elsewhere (GDPR articles 15 and 20): profile, roles, sessions with their addresses and
+         *     user agents, second factors and passkeys (never a key), their accounts at identity providers
+         *     and the id a directory gave them, the audit events they did or that
+         *     concern them, invitations, the API keys they created (never a secret), their tasks and
+         *     meetings (ids and titles). Streamed, as an attachment. Recorded as `user_exported`.
+         *
+         *     Signed-in people only, for themselves; an administrator exports someone else with
+         *     `GET /users/{id}/export`. The document holds every address the person signed in from: the
+         *     session must hold a fresh proof (`403 step_up_required` otherwise;
+         *     `POST /sessions/current/step-up`), so a stolen access token cannot take it away.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        get: operations["exporterMesDonnees"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a person's data
+         * @description The document of `GET /me/export`, for a person who asked an administrator for it (or a
+         *     privacy tool acting with a key). Needs `users.export`, and every permission the person holds:
+         *     a person who holds one the caller lacks is answered `404 not_found`, as an unknown id, since
+         *     the document would reveal more than the caller may see. Streamed, as an attachment. Recorded
+         *     as `user_exported` on the person, with the caller as its actor.
+         *
+         *     API keys may call it with `users.export` (bounded by the key's effective permissions like any
+         *     caller); a signed-in person needs a fresh proof on the session (`403 step_up_required`
+         *     otherwise; `POST /sessions/current/step-up`).
+         *
+         *     **Required permission:** `users.export`
+         */
+        get: operations["exportUserData"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/utilisateurs/{id}/exportation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a person's data (French path)
+         * @description French name of `GET /users/{id}/export`; same behaviour.
+         *     The document of `GET /me/export`, for a person who asked an administrator for it (or a
+         *     privacy tool acting with a key). Needs `users.export`, and every permission the person holds:
+         *     a person who holds one the caller lacks is answered `404 not_found`, as an unknown id, since
+         *     the document would reveal more than the caller may see. Streamed, as an attachment. Recorded
+         *     as `user_exported` on the person, with the caller as its actor.
+         *
+         *     API keys may call it with `users.export` (bounded by the key's effective permissions like any
+         *     caller); a signed-in person needs a fresh proof on the session (`403 step_up_required`
+         *     otherwise; `POST /sessions/current/step-up`).
+         *
+         *     **Required permission:** `users.export`
+         */
+        get: operations["exporterDonneesUtilisateur"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/meetings": {
         parameters: {
             query?: never;
@@ -2144,7 +2270,7 @@ export interface paths {
          *     oldest event kept), in the order of the transactions that wrote them, each placed by when it
          *     first wrote (nearly oldest first: `occurred_at` may step back between two changes made at the
          *     same time), with the same payloads as webhooks, in the request's key style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
-         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
+         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days by default (`EVENT_RETENTION_DAYS`). An event is
          *     listed once every change committed before it is, so a poller never skips one that commits
          *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
          *
@@ -2173,7 +2299,7 @@ export interface paths {
          *     oldest event kept), in the order of the transactions that wrote them, each placed by when it
          *     first wrote (nearly oldest first: `occurred_at` may step back between two changes made at the
          *     same time), with the same payloads as webhooks, in the request's key style. Only the events of resources the caller may read now (`task.*` needs `tasks.read`,
-         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days. An event is
+         *     and so on; docs/EVENTS.md); `types` narrows further. Events are kept 30 days by default (`EVENT_RETENTION_DAYS`). An event is
          *     listed once every change committed before it is, so a poller never skips one that commits
          *     late. The cursor is signed and bound to `types` (`400 invalid_cursor`).
          *
@@ -2987,7 +3113,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage" | "scim.provision" | "invitations.manage";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "users.export" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage" | "scim.provision" | "invitations.manage";
         /**
          * @description A proof a session may step up with: `totp` (a code of the authenticator app), `recovery_code`,
          *     `password` (only for a person without any second factor), `passkey` (one of the person's
@@ -4242,7 +4368,8 @@ export interface components {
          *     `session_revoked` (with `details.reason`), `password_changed`. Changes of rights:
          *     `api_key_created`, `api_key_updated`, `api_key_rotated` (with `details.grace_period_seconds`),
          *     `api_key_revoked`, `role_created`, `role_updated`, `role_deleted`, `user_created`,
-         *     `user_updated`, `user_disabled`. Meetings: `meeting_created`, `meeting_updated`,
+         *     `user_updated`, `user_disabled`, `user_exported` (a person's data exported, `GET /me/export` or
+         *     `GET /users/{id}/export`: a read, recorded because it hands personal data out). Meetings: `meeting_created`, `meeting_updated`,
          *     `meeting_deleted`. Tasks: `task_created`, `task_updated`, `task_deleted`. Second factors:
          *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code or a
          *     refused passkey, with `details.method`, `details.during` and, for a passkey, `details.reason`:
@@ -4267,7 +4394,7 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked" | "invitation_created" | "invitation_resent" | "invitation_revoked" | "invitation_accepted";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "user_exported" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked" | "invitation_created" | "invitation_resent" | "invitation_revoked" | "invitation_accepted";
         /**
          * @description The kind of actor (AuditActor describes each).
          * @example user
@@ -4411,6 +4538,272 @@ export interface components {
                  */
                 throttled: number;
             }[];
+        };
+        PersonalDataRole: {
+            /**
+             * Format: uuid
+             * @example 1d6b2f3e-9c4a-4e8b-a1d2-3c4e5f6a7b8c
+             */
+            id: string;
+            /** @example support */
+            name: string;
+            /**
+             * @example [
+             *       "users.list",
+             *       "users.read"
+             *     ]
+             */
+            permissions: components["schemas"]["Permission"][];
+        };
+        PersonalDataSession: {
+            /**
+             * Format: uuid
+             * @example 5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f
+             */
+            id: string;
+            /**
+             * @description The client address at sign-in.
+             * @example 203.0.113.42
+             */
+            ip_address: string;
+            /** @example Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0 */
+            user_agent: string;
+            /**
+             * @example password_totp
+             * @enum {string}
+             */
+            authentication_method: "password" | "password_totp" | "password_recovery_code" | "password_passkey" | "passkey" | "oidc" | "oidc_provider_mfa" | "oidc_totp" | "oidc_recovery_code" | "oidc_passkey";
+            /**
+             * Format: date-time
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T09:02:00.000Z
+             */
+            last_used_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-20T08:15:00.000Z
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When it was signed out.
+             * @example null
+             */
+            ended_at: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            revoked_at: string | null;
+            /**
+             * @description Why it was revoked (`revoked_by_user`, `password_changed`, ...).
+             * @example null
+             */
+            revoked_reason: string | null;
+        };
+        PersonalDataSecondFactor: {
+            /**
+             * Format: uuid
+             * @example 7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d
+             */
+            id: string;
+            /**
+             * @example passkey
+             * @enum {string}
+             */
+            kind: "totp" | "passkey";
+            /**
+             * @description A passkey's name; null for an authenticator app.
+             * @example Laptop
+             */
+            name: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T08:16:00.000Z
+             */
+            confirmed_at: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            last_used_at: string | null;
+        };
+        /** @description The person's account at a company's identity provider, as the service knows it. */
+        PersonalDataIdentityLink: {
+            /**
+             * Format: uuid
+             * @example 8c9d0e1f-2a3b-4c4d-9e5f-6a7b8c9d0e1f
+             */
+            provider_id: string;
+            /**
+             * Format: uri
+             * @example https://login.example.com/realms/staff
+             */
+            issuer: string;
+            /**
+             * @description The person's id at the provider (the ID token's `sub`).
+             * @example 248289761001
+             */
+            subject: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-01T08:00:00.000Z
+             */
+            linked_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            last_sign_in_at: string;
+        };
+        PersonalDataInvitation: {
+            /**
+             * Format: uuid
+             * @example 3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f
+             */
+            id: string;
+            /**
+             * @example accepted
+             * @enum {string}
+             */
+            status: "pending" | "accepted" | "revoked";
+            /**
+             * @example en
+             * @enum {string}
+             */
+            language: "en" | "fr";
+            /**
+             * Format: date-time
+             * @example 2026-11-01T08:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-08T08:00:00.000Z
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-02T09:00:00.000Z
+             */
+            accepted_at: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            revoked_at: string | null;
+        };
+        PersonalDataApiKey: {
+            /**
+             * Format: uuid
+             * @example 2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e
+             */
+            id: string;
+            /** @example CRM sync */
+            name: string;
+            /**
+             * @example [
+             *       "tasks.list"
+             *     ]
+             */
+            permissions: components["schemas"]["Permission"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-01T08:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            last_used_at: string | null;
+            /** @example 198.51.100.7 */
+            last_used_ip: string | null;
+        };
+        /** @description A task or a meeting the person is part of, by id and title, and how they are part of it. */
+        PersonalDataItem: {
+            /**
+             * Format: uuid
+             * @example 4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a
+             */
+            id: string;
+            /** @example Quarterly review */
+            title: string;
+            /**
+             * @description `assignee` or `creator` for a task, `organizer` or `attendee` for a meeting.
+             * @example [
+             *       "organizer",
+             *       "attendee"
+             *     ]
+             */
+            relations: ("assignee" | "creator" | "organizer" | "attendee")[];
+        };
+        /**
+         * @description Everything the service holds about one person (GDPR articles 15 and 20), as one JSON document.
+         *     Never a secret: no password hash, token digest, authenticator key, recovery code or passkey
+         *     public key. Nothing of another person: what someone else did to this person keeps the fact and
+         *     the actor's kind and id, not their name, session, address or user agent (an API key keeps its
+         *     name); what this person did to others keeps the fact and the target's id, not the other
+         *     person's name, the values changed or the details.
+         */
+        PersonalDataExport: {
+            /**
+             * @description The document's shape and version; a later shape gets another name.
+             * @example backoffice.personal-data.v1
+             * @enum {string}
+             */
+            format: "backoffice.personal-data.v1";
+            /**
+             * Format: date-time
+             * @description When the export began (rows are read page by page from then on).
+             * @example 2026-11-28T20:00:00.000Z
+             */
+            exported_at: string;
+            user: components["schemas"]["User"];
+            /** @description The roles the person holds, with the permissions each gives. */
+            roles: components["schemas"]["PersonalDataRole"][];
+            /** @description Every session kept (live ones, and ended ones until SESSION_RETENTION_DAYS), oldest first, with the address and user agent of each sign-in. */
+            sessions: components["schemas"]["PersonalDataSession"][];
+            /** @description Authenticator apps and passkeys, without their keys. */
+            second_factors: components["schemas"]["PersonalDataSecondFactor"][];
+            /** @description The person's accounts at companies' identity providers they sign in with. */
+            identity_links: components["schemas"]["PersonalDataIdentityLink"][];
+            /**
+             * @description The id a company's directory gave the person when it provisioned them (SCIM's `externalId`); null when none did.
+             * @example null
+             */
+            scim_external_id: string | null;
+            /** @description The events of the audit trail the person did or that concern them, oldest first (the trail keeps them AUDIT_RETENTION_DAYS). */
+            audit_events: components["schemas"]["AuditEvent"][];
+            /** @description Invitations that made this account (accepted by the person). */
+            invitations_received: components["schemas"]["PersonalDataInvitation"][];
+            /** @description Invitations the person made, without the invitee's address (another person's data). */
+            invitations_sent: components["schemas"]["PersonalDataInvitation"][];
+            /** @description API keys the person created (or took over by rotating them), without their secrets. */
+            api_keys: components["schemas"]["PersonalDataApiKey"][];
+            /** @description Tasks assigned to the person or created by them, oldest first. */
+            tasks: components["schemas"]["PersonalDataItem"][];
+            /** @description Meetings the person organises or attends, oldest first. */
+            meetings: components["schemas"]["PersonalDataItem"][];
         };
         /**
          * @description A person, as they are now: a user disabled since stays where they were (in their meetings, on
@@ -6694,6 +7087,150 @@ export interface components {
                 "application/json": components["schemas"]["AuditEventPage"];
             };
         };
+        /**
+         * @description The person's data as one JSON document, streamed (`Transfer-Encoding: chunked`): the server
+         *     reads it page by page and never holds all of it, so a person with a long history is exported
+         *     as quickly as a new one. Keys in the style `x-api-inflection` asks for, as every other answer.
+         *     A failure after the first bytes cuts the connection: a document that does not parse is
+         *     incomplete, and must be asked for again.
+         */
+        PersonalDataExport: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "Content-Disposition": components["headers"]["ContentDispositionExport"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "format": "backoffice.personal-data.v1",
+                 *       "exported_at": "2026-11-28T20:00:00.000Z",
+                 *       "user": {
+                 *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "email": "ada@example.com",
+                 *         "first_name": "Ada",
+                 *         "last_name": "Lovelace",
+                 *         "status": "active",
+                 *         "roles": [
+                 *           "support"
+                 *         ],
+                 *         "created_at": "2026-03-01T09:30:00.000Z",
+                 *         "updated_at": "2026-03-02T10:00:00.000Z",
+                 *         "last_sign_in_at": "2026-11-20T08:15:00.000Z"
+                 *       },
+                 *       "roles": [
+                 *         {
+                 *           "id": "1d6b2f3e-9c4a-4e8b-a1d2-3c4e5f6a7b8c",
+                 *           "name": "support",
+                 *           "permissions": [
+                 *             "users.list",
+                 *             "users.read"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "sessions": [
+                 *         {
+                 *           "id": "5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f",
+                 *           "ip_address": "203.0.113.42",
+                 *           "user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+                 *           "authentication_method": "password_totp",
+                 *           "created_at": "2026-11-20T08:15:00.000Z",
+                 *           "last_used_at": "2026-11-20T09:02:00.000Z",
+                 *           "expires_at": "2026-12-20T08:15:00.000Z",
+                 *           "ended_at": null,
+                 *           "revoked_at": null,
+                 *           "revoked_reason": null
+                 *         }
+                 *       ],
+                 *       "second_factors": [
+                 *         {
+                 *           "id": "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+                 *           "kind": "totp",
+                 *           "name": null,
+                 *           "created_at": "2026-11-20T08:15:00.000Z",
+                 *           "confirmed_at": "2026-11-20T08:16:00.000Z",
+                 *           "last_used_at": "2026-11-20T08:15:00.000Z"
+                 *         }
+                 *       ],
+                 *       "identity_links": [],
+                 *       "scim_external_id": null,
+                 *       "audit_events": [
+                 *         {
+                 *           "id": 4812,
+                 *           "type": "sign_in_succeeded",
+                 *           "occurred_at": "2026-11-20T08:15:00.000Z",
+                 *           "actor": {
+                 *             "type": "user",
+                 *             "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *             "label": "Ada Lovelace",
+                 *             "session_id": "5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f"
+                 *           },
+                 *           "target": {
+                 *             "type": "session",
+                 *             "id": "5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f",
+                 *             "label": null
+                 *           },
+                 *           "user_id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *           "ip_address": "203.0.113.42",
+                 *           "user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+                 *           "request_id": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07",
+                 *           "details": {},
+                 *           "changes": null
+                 *         }
+                 *       ],
+                 *       "invitations_received": [
+                 *         {
+                 *           "id": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f",
+                 *           "status": "accepted",
+                 *           "language": "en",
+                 *           "created_at": "2026-03-01T08:00:00.000Z",
+                 *           "expires_at": "2026-03-08T08:00:00.000Z",
+                 *           "accepted_at": "2026-03-01T09:30:00.000Z",
+                 *           "revoked_at": null
+                 *         }
+                 *       ],
+                 *       "invitations_sent": [],
+                 *       "api_keys": [
+                 *         {
+                 *           "id": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+                 *           "name": "CRM sync",
+                 *           "permissions": [
+                 *             "users.list"
+                 *           ],
+                 *           "created_at": "2026-11-01T08:00:00.000Z",
+                 *           "expires_at": null,
+                 *           "revoked_at": null,
+                 *           "last_used_at": "2026-11-20T08:15:00.000Z",
+                 *           "last_used_ip": "198.51.100.7"
+                 *         }
+                 *       ],
+                 *       "tasks": [
+                 *         {
+                 *           "id": "4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a",
+                 *           "title": "Call the accountant",
+                 *           "relations": [
+                 *             "assignee"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "meetings": [
+                 *         {
+                 *           "id": "6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c",
+                 *           "title": "Quarterly review",
+                 *           "relations": [
+                 *             "organizer",
+                 *             "attendee"
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PersonalDataExport"];
+            };
+        };
         /** @description One page of the meetings overlapping the range. */
         MeetingPage: {
             headers: {
@@ -8049,6 +8586,11 @@ export interface components {
          */
         IdempotentReplayed: "true";
         /**
+         * @description `attachment`, with a file name naming the person's id and the day: a browser saves the document rather than showing it.
+         * @example attachment; filename="personal-data-0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90-2026-11-28.json"
+         */
+        ContentDispositionExport: string;
+        /**
          * @description The address of the resource just created.
          * @example /meetings/5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e
          */
@@ -8124,6 +8666,14 @@ export type AuditTarget = components['schemas']['AuditTarget'];
 export type AuditEvent = components['schemas']['AuditEvent'];
 export type AuditEventPage = components['schemas']['AuditEventPage'];
 export type SignInsPerHour = components['schemas']['SignInsPerHour'];
+export type PersonalDataRole = components['schemas']['PersonalDataRole'];
+export type PersonalDataSession = components['schemas']['PersonalDataSession'];
+export type PersonalDataSecondFactor = components['schemas']['PersonalDataSecondFactor'];
+export type PersonalDataIdentityLink = components['schemas']['PersonalDataIdentityLink'];
+export type PersonalDataInvitation = components['schemas']['PersonalDataInvitation'];
+export type PersonalDataApiKey = components['schemas']['PersonalDataApiKey'];
+export type PersonalDataItem = components['schemas']['PersonalDataItem'];
+export type PersonalDataExport = components['schemas']['PersonalDataExport'];
 export type Person = components['schemas']['Person'];
 export type CreatedBy = components['schemas']['CreatedBy'];
 export type Meeting = components['schemas']['Meeting'];
@@ -8208,6 +8758,7 @@ export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseApiKeyWithSecret = components['responses']['ApiKeyWithSecret'];
 export type ResponseApiKey = components['responses']['ApiKey'];
 export type ResponseAuditEventPage = components['responses']['AuditEventPage'];
+export type ResponsePersonalDataExport = components['responses']['PersonalDataExport'];
 export type ResponseMeetingPage = components['responses']['MeetingPage'];
 export type ResponseMeetingCreated = components['responses']['MeetingCreated'];
 export type ResponseMeeting = components['responses']['Meeting'];
@@ -8295,6 +8846,7 @@ export type HeaderWwwAuthenticate = components['headers']['WWWAuthenticate'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type HeaderETag = components['headers']['ETag'];
 export type HeaderIdempotentReplayed = components['headers']['IdempotentReplayed'];
+export type HeaderContentDispositionExport = components['headers']['ContentDispositionExport'];
 export type HeaderLocation = components['headers']['Location'];
 export type $defs = Record<string, never>;
 export interface operations {
@@ -11350,6 +11902,124 @@ export interface operations {
             200: components["responses"]["AuditEventPage"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportMyData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PersonalDataExport"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exporterMesDonnees: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PersonalDataExport"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportUserData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PersonalDataExport"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exporterDonneesUtilisateur: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PersonalDataExport"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -8,6 +8,8 @@ export type AliasOperationId =
   | 'deletePointDeTerminaisonWebhook'
   | 'deleteReunion'
   | 'deleteTache'
+  | 'exporterDonneesUtilisateur'
+  | 'exporterMesDonnees'
   | 'getFournisseurIdentite'
   | 'getPointDeTerminaisonWebhook'
   | 'getReunion'

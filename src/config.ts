@@ -5,6 +5,13 @@ import { bool, cleanEnv, num, port, str, url, makeValidator } from 'envalid';
 /** The published retry schedule of webhook deliveries (docs/EVENTS.md): seconds before each retry, about three days in all. */
 export const DEFAULT_RETRY_SCHEDULE_S = [5, 60, 300, 1800, 7200, 18_000, 36_000, 50_400, 72_000, 72_000] as const;
 
+/**
+ * How long what the service keeps for a while is kept, by default (days; docs/PRIVACY.md says
+ * why): the events of the feed and webhooks (with their deliveries), finished deliveries (with the
+ * partner's answer), and the messages of the mail outbox (a recipient's address and a link).
+ */
+export const RETENTION_DEFAULT_DAYS = { events: 30, webhookDeliveries: 30, messages: 30 } as const;
+
 /** Express "trust proxy" value: false, true, a hop count, or a comma-separated list of addresses/subnets. */
 const trustProxy = makeValidator<boolean | number | string>((input) => {
   if (input === 'false' || input === '') return false;
@@ -115,6 +122,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       SIGN_IN_THROTTLE_WINDOW_S: num({ default: 15 * 60, desc: 'Sliding window of the sign-in throttle (seconds)' }),
       SWEEP_INTERVAL_S: num({ default: 300, desc: 'How often each process deletes expired sign-in attempts and old sessions (seconds); 0: never' }),
       SESSION_RETENTION_DAYS: num({ default: 30, desc: 'How long a session that is over (with its tokens) is kept before the sweep deletes it' }),
+      EVENT_RETENTION_DAYS: num({ default: RETENTION_DEFAULT_DAYS.events, desc: 'How long the events of GET /events and webhooks are kept (their deliveries go with them)' }),
+      WEBHOOK_DELIVERY_RETENTION_DAYS: num({ default: RETENTION_DEFAULT_DAYS.webhookDeliveries, desc: 'How long a finished webhook delivery (with the partner\'s answer) is kept; one still being retried stays' }),
+      MESSAGE_RETENTION_DAYS: num({ default: RETENTION_DEFAULT_DAYS.messages, desc: 'How long a message of the mail outbox (its recipient, subject and text) is kept, sent or not' }),
       AUDIT_RETENTION_DAYS: num({ default: 400, desc: 'How long audit events are kept before the sweep deletes them (whole sealed batches)' }),
       ADMIN_SECOND_FACTOR: str({ choices: ['required', 'optional'], default: 'required', desc: 'Whether holders of the built-in admin role must have a second factor' }),
       PASSKEY_RP_ID: str({ default: 'localhost', desc: 'WebAuthn relying-party id: the host name passkeys are bound to (the site\'s domain, or a parent of it)' }),
@@ -159,6 +169,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   // Retry-After is at most a day in the contract: no throttle may make anyone wait longer.
   for (const name of ['SIGN_IN_THROTTLE_WINDOW_S', 'SIGN_IN_ACCOUNT_MAX_DELAY_S'] as const) {
     if (e[name] < 1 || e[name] > 86_400) throw new ConfigError(`Invalid configuration:\n  ${name}: expected 1 to 86400 seconds`);
+  }
+  for (const name of ['SESSION_RETENTION_DAYS', 'EVENT_RETENTION_DAYS', 'WEBHOOK_DELIVERY_RETENTION_DAYS', 'MESSAGE_RETENTION_DAYS'] as const) {
+    if (!Number.isInteger(e[name]) || e[name] < 1 || e[name] > 36_500) throw new ConfigError(`Invalid configuration:\n  ${name}: expected a whole number of days from 1 to 36500`);
   }
   if (!(e.RATE_LIMIT_UNSYNCED_FRACTION >= 0 && e.RATE_LIMIT_UNSYNCED_FRACTION <= 1)) {
     throw new ConfigError('Invalid configuration:\n  RATE_LIMIT_UNSYNCED_FRACTION: expected a number from 0 to 1');
@@ -213,6 +226,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
         sessionRetentionS: e.SESSION_RETENTION_DAYS * 24 * 3600,
       },
       auditRetentionS: e.AUDIT_RETENTION_DAYS * 24 * 3600,
+      retention: {
+        eventRetentionS: e.EVENT_RETENTION_DAYS * 24 * 3600,
+        deliveryRetentionS: e.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 3600,
+        messageRetentionS: e.MESSAGE_RETENTION_DAYS * 24 * 3600,
+      },
     },
     secondFactor: {
       /** Holders of the built-in admin role must enrol a second factor before anything else. */

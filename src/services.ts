@@ -40,6 +40,7 @@ import { scimUserService } from './scim/users.js';
 import { scimGroupService } from './scim/groups.js';
 import { OidcSignInService } from './auth/identity-providers/sign-in.js';
 import { OidcStepUpService, withOidcStepUp } from './auth/identity-providers/provider-step-up.js';
+import { personalDataService } from './personal-data/service.js';
 import type { Config } from './config.js';
 
 export interface Services {
@@ -91,6 +92,8 @@ export interface Services {
   scimUsers: ReturnType<typeof scimUserService>;
   /** SCIM Groups: the roles, their membership changed by a directory (src/scim/groups.ts). */
   scimGroups: ReturnType<typeof scimGroupService>;
+  /** A person's data as one document (src/personal-data). */
+  personalData: ReturnType<typeof personalDataService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;
 }
@@ -133,6 +136,7 @@ export function buildServices(deps: Dependencies): Services {
     oidcStepUp: new OidcStepUpService(deps),
     scimUsers: scimUserService(deps, users),
     scimGroups: scimGroupService(deps, users),
+    personalData: personalDataService(deps),
     config: { oidc: deps.config.oidc },
   };
 }

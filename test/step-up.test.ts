@@ -278,6 +278,8 @@ describe('API keys', () => {
       'createIdentityProvider',
       'deleteFournisseurIdentite',
       'deleteIdentityProvider',
+      'exportMyData',
+      'exporterMesDonnees',
       'regenerateRecoveryCodes',
       'registerPasskey',
       'removePasskey',
@@ -296,7 +298,7 @@ describe('API keys', () => {
   it('the operations whose result outlives the session ask a person for a proof and a key for none (x-step-up: for_people)', () => {
     const flagged = indexOperations(spec).filter((op) => op.raw['x-step-up'] === 'for_people');
     const canonical = flagged.filter((op) => !op.path.startsWith('/utilisateurs') && !op.path.startsWith('/points-de-terminaison'));
-    expect(canonical.map((op) => op.operationId).sort()).toEqual(['createInvitation', 'createUser', 'createWebhookEndpoint', 'resendInvitation', 'rotateWebhookEndpointSecret', 'updateWebhookEndpoint']);
+    expect(canonical.map((op) => op.operationId).sort()).toEqual(['createInvitation', 'createUser', 'createWebhookEndpoint', 'exportUserData', 'resendInvitation', 'rotateWebhookEndpointSecret', 'updateWebhookEndpoint']);
     for (const op of flagged) expect(op.security).toEqual(['apiKey', 'bearerAuth']);
   });
 

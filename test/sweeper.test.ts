@@ -1,12 +1,14 @@
 // The sweep deletes what no longer serves: sign-in attempts past the throttle window, and sessions
 // over for longer than the retention period, with their tokens. Live sessions keep every token
-// generation (reuse detection needs them); security events stay.
+// generation (reuse detection needs them); security events stay. The maintenance step also applies
+// the configured retention of events, webhook deliveries and messages.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
+import { makeWebhookEndpoint } from './support/access-fixtures.js';
 import { createUser } from './support/sessions.js';
 import { startServerProcess } from './support/server-process.js';
-import { sweep } from '../src/maintenance/sweeper.js';
+import { DEFAULT_RETENTION, maintain, sweep } from '../src/maintenance/sweeper.js';
 import { runCli } from './support/cli.js';
 import { budget } from './support/budgets.js';
 
@@ -81,5 +83,58 @@ describe('sweep', () => {
     await insertAttempt(new Date(Date.now() - 2 * 900_000));
     const { stdout } = await runCli(['sweep'], { databaseUrl: database.url });
     expect(stdout).toMatch(/^Deleted 1 expired sign-in attempts, \d+ expired sign-in challenges, \d+ old sessions, \d+ expired idempotency answers and \d+ unfinished sign-ins at identity providers\.$/m);
+  });
+});
+
+describe('retention by configuration: events, webhook deliveries, messages', () => {
+  const retention = { eventRetentionS: 10 * 24 * 3600, deliveryRetentionS: 5 * 24 * 3600, messageRetentionS: 3 * 24 * 3600 };
+  const day = (n: number) => ago(n * DAY);
+
+  async function event(at: Date) {
+    const { id } = await database.db
+      .insertInto('events')
+      .values({ type: 'task.created', occurred_at: at, audit_event_id: null, required_permission: 'tasks.read', payload: JSON.stringify({ type: 'task.created' }) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return id;
+  }
+  async function delivery(endpointId: string, eventId: string, at: Date, status: 'pending' | 'succeeded' | 'failed') {
+    const { id } = await database.db.insertInto('webhook_deliveries').values({ endpoint_id: endpointId, event_id: eventId, created_at: at }).returning('id').executeTakeFirstOrThrow();
+    await database.db.updateTable('webhook_deliveries').set({ status }).where('id', '=', id).execute();
+    return id;
+  }
+  const message = async (at: Date, sent: boolean) =>
+    (await database.db.insertInto('messages').values({ recipient: 'someone@example.com', kind: 'invitation', language: 'en', subject: 's', body: 'b', created_at: at, sent_at: sent ? at : null }).returning('id').executeTakeFirstOrThrow()).id;
+
+  it('rows older than their retention go, younger ones stay, a delivery still being retried stays', async () => {
+    const endpoint = await makeWebhookEndpoint(database.db);
+    const oldEvent = await event(day(11));
+    const youngEvent = await event(day(9));
+    const deliveries = {
+      withOldEvent: await delivery(endpoint.id, oldEvent, day(11), 'succeeded'),
+      finishedOld: await delivery(endpoint.id, youngEvent, day(6), 'failed'),
+      finishedYoung: await delivery(endpoint.id, youngEvent, day(4), 'succeeded'),
+      stillRetried: await delivery(endpoint.id, youngEvent, day(6), 'pending'),
+    };
+    const messages = { sentOld: await message(day(4), true), unsentOld: await message(day(4), false), young: await message(day(2), true) };
+
+    const done = await maintain(database.db, now, policy, 400 * 24 * 3600, retention);
+    expect(done).toMatchObject({ events: 1, webhookDeliveries: 1, messages: 2 });
+
+    const events = await database.db.selectFrom('events').select('id').where('id', 'in', [oldEvent, youngEvent]).execute();
+    expect(events.map((e) => e.id)).toEqual([youngEvent]);
+    const left = await database.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).execute();
+    expect(left.map((d) => d.id).sort()).toEqual([deliveries.finishedYoung, deliveries.stillRetried].sort());
+    const kept = await database.db.selectFrom('messages').select('id').where('id', 'in', Object.values(messages)).execute();
+    expect(kept.map((m) => m.id)).toEqual([messages.young]);
+  });
+
+  it('the defaults are written down (30 days each), and a retention that is not a whole number of days from 1 is refused', () => {
+    expect(testConfig().sweep.retention).toEqual({ eventRetentionS: 30 * 86_400, deliveryRetentionS: 30 * 86_400, messageRetentionS: 30 * 86_400 });
+    expect(DEFAULT_RETENTION).toEqual(testConfig().sweep.retention);
+    expect(testConfig({ MESSAGE_RETENTION_DAYS: '7' }).sweep.retention.messageRetentionS).toBe(7 * 86_400);
+    for (const [name, value] of [['EVENT_RETENTION_DAYS', '0'], ['WEBHOOK_DELIVERY_RETENTION_DAYS', '1.5'], ['MESSAGE_RETENTION_DAYS', '-3'], ['SESSION_RETENTION_DAYS', '0']] as const) {
+      expect(() => testConfig({ [name]: value }), name).toThrow(new RegExp(`${name}: expected a whole number of days`));
+    }
   });
 });

@@ -55,9 +55,9 @@ export interface Publication {
   changedFields?: readonly string[];
 }
 
-/** Deletes up to `batch` events (and, by cascade, their deliveries) past the retention; answers how many. */
-export async function deleteExpiredEvents(db: Kysely<Database>, now: Date, batch: number): Promise<number> {
-  const before = new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000);
+/** Deletes up to `batch` events (and, by cascade, their deliveries) past the retention (EVENT_RETENTION_DAYS); answers how many. */
+export async function deleteExpiredEvents(db: Kysely<Database>, now: Date, batch: number, retentionS = EVENT_RETENTION_DAYS * 86_400): Promise<number> {
+  const before = new Date(now.getTime() - retentionS * 1000);
   const result = await db
     .deleteFrom('events')
     .where('id', 'in', (eb) => eb.selectFrom('events').select('id').where('occurred_at', '<', before).limit(batch))

@@ -9,13 +9,14 @@ import { withDatabase } from './database.js';
 export function registerSweep(program: Command): void {
   program
     .command('sweep')
-    .description('Delete expired sign-in attempts and old sessions, seal audit events, delete audit events past AUDIT_RETENTION_DAYS')
+    .description('Delete expired sign-in attempts and old sessions, seal audit events, delete audit events, events, webhook deliveries and messages past their retention')
     .action(() =>
       withDatabase(async ({ db }) => {
-        const { policy, auditRetentionS } = loadConfig().sweep;
-        const done = await maintain(db, new Date(), policy, auditRetentionS);
+        const { policy, auditRetentionS, retention } = loadConfig().sweep;
+        const done = await maintain(db, new Date(), policy, auditRetentionS, retention);
         process.stdout.write(`Deleted ${done.signInAttempts} expired sign-in attempts, ${done.signInChallenges} expired sign-in challenges, ${done.sessions} old sessions, ${done.idempotencyAnswers} expired idempotency answers and ${done.oidcFlows} unfinished sign-ins at identity providers.\n`);
         process.stdout.write(`Sealed ${done.auditEventsSealed} audit events; deleted ${done.auditEventsDeleted} past their retention.\n`);
+        process.stdout.write(`Deleted ${done.events} events, ${done.webhookDeliveries} webhook deliveries and ${done.messages} messages past their retention.\n`);
       }),
     );
 }

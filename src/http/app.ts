@@ -149,7 +149,7 @@ export function createApp(deps: AppDependencies) {
     refuseNulCharacters,
     requireCredentials,
     contractValidator(spec, { bodilessFastPath: options.bodilessFastPath }),
-    operationRouter(operations, deps.handlers, deps.authenticators, deps.admission),
+    operationRouter(operations, deps.handlers, deps.authenticators, deps.admission, inflector),
   );
   dispatchWithoutRouter(app, deps.logger, steps, notFound, errorHandler(writeProblem));
   return app;

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import type { IdempotencyRequest } from '../idempotency/service.js';
 import type { Precondition } from '../revisions/precondition.js';
+import type { StreamedJson } from '../streamed-json.js';
 
 /** The operations of `webhooks` are requests the service sends, not ones it serves. */
 type SentOperationId = { [K in keyof operations]: operations[K] extends webhooks[keyof webhooks]['post'] ? K : never }[keyof operations];
@@ -47,7 +48,8 @@ export interface InputOf<O> {
 export type ResultOf<O> = {
   [S in SuccessStatus<O>]: {
     status: S;
-    body: JsonOf<ResponsesOf<O>[S]>;
+    /** The body; a StreamedJson is written as it is read (src/http/streamed-body.ts), in the client's key style too. */
+    body: JsonOf<ResponsesOf<O>[S]> | (JsonOf<ResponsesOf<O>[S]> extends object ? StreamedJson<JsonOf<ResponsesOf<O>[S]>> : never);
     headers?: Record<string, string>;
     /** The resource's id and revision (revisionOf, src/http/entity-tags.ts): the router answers it as an ETag in the client's key style (and 304 to a GET whose If-None-Match holds). */
     revision?: string;

@@ -14,6 +14,10 @@ import { entityTag, ifMatchPrecondition, notModified } from './entity-tags.js';
 import { signedBodyOf } from './signed-body.js';
 import type { Admission } from '../limits/admission/admission.js';
 import { clientAddressOf } from './request-context.js';
+import { KeyInflector } from '../contract/inflection.js';
+import { loadSpec } from '../contract/spec.js';
+import { StreamedJson } from '../streamed-json.js';
+import { writeStreamedJson } from './streamed-body.js';
 
 type Handle = (req: Request, res: Response) => Promise<void>;
 
@@ -35,7 +39,7 @@ class HandlerRequest implements RequestInfo {
   }
 }
 
-export function operationRouter(operations: OperationInfo[], handlers: HandlerMap, authenticators: Authenticators, admission?: Admission): RequestHandler {
+export function operationRouter(operations: OperationInfo[], handlers: HandlerMap, authenticators: Authenticators, admission?: Admission, inflector?: KeyInflector): RequestHandler {
   const routes = new Map<OperationInfo, Handle>();
   for (const op of operations) {
     // An alias (the French paths) is served by the handler of the operation it is another name of.
@@ -71,6 +75,7 @@ export function operationRouter(operations: OperationInfo[], handlers: HandlerMa
         }
       }
       if (result.body === undefined) res.end();
+      else if (result.body instanceof StreamedJson) await writeStreamedJson(res, result.body, inflector ?? (inflector = new KeyInflector(loadSpec())), op.responseSchemas.get(result.status), inflectionOf(res));
       else res.json(result.body);
     });
   }

@@ -6,6 +6,10 @@
 //    with their token sets (cascade). A live session keeps every generation of its tokens: an old
 //    refresh token presented again must still be recognised as reused.
 //  - answers kept for an Idempotency-Key past their 24 hours (src/idempotency).
+// maintain() also deletes, by configuration (RetentionPolicy, docs/PRIVACY.md): the events of the
+// feed and webhooks past EVENT_RETENTION_DAYS (their deliveries with them), finished deliveries
+// past WEBHOOK_DELIVERY_RETENTION_DAYS (one still being retried stays), and messages of the mail
+// outbox past MESSAGE_RETENTION_DAYS (sent or not: past that, a link in one has expired anyway).
 // API keys are kept: they are the record of who did what. The maintenance step (maintain(), below)
 // also seals the audit events recorded since its last run and deletes those past their retention.
 // Every server process runs it on a timer (SWEEP_INTERVAL_S); `backoffice sweep` does it once.
@@ -22,12 +26,27 @@ import { deleteExpiredAnswers } from '../idempotency/repository.js';
 import { deleteExpiredEvents } from '../audit/outbox.js';
 import { deleteEndedCounters } from '../limits/repository.js';
 import { deleteOldUsage } from '../api-keys/usage.js';
+import { RETENTION_DEFAULT_DAYS } from '../config.js';
 
 export interface SweepPolicy {
   throttleWindowS: number;
   sessionIdleTimeoutS: number;
   sessionRetentionS: number;
 }
+
+/** How long the rows kept for a while are kept (seconds): src/config.ts, docs/PRIVACY.md. */
+export interface RetentionPolicy {
+  eventRetentionS: number;
+  deliveryRetentionS: number;
+  messageRetentionS: number;
+}
+
+const DAY_S = 24 * 3600;
+export const DEFAULT_RETENTION: RetentionPolicy = {
+  eventRetentionS: RETENTION_DEFAULT_DAYS.events * DAY_S,
+  deliveryRetentionS: RETENTION_DEFAULT_DAYS.webhookDeliveries * DAY_S,
+  messageRetentionS: RETENTION_DEFAULT_DAYS.messages * DAY_S,
+};
 
 export interface SweepResult {
   signInAttempts: number;
@@ -112,30 +131,48 @@ export interface MaintenanceResult extends SweepResult {
   /** Rate-limit counters of windows that are over, and key usage hours past their 90 days. */
   rateLimitCounters: number;
   apiKeyUsageHours: number;
-  /** Events past the feed's 30 days, with their deliveries (docs/EVENTS.md). */
+  /** Events past EVENT_RETENTION_DAYS, with their deliveries (docs/EVENTS.md). */
   events: number;
+  /** Finished webhook deliveries past WEBHOOK_DELIVERY_RETENTION_DAYS. */
+  webhookDeliveries: number;
+  /** Messages of the mail outbox past MESSAGE_RETENTION_DAYS. */
+  messages: number;
 }
 
 /** The periodic step: sweep, then seal the audit events waiting, then delete those past their retention. */
-export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPolicy, auditRetentionS: number): Promise<MaintenanceResult> {
+export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPolicy, auditRetentionS: number, retention: RetentionPolicy = DEFAULT_RETENTION): Promise<MaintenanceResult> {
   const swept = await sweep(db, now, policy);
   const sealed = await sealAuditEvents(db, now);
   const auditEventsDeleted = await deleteExpiredAuditEvents(db, now, auditRetentionS);
   const rateLimitCounters = await deleteEndedCounters(db, now);
   const apiKeyUsageHours = await deleteOldUsage(db, now);
-  const events = await inBatches(() => deleteExpiredEvents(db, now, BATCH));
-  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, rateLimitCounters, apiKeyUsageHours, events };
+  const events = await inBatches(() => deleteExpiredEvents(db, now, BATCH, retention.eventRetentionS));
+  const deliveriesBefore = new Date(now.getTime() - retention.deliveryRetentionS * 1000);
+  const webhookDeliveries = await inBatches(async () => {
+    const result = await sql`
+      delete from webhook_deliveries where id in (
+        select id from webhook_deliveries where status <> 'pending' and created_at <= ${deliveriesBefore} limit ${BATCH} for update skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  });
+  const messagesBefore = new Date(now.getTime() - retention.messageRetentionS * 1000);
+  const messages = await inBatches(async () => {
+    const result = await sql`
+      delete from messages where id in (
+        select id from messages where created_at <= ${messagesBefore} limit ${BATCH} for update skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  });
+  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, rateLimitCounters, apiKeyUsageHours, events, webhookDeliveries, messages };
 }
 
 /** Runs maintain() every `intervalS` seconds (never two runs of this process at once) until stopped. */
 export function startSweeper(
   deps: { db: Kysely<Database>; clock: Clock; logger: Logger },
-  settings: { policy: SweepPolicy; auditRetentionS: number },
+  settings: { policy: SweepPolicy; auditRetentionS: number; retention?: RetentionPolicy },
   intervalS: number,
 ): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   const run = () => {
-    running ??= maintain(deps.db, deps.clock.now(), settings.policy, settings.auditRetentionS)
+    running ??= maintain(deps.db, deps.clock.now(), settings.policy, settings.auditRetentionS, settings.retention)
       .then((result) => {
         if (Object.values(result).some((n) => n > 0)) deps.logger.info({ deleted: result }, 'swept expired rows');
       })

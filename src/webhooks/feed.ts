@@ -1,10 +1,9 @@
 // The event feed (GET /events): what the caller may read now, after a signed cursor, oldest first,
-// for EVENT_RETENTION_DAYS (docs/EVENTS.md).
+// for EVENT_RETENTION_DAYS (the configuration's; docs/EVENTS.md).
 import type { components } from '../../generated/openapi.js';
 import type { Dependencies } from '../dependencies.js';
 import type { Principal } from '../auth/principal.js';
 import { invalid } from '../errors.js';
-import { EVENT_RETENTION_DAYS } from '../audit/outbox.js';
 import { serviceSecret } from '../auth/secrets/service-secrets.js';
 import { openCursor, sealCursor } from '../pagination/signed-cursor.js';
 import * as repo from './repository.js';
@@ -21,7 +20,7 @@ const invalidAfter = () =>
 export class EventFeed {
   private readonly cursorKey: ReturnType<typeof serviceSecret>;
 
-  constructor(private readonly deps: Pick<Dependencies, 'db' | 'clock'>) {
+  constructor(private readonly deps: Pick<Dependencies, 'db' | 'clock' | 'config'>) {
     this.cursorKey = serviceSecret(deps.db, deps.clock, 'cursor_signing');
   }
 
@@ -45,7 +44,7 @@ export class EventFeed {
       after = position.x === undefined ? await repo.feedPositionOfSeq(this.deps.db, position.s as string) : { xid: position.x as string, seq: position.s as string };
     }
     const permissions = [...caller.permissions];
-    const since = new Date(this.deps.clock.now().getTime() - EVENT_RETENTION_DAYS * 86_400_000);
+    const since = new Date(this.deps.clock.now().getTime() - this.deps.config.sweep.retention.eventRetentionS * 1000);
     const rows = await repo.listEvents(this.deps.db, { after, permissions, types: types ?? undefined, since, limit });
     const last = rows.at(-1)?.position ?? after;
     return { data: rows.map((r) => r.payload), next_cursor: sealCursor(await this.cursorKey(), { x: last.xid, s: last.seq }, scope) };

@@ -3,6 +3,14 @@ import { pageMessages } from '../page-messages.js';
 
 export const securityMessages = pageMessages({
   'security.title': { en: 'Security', fr: 'Sécurité' },
+  'security.myDataTitle': { en: 'My data', fr: 'Mes données' },
+  'security.myDataHint': {
+    en: 'Everything the back office holds about you, as one JSON file: your profile and roles, your sessions with the addresses and browsers you signed in from, your second factors (never their keys), your activity, invitations, API keys, tasks and meetings.',
+    fr: 'Tout ce que le back-office conserve sur vous, en un fichier JSON : votre profil et vos rôles, vos sessions avec les adresses et navigateurs de connexion, vos seconds facteurs (jamais leurs clés), votre activité, vos invitations, clés d’API, tâches et réunions.',
+  },
+  'security.myDataDownload': { en: 'Download my data', fr: 'Télécharger mes données' },
+  'security.myDataBusy': { en: 'Preparing the file…', fr: 'Préparation du fichier…' },
+  'security.myDataDone': { en: 'Your data was downloaded.', fr: 'Vos données ont été téléchargées.' },
   'security.enrolledNotice': { en: 'Your second factor is set up. Keep your recovery codes, then continue to the back office.', fr: 'Votre second facteur est configuré. Conservez vos codes de secours, puis continuez vers le back-office.' },
   'security.requiredNotice': { en: 'Your role requires a second factor. Set up an authenticator app or add a passkey to continue: until then nothing else is available.', fr: 'Votre rôle exige un second facteur. Configurez une application d’authentification ou ajoutez une clé d’accès pour continuer : rien d’autre n’est disponible d’ici là.' },
   'security.totpTitle': { en: 'Authenticator app', fr: 'Application d’authentification' },

@@ -10,6 +10,7 @@ import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { ErrorMessage, Field, Loading, Notice, PageTitle, useRevealed } from '../ui.js';
 import { createPasskey } from '../passkeys.js';
+import { downloadPersonalData } from '../download.js';
 import type { components } from '../../../generated/openapi.js';
 
 type Passkey = components['schemas']['Passkey'];
@@ -114,7 +115,30 @@ export function SecurityPage({ required = false, onEnrolled }: { required?: bool
         }}
         onRemoved={() => factors.reload()}
       />
+      {!required && <MyData />}
     </>
+  );
+}
+
+/** My data: everything the service holds about me, as a JSON file (GDPR articles 15 and 20; docs/PRIVACY.md). */
+function MyData() {
+  const { t } = useI18n();
+  const [done, setDone] = useState(false);
+  const download = useSubmit(async () => {
+    setDone(false);
+    await downloadPersonalData();
+    setDone(true);
+  });
+  return (
+    <section aria-labelledby="my-data-title">
+      <h2 id="my-data-title">{t('security.myDataTitle')}</h2>
+      <p>{t('security.myDataHint')}</p>
+      {done && <Notice tone="success">{t('security.myDataDone')}</Notice>}
+      <ErrorMessage error={download.error} />
+      <button type="button" class="secondary" disabled={download.busy} onClick={download.submit}>
+        {download.busy ? t('security.myDataBusy') : t('security.myDataDownload')}
+      </button>
+    </section>
   );
 }
 

@@ -30,6 +30,8 @@ export const usersMessages = pageMessages({
   'users.disabled': { en: '{email} is disabled and signed out everywhere.', fr: '{email} est désactivé et toutes ses sessions sont fermées.' },
   'users.enabled': { en: '{email} is active again.', fr: '{email} est de nouveau actif.' },
   'users.disableConfirm': { en: 'Disable {email} and sign them out everywhere?', fr: 'Désactiver {email} et fermer toutes ses sessions ?' },
+  'users.export': { en: 'Download their data', fr: 'Télécharger ses données' },
+  'users.exported': { en: 'The data of {email} was downloaded (recorded in the audit journal).', fr: 'Les données de {email} ont été téléchargées (noté dans le journal d’audit).' },
   'users.resetSecondFactors': { en: 'Reset second factors', fr: 'Réinitialiser les seconds facteurs' },
   'users.resetSecondFactorsConfirm': {
     en: 'Remove every authenticator app, passkey and recovery code of {email}, and sign them out everywhere? They will sign in with their password alone, and enrol again.',

@@ -13,6 +13,7 @@ import { href, navigate } from '../router.js';
 import { ErrorMessage, Field, ListState, Notice, PageTitle, Why, lockedFor, toggleLocks, Pager, useCursorPages, TableScroll } from '../ui.js';
 import { lacking } from '../authority.js';
 import { Check } from '../permission-picker.js';
+import { downloadPersonalData } from '../download.js';
 
 type User = components['schemas']['User'];
 type Role = components['schemas']['Role'];
@@ -218,6 +219,23 @@ function EditUserForm({
   // Disabling or re-enabling needs users.disable and everything the user holds.
   const statusLocked = lockedFor(t, 'status-why', lacking(myPermissions, ['users.disable', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
 
+  // Downloading the person's data needs users.export and everything the user holds (the server answers 404 otherwise).
+  const exportLocked = lockedFor(t, 'export-why', lacking(myPermissions, ['users.export', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
+  const [exported, setExported] = useState(false);
+  const exportData = async () => {
+    setBusy(true);
+    setError(null);
+    setExported(false);
+    try {
+      await downloadPersonalData(user.id);
+      setExported(true);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
   // Resetting the second factors needs its permission and everything the user holds (as the server judges it).
   const resetLocked = lockedFor(t, 'reset-why', lacking(myPermissions, ['users.reset_second_factors', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
 
@@ -276,6 +294,7 @@ function EditUserForm({
       <PageTitle>{user.email}</PageTitle>
       {created && <Notice tone="success">{t('users.createdNotice', { email: user.email })}</Notice>}
       {factorsReset && <Notice tone="success">{t('users.secondFactorsReset', { email: user.email })}</Notice>}
+      {exported && <Notice tone="success">{t('users.exported', { email: user.email })}</Notice>}
       <p>
         <a href={href('users')}>{t('users.back')}</a>
       </p>
@@ -303,10 +322,14 @@ function EditUserForm({
           <button type="button" class="danger" disabled={busy || resetLocked !== undefined} title={resetLocked?.title} aria-describedby={resetLocked?.describedBy} onClick={() => void resetSecondFactors()}>
             {t('users.resetSecondFactors')}
           </button>
+          <button type="button" class="secondary" disabled={busy || exportLocked !== undefined} title={exportLocked?.title} aria-describedby={exportLocked?.describedBy} onClick={() => void exportData()}>
+            {t('users.export')}
+          </button>
         </div>
         <Why locked={saveLocked} />
         <Why locked={statusLocked} />
         <Why locked={resetLocked} />
+        <Why locked={exportLocked} />
       </form>
     </>
   );

@@ -1,0 +1,125 @@
+// A person's data as one document (GDPR articles 15 and 20; docs/PRIVACY.md): who may have it,
+// the record that it was handed out, and the document itself, described member by member with
+// the long lists read page by page as the client takes them (StreamedJson).
+//
+// Nothing of another person (GDPR article 15(4): the copy must not take from others' rights): what
+// someone else did to this person keeps the fact and the actor's kind and id (the controller can
+// say who, if asked), not their name, session, address or user agent (an API key keeps its name:
+// an application, not a person); what this person did to others keeps the fact and the target's
+// id, not the other person's name, nor the values changed, nor the details. Never a secret: the
+// repository reads no hash, digest, sealed key or public key.
+import type { components } from '../../generated/openapi.js';
+import type { ServiceDeps } from '../dependencies.js';
+import type { Authority } from '../auth/authority.js';
+import { lacking } from '../auth/authority.js';
+import { auditContext, type Origin } from '../audit/context.js';
+import { recordAuditEvent } from '../audit/recorder.js';
+import { presentAuditEvent } from '../audit/presenter.js';
+import type { ListedAuditEvent } from '../audit/repository.js';
+import { findListedUser } from '../users/repository.js';
+import { presentUser } from '../users/presenter.js';
+import { rolesOfUser } from '../roles/repository.js';
+import { permissionsOfRole, permissionsOfRoles } from '../roles/permissions.js';
+import type { Permission } from '../auth/permissions.js';
+import { notFound } from '../errors.js';
+import { resourceId } from '../uuid.js';
+import { StreamedJson } from '../streamed-json.js';
+import * as repository from './repository.js';
+import { auditEventsInvolvingPage } from '../audit/involving.js';
+import type { Position } from '../pagination/position.js';
+
+export type PersonalDataExport = components['schemas']['PersonalDataExport'];
+type AuditEvent = components['schemas']['AuditEvent'];
+
+export const EXPORT_FORMAT = 'backoffice.personal-data.v1';
+
+/** Rows per statement of a walk. */
+export const EXPORT_PAGE = 500;
+
+const userNotFound = () => notFound('not_found', 'No user has this id.');
+
+/** Every row of a walk, page after page; a page shorter than EXPORT_PAGE is the last. */
+async function* walk<Row extends { position_at: string; id: string | number }, Item>(read: (position: Position | undefined) => Promise<Row[]>, present: (row: Row) => Item): AsyncGenerator<Item> {
+  let position: Position | undefined;
+  for (;;) {
+    const rows = await read(position);
+    for (const row of rows) yield present(row);
+    const last = rows.at(-1);
+    if (rows.length < EXPORT_PAGE || !last) return;
+    position = { at: last.position_at, id: String(last.id) };
+  }
+}
+
+/** An audit event as the person's export shows it (the rule at the top of this file). */
+export function presentEventFor(userId: string, row: ListedAuditEvent): AuditEvent {
+  const event = presentAuditEvent(row);
+  const byThisPerson = row.actor_type === 'user' && row.actor_id === userId;
+  if (row.user_id !== userId) {
+    const target = event.target && (event.target.type === 'user' && event.target.id !== userId ? { ...event.target, label: null } : event.target);
+    return { ...event, target, user_id: null, details: {}, changes: null };
+  }
+  // Attempts on the account by nobody known (failed sign-ins) are about the person's account: kept whole.
+  if (byThisPerson || row.actor_type === 'anonymous' || row.actor_type === 'unknown') return event;
+  const label = row.actor_type === 'api_key' ? event.actor.label : null;
+  return { ...event, actor: { ...event.actor, label, session_id: null }, ip_address: null, user_agent: null };
+}
+
+const relations = <K extends string>(flags: Record<K, unknown>): K[] => (Object.keys(flags) as K[]).filter((k) => flags[k]);
+
+export function personalDataService({ db, clock }: ServiceDeps) {
+  const page = EXPORT_PAGE;
+
+  /** The document of one person, its long lists read as they are written out. */
+  /** What is read whole before the first byte: the short lists. */
+  const readShort = (id: string) =>
+    Promise.all([repository.secondFactorsOf(db, id), repository.identityLinksOf(db, id), repository.scimExternalIdOf(db, id), repository.invitationsReceived(db, id)]).then(
+      ([secondFactors, identityLinks, scimExternalId, received]) => ({ secondFactors, identityLinks, scimExternalId, received }),
+    );
+
+  function documentOf(user: NonNullable<Awaited<ReturnType<typeof findListedUser>>>, roles: Awaited<ReturnType<typeof rolesOfUser>>, short: Awaited<ReturnType<typeof readShort>>, at: Date) {
+    const id = user.id;
+    const invitation = ({ position_at: _, ...row }: Awaited<ReturnType<typeof repository.invitationsReceived>>[number]) => row;
+    return new StreamedJson<PersonalDataExport>({
+      format: EXPORT_FORMAT,
+      exported_at: at.toISOString(),
+      user: presentUser(user),
+      roles: roles.map((r) => ({ id: r.id, name: r.name, permissions: permissionsOfRole(r) })),
+      sessions: walk((p) => repository.sessionsPage(db, id, p, page), ({ position_at: _, ...row }) => row),
+      second_factors: short.secondFactors,
+      identity_links: short.identityLinks,
+      scim_external_id: short.scimExternalId,
+      audit_events: walk((p) => auditEventsInvolvingPage(db, id, p, page), (row) => presentEventFor(id, row)),
+      invitations_received: short.received.map(invitation),
+      invitations_sent: walk((p) => repository.invitationsSentPage(db, id, p, page), invitation),
+      api_keys: walk((p) => repository.apiKeysPage(db, id, p, page), ({ position_at: _, ...row }) => ({ ...row, permissions: row.permissions as Permission[] })),
+      tasks: walk((p) => repository.tasksPage(db, id, p, page), (row) => ({ id: row.id, title: row.title, relations: relations({ assignee: row.assignee, creator: row.creator }) })),
+      meetings: walk((p) => repository.meetingsPage(db, id, p, page), (row) => ({ id: row.id, title: row.title, relations: relations({ organizer: row.organizer, attendee: row.attendee }) })),
+    });
+  }
+
+  return {
+    /**
+     * Begins the export of a person's data: the caller must hold every permission the person
+     * holds (else 404, as an unknown id: the document would show more than the caller may see;
+     * a person exporting themselves holds what they hold). Records `user_exported` before the
+     * first byte, since the document is out once it starts: a download cut short still counts.
+     */
+    async begin(authority: Authority, rawId: string, origin: Origin): Promise<{ userId: string; at: Date; document: StreamedJson<PersonalDataExport> }> {
+      const id = resourceId(rawId);
+      if (!id) throw userNotFound();
+      const user = await findListedUser(db, id);
+      if (!user) throw userNotFound();
+      const roles = await rolesOfUser(db, id);
+      if (lacking(authority, permissionsOfRoles(roles)).length > 0) throw userNotFound();
+      const at = clock.now();
+      await recordAuditEvent(db, {
+        type: 'user_exported',
+        at,
+        context: auditContext(authority, origin),
+        target: { type: 'user', id },
+        userId: id,
+      });
+      return { userId: id, at, document: documentOf(user, roles, await readShort(id), at) };
+    },
+  };
+}
