@@ -19,6 +19,7 @@ import { webhookHandlers } from './webhooks/handlers.js';
 import { passkeyHandlers } from './auth/second-factors/passkey-handlers.js';
 import { identityProviderHandlers } from './auth/identity-providers/handlers.js';
 import { scimHandlers } from './scim/handlers.js';
+import { erasureHandlers } from './erasure/handlers.js';
 
 export function createHandlers(services: Services): HandlerMap {
   return {
@@ -38,5 +39,6 @@ export function createHandlers(services: Services): HandlerMap {
     ...passkeyHandlers(services),
     ...identityProviderHandlers(services),
     ...scimHandlers(services),
+    ...erasureHandlers(services),
   };
 }

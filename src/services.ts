@@ -31,6 +31,7 @@ import { identityProviderService } from './auth/identity-providers/providers.js'
 import { scimUserService } from './scim/users.js';
 import { scimGroupService } from './scim/groups.js';
 import { oidcSignInService, withOidcStepUp } from './auth/identity-providers/sign-in.js';
+import { erasureService } from './erasure/service.js';
 import type { Config } from './config.js';
 
 export interface Services {
@@ -71,6 +72,8 @@ export interface Services {
   scimGroups: ReturnType<typeof scimGroupService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;
+  /** Erasing a person (docs/ERASURE.md); the command line's too. */
+  erasure: ReturnType<typeof erasureService>;
 }
 
 export function buildServices(deps: Dependencies): Services {
@@ -104,6 +107,7 @@ export function buildServices(deps: Dependencies): Services {
     scimUsers: scimUserService(deps, users),
     scimGroups: scimGroupService(deps, users),
     config: { oidc: deps.config.oidc },
+    erasure: erasureService(deps),
   };
 }
 
