@@ -20,6 +20,7 @@ import { OPERATOR } from '../src/auth/authority.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 import { ManualClock } from '../src/clock.js';
 import { budget } from './support/budgets.js';
+import { runCli } from './support/cli.js';
 
 const verify = (db: Kysely<Database>, now: Date) => verifyAuditTrail(db, { now, retentionS: 400 * 86_400 });
 
@@ -232,5 +233,38 @@ describe('security: erasing a person', { timeout: budget({ passwordHash: 6 }) },
     } finally {
       await holder.end();
     }
+  });
+});
+
+describe('the operator erases from the command line', () => {
+  it('asks for --yes, erases, and `audit verify` passes after it and still names another edit', { timeout: budget({ cliRun: 5 }) }, async () => {
+    const db = database.db;
+    const target = await createUser(db);
+    const cli = (args: string[]) => runCli(args, { databaseUrl: database.url, env: { LOG_LEVEL: 'warn' } });
+    // Events about the person, sealed before the erasure.
+    const { app } = createTestApp(db, { clock: new ManualClock(new Date()) });
+    await signIn(app, target.email, target.password, PERSON.userAgent);
+    await sealAuditEvents(db, new Date());
+
+    const unconfirmed = await cli(['users', 'erase', '--email', target.email]);
+    expect(unconfirmed.status).toBe(1);
+    expect(unconfirmed.stderr).toContain('--yes');
+    expect((await db.selectFrom('users').select('erased_at').where('id', '=', target.id).executeTakeFirstOrThrow()).erased_at).toBeNull();
+
+    const erased = await cli(['users', 'erase', '--email', target.email, '--yes']);
+    expect(erased.status, erased.stderr).toBe(0);
+    expect(erased.stdout).toBe(`Erased ${target.id}.\n`);
+    expect(await findTraces(db, [target.email, PERSON.userAgent])).toEqual([]);
+    await sealAuditEvents(db, new Date());
+
+    const verified = await cli(['audit', 'verify']);
+    expect(verified.status, verified.stdout).toBe(0);
+    expect(verified.stdout).toMatch(/^OK: /);
+    const other = await db.selectFrom('security_events').select(['id', 'seal_id', 'request_id']).where('erased_at', 'is', null).where('seal_id', 'is not', null).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    await sql`update security_events set request_id = 'edited' where id = ${other.id}`.execute(db);
+    const failed = await cli(['audit', 'verify']);
+    expect(failed.status).toBe(1);
+    expect(failed.stdout).toContain(`FAILED: Event ${other.id} does not match seal ${other.seal_id}`);
+    await sql`update security_events set request_id = ${other.request_id} where id = ${other.id}`.execute(db);
   });
 });

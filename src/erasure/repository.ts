@@ -2,9 +2,6 @@
 // Each takes the erasure's transaction; the person's row is locked by then.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { emailKey } from '../users/names.js';
-import { emailDigest } from '../auth/throttle/sign-in-throttle.js';
-import { containing } from '../audit/erasure.js';
 
 /** The e-mail a tombstone keeps (the column is unique and required): of the reserved `.invalid` domain, naming nobody. */
 export const tombstoneEmail = (id: string) => `erased-${id}@erased.invalid`;
@@ -23,11 +20,14 @@ export function textsNaming(person: Person): string[] {
   return [person.email, ...(name.includes(' ') ? [name] : [])];
 }
 
+/** `%text%` for ILIKE, wildcards in the text taken as text. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 const count = (result: { numAffectedRows?: bigint } | { numDeletedRows: bigint } | { numUpdatedRows: bigint }) =>
   Number('numDeletedRows' in result ? result.numDeletedRows : 'numUpdatedRows' in result ? result.numUpdatedRows : (result.numAffectedRows ?? 0));
 
 /** Everything the person signs in with or was signed in by: deleted. The counts, by what. */
-export async function deleteSignInMeans(trx: Kysely<Database>, person: Person) {
+export async function deleteSignInMeans(trx: Kysely<Database>, person: Person, emailDigest: Buffer) {
   const byUser = async (table: 'second_factors' | 'recovery_codes' | 'sign_in_challenges' | 'passkey_challenges' | 'second_factor_code_failures' | 'identity_links' | 'scim_external_ids' | 'user_roles') =>
     count(await trx.deleteFrom(table).where('user_id', '=', person.id).executeTakeFirst());
   // Sessions take their token sets, step-up refusals and step-up challenges with them (cascade).
@@ -41,7 +41,7 @@ export async function deleteSignInMeans(trx: Kysely<Database>, person: Person) {
   const scim_ids = await byUser('scim_external_ids');
   const roles = await byUser('user_roles');
   // The throttle's failed attempts of their e-mail (counted by its digest, with the address).
-  await trx.deleteFrom('sign_in_failures').where('email_digest', '=', emailDigest(person.email)).execute();
+  await trx.deleteFrom('sign_in_failures').where('email_digest', '=', emailDigest).execute();
   return { sessions, second_factors, recovery_codes, identity_links, scim_ids, roles };
 }
 
@@ -93,11 +93,10 @@ export async function replacePayload(trx: Kysely<Database>, id: string, payload:
 }
 
 /** The tombstone: no name, an e-mail naming nobody, no password, disabled, erased. */
-export async function makeTombstone(trx: Kysely<Database>, id: string, at: Date): Promise<void> {
-  const email = tombstoneEmail(id);
+export async function makeTombstone(trx: Kysely<Database>, id: string, email: { email: string; key: string }, at: Date): Promise<void> {
   await trx
     .updateTable('users')
-    .set({ email, email_key: emailKey(email), first_name: '', last_name: '', password_hash: null, must_change_password: false, status: 'disabled', last_sign_in_at: null, erased_at: at, updated_at: at })
+    .set({ email: email.email, email_key: email.key, first_name: '', last_name: '', password_hash: null, must_change_password: false, status: 'disabled', last_sign_in_at: null, erased_at: at, updated_at: at })
     .where('id', '=', id)
     .execute();
 }

@@ -16,6 +16,8 @@ import { erasePersonalColumns } from '../audit/erasure.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, COMMAND_LINE, type Origin } from '../audit/context.js';
 import { resourceIdOr } from '../uuid.js';
+import { emailKey } from '../users/names.js';
+import { emailDigest } from '../auth/throttle/sign-in-throttle.js';
 import * as erasure from './repository.js';
 
 const notFound = () => new DomainError('not_found', 'not_found', 'No user has this id.');
@@ -78,13 +80,14 @@ export function erasureService({ db, clock }: ServiceDeps) {
   async function eraseLocked(trx: Kysely<Database>, authority: Authority, person: erasure.Person, origin: Origin) {
     const now = clock.now();
     const auditEvents = await erasePersonalColumns(trx, { id: person.id, texts: erasure.textsNaming(person) }, now);
-    const means = await erasure.deleteSignInMeans(trx, person);
+    const means = await erasure.deleteSignInMeans(trx, person, emailDigest(person.email));
     const { invitations, messages } = await erasure.deleteInvitationsAndMessages(trx, person);
     const apiKeysRevoked = await erasure.revokeKeysCreatedBy(trx, person.id, now);
     await erasure.deleteKeptAnswers(trx, person);
     const events = await erasure.eventsNaming(trx, person);
     for (const event of events) await erasure.replacePayload(trx, event.id, scrubPayload(event.payload, person) as Record<string, unknown>);
-    await erasure.makeTombstone(trx, person.id, now);
+    const tombstone = erasure.tombstoneEmail(person.id);
+    await erasure.makeTombstone(trx, person.id, { email: tombstone, key: emailKey(tombstone) }, now);
     // Recorded after the scrub, so it stays: it says that an erasure happened, never who it was.
     await recordAuditEvent(trx, {
       type: 'user_erased',
