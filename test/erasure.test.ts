@@ -21,6 +21,12 @@ import { PERMISSIONS } from '../src/auth/permissions.js';
 import { ManualClock } from '../src/clock.js';
 import { budget } from './support/budgets.js';
 import { runCli } from './support/cli.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildService } from '../src/main.js';
+import { loadConfig } from '../src/config.js';
+import { captureLogs } from './support/context.js';
 
 const verify = (db: Kysely<Database>, now: Date) => verifyAuditTrail(db, { now, retentionS: 400 * 86_400 });
 
@@ -266,5 +272,20 @@ describe('the operator erases from the command line', () => {
     expect(failed.status).toBe(1);
     expect(failed.stdout).toContain(`FAILED: Event ${other.id} does not match seal ${other.seal_id}`);
     await sql`update security_events set request_id = ${other.request_id} where id = ${other.id}`.execute(db);
+  });
+});
+
+describe('on the embedded database', () => {
+  it('erasing leaves nothing, keeps what they did, and the seal verifies', { timeout: budget({ pgliteStart: 1, passwordHash: 12 }) }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'backoffice-pglite-erasure-'));
+    const service = await buildService(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, SWEEP_INTERVAL_S: '0', ADMIN_SECOND_FACTOR: 'optional', SEALING_KEYS: process.env.SEALING_KEYS! }), captureLogs().logger);
+    try {
+      expect(service.database.kind).toBe('embedded');
+      await erasureLeavesNothing(service.database.db);
+    } finally {
+      await service.stopBackgroundWork();
+      await service.database.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
