@@ -5102,7 +5102,7 @@ export interface components {
              * Format: uuid
              * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
              */
-            readonly id: string;
+            id: string;
         };
         /**
          * @description One event, as `GET /events` lists it and webhook endpoints receive it (the `webhooks` section
