@@ -116,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       SWEEP_INTERVAL_S: num({ default: 300, desc: 'How often each process deletes expired sign-in attempts and old sessions (seconds); 0: never' }),
       SESSION_RETENTION_DAYS: num({ default: 30, desc: 'How long a session that is over (with its tokens) is kept before the sweep deletes it' }),
       AUDIT_RETENTION_DAYS: num({ default: 400, desc: 'How long audit events are kept before the sweep deletes them (whole sealed batches)' }),
+      SIGN_IN_ADDRESS_RETENTION_DAYS: num({ default: 90, desc: 'How long the client address and user agent of an audit event are kept before the sweep erases them (the event and its seal stay; docs/ERASURE.md)' }),
       ADMIN_SECOND_FACTOR: str({ choices: ['required', 'optional'], default: 'required', desc: 'Whether holders of the built-in admin role must have a second factor' }),
       PASSKEY_RP_ID: str({ default: 'localhost', desc: 'WebAuthn relying-party id: the host name passkeys are bound to (the site\'s domain, or a parent of it)' }),
       PASSKEY_RP_NAME: str({ default: 'Back office', desc: 'The name the browser shows when making a passkey' }),
@@ -213,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
         sessionRetentionS: e.SESSION_RETENTION_DAYS * 24 * 3600,
       },
       auditRetentionS: e.AUDIT_RETENTION_DAYS * 24 * 3600,
+      signInAddressRetentionS: e.SIGN_IN_ADDRESS_RETENTION_DAYS * 24 * 3600,
     },
     secondFactor: {
       /** Holders of the built-in admin role must enrol a second factor before anything else. */

@@ -12,10 +12,10 @@ export function registerSweep(program: Command): void {
     .description('Delete expired sign-in attempts and old sessions, seal audit events, delete audit events past AUDIT_RETENTION_DAYS')
     .action(() =>
       withDatabase(async ({ db }) => {
-        const { policy, auditRetentionS } = loadConfig().sweep;
-        const done = await maintain(db, new Date(), policy, auditRetentionS);
+        const { policy, auditRetentionS, signInAddressRetentionS } = loadConfig().sweep;
+        const done = await maintain(db, new Date(), policy, auditRetentionS, signInAddressRetentionS);
         process.stdout.write(`Deleted ${done.signInAttempts} expired sign-in attempts, ${done.signInChallenges} expired sign-in challenges, ${done.sessions} old sessions, ${done.idempotencyAnswers} expired idempotency answers and ${done.oidcFlows} unfinished sign-ins at identity providers.\n`);
-        process.stdout.write(`Sealed ${done.auditEventsSealed} audit events; deleted ${done.auditEventsDeleted} past their retention.\n`);
+        process.stdout.write(`Sealed ${done.auditEventsSealed} audit events; deleted ${done.auditEventsDeleted} past their retention; erased the addresses of ${done.auditAddressesErased} past SIGN_IN_ADDRESS_RETENTION_DAYS.\n`);
       }),
     );
 }

@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import { sealAuditEvents } from '../audit/seal.js';
-import { deleteExpiredAuditEvents } from '../audit/retention.js';
+import { deleteExpiredAuditEvents, eraseExpiredSignInAddresses } from '../audit/retention.js';
 import { livenessAt, sessionIsLive } from '../auth/sessions/liveness.js';
 import { STEP_UP_REFUSAL_WINDOW_S } from '../auth/sessions/step-up-refusals.js';
 import { deleteExpiredAnswers } from '../idempotency/repository.js';
@@ -109,6 +109,8 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
 export interface MaintenanceResult extends SweepResult {
   auditEventsSealed: number;
   auditEventsDeleted: number;
+  /** Audit events whose client address and user agent were past SIGN_IN_ADDRESS_RETENTION_DAYS, erased. */
+  auditAddressesErased: number;
   /** Rate-limit counters of windows that are over, and key usage hours past their 90 days. */
   rateLimitCounters: number;
   apiKeyUsageHours: number;
@@ -117,25 +119,26 @@ export interface MaintenanceResult extends SweepResult {
 }
 
 /** The periodic step: sweep, then seal the audit events waiting, then delete those past their retention. */
-export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPolicy, auditRetentionS: number): Promise<MaintenanceResult> {
+export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPolicy, auditRetentionS: number, signInAddressRetentionS?: number): Promise<MaintenanceResult> {
   const swept = await sweep(db, now, policy);
   const sealed = await sealAuditEvents(db, now);
   const auditEventsDeleted = await deleteExpiredAuditEvents(db, now, auditRetentionS);
+  const auditAddressesErased = signInAddressRetentionS === undefined ? 0 : await eraseExpiredSignInAddresses(db, now, signInAddressRetentionS);
   const rateLimitCounters = await deleteEndedCounters(db, now);
   const apiKeyUsageHours = await deleteOldUsage(db, now);
   const events = await inBatches(() => deleteExpiredEvents(db, now, BATCH));
-  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, rateLimitCounters, apiKeyUsageHours, events };
+  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, auditAddressesErased, rateLimitCounters, apiKeyUsageHours, events };
 }
 
 /** Runs maintain() every `intervalS` seconds (never two runs of this process at once) until stopped. */
 export function startSweeper(
   deps: { db: Kysely<Database>; clock: Clock; logger: Logger },
-  settings: { policy: SweepPolicy; auditRetentionS: number },
+  settings: { policy: SweepPolicy; auditRetentionS: number; signInAddressRetentionS?: number },
   intervalS: number,
 ): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   const run = () => {
-    running ??= maintain(deps.db, deps.clock.now(), settings.policy, settings.auditRetentionS)
+    running ??= maintain(deps.db, deps.clock.now(), settings.policy, settings.auditRetentionS, settings.signInAddressRetentionS)
       .then((result) => {
         if (Object.values(result).some((n) => n > 0)) deps.logger.info({ deleted: result }, 'swept expired rows');
       })
