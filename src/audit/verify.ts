@@ -7,11 +7,10 @@
 // salt is hashed with the group's stored digest, once its columns are checked to be erased and the
 // erasure to be one that happened: an erasure of a person the event concerns (its user, actor,
 // target, or the person its erasure names in erased_for), recorded as `user_erased` after the
-// event, or, for the address group alone, the event is older than
+// event (a higher id), or, for the address group alone, the event is older than
 // the sign-in address retention. An event of a version-1 seal marked erased is judged by its stored
 // hash, which its batch hash covers, under the same two conditions. Anything else is named.
 import { sql, type Kysely } from 'kysely';
-import { isoMicros } from '../db/iso-time.js';
 import type { Database } from '../db/schema.js';
 import { GENESIS, GROUP_NAMES, PERSONAL_GROUPS, batchHash, eventHashV1, eventHashV2, groupDigest, groupValues, selectEventsToHash, selectSeals, sealHash, type GroupDigests, type HashedEventRow, type PersonalGroup } from './hash.js';
 
@@ -38,16 +37,17 @@ export function isErasedValue(column: string, value: unknown): boolean {
 
 const isGroupErased = (event: HashedEventRow, group: PersonalGroup) => PERSONAL_GROUPS[group].every((column) => isErasedValue(column, event[column]));
 
-/** The people whose erasure is recorded, with when: the only ones whose events may have lost personal columns. */
-async function erasedPeople(db: Kysely<Database>): Promise<Map<string, string>> {
-  const rows = await db
-    .selectFrom('security_events')
-    .select('target_id')
-    .select(isoMicros('occurred_at').as('occurred_at'))
-    .where('type', '=', 'user_erased')
-    .where('target_id', 'is not', null)
-    .execute();
-  return new Map(rows.map((r) => [r.target_id!, r.occurred_at]));
+/**
+ * The people whose erasure is recorded, with the id of its event: the only ones whose events may
+ * have lost personal columns. By id, not time: an erasure scrubs only committed events and records
+ * itself after, so its event's id is above every id it erased, whatever the clocks of the
+ * processes that recorded them said.
+ */
+async function erasedPeople(db: Kysely<Database>): Promise<Map<string, bigint>> {
+  const rows = await db.selectFrom('security_events').select(['target_id', 'id']).where('type', '=', 'user_erased').where('target_id', 'is not', null).execute();
+  const erased = new Map<string, bigint>();
+  for (const r of rows) erased.set(r.target_id!, [erased.get(r.target_id!) ?? 0n, BigInt(r.id)].reduce((a, b) => (a > b ? a : b)));
+  return erased;
 }
 
 export interface VerifyOptions {
@@ -67,8 +67,7 @@ export async function verifyAuditTrail(db: Kysely<Database>, options: VerifyOpti
   const addressCutoff = options.signInAddressRetentionS === undefined ? null : new Date(options.now.getTime() - options.signInAddressRetentionS * 1000).toISOString();
   // An erasure vouches for the events recorded before it of the person it erased: by their user,
   // actor or target, or (an event naming them only in its text) by erased_for.
-  const vouched = (e: HashedEventRow) =>
-    [e.user_id, e.actor_id, e.target_id, e.erased_for].some((id) => id !== null && erased.has(id) && erased.get(id)! >= e.occurred_at);
+  const vouched = (e: HashedEventRow) => [e.user_id, e.actor_id, e.target_id, e.erased_for].some((id) => id !== null && erased.has(id) && erased.get(id)! > BigInt(e.id));
   const altered = (e: HashedEventRow, sealId: string) => `Event ${e.id} does not match seal ${sealId}: it was altered after sealing.`;
 
   /** The event's hash as verified, or the words naming what is wrong with it. */
