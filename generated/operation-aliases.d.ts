@@ -8,6 +8,7 @@ export type AliasOperationId =
   | 'deletePointDeTerminaisonWebhook'
   | 'deleteReunion'
   | 'deleteTache'
+  | 'effacerUtilisateur'
   | 'exporterDonneesUtilisateur'
   | 'exporterMesDonnees'
   | 'getFournisseurIdentite'

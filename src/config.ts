@@ -10,7 +10,7 @@ export const DEFAULT_RETRY_SCHEDULE_S = [5, 60, 300, 1800, 7200, 18_000, 36_000,
  * why): the events of the feed and webhooks (with their deliveries), finished deliveries (with the
  * partner's answer), and the messages of the mail outbox (a recipient's address and a link).
  */
-export const RETENTION_DEFAULT_DAYS = { events: 30, webhookDeliveries: 30, messages: 30 } as const;
+export const RETENTION_DEFAULT_DAYS = { events: 30, webhookDeliveries: 30, messages: 30, signInAddresses: 90 } as const;
 
 /** Express "trust proxy" value: false, true, a hop count, or a comma-separated list of addresses/subnets. */
 const trustProxy = makeValidator<boolean | number | string>((input) => {
@@ -126,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_DELIVERY_RETENTION_DAYS: num({ default: RETENTION_DEFAULT_DAYS.webhookDeliveries, desc: 'How long a finished webhook delivery (with the partner\'s answer) is kept; one still being retried stays' }),
       MESSAGE_RETENTION_DAYS: num({ default: RETENTION_DEFAULT_DAYS.messages, desc: 'How long a message of the mail outbox (its recipient, subject and text) is kept, sent or not' }),
       AUDIT_RETENTION_DAYS: num({ default: 400, desc: 'How long audit events are kept before the sweep deletes them (whole sealed batches)' }),
+      SIGN_IN_ADDRESS_RETENTION_DAYS: num({ default: RETENTION_DEFAULT_DAYS.signInAddresses, desc: 'How long the client address and user agent of an audit event are kept before the sweep erases them (the event and its seal stay; docs/ERASURE.md)' }),
       ADMIN_SECOND_FACTOR: str({ choices: ['required', 'optional'], default: 'required', desc: 'Whether holders of the built-in admin role must have a second factor' }),
       PASSKEY_RP_ID: str({ default: 'localhost', desc: 'WebAuthn relying-party id: the host name passkeys are bound to (the site\'s domain, or a parent of it)' }),
       PASSKEY_RP_NAME: str({ default: 'Back office', desc: 'The name the browser shows when making a passkey' }),
@@ -170,7 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   for (const name of ['SIGN_IN_THROTTLE_WINDOW_S', 'SIGN_IN_ACCOUNT_MAX_DELAY_S'] as const) {
     if (e[name] < 1 || e[name] > 86_400) throw new ConfigError(`Invalid configuration:\n  ${name}: expected 1 to 86400 seconds`);
   }
-  for (const name of ['SESSION_RETENTION_DAYS', 'EVENT_RETENTION_DAYS', 'WEBHOOK_DELIVERY_RETENTION_DAYS', 'MESSAGE_RETENTION_DAYS'] as const) {
+  for (const name of ['SESSION_RETENTION_DAYS', 'EVENT_RETENTION_DAYS', 'WEBHOOK_DELIVERY_RETENTION_DAYS', 'MESSAGE_RETENTION_DAYS', 'SIGN_IN_ADDRESS_RETENTION_DAYS'] as const) {
     if (!Number.isInteger(e[name]) || e[name] < 1 || e[name] > 36_500) throw new ConfigError(`Invalid configuration:\n  ${name}: expected a whole number of days from 1 to 36500`);
   }
   if (!(e.RATE_LIMIT_UNSYNCED_FRACTION >= 0 && e.RATE_LIMIT_UNSYNCED_FRACTION <= 1)) {
@@ -230,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
         eventRetentionS: e.EVENT_RETENTION_DAYS * 24 * 3600,
         deliveryRetentionS: e.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 3600,
         messageRetentionS: e.MESSAGE_RETENTION_DAYS * 24 * 3600,
+        signInAddressRetentionS: e.SIGN_IN_ADDRESS_RETENTION_DAYS * 24 * 3600,
       },
     },
     secondFactor: {

@@ -20,6 +20,7 @@ import { passkeyHandlers } from './auth/second-factors/passkey-handlers.js';
 import { identityProviderHandlers } from './auth/identity-providers/handlers.js';
 import { scimHandlers } from './scim/handlers.js';
 import { personalDataHandlers } from './personal-data/handlers.js';
+import { erasureHandlers } from './erasure/handlers.js';
 
 export function createHandlers(services: Services): HandlerMap {
   return {
@@ -40,5 +41,6 @@ export function createHandlers(services: Services): HandlerMap {
     ...identityProviderHandlers(services),
     ...scimHandlers(services),
     ...personalDataHandlers(services),
+    ...erasureHandlers(services),
   };
 }

@@ -41,6 +41,7 @@ import { scimGroupService } from './scim/groups.js';
 import { OidcSignInService } from './auth/identity-providers/sign-in.js';
 import { OidcStepUpService, withOidcStepUp } from './auth/identity-providers/provider-step-up.js';
 import { personalDataService } from './personal-data/service.js';
+import { erasureService } from './erasure/service.js';
 import type { Config } from './config.js';
 
 export interface Services {
@@ -96,6 +97,8 @@ export interface Services {
   personalData: ReturnType<typeof personalDataService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;
+  /** Erasing a person (docs/ERASURE.md); the command line's too. */
+  erasure: ReturnType<typeof erasureService>;
 }
 
 export function buildServices(deps: Dependencies): Services {
@@ -138,6 +141,7 @@ export function buildServices(deps: Dependencies): Services {
     scimGroups: scimGroupService(deps, users),
     personalData: personalDataService(deps),
     config: { oidc: deps.config.oidc },
+    erasure: erasureService(deps),
   };
 }
 

@@ -8,11 +8,16 @@ import { recordAuditEvent } from '../src/audit/recorder.js';
 import { sealAuditEvents } from '../src/audit/seal.js';
 import { verifyAuditTrail } from '../src/audit/verify.js';
 import { deleteExpiredAuditEvents } from '../src/audit/retention.js';
-import { maintain } from '../src/maintenance/sweeper.js';
+import { DEFAULT_RETENTION, maintain } from '../src/maintenance/sweeper.js';
 import { testConfig } from './support/context.js';
 import { runCli } from './support/cli.js';
 import { budget } from './support/budgets.js';
 import { asAnotherClient } from './support/one-connection.js';
+import { GENESIS, batchHash, eventHashV1, sealHash, selectEventsToHash } from '../src/audit/hash.js';
+import { erasureService } from '../src/erasure/service.js';
+import { OPERATOR } from '../src/auth/authority.js';
+import { createUser } from './support/sessions.js';
+import { ManualClock } from '../src/clock.js';
 
 let database: TestDatabase;
 beforeEach(async () => {
@@ -159,5 +164,89 @@ describe('retention', () => {
   it('is configurable (AUDIT_RETENTION_DAYS, 400 by default)', () => {
     expect(testConfig().sweep.auditRetentionS).toBe(400 * 86_400);
     expect(testConfig({ AUDIT_RETENTION_DAYS: '90' }).sweep.auditRetentionS).toBe(90 * 86_400);
+  });
+});
+
+describe('sign-in address retention', () => {
+  /** `count` sign-in failures from an address, one a minute, ending at `end`. */
+  async function signIns(count: number, end: Date) {
+    for (let i = 0; i < count; i++) {
+      await recordAuditEvent(database.db, {
+        type: 'sign_in_failed',
+        at: new Date(end.getTime() - (count - i) * 60_000),
+        context: { actor: { type: 'anonymous' }, requestId: null, ip: '198.51.100.7', userAgent: 'an old browser' },
+        details: { reason: 'wrong_password' },
+      });
+    }
+  }
+  const addresses = async () => (await database.db.selectFrom('security_events').select('id').where('ip_address', 'is not', null).execute()).length;
+
+  it('erases the address and user agent of sealed events past SIGN_IN_ADDRESS_RETENTION_DAYS; the seal still verifies and an address erased too soon is named', async () => {
+    const addressRetentionS = 90 * 86_400;
+    await signIns(4, new Date(now.getTime() - 100 * DAY));
+    await signIns(3, new Date(now.getTime() - 10 * DAY));
+    const result = await maintain(database.db, now, testConfig().sweep.policy, retentionS, { ...DEFAULT_RETENTION, signInAddressRetentionS: addressRetentionS });
+    expect(result).toMatchObject({ auditEventsSealed: 7, auditAddressesErased: 4 });
+    expect(await addresses()).toBe(3);
+    expect(await verifyAuditTrail(database.db, { now, retentionS, signInAddressRetentionS: addressRetentionS })).toMatchObject({ ok: true, eventsChecked: 7 });
+    // Nothing more to erase; the young events keep theirs until their day.
+    expect(await maintain(database.db, now, testConfig().sweep.policy, retentionS, { ...DEFAULT_RETENTION, signInAddressRetentionS: addressRetentionS })).toMatchObject({ auditAddressesErased: 0 });
+
+    // A young event's address erased by hand, as retention would: not explained by the retention, named.
+    const young = await database.db.selectFrom('security_events').select(['id', 'seal_id']).where('ip_address', 'is not', null).orderBy('id').executeTakeFirstOrThrow();
+    await sql`update security_events set ip_address = null, user_agent = null, where_salt = null where id = ${young.id}`.execute(database.db);
+    expect((await verifyAuditTrail(database.db, { now, retentionS, signInAddressRetentionS: addressRetentionS })).problem).toBe(
+      `Event ${young.id} of seal ${young.seal_id} has lost its where columns, but neither an erasure nor the sign-in address retention explains it: it was altered after sealing.`,
+    );
+  });
+
+  it('is configurable (SIGN_IN_ADDRESS_RETENTION_DAYS, 90 by default)', () => {
+    expect(testConfig().sweep.retention.signInAddressRetentionS).toBe(90 * 86_400);
+    expect(testConfig({ SIGN_IN_ADDRESS_RETENTION_DAYS: '30' }).sweep.retention.signInAddressRetentionS).toBe(30 * 86_400);
+  });
+});
+
+
+describe('seals written before erasure existed (event hash version 1)', () => {
+  /** Seals every waiting event in one batch as the sealer did before version 2: every column hashed, no salt. */
+  async function sealAsVersion1(at: Date) {
+    const events = await selectEventsToHash(database.db).where('seal_id', 'is', null).execute();
+    const hashes = events.map(eventHashV1);
+    const times = events.map((e) => e.occurred_at).sort();
+    const id = String((await sql<{ id: string }>`select nextval('audit_seals_id_seq')::text as id`.execute(database.db)).rows[0]!.id);
+    const facts = {
+      id,
+      sealed_at: at.toISOString().replace(/Z$/, '000Z'),
+      event_count: events.length,
+      first_event_id: String(events[0]!.id),
+      last_event_id: String(events.at(-1)!.id),
+      oldest_event_at: times[0]!,
+      newest_event_at: times.at(-1)!,
+      batch_hash: batchHash(hashes),
+      previous_hash: GENESIS,
+      event_hash_version: 1,
+    };
+    await database.db.insertInto('audit_seals').values({ ...facts, hash: sealHash(facts) }).execute();
+    for (const [i, e] of events.entries()) await database.db.updateTable('security_events').set({ seal_id: id, hash: hashes[i]! }).where('id', '=', String(e.id)).execute();
+  }
+
+  it('still verify; an erasure of a person whose events they hold keeps them verifying, and an edit of another event is named', async () => {
+    const person = await createUser(database.db);
+    const at = new Date(now.getTime() - DAY);
+    await recordAuditEvent(database.db, { type: 'user_updated', at, context: { actor: { type: 'cli', osUser: 'ops' }, requestId: null, ip: '192.0.2.9', userAgent: 'old' }, target: { type: 'user', id: person.id }, userId: person.id, changes: { before: { last_name: 'Old' }, after: { last_name: 'New' } } });
+    await record(3, at);
+    await database.db.updateTable('security_events').set({ occurred_at: at }).where('seal_id', 'is', null).execute();
+    await sealAsVersion1(at);
+    expect(await verify()).toMatchObject({ ok: true, eventsChecked: 5 });
+
+    await erasureService({ db: database.db, clock: new ManualClock(now) }).erase(OPERATOR, person.id);
+    const erased = await database.db.selectFrom('security_events').selectAll().where('user_id', '=', person.id).where('type', '=', 'user_updated').executeTakeFirstOrThrow();
+    expect(erased).toMatchObject({ ip_address: null, user_agent: null, target_label: null, changes: null, details: {} });
+    await sealAuditEvents(database.db, now);
+    expect(await verify()).toMatchObject({ ok: true });
+
+    const other = await database.db.selectFrom('security_events').select(['id', 'seal_id']).where('type', '=', 'role_updated').orderBy('id').executeTakeFirstOrThrow();
+    await database.db.updateTable('security_events').set({ target_label: 'another role' }).where('id', '=', other.id).execute();
+    expect((await verify()).problem).toBe(`Event ${other.id} does not match seal ${other.seal_id}: it was altered after sealing.`);
   });
 });

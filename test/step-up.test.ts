@@ -278,6 +278,8 @@ describe('API keys', () => {
       'createIdentityProvider',
       'deleteFournisseurIdentite',
       'deleteIdentityProvider',
+      'effacerUtilisateur',
+      'eraseUser',
       'exportMyData',
       'exporterMesDonnees',
       'regenerateRecoveryCodes',

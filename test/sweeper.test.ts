@@ -129,11 +129,11 @@ describe('retention by configuration: events, webhook deliveries, messages', () 
     expect(kept.map((m) => m.id)).toEqual([messages.young]);
   });
 
-  it('the defaults are written down (30 days each), and a retention that is not a whole number of days from 1 is refused', () => {
-    expect(testConfig().sweep.retention).toEqual({ eventRetentionS: 30 * 86_400, deliveryRetentionS: 30 * 86_400, messageRetentionS: 30 * 86_400 });
+  it('the defaults are written down (30 days each, sign-in addresses 90), and a retention that is not a whole number of days from 1 is refused', () => {
+    expect(testConfig().sweep.retention).toEqual({ eventRetentionS: 30 * 86_400, deliveryRetentionS: 30 * 86_400, messageRetentionS: 30 * 86_400, signInAddressRetentionS: 90 * 86_400 });
     expect(DEFAULT_RETENTION).toEqual(testConfig().sweep.retention);
     expect(testConfig({ MESSAGE_RETENTION_DAYS: '7' }).sweep.retention.messageRetentionS).toBe(7 * 86_400);
-    for (const [name, value] of [['EVENT_RETENTION_DAYS', '0'], ['WEBHOOK_DELIVERY_RETENTION_DAYS', '1.5'], ['MESSAGE_RETENTION_DAYS', '-3'], ['SESSION_RETENTION_DAYS', '0']] as const) {
+    for (const [name, value] of [['EVENT_RETENTION_DAYS', '0'], ['WEBHOOK_DELIVERY_RETENTION_DAYS', '1.5'], ['MESSAGE_RETENTION_DAYS', '-3'], ['SESSION_RETENTION_DAYS', '0'], ['SIGN_IN_ADDRESS_RETENTION_DAYS', '0']] as const) {
       expect(() => testConfig({ [name]: value }), name).toThrow(new RegExp(`${name}: expected a whole number of days`));
     }
   });

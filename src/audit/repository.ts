@@ -24,7 +24,10 @@ export interface AuditFilter {
 }
 
 /** A journal row as the audit trail reads it: `occurred_at` as PostgreSQL prints it, to the microsecond (text, not a Date). */
-export type AuditEventRow = Omit<Selectable<SecurityEventsTable>, 'occurred_at' | 'seal_id'> & { occurred_at: string };
+export type AuditEventRow = Omit<Selectable<SecurityEventsTable>, 'occurred_at' | 'seal_id' | SealColumn> & { occurred_at: string };
+
+/** What the sealer adds to an event beside its hash (src/audit/hash.ts), and the mark of an erasure. */
+export type SealColumn = 'who_salt' | 'who_digest' | 'where_salt' | 'where_digest' | 'what_salt' | 'what_digest' | 'erased_at' | 'erased_for';
 
 export type ListedAuditEvent = Omit<AuditEventRow, 'session_id' | 'hash'> & {
   /** The position of the row in the list, for the next page's cursor. */

@@ -1,11 +1,13 @@
 // Sealing: the periodic maintenance step (src/maintenance) takes the events not sealed yet, in id
 // order, in batches; stamps each with its content hash and its seal; and appends one seal per
-// batch, whose hash covers the previous seal's hash and the batch. Inserting an event takes no
+// batch, whose hash covers the previous seal's hash and the batch. Events are hashed under the
+// current formula (version 2, src/audit/hash.ts): the sealer gives each personal group of each
+// event a fresh random salt and stores it with the group's digest. Inserting an event takes no
 // lock and waits for nothing: an event committed late (a lower id than the last sealed one) is
 // simply in the next batch. One sealer at a time (an advisory lock only sealers and retention take).
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { GENESIS, batchHash, eventHash, sealHash, selectEventsToHash } from './hash.js';
+import { CURRENT_EVENT_HASH_VERSION, GENESIS, GROUP_NAMES, batchHash, eventHashV2, groupDigest, groupValues, newSalt, sealHash, selectEventsToHash, type GroupDigests, type PersonalGroup } from './hash.js';
 
 export const SEAL_BATCH_SIZE = 10_000;
 
@@ -13,6 +15,14 @@ export const SEAL_BATCH_SIZE = 10_000;
 export async function tryChainLock(trx: Transaction<Database>): Promise<boolean> {
   const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(3, 0) as locked`.execute(trx);
   return rows[0]?.locked === true;
+}
+
+/**
+ * The same lock, waited for: an erasure of personal columns takes it, so no sealer reads an event
+ * before the erasure and stamps it after (its salt and digest of the erased values would be kept).
+ */
+export async function waitForChainLock(trx: Kysely<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(3, 0)`.execute(trx);
 }
 
 /** A Date (milliseconds) printed as PostgreSQL prints a timestamptz to the microsecond. */
@@ -24,7 +34,12 @@ async function sealBatch(db: Kysely<Database>, now: Date, batchSize: number): Pr
     if (!(await tryChainLock(trx))) return null;
     const events = await selectEventsToHash(trx).where('seal_id', 'is', null).limit(batchSize).execute();
     if (events.length === 0) return 0;
-    const hashes = events.map(eventHash);
+    const salted = events.map((event) => {
+      const salts = Object.fromEntries(GROUP_NAMES.map((g) => [g, newSalt()])) as Record<PersonalGroup, Buffer>;
+      const digests = Object.fromEntries(GROUP_NAMES.map((g) => [g, groupDigest(salts[g], groupValues(event, g))])) as GroupDigests;
+      return { salts, digests, hash: eventHashV2(event, digests) };
+    });
+    const hashes = salted.map((s) => s.hash);
     const times = events.map((e) => e.occurred_at).sort();
     const previous = await trx.selectFrom('audit_seals').select('hash').orderBy('id', 'desc').limit(1).executeTakeFirst();
     const { rows } = await sql<{ id: string }>`select nextval('audit_seals_id_seq')::text as id`.execute(trx);
@@ -38,13 +53,21 @@ async function sealBatch(db: Kysely<Database>, now: Date, batchSize: number): Pr
       newest_event_at: times.at(-1)!,
       batch_hash: batchHash(hashes),
       previous_hash: previous?.hash ?? GENESIS,
+      event_hash_version: CURRENT_EVENT_HASH_VERSION,
     };
     await trx.insertInto('audit_seals').values({ ...facts, hash: sealHash(facts) }).execute();
     const ids = events.map((e) => String(e.id));
-    const hexes = hashes.map((h) => h.toString('hex'));
+    const hex = (pick: (s: (typeof salted)[number]) => Buffer) => salted.map((s) => pick(s).toString('hex'));
     await sql`
-      update security_events e set seal_id = ${facts.id}::bigint, hash = decode(v.hash, 'hex')
-      from unnest(${ids}::bigint[], ${hexes}::text[]) as v(id, hash)
+      update security_events e set seal_id = ${facts.id}::bigint, hash = decode(v.hash, 'hex'),
+        who_salt = decode(v.who_salt, 'hex'), who_digest = decode(v.who_digest, 'hex'),
+        where_salt = decode(v.where_salt, 'hex'), where_digest = decode(v.where_digest, 'hex'),
+        what_salt = decode(v.what_salt, 'hex'), what_digest = decode(v.what_digest, 'hex')
+      from unnest(${ids}::bigint[], ${hex((s) => s.hash)}::text[],
+        ${hex((s) => s.salts.who)}::text[], ${hex((s) => s.digests.who)}::text[],
+        ${hex((s) => s.salts.where)}::text[], ${hex((s) => s.digests.where)}::text[],
+        ${hex((s) => s.salts.what)}::text[], ${hex((s) => s.digests.what)}::text[])
+        as v(id, hash, who_salt, who_digest, where_salt, where_digest, what_salt, what_digest)
       where e.id = v.id`.execute(trx);
     return events.length;
   });

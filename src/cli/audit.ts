@@ -15,7 +15,8 @@ export function registerAudit(program: Command): void {
     .action(() =>
       withDatabase(async ({ db }) => {
         const started = Date.now();
-        const report = await verifyAuditTrail(db, { now: new Date(), retentionS: loadConfig().sweep.auditRetentionS });
+        const { auditRetentionS, retention } = loadConfig().sweep;
+        const report = await verifyAuditTrail(db, { now: new Date(), retentionS: auditRetentionS, signInAddressRetentionS: retention.signInAddressRetentionS });
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
         if (!report.ok) {
           process.stdout.write(`FAILED: ${report.problem}\n`);

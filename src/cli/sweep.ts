@@ -15,7 +15,7 @@ export function registerSweep(program: Command): void {
         const { policy, auditRetentionS, retention } = loadConfig().sweep;
         const done = await maintain(db, new Date(), policy, auditRetentionS, retention);
         process.stdout.write(`Deleted ${done.signInAttempts} expired sign-in attempts, ${done.signInChallenges} expired sign-in challenges, ${done.sessions} old sessions, ${done.idempotencyAnswers} expired idempotency answers and ${done.oidcFlows} unfinished sign-ins at identity providers.\n`);
-        process.stdout.write(`Sealed ${done.auditEventsSealed} audit events; deleted ${done.auditEventsDeleted} past their retention.\n`);
+        process.stdout.write(`Sealed ${done.auditEventsSealed} audit events; deleted ${done.auditEventsDeleted} past their retention; erased the addresses of ${done.auditAddressesErased} past SIGN_IN_ADDRESS_RETENTION_DAYS.\n`);
         process.stdout.write(`Deleted ${done.events} events, ${done.webhookDeliveries} webhook deliveries and ${done.messages} messages past their retention.\n`);
       }),
     );

@@ -1,9 +1,10 @@
-// `backoffice users create|disable|set-roles|reset-second-factor`: a user with a password, read from standard input
+// `backoffice users create|disable|set-roles|reset-second-factor|erase`: a user with a password, read from standard input
 // so that it never appears in the shell history or the process list (taken as the user's own, an
 // operator creating their own account, unless --must-change-password says it was chosen for
 // them); disabling a user and replacing their roles go through the same service as the API, as the
 // operator (who holds every permission), so the last active administrator stays here too (409
-// last_admin).
+// last_admin). Erasing a person (docs/ERASURE.md) is the API's erasure, by the operator, and asks
+// for --yes: it cannot be undone.
 import type { Command } from 'commander';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -17,6 +18,7 @@ import { createUserWithPassword, findUserByEmail } from '../users/credentials.js
 import { withDatabase } from './database.js';
 import { resetSecondFactors } from '../auth/second-factors/reset.js';
 import { COMMAND_LINE } from '../audit/context.js';
+import { erasureService } from '../erasure/service.js';
 
 /** The users service as the operator uses it: disabling a user ends their sessions, as through the API. */
 const usersOf = (db: Kysely<Database>) => userService({ db, clock: systemClock }, revokeSessions);
@@ -100,6 +102,22 @@ export function registerUsers(program: Command): void {
         const id = await userIdByEmail(db, options.email);
         const user = await usersOf(db).update(OPERATOR, id, { roles: options.role ?? [] }).catch(plain);
         process.stdout.write(`User ${id} <${options.email}> now holds: ${user.roles.join(', ') || 'no role'}.\n`);
+      }),
+    );
+  users
+    .command('erase')
+    .description('Erase a person for good (docs/ERASURE.md): their name, e-mail, addresses, sign-in means and messages; what they did stays, as done by an erased person (refused for the last active administrator)')
+    .option('--email <email>', 'e-mail address of the person')
+    .option('--id <id>', 'id of the person (an erased person keeps theirs)')
+    .option('--yes', 'erase: without it, nothing is done')
+    .action((options: { email?: string; id?: string; yes?: boolean }) =>
+      withDatabase(async ({ db }) => {
+        if ((options.email === undefined) === (options.id === undefined)) throw new Error('Name the person with --email or --id (one of them).');
+        const id = options.id ?? (await userIdByEmail(db, options.email!));
+        if (!options.yes) throw new Error(`Erasing ${id} cannot be undone: run again with --yes.`);
+        const { user, erased } = await erasureService({ db, clock: systemClock }).erase(OPERATOR, id, COMMAND_LINE).catch(plain);
+        // The id only: what named the person is what was just erased.
+        process.stdout.write(erased ? `Erased ${user.id}.\n` : `${user.id} was already erased.\n`);
       }),
     );
 }

@@ -19,6 +19,8 @@ export interface UsersTable {
   must_change_password: ColumnType<boolean, boolean | undefined, boolean>;
   /** The row's revision, bumped by a trigger on every change (entity tags, docs/SAFE-WRITES.md). */
   version: ColumnType<number, never, never>;
+  /** Set when the person was erased (docs/ERASURE.md): the row is a tombstone from then on. */
+  erased_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface RolesTable {
@@ -167,6 +169,19 @@ export interface SecurityEventsTable {
   changes: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   seal_id: Nullable<string>;
   hash: Nullable<Buffer>;
+  /**
+   * From event hash version 2 (src/audit/hash.ts): per group of personal columns a random salt and
+   * the salted digest the event's hash covers. An erased group keeps its digest, loses its salt.
+   */
+  who_salt: Nullable<Buffer>;
+  who_digest: Nullable<Buffer>;
+  where_salt: Nullable<Buffer>;
+  where_digest: Nullable<Buffer>;
+  what_salt: Nullable<Buffer>;
+  what_digest: Nullable<Buffer>;
+  /** Set when an erasure scrubbed the event's personal columns (docs/ERASURE.md), and whose erasure it was. */
+  erased_at: Nullable<Date>;
+  erased_for: Nullable<string>;
 }
 
 export interface AuditSealsTable {
@@ -181,6 +196,8 @@ export interface AuditSealsTable {
   previous_hash: Buffer;
   hash: Buffer;
   events_deleted_at: Nullable<Date>;
+  /** The formula of its events' hashes (src/audit/hash.ts): 1 before erasure existed, 2 since. */
+  event_hash_version: ColumnType<number, number | undefined, never>;
 }
 
 /** What a session stepped up with (src/auth/sessions/step-up.ts). */

@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import { sealAuditEvents } from '../audit/seal.js';
-import { deleteExpiredAuditEvents } from '../audit/retention.js';
+import { deleteExpiredAuditEvents, eraseExpiredSignInAddresses } from '../audit/retention.js';
 import { livenessAt, sessionIsLive } from '../auth/sessions/liveness.js';
 import { STEP_UP_REFUSAL_WINDOW_S } from '../auth/sessions/step-up-refusals.js';
 import { deleteExpiredAnswers } from '../idempotency/repository.js';
@@ -39,6 +39,8 @@ export interface RetentionPolicy {
   eventRetentionS: number;
   deliveryRetentionS: number;
   messageRetentionS: number;
+  /** Sign-in addresses and user agents in the audit trail, erased without breaking the seal (docs/ERASURE.md); unset: kept with their events. */
+  signInAddressRetentionS?: number;
 }
 
 const DAY_S = 24 * 3600;
@@ -46,6 +48,7 @@ export const DEFAULT_RETENTION: RetentionPolicy = {
   eventRetentionS: RETENTION_DEFAULT_DAYS.events * DAY_S,
   deliveryRetentionS: RETENTION_DEFAULT_DAYS.webhookDeliveries * DAY_S,
   messageRetentionS: RETENTION_DEFAULT_DAYS.messages * DAY_S,
+  signInAddressRetentionS: RETENTION_DEFAULT_DAYS.signInAddresses * DAY_S,
 };
 
 export interface SweepResult {
@@ -128,6 +131,8 @@ export async function sweep(db: Kysely<Database>, now: Date, policy: SweepPolicy
 export interface MaintenanceResult extends SweepResult {
   auditEventsSealed: number;
   auditEventsDeleted: number;
+  /** Audit events whose client address and user agent were past SIGN_IN_ADDRESS_RETENTION_DAYS, erased. */
+  auditAddressesErased: number;
   /** Rate-limit counters of windows that are over, and key usage hours past their 90 days. */
   rateLimitCounters: number;
   apiKeyUsageHours: number;
@@ -144,6 +149,7 @@ export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPol
   const swept = await sweep(db, now, policy);
   const sealed = await sealAuditEvents(db, now);
   const auditEventsDeleted = await deleteExpiredAuditEvents(db, now, auditRetentionS);
+  const auditAddressesErased = retention.signInAddressRetentionS === undefined ? 0 : await eraseExpiredSignInAddresses(db, now, retention.signInAddressRetentionS);
   const rateLimitCounters = await deleteEndedCounters(db, now);
   const apiKeyUsageHours = await deleteOldUsage(db, now);
   const events = await inBatches(() => deleteExpiredEvents(db, now, BATCH, retention.eventRetentionS));
@@ -161,7 +167,7 @@ export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPol
         select id from messages where created_at <= ${messagesBefore} limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   });
-  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, rateLimitCounters, apiKeyUsageHours, events, webhookDeliveries, messages };
+  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, auditAddressesErased, rateLimitCounters, apiKeyUsageHours, events, webhookDeliveries, messages };
 }
 
 /** Runs maintain() every `intervalS` seconds (never two runs of this process at once) until stopped. */

@@ -15,5 +15,7 @@ export function presentUser(user: ListedUser): UserResource {
     created_at: user.created_at,
     updated_at: user.updated_at,
     last_sign_in_at: user.last_sign_in_at,
+    // Only a tombstone says it: every other user's shape is as it was.
+    ...(user.erased_at ? { erased_at: user.erased_at } : {}),
   };
 }

@@ -14,7 +14,9 @@ export type UserRow = Selectable<UsersTable>;
  * PostgreSQL: a page of 50 users would otherwise parse and re-print 150 dates in the event loop),
  * role names, and the exact sort key for the cursor.
  */
-export type ListedUser = Omit<UserRow, 'password_hash' | 'email_key' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password' | 'version'> & {
+export type ListedUser = Omit<UserRow, 'password_hash' | 'email_key' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password' | 'version' | 'erased_at'> & {
+  /** When the person was erased (docs/ERASURE.md); null or absent for everyone else. */
+  erased_at?: string | null;
   created_at: string;
   updated_at: string;
   last_sign_in_at: string | null;
@@ -35,7 +37,7 @@ function selectListed(db: Kysely<Database>) {
   return db
     .selectFrom('users as u')
     .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.status'])
-    .select([isoMillis('u.created_at').as('created_at'), isoMillis('u.updated_at').as('updated_at'), isoMillis('u.last_sign_in_at').as('last_sign_in_at')])
+    .select([isoMillis('u.created_at').as('created_at'), isoMillis('u.updated_at').as('updated_at'), isoMillis('u.last_sign_in_at').as('last_sign_in_at'), isoMillis('u.erased_at').as('erased_at')])
     .select(isoMicros('u.created_at').as('cursor_created_at'))
     .select(
       sql<string[]>`array(select r.name from user_roles ur join roles r on r.id = ur.role_id where ur.user_id = u.id order by r.name)`.as('roles'),

@@ -14,6 +14,7 @@ const described = {
   'users.disable': { en: 'Disable or re-enable a user.', fr: 'Désactiver ou réactiver un utilisateur.' },
   'users.reset_second_factors': { en: 'Remove a user’s second factors, so they enrol again.', fr: 'Supprimer les seconds facteurs d’un utilisateur, qui s’inscrit à nouveau.' },
   'users.export': { en: 'Download the data of a person holding no more rights than you (their GDPR request).', fr: 'Télécharger les données d’une personne qui n’a pas plus de droits que vous (sa demande RGPD).' },
+  'users.erase': { en: 'Erase a person: their name, e-mail, addresses and sign-in means, for good.', fr: 'Effacer une personne : son nom, son e-mail, ses adresses et ses moyens de connexion, définitivement.' },
   'roles.manage': { en: 'Create, change and delete roles.', fr: 'Créer, modifier et supprimer des rôles.' },
   'api_keys.manage': { en: 'Create, change, rotate and revoke API keys.', fr: 'Créer, modifier, renouveler et révoquer des clés d’API.' },
   'sessions.manage': { en: 'See and end other people’s sessions.', fr: 'Voir et fermer les sessions des autres.' },

@@ -26,6 +26,7 @@ const named = {
   user_updated: { en: 'User changed', fr: 'Utilisateur modifié' },
   user_disabled: { en: 'User disabled', fr: 'Utilisateur désactivé' },
   user_exported: { en: 'Personal data exported', fr: 'Données personnelles exportées' },
+  user_erased: { en: 'Person erased', fr: 'Personne effacée' },
   meeting_created: { en: 'Meeting planned', fr: 'Réunion planifiée' },
   meeting_updated: { en: 'Meeting changed', fr: 'Réunion modifiée' },
   meeting_deleted: { en: 'Meeting cancelled', fr: 'Réunion annulée' },

@@ -43,6 +43,7 @@ export const auditMessages = pageMessages({
   'audit.line.user_updated': { en: '{actor} changed user {target}', fr: '{actor} a modifié l’utilisateur {target}' },
   'audit.line.user_exported': { en: '{actor} downloaded the data of {target}', fr: '{actor} a téléchargé les données de {target}' },
   'audit.line.user_disabled': { en: '{actor} disabled user {target}', fr: '{actor} a désactivé l’utilisateur {target}' },
+  'audit.line.user_erased': { en: '{actor} erased a person', fr: '{actor} a effacé une personne' },
   'audit.line.meeting_created': { en: '{actor} planned meeting {target}', fr: '{actor} a planifié la réunion {target}' },
   'audit.line.meeting_updated': { en: '{actor} changed meeting {target}', fr: '{actor} a modifié la réunion {target}' },
   'audit.line.meeting_deleted': { en: '{actor} deleted meeting {target}', fr: '{actor} a supprimé la réunion {target}' },

@@ -38,6 +38,13 @@ export const usersMessages = pageMessages({
     fr: 'Supprimer toutes les applications d’authentification, clés d’accès et codes de secours de {email}, et fermer toutes ses sessions ? Cette personne se connectera avec son seul mot de passe, puis s’inscrira à nouveau.',
   },
   'users.secondFactorsReset': { en: 'The second factors of {email} are reset; they are signed out everywhere.', fr: 'Les seconds facteurs de {email} sont réinitialisés ; toutes ses sessions sont fermées.' },
+  'users.erase': { en: 'Erase this person', fr: 'Effacer cette personne' },
+  'users.eraseConfirm': {
+    en: 'Erase {email} for good? Their name, e-mail, sign-in addresses, sessions, second factors, passkeys, invitations and messages are deleted, and their name and addresses are removed from the audit journal and from the events sent to partners, who are told to delete their copy. The keys they created are revoked. Their tasks, meetings and audit events stay, as an erased person\'s. This cannot be undone.',
+    fr: "Effacer {email} définitivement ? Son nom, son e-mail, ses adresses de connexion, ses sessions, ses seconds facteurs, ses clés d’accès, ses invitations et ses messages sont supprimés, et son nom et ses adresses sont retirés du journal d’audit et des événements envoyés aux partenaires, invités à supprimer leur copie. Les clés qu’elle a créées sont révoquées. Ses tâches, réunions et événements d’audit restent, comme ceux d’une personne effacée. C’est irréversible.",
+  },
+  'users.erased': { en: 'The person is erased.', fr: 'La personne est effacée.' },
+  'users.erasedOn': { en: 'An erased person: nothing names them any more.', fr: 'Une personne effacée : plus rien ne la nomme.' },
   'users.cannotGrant': { en: 'You can only grant a role whose every permission you hold yourself.', fr: 'Vous ne pouvez attribuer qu’un rôle dont vous avez vous-même toutes les permissions.' },
   'users.cannotRemoveRoles': { en: 'This user holds {permissions}, which you do not have: you cannot take any of their roles away.', fr: 'Cet utilisateur a {permissions}, que vous n’avez pas : vous ne pouvez lui retirer aucun rôle.' },
 });

@@ -238,6 +238,9 @@ function EditUserForm({
 
   // Resetting the second factors needs its permission and everything the user holds (as the server judges it).
   const resetLocked = lockedFor(t, 'reset-why', lacking(myPermissions, ['users.reset_second_factors', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
+  // Erasing needs its permission and everything the user holds (docs/ERASURE.md).
+  const eraseLocked = lockedFor(t, 'erase-why', lacking(myPermissions, ['users.erase', ...(roleList ? permissionsOf(roleList, user.roles) : [])]));
+  const erased = Boolean(user.erased_at);
 
   const run = async (action: () => Promise<unknown>, said?: string) => {
     setBusy(true);
@@ -274,6 +277,10 @@ function EditUserForm({
     justCreated = null;
     return was;
   });
+  // The confirmation names what happens; then the step-up dialog if the session needs a fresh proof.
+  const erase = () => {
+    if (window.confirm(t('users.eraseConfirm', { email: user.email }))) void run(() => call(() => api.POST('/users/{id}/erasure', { params: { path: { id: user.id } } })), t('users.erased'));
+  };
   const resetSecondFactors = async () => {
     if (!window.confirm(t('users.resetSecondFactorsConfirm', { email: user.email }))) return;
     setBusy(true);
@@ -295,6 +302,7 @@ function EditUserForm({
       {created && <Notice tone="success">{t('users.createdNotice', { email: user.email })}</Notice>}
       {factorsReset && <Notice tone="success">{t('users.secondFactorsReset', { email: user.email })}</Notice>}
       {exported && <Notice tone="success">{t('users.exported', { email: user.email })}</Notice>}
+      {erased && <Notice tone="info">{t('users.erasedOn')}</Notice>}
       <p>
         <a href={href('users')}>{t('users.back')}</a>
       </p>
@@ -325,11 +333,17 @@ function EditUserForm({
           <button type="button" class="secondary" disabled={busy || exportLocked !== undefined} title={exportLocked?.title} aria-describedby={exportLocked?.describedBy} onClick={() => void exportData()}>
             {t('users.export')}
           </button>
+          {!erased && (
+            <button type="button" class="danger" disabled={busy || eraseLocked !== undefined} title={eraseLocked?.title} aria-describedby={eraseLocked?.describedBy} onClick={erase}>
+              {t('users.erase')}
+            </button>
+          )}
         </div>
         <Why locked={saveLocked} />
         <Why locked={statusLocked} />
         <Why locked={resetLocked} />
         <Why locked={exportLocked} />
+        {!erased && <Why locked={eraseLocked} />}
       </form>
     </>
   );

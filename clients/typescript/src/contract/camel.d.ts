@@ -1270,6 +1270,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{id}/erasure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a person
+         * @description Erases the person (GDPR article 17): afterwards nothing the service holds tells who they
+         *     were. Their user becomes a tombstone (`erasedAt` set, status `disabled`, no name, an e-mail
+         *     of the reserved domain `erased.invalid`, no password, no role); their sessions, second
+         *     factors, passkeys, recovery codes, identity-provider links, SCIM ids, invitations and messages
+         *     to their address are deleted; the API keys they created are revoked; the personal columns of
+         *     the audit events that concern them (names, addresses, user agents, details and changes) are
+         *     erased without breaking the audit trail's seal; the stored events and webhook deliveries
+         *     that describe them lose what named them. What they did stays, as done by an erased person:
+         *     tasks, meetings, audit events. Partners hear `user.erased` (the id only) and should delete
+         *     their copy. Recorded as `user_erased`. docs/ERASURE.md says what is erased and what is kept.
+         *
+         *     Needs `users.erase`, and every permission the person holds (`403 target_outranks_caller`,
+         *     listing the missing ones); the last active administrator cannot be erased
+         *     (`409 last_admin`), and nobody erases themselves (`409 self_erasure`: another
+         *     administrator, or the operator's `backoffice users erase`, does it). Irreversible: the session
+         *     must hold a fresh proof (`403 step_up_required` otherwise; `POST /sessions/current/step-up`).
+         *     Signed-in users only. An unknown id is `404 not_found`. Erasing a person already erased
+         *     answers the tombstone again and does nothing.
+         *
+         *     **Required permission:** `users.erase`
+         */
+        post: operations["eraseUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/utilisateurs/{id}/effacement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a person (French path)
+         * @description French name of `POST /users/{id}/erasure`; same behaviour.
+         *     Erases the person (GDPR article 17): afterwards nothing the service holds tells who they
+         *     were. Their user becomes a tombstone (`erasedAt` set, status `disabled`, no name, an e-mail
+         *     of the reserved domain `erased.invalid`, no password, no role); their sessions, second
+         *     factors, passkeys, recovery codes, identity-provider links, SCIM ids, invitations and messages
+         *     to their address are deleted; the API keys they created are revoked; the personal columns of
+         *     the audit events that concern them (names, addresses, user agents, details and changes) are
+         *     erased without breaking the audit trail's seal; the stored events and webhook deliveries
+         *     that describe them lose what named them. What they did stays, as done by an erased person:
+         *     tasks, meetings, audit events. Partners hear `user.erased` (the id only) and should delete
+         *     their copy. Recorded as `user_erased`. docs/ERASURE.md says what is erased and what is kept.
+         *
+         *     Needs `users.erase`, and every permission the person holds (`403 target_outranks_caller`,
+         *     listing the missing ones); the last active administrator cannot be erased
+         *     (`409 last_admin`), and nobody erases themselves (`409 self_erasure`: another
+         *     administrator, or the operator's `backoffice users erase`, does it). Irreversible: the session
+         *     must hold a fresh proof (`403 step_up_required` otherwise; `POST /sessions/current/step-up`).
+         *     Signed-in users only. An unknown id is `404 not_found`. Erasing a person already erased
+         *     answers the tombstone again and does nothing.
+         *
+         *     **Required permission:** `users.erase`
+         */
+        post: operations["effacerUtilisateur"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit-events": {
         parameters: {
             query?: never;
@@ -2989,6 +3068,34 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "user.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A person was erased
+         * @description Sent to the endpoints subscribed to `user.erased` whose owner may read users at delivery
+         *     time; the same payload is listed by `GET /events`. The person was erased (GDPR article 17):
+         *     delete every copy of them you keep under this id. The payload holds the id alone, and the
+         *     events stored before about them no longer name them. Answer 2xx within 10 seconds (the body
+         *     is ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout
+         *     or a redirect is a failure, retried on the schedule of docs/EVENTS.md with the same
+         *     `webhook-id`.
+         *
+         *     **Required permission:** `users.read`
+         */
+        post: operations["userErasedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "api_key.revoked": {
         parameters: {
             query?: never;
@@ -3114,7 +3221,7 @@ export interface components {
          * @example users.list
          * @enum {string}
          */
-        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "users.export" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage" | "scim.provision" | "invitations.manage";
+        Permission: "users.list" | "users.read" | "users.create" | "users.update" | "users.disable" | "users.reset_second_factors" | "users.export" | "users.erase" | "roles.manage" | "api_keys.manage" | "sessions.manage" | "audit.read" | "tasks.list" | "tasks.read" | "tasks.create" | "tasks.update" | "tasks.delete" | "meetings.list" | "meetings.read" | "meetings.create" | "meetings.update" | "meetings.delete" | "webhooks.manage" | "events.read" | "identity_providers.manage" | "scim.provision" | "invitations.manage";
         /**
          * @description A proof a session may step up with: `totp` (a code of the authenticator app), `recoveryCode`,
          *     `password` (only for a person without any second factor), `passkey` (one of the person's
@@ -3520,6 +3627,13 @@ export interface components {
              * @example 2026-03-02T10:00:00.000Z
              */
             readonly updatedAt: string;
+            /**
+             * Format: date-time
+             * @description Present when the person was erased (docs/ERASURE.md): the user is a tombstone, with no
+             *     name, an e-mail of the reserved domain `erased.invalid` and status `disabled`.
+             * @example 2027-01-03T10:00:00.000Z
+             */
+            readonly erasedAt?: string | null;
             /**
              * Format: date-time
              * @example 2026-11-20T08:15:00.000Z
@@ -4370,7 +4484,9 @@ export interface components {
          *     `api_key_created`, `api_key_updated`, `api_key_rotated` (with `details.grace_period_seconds`),
          *     `api_key_revoked`, `role_created`, `role_updated`, `role_deleted`, `user_created`,
          *     `user_updated`, `user_disabled`, `user_exported` (a person's data exported, `GET /me/export` or
-         *     `GET /users/{id}/export`: a read, recorded because it hands personal data out). Meetings: `meeting_created`, `meeting_updated`,
+         *     `GET /users/{id}/export`: a read, recorded because it hands personal data out), `user_erased`
+         *     (the person was erased, docs/ERASURE.md: what was removed in `details`; the personal columns of
+         *     the events about them are erased). Meetings: `meeting_created`, `meeting_updated`,
          *     `meeting_deleted`. Tasks: `task_created`, `task_updated`, `task_deleted`. Second factors:
          *     `second_factor_enrolled`, `second_factor_removed`, `second_factor_failed` (a wrong code or a
          *     refused passkey, with `details.method`, `details.during` and, for a passkey, `details.reason`:
@@ -4395,7 +4511,7 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "user_exported" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked" | "invitation_created" | "invitation_resent" | "invitation_revoked" | "invitation_accepted";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "user_exported" | "user_erased" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked" | "invitation_created" | "invitation_resent" | "invitation_revoked" | "invitation_accepted";
         /**
          * @description The kind of actor (AuditActor describes each).
          * @example user
@@ -5249,7 +5365,7 @@ export interface components {
          * @example task.updated
          * @enum {string}
          */
-        EventType: "task.created" | "task.updated" | "task.deleted" | "meeting.created" | "meeting.updated" | "meeting.deleted" | "user.created" | "user.updated" | "user.disabled" | "api_key.revoked";
+        EventType: "task.created" | "task.updated" | "task.deleted" | "meeting.created" | "meeting.updated" | "meeting.deleted" | "user.created" | "user.updated" | "user.disabled" | "user.erased" | "api_key.revoked";
         /**
          * @description The key style of the bodies sent to the endpoint, as `x-api-inflection` chooses for the REST API.
          * @default snake
@@ -5458,11 +5574,19 @@ export interface components {
          *     ]
          */
         ChangedFields: string[];
+        /** @description An erased person, as a partner is told of them: the id alone. */
+        ErasedUser: {
+            /**
+             * Format: uuid
+             * @example 7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13
+             */
+            id: string;
+        };
         /**
          * @description One event, as `GET /events` lists it and webhook endpoints receive it (the `webhooks` section
          *     declares each type's exact shape): `id`, `type`, `occurredAt`, `changedFields` (updates only)
          *     and `data`, the resource as the REST API shows it (`task.*`: a Task, `meeting.*`: a Meeting,
-         *     `user.*`: a User, `api_key.*`: an ApiKey).
+         *     `user.*`: a User, but `user.erased`: the id alone, `api_key.*`: an ApiKey).
          */
         Event: {
             id: components["schemas"]["EventId"];
@@ -5474,7 +5598,7 @@ export interface components {
              */
             occurredAt: string;
             changedFields?: components["schemas"]["ChangedFields"];
-            data: components["schemas"]["ApiKey"] | components["schemas"]["User"] | components["schemas"]["Task"] | components["schemas"]["Meeting"];
+            data: components["schemas"]["ErasedUser"] | components["schemas"]["ApiKey"] | components["schemas"]["User"] | components["schemas"]["Task"] | components["schemas"]["Meeting"];
         };
         /** @description Events after the cursor, in the order of the transactions that wrote them (nearly oldest first; `occurredAt` may step back between two changes made at the same time). */
         EventPage: {
@@ -6092,6 +6216,25 @@ export interface components {
             occurredAt: string;
             changedFields?: components["schemas"]["ChangedFields"];
             data: components["schemas"]["User"];
+        };
+        /**
+         * @description A person was erased (docs/ERASURE.md). `data` holds their id only: delete every copy of the
+         *     person you keep under it. Events sent before about them no longer name them.
+         */
+        ErasedUserEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @example user.erased
+             * @enum {string}
+             */
+            type: "user.erased";
+            /**
+             * Format: date-time
+             * @description When the person was erased (the time of its audit event).
+             * @example 2027-01-03T10:00:00.000Z
+             */
+            occurredAt: string;
+            data: components["schemas"]["ErasedUser"];
         };
         /** @description An API key was revoked. `data` is the key as `GET /api-keys/{id}` shows it: never its secret. */
         ApiKeyEvent: {
@@ -6945,6 +7088,34 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ApiKey"];
+            };
+        };
+        /**
+         * @description The person cannot be erased: they are the last active holder of the built-in `admin` role
+         *     (`last_admin`: make another user an administrator first), or the caller themselves
+         *     (`self_erasure`: another administrator, or the operator's command line, erases a person).
+         *     Nothing changed.
+         */
+        ConflictErasure: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:problem:backoffice:self_erasure",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "You cannot erase yourself; another administrator can.",
+                 *       "code": "self_erasure",
+                 *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description One page of audit events, newest first. */
@@ -8702,6 +8873,7 @@ export type EventId = components['schemas']['EventId'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookDeliveryPage = components['schemas']['WebhookDeliveryPage'];
 export type ChangedFields = components['schemas']['ChangedFields'];
+export type ErasedUser = components['schemas']['ErasedUser'];
 export type Event = components['schemas']['Event'];
 export type EventPage = components['schemas']['EventPage'];
 export type IdentityProviderRoleMapping = components['schemas']['IdentityProviderRoleMapping'];
@@ -8724,6 +8896,7 @@ export type ScimDiscoveryList = components['schemas']['ScimDiscoveryList'];
 export type TaskEvent = components['schemas']['TaskEvent'];
 export type MeetingEvent = components['schemas']['MeetingEvent'];
 export type UserEvent = components['schemas']['UserEvent'];
+export type ErasedUserEvent = components['schemas']['ErasedUserEvent'];
 export type ApiKeyEvent = components['schemas']['ApiKeyEvent'];
 export type WebhookTestEvent = components['schemas']['WebhookTestEvent'];
 export type ResponseSessionList = components['responses']['SessionList'];
@@ -8756,6 +8929,7 @@ export type ResponseRole = components['responses']['Role'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseApiKeyWithSecret = components['responses']['ApiKeyWithSecret'];
 export type ResponseApiKey = components['responses']['ApiKey'];
+export type ResponseConflictErasure = components['responses']['ConflictErasure'];
 export type ResponseAuditEventPage = components['responses']['AuditEventPage'];
 export type ResponsePersonalDataExport = components['responses']['PersonalDataExport'];
 export type ResponseMeetingPage = components['responses']['MeetingPage'];
@@ -11618,6 +11792,70 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    eraseUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["User"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ConflictErasure"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    effacerUtilisateur: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the camelCase representation: send `x-api-inflection: camel` with every request. Its default here is `camel`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["User"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ConflictErasure"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -16661,6 +16899,57 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["UserEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx will do; any other status is a failure, retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userErasedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`id` in the body), the same on every retry and replay. Deduplicate by it.
+                 * @example 2c7e4a90-1f3b-4d6e-8a5c-9b0d1e2f3a4b
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed. Refuse one far from your clock (the library allows 5 minutes).
+                 * @example 1796205600
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Standard Webhooks signatures, space-separated: `v1,` and the base64 HMAC-SHA256, keyed by the
+                 *     endpoint's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 *     Two during a secret rotation's grace period; accept the request when one matches. Verify with
+                 *     the `standardwebhooks` library (npm, PyPI, ...) rather than by hand.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "5b2f8e1a-9c3d-4e7f-8a6b-1d0e2f3a4b5c",
+                 *       "type": "user.erased",
+                 *       "occurredAt": "2027-01-03T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErasedUserEvent"];
             };
         };
         responses: {

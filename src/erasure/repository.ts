@@ -1,0 +1,106 @@
+// The statements of an erasure (docs/ERASURE.md): what is deleted, what is scrubbed, the tombstone.
+// Each takes the erasure's transaction; the person's row is locked by then.
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+/** The e-mail a tombstone keeps (the column is unique and required): of the reserved `.invalid` domain, naming nobody. */
+export const tombstoneEmail = (id: string) => `erased-${id}@erased.invalid`;
+
+export interface Person {
+  id: string;
+  email: string;
+  email_key: string;
+  first_name: string;
+  last_name: string;
+}
+
+/** What names the person in text: their e-mail and full name (a name alone names too many people). */
+export function textsNaming(person: Person): string[] {
+  const name = `${person.first_name} ${person.last_name}`.trim();
+  return [person.email, ...(name.includes(' ') ? [name] : [])];
+}
+
+/** `%text%` for ILIKE, wildcards in the text taken as text. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+const count = (result: { numAffectedRows?: bigint } | { numDeletedRows: bigint } | { numUpdatedRows: bigint }) =>
+  Number('numDeletedRows' in result ? result.numDeletedRows : 'numUpdatedRows' in result ? result.numUpdatedRows : (result.numAffectedRows ?? 0));
+
+/** Everything the person signs in with or was signed in by: deleted. The counts, by what. */
+export async function deleteSignInMeans(trx: Kysely<Database>, person: Person, emailDigest: Buffer) {
+  const byUser = async (table: 'second_factors' | 'recovery_codes' | 'sign_in_challenges' | 'passkey_challenges' | 'second_factor_code_failures' | 'identity_links' | 'scim_external_ids' | 'user_roles') =>
+    count(await trx.deleteFrom(table).where('user_id', '=', person.id).executeTakeFirst());
+  // Sessions take their token sets, step-up refusals and step-up challenges with them (cascade).
+  const sessions = count(await trx.deleteFrom('sessions').where('user_id', '=', person.id).executeTakeFirst());
+  const second_factors = await byUser('second_factors');
+  const recovery_codes = await byUser('recovery_codes');
+  await byUser('sign_in_challenges');
+  await byUser('passkey_challenges');
+  await byUser('second_factor_code_failures');
+  const identity_links = await byUser('identity_links');
+  const scim_ids = await byUser('scim_external_ids');
+  const roles = await byUser('user_roles');
+  // The throttle's failed attempts of their e-mail (counted by its digest, with the address).
+  await trx.deleteFrom('sign_in_failures').where('email_digest', '=', emailDigest).execute();
+  return { sessions, second_factors, recovery_codes, identity_links, scim_ids, roles };
+}
+
+/** Invitations to their address (or that made them), and every message to them: deleted. */
+export async function deleteInvitationsAndMessages(trx: Kysely<Database>, person: Person) {
+  const invitations = await trx
+    .selectFrom('invitations')
+    .select('id')
+    .where((eb) => eb.or([eb('email_key', '=', person.email_key), eb('user_id', '=', person.id)]))
+    .execute();
+  const ids = invitations.map((i) => i.id);
+  const messages = count(
+    await trx
+      .deleteFrom('messages')
+      .where((eb) =>
+        eb.or([
+          eb(sql<string>`lower(recipient)`, '=', person.email.toLowerCase()),
+          ...(ids.length > 0 ? [eb('invitation_id', 'in', ids)] : []),
+          eb('body', 'ilike', sql<string>`any (${textsNaming(person).map(containing)}::text[])`),
+        ]),
+      )
+      .executeTakeFirst(),
+  );
+  if (ids.length > 0) await trx.deleteFrom('invitations').where('id', 'in', ids).execute();
+  return { invitations: ids.length, messages };
+}
+
+/** The API keys they created stop for good (they already stopped when the person was disabled). */
+export async function revokeKeysCreatedBy(trx: Kysely<Database>, personId: string, at: Date): Promise<number> {
+  return count(await trx.updateTable('api_keys').set({ revoked_at: at, updated_at: at }).where('created_by', '=', personId).where('revoked_at', 'is', null).executeTakeFirst());
+}
+
+/** Answers kept for an Idempotency-Key that show the person (a create's answer): deleted. */
+export async function deleteKeptAnswers(trx: Kysely<Database>, person: Person): Promise<number> {
+  const patterns = [...textsNaming(person), person.id].map(containing);
+  return count(await trx.deleteFrom('idempotency_keys').where('body', 'ilike', sql<string>`any (${patterns}::text[])`).executeTakeFirst());
+}
+
+/** Stored public events that show or name the person, with their payloads, and their deliveries' ids. */
+export function eventsNaming(trx: Kysely<Database>, person: Person) {
+  const patterns = [...textsNaming(person), person.id].map(containing);
+  return trx.selectFrom('events').select(['id', 'payload']).where(sql<string>`payload::text`, 'ilike', sql<string>`any (${patterns}::text[])`).forUpdate().execute();
+}
+
+export async function replacePayload(trx: Kysely<Database>, id: string, payload: Record<string, unknown>): Promise<void> {
+  await trx.updateTable('events').set({ payload: JSON.stringify(payload) }).where('id', '=', id).execute();
+  // What the partner answered may echo the payload: it goes with it.
+  await trx.updateTable('webhook_deliveries').set({ last_response: null, last_error: null }).where('event_id', '=', id).execute();
+}
+
+/** The tombstone: no name, an e-mail naming nobody, no password, disabled, erased. */
+export async function makeTombstone(trx: Kysely<Database>, id: string, email: { email: string; key: string }, at: Date): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({ email: email.email, email_key: email.key, first_name: '', last_name: '', password_hash: null, must_change_password: false, status: 'disabled', last_sign_in_at: null, erased_at: at, updated_at: at })
+    .where('id', '=', id)
+    .execute();
+}
+
+export function lockPerson(trx: Kysely<Database>, id: string) {
+  return trx.selectFrom('users').select(['id', 'email', 'email_key', 'first_name', 'last_name', 'status', 'erased_at']).where('id', '=', id).forUpdate().executeTakeFirst();
+}
