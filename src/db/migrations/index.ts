@@ -41,6 +41,7 @@ import * as m20261231T1000StepUpRefusals from './20261231T1000_step_up_refusals.
 import * as m20270101T1000EventRelay from './20270101T1000_event_relay.js';
 import * as m20270102T1000Invitations from './20270102T1000_invitations.js';
 import * as m20270102T1100ApiKeyChanges from './20270102T1100_api_key_changes.js';
+import * as m20270103T1400MailSending from './20270103T1400_mail_sending.js';
 
 export const migrations: Record<string, Migration> = {
   '20261121T1200_users': m20261121T1200Users,
@@ -84,4 +85,5 @@ export const migrations: Record<string, Migration> = {
   '20270101T1000_event_relay': m20270101T1000EventRelay,
   '20270102T1000_invitations': m20270102T1000Invitations,
   '20270102T1100_api_key_changes': m20270102T1100ApiKeyChanges,
+  '20270103T1400_mail_sending': m20270103T1400MailSending,
 };
