@@ -78,6 +78,7 @@ export async function buildService(configured: Config, logger: Logger): Promise<
       drain,
       observeRequest: metrics?.observeRequest,
       tracer: tracerProvider?.getTracer(SERVICE_NAME),
+      devMailbox: services.mail.devMailbox,
     });
     const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;
     const reconciliation = startReconciliation(services.admission, config.rateLimits.syncIntervalMs, logger);
@@ -87,13 +88,16 @@ export async function buildService(configured: Config, logger: Logger): Promise<
     // API keys from memory, in step through a LISTEN connection of its own: PostgreSQL only. The
     // embedded database serves one connection (the pool's), so there every key is verified by it.
     if (database.kind === 'postgres') services.keyCache.start(config.databaseUrl!);
+    // The outbox of mail, sent in the background (MAIL_SEND): a change never waits for it.
+    if (config.mail.send) services.mail.sender?.start();
+    if (config.mail.devMailbox) logger.warn('mail goes to the development mailbox (no SMTP_URL): administrators read it in the back office; nothing is sent');
     return {
       app,
       database,
       drain,
       metrics,
       stopBackgroundWork: async () => {
-        await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop(), services.keyCache.stop()]);
+        await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop(), services.keyCache.stop(), services.mail.sender?.stop()]);
       },
     };
   } catch (err) {

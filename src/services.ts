@@ -32,6 +32,8 @@ import { scimUserService } from './scim/users.js';
 import { scimGroupService } from './scim/groups.js';
 import { oidcSignInService, withOidcStepUp } from './auth/identity-providers/sign-in.js';
 import type { Config } from './config.js';
+import { mailService } from './mail/service.js';
+import { passwordResetService } from './password-resets/service.js';
 
 export interface Services {
   users: ReturnType<typeof userService>;
@@ -69,6 +71,10 @@ export interface Services {
   scimUsers: ReturnType<typeof scimUserService>;
   /** SCIM Groups: the roles, their membership changed by a directory (src/scim/groups.ts). */
   scimGroups: ReturnType<typeof scimGroupService>;
+  /** The outbox of mail's sender and the development mailbox (src/mail); started by src/main.ts. */
+  mail: ReturnType<typeof mailService>;
+  /** Password recovery by e-mail (src/password-resets). */
+  passwordResets: ReturnType<typeof passwordResetService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;
 }
@@ -103,6 +109,8 @@ export function buildServices(deps: Dependencies): Services {
     oidcSignIn: oidcSignInService(deps, sessions),
     scimUsers: scimUserService(deps, users),
     scimGroups: scimGroupService(deps, users),
+    mail: mailService(deps),
+    passwordResets: passwordResetService(deps),
     config: { oidc: deps.config.oidc },
   };
 }

@@ -367,6 +367,7 @@ export interface PasswordResetsTable {
   id: Generated<string>;
   user_id: string;
   token_digest: Buffer;
+  language: Generated<'en' | 'fr'>;
   requested_by_user_id: Nullable<string>;
   created_at: Timestamp;
   expires_at: Date | string;
