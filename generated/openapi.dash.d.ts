@@ -4915,8 +4915,8 @@ export interface components {
         };
         PasswordResetConfirmRequest: {
             /**
-             * @description The token of the link sent by e-mail (`bor_...`). Single use.
-             * @example bor_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
+             * @description The token of the link sent by e-mail (`bop_...`). Single use.
+             * @example bop_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
              */
             token: string;
             /**
@@ -12643,7 +12643,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "token": "bor_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                 *       "token": "bop_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
                  *       "new-password": "a long and private sentence of mine"
                  *     }
                  */
@@ -12692,7 +12692,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "token": "bor_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                 *       "token": "bop_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
                  *       "new-password": "a long and private sentence of mine"
                  *     }
                  */

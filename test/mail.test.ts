@@ -51,7 +51,7 @@ async function rowOf(recipient: string) {
 describe('templates', () => {
   const samples: { [K in MessageKind]: Templates[K] } = {
     invitation: { link: 'http://localhost:3000/#/invitation?token=boi_x', inviter: 'Ada <Lovelace> & co', expiresAt: new Date('2027-01-10T12:00:00Z') },
-    password_reset: { link: 'http://localhost:3000/#/password-reset?token=bor_x', expiresAt: new Date('2027-01-10T12:30:00Z'), byAdministrator: false },
+    password_reset: { link: 'http://localhost:3000/#/password-reset?token=bop_x', expiresAt: new Date('2027-01-10T12:30:00Z'), byAdministrator: false },
     password_reset_sso: { provider: 'Acme SSO', signInLink: 'http://localhost:3000/' },
     password_changed: { at: new Date('2027-01-10T12:00:00Z'), through: 'reset' },
   };

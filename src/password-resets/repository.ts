@@ -7,7 +7,7 @@ import type { RenderedMessage } from '../mail/templates.js';
 
 /** The account an address names, as a recovery reads it (undefined: none). */
 export function findAccount(db: Kysely<Database>, emailKey: string) {
-  return db.selectFrom('users').select(['id', 'email', 'status']).where('email_key', '=', emailKey).executeTakeFirst();
+  return db.selectFrom('users').select(['id', 'email', 'status', 'first_name', 'last_name']).where('email_key', '=', emailKey).executeTakeFirst();
 }
 
 export function findUser(db: Kysely<Database>, id: string) {

@@ -33,8 +33,8 @@ import { renderMessage, type Language } from '../mail/templates.js';
 import { queueMessage } from '../mail/outbox.js';
 import * as resets from './repository.js';
 
-/** The prefix of a recovery link's token (`bor_...`): leak scanners and people can tell what it is. */
-export const RESET_TOKEN_PREFIX = 'bor';
+/** The prefix of a recovery link's token (`bop_...`): leak scanners and people can tell what it is. */
+export const RESET_TOKEN_PREFIX = 'bop';
 
 /** One answer for every token that opens no live link: unknown, used, spent by a change, expired, a disabled account's. */
 const invalidReset = () => invalid('invalid_password_reset', 'This recovery link is unknown, used, replaced or expired; ask for a new one.');
@@ -47,12 +47,13 @@ export function passwordResetService({ db, clock, config }: Pick<Dependencies, '
   const backOffice = config.passkeys.origins[0]!;
   const ttlMs = config.passwordResets.ttlMinutes * 60_000;
   // The sign-in throttle's counts, under keys no e-mail's sign-in uses: the pair (address, client)
-  // is refused after maxPerAddress requests in the window, the client after maxPerIp (sign-in
-  // failures from it count too), and one address asked from everywhere is spaced out.
+  // is refused after maxPerAddress requests in the window, the client after maxPerIp (its sign-in
+  // failures count too), and one address asked from every client together is spaced out after
+  // twice maxPerAddress (a victim's mailbox is not flooded from many addresses).
   const throttle = signInThrottle(db, {
     maxFailuresPerEmailAndIp: config.passwordResets.maxPerAddress,
     maxFailuresPerIp: config.passwordResets.maxPerIp,
-    accountSlowdownAfter: config.passwordResets.maxPerAddress,
+    accountSlowdownAfter: config.passwordResets.maxPerAddress * 2,
     accountMaxDelayS: config.signInThrottle.windowS,
     windowS: config.signInThrottle.windowS,
   });
@@ -89,7 +90,9 @@ export function passwordResetService({ db, clock, config }: Pick<Dependencies, '
           type: 'password_reset_requested',
           at: now,
           context: { actor: { type: 'anonymous' }, requestId: client.requestId ?? null, ip: client.ip, userAgent: truncateUserAgent(client.userAgent) },
-          target: account ? { type: 'user', id: account.id } : null,
+          // The label as a value (not the recorder's lookup of the name) so that the statement is
+          // the same for an address with no account.
+          target: account ? { type: 'user', id: account.id, label: `${account.first_name} ${account.last_name}` } : null,
           userId: account?.id ?? null,
           details: { account: state },
         });

@@ -4916,8 +4916,8 @@ export interface components {
         };
         PasswordResetConfirmRequest: {
             /**
-             * @description The token of the link sent by e-mail (`bor_...`). Single use.
-             * @example bor_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
+             * @description The token of the link sent by e-mail (`bop_...`). Single use.
+             * @example bop_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
              */
             Token: string;
             /**
@@ -12644,7 +12644,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "Token": "bor_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                 *       "Token": "bop_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
                  *       "NewPassword": "a long and private sentence of mine"
                  *     }
                  */
@@ -12693,7 +12693,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "Token": "bor_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                 *       "Token": "bop_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
                  *       "NewPassword": "a long and private sentence of mine"
                  *     }
                  */
