@@ -291,12 +291,16 @@ describe('the development mailbox', () => {
 describe('metrics', () => {
   it('the backlog (waiting, given up), the oldest wait and the outcomes are Prometheus metrics', async () => {
     const clock = new ManualClock(new Date(Date.now() + 3_600_000));
+    const given = address();
+    await queue(given);
+    await database.db.updateTable('messages').set({ failed_at: new Date(), last_error: '550 refused' }).where('recipient', '=', given).execute();
+    await queue(address());
     const metrics = serviceMetrics({ db: database.db, pool: database.pool, clock });
     metrics.outcomes.mail!('sent', 3);
     const text = await metrics.registry.metrics();
-    expect(text).toMatch(/backoffice_mail_backlog\{state="waiting"\} \d+/);
+    expect(text).toMatch(/backoffice_mail_backlog\{state="waiting"\} [1-9]/);
     expect(text).toMatch(/backoffice_mail_backlog\{state="failed"\} [1-9]/);
-    expect(text).toMatch(/backoffice_mail_oldest_waiting_seconds \d/);
+    expect(text).toMatch(/backoffice_mail_oldest_waiting_seconds [1-9]\d*/);
     expect(text).toContain('backoffice_mail_messages_total{outcome="sent"} 3');
     expect(text).toContain('backoffice_mail_messages_total{outcome="given_up"} 0');
   });

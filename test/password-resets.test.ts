@@ -192,7 +192,9 @@ describe('security: attacks on password recovery', () => {
 
   it('account enumeration by timing: the work done (every statement, in order) is the same for a known and an unknown address', async () => {
     const statements: string[] = [];
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: database.pool }), log: (event) => statements.push(event.query.sql) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: database.pool }), log: (event) => {
+      statements.push(event.query.sql);
+    } });
     runFixedStatementsOnPool(db, database.pool);
     const spied = createTestApp(db, { clock, env: { SMTP_URL: smtp.url, TRUST_PROXY: 'true' } });
     const known = await createUser(database.db);

@@ -93,42 +93,6 @@ export function serviceMetrics({ db, pool, clock }: MetricSources) {
     },
   };
 
-  // The outbox of mail: what this process's sender did, and what waits (read from the database when
-  // scraped, the same figure from every process).
-  const mailCounts = Object.fromEntries(MAIL_OUTCOMES.map((outcome) => [outcome, 0])) as Record<MailOutcome, number>;
-  new client.Counter({
-    name: 'backoffice_mail_messages_total',
-    help: 'Messages of the outbox of mail by how a sending attempt ended (sent, dev_mailbox, retried, given_up)',
-    labelNames: ['outcome'],
-    registers,
-    collect() {
-      this.reset();
-      for (const outcome of MAIL_OUTCOMES) this.inc({ outcome }, mailCounts[outcome]);
-    },
-  });
-  const backlog = () => mailBacklog(db, clock.now()).catch(() => ({ waiting: Number.NaN, failed: Number.NaN, oldestWaitingS: Number.NaN }));
-  new client.Gauge({
-    name: 'backoffice_mail_backlog',
-    help: 'Messages of the outbox of mail not sent, by state (waiting: to be sent or retried; failed: given up)',
-    labelNames: ['state'],
-    registers,
-    aggregator: 'max',
-    async collect() {
-      const figures = await backlog();
-      this.set({ state: 'waiting' }, figures.waiting);
-      this.set({ state: 'failed' }, figures.failed);
-    },
-  });
-  new client.Gauge({
-    name: 'backoffice_mail_oldest_waiting_seconds',
-    help: 'How long the oldest message waiting to be sent has waited (0: none waits)',
-    registers,
-    aggregator: 'max',
-    async collect() {
-      this.set((await backlog()).oldestWaitingS);
-    },
-  });
-
   new client.Gauge({
     name: 'backoffice_db_pool_connections',
     help: 'Database connections of this process, by state (in_use: lent to a request; idle: open, free)',
@@ -183,6 +147,50 @@ export function serviceMetrics({ db, pool, clock }: MetricSources) {
     async collect() {
       // NaN (no figure) while the database does not answer; the pool gauges and the 503s say why.
       this.set(await sealLagSeconds(db, clock.now()).catch(() => Number.NaN));
+    },
+  });
+
+  // Last, after the pool's figures were read: the outbox of mail, what this process's sender did, and what waits (read from the database when
+  // scraped, the same figure from every process).
+  const mailCounts = Object.fromEntries(MAIL_OUTCOMES.map((outcome) => [outcome, 0])) as Record<MailOutcome, number>;
+  new client.Counter({
+    name: 'backoffice_mail_messages_total',
+    help: 'Messages of the outbox of mail by how a sending attempt ended (sent, dev_mailbox, retried, given_up)',
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      this.reset();
+      for (const outcome of MAIL_OUTCOMES) this.inc({ outcome }, mailCounts[outcome]);
+    },
+  });
+  // One query per scrape for both gauges (the first to collect starts it; the other reads it).
+  let scraped: ReturnType<typeof mailBacklog> | undefined;
+  const backlog = () => {
+    if (!scraped) {
+      scraped = mailBacklog(db, clock.now()).catch(() => ({ waiting: Number.NaN, failed: Number.NaN, oldestWaitingS: Number.NaN }));
+      void scraped.finally(() => setImmediate(() => (scraped = undefined)));
+    }
+    return scraped;
+  };
+  new client.Gauge({
+    name: 'backoffice_mail_backlog',
+    help: 'Messages of the outbox of mail not sent, by state (waiting: to be sent or retried; failed: given up)',
+    labelNames: ['state'],
+    registers,
+    aggregator: 'max',
+    async collect() {
+      const figures = await backlog();
+      this.set({ state: 'waiting' }, figures.waiting);
+      this.set({ state: 'failed' }, figures.failed);
+    },
+  });
+  new client.Gauge({
+    name: 'backoffice_mail_oldest_waiting_seconds',
+    help: 'How long the oldest message waiting to be sent has waited (0: none waits)',
+    registers,
+    aggregator: 'max',
+    async collect() {
+      this.set((await backlog()).oldestWaitingS);
     },
   });
 

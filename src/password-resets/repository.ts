@@ -3,7 +3,12 @@
 // 20270103T1400, on every live link of a person whose password changes in any way.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { RenderedMessage } from '../mail/templates.js';
+/** A message as rendered by its template (src/mail/templates.ts). */
+interface RenderedMessage {
+  subject: string;
+  text: string;
+  html: string;
+}
 
 /** The account an address names, as a recovery reads it (undefined: none). */
 export function findAccount(db: Kysely<Database>, emailKey: string) {
