@@ -54,6 +54,12 @@ describe('templates', () => {
     password_reset: { link: 'http://localhost:3000/#/password-reset?token=bop_x', expiresAt: new Date('2027-01-10T12:30:00Z'), byAdministrator: false },
     password_reset_sso: { provider: 'Acme SSO', signInLink: 'http://localhost:3000/' },
     password_changed: { at: new Date('2027-01-10T12:00:00Z'), through: 'reset' },
+    second_factor_added: { at: new Date('2027-01-10T12:00:00Z'), method: 'totp' },
+    second_factor_removed: { at: new Date('2027-01-10T12:00:00Z'), method: 'passkey' },
+    second_factors_reset: { at: new Date('2027-01-10T12:00:00Z') },
+    api_key_created: { at: new Date('2027-01-10T12:00:00Z'), name: 'CI <deploy>' },
+    account_disabled: { at: new Date('2027-01-10T12:00:00Z') },
+    roles_changed: { at: new Date('2027-01-10T12:00:00Z'), roles: ['support', 'auditors'] },
   };
 
   it('every kind is written in English and French, as plain text and HTML with the same link', () => {

@@ -5,6 +5,7 @@ import type { Dependencies } from '../dependencies.js';
 import { mailSender, DEFAULT_MAIL_RETRY_SCHEDULE_S, type MailSender } from './sender.js';
 import { smtpTransport, type MailTransport } from './transport.js';
 import { devMailbox } from './dev-mailbox.js';
+import { listNotices } from './notices.js';
 
 export function mailService(deps: Pick<Dependencies, 'db' | 'clock' | 'logger' | 'config' | 'outcomes'>, options: { transport?: MailTransport } = {}) {
   const { mail } = deps.config;
@@ -20,6 +21,8 @@ export function mailService(deps: Pick<Dependencies, 'db' | 'clock' | 'logger' |
     sender,
     /** The development mailbox's messages, when it is on; undefined in production. */
     devMailbox: mail.devMailbox ? devMailbox(deps.db) : undefined,
+    /** A person's security notices, newest first. */
+    notices: (userId: string) => listNotices(deps.db, userId),
   };
 }
 

@@ -37,6 +37,21 @@ function render(language: Language, subject: string, blocks: Block[]): RenderedM
   return { subject, text: `${text}\n`, html };
 }
 
+/** A security notice: what happened, and what to do if it was not the person. */
+function notice(language: Language, subject: string, what: string): RenderedMessage {
+  return render(language, subject, [
+    { text: language === 'fr' ? 'Bonjour,' : 'Hello,' },
+    { text: what },
+    { text: language === 'fr' ? "Si ce n'était pas vous ni un administrateur à votre demande, prévenez tout de suite un administrateur." : 'If it was not you, nor an administrator at your request, tell an administrator at once.' },
+  ]);
+}
+
+const METHOD_NAMES: Record<string, Record<Language, string>> = {
+  totp: { en: 'an authenticator app', fr: 'une application d’authentification' },
+  passkey: { en: 'a passkey', fr: 'une clé d’accès' },
+};
+const methodName = (method: string, language: Language) => METHOD_NAMES[method]?.[language] ?? method;
+
 export interface Templates {
   /** An administrator invites a person: the link opens the page where they choose their password. */
   invitation: { link: string; inviter: string; expiresAt: Date };
@@ -46,6 +61,13 @@ export interface Templates {
   password_reset_sso: { provider: string; signInLink: string };
   /** The password was changed (by the person, or through a recovery link). */
   password_changed: { at: Date; through: 'change' | 'reset' };
+  /** Security notices (src/mail/notices.ts): what changed on the account, and when. */
+  second_factor_added: { at: Date; method: string };
+  second_factor_removed: { at: Date; method: string };
+  second_factors_reset: { at: Date };
+  api_key_created: { at: Date; name: string };
+  account_disabled: { at: Date };
+  roles_changed: { at: Date; roles: string[] };
 }
 
 export type MessageKind = keyof Templates;
@@ -114,6 +136,30 @@ const TEMPLATES: { [K in MessageKind]: Record<Language, (v: Templates[K]) => Ren
         { text: `Le mot de passe de votre compte du back office a été changé le ${formatTime(v.at, 'fr')}${v.through === 'reset' ? ' par un lien de récupération' : ''}, et vos autres sessions ont été fermées.` },
         { text: "Si ce n'était pas vous, demandez tout de suite à un administrateur de protéger votre compte." },
       ]),
+  },
+  second_factor_added: {
+    en: (v) => notice('en', 'A second factor was added to your account', `A second factor (${methodName(v.method, 'en')}) was added to your back office account on ${formatTime(v.at, 'en')}.`),
+    fr: (v) => notice('fr', 'Un second facteur a été ajouté à votre compte', `Un second facteur (${methodName(v.method, 'fr')}) a été ajouté à votre compte du back office le ${formatTime(v.at, 'fr')}.`),
+  },
+  second_factor_removed: {
+    en: (v) => notice('en', 'A second factor was removed from your account', `A second factor (${methodName(v.method, 'en')}) was removed from your back office account on ${formatTime(v.at, 'en')}.`),
+    fr: (v) => notice('fr', 'Un second facteur a été retiré de votre compte', `Un second facteur (${methodName(v.method, 'fr')}) a été retiré de votre compte du back office le ${formatTime(v.at, 'fr')}.`),
+  },
+  second_factors_reset: {
+    en: (v) => notice('en', 'Your second factors were reset', `An administrator removed every second factor of your back office account on ${formatTime(v.at, 'en')}, and your sessions were ended.`),
+    fr: (v) => notice('fr', 'Vos seconds facteurs ont été réinitialisés', `Un administrateur a retiré tous les seconds facteurs de votre compte du back office le ${formatTime(v.at, 'fr')}, et vos sessions ont été fermées.`),
+  },
+  api_key_created: {
+    en: (v) => notice('en', 'An API key was created in your name', `The API key "${v.name}" was created in your name on ${formatTime(v.at, 'en')}. It acts with your rights at most.`),
+    fr: (v) => notice('fr', 'Une clé d’API a été créée à votre nom', `La clé d’API « ${v.name} » a été créée à votre nom le ${formatTime(v.at, 'fr')}. Elle agit au plus avec vos droits.`),
+  },
+  account_disabled: {
+    en: (v) => notice('en', 'Your account was disabled', `Your back office account was disabled on ${formatTime(v.at, 'en')}, and your sessions were ended.`),
+    fr: (v) => notice('fr', 'Votre compte a été désactivé', `Votre compte du back office a été désactivé le ${formatTime(v.at, 'fr')}, et vos sessions ont été fermées.`),
+  },
+  roles_changed: {
+    en: (v) => notice('en', 'Your roles changed', `Your roles in the back office changed on ${formatTime(v.at, 'en')}. They are now: ${v.roles.length ? v.roles.join(', ') : 'none'}.`),
+    fr: (v) => notice('fr', 'Vos rôles ont changé', `Vos rôles dans le back office ont changé le ${formatTime(v.at, 'fr')}. Ce sont maintenant : ${v.roles.length ? v.roles.join(', ') : 'aucun'}.`),
   },
 };
 

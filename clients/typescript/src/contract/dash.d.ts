@@ -1314,6 +1314,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my security notices
+         * @description The security notices sent to the signed-in person by e-mail, newest first (the 50 newest): the
+         *     password changed, a second factor added or removed, the second factors reset, an API key
+         *     created in their name, their roles changed (docs/MAIL.md). The same words as in the mailbox,
+         *     readable here even when the message has not arrived. Every signed-in user may read their own.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        get: operations["listMyNotices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/audit-events": {
         parameters: {
             query?: never;
@@ -4499,6 +4524,49 @@ export interface components {
                  */
                 throttled: number;
             }[];
+        };
+        /** @description A security notice sent to the person (docs/MAIL.md), as they received it. */
+        Notice: {
+            /**
+             * Format: uuid
+             * @example 7d1f3c2a-9b8e-4f6d-a5c4-3e2b1a0f9d8c
+             */
+            readonly id: string;
+            /**
+             * @description What changed on the account.
+             * @example second_factor_added
+             * @enum {string}
+             */
+            readonly kind: "password_changed" | "second_factor_added" | "second_factor_removed" | "second_factors_reset" | "api_key_created" | "account_disabled" | "roles_changed";
+            /**
+             * @example en
+             * @enum {string}
+             */
+            readonly language: "en" | "fr";
+            /** @example A second factor was added to your account */
+            readonly subject: string;
+            /**
+             * @description The plain-text part of the message.
+             * @example Hello,
+             *
+             *     A second factor (an authenticator app) was added to your back office account on 2027-01-10 12:00 UTC.
+             */
+            readonly text: string;
+            /**
+             * Format: date-time
+             * @example 2027-01-10T12:00:00.000Z
+             */
+            readonly "created-at": string;
+            /**
+             * Format: date-time
+             * @description When it left for the person's mailbox (null while waiting, or in the development mailbox).
+             * @example 2027-01-10T12:00:02.114Z
+             */
+            readonly "sent-at": string | null;
+        };
+        NoticeList: {
+            /** @description The 50 newest notices, newest first. */
+            data: components["schemas"]["Notice"][];
         };
         /**
          * @description A person, as they are now: a user disabled since stays where they were (in their meetings, on
@@ -8234,6 +8302,8 @@ export type AuditTarget = components['schemas']['AuditTarget'];
 export type AuditEvent = components['schemas']['AuditEvent'];
 export type AuditEventPage = components['schemas']['AuditEventPage'];
 export type SignInsPerHour = components['schemas']['SignInsPerHour'];
+export type Notice = components['schemas']['Notice'];
+export type NoticeList = components['schemas']['NoticeList'];
 export type Person = components['schemas']['Person'];
 export type CreatedBy = components['schemas']['CreatedBy'];
 export type Meeting = components['schemas']['Meeting'];
@@ -11294,6 +11364,55 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMyNotices: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notices, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7d1f3c2a-9b8e-4f6d-a5c4-3e2b1a0f9d8c",
+                     *           "kind": "second_factor_added",
+                     *           "language": "en",
+                     *           "subject": "A second factor was added to your account",
+                     *           "text": "Hello,\n\nA second factor (an authenticator app) was added to your back office account on 2027-01-10 12:00 UTC.\n",
+                     *           "created-at": "2027-01-10T12:00:00.000Z",
+                     *           "sent-at": "2027-01-10T12:00:02.114Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NoticeList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
