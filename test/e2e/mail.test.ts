@@ -93,6 +93,10 @@ describe('mail in the back office, through the development mailbox', () => {
       await page.getByRole('link', { name: 'Back to sign-in' }).click();
       await signIn(page, service.baseUrl, { email: 'grace@example.com', password: 'another sentence I will remember' });
       await page.getByText('Signed in as Grace Hopper').waitFor();
+      // The notice of the change, readable in the back office too.
+      await page.getByRole('link', { name: 'Security' }).click();
+      await page.getByRole('heading', { name: 'Security notices' }).waitFor();
+      await page.getByText('Your password was changed').waitFor();
 
       // The same link a second time opens nothing.
       const again = await openBrowser();
