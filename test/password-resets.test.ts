@@ -53,7 +53,8 @@ async function askAndDeliver(email: string, ip = freshIp(), language?: 'en' | 'f
   const res = await post('/password-resets', { email, ...(language ? { language } : {}) }, ip);
   expect(res.status, res.text).toBe(202);
   await services.mail.sender!.drain();
-  return smtp.to(email);
+  // The recovery links only (a notice may have come in between), oldest first.
+  return smtp.to(email).filter((m) => m.text.includes('/#/password-reset?token='));
 }
 
 /** The token of the newest recovery link delivered to `email`, from its plain-text part. */
