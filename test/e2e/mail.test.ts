@@ -1,12 +1,14 @@
-// The issue's first day in a real Chromium against the real service with no SMTP_URL: the messages
+// The issue's first day in a real Chromium against the real service. With no SMTP_URL the messages
 // go to the development mailbox, which an administrator opens from the Invitations page (marked as
 // such). An administrator invites a colleague, opens the link from the development mailbox, the
 // colleague sets a password and signs in; then someone uses "Forgot your password?", the link is
-// followed from the mailbox, a new password is set, and the person signs in with it.
+// followed from the mailbox, a new password is set, and the person signs in with it. With SMTP_URL
+// pointing at a real SMTP server on loopback, the link is read from the message it received.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { makeRole } from '../support/access-fixtures.js';
 import { confirmItIsMe, createAdministrator, openBrowser, signIn, startService, type BrowserSession } from '../support/e2e.js';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
 let service: Awaited<ReturnType<typeof startService>>;
@@ -124,6 +126,58 @@ describe('mail in the back office, through the development mailbox', () => {
       await page.getByText('Si un compte a cette adresse, un message avec un lien est en route.', { exact: false }).waitFor();
     } finally {
       await person.close();
+    }
+  });
+});
+
+describe('mail in the back office, through a real SMTP server', () => {
+  let smtp: TestSmtpServer;
+  let sending: Awaited<ReturnType<typeof startService>>;
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    sending = await startService({ host: 'localhost', env: (baseUrl) => ({ PASSKEY_ORIGINS: baseUrl, SMTP_URL: smtp.url, MAIL_POLL_INTERVAL_MS: '100' }) });
+    // The sender in the background, polling the outbox, as src/main.ts starts it.
+    sending.services.mail.sender!.start();
+    await createAdministrator(sending.database.db, ADMIN);
+  });
+  afterAll(async () => {
+    await sending?.services.mail.sender?.stop();
+    await sending?.stop();
+    await smtp?.close();
+  });
+
+  it('forgot password in French: the delivered message (plain text and HTML) gives the link, followed in Chromium; no development mailbox here', async () => {
+    const person = await openBrowser({ locale: 'fr-FR' });
+    try {
+      const { page } = person;
+      await page.goto(`${sending.baseUrl}/`);
+      await page.getByRole('link', { name: 'Mot de passe oublié ?' }).click();
+      await page.getByLabel('Adresse e-mail').fill(ADMIN.email);
+      await page.getByRole('button', { name: 'M’envoyer un lien' }).click();
+      await page.getByText('Si un compte a cette adresse', { exact: false }).waitFor();
+      const [mail] = await smtp.waitFor(1);
+      expect(mail!.to).toEqual([ADMIN.email]);
+      expect(mail!.subject).toBe('Choisissez un nouveau mot de passe');
+      const link = /(http:\/\/\S+#\/password-reset\?token=\S+)/.exec(mail!.text)![1]!;
+      expect(mail!.html).toContain(`href="${link}"`);
+      await page.goto(link);
+      await page.getByLabel('Nouveau mot de passe (12 caractères ou plus)').fill('une phrase nouvelle et assez longue');
+      await page.getByRole('button', { name: 'Enregistrer mon nouveau mot de passe' }).click();
+      await page.getByText('Votre mot de passe est changé.', { exact: false }).waitFor();
+      // Signed in with the new password; with SMTP configured, there is no development mailbox.
+      const res = await fetch(`${sending.baseUrl}/dev-mailbox/messages`);
+      expect(res.status).toBe(404);
+    } finally {
+      await person.close();
+    }
+    const admin = await openBrowser();
+    try {
+      await signIn(admin.page, sending.baseUrl, { email: ADMIN.email, password: 'une phrase nouvelle et assez longue' });
+      await admin.page.getByRole('link', { name: 'Invitations' }).click();
+      await admin.page.getByRole('heading', { name: 'Invitations', level: 1 }).waitFor();
+      expect(await admin.page.getByRole('link', { name: 'Open the development mailbox' }).count()).toBe(0);
+    } finally {
+      await admin.close();
     }
   });
 });
