@@ -8,7 +8,7 @@ import request from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../src/db/schema.js';
-import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, steppedUpInDatabase } from './support/second-factor.js';
@@ -17,6 +17,7 @@ import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { digestTables, tableNames } from './support/table-digest.js';
 import { ManualClock } from '../src/clock.js';
 import { runFixedStatementsOnPool } from '../src/db/fixed-statement.js';
+import { maintain } from '../src/maintenance/sweeper.js';
 
 let database: TestDatabase;
 let smtp: TestSmtpServer;
@@ -239,11 +240,17 @@ describe('security: attacks on password recovery', () => {
     expect((await confirm(third)).body.code).toBe('invalid_password_reset');
   });
 
-  it('an expired link (past 30 minutes) opens nothing', async () => {
+  it('an expired link (past 30 minutes) opens nothing, and the periodic sweep takes its message out of the outbox', async () => {
     const person = await createUser(database.db);
     const token = tokenIn((await askAndDeliver(person.email))[0]!.text);
     clock.advance(30 * 60_000 + 1);
     expect((await confirm(token)).body.code).toBe('invalid_password_reset');
+    const carrying = () => database.db.selectFrom('messages').select('id').where('recipient', '=', person.email).where('kind', '=', 'password_reset').execute();
+    expect(await carrying()).toHaveLength(1);
+    const config = testConfig();
+    const swept = await maintain(database.db, clock.now(), config.sweep.policy, config.sweep.auditRetentionS);
+    expect(swept.deadLinkMessages).toBeGreaterThanOrEqual(1);
+    expect(await carrying()).toEqual([]);
   });
 
   it("someone else's link: asking for the victim's address gives the attacker nothing, and the attacker's own link sets only their own password", async () => {

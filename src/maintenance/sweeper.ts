@@ -114,6 +114,8 @@ export interface MaintenanceResult extends SweepResult {
   apiKeyUsageHours: number;
   /** Events past the feed's 30 days, with their deliveries (docs/EVENTS.md). */
   events: number;
+  /** Messages carrying a recovery link that expired or was spent: no token outlives its use in the outbox (docs/MAIL.md). */
+  deadLinkMessages: number;
 }
 
 /** The periodic step: sweep, then seal the audit events waiting, then delete those past their retention. */
@@ -124,7 +126,15 @@ export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPol
   const rateLimitCounters = await deleteEndedCounters(db, now);
   const apiKeyUsageHours = await deleteOldUsage(db, now);
   const events = await inBatches(() => deleteExpiredEvents(db, now, BATCH));
-  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, rateLimitCounters, apiKeyUsageHours, events };
+  const deadLinkMessages = await inBatches(async () => {
+    const result = await sql`
+      delete from messages where id in (
+        select m.id from messages m join password_resets r on r.id = m.password_reset_id
+        where r.spent_at is not null or r.expires_at <= ${now}
+        limit ${BATCH} for update of m skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  });
+  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, rateLimitCounters, apiKeyUsageHours, events, deadLinkMessages };
 }
 
 /** Runs maintain() every `intervalS` seconds (never two runs of this process at once) until stopped. */
