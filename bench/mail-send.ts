@@ -1,6 +1,6 @@
 // Sending the outbox of mail: BENCH_MESSAGES (1,000) messages queued, then sent by one sender
 // (the service's src/mail/sender.ts, through nodemailer's pooled SMTP connections) to a local SMTP
-// server (smtp-server on loopback, which only counts what it receives). The target of the issue:
+// server (smtp-server on loopback, which only counts what it receives). The target:
 // 1,000 messages in under 10 s. Each round queues afresh and times from the first claim to the
 // last message marked sent; BENCH_ROUNDS rounds (3). Run alone (docs/BENCHMARKS.md).
 //   node --import tsx bench/mail-send.ts            # 1,000 messages

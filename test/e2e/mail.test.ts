@@ -1,4 +1,4 @@
-// The first day in a real Chromium against the real service. With no SMTP_URL the messages
+// A newcomer's first day in a real Chromium against the real service. With no SMTP_URL the messages
 // go to the development mailbox, which an administrator opens from the Invitations page (marked as
 // such). An administrator invites a colleague, opens the link from the development mailbox, the
 // colleague sets a password and signs in; then someone uses "Forgot your password?", the link is
