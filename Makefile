@@ -101,6 +101,7 @@ bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missin
 	node --import tsx bench/key-revocation.ts
 	node --import tsx bench/usage-limited-key.ts
 	node --import tsx bench/webhooks.ts
+	node --import tsx bench/mail-send.ts
 	node --import tsx bench/profile.ts users-key
 	node --import tsx bench/profile.ts users-key floor
 	node --import tsx bench/audit-verify.ts

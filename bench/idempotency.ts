@@ -31,7 +31,7 @@ async function statementsOfOneCreate(url: string, principal: Principal, withKey:
   const seen: string[] = [];
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: (e) => void (e.level === 'query' && seen.push(e.query.sql.replace(/\s+/g, ' ').slice(0, 60))) });
-  const { tasks, idempotency } = buildServices({ db, clock: systemClock, logger: createLogger('silent'), config: loadConfig({ NODE_ENV: 'production', SEALING_KEYS: BENCH_SEALING_KEYS }) });
+  const { tasks, idempotency } = buildServices({ db, clock: systemClock, logger: createLogger('silent'), config: loadConfig({ NODE_ENV: 'production', SEALING_KEYS: BENCH_SEALING_KEYS, MAIL_OUTBOX_ONLY: 'true' }) });
   const key = withKey ? { caller: `user:${principal.kind === 'user' ? principal.userId : ''}`, operation: 'createTask', key: randomUUID(), requestDigest: Buffer.alloc(32) } : undefined;
   await idempotency.once(key, (seal) => tasks.create(principal, { title: 'counted' }, COMMAND_LINE, seal), (task) => ({ status: 201, body: task }));
   await db.destroy();

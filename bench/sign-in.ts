@@ -71,7 +71,7 @@ async function main() {
     // The benchmark's person is an administrator without a second factor (the sign-in whose
     // throughput must not drop): optional, so that GET /me answers 200 rather than 403
     // second_factor_required. Signing in itself is the same either way.
-    service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: url!, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', ADMIN_SECOND_FACTOR: 'optional', SEALING_KEYS: BENCH_SEALING_KEYS });
+    service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: url!, NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', ADMIN_SECOND_FACTOR: 'optional', SEALING_KEYS: BENCH_SEALING_KEYS, MAIL_OUTBOX_ONLY: 'true' });
     const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
     const postmaster = parentPid(backend.rows[0]!.pid);
     const servicePid = service.child.pid!;

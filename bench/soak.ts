@@ -148,7 +148,7 @@ async function main() {
   await admin.connect();
   await admin.query(`create database ${name}`);
   const databaseUrl = withDatabase(adminUrl, name);
-  const server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', SEALING_KEYS: BENCH_SEALING_KEYS });
+  const server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', SEALING_KEYS: BENCH_SEALING_KEYS, MAIL_OUTBOX_ONLY: 'true' });
   const client = new HttpClient(server.url, CONNECTIONS);
   const pid = server.child.pid!;
   const seeded = await seed(databaseUrl);

@@ -1401,6 +1401,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my security notices
+         * @description The security notices sent to the signed-in person by e-mail, newest first (the 50 newest): the
+         *     password changed, a second factor added or removed, the second factors reset, an API key
+         *     created in their name, their roles changed (docs/MAIL.md). The same words as in the mailbox,
+         *     readable here even when the message has not arrived. Every signed-in user may read their own.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        get: operations["listMyNotices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/audit-events": {
         parameters: {
             query?: never;
@@ -1926,6 +1951,171 @@ export interface paths {
          *     **Required permission:** `invitations.manage`
          */
         post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/password-resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password recovery link ("Forgot your password?")
+         * @description Sends a single-use link to choose a new password to the address, when an account has it. The
+         *     answer is always the same `202` with no body, in the same time, whether an account has the
+         *     address or not (the same work is done either way): the answer tells nobody which addresses
+         *     have an account. The link works for 30 minutes (`PASSWORD_RESET_TTL_MINUTES`), once; a later
+         *     password change, or the use of another link, spends it. A person whose company signs them in
+         *     through its identity provider (`sso-required`) gets a message telling them to sign in there
+         *     instead; a disabled account gets nothing. Throttled per address and per client address
+         *     (`429` with `Retry-After`, the same whether an account has the address or not). Recorded as
+         *     `password_reset_requested`. docs/MAIL.md.
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reinitialisations-mot-de-passe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password recovery link ("Forgot your password?") (French path)
+         * @description French name of `POST /password-resets`; same behaviour.
+         *     Sends a single-use link to choose a new password to the address, when an account has it. The
+         *     answer is always the same `202` with no body, in the same time, whether an account has the
+         *     address or not (the same work is done either way): the answer tells nobody which addresses
+         *     have an account. The link works for 30 minutes (`PASSWORD_RESET_TTL_MINUTES`), once; a later
+         *     password change, or the use of another link, spends it. A person whose company signs them in
+         *     through its identity provider (`sso-required`) gets a message telling them to sign in there
+         *     instead; a disabled account gets nothing. Throttled per address and per client address
+         *     (`429` with `Retry-After`, the same whether an account has the address or not). Recorded as
+         *     `password_reset_requested`. docs/MAIL.md.
+         */
+        post: operations["requestReinitialisationMotDePasse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/password-resets/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose a new password with a recovery link's token
+         * @description Sets the person's password (the rules of `PUT /me/password`: `400 password_rejected`), spends
+         *     the token and every other recovery link of the person, and ends every session of theirs. It
+         *     does not sign in: the person signs in with the new password, and one who holds a second factor
+         *     still needs it then. A token unknown, used, spent by a later password change, expired, or of a
+         *     disabled account is `400 invalid_password_reset`, the same answer for each. Recorded as
+         *     `password_reset_completed`, with the sessions ended.
+         */
+        post: operations["confirmPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reinitialisations-mot-de-passe/confirmation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose a new password with a recovery link's token (French path)
+         * @description French name of `POST /password-resets/confirm`; same behaviour.
+         *     Sets the person's password (the rules of `PUT /me/password`: `400 password_rejected`), spends
+         *     the token and every other recovery link of the person, and ends every session of theirs. It
+         *     does not sign in: the person signs in with the new password, and one who holds a second factor
+         *     still needs it then. A token unknown, used, spent by a later password change, expired, or of a
+         *     disabled account is `400 invalid_password_reset`, the same answer for each. Recorded as
+         *     `password_reset_completed`, with the sessions ended.
+         */
+        post: operations["confirmReinitialisationMotDePasse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a user a password recovery link
+         * @description Sends the person, at their own address, a single-use link to choose a new password (as
+         *     "Forgot your password?" does, `POST /password-resets`). The caller never sees the link nor the
+         *     password, and nothing changes until the person uses the link. Needs `users.update`, and every
+         *     permission the user holds (`403 target_outranks_caller`, listing the missing ones). A person
+         *     whose company signs them in (`sso-required`) has no password of ours: `403 sso_required`; a
+         *     disabled user `409 user_disabled`. An unknown user is `404 not_found`. Recorded as
+         *     `password_reset_requested` with `details.by_administrator`.
+         *
+         *     **Required permission:** `users.update`
+         */
+        post: operations["sendUserPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/utilisateurs/{id}/reinitialisation-mot-de-passe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a user a password recovery link (French path)
+         * @description French name of `POST /users/{id}/password-reset`; same behaviour.
+         *     Sends the person, at their own address, a single-use link to choose a new password (as
+         *     "Forgot your password?" does, `POST /password-resets`). The caller never sees the link nor the
+         *     password, and nothing changes until the person uses the link. Needs `users.update`, and every
+         *     permission the user holds (`403 target_outranks_caller`, listing the missing ones). A person
+         *     whose company signs them in (`sso-required`) has no password of ours: `403 sso_required`; a
+         *     disabled user `409 user_disabled`. An unknown user is `404 not_found`. Recorded as
+         *     `password_reset_requested` with `details.by_administrator`.
+         *
+         *     **Required permission:** `users.update`
+         */
+        post: operations["sendReinitialisationMotDePasseUtilisateur"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4499,7 +4689,12 @@ export interface components {
          *     `identity_provider_created`, `identity_provider_updated`, `identity_provider_deleted`,
          *     `identity_linked` (a person linked to a provider's subject, `details.provider_id`); a sign-in
          *     through a provider is `sign_in_succeeded`, its refusals `sign_in_failed` with
-         *     `details.method: oidc` and `details.reason`, the refusal's code.
+         *     `details.method: oidc` and `details.reason`, the refusal's code. Invitations:
+         *     `invitation_created`, `invitation_resent`, `invitation_revoked`, `invitation_accepted`. Password
+         *     recovery: `password_reset_requested` (a link asked for: by the person, with `details.account`
+         *     `known`, `unknown`, `sso-required` or `disabled`, visible to auditors only; or by an
+         *     administrator, `details.by_administrator`) and `password_reset_completed` (the password set
+         *     through a link, `details.sessions_revoked`).
          *     Reads are never recorded, and neither are refused operations, with two exceptions about API
          *     keys: `api_key_ip_refused` (a request from an address outside the key's allowlist; at most one
          *     a minute per key and server process, with `details.refused_before_unrecorded`, the refusals not
@@ -4510,7 +4705,7 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "user_exported" | "user_erased" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked" | "invitation_created" | "invitation_resent" | "invitation_revoked" | "invitation_accepted";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "user_exported" | "user_erased" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked" | "invitation_created" | "invitation_resent" | "invitation_revoked" | "invitation_accepted" | "password_reset_requested" | "password_reset_completed";
         /**
          * @description The kind of actor (AuditActor describes each).
          * @example user
@@ -4654,6 +4849,49 @@ export interface components {
                  */
                 throttled: number;
             }[];
+        };
+        /** @description A security notice sent to the person (docs/MAIL.md), as they received it. */
+        Notice: {
+            /**
+             * Format: uuid
+             * @example 7d1f3c2a-9b8e-4f6d-a5c4-3e2b1a0f9d8c
+             */
+            readonly id: string;
+            /**
+             * @description What changed on the account.
+             * @example second_factor_added
+             * @enum {string}
+             */
+            readonly kind: "password_changed" | "second_factor_added" | "second_factor_removed" | "second_factors_reset" | "api_key_created" | "account_disabled" | "roles_changed";
+            /**
+             * @example en
+             * @enum {string}
+             */
+            readonly language: "en" | "fr";
+            /** @example A second factor was added to your account */
+            readonly subject: string;
+            /**
+             * @description The plain-text part of the message.
+             * @example Hello,
+             *
+             *     A second factor (an authenticator app) was added to your back office account on 2027-01-10 12:00 UTC.
+             */
+            readonly text: string;
+            /**
+             * Format: date-time
+             * @example 2027-01-10T12:00:00.000Z
+             */
+            readonly "created-at": string;
+            /**
+             * Format: date-time
+             * @description When it left for the person's mailbox (null while waiting, or in the development mailbox).
+             * @example 2027-01-10T12:00:02.114Z
+             */
+            readonly "sent-at": string | null;
+        };
+        NoticeList: {
+            /** @description The 50 newest notices, newest first. */
+            data: components["schemas"]["Notice"][];
         };
         PersonalDataRole: {
             /**
@@ -5320,6 +5558,33 @@ export interface components {
              * @enum {string}
              */
             language: "en" | "fr";
+        };
+        PasswordResetRequest: {
+            /**
+             * @description The address of the account, in any spelling of it (compared as sign-in compares it).
+             * @example grace.hopper@example.com
+             */
+            email: string;
+            /**
+             * @description The language of the message (the back office sends its own).
+             * @default en
+             * @example en
+             * @enum {string}
+             */
+            language: "en" | "fr";
+        };
+        PasswordResetConfirmRequest: {
+            /**
+             * @description The token of the link sent by e-mail (`bop_...`). Single use.
+             * @example bop_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
+             */
+            token: string;
+            /**
+             * @description The new password: 12 to 128 characters (counted in code points), no composition rules, and
+             *     not one of the commonly used passwords (the rules of `PUT /me/password`).
+             * @example a long and private sentence of mine
+             */
+            "new-password": string;
         };
         InvitationAcceptRequest: {
             /**
@@ -7821,6 +8086,17 @@ export interface components {
                 "application/json": components["schemas"]["Invitation"];
             };
         };
+        /** @description Accepted; what follows is done by e-mail, and the answer says nothing more. */
+        Accepted: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The invitation. */
         Invitation: {
             headers: {
@@ -8835,6 +9111,8 @@ export type AuditTarget = components['schemas']['AuditTarget'];
 export type AuditEvent = components['schemas']['AuditEvent'];
 export type AuditEventPage = components['schemas']['AuditEventPage'];
 export type SignInsPerHour = components['schemas']['SignInsPerHour'];
+export type Notice = components['schemas']['Notice'];
+export type NoticeList = components['schemas']['NoticeList'];
 export type PersonalDataRole = components['schemas']['PersonalDataRole'];
 export type PersonalDataSession = components['schemas']['PersonalDataSession'];
 export type PersonalDataSecondFactor = components['schemas']['PersonalDataSecondFactor'];
@@ -8858,6 +9136,8 @@ export type TaskUpdateRequest = components['schemas']['TaskUpdateRequest'];
 export type Invitation = components['schemas']['Invitation'];
 export type InvitationPage = components['schemas']['InvitationPage'];
 export type InvitationCreateRequest = components['schemas']['InvitationCreateRequest'];
+export type PasswordResetRequest = components['schemas']['PasswordResetRequest'];
+export type PasswordResetConfirmRequest = components['schemas']['PasswordResetConfirmRequest'];
 export type InvitationAcceptRequest = components['schemas']['InvitationAcceptRequest'];
 export type WebhookUrl = components['schemas']['WebhookUrl'];
 export type EventType = components['schemas']['EventType'];
@@ -8940,6 +9220,7 @@ export type ResponseTaskCreated = components['responses']['TaskCreated'];
 export type ResponseTask = components['responses']['Task'];
 export type ResponseTaskNotFound = components['responses']['TaskNotFound'];
 export type ResponseInvitationCreated = components['responses']['InvitationCreated'];
+export type ResponseAccepted = components['responses']['Accepted'];
 export type ResponseInvitation = components['responses']['Invitation'];
 export type ResponseInvitationNotFound = components['responses']['InvitationNotFound'];
 export type ResponseWebhookEndpointList = components['responses']['WebhookEndpointList'];
@@ -11977,6 +12258,55 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listMyNotices: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notices, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7d1f3c2a-9b8e-4f6d-a5c4-3e2b1a0f9d8c",
+                     *           "kind": "second_factor_added",
+                     *           "language": "en",
+                     *           "subject": "A second factor was added to your account",
+                     *           "text": "Hello,\n\nA second factor (an authenticator app) was added to your back office account on 2027-01-10 12:00 UTC.\n",
+                     *           "created-at": "2027-01-10T12:00:00.000Z",
+                     *           "sent-at": "2027-01-10T12:00:02.114Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NoticeList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listMyAuditEvents: {
         parameters: {
             query?: {
@@ -13342,6 +13672,274 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "grace.hopper@example.com",
+                 *       "language": "en"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            202: components["responses"]["Accepted"];
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestReinitialisationMotDePasse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "grace.hopper@example.com",
+                 *       "language": "en"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            202: components["responses"]["Accepted"];
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    confirmPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "bop_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                 *       "new-password": "a long and private sentence of mine"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordResetConfirmRequest"];
+            };
+        };
+        responses: {
+            204: components["responses"]["NoContent"];
+            /**
+             * @description Request validation failed, the new password is refused by the policy (`password_rejected`),
+             *     or the token opens no live recovery link (`invalid_password_reset`).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    confirmReinitialisationMotDePasse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "bop_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h",
+                 *       "new-password": "a long and private sentence of mine"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordResetConfirmRequest"];
+            };
+        };
+        responses: {
+            204: components["responses"]["NoContent"];
+            /**
+             * @description Request validation failed, the new password is refused by the policy (`password_rejected`),
+             *     or the token opens no live recovery link (`invalid_password_reset`).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendUserPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "language": "fr"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The language of the message.
+                     * @default en
+                     * @example fr
+                     * @enum {string}
+                     */
+                    language?: "en" | "fr";
+                };
+            };
+        };
+        responses: {
+            202: components["responses"]["Accepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendReinitialisationMotDePasseUtilisateur: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path: {
+                /**
+                 * @description The user's id.
+                 * @example 0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "language": "fr"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The language of the message.
+                     * @default en
+                     * @example fr
+                     * @enum {string}
+                     */
+                    language?: "en" | "fr";
+                };
+            };
+        };
+        responses: {
+            202: components["responses"]["Accepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOutranked"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

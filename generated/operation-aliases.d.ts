@@ -1,5 +1,6 @@
 // Made by scripts/alias-paths.ts from the contract's x-path-aliases: served by their originals' handlers.
 export type AliasOperationId =
+  | 'confirmReinitialisationMotDePasse'
   | 'createFournisseurIdentite'
   | 'createPointDeTerminaisonWebhook'
   | 'createReunion'
@@ -22,7 +23,9 @@ export type AliasOperationId =
   | 'listTaches'
   | 'listUtilisateurs'
   | 'refreshTokensJetons'
+  | 'requestReinitialisationMotDePasse'
   | 'resetSecondsFacteursUtilisateur'
+  | 'sendReinitialisationMotDePasseUtilisateur'
   | 'updateFournisseurIdentite'
   | 'updatePointDeTerminaisonWebhook'
   | 'updateReunion'

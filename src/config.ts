@@ -1,6 +1,7 @@
 // Service configuration, read from environment variables and validated once at start-up.
 import { readFileSync } from 'node:fs';
 import { bool, cleanEnv, num, port, str, url, makeValidator } from 'envalid';
+import { parseSmtpUrl } from './smtp-url.js';
 
 /** The published retry schedule of webhook deliveries (docs/EVENTS.md): seconds before each retry, about three days in all. */
 export const DEFAULT_RETRY_SCHEDULE_S = [5, 60, 300, 1800, 7200, 18_000, 36_000, 50_400, 72_000, 72_000] as const;
@@ -150,6 +151,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       OIDC_FLOW_TTL_S: num({ default: 600, desc: 'How long a sign-in with an identity provider may take, from start to callback (seconds)' }),
       OIDC_ALLOW_INSECURE_ISSUERS: bool({ default: false, desc: 'Development and tests only, refused with NODE_ENV=production: identity providers may be plain http and on private addresses, loopback included (cloud metadata addresses stay refused)' }),
       OIDC_MAX_FLOWS_PER_IP: num({ default: 30, desc: 'Sign-ins with an identity provider started and not completed, and refused callbacks, per client IP within the sign-in throttle window before 429' }),
+      SMTP_URL: str({ default: '', desc: 'Where mail is sent: smtp://[user:password@]host[:port] (STARTTLS when offered; ?starttls=required) or smtps://... (TLS); empty: the development mailbox outside production' }),
+      MAIL_FROM: str({ default: 'Back office <no-reply@backoffice.local>', desc: 'The From of every message' }),
+      MAIL_DEV_MAILBOX: str({ choices: ['', 'on', 'off'], default: '', desc: 'The development mailbox (messages kept and shown to administrators in the back office, nothing sent): on by default without SMTP_URL outside production; refused with NODE_ENV=production' }),
+      MAIL_OUTBOX_ONLY: bool({ default: false, desc: 'Production without SMTP_URL: messages are written to the outbox and nothing sends them (set it to say so; another deployment may send them)' }),
+      MAIL_SEND: bool({ default: true, desc: 'Whether this process sends the outbox of mail (as WEBHOOKS_DELIVER)' }),
+      MAIL_POLL_INTERVAL_MS: num({ default: 1000, desc: 'How often each sending process looks for messages due (ms)' }),
+      MAIL_BATCH: num({ default: 50, desc: 'Messages claimed per round and sent at once by one process' }),
+      MAIL_TIMEOUT_MS: num({ default: 10_000, desc: 'How long connecting to and talking with the SMTP server may take per step (ms)' }),
+      PASSWORD_RESET_TTL_MINUTES: num({ default: 30, desc: 'How long a password recovery link works (minutes, 5 to 1440)' }),
+      PASSWORD_RESET_MAX_PER_ADDRESS: num({ default: 5, desc: 'Recovery requests for one address from one client address within the hour before 429 (and, from every address, before they are spaced out)' }),
+      PASSWORD_RESET_MAX_PER_IP: num({ default: 30, desc: 'Recovery requests from one client address, whatever the e-mail, within the hour before 429' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {
@@ -183,6 +195,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (!Number.isInteger(e.OIDC_FLOW_TTL_S) || e.OIDC_FLOW_TTL_S < 30 || e.OIDC_FLOW_TTL_S > 3600) throw new ConfigError('Invalid configuration:\n  OIDC_FLOW_TTL_S: expected 30 to 3600 seconds');
   if (e.OIDC_ALLOW_INSECURE_ISSUERS && e.NODE_ENV === 'production') {
     throw new ConfigError('Invalid configuration:\n  OIDC_ALLOW_INSECURE_ISSUERS: not with NODE_ENV=production (it lets an administrator make the service call plain http and its own network; for a local development provider only)');
+  }
+  const mail = mailConfig(e);
+  if (!Number.isInteger(e.PASSWORD_RESET_TTL_MINUTES) || e.PASSWORD_RESET_TTL_MINUTES < 5 || e.PASSWORD_RESET_TTL_MINUTES > 1440) {
+    throw new ConfigError('Invalid configuration:\n  PASSWORD_RESET_TTL_MINUTES: expected 5 to 1440 minutes');
+  }
+  for (const name of ['PASSWORD_RESET_MAX_PER_ADDRESS', 'PASSWORD_RESET_MAX_PER_IP'] as const) {
+    if (!Number.isInteger(e[name]) || e[name] < 1 || e[name] > 10_000) throw new ConfigError(`Invalid configuration:\n  ${name}: expected 1 to 10000 requests`);
   }
   if (e.TEST_CLOCK_FILE !== '' && e.NODE_ENV !== 'test') throw new ConfigError('Invalid configuration:\n  TEST_CLOCK_FILE: only with NODE_ENV=test');
   return {
@@ -257,6 +276,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     apiKeyCache: { size: e.API_KEY_CACHE_SIZE, reconnectMs: e.API_KEY_CACHE_RECONNECT_MS },
     testClockFile: e.TEST_CLOCK_FILE,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
+    mail,
+    passwordResets: {
+      ttlMinutes: e.PASSWORD_RESET_TTL_MINUTES,
+      maxPerAddress: e.PASSWORD_RESET_MAX_PER_ADDRESS,
+      maxPerIp: e.PASSWORD_RESET_MAX_PER_IP,
+    },
     webhooks: {
       allowPrivate: e.WEBHOOKS_ALLOW_PRIVATE_URLS,
       timeoutMs: e.WEBHOOKS_TIMEOUT_MS,
@@ -291,6 +316,39 @@ function passkeyConfig(rpId: string, rpName: string, originList: string) {
     if (url.hostname !== rpId && !url.hostname.endsWith(`.${rpId}`)) throw bad(`PASSKEY_ORIGINS: ${origin} is not on PASSKEY_RP_ID ${rpId} or a subdomain of it`);
   }
   return { rpId, rpName, origins };
+}
+
+/**
+ * Mail (docs/MAIL.md): SMTP_URL checked now (a malformed one refuses to start; the server itself is
+ * not reached: an unreachable one only delays messages). Without it, the development mailbox
+ * outside production; production refuses to start without SMTP_URL unless MAIL_OUTBOX_ONLY says
+ * that nothing here sends, and refuses the development mailbox (it shows every link to administrators).
+ */
+function mailConfig(e: { NODE_ENV: string; SMTP_URL: string; MAIL_FROM: string; MAIL_DEV_MAILBOX: string; MAIL_OUTBOX_ONLY: boolean; MAIL_SEND: boolean; MAIL_POLL_INTERVAL_MS: number; MAIL_BATCH: number; MAIL_TIMEOUT_MS: number }) {
+  const bad = (why: string) => new ConfigError(`Invalid configuration:\n  ${why}`);
+  const smtp = e.SMTP_URL === '' ? null : parseSmtpUrl(e.SMTP_URL);
+  if (typeof smtp === 'string') throw bad(`SMTP_URL: ${smtp}`);
+  const production = e.NODE_ENV === 'production';
+  if (e.MAIL_DEV_MAILBOX === 'on' && production) throw bad('MAIL_DEV_MAILBOX: not with NODE_ENV=production (it shows every message, links included, to administrators)');
+  if (e.MAIL_DEV_MAILBOX === 'on' && smtp) throw bad('MAIL_DEV_MAILBOX: not with SMTP_URL (messages go to one place)');
+  if (production && !smtp && !e.MAIL_OUTBOX_ONLY) throw bad('SMTP_URL: required with NODE_ENV=production (or MAIL_OUTBOX_ONLY=true: messages are kept in the outbox and nothing sends them)');
+  if (e.MAIL_OUTBOX_ONLY && smtp) throw bad('MAIL_OUTBOX_ONLY: not with SMTP_URL');
+  if (!/^[^\r\n]*@[^\r\n]+$/.test(e.MAIL_FROM)) throw bad('MAIL_FROM: expected an address, such as Back office <no-reply@example.com>');
+  if (!Number.isInteger(e.MAIL_BATCH) || e.MAIL_BATCH < 1 || e.MAIL_BATCH > 1000) throw bad('MAIL_BATCH: expected 1 to 1000 messages');
+  if (!(e.MAIL_POLL_INTERVAL_MS >= 10 && e.MAIL_POLL_INTERVAL_MS <= 3_600_000)) throw bad('MAIL_POLL_INTERVAL_MS: expected 10 to 3600000 ms');
+  if (!(e.MAIL_TIMEOUT_MS >= 100 && e.MAIL_TIMEOUT_MS <= 600_000)) throw bad('MAIL_TIMEOUT_MS: expected 100 to 600000 ms');
+  const devMailbox = e.MAIL_DEV_MAILBOX === 'on' || (e.MAIL_DEV_MAILBOX === '' && !smtp && !production && !e.MAIL_OUTBOX_ONLY);
+  return {
+    /** The SMTP server, or null (the development mailbox, or nothing sends). */
+    smtp,
+    devMailbox,
+    /** Whether this process runs the sender (of SMTP, or the development mailbox's marking). */
+    send: e.MAIL_SEND && (smtp !== null || devMailbox),
+    from: e.MAIL_FROM,
+    pollIntervalMs: e.MAIL_POLL_INTERVAL_MS,
+    batch: e.MAIL_BATCH,
+    timeoutMs: e.MAIL_TIMEOUT_MS,
+  };
 }
 
 export class ConfigError extends Error {

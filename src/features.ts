@@ -14,6 +14,8 @@ import { auditHandlers } from './audit/handlers.js';
 import { meetingHandlers } from './meetings/handlers.js';
 import { taskHandlers } from './tasks/handlers.js';
 import { invitationHandlers } from './invitations/handlers.js';
+import { passwordResetHandlers } from './password-resets/handlers.js';
+import { mailHandlers } from './mail/handlers.js';
 import { secondFactorHandlers } from './auth/second-factors/handlers.js';
 import { webhookHandlers } from './webhooks/handlers.js';
 import { passkeyHandlers } from './auth/second-factors/passkey-handlers.js';
@@ -35,6 +37,8 @@ export function createHandlers(services: Services): HandlerMap {
     ...meetingHandlers(services),
     ...taskHandlers(services),
     ...invitationHandlers(services),
+    ...passwordResetHandlers(services),
+    ...mailHandlers(services),
     ...secondFactorHandlers(services),
     ...webhookHandlers(services),
     ...passkeyHandlers(services),

@@ -96,6 +96,7 @@ export async function buildService(configured: Config, logger: Logger): Promise<
       drain,
       observeRequest: metrics?.observeRequest,
       tracer: tracerProvider?.getTracer(SERVICE_NAME),
+      devMailbox: services.mail.devMailbox,
     });
     const sweeper = config.sweep.intervalS > 0 ? startSweeper(deps, config.sweep, config.sweep.intervalS) : undefined;
     const reconciliation = startReconciliation(services.admission, config.rateLimits.syncIntervalMs, logger);
@@ -112,6 +113,9 @@ export async function buildService(configured: Config, logger: Logger): Promise<
       // until it hears notifications.
       await warmKeyCache(services.keyCache, clock, logger);
     }
+    // The outbox of mail, sent in the background (MAIL_SEND): a change never waits for it.
+    if (config.mail.send) services.mail.sender?.start();
+    if (config.mail.devMailbox) logger.warn('mail goes to the development mailbox (no SMTP_URL): administrators read it in the back office; nothing is sent');
     return {
       app,
       database,
@@ -119,7 +123,7 @@ export async function buildService(configured: Config, logger: Logger): Promise<
       metrics,
       keyCache: services.keyCache,
       stopBackgroundWork: async () => {
-        await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop(), services.keyCache.stop()]);
+        await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop(), services.keyCache.stop(), services.mail.sender?.stop()]);
       },
     };
   } catch (err) {

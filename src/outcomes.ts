@@ -9,10 +9,15 @@ export type RefreshOutcome = 'issued' | 'replayed' | 'reused' | 'refused';
 /** `invalid`: malformed, unknown, revoked or retired; `ip_not_allowed`: from outside the key's allowlist. */
 export type ApiKeyOutcome = 'accepted' | 'invalid' | 'expired' | 'creator_disabled' | 'ip_not_allowed';
 
+/** How a message of the outbox of mail left it: sent, marked for the development mailbox, to be retried, given up. */
+export type MailOutcome = 'sent' | 'dev_mailbox' | 'retried' | 'given_up';
+
 export interface Outcomes {
   signIn(outcome: SignInOutcome): void;
   refresh(outcome: RefreshOutcome): void;
   apiKeyAuthentication(outcome: ApiKeyOutcome): void;
+  /** `n` messages of the outbox of mail ended a sending attempt this way. */
+  mail?(outcome: MailOutcome, n: number): void;
 }
 
 /** Counts nothing: where no one reads the counts. */
@@ -20,4 +25,5 @@ export const uncounted: Outcomes = {
   signIn() {},
   refresh() {},
   apiKeyAuthentication() {},
+  mail() {},
 };

@@ -43,6 +43,8 @@ import { OidcStepUpService, withOidcStepUp } from './auth/identity-providers/pro
 import { personalDataService } from './personal-data/service.js';
 import { erasureService } from './erasure/service.js';
 import type { Config } from './config.js';
+import { mailService } from './mail/service.js';
+import { passwordResetService } from './password-resets/service.js';
 
 export interface Services {
   users: ReturnType<typeof userService>;
@@ -95,6 +97,10 @@ export interface Services {
   scimGroups: ReturnType<typeof scimGroupService>;
   /** A person's data as one document (src/personal-data). */
   personalData: ReturnType<typeof personalDataService>;
+  /** The outbox of mail's sender and the development mailbox (src/mail); started by src/main.ts. */
+  mail: ReturnType<typeof mailService>;
+  /** Password recovery by e-mail (src/password-resets). */
+  passwordResets: ReturnType<typeof passwordResetService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;
   /** Erasing a person (docs/ERASURE.md); the command line's too. */
@@ -140,6 +146,8 @@ export function buildServices(deps: Dependencies): Services {
     scimUsers: scimUserService(deps, users),
     scimGroups: scimGroupService(deps, users),
     personalData: personalDataService(deps),
+    mail: mailService(deps),
+    passwordResets: passwordResetService(deps),
     config: { oidc: deps.config.oidc },
     erasure: erasureService(deps),
   };

@@ -233,6 +233,9 @@ const NEEDS_STATE: Record<string, number> = {
   'POST /sessions/current/step-up/oidc/callback': 400,
   // The example's token opens no invitation (test/invitations.test.ts accepts a real one).
   'POST /invitations/accept': 400,
+  // The example's token opens no recovery link (test/password-resets.test.ts follows a real one).
+  'POST /password-resets/confirm': 400,
+  'POST /reinitialisations-mot-de-passe/confirmation': 400,
 };
 
 /**

@@ -50,6 +50,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/api-keys/'],
   ['src/roles/'],
   ['src/audit/'],
+  // The outbox of mail (templates, the sender, security notices): every change's transaction may
+  // write a message, the audit recorder's security notices included.
+  ['src/mail/'],
   // Creates made once per Idempotency-Key, and revisions and preconditions (docs/SAFE-WRITES.md):
   // asked by every changeable resource's service, and read by their repositories.
   ['src/idempotency/', 'src/revisions/'],

@@ -85,7 +85,7 @@ describe('configuration', () => {
     const config = loadConfig({});
     expect(config.databaseUrl).toBeUndefined();
     expect(config.validateResponses).toBe(true);
-    expect(loadConfig({ NODE_ENV: 'production' }).validateResponses).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', MAIL_OUTBOX_ONLY: 'true' }).validateResponses).toBe(false);
   });
 });
 

@@ -25,7 +25,8 @@ export const SERVICE_SCRIPT = process.env.BENCH_SERVICE_SCRIPT ?? 'dist/src/main
 /** A sealing key for the run (the service refuses to start on PostgreSQL without one). */
 export const BENCH_SEALING_KEYS = `bench:${randomBytes(32).toString('base64')}`;
 /** The service's settings in the HTTP benchmarks: production mode, response validation off, the access log on (to /dev/null), a pool of 10 (the floor's). */
-export const SERVICE_ENV = { NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', SEALING_KEYS: BENCH_SEALING_KEYS };
+// MAIL_OUTBOX_ONLY: production needs SMTP_URL or this; the benchmarks measure no mail (bench/mail-send.ts sends its own).
+export const SERVICE_ENV = { NODE_ENV: 'production', VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'info', DB_POOL_MAX: '10', SEALING_KEYS: BENCH_SEALING_KEYS, MAIL_OUTBOX_ONLY: 'true' };
 
 /** BENCH_VARIANT_ENV ("NAME=value NAME=value", or comma-separated): the settings a benchmark's variant process runs with, beside SERVICE_ENV. */
 export const VARIANT_ENV = Object.fromEntries(

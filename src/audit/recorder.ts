@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditContext, AuditEventType, Changes, Target, TargetLabel } from './events.js';
 import { DELIVERY_CHANNEL } from '../db/channels.js';
 import { PUBLIC_EVENTS, type Publication } from './outbox.js';
+import { queueNotice } from '../mail/notices.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -85,6 +86,9 @@ export async function recordAuditEvent(db: Db, event: AuditEventInput): Promise<
       details: JSON.stringify(event.details ?? {}),
       changes: event.changes ? JSON.stringify(event.changes) : null,
     });
+  // A change the person should hear of (a security notice, src/mail/notices.ts): its message, in
+  // the same transaction. Nothing for every other event.
+  await queueNotice(db, event);
   const published = event.publish ? PUBLIC_EVENTS.get(event.type) : undefined;
   if (!published || !event.publish) {
     await audit.execute();

@@ -365,7 +365,7 @@ export interface InvitationsTable {
   version: ColumnType<number, never, number>;
 }
 
-/** Mail to send (the outbox of messages, src/invitations/messages.ts); a link's token is in `body` only. */
+/** Mail to send (the outbox of messages, src/mail); a link's token is in `body` and `html` only. */
 export interface MessagesTable {
   id: Generated<string>;
   recipient: string;
@@ -376,6 +376,32 @@ export interface MessagesTable {
   invitation_id: Nullable<string>;
   created_at: Timestamp;
   sent_at: Nullable<Date | string>;
+  /** The HTML part (null on messages written before it existed: plain text only). */
+  html: Nullable<string>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date | string>;
+  /** A sender's lease on the message (src/mail/sender.ts). */
+  claim_token: Nullable<string>;
+  claimed_until: Nullable<Date | string>;
+  /** Given up after the last attempt. */
+  failed_at: Nullable<Date | string>;
+  last_error: Nullable<string>;
+  delivered_via: Nullable<'smtp' | 'dev_mailbox'>;
+  password_reset_id: Nullable<string>;
+  /** The person it was written for, when it concerns an account (a notice, a reset). */
+  user_id: Nullable<string>;
+}
+
+/** Password recovery links (src/password-resets): the token's SHA-256 digest only. */
+export interface PasswordResetsTable {
+  id: Generated<string>;
+  user_id: string;
+  token_digest: Buffer;
+  language: Generated<'en' | 'fr'>;
+  requested_by_user_id: Nullable<string>;
+  created_at: Timestamp;
+  expires_at: Date | string;
+  spent_at: Nullable<Date | string>;
 }
 
 /** Answers of creates made with an Idempotency-Key (src/idempotency). */
@@ -430,6 +456,7 @@ export interface Database {
   scim_external_ids: ScimExternalIdsTable;
   invitations: InvitationsTable;
   messages: MessagesTable;
+  password_resets: PasswordResetsTable;
 }
 
 /** A directory's own id of a person, set by SCIM provisioning (src/scim). */

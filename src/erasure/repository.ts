@@ -28,7 +28,7 @@ const count = (result: { numAffectedRows?: bigint } | { numDeletedRows: bigint }
 
 /** Everything the person signs in with or was signed in by: deleted. The counts, by what. */
 export async function deleteSignInMeans(trx: Kysely<Database>, person: Person, emailDigest: Buffer) {
-  const byUser = async (table: 'second_factors' | 'recovery_codes' | 'sign_in_challenges' | 'passkey_challenges' | 'second_factor_code_failures' | 'identity_links' | 'scim_external_ids' | 'user_roles') =>
+  const byUser = async (table: 'second_factors' | 'recovery_codes' | 'sign_in_challenges' | 'passkey_challenges' | 'second_factor_code_failures' | 'identity_links' | 'scim_external_ids' | 'user_roles' | 'password_resets') =>
     count(await trx.deleteFrom(table).where('user_id', '=', person.id).executeTakeFirst());
   // Sessions take their token sets, step-up refusals and step-up challenges with them (cascade).
   const sessions = count(await trx.deleteFrom('sessions').where('user_id', '=', person.id).executeTakeFirst());
@@ -40,6 +40,8 @@ export async function deleteSignInMeans(trx: Kysely<Database>, person: Person, e
   const identity_links = await byUser('identity_links');
   const scim_ids = await byUser('scim_external_ids');
   const roles = await byUser('user_roles');
+  // Their recovery links (digests only); the messages carrying them go with their other messages.
+  await byUser('password_resets');
   // The throttle's failed attempts of their e-mail (counted by its digest, with the address).
   await trx.deleteFrom('sign_in_failures').where('email_digest', '=', emailDigest).execute();
   return { sessions, second_factors, recovery_codes, identity_links, scim_ids, roles };
@@ -59,6 +61,7 @@ export async function deleteInvitationsAndMessages(trx: Kysely<Database>, person
       .where((eb) =>
         eb.or([
           eb(sql<string>`lower(recipient)`, '=', person.email.toLowerCase()),
+          eb('user_id', '=', person.id),
           ...(ids.length > 0 ? [eb('invitation_id', 'in', ids)] : []),
           eb('body', 'ilike', sql<string>`any (${textsNaming(person).map(containing)}::text[])`),
         ]),

@@ -25,6 +25,8 @@ import { refuseUnknownQueryParameters } from './unknown-query.js';
 import { refuseNulCharacters } from './nul-characters.js';
 import { parseQueryOnce } from './query.js';
 import { operationalRoutes } from './operational.js';
+import { devMailboxRoute } from './dev-mailbox.js';
+import type { MailboxMessage } from '../mail/dev-mailbox.js';
 import { webApp } from './web-app.js';
 import { noStore } from './cache-control.js';
 import { headAsGet } from './head.js';
@@ -55,6 +57,8 @@ export interface AppDependencies {
   };
   /** The shutdown switch readiness reads (main.ts shares it with the HTTP server); off by default. */
   drain?: Drain;
+  /** The development mailbox (src/http/dev-mailbox.ts), served only when given: never in production. */
+  devMailbox?: { latest(limit: number): Promise<MailboxMessage[]> };
   /** Where every answered request is counted (the metrics); nowhere when absent. */
   observeRequest?: ObserveRequest;
   /** With tracing on, the tracer of the request spans; absent, requests are not traced (and pay nothing for it). */
@@ -134,6 +138,7 @@ export function createApp(deps: AppDependencies) {
     requestContext(deps.logger, options.trustProxy ? app.get('trust proxy fn') : undefined),
     securityHeaders(),
     operationalRoutes(deps.db, contracts, deps.drain ?? drainSwitch()),
+    ...(deps.devMailbox ? [devMailboxRoute(deps.devMailbox, deps.authenticators)] : []),
     // HEAD is matched, validated and handled as the GET it mirrors (before the operation is matched).
     headAsGet,
     matchOperation(routeMatcher(operations)),

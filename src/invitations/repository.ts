@@ -165,15 +165,6 @@ export async function markAccepted(db: Kysely<Database>, id: string, userId: str
   await db.updateTable('invitations').set({ status: 'accepted', user_id: userId, accepted_at: now, ...changedAt(now) }).where('id', '=', id).execute();
 }
 
-/** A message to send, in the change's transaction (the outbox of mail). */
-export async function insertMessage(
-  db: Kysely<Database>,
-  m: { recipient: string; kind: string; language: string; subject: string; body: string; invitation_id: string | null; now: Date },
-): Promise<void> {
-  const { now, ...values } = m;
-  await db.insertInto('messages').values({ ...values, created_at: now }).execute();
-}
-
 /** An active person's permissions through their roles now (every permission with the admin role); none when disabled. */
 export async function personPermissionsNow(db: Kysely<Database>, userId: string): Promise<Set<string>> {
   const { rows } = await sql<{ permission: string | null; admin: boolean }>`

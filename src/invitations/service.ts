@@ -35,7 +35,8 @@ import { translateUniqueViolation } from '../db/unique-violation.js';
 import { keyPermissionsNow } from '../api-keys/repository.js';
 import * as invitations from './repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { acceptLink, invitationMessage } from './messages.js';
+import { acceptLink } from './messages.js';
+import { queueMessage } from '../mail/outbox.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const DEFAULT_EXPIRY_DAYS = 7;
@@ -98,8 +99,14 @@ export function invitationService({ db, clock, config }: Pick<Dependencies, 'db'
 
   /** A new link's token, its message written to the outbox; only the digest goes back to be stored. */
   async function writeMessage(trx: Kysely<Database>, v: { invitationId: string | null; email: string; language: 'en' | 'fr'; inviter: string; expiresAt: Date; token: string; now: Date }) {
-    const { subject, body } = invitationMessage(v.language, { link: acceptLink(backOffice, v.token), inviter: v.inviter, expiresAt: v.expiresAt });
-    await invitations.insertMessage(trx, { recipient: v.email, kind: 'invitation', language: v.language, subject, body, invitation_id: v.invitationId, now: v.now });
+    await queueMessage(trx, {
+      recipient: v.email,
+      kind: 'invitation',
+      language: v.language,
+      values: { link: acceptLink(backOffice, v.token), inviter: v.inviter, expiresAt: v.expiresAt },
+      invitationId: v.invitationId,
+      now: v.now,
+    });
   }
 
   async function get(id: string) {

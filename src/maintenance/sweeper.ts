@@ -142,6 +142,8 @@ export interface MaintenanceResult extends SweepResult {
   webhookDeliveries: number;
   /** Messages of the mail outbox past MESSAGE_RETENTION_DAYS. */
   messages: number;
+  /** Messages carrying a recovery link that expired or was spent: no token outlives its use in the outbox (docs/MAIL.md). */
+  deadLinkMessages: number;
 }
 
 /** The periodic step: sweep, then seal the audit events waiting, then delete those past their retention. */
@@ -167,7 +169,15 @@ export async function maintain(db: Kysely<Database>, now: Date, policy: SweepPol
         select id from messages where created_at <= ${messagesBefore} limit ${BATCH} for update skip locked)`.execute(db);
     return Number(result.numAffectedRows ?? 0);
   });
-  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, auditAddressesErased, rateLimitCounters, apiKeyUsageHours, events, webhookDeliveries, messages };
+  const deadLinkMessages = await inBatches(async () => {
+    const result = await sql`
+      delete from messages where id in (
+        select m.id from messages m join password_resets r on r.id = m.password_reset_id
+        where r.spent_at is not null or r.expires_at <= ${now}
+        limit ${BATCH} for update of m skip locked)`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  });
+  return { ...swept, auditEventsSealed: sealed.events, auditEventsDeleted, auditAddressesErased, rateLimitCounters, apiKeyUsageHours, events, webhookDeliveries, messages, deadLinkMessages };
 }
 
 /** Runs maintain() every `intervalS` seconds (never two runs of this process at once) until stopped. */

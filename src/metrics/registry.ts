@@ -10,7 +10,8 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../clock.js';
-import type { Outcomes, SignInOutcome, RefreshOutcome, ApiKeyOutcome } from '../outcomes.js';
+import type { Outcomes, SignInOutcome, RefreshOutcome, ApiKeyOutcome, MailOutcome } from '../outcomes.js';
+import { mailBacklog } from '../mail/backlog.js';
 import { hashingPoolState } from '../auth/secrets/passwords.js';
 import { sealLagSeconds } from '../audit/seal.js';
 
@@ -32,6 +33,7 @@ const ANSWERS_PER_BATCH = 1024;
 const SIGN_IN_OUTCOMES: readonly SignInOutcome[] = ['succeeded', 'failed', 'throttled'];
 const REFRESH_OUTCOMES: readonly RefreshOutcome[] = ['issued', 'replayed', 'reused', 'refused'];
 const API_KEY_OUTCOMES: readonly ApiKeyOutcome[] = ['accepted', 'invalid', 'expired', 'creator_disabled', 'ip_not_allowed'];
+const MAIL_OUTCOMES: readonly MailOutcome[] = ['sent', 'dev_mailbox', 'retried', 'given_up'];
 
 /**
  * A counter of outcomes whose every outcome is a series from the start (0 until it happens), so
@@ -86,6 +88,9 @@ export function serviceMetrics({ db, pool, clock }: MetricSources) {
     signIn: outcomeCounter(registry, 'backoffice_sign_ins_total', 'Sign-ins (POST /sessions) by outcome', SIGN_IN_OUTCOMES),
     refresh: outcomeCounter(registry, 'backoffice_token_refreshes_total', 'Token refreshes (POST /tokens) by outcome', REFRESH_OUTCOMES),
     apiKeyAuthentication: outcomeCounter(registry, 'backoffice_api_key_authentications_total', 'Requests authenticated by an x-api-key, by outcome', API_KEY_OUTCOMES),
+    mail: (outcome, n) => {
+      mailCounts[outcome] += n;
+    },
   };
 
   new client.Gauge({
@@ -142,6 +147,50 @@ export function serviceMetrics({ db, pool, clock }: MetricSources) {
     async collect() {
       // NaN (no figure) while the database does not answer; the pool gauges and the 503s say why.
       this.set(await sealLagSeconds(db, clock.now()).catch(() => Number.NaN));
+    },
+  });
+
+  // Last, after the pool's figures were read: the outbox of mail, what this process's sender did, and what waits (read from the database when
+  // scraped, the same figure from every process).
+  const mailCounts = Object.fromEntries(MAIL_OUTCOMES.map((outcome) => [outcome, 0])) as Record<MailOutcome, number>;
+  new client.Counter({
+    name: 'backoffice_mail_messages_total',
+    help: 'Messages of the outbox of mail by how a sending attempt ended (sent, dev_mailbox, retried, given_up)',
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      this.reset();
+      for (const outcome of MAIL_OUTCOMES) this.inc({ outcome }, mailCounts[outcome]);
+    },
+  });
+  // One query per scrape for both gauges (the first to collect starts it; the other reads it).
+  let scraped: ReturnType<typeof mailBacklog> | undefined;
+  const backlog = () => {
+    if (!scraped) {
+      scraped = mailBacklog(db, clock.now()).catch(() => ({ waiting: Number.NaN, failed: Number.NaN, oldestWaitingS: Number.NaN }));
+      void scraped.finally(() => setImmediate(() => (scraped = undefined)));
+    }
+    return scraped;
+  };
+  new client.Gauge({
+    name: 'backoffice_mail_backlog',
+    help: 'Messages of the outbox of mail not sent, by state (waiting: to be sent or retried; failed: given up)',
+    labelNames: ['state'],
+    registers,
+    aggregator: 'max',
+    async collect() {
+      const figures = await backlog();
+      this.set({ state: 'waiting' }, figures.waiting);
+      this.set({ state: 'failed' }, figures.failed);
+    },
+  });
+  new client.Gauge({
+    name: 'backoffice_mail_oldest_waiting_seconds',
+    help: 'How long the oldest message waiting to be sent has waited (0: none waits)',
+    registers,
+    aggregator: 'max',
+    async collect() {
+      this.set((await backlog()).oldestWaitingS);
     },
   });
 

@@ -128,6 +128,7 @@ export function createTestApp(db: Kysely<Database>, overrides: Overrides = {}) {
     options: { validateResponses: true, trustProxy: config.trustProxy, bodyLimitBytes: config.bodyLimitBytes, ...overrides.options },
     observeRequest: overrides.observeRequest,
     tracer: overrides.tracer,
+    devMailbox: services.mail.devMailbox,
   });
   return { app, logs, clock, deps, services };
 }

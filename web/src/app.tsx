@@ -20,6 +20,7 @@ import { SecurityPage } from './pages/security.js';
 import { IdentityProvidersPage } from './pages/identity-providers.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { AcceptInvitationPage, InvitationsPage } from './pages/invitations.js';
+import { DevMailboxPage, ForgotPasswordPage, ResetPasswordPage } from './pages/password-reset.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
 import { StepUpDialog, StepUpReturn } from './step-up.js';
 import { ApiError } from './api/problem.js';
@@ -103,6 +104,23 @@ export function App() {
             navigate('');
           }}
         />
+      </>
+    );
+  }
+  // A recovery link's page, signed in or not (its use ends every session of the person).
+  if (route[0] === 'password-reset') {
+    return (
+      <>
+        <Header />
+        <ResetPasswordPage />
+      </>
+    );
+  }
+  if (!signedIn && route[0] === 'forgot-password') {
+    return (
+      <>
+        <Header />
+        <ForgotPasswordPage />
       </>
     );
   }
@@ -191,6 +209,9 @@ function Page({ name, id, me }: { name: string | undefined; id: string | undefin
       return <IdentityProvidersPage providerId={id} />;
     case 'invitations':
       return <InvitationsPage />;
+    // Reached from the invitations page's link, where the server has it (never in production).
+    case 'dev-mailbox':
+      return <DevMailboxPage />;
     case 'webhooks':
       return <WebhooksPage endpointId={id} myPermissions={me.permissions} />;
     default:

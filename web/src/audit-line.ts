@@ -30,7 +30,7 @@ function actorName(event: AuditEvent, t: T): string {
   }
 }
 
-const REASONS = ['wrong_password', 'unknown_email', 'account_disabled', 'signed_out', 'revoked_by_user', 'revoked_by_administrator', 'password_changed', 'user_disabled', 'refresh_token_reused', 'second_factors_reset'] as const;
+const REASONS = ['wrong_password', 'unknown_email', 'account_disabled', 'signed_out', 'revoked_by_user', 'revoked_by_administrator', 'password_changed', 'user_disabled', 'refresh_token_reused', 'second_factors_reset', 'password_reset'] as const;
 
 /** The reason in words; one this page does not know is shown as the server sent it. */
 function reason(event: AuditEvent, t: T): string {

@@ -22,6 +22,7 @@ import { securityMessages } from './pages/security.messages.js';
 import { identityProvidersMessages } from './pages/identity-providers.messages.js';
 import { webhooksMessages } from './pages/webhooks.messages.js';
 import { invitationsMessages } from './pages/invitations.messages.js';
+import { passwordResetMessages } from './pages/password-reset.messages.js';
 
 /** Every page's wording, by file. */
 export const PAGE_MESSAGES = {
@@ -43,6 +44,7 @@ export const PAGE_MESSAGES = {
   identityProviders: identityProvidersMessages,
   webhooks: webhooksMessages,
   invitations: invitationsMessages,
+  passwordReset: passwordResetMessages,
 };
 
 type Pages = typeof PAGE_MESSAGES;

@@ -55,6 +55,8 @@ const named = {
   invitation_resent: { en: 'Invitation sent again', fr: 'Invitation renvoyée' },
   invitation_revoked: { en: 'Invitation revoked', fr: 'Invitation révoquée' },
   invitation_accepted: { en: 'Invitation accepted', fr: 'Invitation acceptée' },
+  password_reset_requested: { en: 'Password recovery asked for', fr: 'Récupération du mot de passe demandée' },
+  password_reset_completed: { en: 'Password recovered', fr: 'Mot de passe récupéré' },
 } satisfies Record<AuditEventType, Wording>;
 
 export const auditTypeMessages = pageMessages(

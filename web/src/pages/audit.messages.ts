@@ -63,6 +63,7 @@ export const auditMessages = pageMessages({
   'audit.reason.user_disabled': { en: 'account disabled', fr: 'compte désactivé' },
   'audit.reason.refresh_token_reused': { en: 'refresh token reused', fr: 'jeton de renouvellement réutilisé' },
   'audit.reason.second_factors_reset': { en: 'second factors reset', fr: 'seconds facteurs réinitialisés' },
+  'audit.reason.password_reset': { en: 'password recovered', fr: 'mot de passe récupéré' },
   'audit.nothing': { en: 'nothing', fr: 'rien' },
   // The fields the changes name, in words (a field not here is shown by its API name).
   'audit.field.title': { en: 'title', fr: 'titre' },
@@ -125,4 +126,6 @@ export const auditMessages = pageMessages({
   'audit.line.invitation_resent': { en: '{actor} sent the invitation of {target} again', fr: '{actor} a renvoyé l’invitation de {target}' },
   'audit.line.invitation_revoked': { en: '{actor} revoked the invitation of {target}', fr: '{actor} a révoqué l’invitation de {target}' },
   'audit.line.invitation_accepted': { en: '{target} accepted their invitation', fr: '{target} a accepté son invitation' },
+  'audit.line.password_reset_requested': { en: '{actor} asked for a password recovery link for {target}', fr: '{actor} a demandé un lien de récupération du mot de passe pour {target}' },
+  'audit.line.password_reset_completed': { en: '{target} chose a new password through a recovery link', fr: '{target} a choisi un nouveau mot de passe par un lien de récupération' },
 });

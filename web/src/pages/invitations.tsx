@@ -7,6 +7,7 @@ import { api, call, tokens } from '../api/client.js';
 import { useI18n } from '../i18n.js';
 import { useLoad, useSubmit } from '../load.js';
 import { ErrorMessage, Field, ListState, Notice, PageTitle, Pager, TableScroll, useCursorPages } from '../ui.js';
+import { DevMailboxLink } from './password-reset.js';
 
 type Invitation = components['schemas']['Invitation'];
 const PAGE_SIZE = 20;
@@ -55,6 +56,7 @@ export function InvitationsPage() {
     <>
       <PageTitle>{t('invitations.title')}</PageTitle>
       <p>{t('invitations.intro')}</p>
+      <DevMailboxLink />
       {notice && <Notice tone="success">{notice}</Notice>}
       <section aria-labelledby="invite-heading">
         <h2 id="invite-heading">{t('invitations.new')}</h2>

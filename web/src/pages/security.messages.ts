@@ -11,6 +11,12 @@ export const securityMessages = pageMessages({
   'security.myDataDownload': { en: 'Download my data', fr: 'Télécharger mes données' },
   'security.myDataBusy': { en: 'Preparing the file…', fr: 'Préparation du fichier…' },
   'security.myDataDone': { en: 'Your data was downloaded.', fr: 'Vos données ont été téléchargées.' },
+  'security.noticesTitle': { en: 'Security notices', fr: 'Avis de sécurité' },
+  'security.noticesIntro': {
+    en: 'What changed on your account, as the e-mails we sent you said: your password, your second factors, your roles, keys made in your name.',
+    fr: 'Ce qui a changé sur votre compte, comme le disaient les e-mails envoyés : votre mot de passe, vos seconds facteurs, vos rôles, les clés créées à votre nom.',
+  },
+  'security.noticesNone': { en: 'No notice yet.', fr: 'Aucun avis pour l’instant.' },
   'security.enrolledNotice': { en: 'Your second factor is set up. Keep your recovery codes, then continue to the back office.', fr: 'Votre second facteur est configuré. Conservez vos codes de secours, puis continuez vers le back-office.' },
   'security.requiredNotice': { en: 'Your role requires a second factor. Set up an authenticator app or add a passkey to continue: until then nothing else is available.', fr: 'Votre rôle exige un second facteur. Configurez une application d’authentification ou ajoutez une clé d’accès pour continuer : rien d’autre n’est disponible d’ici là.' },
   'security.totpTitle': { en: 'Authenticator app', fr: 'Application d’authentification' },

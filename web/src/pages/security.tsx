@@ -116,6 +116,7 @@ export function SecurityPage({ required = false, onEnrolled }: { required?: bool
         onRemoved={() => factors.reload()}
       />
       {!required && <MyData />}
+      {!required && <SecurityNotices />}
     </>
   );
 }
@@ -138,6 +139,34 @@ function MyData() {
       <button type="button" class="secondary" disabled={download.busy} onClick={download.submit}>
         {download.busy ? t('security.myDataBusy') : t('security.myDataDownload')}
       </button>
+    </section>
+  );
+}
+
+/** The security notices sent to me by e-mail (GET /me/notices), newest first: readable here as well. */
+function SecurityNotices() {
+  const { t, formatDate } = useI18n();
+  const list = useLoad(() => call(() => api.GET('/me/notices')), []);
+  return (
+    <section aria-labelledby="notices-title">
+      <h2 id="notices-title">{t('security.noticesTitle')}</h2>
+      <p>{t('security.noticesIntro')}</p>
+      {list.error ? (
+        <ErrorMessage error={list.error} onRetry={list.reload} />
+      ) : !list.data ? (
+        <Loading />
+      ) : list.data.data.length === 0 ? (
+        <p>{t('security.noticesNone')}</p>
+      ) : (
+        <ul class="notices">
+          {list.data.data.map((notice) => (
+            <li key={notice.id} lang={notice.language}>
+              <strong>{notice.subject}</strong> · <time dateTime={notice.created_at}>{formatDate(notice.created_at)}</time>
+              <p class="message-body">{notice.text}</p>
+            </li>
+          ))}
+        </ul>
+      )}
     </section>
   );
 }

@@ -15,6 +15,7 @@ import { useI18n, type MessageKey } from '../i18n.js';
 import { ErrorMessage, Field, Notice, PageTitle } from '../ui.js';
 import { useSubmit } from '../load.js';
 import { usePasskey } from '../passkeys.js';
+import { href } from '../router.js';
 
 type Challenge = { challenge_token: string; methods: string[]; passkey_options?: Record<string, unknown> };
 type Method = 'passkey' | 'totp' | 'recovery_code';
@@ -111,6 +112,9 @@ function PasswordSignIn({ notice, onSignedIn }: { notice: MessageKey | null; onS
         <button type="submit" disabled={busy}>
           {busy ? t('signIn.submitting') : t('signIn.submit')}
         </button>
+        <p class="forgot-password">
+          <a href={href('forgot-password')}>{t('passwordReset.forgot')}</a>
+        </p>
       </form>
       <div class="passkey-sign-in">
         <p>{t('signIn.orPasskey')}</p>

@@ -22,6 +22,11 @@ export const usersMessages = pageMessages({
   'users.pages': { en: 'Pages', fr: 'Pages' },
   'users.rolesHint': { en: 'Role names, separated by commas.', fr: 'Noms des rôles, séparés par des virgules.' },
   'users.createTitle': { en: 'New user', fr: 'Nouvel utilisateur' },
+  'users.inviteInstead': {
+    en: 'Rather than typing a password you would know, invite the person by e-mail: they choose their own.',
+    fr: 'Plutôt que de saisir un mot de passe que vous connaîtriez, invitez la personne par e-mail : elle choisit le sien.',
+  },
+  'users.inviteLink': { en: 'Invite by e-mail', fr: 'Inviter par e-mail' },
   'users.initialPassword': { en: 'Initial password (optional)', fr: 'Mot de passe initial (facultatif)' },
   'users.initialPasswordHint': { en: '12 to 128 characters. Without one, the user cannot sign in until a password is set. With one, they must choose their own at first sign-in.', fr: '12 à 128 caractères. Sans mot de passe, l’utilisateur ne peut pas se connecter. Avec, il devra choisir le sien à sa première connexion.' },
   'users.back': { en: 'Back to the users', fr: 'Retour aux utilisateurs' },

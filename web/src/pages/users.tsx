@@ -167,6 +167,11 @@ function CreateUser({ myPermissions }: { myPermissions: readonly string[] }) {
   return (
     <>
       <PageTitle>{t('users.createTitle')}</PageTitle>
+      {myPermissions.includes('invitations.manage') && (
+        <Notice>
+          {t('users.inviteInstead')} <a href={href('invitations')}>{t('users.inviteLink')}</a>
+        </Notice>
+      )}
       <form onSubmit={submit} class="narrow">
         <Field label={t('users.email')} id="new-email" type="email" required value={form.email} onInput={set('email')} />
         <Field label={t('users.firstName')} id="new-first-name" required value={form.first_name} onInput={set('first_name')} />

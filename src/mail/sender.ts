@@ -1,0 +1,189 @@
+// The sender of the outbox of mail, in every service process that sends (docs/MAIL.md). Claims due
+// messages with FOR UPDATE SKIP LOCKED under a lease (a claim token and a time), so that several
+// processes never take the same message at once; sends them through the transport; marks each sent
+// only while its claim token is still the one it took. A process that dies between sending and
+// marking leaves the message claimed until the lease runs out: it is sent again then (SMTP has no
+// way to ask a server whether it got a message), with the same Message-ID. A failure is retried
+// with backoff; a permanent refusal (an SMTP 5xx) or the last attempt gives up (`failed_at`).
+// The transport runs outside any transaction and outside any request: a slow or unreachable
+// server delays messages and never the change that wrote them.
+//
+// The development mailbox (no SMTP_URL, outside production) "delivers" by marking: the message stays
+// in the table, where the back office's development mailbox shows it, and is never sent later.
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../clock.js';
+import type { MailOutcome, Outcomes } from '../outcomes.js';
+import type { MailTransport } from './transport.js';
+
+export interface SendingPolicy {
+  from: string;
+  /** Messages claimed per round, and sent at once. */
+  batch: number;
+  pollIntervalMs: number;
+  /** How long a claim holds: longer than one message may take to send. */
+  leaseMs: number;
+  /** Seconds before each retry (±20 %); after the last, the message is given up. */
+  retryScheduleS: readonly number[];
+}
+
+export const DEFAULT_MAIL_RETRY_SCHEDULE_S = [10, 60, 300, 900, 1800, 3600, 7200, 14_400, 28_800, 43_200] as const;
+
+/** The wait before retry `n` (1-based), with ±20 % jitter; null once the schedule is over. */
+export function mailRetryDelayMs(schedule: readonly number[], retry: number, random: () => number = Math.random): number | null {
+  const base = schedule[retry - 1];
+  if (base === undefined) return null;
+  return Math.round(base * 1000 * (0.8 + 0.4 * random()));
+}
+
+/** Where claimed messages go: an SMTP server, or the development mailbox (marked delivered, nothing sent). */
+export type Delivery = { kind: 'smtp'; transport: MailTransport } | { kind: 'dev_mailbox' };
+
+interface Claimed {
+  id: string;
+  recipient: string;
+  subject: string;
+  body: string;
+  html: string | null;
+  language: string;
+  attempts: number;
+}
+
+/** An SMTP reply code of the 5xx family: the server refuses for good (unknown mailbox, policy). */
+const isPermanent = (err: unknown) => {
+  const code = (err as { responseCode?: number }).responseCode;
+  return typeof code === 'number' && code >= 500 && code < 600;
+};
+
+/** What is kept of a failure: the server's reply or the network error, short; never the message. */
+const describe = (err: unknown) => String((err as Error).message ?? err).replace(/\s+/g, ' ').slice(0, 300);
+
+export interface MailSender {
+  /** Claims and sends what is due now; answers how many were claimed. For the loop and for tests. */
+  runOnce(): Promise<number>;
+  /** Runs until every due message is handled (tests, the benchmark). */
+  drain(): Promise<number>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function mailSender(deps: { db: Kysely<Database>; clock: Clock; logger: Logger; outcomes?: Outcomes }, policy: SendingPolicy, delivery: Delivery): MailSender {
+  const { db, clock, logger } = deps;
+  const count = (outcome: MailOutcome, n = 1) => deps.outcomes?.mail?.(outcome, n);
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wakeUp: (() => void) | undefined;
+
+  async function claim(token: string, now: Date): Promise<Claimed[]> {
+    const until = new Date(now.getTime() + policy.leaseMs);
+    const { rows } = await sql<Claimed>`
+      update messages m set claim_token = ${token}, claimed_until = ${until}, attempts = m.attempts + 1
+      where m.id in (
+        select id from messages
+        where sent_at is null and failed_at is null and next_attempt_at <= ${now}
+          and (claimed_until is null or claimed_until <= ${now})
+        order by next_attempt_at
+        limit ${policy.batch}
+        for update skip locked)
+      returning m.id, m.recipient, m.subject, m.body, m.html, m.language, m.attempts`.execute(db);
+    return rows;
+  }
+
+  async function markSent(ids: string[], token: string, via: 'smtp' | 'dev_mailbox') {
+    if (ids.length === 0) return;
+    await db
+      .updateTable('messages')
+      .set({ sent_at: clock.now(), delivered_via: via, claim_token: null, claimed_until: null, last_error: null })
+      .where('id', 'in', ids)
+      .where('claim_token', '=', token)
+      .execute();
+  }
+
+  async function markFailed(message: Claimed, token: string, err: unknown) {
+    const now = clock.now();
+    const delay = isPermanent(err) ? null : mailRetryDelayMs(policy.retryScheduleS, message.attempts);
+    const givenUp = delay === null;
+    await db
+      .updateTable('messages')
+      .set({
+        claim_token: null,
+        claimed_until: null,
+        last_error: describe(err),
+        ...(givenUp ? { failed_at: now } : { next_attempt_at: new Date(now.getTime() + delay) }),
+      })
+      .where('id', '=', message.id)
+      .where('claim_token', '=', token)
+      .execute();
+    count(givenUp ? 'given_up' : 'retried');
+    // The message id and the reason; never the recipient's address or the message.
+    logger.warn({ message_id: message.id, attempts: message.attempts, error: describe(err), given_up: givenUp }, givenUp ? 'mail given up' : 'mail not sent; retrying later');
+  }
+
+  async function runOnce(): Promise<number> {
+    const token = randomUUID();
+    const claimed = await claim(token, clock.now());
+    if (claimed.length === 0) return 0;
+    if (delivery.kind === 'dev_mailbox') {
+      await markSent(claimed.map((m) => m.id), token, 'dev_mailbox');
+      count('dev_mailbox', claimed.length);
+      return claimed.length;
+    }
+    const sent: string[] = [];
+    await Promise.all(
+      claimed.map(async (m) => {
+        try {
+          await delivery.transport.send({ id: m.id, from: policy.from, to: m.recipient, subject: m.subject, text: m.body, html: m.html, language: m.language });
+          sent.push(m.id);
+        } catch (err) {
+          await markFailed(m, token, err).catch((e: unknown) => logger.warn({ err: { message: (e as Error).message } }, 'mail failure not recorded'));
+        }
+      }),
+    );
+    await markSent(sent, token, 'smtp');
+    count('sent', sent.length);
+    return claimed.length;
+  }
+
+  return {
+    runOnce,
+    async drain() {
+      let total = 0;
+      for (let n = await runOnce(); n > 0; n = await runOnce()) total += n;
+      return total;
+    },
+    start() {
+      if (running) return;
+      running = true;
+      loop = (async () => {
+        while (running) {
+          let claimed = 0;
+          try {
+            claimed = await runOnce();
+          } catch (err) {
+            // A database outage is reported by the requests; the next round tries again.
+            logger.warn({ err: { message: (err as Error).message } }, 'mail round failed');
+          }
+          // A full batch: more may be due at once; else wait for the next poll.
+          if (running && claimed < policy.batch) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, policy.pollIntervalMs);
+              wakeUp = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+            wakeUp = undefined;
+          }
+        }
+      })();
+    },
+    async stop() {
+      running = false;
+      wakeUp?.();
+      await loop;
+      if (delivery.kind === 'smtp') delivery.transport.close();
+    },
+  };
+}
