@@ -327,6 +327,32 @@ describe('security: exporting personal data', { timeout: budget({ passwordHash: 
   });
 });
 
+describe('security: another person in the export through the journal', { timeout: budget({ passwordHash: 2 }) }, () => {
+  it('a person exports themselves after inviting someone: the invitee\'s address, the label of the invitation_created event, is not in the document', async () => {
+    const inviter = await createUser(database.db, { permissions: ['invitations.create'] });
+    const { app } = createAppWithTestBearer(database.db, new ManualClock(START));
+    const invitee = `dora-${randomBytes(4).toString('hex')}@elsewhere.example`;
+    const invitation = await database.db
+      .insertInto('invitations')
+      .values({ email: invitee, email_key: invitee, token_digest: randomBytes(32), expires_in_days: 7, expires_at: new Date(START.getTime() + 7 * 86_400_000), created_by_user_id: inviter.id })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    // As src/invitations/service.ts records it: the invitation labelled with the address, no person concerned yet.
+    await recordAuditEvent(database.db, {
+      type: 'invitation_created',
+      at: START,
+      context: { actor: { type: 'user', userId: inviter.id, sessionId: null as unknown as string }, requestId: null, ip: '192.0.2.10', userAgent: null },
+      target: { type: 'invitation', id: invitation.id, label: invitee },
+      changes: { before: null, after: { email: invitee } },
+    });
+    const res = await get(app, '/me/export', testBearer(inviter.id));
+    expect(res.status, res.text).toBe(200);
+    const event = (res.body.audit_events as { type: string; target: { id: string } | null }[]).find((e) => e.type === 'invitation_created');
+    expect(event?.target?.id).toBe(invitation.id);
+    expect(res.text).not.toContain(invitee);
+  });
+});
+
 describe('security: exporting in a loop', { timeout: budget({ passwordHash: 2 }) }, () => {
   it('a person scripting exports is held to USER_RATE_LIMIT, on both paths', async () => {
     const clock = new ManualClock(START);
