@@ -327,6 +327,32 @@ describe('security: exporting personal data', { timeout: budget({ passwordHash: 
   });
 });
 
+describe('security: HEAD of an export', { timeout: budget({ passwordHash: 1 }) }, () => {
+  it('a client sends HEAD /users/{id}/export in a loop: the headers of the GET, no body, and not one page of the walk read', async () => {
+    const statements: string[] = [];
+    const db = database.db.withPlugin({
+      transformQuery: (args) => {
+        statements.push(JSON.stringify(args.node));
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const admin = await createUser(database.db, { roles: ['admin'] });
+    const person = await createUser(database.db);
+    const { app } = createAppWithTestBearer(db, new ManualClock(START));
+    const readsWalk = () => statements.some((text) => text.includes('"name":"meeting_attendees"'));
+    const head = await request(app).head(`/users/${person.id}/export`).set('authorization', testBearer(admin.id));
+    expect(head.status).toBe(200);
+    expect(head.headers['content-disposition']).toBe(`attachment; filename="personal-data-${person.id}-${START.toISOString().slice(0, 10)}.json"`);
+    expect(head.headers['cache-control']).toBe('no-store');
+    expect(head.text ?? '').toBe('');
+    expect(readsWalk()).toBe(false);
+    // The GET does walk (the detection above sees it).
+    expect((await get(app, `/users/${person.id}/export`, testBearer(admin.id))).status).toBe(200);
+    expect(readsWalk()).toBe(true);
+  });
+});
+
 describe('security: another person in the export through the journal', { timeout: budget({ passwordHash: 2 }) }, () => {
   it('a person exports themselves after inviting someone: the invitee\'s address, the label of the invitation_created event, is not in the document', async () => {
     const inviter = await createUser(database.db, { permissions: ['invitations.create'] });

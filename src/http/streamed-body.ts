@@ -11,6 +11,7 @@ import type { Response } from 'express';
 import type { Inflection, KeyInflector } from '../contract/inflection.js';
 import type { JsonSchema } from '../contract/spec.js';
 import { isAsyncIterable, type StreamedJson } from '../streamed-json.js';
+import { sentMethodOf } from './request-context.js';
 
 export async function writeStreamedJson(res: Response, doc: StreamedJson<object>, inflector: KeyInflector, schema: JsonSchema | undefined, style: Inflection): Promise<void> {
   const styled = (key: string, value: unknown): [string, unknown] => {
@@ -21,6 +22,12 @@ export async function writeStreamedJson(res: Response, doc: StreamedJson<object>
     if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
   };
   res.type('application/json');
+  // A HEAD has the GET's status and headers and no body: none of the document is read, so asking
+  // for the headers costs no walk of the database.
+  if (sentMethodOf(res.req) === 'HEAD') {
+    res.end();
+    return;
+  }
   res.write('{');
   let separator = '';
   for (const [key, value] of Object.entries(doc.members)) {
