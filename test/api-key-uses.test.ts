@@ -233,6 +233,30 @@ describe('metadata', () => {
   });
 });
 
+describe('security: metadata PostgreSQL cannot store', () => {
+  it('a partner sends metadata holding half a surrogate pair, as a value or a key: 400 lone_surrogate, not a 500, nothing written', async () => {
+    const { app } = createAppWithTestBearer(database.db, new ManualClock(new Date('2026-12-14T10:00:00.000Z')));
+    const key = await keyWith(new ManualClock(new Date('2026-12-14T10:00:00.000Z')), {});
+    const before = await digestTables(database.db, ['api_keys', 'api_key_uses']);
+    for (const metadata of ['{"a":"\\ud800"}', '{"\\udfff":1}', '{"a":{"b":["x\\ud83d"]}}']) {
+      for (const [method, path, body] of [
+        ['post', '/api-keys', `{"name":"lone-${Math.random().toString(36).slice(2, 10)}","permissions":["users.list"],"metadata":${metadata}}`],
+        ['patch', `/api-keys/${key.id}`, `{"metadata":${metadata}}`],
+      ] as const) {
+        const res = await request(app)[method](path).set('authorization', testBearer(admin.id)).set('content-type', 'application/json').send(body);
+        expect(res.status, `${method} ${metadata}: ${res.text}`).toBe(400);
+        expect(res.body.errors[0]).toMatchObject({ location: 'request/body/metadata', error_code: 'lone_surrogate' });
+        expectContractResponse(res, method.toUpperCase(), method === 'post' ? '/api-keys' : '/api-keys/{id}');
+      }
+    }
+    expect(await digestTables(database.db, ['api_keys', 'api_key_uses'])).toEqual(before);
+    // A whole pair (an emoji) is one character, and kept.
+    const emoji = await request(app).patch(`/api-keys/${key.id}`).set('authorization', testBearer(admin.id)).send({ metadata: { mood: '\u{1F600}' } });
+    expect(emoji.status, emoji.text).toBe(200);
+    expect(emoji.body.metadata).toEqual({ mood: '\u{1F600}' });
+  });
+});
+
 describe('security: a usage-limited key spent from three service instances at once', () => {
   // Three instances on one database, each with its own pool and its own key cache in step (as
   // processes behind a load balancer), one manual clock for all.

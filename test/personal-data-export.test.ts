@@ -327,6 +327,58 @@ describe('security: exporting personal data', { timeout: budget({ passwordHash: 
   });
 });
 
+describe('security: HEAD of an export', { timeout: budget({ passwordHash: 1 }) }, () => {
+  it('a client sends HEAD /users/{id}/export in a loop: the headers of the GET, no body, and not one page of the walk read', async () => {
+    const statements: string[] = [];
+    const db = database.db.withPlugin({
+      transformQuery: (args) => {
+        statements.push(JSON.stringify(args.node));
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const admin = await createUser(database.db, { roles: ['admin'] });
+    const person = await createUser(database.db);
+    const { app } = createAppWithTestBearer(db, new ManualClock(START));
+    const readsWalk = () => statements.some((text) => text.includes('"name":"meeting_attendees"'));
+    const head = await request(app).head(`/users/${person.id}/export`).set('authorization', testBearer(admin.id));
+    expect(head.status).toBe(200);
+    expect(head.headers['content-disposition']).toBe(`attachment; filename="personal-data-${person.id}-${START.toISOString().slice(0, 10)}.json"`);
+    expect(head.headers['cache-control']).toBe('no-store');
+    expect(head.text ?? '').toBe('');
+    expect(readsWalk()).toBe(false);
+    // The GET does walk (the detection above sees it).
+    expect((await get(app, `/users/${person.id}/export`, testBearer(admin.id))).status).toBe(200);
+    expect(readsWalk()).toBe(true);
+  });
+});
+
+describe('security: another person in the export through the journal', { timeout: budget({ passwordHash: 2 }) }, () => {
+  it('a person exports themselves after inviting someone: the invitee\'s address, the label of the invitation_created event, is not in the document', async () => {
+    const inviter = await createUser(database.db, { permissions: ['invitations.create'] });
+    const { app } = createAppWithTestBearer(database.db, new ManualClock(START));
+    const invitee = `dora-${randomBytes(4).toString('hex')}@elsewhere.example`;
+    const invitation = await database.db
+      .insertInto('invitations')
+      .values({ email: invitee, email_key: invitee, token_digest: randomBytes(32), expires_in_days: 7, expires_at: new Date(START.getTime() + 7 * 86_400_000), created_by_user_id: inviter.id })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    // As src/invitations/service.ts records it: the invitation labelled with the address, no person concerned yet.
+    await recordAuditEvent(database.db, {
+      type: 'invitation_created',
+      at: START,
+      context: { actor: { type: 'user', userId: inviter.id, sessionId: null as unknown as string }, requestId: null, ip: '192.0.2.10', userAgent: null },
+      target: { type: 'invitation', id: invitation.id, label: invitee },
+      changes: { before: null, after: { email: invitee } },
+    });
+    const res = await get(app, '/me/export', testBearer(inviter.id));
+    expect(res.status, res.text).toBe(200);
+    const event = (res.body.audit_events as { type: string; target: { id: string } | null }[]).find((e) => e.type === 'invitation_created');
+    expect(event?.target?.id).toBe(invitation.id);
+    expect(res.text).not.toContain(invitee);
+  });
+});
+
 describe('security: exporting in a loop', { timeout: budget({ passwordHash: 2 }) }, () => {
   it('a person scripting exports is held to USER_RATE_LIMIT, on both paths', async () => {
     const clock = new ManualClock(START);

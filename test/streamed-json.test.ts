@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { createServer, get, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { type Response } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeStreamedJson } from '../src/http/streamed-body.js';
 import { KeyInflector } from '../src/contract/inflection.js';
@@ -35,9 +35,13 @@ function tasks() {
 let close: (() => void) | undefined;
 afterEach(() => close?.());
 
+let served: Response | undefined;
 async function serve(doc: () => StreamedJson<object>, style: 'snake' | 'camel' = 'snake') {
   const app = express();
-  app.get('/', (_req, res, next) => void writeStreamedJson(res, doc(), inflector, schema, style).catch(next));
+  app.get('/', (_req, res, next) => {
+    served = res;
+    void writeStreamedJson(res, doc(), inflector, schema, style).catch(next);
+  });
   const server = createServer(app).listen(0, '127.0.0.1');
   await once(server, 'listening');
   close = () => {
@@ -67,6 +71,23 @@ describe('a streamed JSON body', () => {
     await settle();
     expect(state.closed).toBe(true);
     expect(state.pulled).toBeLessThan(TOTAL / 4);
+  });
+
+  it('a client that reads in starts and stops, backpressuring the writer again and again, leaves no listener behind per wait', async () => {
+    const { items } = tasks();
+    const url = await serve(() => new StreamedJson({ format: 'x', tasks: items } as never));
+    const res = await request(url);
+    res.pause();
+    for (let round = 0; round < 15; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      // Take what is buffered, so the socket drains and the writer runs into its next wait.
+      while (res.read() !== null);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    // One wait at a time is pending: its listeners, and none of the waits already over.
+    expect(served!.listenerCount('close')).toBeLessThanOrEqual(2);
+    expect(served!.listenerCount('drain')).toBeLessThanOrEqual(1);
+    res.destroy();
   });
 
   it('is the document res.json would write, in the client key style, every member in order', async () => {

@@ -129,6 +129,18 @@ describe('retention by configuration: events, webhook deliveries, messages', () 
     expect(kept.map((m) => m.id)).toEqual([messages.young]);
   });
 
+  it('an operator sets EVENT_RETENTION_DAYS=1 while a delivery is still being retried (the default schedule spans about 3 days): the event stays with its pending delivery, finished ones go', async () => {
+    const endpoint = await makeWebhookEndpoint(database.db);
+    const short = { ...retention, eventRetentionS: 1 * 24 * 3600, deliveryRetentionS: 1 * 24 * 3600 };
+    const retried = await event(day(2));
+    const finished = await event(day(2));
+    const pending = await delivery(endpoint.id, retried, day(2), 'pending');
+    await delivery(endpoint.id, finished, day(2), 'failed');
+    await maintain(database.db, now, policy, 400 * 24 * 3600, short);
+    expect((await database.db.selectFrom('events').select('id').where('id', 'in', [retried, finished]).execute()).map((e) => e.id)).toEqual([retried]);
+    expect((await database.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).execute()).map((d) => d.id)).toEqual([pending]);
+  });
+
   it('the defaults are written down (30 days each, sign-in addresses 90), and a retention that is not a whole number of days from 1 is refused', () => {
     expect(testConfig().sweep.retention).toEqual({ eventRetentionS: 30 * 86_400, deliveryRetentionS: 30 * 86_400, messageRetentionS: 30 * 86_400, signInAddressRetentionS: 90 * 86_400 });
     expect(DEFAULT_RETENTION).toEqual(testConfig().sweep.retention);

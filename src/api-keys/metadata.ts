@@ -19,6 +19,19 @@ function depthOf(value: unknown, limit: number): number {
   return 1 + deepest;
 }
 
+/**
+ * Half of a UTF-16 surrogate pair standing alone (JSON's "\ud800"), in a key or a string at any
+ * level: PostgreSQL's jsonb refuses it, so it is a 400 here rather than a failed INSERT (a 500).
+ * With the u flag the class matches only unpaired halves; an emoji's pair is one code point.
+ */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  return Object.entries(value as Record<string, unknown>).some(([key, child]) => LONE_SURROGATE.test(key) || holdsLoneSurrogate(child));
+}
+
 /** The metadata as it will be stored, or a 400 that says which bound it passes. */
 export function checkedMetadata(value: Record<string, unknown> | null | undefined): Record<string, unknown> | null | undefined {
   if (value === undefined || value === null) return value;
@@ -30,5 +43,7 @@ export function checkedMetadata(value: Record<string, unknown> | null | undefine
   if (bytes > METADATA_MAX_BYTES) {
     throw fieldError('body', 'metadata', `must be at most ${METADATA_MAX_BYTES} bytes as compact JSON (it is ${bytes})`, 'metadata_too_large');
   }
+  // After both bounds: the walk is then over at most 5 levels and 4 KiB.
+  if (holdsLoneSurrogate(value)) throw fieldError('body', 'metadata', 'must not contain a lone surrogate (half of a UTF-16 pair)', 'lone_surrogate');
   return value;
 }

@@ -55,12 +55,24 @@ export interface Publication {
   changedFields?: readonly string[];
 }
 
-/** Deletes up to `batch` events (and, by cascade, their deliveries) past the retention (EVENT_RETENTION_DAYS); answers how many. */
+/**
+ * Deletes up to `batch` events (and, by cascade, their deliveries) past the retention
+ * (EVENT_RETENTION_DAYS); answers how many. An event with a delivery still being retried stays
+ * until that delivery is finished: the retry schedule may outlast a short retention, and the
+ * cascade would otherwise drop a delivery the partner has not had yet.
+ */
 export async function deleteExpiredEvents(db: Kysely<Database>, now: Date, batch: number, retentionS = EVENT_RETENTION_DAYS * 86_400): Promise<number> {
   const before = new Date(now.getTime() - retentionS * 1000);
   const result = await db
     .deleteFrom('events')
-    .where('id', 'in', (eb) => eb.selectFrom('events').select('id').where('occurred_at', '<', before).limit(batch))
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('events as e')
+        .select('e.id')
+        .where('e.occurred_at', '<', before)
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id').where('d.status', '=', 'pending'))))
+        .limit(batch),
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

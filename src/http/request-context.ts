@@ -98,6 +98,8 @@ Object.defineProperty(http.IncomingMessage.prototype, 'id', {
 });
 /** The client's address (Context.ip): what `req.ip` answers, without working it out again. */
 export const clientAddressOf = (req: IncomingMessage): string => contextOf(req, 'ip').ip;
+/** The method as the client sent it (Context.method): HEAD, where head.ts has made it a GET; the request's own without the middleware. */
+export const sentMethodOf = (req: IncomingMessage): string | undefined => (req as WithContext)[CONTEXT]?.method ?? req.method;
 
 Object.defineProperty(http.IncomingMessage.prototype, 'log', {
   configurable: true,

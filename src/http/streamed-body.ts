@@ -6,11 +6,29 @@
 // filling the memory; a client that goes away stops the reading. A failure after the first byte
 // cannot become a problem: the error handler cuts the connection, and the client holds a document
 // that does not parse.
-import { once } from 'node:events';
 import type { Response } from 'express';
 import type { Inflection, KeyInflector } from '../contract/inflection.js';
 import type { JsonSchema } from '../contract/spec.js';
 import { isAsyncIterable, type StreamedJson } from '../streamed-json.js';
+import { sentMethodOf } from './request-context.js';
+
+/**
+ * Until the socket takes more or the client is gone. Both listeners are removed as soon as either
+ * fires: a race of two `once` would leave the loser registered, one more per wait, for as long as
+ * a slow reader keeps the response open.
+ */
+function drainedOrClosed(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed) return resolve();
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
 
 export async function writeStreamedJson(res: Response, doc: StreamedJson<object>, inflector: KeyInflector, schema: JsonSchema | undefined, style: Inflection): Promise<void> {
   const styled = (key: string, value: unknown): [string, unknown] => {
@@ -18,9 +36,15 @@ export async function writeStreamedJson(res: Response, doc: StreamedJson<object>
     return Object.entries(one)[0]!;
   };
   const write = async (chunk: string) => {
-    if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (!res.write(chunk)) await drainedOrClosed(res);
   };
   res.type('application/json');
+  // A HEAD has the GET's status and headers and no body: none of the document is read, so asking
+  // for the headers costs no walk of the database.
+  if (sentMethodOf(res.req) === 'HEAD') {
+    res.end();
+    return;
+  }
   res.write('{');
   let separator = '';
   for (const [key, value] of Object.entries(doc.members)) {

@@ -55,7 +55,10 @@ export function presentEventFor(userId: string, row: ListedAuditEvent): AuditEve
   const event = presentAuditEvent(row);
   const byThisPerson = row.actor_type === 'user' && row.actor_id === userId;
   if (row.user_id !== userId) {
-    const target = event.target && (event.target.type === 'user' && event.target.id !== userId ? { ...event.target, label: null } : event.target);
+    // A user is labelled with their name, an invitation with the invitee's address: another
+    // person's either way, unless it is this person's own account.
+    const personal = event.target && ((event.target.type === 'user' && event.target.id !== userId) || event.target.type === 'invitation');
+    const target = event.target && (personal ? { ...event.target, label: null } : event.target);
     return { ...event, target, user_id: null, details: {}, changes: null };
   }
   // Attempts on the account by nobody known (failed sign-ins) are about the person's account: kept whole.
