@@ -1,7 +1,7 @@
 // Derived from generated/openapi.json by scripts/client-contract.ts: do not edit (make client).
 
 /** info.version of the contract this client was built from. */
-export const CONTRACT_VERSION = "1.0.0";
+export const CONTRACT_VERSION = "1.1.0";
 
 /** The operations (method and path template) that take an Idempotency-Key: every create. */
 export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
