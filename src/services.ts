@@ -14,7 +14,7 @@ import { SessionManagement } from './auth/sessions/management.js';
 import { PasswordChange } from './auth/sessions/password-change.js';
 import { auditService } from './audit/service.js';
 import { meetingService } from './meetings/service.js';
-import { taskService } from './tasks/service.js';
+import { TaskService } from './tasks/service.js';
 import { invitationService } from './invitations/service.js';
 import { secondFactorService } from './auth/second-factors/service.js';
 import { passkeyService } from './auth/second-factors/passkeys.js';
@@ -61,7 +61,7 @@ export interface Services {
   passwordChange: PasswordChange;
   audit: ReturnType<typeof auditService>;
   meetings: ReturnType<typeof meetingService>;
-  tasks: ReturnType<typeof taskService>;
+  tasks: TaskService;
   invitations: ReturnType<typeof invitationService>;
   /** Creates made once per Idempotency-Key. */
   idempotency: ReturnType<typeof idempotencyService>;
@@ -127,7 +127,7 @@ export function buildServices(deps: Dependencies): Services {
     passwordChange: new PasswordChange(deps, attempts),
     audit: auditService(deps),
     meetings: meetingService(deps),
-    tasks: taskService(deps),
+    tasks: new TaskService(deps),
     invitations: invitationService(deps),
     idempotency: idempotencyService(deps),
     secondFactors,

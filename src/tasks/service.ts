@@ -61,125 +61,130 @@ const auditedFields = (task: tasks.TaskFields & { completed_at: string | null })
   completed_at: task.completed_at,
 });
 
-export function taskService({ db, clock }: ServiceDeps) {
-  const cursorKey = serviceSecret(db, clock, 'cursor_signing');
+export class TaskService {
+  private readonly db: ServiceDeps['db'];
+  private readonly clock: ServiceDeps['clock'];
+  private readonly cursorKey: ReturnType<typeof serviceSecret>;
+
+  constructor({ db, clock }: ServiceDeps) {
+    this.db = db;
+    this.clock = clock;
+    this.cursorKey = serviceSecret(db, clock, 'cursor_signing');
+  }
 
   /** Anything that is not a task's id (malformed, or another resource's) is not found, like an unknown one. */
-  async function get(id: string) {
+  async get(id: string) {
     const known = resourceId(id);
-    const task = known && (await tasks.findListedTask(db, known));
+    const task = known && (await tasks.findListedTask(this.db, known));
     if (!task) throw notFound();
     return task;
   }
 
   /** Assigning needs an active user, its row locked FOR SHARE until the transaction ends (lockUserStatuses). */
-  async function assertAssignable(trx: Kysely<Database>, assigneeId: string | null): Promise<void> {
+  private async assertAssignable(trx: Kysely<Database>, assigneeId: string | null): Promise<void> {
     if (assigneeId !== null && (await lockUserStatuses(trx, [assigneeId])).get(assigneeId) !== 'active') throw invalidAssignee();
   }
 
-  const creatorOf = (caller: Principal) =>
-    caller.kind === 'user' ? { created_by_user_id: caller.userId, created_by_api_key_id: null } : { created_by_user_id: null, created_by_api_key_id: caller.apiKeyId };
+  private creatorOf(caller: Principal) {
+    return caller.kind === 'user' ? { created_by_user_id: caller.userId, created_by_api_key_id: null } : { created_by_user_id: null, created_by_api_key_id: caller.apiKeyId };
+  }
 
-  return {
-    get,
+  async list(caller: Principal, query: ListQuery) {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const sort = query.sort ?? 'created_at';
+    const assigneeId = personFilter(caller, 'assignee_id', query.assignee_id);
+    const filter: tasks.TaskFilter = { statuses: query.status, assigneeId, dueBefore: dueFilter(query.due_before, 'due_before'), dueAfter: dueFilter(query.due_after, 'due_after'), search: query.search };
+    const scope = { sort, ...filter };
+    const after = query.cursor === undefined ? undefined : decodeCursor(await this.cursorKey(), query.cursor, scope);
+    const rows = await tasks.listTasksPage(this.db, { limit, sort, after, filter });
+    return keysetPage(rows, limit, async (last) => encodeCursor(await this.cursorKey(), { key: last.cursor_key, id: last.id }, scope));
+  }
 
-    async list(caller: Principal, query: ListQuery) {
-      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-      const sort = query.sort ?? 'created_at';
-      const assigneeId = personFilter(caller, 'assignee_id', query.assignee_id);
-      const filter: tasks.TaskFilter = { statuses: query.status, assigneeId, dueBefore: dueFilter(query.due_before, 'due_before'), dueAfter: dueFilter(query.due_after, 'due_after'), search: query.search };
-      const scope = { sort, ...filter };
-      const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor, scope);
-      const rows = await tasks.listTasksPage(db, { limit, sort, after, filter });
-      return keysetPage(rows, limit, async (last) => encodeCursor(await cursorKey(), { key: last.cursor_key, id: last.id }, scope));
-    },
-
-    /** `seal` (an Idempotency-Key's) runs last in the transaction, with the task as created. */
-    async create(caller: Principal, input: CreateInput, origin: Origin, seal?: Seal<tasks.ShownTask>) {
-      const fields: tasks.TaskFields = {
-        title: cleanTitle(input.title),
-        description: cleanDescription(input.description ?? null),
-        status: input.status ?? 'todo',
-        priority: input.priority ?? 'normal',
-        due_at: dueTime(input.due_at ?? null),
-        assignee_id: lowerId(input.assignee_id) ?? null,
-      };
-      return db.transaction().execute(async (trx) => {
-        await assertAssignable(trx, fields.assignee_id);
-        const now = clock.now();
-        const completedAt = fields.status === 'done' ? now : null;
-        const taskId = await tasks.insertTask(trx, { ...fields, ...creatorOf(caller), completed_at: completedAt, now });
-        // Read in the transaction: the event shows it, the answer too.
-        const created = (await tasks.findListedTask(trx, taskId))!;
-        await recordAuditEvent(trx, {
-          type: 'task_created',
-          at: now,
-          context: auditContext(caller, origin),
-          target: { type: 'task', id: taskId, label: fields.title },
-          changes: { before: null, after: auditedFields({ ...fields, completed_at: completedAt?.toISOString() ?? null }) },
-          publish: { data: presentTask(created) },
-        });
-        await sealCreated(trx, seal, async () => created);
-        return created;
+  /** `seal` (an Idempotency-Key's) runs last in the transaction, with the task as created. */
+  async create(caller: Principal, input: CreateInput, origin: Origin, seal?: Seal<tasks.ShownTask>) {
+    const fields: tasks.TaskFields = {
+      title: cleanTitle(input.title),
+      description: cleanDescription(input.description ?? null),
+      status: input.status ?? 'todo',
+      priority: input.priority ?? 'normal',
+      due_at: dueTime(input.due_at ?? null),
+      assignee_id: lowerId(input.assignee_id) ?? null,
+    };
+    return this.db.transaction().execute(async (trx) => {
+      await this.assertAssignable(trx, fields.assignee_id);
+      const now = this.clock.now();
+      const completedAt = fields.status === 'done' ? now : null;
+      const taskId = await tasks.insertTask(trx, { ...fields, ...this.creatorOf(caller), completed_at: completedAt, now });
+      // Read in the transaction: the event shows it, the answer too.
+      const created = (await tasks.findListedTask(trx, taskId))!;
+      await recordAuditEvent(trx, {
+        type: 'task_created',
+        at: now,
+        context: auditContext(caller, origin),
+        target: { type: 'task', id: taskId, label: fields.title },
+        changes: { before: null, after: auditedFields({ ...fields, completed_at: completedAt?.toISOString() ?? null }) },
+        publish: { data: presentTask(created) },
       });
-    },
+      await sealCreated(trx, seal, async () => created);
+      return created;
+    });
+  }
 
-    async update(caller: Principal, id: string, input: UpdateInput, origin: Origin, precondition?: Precondition) {
-      const wanted: Partial<tasks.TaskFields> = {
-        title: input.title === undefined ? undefined : cleanTitle(input.title),
-        description: input.description === undefined ? undefined : cleanDescription(input.description),
-        status: input.status,
-        priority: input.priority,
-        due_at: input.due_at === undefined ? undefined : dueTime(input.due_at),
-        assignee_id: lowerId(input.assignee_id),
-      };
-      const known = resourceId(id);
-      if (!known) throw notFound();
-      return db.transaction().execute(async (trx) => {
-        const task = await tasks.lockTask(trx, known);
-        if (!task) throw notFound();
-        if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, known))!);
-        // Assigning needs an active user; a task may keep an assignee disabled since.
-        if (wanted.assignee_id !== undefined && wanted.assignee_id !== task.assignee_id) await assertAssignable(trx, wanted.assignee_id);
-        const now = clock.now();
-        const status = wanted.status ?? task.status;
-        // Set when the task becomes done, cleared when it leaves done, kept otherwise.
-        const completedAt = status !== 'done' ? null : task.status === 'done' ? task.completed_at : now.toISOString();
-        const changes = changesBetween(auditedFields(task), { ...wanted, completed_at: completedAt });
-        if (!changes) return (await tasks.findListedTask(trx, known))!; // nothing changes: nothing written, nothing recorded
-        const completion = completedAt === task.completed_at ? {} : { completed_at: completedAt === null ? null : now };
-        await tasks.updateTaskFields(trx, known, { ...wanted, ...completion, now });
-        const updated = (await tasks.findListedTask(trx, known))!;
-        await recordAuditEvent(trx, {
-          type: 'task_updated',
-          at: now,
-          context: auditContext(caller, origin),
-          target: { type: 'task', id: known, label: updated.title },
-          changes,
-          publish: { data: presentTask(updated) },
-        });
-        return updated;
+  async update(caller: Principal, id: string, input: UpdateInput, origin: Origin, precondition?: Precondition) {
+    const wanted: Partial<tasks.TaskFields> = {
+      title: input.title === undefined ? undefined : cleanTitle(input.title),
+      description: input.description === undefined ? undefined : cleanDescription(input.description),
+      status: input.status,
+      priority: input.priority,
+      due_at: input.due_at === undefined ? undefined : dueTime(input.due_at),
+      assignee_id: lowerId(input.assignee_id),
+    };
+    const known = resourceId(id);
+    if (!known) throw notFound();
+    return this.db.transaction().execute(async (trx) => {
+      const task = await tasks.lockTask(trx, known);
+      if (!task) throw notFound();
+      if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, known))!);
+      // Assigning needs an active user; a task may keep an assignee disabled since.
+      if (wanted.assignee_id !== undefined && wanted.assignee_id !== task.assignee_id) await this.assertAssignable(trx, wanted.assignee_id);
+      const now = this.clock.now();
+      const status = wanted.status ?? task.status;
+      // Set when the task becomes done, cleared when it leaves done, kept otherwise.
+      const completedAt = status !== 'done' ? null : task.status === 'done' ? task.completed_at : now.toISOString();
+      const changes = changesBetween(auditedFields(task), { ...wanted, completed_at: completedAt });
+      if (!changes) return (await tasks.findListedTask(trx, known))!; // nothing changes: nothing written, nothing recorded
+      const completion = completedAt === task.completed_at ? {} : { completed_at: completedAt === null ? null : now };
+      await tasks.updateTaskFields(trx, known, { ...wanted, ...completion, now });
+      const updated = (await tasks.findListedTask(trx, known))!;
+      await recordAuditEvent(trx, {
+        type: 'task_updated',
+        at: now,
+        context: auditContext(caller, origin),
+        target: { type: 'task', id: known, label: updated.title },
+        changes,
+        publish: { data: presentTask(updated) },
       });
-    },
+      return updated;
+    });
+  }
 
-    async delete(caller: Principal, id: string, origin: Origin, precondition?: Precondition): Promise<void> {
-      const known = resourceId(id);
-      if (!known) throw notFound();
-      await db.transaction().execute(async (trx) => {
-        const task = await tasks.lockTask(trx, known);
-        if (!task) throw notFound();
-        if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, known))!);
-        const shown = (await tasks.findListedTask(trx, known))!;
-        await tasks.deleteTask(trx, known);
-        await recordAuditEvent(trx, {
-          type: 'task_deleted',
-          at: clock.now(),
-          context: auditContext(caller, origin),
-          target: { type: 'task', id: known, label: task.title },
-          changes: { before: auditedFields(task), after: null },
-          publish: { data: presentTask(shown) },
-        });
+  async delete(caller: Principal, id: string, origin: Origin, precondition?: Precondition): Promise<void> {
+    const known = resourceId(id);
+    if (!known) throw notFound();
+    await this.db.transaction().execute(async (trx) => {
+      const task = await tasks.lockTask(trx, known);
+      if (!task) throw notFound();
+      if (precondition) assertPrecondition(precondition, (await tasks.findTaskRevision(trx, known))!);
+      const shown = (await tasks.findListedTask(trx, known))!;
+      await tasks.deleteTask(trx, known);
+      await recordAuditEvent(trx, {
+        type: 'task_deleted',
+        at: this.clock.now(),
+        context: auditContext(caller, origin),
+        target: { type: 'task', id: known, label: task.title },
+        changes: { before: auditedFields(task), after: null },
+        publish: { data: presentTask(shown) },
       });
-    },
-  };
+    });
+  }
 }
