@@ -59,7 +59,8 @@ export async function erasureLeavesNothing(db: Kysely<Database>) {
   }
   const recorded = await db.selectFrom('security_events').selectAll().where('type', '=', 'user_erased').where('target_id', '=', person.id).execute();
   expect(recorded).toHaveLength(1);
-  expect(recorded[0]).toMatchObject({ actor_id: eraser.id, target_id: person.id, target_label: null, details: expect.objectContaining({ sessions: 1, second_factors: 1, recovery_codes: 10, api_keys_revoked: 1, messages: 1 }) });
+  expect(recorded[0]).toMatchObject({ actor_id: eraser.id, target_id: person.id, target_label: null, details: expect.objectContaining({ sessions: 1, second_factors: 1, recovery_codes: 10, api_keys_revoked: 1, messages: 2 }) });
+  // Two messages: the one the fixture sent them, and the security notice of their second factor (docs/MAIL.md).
 
   // They can no longer sign in or refresh.
   expect((await request(app).post('/sessions').send({ session: { email: PERSON.email, password: PERSON.password } })).status).toBe(401);
