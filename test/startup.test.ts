@@ -17,8 +17,9 @@ describe('start-up', () => {
   it('names the address it really listens on, not localhost', { timeout: budget({ serverStart: 1 }) }, async () => {
     const server = await startServerProcess({ DATABASE_URL: database.url, HOST: '127.0.0.1' });
     try {
-      const line = server.records().find((r) => typeof r.msg === 'string' && r.msg.startsWith('listening on'));
-      expect(line).toMatchObject({ msg: `listening on http://127.0.0.1:${server.port}`, address: '127.0.0.1', port: server.port });
+      // The line is written once the socket listens; its bytes may reach this process after /livez answers.
+      const line = () => server.records().find((r) => typeof r.msg === 'string' && r.msg.startsWith('listening on'));
+      await expect.poll(line, { timeout: 10_000 }).toMatchObject({ msg: `listening on http://127.0.0.1:${server.port}`, address: '127.0.0.1', port: server.port });
     } finally {
       expect(await server.stop()).toBe(0);
     }
