@@ -243,6 +243,9 @@ describe('the back office in a browser', () => {
     expect(await page.getByLabel('Status').inputValue()).toBe('disabled');
 
     await page.getByRole('link', { name: 'Back to the users' }).click();
+    // The list is on screen (the person's page had a Status field of its own) before it is filtered.
+    await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
+    await page.getByRole('row', { name: /ada@example.com/ }).waitFor();
     await page.getByLabel('Status').selectOption('disabled');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.getByRole('row', { name: /ada@example.com/ }).waitFor({ state: 'detached' });
