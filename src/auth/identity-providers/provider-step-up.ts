@@ -7,14 +7,14 @@ import type { Database } from '../../db/schema.js';
 import type { Dependencies } from '../../dependencies.js';
 import { invalid, notFound, rateLimited } from '../../errors.js';
 import { recordSecondFactorEvent } from '../second-factors/events.js';
-import { digestSecret, generateSecret } from '../secrets/secrets.js';
+import { digestSecret } from '../secrets/secrets.js';
 import { livenessAt } from '../sessions/liveness.js';
 import type { ClientInfo } from '../sessions/revocation.js';
 import { truncateUserAgent } from '../sessions/revocation.js';
 import { recordSecurityEvent } from '../sessions/security-events.js';
 import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from '../sessions/step-up.js';
 import { countStepUpRefusal, journalThrottled, stepUpRefusalGate, tooManyRefusals } from '../sessions/step-up-refusals.js';
-import { FLOW_PREFIX, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
+import { newFlow, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
 import { authorizationUrl, OidcRefusal, redeem } from './oidc.js';
 import * as repo from './repository.js';
 
@@ -39,25 +39,13 @@ export class OidcStepUpService {
     } catch {
       throw invalid('oidc_provider_error', 'The identity provider could not be reached.');
     }
-    const flowToken = generateSecret(FLOW_PREFIX);
-    const now = clock.now();
-    const flow = {
-      stateDigest: digestSecret(authorization.state),
-      flowDigest: digestSecret(flowToken),
-      providerId: provider.id,
-      codeVerifier: authorization.codeVerifier,
-      nonce: authorization.nonce,
-      redirectUri,
-      now,
-      expiresAt: new Date(now.getTime() + flowTtlS * 1000),
-      stepUpSessionId: me.sessionId,
-    };
+    const flow = newFlow(authorization, provider, { redirectUri, flowTtlS, now: clock.now() });
     // Counted per session, not against the address's OIDC_MAX_FLOWS_PER_IP: strangers starting
     // sign-ins from the office's address do not block anyone's step-up.
-    if (!(await db.transaction().execute((trx) => repo.insertStepUpFlowWithin(trx, flow, MAX_LIVE_STEP_UP_FLOWS_PER_SESSION)))) {
+    if (!(await db.transaction().execute((trx) => repo.insertStepUpFlowWithin(trx, { ...flow.row, stepUpSessionId: me.sessionId }, MAX_LIVE_STEP_UP_FLOWS_PER_SESSION)))) {
       throw rateLimited(`Too many step-ups at the identity provider begun on this session; try again in ${flowTtlS} seconds.`, flowTtlS);
     }
-    return { authorization_url: authorization.url.href, flow_token: flowToken, expires_in: flowTtlS, provider: { id: provider.id, name: provider.name } };
+    return flow.answer;
   }
 
   /**

@@ -25,7 +25,7 @@ import type { Dependencies } from '../../dependencies.js';
 import type { IDToken } from 'openid-client';
 import { DomainError, notFound, rateLimited, unauthenticated } from '../../errors.js';
 import { signInThrottle, throttledAddress } from '../throttle/sign-in-throttle.js';
-import { digestSecret, generateSecret } from '../secrets/secrets.js';
+import { digestSecret } from '../secrets/secrets.js';
 import { hasSecondFactor } from '../second-factor.js';
 import type { AuditContext } from '../../audit/events.js';
 import { recordAuditEvent } from '../../audit/recorder.js';
@@ -35,7 +35,7 @@ import { isUniqueViolation } from '../../db/unique-violation.js';
 import type { SignInOutcome, SignInService } from '../sessions/sign-in.js';
 import { domainOf } from '../sessions/sso-required.js';
 import { truncateUserAgent, type ClientInfo } from '../sessions/revocation.js';
-import { FLOW_PREFIX, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
+import { newFlow, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
 import { authorizationUrl, OidcRefusal, redeem } from './oidc.js';
 import { isUuid } from './providers.js';
 import { namesFrom, provisionPerson, setDirectoryRoles } from './provisioning.js';
@@ -129,19 +129,9 @@ export class OidcSignInService {
     } catch {
       throw unauthenticated('oidc_provider_error', 'The identity provider could not be reached.');
     }
-    const flowToken = generateSecret(FLOW_PREFIX);
-    const now = clock.now();
-    await repo.insertFlow(db, {
-      stateDigest: digestSecret(authorization.state),
-      flowDigest: digestSecret(flowToken),
-      providerId: provider.id,
-      codeVerifier: authorization.codeVerifier,
-      nonce: authorization.nonce,
-      redirectUri,
-      now,
-      expiresAt: new Date(now.getTime() + flowTtlS * 1000),
-    });
-    return { authorization_url: authorization.url.href, flow_token: flowToken, expires_in: flowTtlS, provider: { id: provider.id, name: provider.name } };
+    const flow = newFlow(authorization, provider, { redirectUri, flowTtlS, now: clock.now() });
+    await repo.insertFlow(db, flow.row);
+    return flow.answer;
   }
 
   async complete(input: CallbackInput, client: ClientInfo): Promise<SignInOutcome> {
