@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../src/db/schema.js';
-import { buildServices } from '../src/services.js';
+import { buildServices } from '../src/composition.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { systemClock } from '../src/clock.js';

@@ -1,50 +1,21 @@
-// The registry of features: one line per feature, the handlers of the operations it serves, each
-// given only the services it asks for. The compiler checks that together they serve every
-// operation of the contract; the aliases (x-path-aliases) are served by their originals' handlers.
-import type { HandlerMap } from './http/handler-types.js';
-import type { Services } from './services.js';
-import { userHandlers } from './users/handlers.js';
-import { tokenHandlers } from './auth/sessions/token-handlers.js';
-import { roleHandlers } from './roles/handlers.js';
-import { permissionHandlers } from './roles/permission-handlers.js';
-import { apiKeyHandlers } from './api-keys/handlers.js';
-import { sessionHandlers } from './auth/sessions/handlers.js';
-import { meHandlers } from './auth/sessions/me-handlers.js';
-import { auditHandlers } from './audit/handlers.js';
-import { meetingHandlers } from './meetings/handlers.js';
-import { taskHandlers } from './tasks/handlers.js';
-import { invitationHandlers } from './invitations/handlers.js';
-import { passwordResetHandlers } from './password-resets/handlers.js';
-import { mailHandlers } from './mail/handlers.js';
-import { secondFactorHandlers } from './auth/second-factors/handlers.js';
-import { webhookHandlers } from './webhooks/handlers.js';
-import { passkeyHandlers } from './auth/second-factors/passkey-handlers.js';
-import { identityProviderHandlers } from './auth/identity-providers/handlers.js';
-import { scimHandlers } from './scim/handlers.js';
-import { personalDataHandlers } from './personal-data/handlers.js';
-import { erasureHandlers } from './erasure/handlers.js';
-
-export function createHandlers(services: Services): HandlerMap {
-  return {
-    ...userHandlers(services),
-    ...tokenHandlers(services),
-    ...roleHandlers(services),
-    ...permissionHandlers(),
-    ...apiKeyHandlers(services),
-    ...sessionHandlers(services),
-    ...meHandlers(services),
-    ...auditHandlers(services),
-    ...meetingHandlers(services),
-    ...taskHandlers(services),
-    ...invitationHandlers(services),
-    ...passwordResetHandlers(services),
-    ...mailHandlers(services),
-    ...secondFactorHandlers(services),
-    ...webhookHandlers(services),
-    ...passkeyHandlers(services),
-    ...identityProviderHandlers(services),
-    ...scimHandlers(services),
-    ...personalDataHandlers(services),
-    ...erasureHandlers(services),
-  };
-}
+// The registry of features: one line each. A feature's folder holds a `feature.ts` exporting the
+// handlers of its operations (`handlers`, given the services it asks for) and, when it has its own,
+// the services it builds (`services`, from the dependencies). src/services.ts builds every feature's
+// services once and src/handlers.ts gathers the handlers; the compiler checks together they serve
+// every operation of the contract (the French aliases, x-path-aliases, are served by their originals').
+export * as users from './users/feature.js';
+export * as sessions from './auth/sessions/feature.js';
+export * as roles from './roles/feature.js';
+export * as apiKeys from './api-keys/feature.js';
+export * as audit from './audit/feature.js';
+export * as meetings from './meetings/feature.js';
+export * as tasks from './tasks/feature.js';
+export * as invitations from './invitations/feature.js';
+export * as passwordResets from './password-resets/feature.js';
+export * as mail from './mail/feature.js';
+export * as secondFactors from './auth/second-factors/feature.js';
+export * as webhooks from './webhooks/feature.js';
+export * as identityProviders from './auth/identity-providers/feature.js';
+export * as scim from './scim/feature.js';
+export * as personalData from './personal-data/feature.js';
+export * as erasure from './erasure/feature.js';

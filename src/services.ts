@@ -1,5 +1,6 @@
-// The composition root: every service and authenticator is built here, once, from the same
-// dependencies (and, where one service uses another, the one built here). `main` calls it; handlers and the
+// The platform's services: authentication, limits, audit, idempotency, mail, and the resources the
+// authentication wing reads, built once from the same dependencies (and, where one service uses
+// another, the one built here). src/composition.ts adds each feature's own (src/features.ts). `main` calls it; handlers and the
 // HTTP edge receive what it returns and never build a service themselves.
 import type { Dependencies } from './dependencies.js';
 import type { Authenticators } from './auth/principal.js';
@@ -13,9 +14,6 @@ import { TokenRefresh } from './auth/sessions/token-refresh.js';
 import { SessionManagement } from './auth/sessions/management.js';
 import { PasswordChange } from './auth/sessions/password-change.js';
 import { auditService } from './audit/service.js';
-import { meetingService } from './meetings/service.js';
-import { TaskService } from './tasks/service.js';
-import { invitationService } from './invitations/service.js';
 import { secondFactorService } from './auth/second-factors/service.js';
 import { passkeyService } from './auth/second-factors/passkeys.js';
 import { secondFactorResetService } from './auth/second-factors/reset.js';
@@ -40,13 +38,11 @@ import { scimUserService } from './scim/users.js';
 import { scimGroupService } from './scim/groups.js';
 import { OidcSignInService } from './auth/identity-providers/sign-in.js';
 import { OidcStepUpService, withOidcStepUp } from './auth/identity-providers/provider-step-up.js';
-import { personalDataService } from './personal-data/service.js';
-import { erasureService } from './erasure/service.js';
 import type { Config } from './config.js';
 import { mailService } from './mail/service.js';
-import { passwordResetService } from './password-resets/service.js';
 
-export interface Services {
+/** The services every feature may use: authentication, limits, audit, idempotency, mail, and the resources the authentication wing reads. */
+export interface PlatformServices {
   users: ReturnType<typeof userService>;
   roles: ReturnType<typeof roleService>;
   apiKeys: ReturnType<typeof apiKeyService>;
@@ -60,9 +56,6 @@ export interface Services {
   sessions: SessionManagement;
   passwordChange: PasswordChange;
   audit: ReturnType<typeof auditService>;
-  meetings: ReturnType<typeof meetingService>;
-  tasks: TaskService;
-  invitations: ReturnType<typeof invitationService>;
   /** Creates made once per Idempotency-Key. */
   idempotency: ReturnType<typeof idempotencyService>;
   secondFactors: ReturnType<typeof secondFactorService>;
@@ -95,19 +88,13 @@ export interface Services {
   scimUsers: ReturnType<typeof scimUserService>;
   /** SCIM Groups: the roles, their membership changed by a directory (src/scim/groups.ts). */
   scimGroups: ReturnType<typeof scimGroupService>;
-  /** A person's data as one document (src/personal-data). */
-  personalData: ReturnType<typeof personalDataService>;
   /** The outbox of mail's sender and the development mailbox (src/mail); started by src/main.ts. */
   mail: ReturnType<typeof mailService>;
-  /** Password recovery by e-mail (src/password-resets). */
-  passwordResets: ReturnType<typeof passwordResetService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
   config: Pick<Config, 'oidc'>;
-  /** Erasing a person (docs/ERASURE.md); the command line's too. */
-  erasure: ReturnType<typeof erasureService>;
 }
 
-export function buildServices(deps: Dependencies): Services {
+export function buildPlatform(deps: Dependencies): PlatformServices {
   const usage = new UsageCounter();
   const secondFactors = secondFactorService(deps);
   const passkeys = passkeyService(deps, secondFactors.newCodesFor);
@@ -126,9 +113,6 @@ export function buildServices(deps: Dependencies): Services {
     sessions: new SessionManagement(deps),
     passwordChange: new PasswordChange(deps, attempts),
     audit: auditService(deps),
-    meetings: meetingService(deps),
-    tasks: new TaskService(deps),
-    invitations: invitationService(deps),
     idempotency: idempotencyService(deps),
     secondFactors,
     secondFactorResets: secondFactorResetService(deps, revokeSessions),
@@ -145,11 +129,8 @@ export function buildServices(deps: Dependencies): Services {
     oidcStepUp: new OidcStepUpService(deps),
     scimUsers: scimUserService(deps, users),
     scimGroups: scimGroupService(deps, users),
-    personalData: personalDataService(deps),
     mail: mailService(deps),
-    passwordResets: passwordResetService(deps),
     config: { oidc: deps.config.oidc },
-    erasure: erasureService(deps),
   };
 }
 

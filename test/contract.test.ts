@@ -3,8 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { deref, indexOperations, MissingPermissionDeclarationError, type JsonSchema } from '../src/contract/spec.js';
-import { createHandlers } from '../src/features.js';
-import { buildServices } from '../src/services.js';
+import { buildServices, createHandlers } from '../src/composition.js';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
 import { assertContractLoads } from '../src/contract/validator.js';
 import { requiredQuery } from './support/contract.js';

@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
-import { createHandlers } from '../src/features.js';
-import { buildServices } from '../src/services.js';
+import { buildServices, createHandlers } from '../src/composition.js';
 import type { HandlerMap } from '../src/http/handler-types.js';
 
 let database: TestDatabase;

@@ -22,7 +22,7 @@ import { parseInflection } from '../src/http/inflection.js';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 import { generateSecret } from '../src/auth/secrets/secrets.js';
 import { createHttpServer } from '../src/http/server.js';
-import { buildServices } from '../src/services.js';
+import { buildServices } from '../src/composition.js';
 import type { Dependencies } from '../src/dependencies.js';
 import { createUser } from './support/sessions.js';
 import { dumpDatabase, secretsIn } from './support/secret-scan.js';

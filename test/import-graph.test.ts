@@ -18,17 +18,25 @@ const ROOT = resolve(import.meta.dirname, '..');
 /** Stands for every handlers module, wherever its feature's folder is. */
 const HANDLERS = '(handlers)';
 const isHandlers = (file: string) => /(^|[/-])handlers\.ts$/.test(file);
+/** Stands for every feature's `feature.ts`: what it builds and serves, registered in src/features.ts. */
+const FEATURE = '(feature)';
+const isFeature = (file: string) => /(^|\/)feature\.ts$/.test(file);
+/** The edge of a feature's folder: what only the composition above it may use. */
+const isEdge = (file: string) => isHandlers(file) || isFeature(file);
 
 const LAYERS: readonly (readonly string[])[] = [
   // Entry points: they see every layer and wire them (src/cluster.ts: the primary of WORKERS processes).
   ['src/main.ts', 'src/cluster.ts', 'src/cli/'],
-  // The registry of features: the handlers of every operation, one line per feature.
+  // The composition root (every service built once, the handler map) and the registry of features.
+  ['src/composition.ts'],
   ['src/features.ts'],
+  // Every feature's `feature.ts`: its own services and its handlers, for the composition.
+  [FEATURE],
   // Every feature's handlers (a `handlers.ts`, or `<name>-handlers.ts`, in the feature's folder):
   // the edge of that feature, above the HTTP machinery they use and every domain.
   [HANDLERS],
-  // The HTTP edge (with the handlers' types, derived from the contract); the services it is
-  // handed, built once (the composition root).
+  // The HTTP edge (with the handlers' types, derived from the contract); the platform's services
+  // the handlers are handed (built once; the composition root adds each feature's own).
   ['src/http/'],
   ['src/services.ts'],
   // (new domains: here)
@@ -75,6 +83,7 @@ const GROUND = LAYERS.findIndex((layer) => layer.includes('(ground)'));
 
 /** Rank of a file: its layer's index (0 is the top). */
 function rankOf(file: string): number {
+  if (isFeature(file)) return LAYERS.findIndex((layer) => layer.includes(FEATURE));
   if (isHandlers(file)) return LAYERS.findIndex((layer) => layer.includes(HANDLERS));
   let best: { rank: number; length: number } | undefined;
   LAYERS.forEach((layer, rank) => {
@@ -103,9 +112,16 @@ function sourceFiles(dir = join(ROOT, 'src')): string[] {
 
 /** The src/ files a file imports (relative specifiers; `.js` written for the `.ts` source). */
 function importsOf(file: string, text = readFileSync(join(ROOT, file), 'utf8')): string[] {
-  return ts
-    .preProcessFile(text, true, true)
-    .importedFiles.map((f) => f.fileName)
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
+  // Every `import … from`, `export … from` (`export * as x from` included) and `import('…')`.
+  const specifiers: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) specifiers.push(node.moduleSpecifier.text);
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) specifiers.push(node.arguments[0].text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return specifiers
     .filter((name) => name.startsWith('.'))
     .map((name) => relative(ROOT, resolve(ROOT, dirname(file), name)).replace(/\.js$/, '.ts'))
     .filter((target) => target.startsWith('src/'));
@@ -122,8 +138,8 @@ function backImports(graph: Map<string, string[]>): string[] {
   const found: string[] = [];
   for (const [from, targets] of graph) {
     for (const to of targets) {
-      // A feature's folder holds its edge too: nothing in it but another handlers module uses its handlers.
-      if (folderOf(from) === folderOf(to) && (isHandlers(from) || !isHandlers(to))) continue;
+      // A feature's folder holds its edge too: nothing in it but its edge (handlers, feature.ts) uses its edge.
+      if (folderOf(from) === folderOf(to) && (isEdge(from) || !isEdge(to)) && !(isHandlers(from) && isFeature(to))) continue;
       const upward = rankOf(to) < rankOf(from);
       const repositoryReachesUp = from.endsWith('/repository.ts') && rankOf(to) < REPOSITORY_FLOOR;
       if (upward || repositoryReachesUp) found.push(`${from} -> ${to}`);
@@ -172,7 +188,7 @@ describe('the import graph of src/', () => {
   it('reads every import (a check that sees nothing would pass anything)', () => {
     expect(graph.size).toBeGreaterThan(100);
     expect(graph.get('src/services.ts')).toContain('src/users/service.ts');
-    expect(graph.get('src/features.ts')).toContain('src/tasks/handlers.ts');
+    expect(graph.get('src/features.ts')).toContain('src/tasks/feature.ts');
     expect(importsOf('src/x/a.ts', "import type { T } from '../y/b.js';\nexport { u } from './c.js';")).toEqual(['src/y/b.ts', 'src/x/c.ts']);
   });
 

@@ -8,8 +8,7 @@ import { firstRepeatedKey } from '../src/http/inflection-middleware.js';
 import type { OpenApiDocument } from '../src/contract/spec.js';
 import { ProblemError } from '../src/http/problem.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
-import { createHandlers } from '../src/features.js';
-import { buildServices } from '../src/services.js';
+import { buildServices, createHandlers } from '../src/composition.js';
 import { makeApiKey, makeRole } from './support/access-fixtures.js';
 import { expectContractResponse } from './support/contract.js';
 

@@ -9,8 +9,7 @@ import { responseChecker, ResponseContractError } from '../src/contract/response
 import { indexOperations, type JsonSchema, type OpenApiDocument } from '../src/contract/spec.js';
 import { INFLECTIONS, KeyInflector, hasFixedKeys } from '../src/contract/inflection.js';
 import { ProblemError } from '../src/http/problem.js';
-import { createHandlers } from '../src/features.js';
-import { buildServices } from '../src/services.js';
+import { buildServices, createHandlers } from '../src/composition.js';
 import { bundlePath, docsHtmlPath } from '../src/paths.js';
 
 const contracts = styledContracts(spec);

@@ -15,8 +15,7 @@ import { makeApiKey } from './support/access-fixtures.js';
 import { startServerProcess } from './support/server-process.js';
 import { SERVICE_NAME } from '../src/tracing/start.js';
 import { tracingConfigured } from '../src/tracing/setup.js';
-import { createHandlers } from '../src/features.js';
-import { buildServices } from '../src/services.js';
+import { buildServices, createHandlers } from '../src/composition.js';
 import type { HandlerMap } from '../src/http/handler-types.js';
 
 let database: TestDatabase;

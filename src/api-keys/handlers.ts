@@ -1,5 +1,5 @@
 // Handlers of the API key operations. The contract lets only signed-in users in (bearerAuth).
-import type { Services } from '../services.js';
+import type { PlatformServices } from '../services.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentApiKey } from './presenter.js';
 import type { ShownApiKey } from './repository.js';
@@ -27,7 +27,7 @@ const withSecret = <S extends 200 | 201>(status: S, { key, secret }: KeyWithSecr
  */
 const withoutSecret = (first: ReturnType<typeof withSecret>): Answer => ({ ...first, body: { ...first.body, secret: null } });
 
-export function apiKeyHandlers({ apiKeys: keys, idempotency, leakReports }: Pick<Services, 'apiKeys' | 'idempotency' | 'leakReports'>) {
+export function apiKeyHandlers({ apiKeys: keys, idempotency, leakReports }: Pick<PlatformServices, 'apiKeys' | 'idempotency' | 'leakReports'>) {
 
   const listApiKeys: Handler<'listApiKeys'> = async ({ query }) => {
     const rows = await keys.list({ expiringWithinDays: query.expiring_within_days });

@@ -1,12 +1,12 @@
 // Handlers of the audit journal: everything (audit.read), one's own, and sign-ins per hour.
-import type { Services } from '../services.js';
+import type { PlatformServices } from '../services.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentAuditEvent } from './presenter.js';
 import { signedInUser } from '../auth/caller.js';
 
 const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
 
-export function auditHandlers({ audit }: Pick<Services, 'audit'>) {
+export function auditHandlers({ audit }: Pick<PlatformServices, 'audit'>) {
 
   const listAuditEvents: Handler<'listAuditEvents'> = async ({ query = {} }) => {
     const { page, nextCursor } = await audit.list(query, {

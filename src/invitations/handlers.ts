@@ -1,5 +1,6 @@
 // Handlers of the Invitations operations.
-import type { Services } from '../services.js';
+import type { PlatformServices } from '../services.js';
+import type { invitationService } from './service.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentInvitation as present } from './presenter.js';
 import type { ShownInvitation } from './repository.js';
@@ -10,7 +11,7 @@ import { NO_STORE_TOKENS } from '../http/no-store.js';
 /** One invitation, with its revision (the router answers it as the ETag). */
 const shown = (invitation: ShownInvitation) => ({ status: 200 as const, body: present(invitation), revision: revisionOf(invitation.id, invitation.revision) });
 
-export function invitationHandlers({ invitations, idempotency }: Pick<Services, 'invitations' | 'idempotency'>) {
+export function invitationHandlers({ invitations, idempotency }: { invitations: ReturnType<typeof invitationService> } & Pick<PlatformServices, 'idempotency'>) {
   const listInvitations: Handler<'listInvitations'> = async ({ query }) => {
     const { page, nextCursor } = await invitations.list(query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };

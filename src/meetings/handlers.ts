@@ -1,5 +1,6 @@
 // Handlers of the Meetings operations (and their French paths, /reunions).
-import type { Services } from '../services.js';
+import type { PlatformServices } from '../services.js';
+import type { meetingService } from './service.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentMeeting as present } from './presenter.js';
 import type { ShownMeeting } from './repository.js';
@@ -9,7 +10,7 @@ import { revisionOf } from '../http/entity-tags.js';
 /** One meeting, with its revision (the router answers it as the ETag). */
 const shown = (meeting: ShownMeeting) => ({ status: 200 as const, body: present(meeting), revision: revisionOf(meeting.id, meeting.revision) });
 
-export function meetingHandlers({ meetings, idempotency }: Pick<Services, 'meetings' | 'idempotency'>) {
+export function meetingHandlers({ meetings, idempotency }: { meetings: ReturnType<typeof meetingService> } & Pick<PlatformServices, 'idempotency'>) {
   const listMeetings: Handler<'listMeetings'> = async ({ query, principal }) => {
     const { page, nextCursor } = await meetings.list(requireCaller(principal), query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };

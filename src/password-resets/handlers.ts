@@ -1,9 +1,9 @@
 // Handlers of the Password recovery operations.
-import type { Services } from '../services.js';
+import type { passwordResetService } from './service.js';
 import type { Handler } from '../http/handler-types.js';
 import { requireCaller } from '../auth/caller.js';
 
-export function passwordResetHandlers({ passwordResets }: Pick<Services, 'passwordResets'>) {
+export function passwordResetHandlers({ passwordResets }: { passwordResets: ReturnType<typeof passwordResetService> }) {
   const requestPasswordReset: Handler<'requestPasswordReset'> = async ({ body, request }) => {
     await passwordResets.request(body, request);
     return { status: 202, body: undefined };

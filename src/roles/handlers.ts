@@ -1,5 +1,5 @@
 // Handlers of the Roles operations.
-import type { Services } from '../services.js';
+import type { PlatformServices } from '../services.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentRole } from './presenter.js';
 import type { RoleRow } from './repository.js';
@@ -10,7 +10,7 @@ import { revisionOf } from '../http/entity-tags.js';
 /** One role, with its revision (the router answers it as the ETag). */
 const shown = <S extends 200 | 201>(status: S, role: RoleRow) => ({ status, body: presentRole(role), revision: revisionOf(role.id, roleRevision(role)) });
 
-export function roleHandlers({ roles, idempotency }: Pick<Services, 'roles' | 'idempotency'>) {
+export function roleHandlers({ roles, idempotency }: Pick<PlatformServices, 'roles' | 'idempotency'>) {
 
   const listRoles: Handler<'listRoles'> = async () => ({ status: 200, body: { data: (await roles.list()).map(presentRole) } });
 

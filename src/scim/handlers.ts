@@ -1,7 +1,7 @@
 // Handlers of the SCIM operations (/scim/v2, src/scim). Answers are application/scim+json,
 // or application/json to a client asking for it (RFC 7644, 8.1); errors are SCIM errors
 // (src/http/scim-errors.ts).
-import type { Services } from '../services.js';
+import type { PlatformServices } from '../services.js';
 import type { Handler } from '../http/handler-types.js';
 import { requireCaller } from '../auth/caller.js';
 import { scimMediaType } from '../http/scim-errors.js';
@@ -10,7 +10,7 @@ import { RESOURCE_TYPES, SCHEMAS, SERVICE_PROVIDER_CONFIG } from './discovery.js
 /** The media type of the answer, from the request's Accept (src/http/scim-errors.ts). */
 const mediaType = (headers: Record<string, string | string[] | undefined>): Record<string, string> => ({ 'Content-Type': scimMediaType(headers.accept) });
 
-export function scimHandlers({ scimUsers, scimGroups }: Pick<Services, 'scimUsers' | 'scimGroups'>) {
+export function scimHandlers({ scimUsers, scimGroups }: Pick<PlatformServices, 'scimUsers' | 'scimGroups'>) {
   const listScimUsers: Handler<'listScimUsers'> = async ({ query, principal, headers }) => ({
     status: 200,
     body: await scimUsers.list(requireCaller(principal), query),

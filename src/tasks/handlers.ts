@@ -1,5 +1,6 @@
 // Handlers of the Tasks operations (and their French paths, /taches).
-import type { Services } from '../services.js';
+import type { PlatformServices } from '../services.js';
+import type { TaskService } from './service.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentTask as present } from './presenter.js';
 import type { ShownTask } from './repository.js';
@@ -9,7 +10,7 @@ import { revisionOf } from '../http/entity-tags.js';
 /** One task, with its revision (the router answers it as the ETag). */
 const shown = (task: ShownTask) => ({ status: 200 as const, body: present(task), revision: revisionOf(task.id, task.revision) });
 
-export function taskHandlers({ tasks, idempotency }: Pick<Services, 'tasks' | 'idempotency'>) {
+export function taskHandlers({ tasks, idempotency }: { tasks: TaskService } & Pick<PlatformServices, 'idempotency'>) {
   const listTasks: Handler<'listTasks'> = async ({ query, principal }) => {
     const { page, nextCursor } = await tasks.list(requireCaller(principal), query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };

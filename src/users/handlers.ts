@@ -1,5 +1,5 @@
 // Handlers of the Users operations.
-import type { Services } from '../services.js';
+import type { PlatformServices } from '../services.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentUser as present } from './presenter.js';
 import type { ShownUser } from './repository.js';
@@ -9,7 +9,7 @@ import { revisionOf } from '../http/entity-tags.js';
 /** One user, with its revision (the router answers it as the ETag). */
 const shown = <S extends 200 | 201>(status: S, user: ShownUser) => ({ status, body: present(user), revision: revisionOf(user.id, user.revision) });
 
-export function userHandlers({ users, idempotency }: Pick<Services, 'users' | 'idempotency'>) {
+export function userHandlers({ users, idempotency }: Pick<PlatformServices, 'users' | 'idempotency'>) {
 
   const listUsers: Handler<'listUsers'> = async ({ query }) => {
     const { page, nextCursor } = await users.list(query);

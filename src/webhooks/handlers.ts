@@ -1,5 +1,5 @@
 // Handlers of the Webhooks operations (and their French paths) and of the event feed.
-import type { Services } from '../services.js';
+import type { PlatformServices } from '../services.js';
 import type { Handler } from '../http/handler-types.js';
 import type { Answer } from '../idempotency/service.js';
 import type { ShownEndpoint } from './endpoints.js';
@@ -23,7 +23,7 @@ const withSecret = <S extends 200 | 201>(status: S, { endpoint, secret, revision
 /** A replay of the create (Idempotency-Key) never shows the secret again: it is not stored (docs/SAFE-WRITES.md). */
 const withoutSecret = (first: ReturnType<typeof withSecret>): Answer => ({ ...first, body: { ...first.body, secret: null } });
 
-export function webhookHandlers({ webhookEndpoints: webhooks, webhookDeliveries: deliveries, eventFeed, idempotency }: Pick<Services, 'webhookEndpoints' | 'webhookDeliveries' | 'eventFeed' | 'idempotency'>) {
+export function webhookHandlers({ webhookEndpoints: webhooks, webhookDeliveries: deliveries, eventFeed, idempotency }: Pick<PlatformServices, 'webhookEndpoints' | 'webhookDeliveries' | 'eventFeed' | 'idempotency'>) {
   const listWebhookEndpoints: Handler<'listWebhookEndpoints'> = async () => ({ status: 200, body: { data: await webhooks.list() } });
 
   const createWebhookEndpoint: Handler<'createWebhookEndpoint'> = ({ body, principal, request, idempotency: key }) =>

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import type { Authenticators, Principal } from '../../src/auth/principal.js';
 import type { Dependencies } from '../../src/dependencies.js';
-import { buildServices } from '../../src/services.js';
+import { buildServices } from '../../src/composition.js';
 import { apiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { rolesOfUser } from '../../src/roles/repository.js';

@@ -1,6 +1,6 @@
 // Handlers of the Identity providers operations (and their French paths), and of signing in
 // with one (POST /sessions/oidc, POST /sessions/oidc/callback).
-import type { Services } from '../../services.js';
+import type { PlatformServices } from '../../services.js';
 import type { Handler } from '../../http/handler-types.js';
 import { requireCaller, signedInUser as signedIn } from '../caller.js';
 import { presentIdentityProvider } from './presenter.js';
@@ -8,7 +8,7 @@ import type { Provider } from './repository.js';
 import { NO_STORE, NO_STORE_TOKENS } from '../../http/no-store.js';
 import { revisionOf } from '../../http/entity-tags.js';
 
-export function identityProviderHandlers({ identityProviders, oidcSignIn, oidcStepUp, idempotency, config }: Pick<Services, 'identityProviders' | 'oidcSignIn' | 'oidcStepUp' | 'idempotency' | 'config'>) {
+export function identityProviderHandlers({ identityProviders, oidcSignIn, oidcStepUp, idempotency, config }: Pick<PlatformServices, 'identityProviders' | 'oidcSignIn' | 'oidcStepUp' | 'idempotency' | 'config'>) {
   const present = (provider: Provider) => presentIdentityProvider(provider, config.oidc.redirectUri);
   /** One provider, with its revision (the router answers it as the ETag). */
   const shown = (provider: Provider) => ({ status: 200 as const, body: present(provider), revision: revisionOf(provider.id, provider.revision) });

@@ -2,13 +2,13 @@
 // authenticator app, new recovery codes; the step-up of the current session (src/auth/sessions/step-up.ts).
 // Keys and codes are answered once, never stored in clear.
 import type { Handler } from '../../http/handler-types.js';
-import type { Services } from '../../services.js';
+import type { PlatformServices } from '../../services.js';
 import { refused } from '../../errors.js';
 import { requireCaller, signedInUser } from '../caller.js';
 import type { Principal } from '../principal.js';
 import { NO_STORE } from '../../http/no-store.js';
 
-export function secondFactorHandlers({ secondFactors, secondFactorResets, stepUp, users }: Pick<Services, 'secondFactors' | 'secondFactorResets' | 'stepUp' | 'users'>) {
+export function secondFactorHandlers({ secondFactors, secondFactorResets, stepUp, users }: Pick<PlatformServices, 'secondFactors' | 'secondFactorResets' | 'stepUp' | 'users'>) {
   /** The caller with the e-mail address the authenticator app is labelled with. */
   async function person(principal: Principal | null) {
     const me = signedInUser(principal);

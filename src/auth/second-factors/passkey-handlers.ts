@@ -1,13 +1,13 @@
 // Handlers of the signed-in person's passkeys (register, list, rename, remove) and of the
 // passwordless sign-in with one. The WebAuthn JSON passes through as the browser made it.
 import type { Handler } from '../../http/handler-types.js';
-import type { Services } from '../../services.js';
+import type { PlatformServices } from '../../services.js';
 import { refused } from '../../errors.js';
 import { signedInUser } from '../caller.js';
 import type { Principal } from '../principal.js';
 import { NO_STORE, NO_STORE_TOKENS } from '../../http/no-store.js';
 
-export function passkeyHandlers({ passkeys, signIn, users }: Pick<Services, 'passkeys' | 'signIn' | 'users'>) {
+export function passkeyHandlers({ passkeys, signIn, users }: Pick<PlatformServices, 'passkeys' | 'signIn' | 'users'>) {
   /** The caller with the e-mail address the passkey is labelled with in the browser. */
   async function person(principal: Principal | null) {
     const me = signedInUser(principal);

@@ -1,7 +1,7 @@
 // Handlers of signing in and of session management: one's own sessions, and (with
 // sessions.manage) any user's.
 import type { Handler } from '../../http/handler-types.js';
-import type { Services } from '../../services.js';
+import type { PlatformServices } from '../../services.js';
 import { notFound } from '../../errors.js';
 import { presentSession } from './presenter.js';
 import { requireCaller, signedInUser } from '../caller.js';
@@ -10,7 +10,7 @@ import { NO_STORE_TOKENS } from '../../http/no-store.js';
 const sessionNotFound = () => notFound('session_not_found', 'No session with this id.');
 const userNotFound = () => notFound('not_found', 'No user has this id.');
 
-export function sessionHandlers({ signIn: signingIn, sessions }: Pick<Services, 'signIn' | 'sessions'>) {
+export function sessionHandlers({ signIn: signingIn, sessions }: Pick<PlatformServices, 'signIn' | 'sessions'>) {
 
   const signIn: Handler<'signIn'> = async ({ body, request }) => {
     const outcome = await signingIn.withPassword(body.session.email, body.session.password, request);

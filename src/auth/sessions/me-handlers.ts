@@ -1,13 +1,13 @@
 // Handlers of the signed-in user: who am I, and changing my password.
 import type { Handler } from '../../http/handler-types.js';
-import type { Services } from '../../services.js';
+import type { PlatformServices } from '../../services.js';
 import type { Permission } from '../permissions.js';
 import { refused } from '../../errors.js';
 import { presentSession } from './presenter.js';
 import { presentUser } from '../../users/presenter.js';
 import { signedInUser } from '../caller.js';
 
-export function meHandlers({ sessions, passwordChange, users }: Pick<Services, 'sessions' | 'passwordChange' | 'users'>) {
+export function meHandlers({ sessions, passwordChange, users }: Pick<PlatformServices, 'sessions' | 'passwordChange' | 'users'>) {
 
   const getMe: Handler<'getMe'> = async ({ principal }) => {
     const me = signedInUser(principal);

@@ -2,13 +2,13 @@
 // The operation is marked `x-authenticated-by: handler`: the access token may have expired, so
 // the service, not the middleware, checks it belongs to the refresh token's session.
 import type { Handler } from '../../http/handler-types.js';
-import type { Services } from '../../services.js';
+import type { PlatformServices } from '../../services.js';
 import { bearerToken } from '../bearer.js';
 import { refused, unauthenticated } from '../../errors.js';
 import { NO_STORE_TOKENS } from '../../http/no-store.js';
 
 
-export function tokenHandlers({ tokenRefresh }: Pick<Services, 'tokenRefresh'>) {
+export function tokenHandlers({ tokenRefresh }: Pick<PlatformServices, 'tokenRefresh'>) {
   const refreshTokens: Handler<'refreshTokens'> = async ({ body, headers, request }) => {
     const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined;
     const accessToken = bearerToken(authorization);

@@ -1,0 +1,4 @@
+// Partner API keys.
+import { apiKeyHandlers } from './handlers.js';
+
+export const handlers = apiKeyHandlers;

@@ -1,0 +1,4 @@
+// The audit journal.
+import { auditHandlers } from './handlers.js';
+
+export const handlers = auditHandlers;

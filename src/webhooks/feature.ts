@@ -1,0 +1,4 @@
+// Webhook endpoints, their deliveries and the event feed.
+import { webhookHandlers } from './handlers.js';
+
+export const handlers = webhookHandlers;
