@@ -2,7 +2,8 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import { creatorRevision } from '../revisions/revisions.js';
-import type { Database, MeetingsTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
+import type { MeetingsTable } from './table.js';
 import { fixedStatementsByShape } from '../db/fixed-statement.js';
 import { changedAt } from '../db/versions.js';
 import type { MeetingCursor } from './cursor.js';

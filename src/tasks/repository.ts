@@ -1,7 +1,8 @@
 // Queries on the tasks table. Functions take the database or a transaction.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { creatorRevision } from '../revisions/revisions.js';
-import type { Database, TaskPriority, TaskStatus } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
+import type { TaskPriority, TaskStatus } from './table.js';
 import { fixedStatementsByShape } from '../db/fixed-statement.js';
 import { changedAt } from '../db/versions.js';
 import type { TaskCursor, TaskSort } from './cursor.js';
