@@ -2,14 +2,16 @@
 // path, is called with no credentials, API keys without and with its permission, an expired key,
 // a revoked key, and signed-in users without and with it. A new operation is covered as soon as
 // it is in the spec (or this file fails, asking for a fixture for its path parameter).
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, spec, type TestDatabase } from './support/context.js';
 import { expectContractResponse, requiredQuery } from './support/contract.js';
-import { makeApiKey, makeIdentityProvider, makeMeeting, makePasskey, makeRole, makeTask, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
+import { makeApiKey, makeIdentityProvider, makePasskey, makeRole, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
+import { aliasOperations } from '../src/contract/path-aliases.js';
+import { featureFixtures } from './fixtures/index.js';
 import { ManualClock, systemClock } from '../src/clock.js';
 import { SoftAuthenticator } from './support/passkey.js';
 import { permissionOfEventType } from '../src/audit/outbox.js';
@@ -21,6 +23,10 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/schema.js';
 
 const secured = indexOperations(spec).filter((op) => op.security.length > 0);
+const operationPaths = new Map(indexOperations(spec).map((op) => [op.operationId, op.path]));
+const aliasOf = aliasOperations(spec);
+/** The path that names the resource: an alias's original's (`/taches/{id}` is a task). */
+const resourcePathOf = (op: OperationInfo) => operationPaths.get(aliasOf.get(op.operationId) ?? op.operationId) ?? op.path;
 const PASSWORD = 'matrix passphrase 1234';
 
 let database: TestDatabase;
@@ -41,33 +47,18 @@ afterAll(async () => {
 const makeMatrixIdentityProvider = (db: Kysely<Database>) => makeIdentityProvider(db, openIdProvider.issuer);
 
 /**
- * A fresh resource for each path parameter, by the path's first segment. Roles and keys hold no
+ * A fresh resource for each path parameter, by the first segment of the path (of the original path
+ * for a French alias): the platform's below, each feature's in test/fixtures/<segment>.ts. Roles and keys hold no
  * permission: acting on a target that holds one the caller lacks is refused (target_outranks_caller,
  * tested in test/escalation.test.ts), and this matrix is about the operation's own permission.
  */
 const RESOURCES: Record<string, (db: Kysely<Database>) => Promise<string>> = {
+  ...(await featureFixtures()),
   users: async (db) => (await makeUser(db)).id,
-  utilisateurs: async (db) => (await makeUser(db)).id,
   roles: async (db) => (await makeRole(db, [])).id,
   'api-keys': async (db) => (await makeApiKey(db, [])).id,
-  meetings: async (db) => (await makeMeeting(db)).id,
-  reunions: async (db) => (await makeMeeting(db)).id,
-  tasks: async (db) => (await makeTask(db)).id,
-  taches: async (db) => (await makeTask(db)).id,
-  invitations: async (db) => {
-    const creator = await makeUser(db);
-    const email = `invited-${randomBytes(4).toString('hex')}@example.com`;
-    const row = await db
-      .insertInto('invitations')
-      .values({ email, email_key: email, token_digest: randomBytes(32), expires_in_days: 7, expires_at: new Date(Date.now() + 7 * 86_400_000), created_by_user_id: creator.id })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return row.id;
-  },
   'webhook-endpoints': async (db) => (await makeWebhookEndpoint(db)).id,
-  'points-de-terminaison-webhook': async (db) => (await makeWebhookEndpoint(db)).id,
   'identity-providers': makeMatrixIdentityProvider,
-  'fournisseurs-identite': makeMatrixIdentityProvider,
   // SCIM's /scim/v2/Users/{id}: a person holding nothing (a provisioning key sees only people it outranks).
   scim: async (db) => {
     const user = await makeUser(db);
@@ -128,9 +119,9 @@ async function concretePath(op: OperationInfo, caller?: Caller): Promise<string>
   }
   let path = op.path;
   for (const [placeholder] of op.path.matchAll(/\{[^}]+\}/g)) {
-    const kind = op.path.startsWith('/scim/v2/Groups/') ? 'scim-groups' : (op.path.split('/')[1] ?? '');
+    const kind = op.path.startsWith('/scim/v2/Groups/') ? 'scim-groups' : (resourcePathOf(op).split('/')[1] ?? '');
     const make = RESOURCES[kind];
-    if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add one to RESOURCES in ${import.meta.url}`);
+    if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add test/fixtures/${kind}.ts (see test/fixtures/tasks.ts)`);
     path = path.replace(placeholder, await make(database.db));
   }
   return `${path}${requiredQuery(op)}`;

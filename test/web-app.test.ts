@@ -1,11 +1,13 @@
 // The service serves the built interface at `/` without shadowing anything the API or the
 // operators own: API paths (whatever Accept says), /docs, /openapi.json, the probes.
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, WEB_DIST_PATH } from '../src/paths.js';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
+import * as pages from '../web/src/pages/registry.js';
+import type { PageEntry } from '../web/src/page-entry.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 let database: TestDatabase;
@@ -65,5 +67,22 @@ describe('the web interface', () => {
     expect(json.type).toBe('application/problem+json');
     const post = await request(app).post('/').set('Accept', BROWSER_ACCEPT).expect(404);
     expect(post.type).toBe('application/problem+json');
+  });
+});
+
+describe('the registry of pages (web/src/pages/registry.ts)', () => {
+  const entries: readonly PageEntry[] = Object.values(pages).map((entry) => entry.page);
+
+  it('names, for every page, a module that exports its component', () => {
+    expect(entries.length).toBeGreaterThan(10);
+    for (const entry of entries) {
+      const source = readFileSync(join(PROJECT_ROOT, 'web/src/pages', `${entry.module}.tsx`), 'utf8');
+      expect(source, `${entry.module}.tsx exports ${entry.exportName ?? 'Route'}`).toMatch(new RegExp(`export const ${entry.exportName ?? 'Route'} = `));
+    }
+  });
+
+  it('gives every route one page', () => {
+    const routes = entries.map((entry) => entry.route);
+    expect(new Set(routes).size).toBe(routes.length);
   });
 });

@@ -1,5 +1,6 @@
 // The application: the sign-in page while signed out, otherwise the shell around the routed page.
 // The shell reads GET /me once per sign-in: who is signed in and which pages their permissions open.
+import type { FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, signOut, tokens } from './api/client.js';
 import type { components } from '../../generated/openapi.js';
@@ -7,23 +8,16 @@ import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
 import { useLoad } from './load.js';
 import { href, navigate, useRoute } from './router.js';
 import { SignInPage } from './pages/sign-in.js';
-import { UsersPage } from './pages/users.js';
-import { RolesPage } from './pages/roles.js';
-import { ApiKeysPage } from './pages/api-keys.js';
-import { SessionsPage } from './pages/sessions.js';
 import { PasswordPage } from './pages/password.js';
-import { HomePage } from './pages/home.js';
-import { AuditPage } from './pages/audit.js';
-import { MeetingsPage } from './pages/meetings.js';
-import { TasksPage } from './pages/tasks.js';
 import { SecurityPage } from './pages/security.js';
-import { IdentityProvidersPage } from './pages/identity-providers.js';
-import { WebhooksPage } from './pages/webhooks.js';
-import { AcceptInvitationPage, InvitationsPage } from './pages/invitations.js';
-import { DevMailboxPage, ForgotPasswordPage, ResetPasswordPage } from './pages/password-reset.js';
+import { AcceptInvitationPage } from './pages/invitations.js';
+import { ForgotPasswordPage, ResetPasswordPage } from './pages/password-reset.js';
 import { ErrorMessage, Loading, PageTitle } from './ui.js';
 import { StepUpDialog, StepUpReturn } from './step-up.js';
 import { ApiError } from './api/problem.js';
+import * as pages from './pages/registry.js';
+import { loadPage } from './pages/load.js';
+import { navigationOf, type PageEntry, type PageProps, type Section } from './page-entry.js';
 
 type Me = components['schemas']['Me'];
 type Permission = components['schemas']['Permission'];
@@ -35,41 +29,26 @@ interface NavPage {
   needs: Permission | null;
 }
 
+/** The section labels; `top` (Home alone) has none. */
+const SECTION_LABELS: Record<Section, MessageKey | null> = {
+  top: null,
+  work: 'nav.section.work',
+  people: 'nav.section.people',
+  activity: 'nav.section.activity',
+  account: 'nav.section.account',
+};
+
+const ENTRIES: readonly PageEntry[] = Object.values(pages).map((entry) => entry.page);
+
 /**
- * The navigation, in sections (a column beside the page, so more pages add lines, not rows).
- * A new page goes in the section of the work it serves; a section none of whose pages the person
- * may open is not shown. Home comes first, alone; the person's own account last.
+ * The navigation, in sections (a column beside the page, so more pages add lines, not rows), from
+ * the registry of pages: each in its entry's section, at its entry's place. A section none of
+ * whose pages the person may open is not shown. Home comes first, alone; the person's own account last.
  */
-const NAV: { label: MessageKey | null; pages: NavPage[] }[] = [
-  { label: null, pages: [{ route: 'home', label: 'nav.home', needs: null }] },
-  {
-    label: 'nav.section.work',
-    pages: [
-      { route: 'tasks', label: 'nav.tasks', needs: 'tasks.list' },
-      { route: 'meetings', label: 'nav.meetings', needs: 'meetings.list' },
-    ],
-  },
-  {
-    label: 'nav.section.people',
-    pages: [
-      { route: 'users', label: 'nav.users', needs: 'users.list' },
-      { route: 'invitations', label: 'nav.invitations', needs: 'invitations.manage' },
-      { route: 'roles', label: 'nav.roles', needs: 'roles.manage' },
-      { route: 'api-keys', label: 'nav.apiKeys', needs: 'api_keys.manage' },
-      { route: 'identity-providers', label: 'nav.identityProviders', needs: 'identity_providers.manage' },
-      { route: 'webhooks', label: 'nav.webhooks', needs: 'webhooks.manage' },
-    ],
-  },
-  { label: 'nav.section.activity', pages: [{ route: 'audit', label: 'nav.audit', needs: 'audit.read' }] },
-  {
-    label: 'nav.section.account',
-    pages: [
-      { route: 'sessions', label: 'nav.sessions', needs: null },
-      { route: 'security', label: 'nav.security', needs: null },
-      { route: 'password', label: 'nav.password', needs: null },
-    ],
-  },
-];
+const NAV: { label: MessageKey | null; pages: NavPage[] }[] = navigationOf(ENTRIES).map(({ section, pages: links }) => ({
+  label: SECTION_LABELS[section],
+  pages: links.map((link) => ({ ...link, label: link.label as MessageKey })),
+}));
 
 type NavSections = typeof NAV;
 
@@ -182,41 +161,16 @@ function SignedIn() {
   );
 }
 
+/** The routed page, loaded when first opened (its entry's `load`), or "not found". */
 function Page({ name, id, me }: { name: string | undefined; id: string | undefined; me: Me }) {
   const { t } = useI18n();
-  switch (name) {
-    case 'home':
-      return <HomePage me={me} />;
-    case 'tasks':
-      return <TasksPage taskId={id} me={me} />;
-    case 'users':
-      return <UsersPage userId={id} myPermissions={me.permissions} />;
-    case 'roles':
-      return <RolesPage roleId={id} myPermissions={me.permissions} />;
-    case 'api-keys':
-      return <ApiKeysPage myPermissions={me.permissions} keyId={id} />;
-    case 'meetings':
-      return <MeetingsPage week={id} myPermissions={me.permissions} />;
-    case 'audit':
-      return <AuditPage />;
-    case 'sessions':
-      return <SessionsPage />;
-    case 'password':
-      return <PasswordPage />;
-    case 'security':
-      return <SecurityPage />;
-    case 'identity-providers':
-      return <IdentityProvidersPage providerId={id} />;
-    case 'invitations':
-      return <InvitationsPage />;
-    // Reached from the invitations page's link, where the server has it (never in production).
-    case 'dev-mailbox':
-      return <DevMailboxPage />;
-    case 'webhooks':
-      return <WebhooksPage endpointId={id} myPermissions={me.permissions} />;
-    default:
-      return <PageTitle>{t('error.notFound')}</PageTitle>;
-  }
+  const entry = ENTRIES.find((candidate) => candidate.route === name);
+  const loaded = useLoad(async () => (entry ? { Component: await loadPage(entry) } : null), [entry]);
+  if (!entry) return <PageTitle>{t('error.notFound')}</PageTitle>;
+  if (loaded.error) return <ErrorMessage error={loaded.error} onRetry={loaded.reload} />;
+  if (loaded.loading || !loaded.data) return <Loading />;
+  const Component: FunctionComponent<PageProps> = loaded.data.Component;
+  return <Component id={id} me={me} />;
 }
 
 /**

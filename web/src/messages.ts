@@ -1,51 +1,35 @@
 // English and French wording, and the translator. Kept free of the DOM so tests can use it.
 // French follows the API's own French names: utilisateurs, jetons, réunions.
-// The wording lives beside each page (web/src/pages/<page>.messages.ts, the shell's in
-// web/src/shell.messages.ts); a new page adds its file to PAGE_MESSAGES below.
+// The wording lives beside each page (web/src/pages/<page>.messages.ts, handed over by its entry in
+// web/src/pages/registry.ts; the shell's in web/src/shell.messages.ts).
 // test/web-messages.test.ts checks every key has both languages, none empty, no key in two files.
 import type { Wording } from './page-messages.js';
 import { shellMessages } from './shell.messages.js';
 import { problemMessages } from './problem.messages.js';
 import { permissionMessages } from './permission.messages.js';
 import { signInMessages } from './pages/sign-in.messages.js';
-import { homeMessages } from './pages/home.messages.js';
-import { usersMessages } from './pages/users.messages.js';
-import { rolesMessages } from './pages/roles.messages.js';
-import { apiKeysMessages } from './pages/api-keys.messages.js';
-import { tasksMessages } from './pages/tasks.messages.js';
-import { meetingsMessages } from './pages/meetings.messages.js';
-import { auditMessages } from './pages/audit.messages.js';
 import { auditTypeMessages } from './pages/audit-types.messages.js';
-import { sessionsMessages } from './pages/sessions.messages.js';
-import { passwordMessages } from './pages/password.messages.js';
-import { securityMessages } from './pages/security.messages.js';
-import { identityProvidersMessages } from './pages/identity-providers.messages.js';
-import { webhooksMessages } from './pages/webhooks.messages.js';
-import { invitationsMessages } from './pages/invitations.messages.js';
 import { passwordResetMessages } from './pages/password-reset.messages.js';
+import * as pages from './pages/registry.js';
 
-/** Every page's wording, by file. */
-export const PAGE_MESSAGES = {
+/** The wording every page shares, and the signed-out pages' (they are not in the navigation). */
+const SHARED_MESSAGES = {
   shell: shellMessages,
   problems: problemMessages,
   permissions: permissionMessages,
-  signIn: signInMessages,
-  home: homeMessages,
-  users: usersMessages,
-  roles: rolesMessages,
-  apiKeys: apiKeysMessages,
-  tasks: tasksMessages,
-  meetings: meetingsMessages,
-  audit: auditMessages,
   auditTypes: auditTypeMessages,
-  sessions: sessionsMessages,
-  password: passwordMessages,
-  security: securityMessages,
-  identityProviders: identityProvidersMessages,
-  webhooks: webhooksMessages,
-  invitations: invitationsMessages,
+  signIn: signInMessages,
   passwordReset: passwordResetMessages,
 };
+
+type Entries = typeof pages;
+type EntryMessages = { [P in keyof Entries]: Entries[P] extends { messages: infer M } ? M : Record<never, Wording> };
+
+/** Every page's wording, by file: the shared ones, then each page's of the registry. */
+export const PAGE_MESSAGES = {
+  ...SHARED_MESSAGES,
+  ...Object.fromEntries(Object.entries(pages).flatMap(([name, entry]) => ('messages' in entry ? [[name, entry.messages]] : []))),
+} as typeof SHARED_MESSAGES & EntryMessages;
 
 type Pages = typeof PAGE_MESSAGES;
 export type MessageKey = { [P in keyof Pages]: keyof Pages[P] }[keyof Pages] & string;

@@ -1,12 +1,14 @@
 // What each permission lets its holder do, in both languages, shown beside its checkbox.
 // Typed against the contract's Permission: a permission added to the contract fails the type
-// check until it is described here.
+// check until it is described here or by its feature's page (web/src/pages/<page>.entry.ts).
 import type { components } from '../../generated/openapi.js';
 import { pageMessages, type Wording } from './page-messages.js';
+import * as pages from './pages/registry.js';
 
 type Permission = components['schemas']['Permission'];
 
-const described = {
+/** The platform's permissions; a feature's page declares its own (its entry's `permissions`). */
+const platform = {
   'users.list': { en: 'See the list of users.', fr: 'Voir la liste des utilisateurs.' },
   'users.read': { en: 'Open a user’s record.', fr: 'Ouvrir la fiche d’un utilisateur.' },
   'users.create': { en: 'Create users.', fr: 'Créer des utilisateurs.' },
@@ -19,22 +21,19 @@ const described = {
   'api_keys.manage': { en: 'Create, change, rotate and revoke API keys.', fr: 'Créer, modifier, renouveler et révoquer des clés d’API.' },
   'sessions.manage': { en: 'See and end other people’s sessions.', fr: 'Voir et fermer les sessions des autres.' },
   'audit.read': { en: 'Read the audit journal and the sign-in chart.', fr: 'Lire le journal d’audit et le graphique des connexions.' },
-  'tasks.list': { en: 'See the list of tasks.', fr: 'Voir la liste des tâches.' },
-  'tasks.read': { en: 'Open a task.', fr: 'Ouvrir une tâche.' },
-  'tasks.create': { en: 'Create tasks.', fr: 'Créer des tâches.' },
-  'tasks.update': { en: 'Change tasks and their status.', fr: 'Modifier les tâches et leur statut.' },
-  'tasks.delete': { en: 'Delete tasks.', fr: 'Supprimer des tâches.' },
-  'meetings.list': { en: 'See the week of meetings.', fr: 'Voir la semaine de réunions.' },
-  'meetings.read': { en: 'Open a meeting.', fr: 'Ouvrir une réunion.' },
-  'meetings.create': { en: 'Plan meetings.', fr: 'Planifier des réunions.' },
-  'meetings.update': { en: 'Change meetings.', fr: 'Modifier des réunions.' },
-  'meetings.delete': { en: 'Cancel meetings.', fr: 'Annuler des réunions.' },
   'webhooks.manage': { en: 'Create and change webhook endpoints, and replay deliveries.', fr: 'Créer et modifier des points de terminaison webhook, et rejouer des livraisons.' },
   'events.read': { en: 'Read the feed of events.', fr: 'Lire le flux d’événements.' },
   'identity_providers.manage': { en: 'Add, change and remove identity providers.', fr: 'Ajouter, modifier et supprimer des fournisseurs d’identité.' },
   'scim.provision': { en: 'Provision users and groups from a company directory (SCIM).', fr: 'Alimenter utilisateurs et groupes depuis l’annuaire d’une entreprise (SCIM).' },
-  'invitations.manage': { en: 'Invite people by e-mail, resend and revoke invitations.', fr: 'Inviter des personnes par e-mail, renvoyer et révoquer des invitations.' },
-} satisfies Record<Permission, Wording>;
+} satisfies Partial<Record<Permission, Wording>>;
+
+type Entries = typeof pages;
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+type FromPages = UnionToIntersection<{ [P in keyof Entries]: Entries[P] extends { permissions: infer W } ? W : never }[keyof Entries]>;
+
+// Every permission of the contract described once: a permission no one describes does not compile.
+const described: Record<Permission, Wording> = { ...platform, ...Object.assign({}, ...Object.values(pages).map((entry) => ('permissions' in entry ? entry.permissions : {}))) } as typeof platform & FromPages;
+
 
 export const permissionMessages = pageMessages(
   Object.fromEntries(Object.entries(described).map(([permission, wording]) => [`permission.${permission}`, wording])) as Record<`permission.${Permission}`, Wording>,

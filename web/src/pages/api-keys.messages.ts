@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const apiKeysMessages = pageMessages({
+  'apiKeys.nav': { en: 'API keys', fr: 'Clés d’API' },
   'apiKeys.createdBy': { en: 'Created by', fr: 'Créée par' },
   'apiKeys.byOperator': { en: 'command line', fr: 'ligne de commande' },
   'apiKeys.narrowed': { en: 'works only with: {permissions}', fr: 'ne fonctionne qu’avec : {permissions}' },

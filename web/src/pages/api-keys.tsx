@@ -4,6 +4,7 @@
 // period (shown disabled, with why, for a key holding permissions the person lacks). A key's own
 // page (#/api-keys/<id>) shows its rate limit, its allowlist, its remaining uses and their refill,
 // its metadata and its use per hour over 7 days.
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call, callTagged, ifMatch, type Tagged } from '../api/client.js';
 import { TaggedEditor, unlessStale, type EditOutcome } from '../tagged-editor.js';
@@ -509,3 +510,6 @@ function ExpiryState({ apiKey }: { apiKey: ApiKey }) {
     </span>
   );
 }
+
+/** The page as the navigation opens it (its entry: api-keys.entry.ts). */
+export const Route = ({ id, me }: PageProps) => <ApiKeysPage myPermissions={me.permissions} keyId={id} />;

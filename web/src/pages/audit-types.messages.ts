@@ -1,11 +1,14 @@
 // The name of each audit event type in the audit page's filter, in both languages. Typed against
-// the contract's AuditEventType: a type added to the contract fails the type check until named here.
+// the contract's AuditEventType: a type added to the contract fails the type check until named here
+// or by its feature's page (web/src/pages/<page>.entry.ts).
 import type { components } from '../../../generated/openapi.js';
 import { pageMessages, type Wording } from '../page-messages.js';
+import * as pages from './registry.js';
 
 type AuditEventType = components['schemas']['AuditEventType'];
 
-const named = {
+/** The platform's audit event types; a feature's page names its own (its entry's `auditTypes`). */
+const platform = {
   sign_in_succeeded: { en: 'Sign-in', fr: 'Connexion' },
   sign_in_failed: { en: 'Failed sign-in', fr: 'Connexion échouée' },
   sign_in_throttled: { en: 'Sign-in refused: too many attempts', fr: 'Connexion refusée : trop de tentatives' },
@@ -27,12 +30,6 @@ const named = {
   user_disabled: { en: 'User disabled', fr: 'Utilisateur désactivé' },
   user_exported: { en: 'Personal data exported', fr: 'Données personnelles exportées' },
   user_erased: { en: 'Person erased', fr: 'Personne effacée' },
-  meeting_created: { en: 'Meeting planned', fr: 'Réunion planifiée' },
-  meeting_updated: { en: 'Meeting changed', fr: 'Réunion modifiée' },
-  meeting_deleted: { en: 'Meeting cancelled', fr: 'Réunion annulée' },
-  task_created: { en: 'Task created', fr: 'Tâche créée' },
-  task_updated: { en: 'Task changed', fr: 'Tâche modifiée' },
-  task_deleted: { en: 'Task deleted', fr: 'Tâche supprimée' },
   second_factor_enrolled: { en: 'Second factor added', fr: 'Second facteur ajouté' },
   second_factor_removed: { en: 'Second factor removed', fr: 'Second facteur supprimé' },
   second_factor_failed: { en: 'Wrong second-factor code', fr: 'Code de second facteur erroné' },
@@ -51,13 +48,17 @@ const named = {
   identity_provider_updated: { en: 'Identity provider changed', fr: 'Fournisseur d’identité modifié' },
   identity_provider_deleted: { en: 'Identity provider removed', fr: 'Fournisseur d’identité supprimé' },
   identity_linked: { en: 'Account linked to an identity provider', fr: 'Compte lié à un fournisseur d’identité' },
-  invitation_created: { en: 'Invitation sent', fr: 'Invitation envoyée' },
-  invitation_resent: { en: 'Invitation sent again', fr: 'Invitation renvoyée' },
-  invitation_revoked: { en: 'Invitation revoked', fr: 'Invitation révoquée' },
-  invitation_accepted: { en: 'Invitation accepted', fr: 'Invitation acceptée' },
   password_reset_requested: { en: 'Password recovery asked for', fr: 'Récupération du mot de passe demandée' },
   password_reset_completed: { en: 'Password recovered', fr: 'Mot de passe récupéré' },
-} satisfies Record<AuditEventType, Wording>;
+} satisfies Partial<Record<AuditEventType, Wording>>;
+
+type Entries = typeof pages;
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+type FromPages = UnionToIntersection<{ [P in keyof Entries]: Entries[P] extends { auditTypes: infer W } ? W : never }[keyof Entries]>;
+
+// Every audit event type of the contract named once: a type no one names does not compile.
+const named: Record<AuditEventType, Wording> = { ...platform, ...Object.assign({}, ...Object.values(pages).map((entry) => ('auditTypes' in entry ? entry.auditTypes : {}))) } as typeof platform & FromPages;
+
 
 export const auditTypeMessages = pageMessages(
   Object.fromEntries(Object.entries(named).map(([type, wording]) => [`auditType.${type}`, wording])) as Record<`auditType.${AuditEventType}`, Wording>,

@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const auditMessages = pageMessages({
+  'audit.nav': { en: 'Audit', fr: 'Audit' },
   'audit.title': { en: 'Audit', fr: 'Audit' },
   'audit.filters': { en: 'Filter the events', fr: 'Filtrer les événements' },
   'audit.type': { en: 'Event', fr: 'Événement' },

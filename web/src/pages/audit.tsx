@@ -1,5 +1,6 @@
 // Audit: the journal of sign-ins, sessions and changes of rights, newest first, one readable line
 // per event; filters by event, actor, target and time; paged by cursor like the users.
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
@@ -121,3 +122,6 @@ export function AuditPage() {
     </>
   );
 }
+
+/** The page as the navigation opens it (its entry: audit.entry.ts). */
+export const Route = (_: PageProps) => <AuditPage />;

@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const homeMessages = pageMessages({
+  'home.nav': { en: 'Home', fr: 'Accueil' },
   'home.title': { en: 'Home', fr: 'Accueil' },
   'home.welcome': { en: 'Welcome, {name}.', fr: 'Bienvenue, {name}.' },
   'home.chartTitle': { en: 'Sign-ins per hour, last 7 days', fr: 'Connexions par heure, 7 derniers jours' },

@@ -1,5 +1,6 @@
 // Home: a welcome, the sign-ins chart for people who may read the audit journal, and everyone's
 // own recent activity (GET /me/audit-events).
+import type { PageProps } from '../page-entry.js';
 import { api, call } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
 import { describeChanges, describeEvent } from '../audit-line.js';
@@ -69,3 +70,6 @@ function MyActivity() {
     </section>
   );
 }
+
+/** The page as the navigation opens it (its entry: home.entry.ts). */
+export const Route = ({ me }: PageProps) => <HomePage me={me} />;

@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const identityProvidersMessages = pageMessages({
+  'identityProviders.nav': { en: 'Identity providers', fr: 'Fournisseurs d’identité' },
   'identityProviders.title': { en: 'Identity providers', fr: 'Fournisseurs d’identité' },
   'identityProviders.intro': {
     en: 'Your companies’ OpenID Connect providers: people of their e-mail domains sign in with them.',

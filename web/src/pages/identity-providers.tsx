@@ -5,6 +5,7 @@
 // commas or spaces; one group mapping a line, "group: role, role"); the server judges them.
 // The list is read a page at a time (cursor); a provider opened is read on its own with its ETag
 // and changed through TaggedEditor (If-Match, a 412 shown and the form rebuilt), as every resource.
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call, callTagged, ifMatch } from '../api/client.js';
 import { TaggedEditor, unlessStale, type EditOutcome } from '../tagged-editor.js';
@@ -217,3 +218,6 @@ function ProviderForm({
     </form>
   );
 }
+
+/** The page as the navigation opens it (its entry: identity-providers.entry.ts). */
+export const Route = ({ id }: PageProps) => <IdentityProvidersPage providerId={id} />;

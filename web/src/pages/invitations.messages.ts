@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const invitationsMessages = pageMessages({
+  'invitations.nav': { en: 'Invitations', fr: 'Invitations' },
   'invitations.title': { en: 'Invitations', fr: 'Invitations' },
   'invitations.intro': {
     en: 'Invite someone by e-mail: they choose their own password through the link they receive. Nobody else ever knows it.',

@@ -1,6 +1,7 @@
 // Invitations (docs/INVITATIONS.md): the list with resend and revoke, the form that invites someone
 // by e-mail with roles, and the page the message's link opens (#/invitation?token=...), where the
 // person chooses their name and password and is signed in.
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import type { components } from '../../../generated/openapi.js';
 import { api, call, tokens } from '../api/client.js';
@@ -164,3 +165,6 @@ export function AcceptInvitationPage({ onSignedIn }: { onSignedIn: () => void })
     </main>
   );
 }
+
+/** The page as the navigation opens it (its entry: invitations.entry.ts). */
+export const Route = (_: PageProps) => <InvitationsPage />;

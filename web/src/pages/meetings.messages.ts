@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const meetingsMessages = pageMessages({
+  'meetings.nav': { en: 'Meetings', fr: 'Réunions' },
   'meetings.title': { en: 'Meetings', fr: 'Réunions' },
   'meetings.weeks': { en: 'Weeks', fr: 'Semaines' },
   'meetings.week': { en: 'Week of {date}', fr: 'Semaine du {date}' },

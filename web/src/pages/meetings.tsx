@@ -3,6 +3,7 @@
 // change it. The permission is the only source of a right (docs/AUTH.md): Plan needs
 // meetings.create, Save meetings.update, Delete meetings.delete, whoever organises the meeting;
 // choosing attendees searches GET /users, so it needs users.list.
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call, callTagged, ifMatch } from '../api/client.js';
 import { TaggedEditor, unlessStale } from '../tagged-editor.js';
@@ -315,3 +316,6 @@ function MeetingForm({ meeting, etag, monday, myPermissions, onDone, onStale }: 
     </form>
   );
 }
+
+/** The page as the navigation opens it (its entry: meetings.entry.ts). */
+export const Route = ({ id, me }: PageProps) => <MeetingsPage week={id} myPermissions={me.permissions} />;

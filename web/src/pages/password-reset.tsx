@@ -2,6 +2,7 @@
 // recovery link opens (POST /password-resets/confirm: no sign-in, the person signs in afterwards),
 // and the development mailbox (GET /dev-mailbox/messages, outside the contract, only where the
 // server has it on: docs/MAIL.md).
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call, tokens } from '../api/client.js';
 import { ApiError } from '../api/problem.js';
@@ -160,3 +161,6 @@ export function DevMailboxPage() {
     </>
   );
 }
+
+/** The development mailbox as the router opens it (its entry: dev-mailbox.entry.ts). */
+export const DevMailboxRoute = (_: PageProps) => <DevMailboxPage />;

@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const passwordMessages = pageMessages({
+  'password.nav': { en: 'Password', fr: 'Mot de passe' },
   'password.title': { en: 'Change my password', fr: 'Changer mon mot de passe' },
   'password.done': { en: 'Your password is changed. Your other sessions were signed out.', fr: 'Votre mot de passe est changé. Vos autres sessions ont été fermées.' },
   'password.current': { en: 'Current password', fr: 'Mot de passe actuel' },

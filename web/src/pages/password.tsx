@@ -1,6 +1,7 @@
 // Change my password: PUT /me/password. The server signs the other sessions out. Also the page a
 // person lands on when their password was set by someone else (`required`): nothing else works
 // until they choose their own, and `onChanged` then opens the back office.
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.js';
 import { useI18n } from '../i18n.js';
@@ -49,3 +50,6 @@ export function PasswordPage({ required = false, onChanged }: { required?: boole
     </>
   );
 }
+
+/** The page as the navigation opens it (its entry: password.entry.ts). */
+export const Route = (_: PageProps) => <PasswordPage />;

@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const rolesMessages = pageMessages({
+  'roles.nav': { en: 'Roles', fr: 'Rôles' },
   'roles.created': { en: 'The role {name} is created.', fr: 'Le rôle {name} est créé.' },
   'roles.saved': { en: 'The role {name} is saved.', fr: 'Le rôle {name} est enregistré.' },
   'roles.title': { en: 'Roles', fr: 'Rôles' },

@@ -2,6 +2,7 @@
 // permission the person may not add or remove is shown disabled, with why (the server's rule,
 // docs/AUTH.md: PATCH /roles/{id} needs every permission added, and every permission the role
 // holds if any is removed).
+import type { PageProps } from '../page-entry.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, callTagged, ifMatch } from '../api/client.js';
 import { TaggedEditor, unlessStale } from '../tagged-editor.js';
@@ -148,3 +149,6 @@ function RoleForm({
     </form>
   );
 }
+
+/** The page as the navigation opens it (its entry: roles.entry.ts). */
+export const Route = ({ id, me }: PageProps) => <RolesPage roleId={id} myPermissions={me.permissions} />;

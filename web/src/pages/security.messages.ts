@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const securityMessages = pageMessages({
+  'security.nav': { en: 'Security', fr: 'Sécurité' },
   'security.title': { en: 'Security', fr: 'Sécurité' },
   'security.myDataTitle': { en: 'My data', fr: 'Mes données' },
   'security.myDataHint': {

@@ -3,6 +3,7 @@
 // remove the app; add passkeys (the browser makes them: web/src/passkeys.ts), name, rename and
 // remove them. Also the page a person lands on when a role of theirs requires a second factor
 // (`required`): nothing else works until they enrol, and `onEnrolled` then opens the back office.
+import type { PageProps } from '../page-entry.js';
 import { useEffect, useState } from 'preact/hooks';
 import QRCode from 'qrcode';
 import { api, call } from '../api/client.js';
@@ -349,3 +350,6 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
     </section>
   );
 }
+
+/** The page as the navigation opens it (its entry: security.entry.ts). */
+export const Route = (_: PageProps) => <SecurityPage />;

@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const sessionsMessages = pageMessages({
+  'sessions.nav': { en: 'My sessions', fr: 'Mes sessions' },
   'sessions.title': { en: 'My sessions', fr: 'Mes sessions' },
   'sessions.othersConfirm': { en: 'Sign out of every other session?', fr: 'Fermer toutes les autres sessions ?' },
   'sessions.othersDone': { en: 'Your other sessions are signed out.', fr: 'Vos autres sessions sont fermées.' },

@@ -1,4 +1,5 @@
 // My sessions: device, IP, when; the current one marked; revoke one, sign out everywhere else, sign out.
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call, signOut } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
@@ -104,3 +105,6 @@ export function SessionsPage() {
     </>
   );
 }
+
+/** The page as the navigation opens it (its entry: sessions.entry.ts). */
+export const Route = (_: PageProps) => <SessionsPage />;

@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const tasksMessages = pageMessages({
+  'tasks.nav': { en: 'Tasks', fr: 'Tâches' },
   'tasks.title': { en: 'Tasks', fr: 'Tâches' },
   'tasks.empty': { en: 'No task matches.', fr: 'Aucune tâche ne correspond.' },
   'tasks.filters': { en: 'Filter tasks', fr: 'Filtrer les tâches' },

@@ -2,6 +2,7 @@
 // order), each task's status changed in place, create and edit, delete. The permission alone
 // decides (docs/AUTH.md, "Tasks"): a control whose permission the person lacks (tasks.create,
 // tasks.update, tasks.delete) is shown disabled, with why (web/src/authority.ts).
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call, callTagged, ifMatch } from '../api/client.js';
 import { TaggedEditor, unlessStale, type EditOutcome } from '../tagged-editor.js';
@@ -370,3 +371,6 @@ function EditTaskForm({ task, etag, me, onDone }: { task: Task; etag: string; me
     </>
   );
 }
+
+/** The page as the navigation opens it (its entry: tasks.entry.ts). */
+export const Route = ({ id, me }: PageProps) => <TasksPage taskId={id} me={me} />;

@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const usersMessages = pageMessages({
+  'users.nav': { en: 'Users', fr: 'Utilisateurs' },
   'users.title': { en: 'Users', fr: 'Utilisateurs' },
   'users.empty': { en: 'No user matches.', fr: 'Aucun utilisateur ne correspond.' },
   'users.email': { en: 'E-mail', fr: 'E-mail' },

@@ -3,6 +3,7 @@
 // server would refuse for lack of a right is shown disabled, with why (web/src/authority.ts): a
 // role the person may not grant or take away, disabling someone holding more than they do, and an
 // operation whose permission (users.create, users.update, users.disable) they lack.
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call, callTagged, ifMatch, type Tagged } from '../api/client.js';
 import { TaggedEditor, unlessStale, type EditOutcome } from '../tagged-editor.js';
@@ -353,3 +354,6 @@ function EditUserForm({
     </>
   );
 }
+
+/** The page as the navigation opens it (its entry: users.entry.ts). */
+export const Route = ({ id, me }: PageProps) => <UsersPage userId={id} myPermissions={me.permissions} />;

@@ -2,6 +2,7 @@
 import { pageMessages } from '../page-messages.js';
 
 export const webhooksMessages = pageMessages({
+  'webhooks.nav': { en: 'Webhooks', fr: 'Webhooks' },
   'webhooks.title': { en: 'Webhooks', fr: 'Webhooks' },
   'webhooks.intro': {
     en: 'Endpoints that receive signed events (Standard Webhooks) about what their owner may read.',

@@ -3,6 +3,7 @@
 // rotate its secret, send a test event, delete it, and see its recent deliveries and replay one.
 // The event-type picker offers only the types the person may read (subscribing to another is
 // refused by the API). The opened endpoint is read on its own with its ETag, sent back as If-Match.
+import type { PageProps } from '../page-entry.js';
 import { useState } from 'preact/hooks';
 import { api, call, callTagged, changedMeanwhile, ifMatch } from '../api/client.js';
 import type { components } from '../../../generated/openapi.js';
@@ -324,3 +325,5 @@ function Deliveries({ id }: { id: string }) {
   );
 }
 
+/** The page as the navigation opens it (its entry: webhooks.entry.ts). */
+export const Route = ({ id, me }: PageProps) => <WebhooksPage endpointId={id} myPermissions={me.permissions} />;
