@@ -3,7 +3,7 @@
 // (the sender reads only committed rows). A link's token is in the rendered parts only.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { renderMessage, type Language, type MessageKind, type Templates } from './templates.js';
+import { renderMessage, type Language, type MessageKind, type RenderedMessage, type Templates } from './templates.js';
 
 export interface QueuedMessage<K extends MessageKind> {
   recipient: string;
@@ -18,7 +18,23 @@ export interface QueuedMessage<K extends MessageKind> {
 }
 
 export async function queueMessage<K extends MessageKind>(db: Kysely<Database>, m: QueuedMessage<K>): Promise<void> {
-  const { subject, text, html } = renderMessage(m.kind, m.language, m.values);
+  await queueRendered(db, { ...m, rendered: renderMessage(m.kind, m.language, m.values) });
+}
+
+/** A message a feature rendered itself (with `render`, src/mail/templates.ts); `kind` names it in the outbox. */
+export interface RenderedQueuedMessage {
+  recipient: string;
+  kind: string;
+  language: Language;
+  rendered: RenderedMessage;
+  now: Date;
+  invitationId?: string | null;
+  passwordResetId?: string | null;
+  userId?: string | null;
+}
+
+export async function queueRendered(db: Kysely<Database>, m: RenderedQueuedMessage): Promise<void> {
+  const { subject, text, html } = m.rendered;
   await db
     .insertInto('messages')
     .values({

@@ -1,5 +1,6 @@
-// Every message the service sends, in one place: each kind in English and French, as plain text
-// and as HTML made from the same words. Built from the values handed in when the change is made
+// The messages the platform sends (invitations, recovery, security notices), in one place: each kind
+// in English and French, as plain text and as HTML made from the same words by `render`, which a
+// feature's own messages use too (src/<feature>/messages.ts). Built from the values handed in when the change is made
 // (a link's token exists only there and in the message: never read back from storage). The HTML
 // escapes every value; a link is shown as its text too, for readers that block links.
 
@@ -13,7 +14,7 @@ export interface RenderedMessage {
 }
 
 /** A paragraph of the message: words, or a link (shown as a button and as its address). */
-type Block = { text: string } | { link: string; label: string };
+export type Block = { text: string } | { link: string; label: string };
 
 /** A time as the messages write it: UTC, to the minute (the reader's zone is unknown). */
 export function formatTime(at: Date, language: Language): string {
@@ -24,7 +25,8 @@ export function formatTime(at: Date, language: Language): string {
 const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-function render(language: Language, subject: string, blocks: Block[]): RenderedMessage {
+/** A message in the house's layout, from its subject and paragraphs: what every template, a feature's own included, is made with. */
+export function render(language: Language, subject: string, blocks: Block[]): RenderedMessage {
   const text = blocks.map((b) => ('link' in b ? b.link : b.text)).join('\n\n');
   const body = blocks
     .map((b) =>

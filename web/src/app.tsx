@@ -112,7 +112,8 @@ export function App() {
           onSignedIn={() => {
             setNotice(null);
             setSignedIn(true);
-            navigate('');
+            // A link into a page (a message's link, a bookmark) opens that page once signed in.
+            if (!route[0] || route[0] === 'sign-in') navigate('');
           }}
         />
       </>
