@@ -45,7 +45,7 @@ export function describeEvent(event: AuditEvent, t: T): string {
   if (event.type === 'sign_in_failed' && !event.target) line = t('audit.line.sign_in_failed.unknown');
   // A rotated key's previous secret, reported in its grace period, was stopped; the key was not revoked.
   else if (event.type === 'api_key_leak_reported' && event.details.leaked === 'previous') line = t('audit.line.api_key_leak_reported.previous', { target });
-  else line = t(`audit.line.${event.type}`, { actor: actorName(event, t), target, reason: reason(event, t) });
+  else line = t(`auditLine.${event.type}`, { actor: actorName(event, t), target, reason: reason(event, t) });
   const extras: string[] = [];
   if (event.type === 'api_key_rotated' && typeof event.details.grace_period_seconds === 'number') {
     const grace = event.details.grace_period_seconds;

@@ -9,6 +9,7 @@ import { problemMessages } from './problem.messages.js';
 import { permissionMessages } from './permission.messages.js';
 import { signInMessages } from './pages/sign-in.messages.js';
 import { auditTypeMessages } from './pages/audit-types.messages.js';
+import { auditLineMessages } from './pages/audit-lines.messages.js';
 import { passwordResetMessages } from './pages/password-reset.messages.js';
 import * as pages from './pages/registry.js';
 
@@ -18,6 +19,7 @@ const SHARED_MESSAGES = {
   problems: problemMessages,
   permissions: permissionMessages,
   auditTypes: auditTypeMessages,
+  auditLines: auditLineMessages,
   signIn: signInMessages,
   passwordReset: passwordResetMessages,
 };

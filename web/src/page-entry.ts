@@ -32,9 +32,9 @@ export interface PageEntry<Label extends string = string> {
   exportName?: string;
 }
 
-/** What a feature's page says of the contract's words it brings: its permissions and its audit event types. */
+/** What a feature's page says of the contract's words it brings: its permissions, and its audit event types (their name, and their line in the journal). */
 export type PermissionWording = Partial<Record<Permission, Wording>>;
-export type AuditTypeWording = Partial<Record<AuditEventType, Wording>>;
+export type AuditTypeWording = Partial<Record<AuditEventType, { name: Wording; line: Wording }>>;
 
 /** A section of the navigation and its links, in order. */
 export interface NavSection<Label extends string = string> {

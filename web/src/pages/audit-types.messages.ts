@@ -54,10 +54,10 @@ const platform = {
 
 type Entries = typeof pages;
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
-type FromPages = UnionToIntersection<{ [P in keyof Entries]: Entries[P] extends { auditTypes: infer W } ? W : never }[keyof Entries]>;
+type FromPages = UnionToIntersection<{ [P in keyof Entries]: Entries[P] extends { auditTypes: infer W } ? { [K in keyof W]: Wording } : never }[keyof Entries]>;
 
 // Every audit event type of the contract named once: a type no one names does not compile.
-const named: Record<AuditEventType, Wording> = { ...platform, ...Object.assign({}, ...Object.values(pages).map((entry) => ('auditTypes' in entry ? entry.auditTypes : {}))) } as typeof platform & FromPages;
+const named: Record<AuditEventType, Wording> = { ...platform, ...Object.assign({}, ...Object.values(pages).map((entry) => ('auditTypes' in entry ? Object.fromEntries(Object.entries(entry.auditTypes).map(([type, wording]) => [type, wording.name])) : {}))) } as typeof platform & FromPages;
 
 
 export const auditTypeMessages = pageMessages(

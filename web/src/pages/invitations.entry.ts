@@ -15,10 +15,10 @@ export const permissions = {
   'invitations.manage': { en: 'Invite people by e-mail, resend and revoke invitations.', fr: 'Inviter des personnes par e-mail, renvoyer et révoquer des invitations.' },
 } satisfies PermissionWording;
 
-/** The names of its audit event types in the audit page's filter. */
+/** Its audit event types: their names in the audit page's filter, and their lines in the journal ({actor}, {target}, {reason}). */
 export const auditTypes = {
-  invitation_created: { en: 'Invitation sent', fr: 'Invitation envoyée' },
-  invitation_resent: { en: 'Invitation sent again', fr: 'Invitation renvoyée' },
-  invitation_revoked: { en: 'Invitation revoked', fr: 'Invitation révoquée' },
-  invitation_accepted: { en: 'Invitation accepted', fr: 'Invitation acceptée' },
+  invitation_created: { name: { en: 'Invitation sent', fr: 'Invitation envoyée' }, line: { en: '{actor} invited {target}', fr: '{actor} a invité {target}' } },
+  invitation_resent: { name: { en: 'Invitation sent again', fr: 'Invitation renvoyée' }, line: { en: '{actor} sent the invitation of {target} again', fr: '{actor} a renvoyé l’invitation de {target}' } },
+  invitation_revoked: { name: { en: 'Invitation revoked', fr: 'Invitation révoquée' }, line: { en: '{actor} revoked the invitation of {target}', fr: '{actor} a révoqué l’invitation de {target}' } },
+  invitation_accepted: { name: { en: 'Invitation accepted', fr: 'Invitation acceptée' }, line: { en: '{target} accepted their invitation', fr: '{target} a accepté son invitation' } },
 } satisfies AuditTypeWording;

@@ -19,9 +19,9 @@ export const permissions = {
   'meetings.delete': { en: 'Cancel meetings.', fr: 'Annuler des réunions.' },
 } satisfies PermissionWording;
 
-/** The names of its audit event types in the audit page's filter. */
+/** Its audit event types: their names in the audit page's filter, and their lines in the journal ({actor}, {target}, {reason}). */
 export const auditTypes = {
-  meeting_created: { en: 'Meeting planned', fr: 'Réunion planifiée' },
-  meeting_updated: { en: 'Meeting changed', fr: 'Réunion modifiée' },
-  meeting_deleted: { en: 'Meeting cancelled', fr: 'Réunion annulée' },
+  meeting_created: { name: { en: 'Meeting planned', fr: 'Réunion planifiée' }, line: { en: '{actor} planned meeting {target}', fr: '{actor} a planifié la réunion {target}' } },
+  meeting_updated: { name: { en: 'Meeting changed', fr: 'Réunion modifiée' }, line: { en: '{actor} changed meeting {target}', fr: '{actor} a modifié la réunion {target}' } },
+  meeting_deleted: { name: { en: 'Meeting cancelled', fr: 'Réunion annulée' }, line: { en: '{actor} deleted meeting {target}', fr: '{actor} a supprimé la réunion {target}' } },
 } satisfies AuditTypeWording;

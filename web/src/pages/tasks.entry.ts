@@ -19,9 +19,9 @@ export const permissions = {
   'tasks.delete': { en: 'Delete tasks.', fr: 'Supprimer des tâches.' },
 } satisfies PermissionWording;
 
-/** The names of its audit event types in the audit page's filter. */
+/** Its audit event types: their names in the audit page's filter, and their lines in the journal ({actor}, {target}, {reason}). */
 export const auditTypes = {
-  task_created: { en: 'Task created', fr: 'Tâche créée' },
-  task_updated: { en: 'Task changed', fr: 'Tâche modifiée' },
-  task_deleted: { en: 'Task deleted', fr: 'Tâche supprimée' },
+  task_created: { name: { en: 'Task created', fr: 'Tâche créée' }, line: { en: '{actor} created task {target}', fr: '{actor} a créé la tâche {target}' } },
+  task_updated: { name: { en: 'Task changed', fr: 'Tâche modifiée' }, line: { en: '{actor} changed task {target}', fr: '{actor} a modifié la tâche {target}' } },
+  task_deleted: { name: { en: 'Task deleted', fr: 'Tâche supprimée' }, line: { en: '{actor} deleted task {target}', fr: '{actor} a supprimé la tâche {target}' } },
 } satisfies AuditTypeWording;
