@@ -11,7 +11,7 @@ import { makeApiKey, makeIdentityProvider, makePasskey, makeRole, makeUser, make
 import { OPERATOR } from '../src/auth/authority.js';
 import { deref, indexOperations, type OperationInfo } from '../src/contract/spec.js';
 import { aliasOperations } from '../src/contract/path-aliases.js';
-import { featureFixtures } from './fixtures/index.js';
+import { featureFixtures, featurePreparations } from './fixtures/index.js';
 import { ManualClock, systemClock } from '../src/clock.js';
 import { SoftAuthenticator } from './support/passkey.js';
 import { permissionOfEventType } from '../src/audit/outbox.js';
@@ -220,6 +220,9 @@ async function linkToProvider(caller: Caller): Promise<string> {
     .execute();
   return subject;
 }
+// Each feature's own (test/fixtures/<name>.ts).
+const FEATURE_PREPARATIONS = await featurePreparations();
+
 SECOND_FACTOR_FIRST.startOidcStepUp = async (_app, caller) => (await linkToProvider(caller), {});
 SECOND_FACTOR_FIRST.completeOidcStepUp = async (app, caller) => {
   const sub = await linkToProvider(caller);
@@ -231,7 +234,9 @@ async function call(op: OperationInfo, headers: Record<string, string>, caller?:
   // Webhook URLs on loopback: the matrix is about who may call, not about where a URL points.
   const { app } = createTestApp(database.db, { clock: systemClock, env: { WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' } });
   const path = await concretePath(op, caller);
-  const prepared = caller && headers.authorization && SECOND_FACTOR_FIRST[op.operationId] ? await SECOND_FACTOR_FIRST[op.operationId]!(app, caller) : {};
+  const original = aliasOf.get(op.operationId) ?? op.operationId;
+  const preparation = SECOND_FACTOR_FIRST[op.operationId] ?? FEATURE_PREPARATIONS[original];
+  const prepared = caller && headers.authorization && preparation ? await preparation(app, caller, database.db) : {};
   // A sensitive change: the caller's session holds a fresh proof (by a second factor: the caller
   // may hold one, a passkey made for the case); step-up itself is tested in test/step-up.test.ts.
   if (caller && headers.authorization && (op.raw['x-step-up'] === 'always' || op.raw['x-step-up'] === 'for_people')) {

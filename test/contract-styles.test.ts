@@ -14,10 +14,12 @@ import { createTestDatabase, spec, type TestDatabase } from './support/context.j
 import { requiredQuery } from './support/contract.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { startValidationProxy, type PrismProcess } from './support/prism.js';
-import { adminRoleId, makeApiKey, makeIdentityProvider, makeMeeting, makePasskey, makeRole, makeTask, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
+import { adminRoleId, makeApiKey, makeIdentityProvider, makePasskey, makeRole, makeUser, makeWebhookDelivery, makeWebhookEndpoint } from './support/access-fixtures.js';
 import { SoftAuthenticator } from './support/passkey.js';
 import { startHandMadeProvider, type HandMadeProvider } from './support/oidc.js';
 import { deref, indexOperations, type OpenApiDocument, type OperationInfo } from '../src/contract/spec.js';
+import { aliasOperations } from '../src/contract/path-aliases.js';
+import { featureFixtures, featurePreparations } from './fixtures/index.js';
 import { INFLECTIONS, styleKey, type Inflection } from '../src/contract/inflection.js';
 import { hashPassword } from '../src/auth/secrets/passwords.js';
 import { bundlePath } from '../src/paths.js';
@@ -58,6 +60,13 @@ afterAll(async () => {
 });
 
 /** A user signed in for real, straight at the service (fixtures do not go through Prism). */
+const operationPaths = new Map(indexOperations(spec).map((op) => [op.operationId, op.path]));
+const aliasOf = aliasOperations(spec);
+/** The path that names the resource: an alias's original's (`/taches/{id}` is a task). */
+const resourcePathOf = (op: OperationInfo) => operationPaths.get(aliasOf.get(op.operationId) ?? op.operationId) ?? op.path;
+/** What a caller does before a feature's operation can succeed (test/fixtures/<name>.ts). */
+const FEATURE_PREPARATIONS = await featurePreparations();
+
 interface Caller {
   userId: string;
   email: string;
@@ -91,29 +100,14 @@ async function steppedUp(caller: Caller): Promise<Caller> {
 }
 
 /** A fresh resource for a path parameter, by the path's first segment. */
+// The platform's below; each feature's from test/fixtures/<segment>.ts (a French path takes its original's).
 const RESOURCES: Record<string, () => Promise<string>> = {
+  ...Object.fromEntries(Object.entries(await featureFixtures()).map(([segment, make]) => [segment, () => make(database.db)])),
   users: async () => (await makeUser(database.db)).id,
-  utilisateurs: async () => (await makeUser(database.db)).id,
   roles: async () => (await makeRole(database.db, ['tasks.list'])).id,
   'api-keys': async () => (await makeApiKey(database.db, ['tasks.list'])).id,
-  meetings: async () => (await makeMeeting(database.db)).id,
-  reunions: async () => (await makeMeeting(database.db)).id,
-  tasks: async () => (await makeTask(database.db)).id,
-  invitations: async () => {
-    const creator = await makeUser(database.db);
-    const email = `invited-${randomUUID().slice(0, 8)}@example.com`;
-    const row = await database.db
-      .insertInto('invitations')
-      .values({ email, email_key: email, token_digest: Buffer.from(randomUUID().replace(/-/g, ''), 'hex'), expires_in_days: 7, expires_at: new Date(Date.now() + 7 * 86_400_000), created_by_user_id: creator.id })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return row.id;
-  },
-  taches: async () => (await makeTask(database.db)).id,
   'webhook-endpoints': async () => (await makeWebhookEndpoint(database.db)).id,
-  'points-de-terminaison-webhook': async () => (await makeWebhookEndpoint(database.db)).id,
   'identity-providers': () => makeIdentityProvider(database.db, openIdProvider.issuer),
-  'fournisseurs-identite': () => makeIdentityProvider(database.db, openIdProvider.issuer),
   // SCIM's /scim/v2/Users/{id}: a person holding nothing (a provisioning key sees only people it outranks).
   scim: async () => {
     const user = await makeUser(database.db);
@@ -155,8 +149,9 @@ async function successPath(op: OperationInfo, caller: Caller | undefined): Promi
   }
   let path = op.path;
   for (const [placeholder] of op.path.matchAll(/\{[^}]+\}/g)) {
-    const make = RESOURCES[op.path.startsWith('/scim/v2/Groups/') ? 'scim-groups' : (op.path.split('/')[1] ?? '')];
-    if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add one to RESOURCES in test/contract-styles.test.ts`);
+    const segment = op.path.startsWith('/scim/v2/Groups/') ? 'scim-groups' : (resourcePathOf(op).split('/')[1] ?? '');
+    const make = RESOURCES[segment];
+    if (!make) throw new Error(`No fixture for ${placeholder} in ${op.path}: add test/fixtures/${segment}.ts (see test/fixtures/tasks.ts)`);
     path = path.replace(placeholder, await make());
   }
   return `${path}${requiredQuery(op)}`;
@@ -283,7 +278,8 @@ async function casesFor(contract: OpenApiDocument, op: OperationInfo, style: Inf
   if (!op.security.includes('bearerAuth')) throw new Error(`${op.operationId} takes API keys only: give this file a caller for it`);
   const caller = op.method === 'get' ? shared.adminCaller : (op.raw['x-step-up'] === 'always' || op.raw['x-step-up'] === 'for_people') ? await steppedUp(await signedIn([adminRole])) : await signedIn([adminRole]);
   // People a meeting names must be active users.
-  const prepared = (await PREPARED_BODY[op.operationId]?.(caller)) ?? {};
+  const preparation = FEATURE_PREPARATIONS[aliasOf.get(op.operationId) ?? op.operationId];
+  const prepared = (await PREPARED_BODY[op.operationId]?.(caller)) ?? (preparation ? await preparation(server.url, caller, database.db) : {});
   const fill = { email: `styles-${unique}@example.com`, name: `styles ${unique}`, current_password: PASSWORD, refresh_token: caller.refreshToken, organizer_id: caller.userId, attendee_ids: [shared.adminCaller.userId], url: 'http://127.0.0.1:9/hook', issuer: openIdProvider.issuer, domains: [`styles-${unique}.example`], role_mappings: [], ...prepared };
   const body = exampleBody(contract, op, style, fill);
   const withBody = body === undefined ? {} : { body };
