@@ -1,6 +1,7 @@
 // Made by scripts/alias-paths.ts from the contract's x-path-aliases: served by their originals' handlers.
 export type AliasOperationId =
   | 'confirmReinitialisationMotDePasse'
+  | 'confirmerChangementEmail'
   | 'createFournisseurIdentite'
   | 'createPointDeTerminaisonWebhook'
   | 'createReunion'
@@ -9,6 +10,7 @@ export type AliasOperationId =
   | 'deletePointDeTerminaisonWebhook'
   | 'deleteReunion'
   | 'deleteTache'
+  | 'demanderChangementEmail'
   | 'effacerUtilisateur'
   | 'exporterDonneesUtilisateur'
   | 'exporterMesDonnees'

@@ -19,3 +19,4 @@ export * as identityProviders from './auth/identity-providers/feature.js';
 export * as scim from './scim/feature.js';
 export * as personalData from './personal-data/feature.js';
 export * as erasure from './erasure/feature.js';
+export * as emailChanges from './email-changes/feature.js';

@@ -15,3 +15,4 @@ export * as sessions from './sessions.entry.js';
 export * as security from './security.entry.js';
 export * as password from './password.entry.js';
 export * as devMailbox from './dev-mailbox.entry.js';
+export * as email from './email.entry.js';

@@ -455,6 +455,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/email-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask to change my e-mail address
+         * @description Sends a single-use link to the new address; the address changes only when that link is
+         *     followed by the same person, signed in (`POST /me/email-change/confirm`), and the old address
+         *     is then told. The link works for 24 hours; asking again replaces it. The answer is the same
+         *     `202` whether another account has the address or not (that is found out, by the owner of the
+         *     address only, when the link is followed). The session must hold a fresh proof
+         *     (`403 step_up_required` otherwise; `POST /sessions/current/step-up`): a stolen access token
+         *     alone cannot move an account to another mailbox. Refused with `409 email_unchanged` for the
+         *     current address, and `403 sso_required` for a person whose company signs them in (their address
+         *     is the identity provider's). At most 5 requests an hour per person (`429`). Recorded as
+         *     `email_change_requested`. docs/MAIL.md.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["requestEmailChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/moi/changement-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask to change my e-mail address (French path)
+         * @description French name of `POST /me/email-change`; same behaviour.
+         *     Sends a single-use link to the new address; the address changes only when that link is
+         *     followed by the same person, signed in (`POST /me/email-change/confirm`), and the old address
+         *     is then told. The link works for 24 hours; asking again replaces it. The answer is the same
+         *     `202` whether another account has the address or not (that is found out, by the owner of the
+         *     address only, when the link is followed). The session must hold a fresh proof
+         *     (`403 step_up_required` otherwise; `POST /sessions/current/step-up`): a stolen access token
+         *     alone cannot move an account to another mailbox. Refused with `409 email_unchanged` for the
+         *     current address, and `403 sso_required` for a person whose company signs them in (their address
+         *     is the identity provider's). At most 5 requests an hour per person (`429`). Recorded as
+         *     `email_change_requested`. docs/MAIL.md.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["demanderChangementEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/email-change/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm my new e-mail address with the link's token
+         * @description Sets the person's address to the one the link was sent to. The token must be the signed-in
+         *     person's own: the link proves the mailbox, the session proves the account. It spends the token,
+         *     every other pending change and every password recovery link of the person (sent to the old
+         *     address), and tells the old address. Sessions stay open. A token unknown, used, replaced,
+         *     expired or another person's is `400 invalid_email_change`, the same answer for each; an address
+         *     another account took in the meantime is `409 email_taken`. Recorded as `email_changed`, with
+         *     the address before and after.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["confirmEmailChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/moi/changement-email/confirmation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm my new e-mail address with the link's token (French path)
+         * @description French name of `POST /me/email-change/confirm`; same behaviour.
+         *     Sets the person's address to the one the link was sent to. The token must be the signed-in
+         *     person's own: the link proves the mailbox, the session proves the account. It spends the token,
+         *     every other pending change and every password recovery link of the person (sent to the old
+         *     address), and tells the old address. Sessions stay open. A token unknown, used, replaced,
+         *     expired or another person's is `400 invalid_email_change`, the same answer for each; an address
+         *     another account took in the meantime is `409 email_taken`. Recorded as `email_changed`, with
+         *     the address before and after.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        post: operations["confirmerChangementEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/second-factors": {
         parameters: {
             query?: never;
@@ -3856,6 +3976,28 @@ export interface components {
              */
             new_password: string;
         };
+        EmailChangeRequest: {
+            /**
+             * Format: email
+             * @description The new address. It takes effect when the link sent to it is followed.
+             * @example grace.hopper@navy.example
+             */
+            email: string;
+            /**
+             * @description The language of the messages (the back office sends its own).
+             * @default en
+             * @example en
+             * @enum {string}
+             */
+            language: "en" | "fr";
+        };
+        EmailChangeConfirmRequest: {
+            /**
+             * @description The token of the link sent to the new address (`boe_...`). Single use.
+             * @example boe_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h
+             */
+            token: string;
+        };
         /**
          * @description The signed-in person's second factors. Never a secret: the authenticator app's key and the
          *     recovery codes are shown once, when they are made.
@@ -4695,7 +4837,9 @@ export interface components {
          *     recovery: `password_reset_requested` (a link asked for: by the person, with `details.account`
          *     `known`, `unknown`, `sso_required` or `disabled`, visible to auditors only; or by an
          *     administrator, `details.by_administrator`) and `password_reset_completed` (the password set
-         *     through a link, `details.sessions_revoked`).
+         *     through a link, `details.sessions_revoked`). E-mail address: `email_change_requested` (a link
+         *     sent to the new address) and `email_changed` (the link followed: the address before and after in
+         *     `changes`).
          *     Reads are never recorded, and neither are refused operations, with two exceptions about API
          *     keys: `api_key_ip_refused` (a request from an address outside the key's allowlist; at most one
          *     a minute per key and server process, with `details.refused_before_unrecorded`, the refusals not
@@ -4706,7 +4850,7 @@ export interface components {
          * @example api_key_rotated
          * @enum {string}
          */
-        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "user_exported" | "user_erased" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked" | "invitation_created" | "invitation_resent" | "invitation_revoked" | "invitation_accepted" | "password_reset_requested" | "password_reset_completed";
+        AuditEventType: "sign_in_succeeded" | "sign_in_failed" | "sign_in_throttled" | "tokens_refreshed" | "refresh_token_reused" | "session_revoked" | "password_changed" | "api_key_created" | "api_key_updated" | "api_key_rotated" | "api_key_revoked" | "api_key_ip_refused" | "api_key_leak_reported" | "role_created" | "role_updated" | "role_deleted" | "user_created" | "user_updated" | "user_disabled" | "user_exported" | "user_erased" | "meeting_created" | "meeting_updated" | "meeting_deleted" | "task_created" | "task_updated" | "task_deleted" | "second_factor_enrolled" | "second_factor_removed" | "second_factor_failed" | "second_factor_locked" | "recovery_code_used" | "recovery_codes_regenerated" | "second_factors_reset" | "webhook_endpoint_created" | "webhook_endpoint_updated" | "webhook_endpoint_secret_rotated" | "webhook_endpoint_deleted" | "webhook_endpoint_disabled" | "passkey_renamed" | "session_stepped_up" | "identity_provider_created" | "identity_provider_updated" | "identity_provider_deleted" | "identity_linked" | "invitation_created" | "invitation_resent" | "invitation_revoked" | "invitation_accepted" | "password_reset_requested" | "password_reset_completed" | "email_change_requested" | "email_changed";
         /**
          * @description The kind of actor (AuditActor describes each).
          * @example user
@@ -6823,6 +6967,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Accepted; what follows is done by e-mail, and the answer says nothing more. */
+        Accepted: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description No such resource */
         NotFound: {
             headers: {
@@ -8087,17 +8242,6 @@ export interface components {
                 "application/json": components["schemas"]["Invitation"];
             };
         };
-        /** @description Accepted; what follows is done by e-mail, and the answer says nothing more. */
-        Accepted: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                "Cache-Control": components["headers"]["CacheControlNoStore"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                RateLimit: components["headers"]["RateLimit"];
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
         /** @description The invitation. */
         Invitation: {
             headers: {
@@ -9070,6 +9214,8 @@ export type OidcSignInStartRequest = components['schemas']['OidcSignInStartReque
 export type User = components['schemas']['User'];
 export type Me = components['schemas']['Me'];
 export type PasswordChangeRequest = components['schemas']['PasswordChangeRequest'];
+export type EmailChangeRequest = components['schemas']['EmailChangeRequest'];
+export type EmailChangeConfirmRequest = components['schemas']['EmailChangeConfirmRequest'];
 export type SecondFactors = components['schemas']['SecondFactors'];
 export type TotpEnrolment = components['schemas']['TotpEnrolment'];
 export type TotpCode = components['schemas']['TotpCode'];
@@ -9193,6 +9339,7 @@ export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge']
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseNoContent = components['responses']['NoContent'];
 export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
+export type ResponseAccepted = components['responses']['Accepted'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseRecoveryCodes = components['responses']['RecoveryCodes'];
 export type ResponsePasskeyNotFound = components['responses']['PasskeyNotFound'];
@@ -9223,7 +9370,6 @@ export type ResponseTaskCreated = components['responses']['TaskCreated'];
 export type ResponseTask = components['responses']['Task'];
 export type ResponseTaskNotFound = components['responses']['TaskNotFound'];
 export type ResponseInvitationCreated = components['responses']['InvitationCreated'];
-export type ResponseAccepted = components['responses']['Accepted'];
 export type ResponseInvitation = components['responses']['Invitation'];
 export type ResponseInvitationNotFound = components['responses']['InvitationNotFound'];
 export type ResponseWebhookEndpointList = components['responses']['WebhookEndpointList'];
@@ -10226,6 +10372,232 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestEmailChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "grace.hopper@navy.example",
+                 *       "language": "en"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailChangeRequest"];
+            };
+        };
+        responses: {
+            202: components["responses"]["Accepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The address asked for is the person's own already (`email_unchanged`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    demanderChangementEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "grace.hopper@navy.example",
+                 *       "language": "en"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailChangeRequest"];
+            };
+        };
+        responses: {
+            202: components["responses"]["Accepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The address asked for is the person's own already (`email_unchanged`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    confirmEmailChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "boe_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailChangeConfirmRequest"];
+            };
+        };
+        responses: {
+            204: components["responses"]["NoContent"];
+            /** @description Request validation failed, or the token opens no pending change of this person (`invalid_email_change`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Another account has the address now (`email_taken`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    confirmerChangementEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Letter case of the keys of the JSON response, error documents included (and accepted for the
+                 *     request body). Without it, keys are `snake_case`. The four values are read in any letter case;
+                 *     any other value, an empty one included, is answered with `400 invalid_inflection` listing them.
+                 * @example camel
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "boe_7Gd2Kq9Lm4Xp8Vn1Rc6Tw3Ys0Hf5Jb2Ge9Ua4Io7Pe1_4f5G6h"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailChangeConfirmRequest"];
+            };
+        };
+        responses: {
+            204: components["responses"]["NoContent"];
+            /** @description Request validation failed, or the token opens no pending change of this person (`invalid_email_change`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Another account has the address now (`email_taken`). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
