@@ -10,7 +10,7 @@
 // written here by hand from src/auth/sessions/repository.ts: they measure its parts, not the service.
 import pg from 'pg';
 import { sql } from 'kysely';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { keyBySecretDigest } from '../src/api-keys/repository.js';
@@ -65,7 +65,7 @@ async function main() {
     await seedUsers(db, { users: 100_000, seed: 1 });
     if (PRODUCTION) await seedProductionShape(db);
     await sql`vacuum analyze`.execute(db);
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await new ApiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
     const bearerValues = bearerStatementValues(session!.access_token, new Date());

@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { systemClock } from '../src/clock.js';
 import { COMMAND_LINE } from '../src/audit/context.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import type { Principal } from '../src/auth/principal.js';
 import { BENCH_SEALING_KEYS, SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
@@ -78,7 +78,7 @@ async function main() {
     print(`statements of one create (BEGIN to COMMIT, and the read of the created task): ${without.length} without a key, ${withKey.length} with one`);
     for (const s of withKey) print(`    ${without.includes(s) ? ' ' : '+'} ${s}`);
 
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['tasks.create'] });
+    const { secret } = await new ApiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['tasks.create'] });
     service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
     print(`\n${machineLine(`${CONNECTIONS} clients in this process; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10`, { load: true })}`);
     await load(service.url, secret, false); // warm-up

@@ -15,7 +15,7 @@
 // Run alone on a quiet machine (it starts its own PostgreSQL 15 unless DATABASE_URL is set):
 //   make build && node --import tsx bench/key-revocation.ts
 import { sql } from 'kysely';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, VARIANT_ENV, startProcess, stopProcess } from './support/process.js';
@@ -84,7 +84,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, 100));
     }
     await new Promise((r) => setTimeout(r, 3000)); // their first heartbeat has come back
-    const keys = apiKeyService({ db, clock: systemClock });
+    const keys = new ApiKeyService({ db, clock: systemClock });
     print(machineLine(`${PROCESSES} processes, ${REVOCATIONS} revocations; service: ${SERVICE_SCRIPT}, NODE_ENV=production${cacheOn ? '' : ', API_KEY_CACHE_SIZE=0'}`, { load: true }));
 
     const latencies: number[] = [];

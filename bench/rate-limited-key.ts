@@ -13,7 +13,7 @@
 // Prints a markdown table at the end (docs/BENCHMARKS.md, "Rate-limited key").
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
@@ -38,7 +38,7 @@ async function main() {
     service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
     await seedUsers(db, { users: USERS, seed: 1 });
     await sql`vacuum analyze users`.execute(db);
-    const keys = apiKeyService({ db, clock: systemClock });
+    const keys = new ApiKeyService({ db, clock: systemClock });
     const unlimited = (await keys.create(OPERATOR, { name: 'bench unlimited', permissions: ['users.list'] })).secret;
     const limited = (await keys.create(OPERATOR, { name: 'bench limited', permissions: ['users.list'], rate_limit: LIMIT })).secret;
 

@@ -6,7 +6,7 @@
 // reads it for a larger host.
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
@@ -28,7 +28,7 @@ runBenchmark(() => benchDatabase('bench_scale_out'), async (database, children) 
   const { db } = database;
   await seedUsers(db, { users: USERS, seed: 1 });
   await sql`vacuum analyze users`.execute(db);
-  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+  const { secret } = await new ApiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
   const admin = await createAdmin(db);
   const one = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, WORKERS: '1' });
   children.push(one.child);

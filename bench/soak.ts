@@ -18,7 +18,7 @@ import { startServerProcess } from '../test/support/server-process.js';
 import { HttpClient, type RawRequest, type RawResponse } from '../test/support/http-client.js';
 import type { Database } from '../src/db/schema.js';
 import { createUserWithPassword } from '../src/users/credentials.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 
@@ -121,7 +121,7 @@ async function seed(databaseUrl: string): Promise<{ users: { email: string; pass
     await db.insertInto('user_roles').values({ user_id: id, role_id: role.id }).execute();
     users.push(user);
   }
-  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'soak listing key', permissions: ['users.list'] });
+  const { secret } = await new ApiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'soak listing key', permissions: ['users.list'] });
   await db.destroy();
   return { users, key: secret };
 }

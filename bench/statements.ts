@@ -14,7 +14,7 @@
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { keyBySecretDigest } from '../src/api-keys/repository.js';
@@ -49,7 +49,7 @@ async function main() {
     await seedUsers(db, { users: 100_000, seed: 1 });
     if (process.env.BENCH_SHAPE === 'production') await seedProductionShape(db);
     await sql`vacuum analyze`.execute(db);
-    const keys = apiKeyService({ db, clock: systemClock });
+    const keys = new ApiKeyService({ db, clock: systemClock });
     const { secret } = await keys.create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);

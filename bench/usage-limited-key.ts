@@ -17,7 +17,7 @@
 //   BENCH_USERS=200 BENCH_USES=300 BENCH_EXHAUST_SECONDS=2 BENCH_ROUNDS=1 BENCH_DURATION=1 BENCH_WARM_UP=1 BENCH_CONNECTIONS=6 node --import tsx bench/usage-limited-key.ts
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
@@ -56,7 +56,7 @@ async function main() {
     const urls = services.map((s) => s.url);
     await seedUsers(db, { users: USERS, seed: 1 });
     await sql`vacuum analyze users`.execute(db);
-    const keys = apiKeyService({ db, clock: systemClock });
+    const keys = new ApiKeyService({ db, clock: systemClock });
     const unlimited = (await keys.create(OPERATOR, { name: 'bench unlimited', permissions: ['users.list'] })).secret;
     const limited = (await keys.create(OPERATOR, { name: 'bench limited', permissions: ['users.list'], remaining_uses: PLENTY })).secret;
     const counted = await keys.create(OPERATOR, { name: 'bench counted', permissions: ['users.list'], remaining_uses: USES });

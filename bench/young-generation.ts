@@ -7,7 +7,7 @@
 // Runs on the database a kept run of bench/meetings-week.ts seeded (a million meetings):
 //   DATABASE_URL=<a local cluster> BENCH_KEEP_DATABASES=1 node --import tsx bench/meetings-week.ts   (once)
 //   DATABASE_URL=<the same> BENCH_KEEP_DATABASES=1 BENCH_ROUNDS=5 node --import tsx bench/young-generation.ts
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, START_NODE_FLAGS, startProcess } from './support/process.js';
@@ -38,7 +38,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
     }
   }
   const { path } = await medianPersonWeek(database.db);
-  const { secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(OPERATOR, { name: `bench young ${new Date().toISOString()}`, permissions: ['meetings.list'] });
+  const { secret } = await new ApiKeyService({ db: database.db, clock: systemClock }).create(OPERATOR, { name: `bench young ${new Date().toISOString()}`, permissions: ['meetings.list'] });
   const headers = { 'x-api-key': secret };
   for (const target of targets) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: 10, headers }); // warm-up
   await settleBeforeMeasuring(database);

@@ -3,9 +3,9 @@
 // HTTP edge receive what it returns and never build a service themselves.
 import type { Dependencies } from './dependencies.js';
 import type { Authenticators } from './auth/principal.js';
-import { userService } from './users/service.js';
-import { roleService } from './roles/service.js';
-import { apiKeyService } from './api-keys/service.js';
+import { UserService } from './users/service.js';
+import { RoleService } from './roles/service.js';
+import { ApiKeyService } from './api-keys/service.js';
 import { SignInAttempts } from './auth/sessions/sign-in-attempts.js';
 import { SignInService } from './auth/sessions/sign-in.js';
 import { StepUpService } from './auth/sessions/step-up-proofs.js';
@@ -13,7 +13,7 @@ import { TokenRefresh } from './auth/sessions/token-refresh.js';
 import { SessionManagement } from './auth/sessions/management.js';
 import { PasswordChange } from './auth/sessions/password-change.js';
 import { auditService } from './audit/service.js';
-import { meetingService } from './meetings/service.js';
+import { MeetingService } from './meetings/service.js';
 import { TaskService } from './tasks/service.js';
 import { invitationService } from './invitations/service.js';
 import { secondFactorService } from './auth/second-factors/service.js';
@@ -35,7 +35,7 @@ import { EventFeed } from './webhooks/feed.js';
 import { deliveryWorker } from './webhooks/worker.js';
 import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { readContract } from './contract/spec.js';
-import { identityProviderService } from './auth/identity-providers/providers.js';
+import { IdentityProviderService } from './auth/identity-providers/providers.js';
 import { scimUserService } from './scim/users.js';
 import { scimGroupService } from './scim/groups.js';
 import { OidcSignInService } from './auth/identity-providers/sign-in.js';
@@ -47,9 +47,9 @@ import { mailService } from './mail/service.js';
 import { passwordResetService } from './password-resets/service.js';
 
 export interface Services {
-  users: ReturnType<typeof userService>;
-  roles: ReturnType<typeof roleService>;
-  apiKeys: ReturnType<typeof apiKeyService>;
+  users: UserService;
+  roles: RoleService;
+  apiKeys: ApiKeyService;
   leakReports: ReturnType<typeof leakReportService>;
   /** Signing in: a password, its second step, a passkey alone, after an identity provider. */
   signIn: SignInService;
@@ -60,7 +60,7 @@ export interface Services {
   sessions: SessionManagement;
   passwordChange: PasswordChange;
   audit: ReturnType<typeof auditService>;
-  meetings: ReturnType<typeof meetingService>;
+  meetings: MeetingService;
   tasks: TaskService;
   invitations: ReturnType<typeof invitationService>;
   /** Creates made once per Idempotency-Key. */
@@ -87,7 +87,7 @@ export interface Services {
   /** Rate limits and key usage, counted in this process and reconciled through the database. */
   admission: Admission;
   /** Companies' OpenID Providers, and signing in with one (src/auth/identity-providers). */
-  identityProviders: ReturnType<typeof identityProviderService>;
+  identityProviders: IdentityProviderService;
   oidcSignIn: OidcSignInService;
   /** A fresh proof at the provider a person is linked to. */
   oidcStepUp: OidcStepUpService;
@@ -113,12 +113,12 @@ export function buildServices(deps: Dependencies): Services {
   const passkeys = passkeyService(deps, secondFactors.newCodesFor);
   const attempts = new SignInAttempts(deps);
   const signIn = new SignInService(deps, { secondFactors, passkeys }, attempts);
-  const users = userService(deps, revokeSessions);
+  const users = new UserService(deps, revokeSessions);
   const keys = keyCache(deps, deps.config.apiKeyCache);
   return {
     users,
-    roles: roleService(deps),
-    apiKeys: apiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
+    roles: new RoleService(deps),
+    apiKeys: new ApiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
     leakReports: leakReportService(deps, deps.config.leakReportKeysFile ? loadReporterKeys(deps.config.leakReportKeysFile) : null),
     signIn,
     stepUp: new StepUpService(deps, { secondFactors, passkeys }, attempts),
@@ -126,7 +126,7 @@ export function buildServices(deps: Dependencies): Services {
     sessions: new SessionManagement(deps),
     passwordChange: new PasswordChange(deps, attempts),
     audit: auditService(deps),
-    meetings: meetingService(deps),
+    meetings: new MeetingService(deps),
     tasks: new TaskService(deps),
     invitations: invitationService(deps),
     idempotency: idempotencyService(deps),
@@ -140,7 +140,7 @@ export function buildServices(deps: Dependencies): Services {
     keyCache: keys,
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), spendKeyUse: keyUseSpender(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
     admission: admissionService(deps, usage),
-    identityProviders: identityProviderService(deps),
+    identityProviders: new IdentityProviderService(deps),
     oidcSignIn: new OidcSignInService(deps, signIn),
     oidcStepUp: new OidcStepUpService(deps),
     scimUsers: scimUserService(deps, users),

@@ -11,7 +11,7 @@ import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, createAppWithTestBearer, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
 import { digestTables } from './support/table-digest.js';
 import { ManualClock } from '../src/clock.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { secondInstance } from './support/second-instance.js';
@@ -25,9 +25,9 @@ beforeAll(async () => {
 });
 afterAll(() => database.destroy());
 
-type Fields = Parameters<ReturnType<typeof apiKeyService>['create']>[1];
+type Fields = Parameters<ApiKeyService['create']>[1];
 async function keyWith(clock: ManualClock, fields: Partial<Fields>, permissions = ['users.list']) {
-  const { key, secret } = await apiKeyService({ db: database.db, clock }).create(OPERATOR, { name: `uses-${Math.random().toString(36).slice(2, 10)}`, permissions, ...fields });
+  const { key, secret } = await new ApiKeyService({ db: database.db, clock }).create(OPERATOR, { name: `uses-${Math.random().toString(36).slice(2, 10)}`, permissions, ...fields });
   return { id: key.id, secret, key };
 }
 
@@ -290,7 +290,7 @@ describe('security: a usage-limited key spent from three service instances at on
       await answersOnceHeard(() => request(made.app).get('/users?limit=1').set('x-api-key', key.secret), 200);
       expect(made.services.keyCache.holds(digestSecret(key.secret))).toBe(true);
     }
-    await apiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, fields);
+    await new ApiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, fields);
     return key;
   }
 
@@ -326,7 +326,7 @@ describe('security: a usage-limited key spent from three service instances at on
     const key = await keyWith(clock, {});
     for (const made of three) await answersOnceHeard(() => request(made.app).get('/users?limit=1').set('x-api-key', key.secret), 200);
     const heard = three.map((made) => made.services.keyCache.state().notifications);
-    await apiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { remaining_uses: 2 });
+    await new ApiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { remaining_uses: 2 });
     for (const [i, made] of three.entries()) {
       const until = Date.now() + HEARD_DEADLINE_MS;
       while (made.services.keyCache.state().notifications <= heard[i]! && Date.now() < until) await new Promise((r) => setTimeout(r, 5));

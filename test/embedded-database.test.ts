@@ -18,7 +18,7 @@ import { budget } from './support/budgets.js';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { FIRST_ADMINISTRATOR_FILE } from '../src/users/bootstrap.js';
 import { passwordStep, secondStep, totpCode } from './support/second-factor.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { fileClock } from '../src/clock.js';
 
@@ -140,7 +140,7 @@ describe('usage-limited keys on the embedded database', () => {
     const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, TEST_CLOCK_FILE: clockFile, SWEEP_INTERVAL_S: '0', METRICS_PORT: '0' });
     const service = await buildService(config, captureLogs().logger);
     try {
-      const keys = apiKeyService({ db: service.database.db, clock: fileClock(clockFile) });
+      const keys = new ApiKeyService({ db: service.database.db, clock: fileClock(clockFile) });
       const race = async (secret: string, n: number) =>
         (await Promise.all(Array.from({ length: n }, () => request(service.app).get('/users?limit=1').set('x-api-key', secret)))).map((r) => r.status);
       const limited = await keys.create(OPERATOR, { name: 'limited', permissions: ['users.list'], remaining_uses: 3 });

@@ -12,7 +12,7 @@ import { newTokenSet, digestToken, ACCESS_TOKEN_TTL_S, type TokenSet } from '../
 import { bearerSession, openSession } from '../../src/auth/sessions/repository.js';
 import { livenessAt } from '../../src/auth/sessions/liveness.js';
 import { emailDigest } from '../../src/auth/throttle/sign-in-throttle.js';
-import { apiKeyService } from '../../src/api-keys/service.js';
+import { ApiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { systemClock } from '../../src/clock.js';
 import { sealAuditEvents } from '../../src/audit/seal.js';
@@ -178,7 +178,7 @@ export async function createAdmin(db: Kysely<Database>, email = 'bench-admin@exa
  * run's administrators, so each run makes its own).
  */
 export async function benchCredentials(db: Kysely<Database>, permission: string) {
-  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: [permission] });
+  const { secret } = await new ApiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: [permission] });
   const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`);
   return { secret, bearer: async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` }) };
 }

@@ -12,7 +12,7 @@ import type { Kysely } from 'kysely';
 import { scimPatch, type ScimPatchOperation } from 'scim-patch';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
-import type { userService } from '../users/service.js';
+import type { UserService } from '../users/service.js';
 import { DomainError } from '../errors.js';
 import { resourceId } from '../uuid.js';
 import { lacking, type Authority } from '../auth/authority.js';
@@ -151,7 +151,7 @@ function normalizeOperations(operations: { op: string; path?: string; value?: un
   return out;
 }
 
-export function scimUserService({ db, clock }: ServiceDeps, users: ReturnType<typeof userService>) {
+export function scimUserService({ db, clock }: ServiceDeps, users: UserService) {
   /**
    * The person, locked for a change, when the key may see them with its rights as they are now
    * (lockWithStandingNow); else the same 404 as an unknown id. Returns the authority to write with.

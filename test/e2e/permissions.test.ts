@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { confirmItIsMe, createAdministrator, createPerson, openBrowser, screenshot, signIn, startService, waitForText } from '../support/e2e.js';
-import { apiKeyService } from '../../src/api-keys/service.js';
+import { ApiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { systemClock } from '../../src/clock.js';
 import { roleRow } from '../support/rows.js';
@@ -29,7 +29,7 @@ beforeAll(async () => {
   await db.insertInto('role_permissions').values(['api_keys.manage', 'users.list'].map((permission) => ({ role_id: keeperRole.id, permission }))).execute();
   await createPerson(db, KEEPER, 'key-keeper');
   // A key wider than the keeper (from the command line), and one the keeper made when it also held users.read.
-  const keys = apiKeyService({ db, clock: systemClock });
+  const keys = new ApiKeyService({ db, clock: systemClock });
   await keys.create(OPERATOR, { name: 'Wide', permissions: ['users.create', 'roles.manage'] });
   const keeper = await db.selectFrom('users').select('id').where('email', '=', KEEPER.email).executeTakeFirstOrThrow();
   const made = await keys.create(OPERATOR, { name: 'Narrowed', permissions: ['users.list', 'users.read'] });

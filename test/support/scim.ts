@@ -9,7 +9,7 @@ import pg from 'pg';
 import { createTestApp, createTestDatabase, type TestDatabase } from './context.js';
 import { expectContractResponse } from './contract.js';
 import { makeApiKey, makeRole, makeUser } from './access-fixtures.js';
-import { apiKeyService } from '../../src/api-keys/service.js';
+import { ApiKeyService } from '../../src/api-keys/service.js';
 import { changedTables, digestTables, tableNames } from './table-digest.js';
 import { systemClock } from '../../src/clock.js';
 
@@ -48,7 +48,7 @@ export function useScimService(use: (started: ScimService) => void): void {
 export async function keyOfAPerson(database: TestDatabase) {
   const role = await makeRole(database.db, ['scim.provision', 'api_keys.manage']);
   const creator = await makeUser(database.db, { roleIds: [role.id] });
-  const { key, secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(
+  const { key, secret } = await new ApiKeyService({ db: database.db, clock: systemClock }).create(
     { kind: 'user', userId: creator.id, sessionId: randomUUID(), permissions: new Set(['scim.provision', 'api_keys.manage']) },
     { name: `directory-${randomUUID().slice(0, 8)}`, permissions: ['scim.provision'] },
   );
