@@ -15,7 +15,8 @@ import { PasswordChange } from './auth/sessions/password-change.js';
 import { auditService } from './audit/service.js';
 import { MeetingService } from './meetings/service.js';
 import { TaskService } from './tasks/service.js';
-import { invitationService } from './invitations/service.js';
+import { InvitationService } from './invitations/service.js';
+import { InvitationAcceptance } from './invitations/acceptance.js';
 import { secondFactorService } from './auth/second-factors/service.js';
 import { passkeyService } from './auth/second-factors/passkeys.js';
 import { secondFactorResetService } from './auth/second-factors/reset.js';
@@ -62,7 +63,9 @@ export interface Services {
   audit: ReturnType<typeof auditService>;
   meetings: MeetingService;
   tasks: TaskService;
-  invitations: ReturnType<typeof invitationService>;
+  invitations: InvitationService;
+  /** A person following an invitation's link: their account and first session. */
+  invitationAcceptance: InvitationAcceptance;
   /** Creates made once per Idempotency-Key. */
   idempotency: ReturnType<typeof idempotencyService>;
   secondFactors: ReturnType<typeof secondFactorService>;
@@ -128,7 +131,8 @@ export function buildServices(deps: Dependencies): Services {
     audit: auditService(deps),
     meetings: new MeetingService(deps),
     tasks: new TaskService(deps),
-    invitations: invitationService(deps),
+    invitations: new InvitationService(deps),
+    invitationAcceptance: new InvitationAcceptance(deps),
     idempotency: idempotencyService(deps),
     secondFactors,
     secondFactorResets: secondFactorResetService(deps, revokeSessions),

@@ -10,7 +10,7 @@ import { NO_STORE_TOKENS } from '../http/no-store.js';
 /** One invitation, with its revision (the router answers it as the ETag). */
 const shown = (invitation: ShownInvitation) => ({ status: 200 as const, body: present(invitation), revision: revisionOf(invitation.id, invitation.revision) });
 
-export function invitationHandlers({ invitations, idempotency }: Pick<Services, 'invitations' | 'idempotency'>) {
+export function invitationHandlers({ invitations, invitationAcceptance, idempotency }: Pick<Services, 'invitations' | 'invitationAcceptance' | 'idempotency'>) {
   const listInvitations: Handler<'listInvitations'> = async ({ query }) => {
     const { page, nextCursor } = await invitations.list(query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
@@ -38,7 +38,7 @@ export function invitationHandlers({ invitations, idempotency }: Pick<Services, 
   };
 
   const acceptInvitation: Handler<'acceptInvitation'> = async ({ body, request }) => {
-    const set = await invitations.accept(body, request);
+    const set = await invitationAcceptance.accept(body, request);
     return { status: 201, body: set, headers: NO_STORE_TOKENS };
   };
 
