@@ -19,7 +19,7 @@ import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, VARIANT_ENV, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase } from './support/database.js';
+import { benchDatabase, operatorKey } from './support/database.js';
 import { machineLine, markdownTable, print } from './support/measure.js';
 
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 3);
@@ -91,7 +91,7 @@ async function main() {
     let admittedInFlight = 0;
     let admittedAfter = 0;
     for (let n = 0; n < REVOCATIONS; n++) {
-      const { key, secret } = await keys.create(OPERATOR, { name: `bench revoked ${n}`, permissions: ['users.list'] });
+      const { key, secret } = await operatorKey(db, { name: `bench revoked ${n}`, permissions: ['users.list'] });
       for (const service of services) for (let i = 0; i < 2; i++) if ((await ask(service.url, secret)) !== 200) throw new Error('a fresh key was refused');
       const commit: { at?: number } = {};
       const watching = services.map((service) => watch(service.url, secret, () => commit.at));

@@ -26,7 +26,7 @@ import { keyUseSpender } from './api-keys/uses.js';
 import { bearerAuthenticator } from './auth/sessions/authenticator.js';
 import { stepUpGate } from './auth/sessions/step-up.js';
 import { revokeSessions } from './auth/sessions/revocation.js';
-import { idempotencyService } from './idempotency/service.js';
+import { IdempotencyService } from './idempotency/service.js';
 import { UsageCounter } from './api-keys/usage.js';
 import { admissionService, type Admission } from './limits/admission/admission.js';
 import { leakReportService, loadReporterKeys } from './api-keys/leak-reports.js';
@@ -67,7 +67,7 @@ export interface Services {
   /** A person following an invitation's link: their account and first session. */
   invitationAcceptance: InvitationAcceptance;
   /** Creates made once per Idempotency-Key. */
-  idempotency: ReturnType<typeof idempotencyService>;
+  idempotency: IdempotencyService;
   secondFactors: ReturnType<typeof secondFactorService>;
   /** An administrator's reset of someone's second factors (also the command line's). */
   secondFactorResets: ReturnType<typeof secondFactorResetService>;
@@ -133,7 +133,7 @@ export function buildServices(deps: Dependencies): Services {
     tasks: new TaskService(deps),
     invitations: new InvitationService(deps),
     invitationAcceptance: new InvitationAcceptance(deps),
-    idempotency: idempotencyService(deps),
+    idempotency: new IdempotencyService(deps),
     secondFactors,
     secondFactorResets: secondFactorResetService(deps, revokeSessions),
     webhookEndpoints: new WebhookEndpointService(deps, deps.config.webhooks),

@@ -126,7 +126,9 @@ describe('API keys', () => {
   });
 
   it('from the command line: the actor is the operating-system account, with no address or request', async () => {
-    const { key } = await new ApiKeyService({ db: database.db, clock: systemClock }).create(OPERATOR, { name: 'from-cli', permissions: ['users.list'] });
+    const keys = new ApiKeyService({ db: database.db, clock: systemClock });
+    const draft = keys.draft(OPERATOR, { name: 'from-cli', permissions: ['users.list'] });
+    const { key } = await database.db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
     expect(await lastEvent('api_key_created')).toMatchObject({ actor_type: 'cli', actor_id: null, actor_label: expect.any(String), target_id: key.id, request_id: null, ip_address: null, user_agent: null, user_id: null });
   });
 });

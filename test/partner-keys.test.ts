@@ -26,7 +26,9 @@ afterAll(() => database.destroy());
 const windowStart = () => new ManualClock(new Date(Math.ceil(Date.now() / 10_000) * 10_000 + 60_000));
 
 async function keyWith(clock: ManualClock, fields: { rate_limit?: { requests: number; per_seconds: number } | null; allowed_ips?: string[] | null }, permissions = ['users.list']) {
-  const { key, secret } = await new ApiKeyService({ db: database.db, clock }).create(OPERATOR, { name: `partner-${Math.random().toString(36).slice(2, 10)}`, permissions, ...fields });
+  const keys = new ApiKeyService({ db: database.db, clock });
+  const draft = keys.draft(OPERATOR, { name: `partner-${Math.random().toString(36).slice(2, 10)}`, permissions, ...fields });
+  const { key, secret } = await database.db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
   return { id: key.id, secret };
 }
 

@@ -54,7 +54,7 @@ describe('impersonating the admin role by a look-alike name', () => {
     expect(res.status).toBe(400);
     // The operator's side has no contract in front of it: the key and its unique index refuse it there.
     const roles = new RoleService({ db: database.db, clock: systemClock });
-    await expect(roles.create(OPERATOR, { name: 'ＡＤＭＩＮ', permissions: [] })).rejects.toMatchObject({ code: 'name_taken' });
+    await expect(database.db.transaction().execute((trx) => roles.create(trx, OPERATOR, { name: 'ＡＤＭＩＮ', permissions: [] }))).rejects.toMatchObject({ code: 'name_taken' });
     expect(await counts(database.db)).toEqual(before);
   });
 
@@ -77,7 +77,8 @@ describe('impersonating the admin role by a look-alike name', () => {
 
   it('finds a role to grant by its key: `--role ADMIN ` names the admin role', async () => {
     const users = new UserService({ db: database.db, clock: systemClock }, revokeSessions);
-    const user = await users.create(OPERATOR, { email: 'granted@example.com', first_name: 'G', last_name: 'R', roles: [' ADMIN'] });
+    const draft = await users.draft({ email: 'granted@example.com', first_name: 'G', last_name: 'R', roles: [' ADMIN'] });
+    const { user } = await database.db.transaction().execute((trx) => users.create(trx, OPERATOR, draft));
     expect(user.roles).toEqual(['admin']);
   });
 });
@@ -131,7 +132,8 @@ describe('a second account on the same address', () => {
     expect(shouted.body.code).toBe('email_taken');
     // ...and the command line, which has no contract, meets the key and its unique index.
     const users = new UserService({ db: database.db, clock: systemClock }, revokeSessions);
-    await expect(users.create(OPERATOR, { email: 'ｇｒａｃｅ@example.com', first_name: 'G', last_name: 'H' })).rejects.toMatchObject({ code: 'email_taken' });
+    const draft = await users.draft({ email: 'ｇｒａｃｅ@example.com', first_name: 'G', last_name: 'H' });
+    await expect(database.db.transaction().execute((trx) => users.create(trx, OPERATOR, draft))).rejects.toMatchObject({ code: 'email_taken' });
     await expect(
       createUserWithPassword(database.db, { email: 'ＧＲＡＣＥ@example.com', firstName: 'G', lastName: 'H', password: 'a long enough passphrase 1234' }),
     ).rejects.toBeInstanceOf(DuplicateEmailError);
@@ -149,12 +151,16 @@ describe('a second account on the same address', () => {
 describe('API key names', () => {
   it('refuses a key in use named the same in full width or with spaces around; a revoked key frees its name', async () => {
     const keys = new ApiKeyService({ db: database.db, clock: systemClock });
-    const { key } = await keys.create(OPERATOR, { name: 'CRM sync', permissions: ['users.list'] });
+    const makeKey = (name: string) => {
+      const draft = keys.draft(OPERATOR, { name, permissions: ['users.list'] });
+      return database.db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
+    };
+    const { key } = await makeKey('CRM sync');
     for (const name of [' crm sync', 'ＣＲＭ\u3000ｓｙｎｃ']) {
-      await expect(keys.create(OPERATOR, { name, permissions: ['users.list'] })).rejects.toMatchObject({ code: 'name_taken' });
+      await expect(makeKey(name)).rejects.toMatchObject({ code: 'name_taken' });
     }
     await keys.revoke(OPERATOR, key.id);
-    expect((await keys.create(OPERATOR, { name: 'ＣＲＭ\u3000ｓｙｎｃ', permissions: ['users.list'] })).key.name).toBe('ＣＲＭ\u3000ｓｙｎｃ');
+    expect((await makeKey('ＣＲＭ\u3000ｓｙｎｃ')).key.name).toBe('ＣＲＭ\u3000ｓｙｎｃ');
   });
 });
 

@@ -1,6 +1,9 @@
-// Issuing, changing, rotating and revoking API keys. A secret leaves this module once, in the
-// result of create() or rotate(); only its digest is stored. Every change is recorded in the audit
-// trail in its own transaction (who, from where, the fields before and after; never a secret).
+// Issuing, changing, rotating and revoking API keys. A secret is made by draft() or
+// draftRotation(), before the transaction, and shown once, in the result of create() or rotate();
+// only its digest is stored. Every change is recorded in the audit trail in the transaction that
+// makes it (who, from where, the fields before and after; never a secret).
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError, fieldError } from '../errors.js';
 import { assertNotApiKey } from '../auth/caller.js';
@@ -13,7 +16,6 @@ import { presentApiKey } from './presenter.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween, iso } from '../audit/changes.js';
 import { cleanName } from '../text/normalize.js';
-import { sealCreated, type Seal } from '../idempotency/service.js';
 import { resourceIdOr } from '../uuid.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 import { allowlistNarrows, normalizeAllowedIps } from './allowed-ips.js';
@@ -26,6 +28,38 @@ import { checkedMetadata } from './metadata.js';
 export interface KeyWithSecret {
   key: keys.ShownApiKey;
   secret: string;
+}
+
+/** What a key is made from, as the contract's ApiKeyCreateRequest says it. */
+export interface KeyInput {
+  name: string;
+  expires_at?: string;
+  permissions: string[];
+  rate_limit?: RateLimitInput | null;
+  allowed_ips?: string[] | null;
+  remaining_uses?: number | null;
+  uses_refill?: UsesRefill | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+/** A key to make, as `ApiKeyService.draft` checked it, with its secret; `now` is when it was drafted, and the key's creation time. */
+export interface KeyDraft {
+  name: string;
+  permissions: string[];
+  expiresAt: Date | null;
+  limits: LimitColumns;
+  uses: Uses | null;
+  metadata: Record<string, unknown> | null;
+  fresh: ReturnType<typeof newApiKeySecret>;
+  now: Date;
+}
+
+/** A rotation to make, as `ApiKeyService.draftRotation` checked it, with the new secret. */
+export interface KeyRotation {
+  id: string;
+  graceSeconds: number;
+  fresh: ReturnType<typeof newApiKeySecret>;
+  now: Date;
 }
 
 const HOUR_MS = 3_600_000;
@@ -193,26 +227,12 @@ export class ApiKeyService {
   }
 
   /**
-   * By a signed-in user (the key is then worth at most what they hold, now and later) or the
-   * operator (created_by null: the key keeps its set). An API key cannot make keys: its key would
-   * have no creator, so no one to be limited by.
-   * `seal` (an Idempotency-Key's) runs last in the transaction, with the key and its secret.
+   * A key to make, checked, with its secret: done before the create's transaction, holding no
+   * connection. By a signed-in user (the key is then worth at most what they hold, now and later)
+   * or the operator (created_by null: the key keeps its set). An API key cannot make keys: its key
+   * would have no creator, so no one to be limited by.
    */
-  async create(
-    authority: Authority,
-    sent: {
-      name: string;
-      expires_at?: string;
-      permissions: string[];
-      rate_limit?: RateLimitInput | null;
-      allowed_ips?: string[] | null;
-      remaining_uses?: number | null;
-      uses_refill?: UsesRefill | null;
-      metadata?: Record<string, unknown> | null;
-    },
-    origin: Origin = COMMAND_LINE,
-    seal?: Seal<KeyWithSecret>,
-  ): Promise<KeyWithSecret> {
+  draft(authority: Authority, sent: KeyInput): KeyDraft {
     assertNotApiKey(authority);
     const input = { ...sent, name: cleanKeyName(sent.name) };
     const now = this.deps.clock.now();
@@ -221,27 +241,27 @@ export class ApiKeyService {
     const uses = usesInput(input, null) ?? null;
     const metadata = checkedMetadata(input.metadata) ?? null;
     assertMayGrant(authority, input.permissions, 'an API key');
-    const fresh = newApiKeySecret();
-    let sealed: KeyWithSecret | undefined;
-    const id = await translateUnique(() =>
-      this.deps.db.transaction().execute(async (trx) => {
-        const key = {
-          name: input.name,
-          permissions: [...new Set(input.permissions)],
-          created_by: authority.kind === 'user' ? authority.userId : null,
-          expires_at: expiresAt,
-          ...limits,
-        };
-        const keyId = await keys.insertKey(trx, { ...key, metadata, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
-        await keys.insertSecret(trx, keyId, fresh.digest, now);
-        if (uses) await keys.setKeyUses(trx, keyId, storedUses(uses), now);
-        const after = { ...audited(key), ...(uses && auditedUses(uses)), ...(metadata && { metadata }) };
-        await recordAuditEvent(trx, { type: 'api_key_created', ...keyEvent(authority, origin, { id: keyId, ...key }, now), changes: { before: null, after } });
-        sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, keyId, now))!, secret: fresh.secret }));
-        return keyId;
-      }),
-    );
-    return sealed ?? { key: await this.get(id), secret: fresh.secret };
+    return { name: input.name, permissions: [...new Set(input.permissions)], expiresAt, limits, uses, metadata, fresh: newApiKeySecret(), now };
+  }
+
+  /** The key drafted, made in the transaction it is given, which its caller opened and ends. */
+  async create(trx: Kysely<Database>, authority: Authority, draft: KeyDraft, origin: Origin = COMMAND_LINE): Promise<KeyWithSecret> {
+    const { fresh, uses, metadata, now } = draft;
+    return translateUnique(async () => {
+      const key = {
+        name: draft.name,
+        permissions: draft.permissions,
+        created_by: authority.kind === 'user' ? authority.userId : null,
+        expires_at: draft.expiresAt,
+        ...draft.limits,
+      };
+      const keyId = await keys.insertKey(trx, { ...key, metadata, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
+      await keys.insertSecret(trx, keyId, fresh.digest, now);
+      if (uses) await keys.setKeyUses(trx, keyId, storedUses(uses), now);
+      const after = { ...audited(key), ...(uses && auditedUses(uses)), ...(metadata && { metadata }) };
+      await recordAuditEvent(trx, { type: 'api_key_created', ...keyEvent(authority, origin, { id: keyId, ...key }, now), changes: { before: null, after } });
+      return { key: (await keys.findKeyById(trx, keyId, now))!, secret: fresh.secret };
+    });
   }
 
   async update(
@@ -336,36 +356,37 @@ export class ApiKeyService {
     });
   }
 
-  /**
-   * The caller receives the new secret, so they must hold every permission of the key, grace
-   * period or not, and the key becomes theirs (created_by): it is worth at most what they hold
-   * from now on and stops when they are disabled, as a key they created would. Bound to its
-   * former creator, it would outlive the person who took its secret.
-   */
-  async rotate(authority: Authority, id: string, graceSeconds = 0, origin: Origin = COMMAND_LINE, seal?: Seal<KeyWithSecret>): Promise<KeyWithSecret> {
+  /** A rotation to make, its key's id checked and its new secret made: done before the rotation's transaction. */
+  draftRotation(authority: Authority, id: string, graceSeconds = 0): KeyRotation {
     id = resourceIdOr(id, notFound);
     assertNotApiKey(authority);
-    const now = this.deps.clock.now();
-    const fresh = newApiKeySecret();
-    let sealed: KeyWithSecret | undefined;
-    await this.deps.db.transaction().execute(async (trx) => {
-      const row = await keys.lockKey(trx, id);
-      if (!row) throw notFound();
-      if (row.revoked_at) throw revoked();
-      assertMayActOn(authority, row.permissions, 'This API key');
-      await keys.retireCurrentSecret(trx, id, new Date(now.getTime() + graceSeconds * 1000), now);
-      await keys.insertSecret(trx, id, fresh.digest, now);
-      const createdBy = authority.kind === 'user' ? authority.userId : null;
-      await keys.updateKey(trx, id, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy, now });
-      // The person concerned stays the former creator; taking the key over shows in the changes.
-      await recordAuditEvent(trx, {
-        type: 'api_key_rotated',
-        ...keyEvent(authority, origin, row, now),
-        details: { grace_period_seconds: graceSeconds },
-        changes: changesBetween(row, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy }),
-      });
-      sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, id, now))!, secret: fresh.secret }));
+    return { id, graceSeconds, fresh: newApiKeySecret(), now: this.deps.clock.now() };
+  }
+
+  /**
+   * The rotation drafted, made in the transaction it is given, which its caller opened and ends.
+   * The caller receives the new secret, so they must hold every
+   * permission of the key, grace period or not, and the key becomes theirs (created_by): it is
+   * worth at most what they hold from now on and stops when they are disabled, as a key they
+   * created would. Bound to its former creator, it would outlive the person who took its secret.
+   */
+  async rotate(trx: Kysely<Database>, authority: Authority, rotation: KeyRotation, origin: Origin = COMMAND_LINE): Promise<KeyWithSecret> {
+    const { id, graceSeconds, fresh, now } = rotation;
+    const row = await keys.lockKey(trx, id);
+    if (!row) throw notFound();
+    if (row.revoked_at) throw revoked();
+    assertMayActOn(authority, row.permissions, 'This API key');
+    await keys.retireCurrentSecret(trx, id, new Date(now.getTime() + graceSeconds * 1000), now);
+    await keys.insertSecret(trx, id, fresh.digest, now);
+    const createdBy = authority.kind === 'user' ? authority.userId : null;
+    await keys.updateKey(trx, id, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy, now });
+    // The person concerned stays the former creator; taking the key over shows in the changes.
+    await recordAuditEvent(trx, {
+      type: 'api_key_rotated',
+      ...keyEvent(authority, origin, row, now),
+      details: { grace_period_seconds: graceSeconds },
+      changes: changesBetween(row, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy }),
     });
-    return sealed ?? { key: await this.get(id), secret: fresh.secret };
+    return { key: (await keys.findKeyById(trx, id, now))!, secret: fresh.secret };
   }
 }

@@ -142,7 +142,12 @@ export function registerApiKeys(program: Command): void {
           ...limitFields(options),
           ...usesFields(options),
         });
-        const { key, secret } = await new ApiKeyService({ db, clock: systemClock }).create(OPERATOR, body).catch(plain);
+        const service = new ApiKeyService({ db, clock: systemClock });
+        const create = async () => {
+          const draft = service.draft(OPERATOR, body);
+          return db.transaction().execute((trx) => service.create(trx, OPERATOR, draft));
+        };
+        const { key, secret } = await create().catch(plain);
         process.stderr.write(`Created API key ${key.id} (${key.name})${key.expires_at ? '' : ' without an expiration date (not recommended)'}; ${describeLimits(key)}.\n`);
         process.stderr.write('Copy the secret now: it is never shown again.\n');
         process.stdout.write(`${secret}\n`);

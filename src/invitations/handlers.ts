@@ -21,8 +21,8 @@ export function invitationHandlers({ invitations, invitationAcceptance, idempote
   const createInvitation: Handler<'createInvitation'> = ({ body, principal, request, idempotency: key }) =>
     idempotency.once(
       key,
-      (seal) => invitations.create(requireCaller(principal), body, request, seal),
-      (invitation: ShownInvitation) => ({
+      (trx) => invitations.create(trx, requireCaller(principal), body, request),
+      (invitation) => ({
         status: 201 as const,
         body: present(invitation),
         headers: { Location: `/invitations/${invitation.id}` },

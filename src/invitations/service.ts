@@ -18,7 +18,6 @@ import { findRoleById, lockRolesByName, roleNameKey, type RoleRow } from '../rol
 import { permissionsOfRoles } from '../roles/permissions.js';
 import { resourceId } from '../uuid.js';
 import { keysetPage } from '../pagination/keyset-page.js';
-import { sealCreated, type Seal } from '../idempotency/service.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 import { cleanName } from '../text/normalize.js';
 import { emailKey } from '../users/names.js';
@@ -92,55 +91,52 @@ export class InvitationService {
     return keysetPage(rows, limit, async (last) => encodeCursor(await this.cursorKey(), { key: last.cursor_key, id: last.id }));
   }
 
-  /** `seal` (an Idempotency-Key's) runs last in the transaction, with the invitation as created. */
-  async create(caller: Principal, input: CreateInput, origin: Origin, seal?: Seal<invitations.ShownInvitation>) {
+  /** Made in the transaction it is given, which its caller opened and ends. */
+  async create(trx: Kysely<Database>, caller: Principal, input: CreateInput, origin: Origin) {
     const email = cleanName(input.email, { location: 'request/body/email', maxLength: 254 });
     const key = emailKey(email);
     const names = input.roles ?? [];
     const days = input.expires_in_days ?? DEFAULT_EXPIRY_DAYS;
     const language = input.language ?? 'en';
-    return this.deps.db.transaction().execute(async (trx) => {
-      const roles = await lockRolesByName(trx, names);
-      const found = new Set(roles.map((r) => r.name_key));
-      const missing = names.find((n) => !found.has(roleNameKey(n)));
-      if (missing) {
-        throw new DomainError('invalid', 'unknown_role', `There is no role named ${missing}.`, { errors: [{ location: 'request/body/roles', message: `unknown role ${missing}` }] });
-      }
-      // An invitation makes an account: its maker may make accounts (and so learns no more of
-      // which addresses have one than POST /users tells them), and grants no right they lack.
-      assertMayGrant(caller, ['users.create'], 'an account');
-      assertMayGrant(caller, permissionsOfRoles(roles), 'a role');
-      // People of a domain whose company signs them in have no password of ours to choose.
-      if (await ssoRequiredProvider(trx, email)) throw forbidden('sso_required', 'People of this e-mail domain sign in with their company\'s identity provider; they need no invitation.');
-      await invitations.lockAddress(trx, key);
-      const now = this.deps.clock.now();
-      if (await invitations.userWithAddressExists(trx, key)) throw emailTaken();
-      if (await invitations.hasLiveInvitation(trx, key, now)) throw invitationPending();
-      const token = generateSecret(INVITATION_TOKEN_PREFIX);
-      const expiresAt = new Date(now.getTime() + days * DAY_MS);
-      const id = await invitations.insertInvitation(trx, {
-        email,
-        email_key: key,
-        role_ids: roles.map((r) => r.id),
-        language,
-        token_digest: digestSecret(token),
-        expires_in_days: days,
-        expires_at: expiresAt,
-        ...creatorOf(caller),
-        now,
-      });
-      await this.writeMessage(trx, { invitationId: id, email, language, inviter: await inviterName(trx, caller), expiresAt, token, now });
-      const created = (await invitations.findListedInvitation(trx, id, now))!;
-      await recordAuditEvent(trx, {
-        type: 'invitation_created',
-        at: now,
-        context: auditContext(caller, origin),
-        target: { type: 'invitation', id, label: email },
-        changes: { before: null, after: { email, roles: created.roles, expires_at: created.expires_at, language } },
-      });
-      await sealCreated(trx, seal, async () => created);
-      return created;
+    const roles = await lockRolesByName(trx, names);
+    const found = new Set(roles.map((r) => r.name_key));
+    const missing = names.find((n) => !found.has(roleNameKey(n)));
+    if (missing) {
+      throw new DomainError('invalid', 'unknown_role', `There is no role named ${missing}.`, { errors: [{ location: 'request/body/roles', message: `unknown role ${missing}` }] });
+    }
+    // An invitation makes an account: its maker may make accounts (and so learns no more of
+    // which addresses have one than POST /users tells them), and grants no right they lack.
+    assertMayGrant(caller, ['users.create'], 'an account');
+    assertMayGrant(caller, permissionsOfRoles(roles), 'a role');
+    // People of a domain whose company signs them in have no password of ours to choose.
+    if (await ssoRequiredProvider(trx, email)) throw forbidden('sso_required', 'People of this e-mail domain sign in with their company\'s identity provider; they need no invitation.');
+    await invitations.lockAddress(trx, key);
+    const now = this.deps.clock.now();
+    if (await invitations.userWithAddressExists(trx, key)) throw emailTaken();
+    if (await invitations.hasLiveInvitation(trx, key, now)) throw invitationPending();
+    const token = generateSecret(INVITATION_TOKEN_PREFIX);
+    const expiresAt = new Date(now.getTime() + days * DAY_MS);
+    const id = await invitations.insertInvitation(trx, {
+      email,
+      email_key: key,
+      role_ids: roles.map((r) => r.id),
+      language,
+      token_digest: digestSecret(token),
+      expires_in_days: days,
+      expires_at: expiresAt,
+      ...creatorOf(caller),
+      now,
     });
+    await this.writeMessage(trx, { invitationId: id, email, language, inviter: await inviterName(trx, caller), expiresAt, token, now });
+    const created = (await invitations.findListedInvitation(trx, id, now))!;
+    await recordAuditEvent(trx, {
+      type: 'invitation_created',
+      at: now,
+      context: auditContext(caller, origin),
+      target: { type: 'invitation', id, label: email },
+      changes: { before: null, after: { email, roles: created.roles, expires_at: created.expires_at, language } },
+    });
+    return created;
   }
 
   /** A new link for a pending or expired invitation; the link sent before stops working. */

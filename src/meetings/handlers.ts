@@ -20,8 +20,8 @@ export function meetingHandlers({ meetings, idempotency }: Pick<Services, 'meeti
   const createMeeting: Handler<'createMeeting'> = ({ body, principal, request, idempotency: key }) =>
     idempotency.once(
       key,
-      (seal) => meetings.create(requireCaller(principal), body, request, seal),
-      (meeting: ShownMeeting) => ({ status: 201 as const, body: present(meeting), headers: { Location: `/meetings/${meeting.id}` }, revision: revisionOf(meeting.id, meeting.revision) }),
+      (trx) => meetings.create(trx, requireCaller(principal), body, request),
+      ({ meeting, revision }) => ({ status: 201 as const, body: meeting, headers: { Location: `/meetings/${meeting.id}` }, revision: revisionOf(meeting.id, revision) }),
     );
 
   const updateMeeting: Handler<'updateMeeting'> = async ({ body, path, principal, request, precondition }) =>

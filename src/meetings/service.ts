@@ -20,8 +20,7 @@ import * as meetings from './repository.js';
 import { lockUserStatuses } from '../users/repository.js';
 import { keysetPage } from '../pagination/keyset-page.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { sealCreated, type Seal } from '../idempotency/service.js';
-import { presentMeeting } from './presenter.js';
+import { presentMeeting, type MeetingResource } from './presenter.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -99,8 +98,11 @@ export class MeetingService {
     return keysetPage(rows, limit, async (last) => encodeCursor(await this.cursorKey(), { startsAt: last.cursor_starts_at, id: last.id }, scope));
   }
 
-  /** `seal` (an Idempotency-Key's) runs last in the transaction, with the meeting as planned. */
-  async create(caller: Principal, input: CreateInput, origin: Origin, seal?: Seal<meetings.ShownMeeting>) {
+  /**
+   * Made in the transaction it is given, which its caller opened and ends (a request's edge, a
+   * command line): the meeting as its public event and the answer show it, with its revision.
+   */
+  async create(trx: Kysely<Database>, caller: Principal, input: CreateInput, origin: Origin): Promise<{ meeting: MeetingResource; revision: string }> {
     const fields: meetings.MeetingFields = {
       title: cleanTitle(input.title),
       description: cleanDescription(input.description ?? null),
@@ -114,30 +116,28 @@ export class MeetingService {
     assertSpan(fields.starts_at, fields.ends_at, 'ends_at');
     // The organizer always attends.
     const attendeeIds = [...new Set([...(input.attendee_ids ?? []).map((id) => id.toLowerCase()), fields.organizer_id])];
-    return this.deps.db.transaction().execute(async (trx) => {
-      await assertActive(trx, [fields.organizer_id], 'organizer_id');
-      await assertActive(trx, attendeeIds, 'attendee_ids');
-      const now = this.deps.clock.now();
-      const meetingId = await meetings.insertMeeting(trx, {
-        ...fields,
-        created_by_user_id: caller.kind === 'user' ? caller.userId : null,
-        created_by_api_key_id: caller.kind === 'api_key' ? caller.apiKeyId : null,
-        now,
-      });
-      await meetings.addAttendees(trx, { id: meetingId, ...fields }, attendeeIds);
-      // Read in the transaction: the event shows it, the answer too.
-      const created = (await meetings.findListedMeeting(trx, meetingId))!;
-      await recordAuditEvent(trx, {
-        type: 'meeting_created',
-        at: now,
-        context: auditContext(caller, origin),
-        target: { type: 'meeting', id: meetingId, label: fields.title },
-        changes: { before: null, after: snapshot({ ...fields, attendee_ids: attendeeIds }) },
-        publish: { data: presentMeeting(created) },
-      });
-      await sealCreated(trx, seal, async () => created);
-      return created;
+    await assertActive(trx, [fields.organizer_id], 'organizer_id');
+    await assertActive(trx, attendeeIds, 'attendee_ids');
+    const now = this.deps.clock.now();
+    const meetingId = await meetings.insertMeeting(trx, {
+      ...fields,
+      created_by_user_id: caller.kind === 'user' ? caller.userId : null,
+      created_by_api_key_id: caller.kind === 'api_key' ? caller.apiKeyId : null,
+      now,
     });
+    await meetings.addAttendees(trx, { id: meetingId, ...fields }, attendeeIds);
+    // Read in the transaction: the event shows it, the answer too.
+    const created = (await meetings.findListedMeeting(trx, meetingId))!;
+    const meeting = presentMeeting(created);
+    await recordAuditEvent(trx, {
+      type: 'meeting_created',
+      at: now,
+      context: auditContext(caller, origin),
+      target: { type: 'meeting', id: meetingId, label: fields.title },
+      changes: { before: null, after: snapshot({ ...fields, attendee_ids: attendeeIds }) },
+      publish: { data: meeting },
+    });
+    return { meeting, revision: created.revision };
   }
 
   async update(caller: Principal, id: string, input: UpdateInput, origin: Origin, precondition?: Precondition) {

@@ -2,6 +2,8 @@
 // because a person's permissions are read from these tables on every request, never cached; the
 // API keys their holders created are kept in memory by each process, and dropped at the change's
 // commit (triggers notify api_key_changes: src/api-keys/key-cache.ts).
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError } from '../errors.js';
 import { translateUniqueViolation } from '../db/unique-violation.js';
@@ -12,7 +14,6 @@ import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { permissionsOfRole } from './permissions.js';
 import { cleanName, cleanText } from '../text/normalize.js';
-import { sealCreated, type Seal } from '../idempotency/service.js';
 import { resourceIdOr } from '../uuid.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 
@@ -61,23 +62,26 @@ export class RoleService {
     return role;
   }
 
-  /** `seal` (an Idempotency-Key's) runs last in the transaction, with the role as created. */
-  async create(authority: Authority, sent: { name: string; description?: string; permissions: string[]; requires_second_factor?: boolean }, origin: Origin = COMMAND_LINE, seal?: Seal<roles.RoleRow>) {
+  /**
+   * Made in the transaction it is given, which its caller opened and ends. The answer is read in
+   * it: after the commit, a concurrent DELETE may have removed the role.
+   */
+  async create(
+    trx: Kysely<Database>,
+    authority: Authority,
+    sent: { name: string; description?: string; permissions: string[]; requires_second_factor?: boolean },
+    origin: Origin = COMMAND_LINE,
+  ) {
     const input = cleanRoleText(sent);
     assertMayGrant(authority, input.permissions, 'a role');
-    // The answer is read in the transaction: after the commit, a concurrent DELETE may have removed it.
-    return translateUnique(() =>
-      this.deps.db.transaction().execute(async (trx) => {
-        const now = this.deps.clock.now();
-        const role = { name: input.name, description: input.description ?? '', permissions: input.permissions, requires_second_factor: input.requires_second_factor ?? false };
-        const roleId = await roles.insertRole(trx, { ...role, requiresSecondFactor: role.requires_second_factor, now });
-        await roles.replaceRolePermissions(trx, roleId, input.permissions);
-        await recordAuditEvent(trx, { type: 'role_created', ...roleEvent(authority, origin, { id: roleId, ...role }, now), changes: { before: null, after: audited(role) } });
-        const created = (await roles.findRoleById(trx, roleId))!;
-        await sealCreated(trx, seal, async () => created);
-        return created;
-      }),
-    );
+    return translateUnique(async () => {
+      const now = this.deps.clock.now();
+      const role = { name: input.name, description: input.description ?? '', permissions: input.permissions, requires_second_factor: input.requires_second_factor ?? false };
+      const roleId = await roles.insertRole(trx, { ...role, requiresSecondFactor: role.requires_second_factor, now });
+      await roles.replaceRolePermissions(trx, roleId, input.permissions);
+      await recordAuditEvent(trx, { type: 'role_created', ...roleEvent(authority, origin, { id: roleId, ...role }, now), changes: { before: null, after: audited(role) } });
+      return (await roles.findRoleById(trx, roleId))!;
+    });
   }
 
   async update(

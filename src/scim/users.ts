@@ -225,7 +225,9 @@ export function scimUserService({ db, clock }: ServiceDeps, users: UserService) 
       const desired = desiredOf(sent);
       return db.transaction().execute(async (trx) => {
         ({ authority } = await lockWithStandingNow(trx, authority, []));
-        const created = await users.create(authority, { email: desired.email, first_name: desired.firstName, last_name: desired.lastName }, origin, undefined, { trx });
+        // A directory sends no password: the draft has nothing slow to do, so it may run in the transaction.
+        const draft = await users.draft({ email: desired.email, first_name: desired.firstName, last_name: desired.lastName });
+        const { user: created } = await users.create(trx, authority, draft, origin);
         if (!desired.active) await users.disable(authority, created.id, origin, undefined, { trx });
         await linkExternalId(trx, authority, origin, created.id, `${created.first_name} ${created.last_name}`, desired.externalId);
         return presentScimUser((await findScimUser(trx, created.id))!);

@@ -13,13 +13,12 @@ import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, typ
 import * as users from './repository.js';
 import { EMAIL_UNIQUE_INDEX, cleanUserText } from './names.js';
 import { recordAuditEvent } from '../audit/recorder.js';
-import { presentUser } from './presenter.js';
+import { presentUser, type UserResource } from './presenter.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import type { Actor } from '../audit/events.js';
 import { changesBetween } from '../audit/changes.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { serviceSecret } from '../auth/secrets/service-secrets.js';
-import { sealCreated, type Seal } from '../idempotency/service.js';
 import { resourceIdOr } from '../uuid.js';
 import { keysetPage } from '../pagination/keyset-page.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
@@ -47,6 +46,15 @@ export type EndSessions = (trx: Kysely<Database>, where: { userId: string }, rea
 export interface WithinTransaction {
   trx?: Kysely<Database>;
   statusPermission?: string;
+}
+
+/** A user to create, as `UserService.draft` checked it: no password, its hash (null: none set). */
+export interface UserDraft {
+  email: string;
+  first_name: string;
+  last_name: string;
+  roles?: string[];
+  passwordHash: string | null;
 }
 
 export class UserService {
@@ -79,53 +87,56 @@ export class UserService {
     return keysetPage(rows, limit, async (last) => encodeCursor(await this.cursorKey(), { createdAt: last.cursor_created_at, id: last.id }, filter));
   }
 
-  /** `seal` (an Idempotency-Key's) runs last in the transaction, with the user as created. */
-  async create(
-    authority: Authority,
-    sent: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string },
-    origin: Origin = COMMAND_LINE,
-    seal?: Seal<users.ShownUser>,
-    within: WithinTransaction = {},
-  ) {
-    const input = cleanUserText(sent);
+  /**
+   * A user to create, checked, its password (when one is given) hashed: done before the create's
+   * transaction, as hashing is slow and must hold no connection.
+   */
+  async draft(sent: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string }): Promise<UserDraft> {
+    const { password, ...input } = cleanUserText(sent);
     let passwordHash: string | null = null;
-    if (input.password !== undefined) {
-      const violation = passwordPolicyViolation(input.password);
+    if (password !== undefined) {
+      const violation = passwordPolicyViolation(password);
       if (violation) {
         throw new DomainError('invalid', 'password_policy', violation, { errors: [{ location: 'request/body/password', message: violation }] });
       }
-      passwordHash = await hashPassword(input.password);
+      passwordHash = await hashPassword(password);
     }
+    return { ...input, passwordHash };
+  }
+
+  /**
+   * Made in the transaction it is given, which its caller opened and ends (a request's edge, SCIM's
+   * request, the command line): the user as its public event and the answer show it, with its revision.
+   */
+  async create(trx: Kysely<Database>, authority: Authority, draft: UserDraft, origin: Origin = COMMAND_LINE): Promise<{ user: UserResource; revision: string }> {
     const { clock } = this.deps;
-    return translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () =>
-      this.inTransaction(within, async (trx) => {
-        const roles = await grantableRoles(trx, authority, input.roles ?? []);
-        const userId = await users.insertUser(trx, {
-          email: input.email,
-          first_name: input.first_name,
-          last_name: input.last_name,
-          password_hash: passwordHash,
-          // The caller chose this password, so it is not the user's own yet.
-          must_change_password: passwordHash !== null,
-          now: clock.now(),
-        });
-        await setUserRoles(trx, userId, roles.map((r) => r.id));
-        // Read in the transaction: the event shows it, the answer too.
-        const created = (await users.findListedUser(trx, userId))!;
-        await recordAuditEvent(trx, {
-          type: 'user_created',
-          at: clock.now(),
-          context: auditContext(authority, origin),
-          target: { type: 'user', id: userId, label: `${input.first_name} ${input.last_name}` },
-          userId,
-          details: { password_set: passwordHash !== null },
-          changes: { before: null, after: { email: input.email, first_name: input.first_name, last_name: input.last_name, status: 'active', roles: roleNames(roles) } },
-          publish: { data: presentUser(created) },
-        });
-        await sealCreated(trx, seal, async () => created);
-        return created;
-      }),
-    );
+    return translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, async () => {
+      const roles = await grantableRoles(trx, authority, draft.roles ?? []);
+      const userId = await users.insertUser(trx, {
+        email: draft.email,
+        first_name: draft.first_name,
+        last_name: draft.last_name,
+        password_hash: draft.passwordHash,
+        // The caller chose this password, so it is not the user's own yet.
+        must_change_password: draft.passwordHash !== null,
+        now: clock.now(),
+      });
+      await setUserRoles(trx, userId, roles.map((r) => r.id));
+      // Read in the transaction: the event shows it, the answer too.
+      const created = (await users.findListedUser(trx, userId))!;
+      const user = presentUser(created);
+      await recordAuditEvent(trx, {
+        type: 'user_created',
+        at: clock.now(),
+        context: auditContext(authority, origin),
+        target: { type: 'user', id: userId, label: `${draft.first_name} ${draft.last_name}` },
+        userId,
+        details: { password_set: draft.passwordHash !== null },
+        changes: { before: null, after: { email: draft.email, first_name: draft.first_name, last_name: draft.last_name, status: 'active', roles: roleNames(roles) } },
+        publish: { data: user },
+      });
+      return { user, revision: created.revision };
+    });
   }
 
   async update(

@@ -70,10 +70,8 @@ export async function makeTask(db: Kysely<Database>, options: { title?: string; 
 /** An API key issued from the operator's side (no creator), holding exactly `permissions`. */
 export async function makeApiKey(db: Kysely<Database>, permissions: string[], options: { clock?: Clock; expiresAt?: string; name?: string } = {}) {
   const service = new ApiKeyService({ db, clock: options.clock ?? systemClock });
-  const { key, secret } = await service.create(
-    OPERATOR,
-    { name: options.name ?? `key-${randomUUID().slice(0, 8)}`, permissions, expires_at: options.expiresAt },
-  );
+  const draft = service.draft(OPERATOR, { name: options.name ?? `key-${randomUUID().slice(0, 8)}`, permissions, expires_at: options.expiresAt });
+  const { key, secret } = await db.transaction().execute((trx) => service.create(trx, OPERATOR, draft));
   return { id: key.id, secret, service };
 }
 

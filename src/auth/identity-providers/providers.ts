@@ -19,7 +19,6 @@ import { lockRolesByName, roleNameKey } from '../../roles/repository.js';
 import { permissionsOfRoles } from '../../roles/permissions.js';
 import { isUniqueViolation } from '../../db/unique-violation.js';
 import { cleanName, uniqueNameKey } from '../../text/normalize.js';
-import { sealCreated, type Seal } from '../../idempotency/service.js';
 import { assertPrecondition, type Precondition } from '../../revisions/precondition.js';
 import { serviceSecret } from '../secrets/service-secrets.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
@@ -90,6 +89,18 @@ const audited = (p: { name: string; issuer: string; client_id: string; domains: 
   second_factor_acr: p.second_factor_acr,
 });
 
+/** What a provider is added from: the contract's IdentityProviderCreateRequest. */
+export type NewProvider = Required<Pick<ProviderInput, 'name' | 'issuer' | 'client_id' | 'client_secret' | 'domains'>> & ProviderInput;
+
+/** A provider to add, as `IdentityProviderService.draft` checked it: its id, its client secret sealed under it (the plain secret is not kept). */
+export interface ProviderDraft {
+  id: string;
+  name: string;
+  issuer: string;
+  fields: Omit<NewProvider, 'client_secret'>;
+  sealed: ReturnType<typeof sealClientSecret>;
+}
+
 type ListQuery = NonNullable<operations['listIdentityProviders']['parameters']['query']>;
 export const DEFAULT_PAGE_SIZE = 50;
 
@@ -145,51 +156,58 @@ export class IdentityProviderService {
     const rows = await repo.listProvidersPage(this.deps.db, { limit, ...(after ? { after } : {}) });
     return keysetPage(rows, limit, async (last) => encodeCursor(await this.cursorKey(), { key: last.name_key, id: last.id }));
   }
-  async create(authority: Authority, input: Required<Pick<ProviderInput, 'name' | 'issuer' | 'client_id' | 'client_secret' | 'domains'>> & ProviderInput, origin: Origin, seal?: Seal<repo.Provider>) {
+  /**
+   * A provider to add, checked and its issuer's discovery document read (the caller's right to
+   * configure one first: no outside call for whoever may not), its client secret sealed under its
+   * new id: done before the create's transaction, holding no connection while the issuer answers.
+   */
+  async draft(authority: Authority, input: NewProvider): Promise<ProviderDraft> {
     assertMayActOn(authority, PERMISSIONS, WHAT);
     const name = cleanName(input.name, { location: 'request/body/name', maxLength: 64 });
     const issuer = checkIssuer(input.issuer);
     await this.assertDiscoverable(issuer, input.client_id, input.client_secret);
     const id = randomUUID();
-    const sealed = sealClientSecret(this.keys, id, input.client_secret);
-    let made: repo.Provider | undefined;
-    await this.deps.db
-      .transaction()
-      .execute(async (trx) => {
-        const now = this.deps.clock.now();
-        await trx
-          .insertInto('identity_providers')
-          .values({
-            id,
-            name,
-            name_key: uniqueNameKey(name),
-            issuer,
-            client_id: input.client_id,
-            ...sealed,
-            scopes: scopesOf(input.scopes ?? ['openid', 'email', 'profile']),
-            groups_claim: input.groups_claim ?? 'groups',
-            create_unknown_people: input.create_unknown_people ?? false,
-            sso_required: input.sso_required ?? false,
-            second_factor_amr: input.second_factor_amr ?? [],
-            second_factor_acr: input.second_factor_acr ?? [],
-            created_at: now,
-            updated_at: now,
-          })
-          .execute();
-        await writeDetails(trx, id, { ...input, role_mappings: input.role_mappings ?? [] }, authority);
-        made = (await repo.findProvider(trx, id))!;
-        await recordAuditEvent(trx, {
-          type: 'identity_provider_created',
-          at: now,
-          context: auditContext(authority, origin),
-          target: { type: 'identity_provider', id, label: name },
-          changes: { before: null, after: audited(made) },
-        });
-        // The stored answer is the provider as shown: never its client secret (docs/SAFE-WRITES.md).
-        await sealCreated(trx, seal, async () => made);
-      })
-      .catch(translate);
-    return made!;
+    const { client_secret: clientSecret, ...fields } = input;
+    return { id, name, issuer, fields, sealed: sealClientSecret(this.keys, id, clientSecret) };
+  }
+
+  /** The provider drafted, made in the transaction it is given, which its caller opened and ends. */
+  async create(trx: Kysely<Database>, authority: Authority, draft: ProviderDraft, origin: Origin): Promise<repo.Provider> {
+    const { id, name, issuer, fields } = draft;
+    try {
+      const now = this.deps.clock.now();
+      await trx
+        .insertInto('identity_providers')
+        .values({
+          id,
+          name,
+          name_key: uniqueNameKey(name),
+          issuer,
+          client_id: fields.client_id,
+          ...draft.sealed,
+          scopes: scopesOf(fields.scopes ?? ['openid', 'email', 'profile']),
+          groups_claim: fields.groups_claim ?? 'groups',
+          create_unknown_people: fields.create_unknown_people ?? false,
+          sso_required: fields.sso_required ?? false,
+          second_factor_amr: fields.second_factor_amr ?? [],
+          second_factor_acr: fields.second_factor_acr ?? [],
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      await writeDetails(trx, id, { ...fields, role_mappings: fields.role_mappings ?? [] }, authority);
+      const made = (await repo.findProvider(trx, id))!;
+      await recordAuditEvent(trx, {
+        type: 'identity_provider_created',
+        at: now,
+        context: auditContext(authority, origin),
+        target: { type: 'identity_provider', id, label: name },
+        changes: { before: null, after: audited(made) },
+      });
+      return made;
+    } catch (err) {
+      return translate(err);
+    }
   }
 
   async update(authority: Authority, rawId: string, input: ProviderInput, origin: Origin, precondition?: Precondition) {
