@@ -9,11 +9,8 @@ import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { seedUsers } from '../src/cli/seed.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase, createAdmin, openSessions } from './support/database.js';
+import { benchDatabase, createAdmin, openSessions, operatorKey } from './support/database.js';
 import { markdownTable, print } from './support/measure.js';
 import { refreshScripts } from './support/refresh.js';
 import { wrk } from './support/wrk.js';
@@ -36,7 +33,7 @@ async function main() {
   try {
     const { db } = database;
     await seedUsers(db, { users: 1000, seed: 1 });
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await operatorKey(db, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
 

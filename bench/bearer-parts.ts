@@ -10,15 +10,12 @@
 // written here by hand from src/auth/sessions/repository.ts: they measure its parts, not the service.
 import pg from 'pg';
 import { sql } from 'kysely';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { keyBySecretDigest } from '../src/api-keys/repository.js';
 import { bearerSession } from '../src/auth/sessions/repository.js';
 import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { seedUsers } from '../src/cli/seed.js';
 import { ADMIN_ROLE_ID } from '../src/auth/permissions.js';
-import { bearerStatementValues, benchDatabase, createAdmin, openSessions, seedProductionShape } from './support/database.js';
+import { bearerStatementValues, benchDatabase, createAdmin, openSessions, seedProductionShape, operatorKey } from './support/database.js';
 import { threadCpuSeconds } from './support/cpu.js';
 import { median, percent, print, range } from './support/measure.js';
 
@@ -65,7 +62,7 @@ async function main() {
     await seedUsers(db, { users: 100_000, seed: 1 });
     if (PRODUCTION) await seedProductionShape(db);
     await sql`vacuum analyze`.execute(db);
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await operatorKey(db, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
     const bearerValues = bearerStatementValues(session!.access_token, new Date());

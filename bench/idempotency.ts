@@ -15,11 +15,9 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { systemClock } from '../src/clock.js';
 import { COMMAND_LINE } from '../src/audit/context.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
 import type { Principal } from '../src/auth/principal.js';
 import { BENCH_SEALING_KEYS, SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase, createAdmin } from './support/database.js';
+import { benchDatabase, createAdmin, operatorKey } from './support/database.js';
 import { loadAverages, machineLine, markdownTable, median, percent, print, range } from './support/measure.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -33,7 +31,7 @@ async function statementsOfOneCreate(url: string, principal: Principal, withKey:
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: (e) => void (e.level === 'query' && seen.push(e.query.sql.replace(/\s+/g, ' ').slice(0, 60))) });
   const { tasks, idempotency } = buildServices({ db, clock: systemClock, logger: createLogger('silent'), config: loadConfig({ NODE_ENV: 'production', SEALING_KEYS: BENCH_SEALING_KEYS, MAIL_OUTBOX_ONLY: 'true' }) });
   const key = withKey ? { caller: `user:${principal.kind === 'user' ? principal.userId : ''}`, operation: 'createTask', key: randomUUID(), requestDigest: Buffer.alloc(32) } : undefined;
-  await idempotency.once(key, (seal) => tasks.create(principal, { title: 'counted' }, COMMAND_LINE, seal), (task) => ({ status: 201, body: task }));
+  await idempotency.once(key, (trx) => tasks.create(trx, principal, { title: 'counted' }, COMMAND_LINE), ({ task }) => ({ status: 201, body: task }));
   await db.destroy();
   return seen;
 }
@@ -78,7 +76,7 @@ async function main() {
     print(`statements of one create (BEGIN to COMMIT, and the read of the created task): ${without.length} without a key, ${withKey.length} with one`);
     for (const s of withKey) print(`    ${without.includes(s) ? ' ' : '+'} ${s}`);
 
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['tasks.create'] });
+    const { secret } = await operatorKey(db, { name: 'bench', permissions: ['tasks.create'] });
     service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
     print(`\n${machineLine(`${CONNECTIONS} clients in this process; service: ${SERVICE_SCRIPT}, NODE_ENV=production, DB_POOL_MAX=10`, { load: true })}`);
     await load(service.url, secret, false); // warm-up

@@ -15,11 +15,11 @@
 // Run alone on a quiet machine (it starts its own PostgreSQL 15 unless DATABASE_URL is set):
 //   make build && node --import tsx bench/key-revocation.ts
 import { sql } from 'kysely';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, VARIANT_ENV, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase } from './support/database.js';
+import { benchDatabase, operatorKey } from './support/database.js';
 import { machineLine, markdownTable, print } from './support/measure.js';
 
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 3);
@@ -84,14 +84,14 @@ async function main() {
       await new Promise((r) => setTimeout(r, 100));
     }
     await new Promise((r) => setTimeout(r, 3000)); // their first heartbeat has come back
-    const keys = apiKeyService({ db, clock: systemClock });
+    const keys = new ApiKeyService({ db, clock: systemClock });
     print(machineLine(`${PROCESSES} processes, ${REVOCATIONS} revocations; service: ${SERVICE_SCRIPT}, NODE_ENV=production${cacheOn ? '' : ', API_KEY_CACHE_SIZE=0'}`, { load: true }));
 
     const latencies: number[] = [];
     let admittedInFlight = 0;
     let admittedAfter = 0;
     for (let n = 0; n < REVOCATIONS; n++) {
-      const { key, secret } = await keys.create(OPERATOR, { name: `bench revoked ${n}`, permissions: ['users.list'] });
+      const { key, secret } = await operatorKey(db, { name: `bench revoked ${n}`, permissions: ['users.list'] });
       for (const service of services) for (let i = 0; i < 2; i++) if ((await ask(service.url, secret)) !== 200) throw new Error('a fresh key was refused');
       const commit: { at?: number } = {};
       const watching = services.map((service) => watch(service.url, secret, () => commit.at));

@@ -19,11 +19,8 @@ import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { seedMeetings } from '../src/cli/seed-meetings.js';
 import { medianPersonWeek } from './support/meetings.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase, createAdmin, openSessions } from './support/database.js';
+import { benchDatabase, createAdmin, openSessions, operatorKey } from './support/database.js';
 import { markdownTable, print } from './support/measure.js';
 import { writeRefreshScript } from './support/refresh.js';
 import { wrk } from './support/wrk.js';
@@ -137,14 +134,14 @@ async function main() {
         const [session] = await openSessions(db, admin, 1);
         options = { path, headers: { authorization: `Bearer ${session!.access_token}` } };
       } else {
-        const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['meetings.list'] });
+        const { secret } = await operatorKey(db, { name: 'bench', permissions: ['meetings.list'] });
         options = { path, headers: { 'x-api-key': secret } };
       }
     } else if (PATH_KIND === 'users-bearer') {
       const [session] = await openSessions(db, admin, 1);
       options = { path: '/users?limit=50', headers: { authorization: `Bearer ${session!.access_token}` } };
     } else {
-      const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+      const { secret } = await operatorKey(db, { name: 'bench', permissions: ['users.list'] });
       options = { path: '/users?limit=50', headers: { 'x-api-key': secret } };
     }
     const run = (seconds: number) => wrk(`${target.url}${options.path}`, { connections: CONNECTIONS, seconds, headers: options.headers, script: options.script?.() });

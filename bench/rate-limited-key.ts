@@ -13,11 +13,8 @@
 // Prints a markdown table at the end (docs/BENCHMARKS.md, "Rate-limited key").
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase, settleBeforeMeasuring } from './support/database.js';
+import { benchDatabase, settleBeforeMeasuring, operatorKey } from './support/database.js';
 import { describe, loadAverages, machineLine, markdownTable, measure, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
@@ -38,9 +35,8 @@ async function main() {
     service = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV });
     await seedUsers(db, { users: USERS, seed: 1 });
     await sql`vacuum analyze users`.execute(db);
-    const keys = apiKeyService({ db, clock: systemClock });
-    const unlimited = (await keys.create(OPERATOR, { name: 'bench unlimited', permissions: ['users.list'] })).secret;
-    const limited = (await keys.create(OPERATOR, { name: 'bench limited', permissions: ['users.list'], rate_limit: LIMIT })).secret;
+    const unlimited = (await operatorKey(db, { name: 'bench unlimited', permissions: ['users.list'] })).secret;
+    const limited = (await operatorKey(db, { name: 'bench limited', permissions: ['users.list'], rate_limit: LIMIT })).secret;
 
     // Both answer the same page; only the limited one carries the RateLimit headers.
     const answer = async (secret: string) => {

@@ -6,12 +6,9 @@
 // reads it for a larger host.
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchDatabase, createAdmin, settleBeforeMeasuring } from './support/database.js';
+import { benchDatabase, createAdmin, settleBeforeMeasuring, operatorKey } from './support/database.js';
 import { childPids } from './support/cpu.js';
 import { describe, machineLine, markdownTable, measure, measureInTurn, median, medianOf, percent, print, range, type Measurement, type Target } from './support/measure.js';
 import { refreshScripts } from './support/refresh.js';
@@ -28,7 +25,7 @@ runBenchmark(() => benchDatabase('bench_scale_out'), async (database, children) 
   const { db } = database;
   await seedUsers(db, { users: USERS, seed: 1 });
   await sql`vacuum analyze users`.execute(db);
-  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+  const { secret } = await operatorKey(db, { name: 'bench', permissions: ['users.list'] });
   const admin = await createAdmin(db);
   const one = await startProcess(SERVICE_SCRIPT, { DATABASE_URL: database.url, ...SERVICE_ENV, WORKERS: '1' });
   children.push(one.child);

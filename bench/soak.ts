@@ -14,13 +14,11 @@ import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { startCluster, withDatabase, type Cluster } from '../test/support/postgres.js';
 import { BENCH_SEALING_KEYS } from './support/process.js';
+import { operatorKey } from './support/database.js';
 import { startServerProcess } from '../test/support/server-process.js';
 import { HttpClient, type RawRequest, type RawResponse } from '../test/support/http-client.js';
 import type { Database } from '../src/db/schema.js';
 import { createUserWithPassword } from '../src/users/credentials.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 
 const DURATION_S = Number(process.env.SOAK_DURATION_S ?? 600);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 16);
@@ -121,7 +119,7 @@ async function seed(databaseUrl: string): Promise<{ users: { email: string; pass
     await db.insertInto('user_roles').values({ user_id: id, role_id: role.id }).execute();
     users.push(user);
   }
-  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'soak listing key', permissions: ['users.list'] });
+  const { secret } = await operatorKey(db, { name: 'soak listing key', permissions: ['users.list'] });
   await db.destroy();
   return { users, key: secret };
 }

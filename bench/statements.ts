@@ -14,9 +14,6 @@
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { keyBySecretDigest } from '../src/api-keys/repository.js';
 import { bearerSession } from '../src/auth/sessions/repository.js';
 import { firstPage } from '../src/users/repository.js';
@@ -24,7 +21,7 @@ import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { seedUsers } from '../src/cli/seed.js';
 import { createUserWithPassword } from '../src/users/credentials.js';
 import type { FixedStatement } from '../src/db/fixed-statement.js';
-import { bearerStatementValues, benchDatabase, createAdmin, openSessions, seedProductionShape } from './support/database.js';
+import { bearerStatementValues, benchDatabase, createAdmin, openSessions, seedProductionShape, operatorKey } from './support/database.js';
 import { threadCpuSeconds } from './support/cpu.js';
 import { markdownTable, median, percent, print, range } from './support/measure.js';
 
@@ -49,12 +46,11 @@ async function main() {
     await seedUsers(db, { users: 100_000, seed: 1 });
     if (process.env.BENCH_SHAPE === 'production') await seedProductionShape(db);
     await sql`vacuum analyze`.execute(db);
-    const keys = apiKeyService({ db, clock: systemClock });
-    const { secret } = await keys.create(OPERATOR, { name: 'bench', permissions: ['users.list'] });
+    const { secret } = await operatorKey(db, { name: 'bench', permissions: ['users.list'] });
     const admin = await createAdmin(db);
     const [session] = await openSessions(db, admin, 1);
     // A key as a signed-in administrator makes it (POST /api-keys): its creator is the admin.
-    const made = await keys.create(OPERATOR, { name: 'bench by admin', permissions: ['users.list'] });
+    const made = await operatorKey(db, { name: 'bench by admin', permissions: ['users.list'] });
     await db.updateTable('api_keys').set({ created_by: admin.id }).where('name', '=', 'bench by admin').execute();
     // A user holding a role of three permissions.
     const role = await db.insertInto('roles').values({ name: 'bench reader', name_key: 'bench reader' }).returning('id').executeTakeFirstOrThrow();

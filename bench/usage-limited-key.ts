@@ -17,11 +17,8 @@
 //   BENCH_USERS=200 BENCH_USES=300 BENCH_EXHAUST_SECONDS=2 BENCH_ROUNDS=1 BENCH_DURATION=1 BENCH_WARM_UP=1 BENCH_CONNECTIONS=6 node --import tsx bench/usage-limited-key.ts
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase, settleBeforeMeasuring } from './support/database.js';
+import { benchDatabase, settleBeforeMeasuring, operatorKey } from './support/database.js';
 import { loadAverages, machineLine, markdownTable, percent, print, range } from './support/measure.js';
 import { wrk, type WrkResult } from './support/wrk.js';
 
@@ -56,10 +53,9 @@ async function main() {
     const urls = services.map((s) => s.url);
     await seedUsers(db, { users: USERS, seed: 1 });
     await sql`vacuum analyze users`.execute(db);
-    const keys = apiKeyService({ db, clock: systemClock });
-    const unlimited = (await keys.create(OPERATOR, { name: 'bench unlimited', permissions: ['users.list'] })).secret;
-    const limited = (await keys.create(OPERATOR, { name: 'bench limited', permissions: ['users.list'], remaining_uses: PLENTY })).secret;
-    const counted = await keys.create(OPERATOR, { name: 'bench counted', permissions: ['users.list'], remaining_uses: USES });
+    const unlimited = (await operatorKey(db, { name: 'bench unlimited', permissions: ['users.list'] })).secret;
+    const limited = (await operatorKey(db, { name: 'bench limited', permissions: ['users.list'], remaining_uses: PLENTY })).secret;
+    const counted = await operatorKey(db, { name: 'bench counted', permissions: ['users.list'], remaining_uses: USES });
 
     // Both keys answer the same page; only the limited one carries its uses in RateLimit.
     const answer = async (secret: string) => {

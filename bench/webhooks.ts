@@ -22,13 +22,10 @@ import { tmpdir } from 'node:os';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { systemClock } from '../src/clock.js';
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
 import { DELIVERY_CHANNEL } from '../src/db/channels.js';
 import { bundlePath } from '../src/paths.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
-import { benchDatabase, settleBeforeMeasuring } from './support/database.js';
+import { benchDatabase, settleBeforeMeasuring, operatorKey } from './support/database.js';
 import { describe, loadAverages, machineLine, markdownTable, measure, median, percent, print, quietBefore, quietness, range, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 
@@ -79,7 +76,7 @@ async function main() {
   let service: Awaited<ReturnType<typeof startProcess>> | undefined;
   let writer: Awaited<ReturnType<typeof startProcess>> | undefined;
   try {
-    const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: 'bench', permissions: ['tasks.create', 'tasks.read', 'webhooks.manage'] });
+    const { secret } = await operatorKey(db, { name: 'bench', permissions: ['tasks.create', 'tasks.read', 'webhooks.manage'] });
     // Loopback receivers are allowed only with this setting (docs/EVENTS.md, SSRF).
     const env = { DATABASE_URL: database.url, ...SERVICE_ENV, WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' };
     writer = await startProcess(SERVICE_SCRIPT, { ...env, WEBHOOKS_DELIVER: 'false' });

@@ -7,12 +7,9 @@
 // Runs on the database a kept run of bench/meetings-week.ts seeded (a million meetings):
 //   DATABASE_URL=<a local cluster> BENCH_KEEP_DATABASES=1 node --import tsx bench/meetings-week.ts   (once)
 //   DATABASE_URL=<the same> BENCH_KEEP_DATABASES=1 BENCH_ROUNDS=5 node --import tsx bench/young-generation.ts
-import { apiKeyService } from '../src/api-keys/service.js';
-import { OPERATOR } from '../src/auth/authority.js';
-import { systemClock } from '../src/clock.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, START_NODE_FLAGS, startProcess } from './support/process.js';
 import { runBenchmark } from './support/run.js';
-import { benchDatabase, settleBeforeMeasuring } from './support/database.js';
+import { benchDatabase, settleBeforeMeasuring, operatorKey } from './support/database.js';
 import { measure, median, print, quietBefore, quietness, type Measurement, type Target } from './support/measure.js';
 import { wrk } from './support/wrk.js';
 import { medianPersonWeek } from './support/meetings.js';
@@ -38,7 +35,7 @@ runBenchmark(() => benchDatabase('bench_meetings', { migrate: false }), async (d
     }
   }
   const { path } = await medianPersonWeek(database.db);
-  const { secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(OPERATOR, { name: `bench young ${new Date().toISOString()}`, permissions: ['meetings.list'] });
+  const { secret } = await operatorKey(database.db, { name: `bench young ${new Date().toISOString()}`, permissions: ['meetings.list'] });
   const headers = { 'x-api-key': secret };
   for (const target of targets) await wrk(`${target.url}${path}`, { connections: CONNECTIONS, seconds: 10, headers }); // warm-up
   await settleBeforeMeasuring(database);

@@ -4,9 +4,9 @@
 // HTTP edge receive what it returns and never build a service themselves.
 import type { Dependencies } from './dependencies.js';
 import type { Authenticators } from './auth/principal.js';
-import { userService } from './users/service.js';
-import { roleService } from './roles/service.js';
-import { apiKeyService } from './api-keys/service.js';
+import { UserService } from './users/service.js';
+import { RoleService } from './roles/service.js';
+import { ApiKeyService } from './api-keys/service.js';
 import { SignInAttempts } from './auth/sessions/sign-in-attempts.js';
 import { SignInService } from './auth/sessions/sign-in.js';
 import { StepUpService } from './auth/sessions/step-up-proofs.js';
@@ -23,7 +23,7 @@ import { keyUseSpender } from './api-keys/uses.js';
 import { bearerAuthenticator } from './auth/sessions/authenticator.js';
 import { stepUpGate } from './auth/sessions/step-up.js';
 import { revokeSessions } from './auth/sessions/revocation.js';
-import { idempotencyService } from './idempotency/service.js';
+import { IdempotencyService } from './idempotency/service.js';
 import { UsageCounter } from './api-keys/usage.js';
 import { admissionService, type Admission } from './limits/admission/admission.js';
 import { leakReportService, loadReporterKeys } from './api-keys/leak-reports.js';
@@ -33,7 +33,7 @@ import { EventFeed } from './webhooks/feed.js';
 import { deliveryWorker } from './webhooks/worker.js';
 import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { readContract } from './contract/spec.js';
-import { identityProviderService } from './auth/identity-providers/providers.js';
+import { IdentityProviderService } from './auth/identity-providers/providers.js';
 import { scimUserService } from './scim/users.js';
 import { scimGroupService } from './scim/groups.js';
 import { OidcSignInService } from './auth/identity-providers/sign-in.js';
@@ -43,9 +43,9 @@ import { mailService } from './mail/service.js';
 
 /** The services every feature may use: authentication, limits, audit, idempotency, mail, and the resources the authentication wing reads. */
 export interface PlatformServices {
-  users: ReturnType<typeof userService>;
-  roles: ReturnType<typeof roleService>;
-  apiKeys: ReturnType<typeof apiKeyService>;
+  users: UserService;
+  roles: RoleService;
+  apiKeys: ApiKeyService;
   leakReports: ReturnType<typeof leakReportService>;
   /** Signing in: a password, its second step, a passkey alone, after an identity provider. */
   signIn: SignInService;
@@ -57,7 +57,7 @@ export interface PlatformServices {
   passwordChange: PasswordChange;
   audit: ReturnType<typeof auditService>;
   /** Creates made once per Idempotency-Key. */
-  idempotency: ReturnType<typeof idempotencyService>;
+  idempotency: IdempotencyService;
   secondFactors: ReturnType<typeof secondFactorService>;
   /** An administrator's reset of someone's second factors (also the command line's). */
   secondFactorResets: ReturnType<typeof secondFactorResetService>;
@@ -80,7 +80,7 @@ export interface PlatformServices {
   /** Rate limits and key usage, counted in this process and reconciled through the database. */
   admission: Admission;
   /** Companies' OpenID Providers, and signing in with one (src/auth/identity-providers). */
-  identityProviders: ReturnType<typeof identityProviderService>;
+  identityProviders: IdentityProviderService;
   oidcSignIn: OidcSignInService;
   /** A fresh proof at the provider a person is linked to. */
   oidcStepUp: OidcStepUpService;
@@ -100,12 +100,12 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
   const passkeys = passkeyService(deps, secondFactors.newCodesFor);
   const attempts = new SignInAttempts(deps);
   const signIn = new SignInService(deps, { secondFactors, passkeys }, attempts);
-  const users = userService(deps, revokeSessions);
+  const users = new UserService(deps, revokeSessions);
   const keys = keyCache(deps, deps.config.apiKeyCache);
   return {
     users,
-    roles: roleService(deps),
-    apiKeys: apiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
+    roles: new RoleService(deps),
+    apiKeys: new ApiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
     leakReports: leakReportService(deps, deps.config.leakReportKeysFile ? loadReporterKeys(deps.config.leakReportKeysFile) : null),
     signIn,
     stepUp: new StepUpService(deps, { secondFactors, passkeys }, attempts),
@@ -113,7 +113,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     sessions: new SessionManagement(deps),
     passwordChange: new PasswordChange(deps, attempts),
     audit: auditService(deps),
-    idempotency: idempotencyService(deps),
+    idempotency: new IdempotencyService(deps),
     secondFactors,
     secondFactorResets: secondFactorResetService(deps, revokeSessions),
     webhookEndpoints: new WebhookEndpointService(deps, deps.config.webhooks),
@@ -124,7 +124,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     keyCache: keys,
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), spendKeyUse: keyUseSpender(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
     admission: admissionService(deps, usage),
-    identityProviders: identityProviderService(deps),
+    identityProviders: new IdentityProviderService(deps),
     oidcSignIn: new OidcSignInService(deps, signIn),
     oidcStepUp: new OidcStepUpService(deps),
     scimUsers: scimUserService(deps, users),

@@ -11,7 +11,7 @@ import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, createAppWithTestBearer, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
 import { digestTables } from './support/table-digest.js';
 import { ManualClock } from '../src/clock.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService, type KeyInput } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { secondInstance } from './support/second-instance.js';
@@ -25,9 +25,10 @@ beforeAll(async () => {
 });
 afterAll(() => database.destroy());
 
-type Fields = Parameters<ReturnType<typeof apiKeyService>['create']>[1];
-async function keyWith(clock: ManualClock, fields: Partial<Fields>, permissions = ['users.list']) {
-  const { key, secret } = await apiKeyService({ db: database.db, clock }).create(OPERATOR, { name: `uses-${Math.random().toString(36).slice(2, 10)}`, permissions, ...fields });
+async function keyWith(clock: ManualClock, fields: Partial<KeyInput>, permissions = ['users.list']) {
+  const keys = new ApiKeyService({ db: database.db, clock });
+  const draft = keys.draft(OPERATOR, { name: `uses-${Math.random().toString(36).slice(2, 10)}`, permissions, ...fields });
+  const { key, secret } = await database.db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
   return { id: key.id, secret, key };
 }
 
@@ -130,7 +131,7 @@ describe('a refilled key at the period boundary (the injectable clock)', () => {
 });
 
 describe('who may raise a key\'s uses (docs/AUTH.md)', () => {
-  async function setUp(fields: Partial<Fields> = { remaining_uses: 100, uses_refill: { interval: 'monthly', amount: 100 } }) {
+  async function setUp(fields: Partial<KeyInput> = { remaining_uses: 100, uses_refill: { interval: 'monthly', amount: 100 } }) {
     const clock = new ManualClock(new Date('2026-12-14T10:00:00.000Z'));
     const { app } = createAppWithTestBearer(database.db, clock);
     const manager = await makeUser(database.db, { roleIds: [(await makeRole(database.db, ['api_keys.manage'])).id] });
@@ -284,13 +285,13 @@ describe('security: a usage-limited key spent from three service instances at on
   }
 
   /** A key with these uses that every instance holds in memory (so the test is of the cached path). */
-  async function heldEverywhere(fields: Partial<Fields>) {
+  async function heldEverywhere(fields: Partial<KeyInput>) {
     const key = await keyWith(clock, { remaining_uses: 1_000_000 });
     for (const made of three) {
       await answersOnceHeard(() => request(made.app).get('/users?limit=1').set('x-api-key', key.secret), 200);
       expect(made.services.keyCache.holds(digestSecret(key.secret))).toBe(true);
     }
-    await apiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, fields);
+    await new ApiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, fields);
     return key;
   }
 
@@ -326,7 +327,7 @@ describe('security: a usage-limited key spent from three service instances at on
     const key = await keyWith(clock, {});
     for (const made of three) await answersOnceHeard(() => request(made.app).get('/users?limit=1').set('x-api-key', key.secret), 200);
     const heard = three.map((made) => made.services.keyCache.state().notifications);
-    await apiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { remaining_uses: 2 });
+    await new ApiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { remaining_uses: 2 });
     for (const [i, made] of three.entries()) {
       const until = Date.now() + HEARD_DEADLINE_MS;
       while (made.services.keyCache.state().notifications <= heard[i]! && Date.now() < until) await new Promise((r) => setTimeout(r, 5));

@@ -9,7 +9,7 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { createUser, signIn } from './support/sessions.js';
 import { makeApiKey } from './support/access-fixtures.js';
 import { steppedUp } from './support/second-factor.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 
@@ -126,7 +126,9 @@ describe('API keys', () => {
   });
 
   it('from the command line: the actor is the operating-system account, with no address or request', async () => {
-    const { key } = await apiKeyService({ db: database.db, clock: systemClock }).create(OPERATOR, { name: 'from-cli', permissions: ['users.list'] });
+    const keys = new ApiKeyService({ db: database.db, clock: systemClock });
+    const draft = keys.draft(OPERATOR, { name: 'from-cli', permissions: ['users.list'] });
+    const { key } = await database.db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
     expect(await lastEvent('api_key_created')).toMatchObject({ actor_type: 'cli', actor_id: null, actor_label: expect.any(String), target_id: key.id, request_id: null, ip_address: null, user_agent: null, user_id: null });
   });
 });

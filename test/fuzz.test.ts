@@ -85,7 +85,8 @@ beforeAll(async () => {
   const revokedKey = await makeApiKey(database.db, [...PERMISSIONS], { clock });
   await revokedKey.service.revoke(OPERATOR, revokedKey.id);
   const rotatedKey = await makeApiKey(database.db, [...PERMISSIONS], { clock });
-  const rotatedTo = await rotatedKey.service.rotate(OPERATOR, rotatedKey.id, 0);
+  const rotation = rotatedKey.service.draftRotation(OPERATOR, rotatedKey.id, 0);
+  const rotatedTo = await database.db.transaction().execute((trx) => rotatedKey.service.rotate(trx, OPERATOR, rotation));
   for (const key of [allKey, readKey, revokedKey, rotatedKey]) keep(key.secret, 'API key');
   keep(rotatedTo.secret, 'API key');
   credentials = [

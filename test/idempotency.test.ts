@@ -5,7 +5,7 @@ import request from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase, testPool } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
-import { adminRoleId, createAppWithTestBearer, makeApiKey, makeUser, testBearer } from './support/access-fixtures.js';
+import { adminRoleId, createAppWithTestBearer, makeApiKey, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
 import { secondInstance } from './support/second-instance.js';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -234,6 +234,26 @@ describe('Idempotency-Key', () => {
     expect([created.status, created.headers['idempotent-replayed']]).toEqual([201, undefined]);
   });
 
+  it('a create whose checks before its transaction fail is failed as any other: a live answer under the key decides (a right lost since, another body)', async () => {
+    const { app } = createAppWithTestBearer(database.db);
+    const role = await makeRole(database.db, ['api_keys.manage', 'users.list']);
+    const manager = (await makeUser(database.db, { roleIds: [role.id] })).id;
+    const key = randomUUID();
+    const name = `drafted-${key.slice(0, 8)}`;
+    const post = (body: object) => request(app).post('/api-keys').set('authorization', testBearer(manager)).set('idempotency-key', key).send(body);
+    const first = await post({ name, permissions: ['users.list'] });
+    expect(first.status).toBe(201);
+    // The key's permission is checked with its secret made, before the transaction opens: losing it since refuses a new request, not the replay.
+    await database.db.deleteFrom('role_permissions').where('role_id', '=', role.id).where('permission', '=', 'users.list').execute();
+    expect((await request(app).post('/api-keys').set('authorization', testBearer(manager)).send({ name: `${name}-new`, permissions: ['users.list'] })).status).toBe(403);
+    const replay = await post({ name, permissions: ['users.list'] });
+    expect([replay.status, replay.headers['idempotent-replayed'], replay.body]).toEqual([201, 'true', { ...first.body, secret: null }]);
+    // Another body under the same key, refused by those same checks, is still another request.
+    const other = await post({ name, permissions: ['users.list'], expires_at: '2000-01-01T00:00:00Z' });
+    expect([other.status, other.body.code]).toEqual([422, 'idempotency_key_reused']);
+    expect((await database.db.selectFrom('api_keys').select('id').where('name', 'like', `${name}%`).execute()).length).toBe(1);
+  });
+
   it('refuses a key longer than 255 characters or with a control character, before doing anything', async () => {
     const { app } = createAppWithTestBearer(database.db);
     const name = `badkey-${randomUUID().slice(0, 8)}`;
@@ -299,6 +319,24 @@ async function pauseStoring(when: 'before' | 'after') {
   };
 }
 
+/**
+ * A test-only deferred constraint trigger on idempotency_keys: a transaction that stores an answer
+ * runs every statement (the work, then the answer) and fails at its COMMIT.
+ */
+async function failCommitsThatStore() {
+  const admin = new pg.Client({ connectionString: database.url });
+  await admin.connect();
+  await admin.query(`create or replace function test_fail_commit() returns trigger language plpgsql as $$
+    begin raise exception 'refused at commit (test)'; end $$`);
+  await admin.query('create constraint trigger test_fail_commit after insert on idempotency_keys deferrable initially deferred for each row execute function test_fail_commit()');
+  return {
+    async release() {
+      await admin.query('drop trigger test_fail_commit on idempotency_keys');
+      await admin.end();
+    },
+  };
+}
+
 /** A database handle whose in-use connections may be killed, as the service's (src/db/database.ts) listens for that. */
 function killableDatabase() {
   const pool = testPool({ connectionString: database.url, max: 5, Client: PreparingClient });
@@ -333,6 +371,30 @@ describe('Idempotency-Key when the first request is slow or dies', () => {
     expect(await rolesNamed(name)).toBe(1);
     expect(await auditEvents('role_created', name)).toBe(1);
     await db.destroy();
+  });
+
+  it('a create whose transaction fails after its work and its answer are written keeps neither: the retry creates once', async () => {
+    const { app } = createAppWithTestBearer(database.db);
+    const key = randomUUID();
+    const title = `Refused at commit ${key.slice(0, 8)}`;
+    const send = () => request(app).post('/tasks').set('authorization', testBearer(adminId)).set('idempotency-key', key).send({ title });
+    const tasksTitled = async () => (await database.db.selectFrom('tasks').select('id').where('title', '=', title).execute()).length;
+    const refusing = await failCommitsThatStore();
+    try {
+      // The task, its audit event and the answer are all written, in the transaction the edge opened; its COMMIT fails.
+      expect((await send()).status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await refusing.release();
+    }
+    // Nothing is left: an answer kept apart from the work would now be replayed for a task that does not exist.
+    expect(await tasksTitled()).toBe(0);
+    expect(await auditEvents('task_created', title)).toBe(0);
+    const retry = await send();
+    expect([retry.status, retry.headers['idempotent-replayed']]).toEqual([201, undefined]);
+    const replay = await send();
+    expect([replay.status, replay.headers['idempotent-replayed'], replay.text]).toEqual([201, 'true', retry.text]);
+    expect(await tasksTitled()).toBe(1);
+    expect(await auditEvents('task_created', title)).toBe(1);
   });
 
   it('while the first is still running, the same key answers 409 with Retry-After; then the replay', async () => {

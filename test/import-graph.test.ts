@@ -61,8 +61,9 @@ const LAYERS: readonly (readonly string[])[] = [
   // The outbox of mail (templates, the sender, security notices): every change's transaction may
   // write a message, the audit recorder's security notices included.
   ['src/mail/'],
-  // Creates made once per Idempotency-Key, and revisions and preconditions (docs/SAFE-WRITES.md):
-  // asked by every changeable resource's service, and read by their repositories.
+  // Creates made once per Idempotency-Key (asked by the handlers of creates), and revisions and
+  // preconditions (docs/SAFE-WRITES.md): asked by every changeable resource's service, and read by
+  // their repositories.
   ['src/idempotency/', 'src/revisions/'],
   // Who is calling and what they may do: the principal, the permission catalogue (read from the
   // contract; a role's revision digests it); passwords and secrets, hashed or sealed.

@@ -62,7 +62,8 @@ describe('a signed leak report', () => {
 
   it('stops at once the previous secret of a rotated key, reported in its grace period, and leaves the key and its new secret in force', async () => {
     const key = await makeApiKey(database.db, ['users.list']);
-    const { secret: current } = await key.service.rotate(OPERATOR, key.id, 3600);
+    const rotation = key.service.draftRotation(OPERATOR, key.id, 3600);
+    const { secret: current } = await database.db.transaction().execute((trx) => key.service.rotate(trx, OPERATOR, rotation));
     expect(await works(key.secret)).toBe(true);
     const body = reportOf([key.secret]);
     expect((await signed(body)).body[0].label).toBe('true_positive');
@@ -83,7 +84,8 @@ describe('a signed leak report', () => {
   it('revokes a rotated key when its new secret is reported, with or without the previous one', async () => {
     for (const withPrevious of [false, true]) {
       const key = await makeApiKey(database.db, ['users.list']);
-      const { secret: current } = await key.service.rotate(OPERATOR, key.id, 3600);
+      const rotation = key.service.draftRotation(OPERATOR, key.id, 3600);
+      const { secret: current } = await database.db.transaction().execute((trx) => key.service.rotate(trx, OPERATOR, rotation));
       const res = await signed(reportOf(withPrevious ? [key.secret, current] : [current]));
       expect(res.body.map((answer: { label: string }) => answer.label)).toEqual(withPrevious ? ['true_positive', 'true_positive'] : ['true_positive']);
       expect(await works(current)).toBe(false);

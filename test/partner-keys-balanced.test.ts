@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBalancedService, type BalancedService } from './support/balanced-service.js';
 import type { HttpClient, RawResponse } from './support/http-client.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
 import { leakReporter, reportOf } from './support/leak-reporter.js';
@@ -41,11 +41,9 @@ afterAll(async () => {
 });
 
 async function key(fields: { rate_limit?: { requests: number; per_seconds: number }; allowed_ips?: string[] }) {
-  const { key: created, secret } = await apiKeyService({ db: service.database.db, clock: systemClock }).create(OPERATOR, {
-    name: `balanced-${Math.random().toString(36).slice(2, 10)}`,
-    permissions: ['users.list'],
-    ...fields,
-  });
+  const keys = new ApiKeyService({ db: service.database.db, clock: systemClock });
+  const draft = keys.draft(OPERATOR, { name: `balanced-${Math.random().toString(36).slice(2, 10)}`, permissions: ['users.list'], ...fields });
+  const { key: created, secret } = await service.database.db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
   return { id: created.id, secret };
 }
 

@@ -10,7 +10,7 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { expectContractResponse } from './support/contract.js';
 import { adminRoleId, authenticatorsWithTestBearer, createAppWithTestBearer, makeRole, makeUser, testBearer } from './support/access-fixtures.js';
 import { ManualClock } from '../src/clock.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { IP_REFUSAL_RECORD_INTERVAL_MS } from '../src/api-keys/authenticator.js';
 
@@ -26,7 +26,9 @@ afterAll(() => database.destroy());
 const windowStart = () => new ManualClock(new Date(Math.ceil(Date.now() / 10_000) * 10_000 + 60_000));
 
 async function keyWith(clock: ManualClock, fields: { rate_limit?: { requests: number; per_seconds: number } | null; allowed_ips?: string[] | null }, permissions = ['users.list']) {
-  const { key, secret } = await apiKeyService({ db: database.db, clock }).create(OPERATOR, { name: `partner-${Math.random().toString(36).slice(2, 10)}`, permissions, ...fields });
+  const keys = new ApiKeyService({ db: database.db, clock });
+  const draft = keys.draft(OPERATOR, { name: `partner-${Math.random().toString(36).slice(2, 10)}`, permissions, ...fields });
+  const { key, secret } = await database.db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
   return { id: key.id, secret };
 }
 

@@ -13,7 +13,8 @@ import { changedTables, digestTables, tableNames } from './support/table-digest.
 import { authenticatorsWithTestBearer, createAppWithTestBearer, makeApiKey, makeIdentityProvider, makeMeeting, makePasskey, makeTask, testBearer } from './support/access-fixtures.js';
 import { budget } from './support/budgets.js';
 import { ManualClock } from '../src/clock.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
+import type { Authority } from '../src/auth/authority.js';
 import { recordAuditEvent } from '../src/audit/recorder.js';
 import { KeyInflector } from '../src/contract/inflection.js';
 import { EXPORT_PAGE } from '../src/personal-data/service.js';
@@ -83,9 +84,14 @@ async function ada() {
   const sent = await invitation(`carol-${tag}@elsewhere.example`, { created_by_user_id: person.id });
 
   // A key of Ada's, one of Bob's; tasks and meetings of both.
-  const keys = apiKeyService({ db, clock });
-  const adaKey = await keys.create({ kind: 'user', userId: person.id, sessionId: '00000000-0000-4000-8000-00000000e55e', permissions: new Set(['tasks.list']) }, { name: `ada key ${tag}`, permissions: ['tasks.list'] });
-  const bobKey = await keys.create({ kind: 'user', userId: bob.id, sessionId: '00000000-0000-4000-8000-00000000e55e', permissions: new Set(['tasks.list']) }, { name: `bob key ${tag}`, permissions: ['tasks.list'] });
+  const keys = new ApiKeyService({ db, clock });
+  const keyOf = (userId: string, name: string) => {
+    const by: Authority = { kind: 'user', userId, sessionId: '00000000-0000-4000-8000-00000000e55e', permissions: new Set(['tasks.list']) };
+    const draft = keys.draft(by, { name, permissions: ['tasks.list'] });
+    return db.transaction().execute((trx) => keys.create(trx, by, draft));
+  };
+  const adaKey = await keyOf(person.id, `ada key ${tag}`);
+  const bobKey = await keyOf(bob.id, `bob key ${tag}`);
   const assigned = await makeTask(db, { assigneeId: person.id });
   const created = await db.insertInto('tasks').values({ title: `ada's own ${tag}`, created_by_user_id: person.id, assignee_id: bob.id }).returning('id').executeTakeFirstOrThrow();
   const bobsTask = await makeTask(db, { assigneeId: bob.id, title: `bob's task ${tag}` });

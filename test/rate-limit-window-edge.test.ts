@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { HttpClient, type RawResponse } from './support/http-client.js';
 import { ManualClock } from '../src/clock.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 
 const N = 100;
@@ -40,11 +40,9 @@ it('burst at the window\'s end on three processes: at most N + (P − 1) × floo
   // One second before the end of a 10-second window, a minute ahead of the real time.
   const windowStart = Math.ceil(Date.now() / 10_000) * 10_000 + 60_000;
   const clock = new ManualClock(new Date(windowStart + 9_000));
-  const { key, secret } = await apiKeyService({ db: database.db, clock }).create(OPERATOR, {
-    name: 'edge-burst',
-    permissions: ['users.list'],
-    rate_limit: { requests: N, per_seconds: PER_SECONDS },
-  });
+  const keys = new ApiKeyService({ db: database.db, clock });
+  const draft = keys.draft(OPERATOR, { name: 'edge-burst', permissions: ['users.list'], rate_limit: { requests: N, per_seconds: PER_SECONDS } });
+  const { key, secret } = await database.db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
 
   // Three instances, each counting what reaches its limiter.
   const reached: number[] = [];

@@ -11,10 +11,10 @@ import { roleRow } from './support/rows.js';
 import type { Database } from '../src/db/schema.js';
 import { loadMigrations } from '../src/db/migrations/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { roleService } from '../src/roles/service.js';
-import { userService } from '../src/users/service.js';
+import { RoleService } from '../src/roles/service.js';
+import { UserService } from '../src/users/service.js';
 import { revokeSessions } from '../src/auth/sessions/revocation.js';
-import { apiKeyService } from '../src/api-keys/service.js';
+import { ApiKeyService } from '../src/api-keys/service.js';
 import { createUserWithPassword, DuplicateEmailError } from '../src/users/credentials.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { systemClock } from '../src/clock.js';
@@ -53,8 +53,8 @@ describe('impersonating the admin role by a look-alike name', () => {
     const res = await request(app).post('/roles').set('authorization', auth).send({ name: 'ＡＤＭＩＮ', permissions: [] });
     expect(res.status).toBe(400);
     // The operator's side has no contract in front of it: the key and its unique index refuse it there.
-    const roles = roleService({ db: database.db, clock: systemClock });
-    await expect(roles.create(OPERATOR, { name: 'ＡＤＭＩＮ', permissions: [] })).rejects.toMatchObject({ code: 'name_taken' });
+    const roles = new RoleService({ db: database.db, clock: systemClock });
+    await expect(database.db.transaction().execute((trx) => roles.create(trx, OPERATOR, { name: 'ＡＤＭＩＮ', permissions: [] }))).rejects.toMatchObject({ code: 'name_taken' });
     expect(await counts(database.db)).toEqual(before);
   });
 
@@ -76,8 +76,9 @@ describe('impersonating the admin role by a look-alike name', () => {
   });
 
   it('finds a role to grant by its key: `--role ADMIN ` names the admin role', async () => {
-    const users = userService({ db: database.db, clock: systemClock }, revokeSessions);
-    const user = await users.create(OPERATOR, { email: 'granted@example.com', first_name: 'G', last_name: 'R', roles: [' ADMIN'] });
+    const users = new UserService({ db: database.db, clock: systemClock }, revokeSessions);
+    const draft = await users.draft({ email: 'granted@example.com', first_name: 'G', last_name: 'R', roles: [' ADMIN'] });
+    const { user } = await database.db.transaction().execute((trx) => users.create(trx, OPERATOR, draft));
     expect(user.roles).toEqual(['admin']);
   });
 });
@@ -130,8 +131,9 @@ describe('a second account on the same address', () => {
     expect(shouted.status).toBe(409);
     expect(shouted.body.code).toBe('email_taken');
     // ...and the command line, which has no contract, meets the key and its unique index.
-    const users = userService({ db: database.db, clock: systemClock }, revokeSessions);
-    await expect(users.create(OPERATOR, { email: 'ｇｒａｃｅ@example.com', first_name: 'G', last_name: 'H' })).rejects.toMatchObject({ code: 'email_taken' });
+    const users = new UserService({ db: database.db, clock: systemClock }, revokeSessions);
+    const draft = await users.draft({ email: 'ｇｒａｃｅ@example.com', first_name: 'G', last_name: 'H' });
+    await expect(database.db.transaction().execute((trx) => users.create(trx, OPERATOR, draft))).rejects.toMatchObject({ code: 'email_taken' });
     await expect(
       createUserWithPassword(database.db, { email: 'ＧＲＡＣＥ@example.com', firstName: 'G', lastName: 'H', password: 'a long enough passphrase 1234' }),
     ).rejects.toBeInstanceOf(DuplicateEmailError);
@@ -148,13 +150,17 @@ describe('a second account on the same address', () => {
 
 describe('API key names', () => {
   it('refuses a key in use named the same in full width or with spaces around; a revoked key frees its name', async () => {
-    const keys = apiKeyService({ db: database.db, clock: systemClock });
-    const { key } = await keys.create(OPERATOR, { name: 'CRM sync', permissions: ['users.list'] });
+    const keys = new ApiKeyService({ db: database.db, clock: systemClock });
+    const makeKey = (name: string) => {
+      const draft = keys.draft(OPERATOR, { name, permissions: ['users.list'] });
+      return database.db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
+    };
+    const { key } = await makeKey('CRM sync');
     for (const name of [' crm sync', 'ＣＲＭ\u3000ｓｙｎｃ']) {
-      await expect(keys.create(OPERATOR, { name, permissions: ['users.list'] })).rejects.toMatchObject({ code: 'name_taken' });
+      await expect(makeKey(name)).rejects.toMatchObject({ code: 'name_taken' });
     }
     await keys.revoke(OPERATOR, key.id);
-    expect((await keys.create(OPERATOR, { name: 'ＣＲＭ\u3000ｓｙｎｃ', permissions: ['users.list'] })).key.name).toBe('ＣＲＭ\u3000ｓｙｎｃ');
+    expect((await makeKey('ＣＲＭ\u3000ｓｙｎｃ')).key.name).toBe('ＣＲＭ\u3000ｓｙｎｃ');
   });
 });
 

@@ -12,7 +12,7 @@ import { newTokenSet, digestToken, ACCESS_TOKEN_TTL_S, type TokenSet } from '../
 import { bearerSession, openSession } from '../../src/auth/sessions/repository.js';
 import { livenessAt } from '../../src/auth/sessions/liveness.js';
 import { emailDigest } from '../../src/auth/throttle/sign-in-throttle.js';
-import { apiKeyService } from '../../src/api-keys/service.js';
+import { ApiKeyService, type KeyInput } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { systemClock } from '../../src/clock.js';
 import { sealAuditEvents } from '../../src/audit/seal.js';
@@ -172,13 +172,20 @@ export async function createAdmin(db: Kysely<Database>, email = 'bench-admin@exa
   return { id, email };
 }
 
+/** An API key made by the operator, as the command line makes one: drafted, then created in a transaction of its own. */
+export async function operatorKey(db: Kysely<Database>, sent: KeyInput) {
+  const keys = new ApiKeyService({ db, clock: systemClock });
+  const draft = keys.draft(OPERATOR, sent);
+  return db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
+}
+
 /**
  * What a comparison sends: a new API key holding `permission`, and the headers of a fresh session
  * of a new administrator at each call (access tokens live 600 s; a kept database has the last
  * run's administrators, so each run makes its own).
  */
 export async function benchCredentials(db: Kysely<Database>, permission: string) {
-  const { secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, { name: `bench ${new Date().toISOString()}`, permissions: [permission] });
+  const { secret } = await operatorKey(db, { name: `bench ${new Date().toISOString()}`, permissions: [permission] });
   const admin = await createAdmin(db, `bench-admin-${Date.now()}@example.com`);
   return { secret, bearer: async () => ({ authorization: `Bearer ${(await openSessions(db, admin, 1))[0]!.access_token}` }) };
 }

@@ -37,7 +37,13 @@ export function apiKeyHandlers({ apiKeys: keys, idempotency, leakReports }: Pick
   const getApiKey: Handler<'getApiKey'> = async ({ path }) => shown(await keys.get(path.id));
 
   const createApiKey: Handler<'createApiKey'> = ({ body, principal, request, idempotency: key }) =>
-    idempotency.once(key, (seal) => keys.create(signedInUser(principal), body, request, seal), (made: KeyWithSecret) => withSecret(201, made), withoutSecret);
+    idempotency.onceDrafted(
+      key,
+      () => keys.draft(signedInUser(principal), body),
+      (trx, draft) => keys.create(trx, signedInUser(principal), draft, request),
+      (made) => withSecret(201, made),
+      withoutSecret,
+    );
 
   const updateApiKey: Handler<'updateApiKey'> = async ({ body, path, principal, request, precondition }) =>
     shown(await keys.update(requireCaller(principal), path.id, body, request, precondition));
@@ -48,10 +54,11 @@ export function apiKeyHandlers({ apiKeys: keys, idempotency, leakReports }: Pick
   };
 
   const rotateApiKey: Handler<'rotateApiKey'> = ({ body, path, principal, request, idempotency: key }) =>
-    idempotency.once(
+    idempotency.onceDrafted(
       key,
-      (seal) => keys.rotate(requireCaller(principal), path.id, body.grace_period_seconds ?? 0, request, seal),
-      (made: KeyWithSecret) => withSecret(200, made),
+      () => keys.draftRotation(requireCaller(principal), path.id, body.grace_period_seconds ?? 0),
+      (trx, rotation) => keys.rotate(trx, requireCaller(principal), rotation, request),
+      (made) => withSecret(200, made),
       withoutSecret,
     );
 

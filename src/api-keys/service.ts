@@ -1,6 +1,9 @@
-// Issuing, changing, rotating and revoking API keys. A secret leaves this module once, in the
-// result of create() or rotate(); only its digest is stored. Every change is recorded in the audit
-// trail in its own transaction (who, from where, the fields before and after; never a secret).
+// Issuing, changing, rotating and revoking API keys. A secret is made by draft() or
+// draftRotation(), before the transaction, and shown once, in the result of create() or rotate();
+// only its digest is stored. Every change is recorded in the audit trail in the transaction that
+// makes it (who, from where, the fields before and after; never a secret).
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError, fieldError } from '../errors.js';
 import { assertNotApiKey } from '../auth/caller.js';
@@ -13,7 +16,6 @@ import { presentApiKey } from './presenter.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween, iso } from '../audit/changes.js';
 import { cleanName } from '../text/normalize.js';
-import { sealCreated, type Seal } from '../idempotency/service.js';
 import { resourceIdOr } from '../uuid.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 import { allowlistNarrows, normalizeAllowedIps } from './allowed-ips.js';
@@ -26,6 +28,38 @@ import { checkedMetadata } from './metadata.js';
 export interface KeyWithSecret {
   key: keys.ShownApiKey;
   secret: string;
+}
+
+/** What a key is made from, as the contract's ApiKeyCreateRequest says it. */
+export interface KeyInput {
+  name: string;
+  expires_at?: string;
+  permissions: string[];
+  rate_limit?: RateLimitInput | null;
+  allowed_ips?: string[] | null;
+  remaining_uses?: number | null;
+  uses_refill?: UsesRefill | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+/** A key to make, as `ApiKeyService.draft` checked it, with its secret; `now` is when it was drafted, and the key's creation time. */
+export interface KeyDraft {
+  name: string;
+  permissions: string[];
+  expiresAt: Date | null;
+  limits: LimitColumns;
+  uses: Uses | null;
+  metadata: Record<string, unknown> | null;
+  fresh: ReturnType<typeof newApiKeySecret>;
+  now: Date;
+}
+
+/** A rotation to make, as `ApiKeyService.draftRotation` checked it, with the new secret. */
+export interface KeyRotation {
+  id: string;
+  graceSeconds: number;
+  fresh: ReturnType<typeof newApiKeySecret>;
+  now: Date;
 }
 
 const HOUR_MS = 3_600_000;
@@ -145,226 +179,214 @@ export function rateLimitTightens(next: RateLimit | null, current: RateLimit | n
   return n.requests <= c.requests && n.requests * c.perSeconds <= c.requests * n.perSeconds;
 }
 
-export function apiKeyService({ db, clock }: ServiceDeps, defaultRateLimit: RateLimit | null = null) {
-  /** An event about key `key` by `authority`; the person concerned is the key's creator. */
-  const keyEvent = (authority: Authority, origin: Origin, key: { id: string; name: string; created_by: string | null }, at: Date) =>
-    ({ at, context: auditContext(authority, origin), target: { type: 'api_key', id: key.id, label: key.name }, userId: key.created_by }) satisfies Partial<AuditEventInput>;
+/** An event about key `key` by `authority`; the person concerned is the key's creator. */
+const keyEvent = (authority: Authority, origin: Origin, key: { id: string; name: string; created_by: string | null }, at: Date) =>
+  ({ at, context: auditContext(authority, origin), target: { type: 'api_key', id: key.id, label: key.name }, userId: key.created_by }) satisfies Partial<AuditEventInput>;
 
-  async function get(id: string) {
+export class ApiKeyService {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly defaultRateLimit: RateLimit | null = null,
+  ) {}
+
+  async get(id: string) {
     id = resourceIdOr(id, notFound);
-    const row = await keys.findKeyById(db, id, clock.now());
+    const row = await keys.findKeyById(this.deps.db, id, this.deps.clock.now());
     if (!row) throw notFound();
     return row;
   }
 
-  return {
-    get,
+  /**
+   * The key's use per hour over [from, until), every hour present (zeros included): by default
+   * the 7 days up to the end of the current hour; at most the 90 days the counts are kept.
+   */
+  async usage(id: string, span: { from?: string; until?: string } = {}): Promise<UsageHour[]> {
+    id = resourceIdOr(id, notFound);
+    const now = this.deps.clock.now().getTime();
+    const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
+    const until = span.until === undefined ? ceilHour(now + 1) : ceilHour(new Date(span.until).getTime());
+    const from = span.from === undefined ? until - 7 * 24 * HOUR_MS : Math.floor(new Date(span.from).getTime() / HOUR_MS) * HOUR_MS;
+    if (!(from < until) || until - from > USAGE_RETENTION_DAYS * 24 * HOUR_MS) {
+      throw new DomainError('invalid', 'invalid_span', `from must come before until, at most ${USAGE_RETENTION_DAYS} days apart.`, {
+        errors: [{ location: 'request/query/from', message: `must be before until, at most ${USAGE_RETENTION_DAYS} days earlier` }],
+      });
+    }
+    await this.get(id);
+    const rows = new Map((await readUsage(this.deps.db, id, new Date(from), new Date(until))).map((r) => [r.hour.getTime(), r]));
+    const hours: UsageHour[] = [];
+    for (let at = from; at < until; at += HOUR_MS) {
+      hours.push(rows.get(at) ?? { hour: new Date(at), allowed: 0, rate_limited: 0, ip_refused: 0, permission_refused: 0 });
+    }
+    return hours;
+  }
 
-    /**
-     * The key's use per hour over [from, until), every hour present (zeros included): by default
-     * the 7 days up to the end of the current hour; at most the 90 days the counts are kept.
-     */
-    async usage(id: string, span: { from?: string; until?: string } = {}): Promise<UsageHour[]> {
-      id = resourceIdOr(id, notFound);
-      const now = clock.now().getTime();
-      const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
-      const until = span.until === undefined ? ceilHour(now + 1) : ceilHour(new Date(span.until).getTime());
-      const from = span.from === undefined ? until - 7 * 24 * HOUR_MS : Math.floor(new Date(span.from).getTime() / HOUR_MS) * HOUR_MS;
-      if (!(from < until) || until - from > USAGE_RETENTION_DAYS * 24 * HOUR_MS) {
-        throw new DomainError('invalid', 'invalid_span', `from must come before until, at most ${USAGE_RETENTION_DAYS} days apart.`, {
-          errors: [{ location: 'request/query/from', message: `must be before until, at most ${USAGE_RETENTION_DAYS} days earlier` }],
-        });
-      }
-      await get(id);
-      const rows = new Map((await readUsage(db, id, new Date(from), new Date(until))).map((r) => [r.hour.getTime(), r]));
-      const hours: UsageHour[] = [];
-      for (let at = from; at < until; at += HOUR_MS) {
-        hours.push(rows.get(at) ?? { hour: new Date(at), allowed: 0, rate_limited: 0, ip_refused: 0, permission_refused: 0 });
-      }
-      return hours;
+  list(filter: { expiringWithinDays?: number } = {}) {
+    const days = filter.expiringWithinDays;
+    const now = this.deps.clock.now();
+    return keys.listKeys(this.deps.db, now, days === undefined ? {} : { expiringBefore: new Date(now.getTime() + days * 86_400_000) });
+  }
+
+  /**
+   * A key to make, checked, with its secret: done before the create's transaction, holding no
+   * connection. By a signed-in user (the key is then worth at most what they hold, now and later)
+   * or the operator (created_by null: the key keeps its set). An API key cannot make keys: its key
+   * would have no creator, so no one to be limited by.
+   */
+  draft(authority: Authority, sent: KeyInput): KeyDraft {
+    assertNotApiKey(authority);
+    const input = { ...sent, name: cleanKeyName(sent.name) };
+    const now = this.deps.clock.now();
+    const expiresAt = parseExpiry(input.expires_at, now) ?? null;
+    const limits = { rate_limit_requests: null, rate_limit_per_seconds: null, allowed_ips: null, ...limitColumns(input) };
+    const uses = usesInput(input, null) ?? null;
+    const metadata = checkedMetadata(input.metadata) ?? null;
+    assertMayGrant(authority, input.permissions, 'an API key');
+    return { name: input.name, permissions: [...new Set(input.permissions)], expiresAt, limits, uses, metadata, fresh: newApiKeySecret(), now };
+  }
+
+  /** The key drafted, made in the transaction it is given, which its caller opened and ends. */
+  async create(trx: Kysely<Database>, authority: Authority, draft: KeyDraft, origin: Origin = COMMAND_LINE): Promise<KeyWithSecret> {
+    const { fresh, uses, metadata, now } = draft;
+    return translateUnique(async () => {
+      const key = {
+        name: draft.name,
+        permissions: draft.permissions,
+        created_by: authority.kind === 'user' ? authority.userId : null,
+        expires_at: draft.expiresAt,
+        ...draft.limits,
+      };
+      const keyId = await keys.insertKey(trx, { ...key, metadata, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
+      await keys.insertSecret(trx, keyId, fresh.digest, now);
+      if (uses) await keys.setKeyUses(trx, keyId, storedUses(uses), now);
+      const after = { ...audited(key), ...(uses && auditedUses(uses)), ...(metadata && { metadata }) };
+      await recordAuditEvent(trx, { type: 'api_key_created', ...keyEvent(authority, origin, { id: keyId, ...key }, now), changes: { before: null, after } });
+      return { key: (await keys.findKeyById(trx, keyId, now))!, secret: fresh.secret };
+    });
+  }
+
+  async update(
+    authority: Authority,
+    id: string,
+    sent: {
+      name?: string;
+      expires_at?: string | null;
+      permissions?: string[];
+      rate_limit?: RateLimitInput | null;
+      allowed_ips?: string[] | null;
+      remaining_uses?: number | null;
+      uses_refill?: UsesRefill | null;
+      metadata?: Record<string, unknown> | null;
     },
-
-    list(filter: { expiringWithinDays?: number } = {}) {
-      const days = filter.expiringWithinDays;
-      const now = clock.now();
-      return keys.listKeys(db, now, days === undefined ? {} : { expiringBefore: new Date(now.getTime() + days * 86_400_000) });
-    },
-
-    /**
-     * By a signed-in user (the key is then worth at most what they hold, now and later) or the
-     * operator (created_by null: the key keeps its set). An API key cannot make keys: its key would
-     * have no creator, so no one to be limited by.
-     * `seal` (an Idempotency-Key's) runs last in the transaction, with the key and its secret.
-     */
-    async create(
-      authority: Authority,
-      sent: {
-        name: string;
-        expires_at?: string;
-        permissions: string[];
-        rate_limit?: RateLimitInput | null;
-        allowed_ips?: string[] | null;
-        remaining_uses?: number | null;
-        uses_refill?: UsesRefill | null;
-        metadata?: Record<string, unknown> | null;
-      },
-      origin: Origin = COMMAND_LINE,
-      seal?: Seal<KeyWithSecret>,
-    ): Promise<KeyWithSecret> {
-      assertNotApiKey(authority);
-      const input = { ...sent, name: cleanKeyName(sent.name) };
-      const now = clock.now();
-      const expiresAt = parseExpiry(input.expires_at, now) ?? null;
-      const limits = { rate_limit_requests: null, rate_limit_per_seconds: null, allowed_ips: null, ...limitColumns(input) };
-      const uses = usesInput(input, null) ?? null;
-      const metadata = checkedMetadata(input.metadata) ?? null;
-      assertMayGrant(authority, input.permissions, 'an API key');
-      const fresh = newApiKeySecret();
-      let sealed: KeyWithSecret | undefined;
-      const id = await translateUnique(() =>
-        db.transaction().execute(async (trx) => {
-          const key = {
-            name: input.name,
-            permissions: [...new Set(input.permissions)],
-            created_by: authority.kind === 'user' ? authority.userId : null,
-            expires_at: expiresAt,
-            ...limits,
-          };
-          const keyId = await keys.insertKey(trx, { ...key, metadata, display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, now });
-          await keys.insertSecret(trx, keyId, fresh.digest, now);
-          if (uses) await keys.setKeyUses(trx, keyId, storedUses(uses), now);
-          const after = { ...audited(key), ...(uses && auditedUses(uses)), ...(metadata && { metadata }) };
-          await recordAuditEvent(trx, { type: 'api_key_created', ...keyEvent(authority, origin, { id: keyId, ...key }, now), changes: { before: null, after } });
-          sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, keyId, now))!, secret: fresh.secret }));
-          return keyId;
-        }),
-      );
-      return sealed ?? { key: await get(id), secret: fresh.secret };
-    },
-
-    async update(
-      authority: Authority,
-      id: string,
-      sent: {
-        name?: string;
-        expires_at?: string | null;
-        permissions?: string[];
-        rate_limit?: RateLimitInput | null;
-        allowed_ips?: string[] | null;
-        remaining_uses?: number | null;
-        uses_refill?: UsesRefill | null;
-        metadata?: Record<string, unknown> | null;
-      },
-      origin: Origin = COMMAND_LINE,
-      precondition?: Precondition,
-    ) {
-      id = resourceIdOr(id, notFound);
-      const input = sent.name === undefined ? sent : { ...sent, name: cleanKeyName(sent.name) };
-      const now = clock.now();
-      const expiresAt = parseExpiry(input.expires_at, now);
-      const limits = limitColumns(input);
-      const metadata = checkedMetadata(input.metadata);
-      await translateUnique(() =>
-        db.transaction().execute(async (trx) => {
-          const row = await keys.lockKey(trx, id);
-          if (!row) throw notFound();
-          if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id))!);
-          if (row.revoked_at) throw revoked();
-          // Read under the key's lock: a concurrent change of the uses waits; spending does not
-          // (it locks only the uses row), so the count compared is the one of this moment.
-          const currentUses = usesOf(await keys.lockKeyUses(trx, id), now);
-          const nextUses = usesInput(input, currentUses);
-          const widened = input.permissions?.find((p) => !row.permissions.includes(p));
-          if (widened) {
-            throw new DomainError('invalid', 'permissions_not_narrowed', `A key's permissions can only be narrowed; it does not hold ${widened}.`, {
-              errors: [{ location: 'request/body/permissions', message: `${widened} is not among the key's permissions` }],
-            });
-          }
-          // Prolonging keeps rights alive, and loosening a limit or an allowlist lets the key use
-          // them more: both need every permission the key will hold. Renaming, narrowing, an
-          // earlier date and a tighter limit or list only take away, as revoking does.
-          const prolongs = expiresAt === null ? row.expires_at !== null : expiresAt !== undefined && row.expires_at !== null && expiresAt > row.expires_at;
-          const next = { ...row, ...limits };
-          // More uses (a higher count, a limit removed, a refill that gives more) prolong the
-          // key's rights as a later date does.
-          const loosens =
-            !rateLimitTightens(limitOf(next), limitOf(row), defaultRateLimit) ||
-            !allowlistNarrows(next.allowed_ips, row.allowed_ips) ||
-            (nextUses !== undefined && !usesTighten(nextUses, currentUses));
-          if (prolongs || loosens) assertMayActOn(authority, input.permissions ?? row.permissions, 'This API key');
-          await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, ...limits, metadata, now });
-          if (nextUses !== undefined) await keys.setKeyUses(trx, id, nextUses && storedUses(nextUses), now);
-          const after = {
-            name: input.name,
-            permissions: input.permissions && [...input.permissions].sort(),
-            expires_at: expiresAt === undefined ? undefined : iso(expiresAt),
-            ...(input.rate_limit !== undefined && { rate_limit: audited(next).rate_limit ?? null }),
-            ...(input.allowed_ips !== undefined && { allowed_ips: next.allowed_ips }),
-            ...(nextUses !== undefined && auditedUses(nextUses)),
-            ...(metadata !== undefined && { metadata }),
-          };
-          const changes = changesBetween({ ...audited(row), ...auditedUses(currentUses), metadata: row.metadata }, after);
-          if (changes) await recordAuditEvent(trx, { type: 'api_key_updated', ...keyEvent(authority, origin, { ...row, name: input.name ?? row.name }, now), changes });
-        }),
-      );
-      return get(id);
-    },
-
-    /**
-     * Idempotent: revoking a revoked key changes nothing. The one rights-changing operation without
-     * a check on the target: it only removes rights, and a leaked key must be revocable by any key
-     * manager at once (docs/AUTH.md).
-     */
-    async revoke(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
-      id = resourceIdOr(id, notFound);
-      await db.transaction().execute(async (trx) => {
+    origin: Origin = COMMAND_LINE,
+    precondition?: Precondition,
+  ) {
+    id = resourceIdOr(id, notFound);
+    const input = sent.name === undefined ? sent : { ...sent, name: cleanKeyName(sent.name) };
+    const now = this.deps.clock.now();
+    const expiresAt = parseExpiry(input.expires_at, now);
+    const limits = limitColumns(input);
+    const metadata = checkedMetadata(input.metadata);
+    await translateUnique(() =>
+      this.deps.db.transaction().execute(async (trx) => {
         const row = await keys.lockKey(trx, id);
         if (!row) throw notFound();
         if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id))!);
-        if (row.revoked_at) return;
-        const now = clock.now();
-        await keys.updateKey(trx, id, { revoked_at: now, now });
-        const revoked = (await keys.findKeyById(trx, id, now))!;
-        await recordAuditEvent(trx, {
-          type: 'api_key_revoked',
-          ...keyEvent(authority, origin, row, now),
-          changes: { before: { revoked_at: null }, after: { revoked_at: iso(now) } },
-          publish: { data: presentApiKey(revoked) },
-        });
-      });
-    },
-
-    /**
-     * The caller receives the new secret, so they must hold every permission of the key, grace
-     * period or not, and the key becomes theirs (created_by): it is worth at most what they hold
-     * from now on and stops when they are disabled, as a key they created would. Bound to its
-     * former creator, it would outlive the person who took its secret.
-     */
-    async rotate(authority: Authority, id: string, graceSeconds = 0, origin: Origin = COMMAND_LINE, seal?: Seal<KeyWithSecret>): Promise<KeyWithSecret> {
-      id = resourceIdOr(id, notFound);
-      assertNotApiKey(authority);
-      const now = clock.now();
-      const fresh = newApiKeySecret();
-      let sealed: KeyWithSecret | undefined;
-      await db.transaction().execute(async (trx) => {
-        const row = await keys.lockKey(trx, id);
-        if (!row) throw notFound();
         if (row.revoked_at) throw revoked();
-        assertMayActOn(authority, row.permissions, 'This API key');
-        await keys.retireCurrentSecret(trx, id, new Date(now.getTime() + graceSeconds * 1000), now);
-        await keys.insertSecret(trx, id, fresh.digest, now);
-        const createdBy = authority.kind === 'user' ? authority.userId : null;
-        await keys.updateKey(trx, id, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy, now });
-        // The person concerned stays the former creator; taking the key over shows in the changes.
-        await recordAuditEvent(trx, {
-          type: 'api_key_rotated',
-          ...keyEvent(authority, origin, row, now),
-          details: { grace_period_seconds: graceSeconds },
-          changes: changesBetween(row, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy }),
-        });
-        sealed = await sealCreated(trx, seal, async () => ({ key: (await keys.findKeyById(trx, id, now))!, secret: fresh.secret }));
+        // Read under the key's lock: a concurrent change of the uses waits; spending does not
+        // (it locks only the uses row), so the count compared is the one of this moment.
+        const currentUses = usesOf(await keys.lockKeyUses(trx, id), now);
+        const nextUses = usesInput(input, currentUses);
+        const widened = input.permissions?.find((p) => !row.permissions.includes(p));
+        if (widened) {
+          throw new DomainError('invalid', 'permissions_not_narrowed', `A key's permissions can only be narrowed; it does not hold ${widened}.`, {
+            errors: [{ location: 'request/body/permissions', message: `${widened} is not among the key's permissions` }],
+          });
+        }
+        // Prolonging keeps rights alive, and loosening a limit or an allowlist lets the key use
+        // them more: both need every permission the key will hold. Renaming, narrowing, an
+        // earlier date and a tighter limit or list only take away, as revoking does.
+        const prolongs = expiresAt === null ? row.expires_at !== null : expiresAt !== undefined && row.expires_at !== null && expiresAt > row.expires_at;
+        const next = { ...row, ...limits };
+        // More uses (a higher count, a limit removed, a refill that gives more) prolong the
+        // key's rights as a later date does.
+        const loosens =
+          !rateLimitTightens(limitOf(next), limitOf(row), this.defaultRateLimit) ||
+          !allowlistNarrows(next.allowed_ips, row.allowed_ips) ||
+          (nextUses !== undefined && !usesTighten(nextUses, currentUses));
+        if (prolongs || loosens) assertMayActOn(authority, input.permissions ?? row.permissions, 'This API key');
+        await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, ...limits, metadata, now });
+        if (nextUses !== undefined) await keys.setKeyUses(trx, id, nextUses && storedUses(nextUses), now);
+        const after = {
+          name: input.name,
+          permissions: input.permissions && [...input.permissions].sort(),
+          expires_at: expiresAt === undefined ? undefined : iso(expiresAt),
+          ...(input.rate_limit !== undefined && { rate_limit: audited(next).rate_limit ?? null }),
+          ...(input.allowed_ips !== undefined && { allowed_ips: next.allowed_ips }),
+          ...(nextUses !== undefined && auditedUses(nextUses)),
+          ...(metadata !== undefined && { metadata }),
+        };
+        const changes = changesBetween({ ...audited(row), ...auditedUses(currentUses), metadata: row.metadata }, after);
+        if (changes) await recordAuditEvent(trx, { type: 'api_key_updated', ...keyEvent(authority, origin, { ...row, name: input.name ?? row.name }, now), changes });
+      }),
+    );
+    return this.get(id);
+  }
+
+  /**
+   * Idempotent: revoking a revoked key changes nothing. The one rights-changing operation without
+   * a check on the target: it only removes rights, and a leaked key must be revocable by any key
+   * manager at once (docs/AUTH.md).
+   */
+  async revoke(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
+    id = resourceIdOr(id, notFound);
+    await this.deps.db.transaction().execute(async (trx) => {
+      const row = await keys.lockKey(trx, id);
+      if (!row) throw notFound();
+      if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id))!);
+      if (row.revoked_at) return;
+      const now = this.deps.clock.now();
+      await keys.updateKey(trx, id, { revoked_at: now, now });
+      const revoked = (await keys.findKeyById(trx, id, now))!;
+      await recordAuditEvent(trx, {
+        type: 'api_key_revoked',
+        ...keyEvent(authority, origin, row, now),
+        changes: { before: { revoked_at: null }, after: { revoked_at: iso(now) } },
+        publish: { data: presentApiKey(revoked) },
       });
-      return sealed ?? { key: await get(id), secret: fresh.secret };
-    },
-  };
+    });
+  }
+
+  /** A rotation to make, its key's id checked and its new secret made: done before the rotation's transaction. */
+  draftRotation(authority: Authority, id: string, graceSeconds = 0): KeyRotation {
+    id = resourceIdOr(id, notFound);
+    assertNotApiKey(authority);
+    return { id, graceSeconds, fresh: newApiKeySecret(), now: this.deps.clock.now() };
+  }
+
+  /**
+   * The rotation drafted, made in the transaction it is given, which its caller opened and ends.
+   * The caller receives the new secret, so they must hold every
+   * permission of the key, grace period or not, and the key becomes theirs (created_by): it is
+   * worth at most what they hold from now on and stops when they are disabled, as a key they
+   * created would. Bound to its former creator, it would outlive the person who took its secret.
+   */
+  async rotate(trx: Kysely<Database>, authority: Authority, rotation: KeyRotation, origin: Origin = COMMAND_LINE): Promise<KeyWithSecret> {
+    const { id, graceSeconds, fresh, now } = rotation;
+    const row = await keys.lockKey(trx, id);
+    if (!row) throw notFound();
+    if (row.revoked_at) throw revoked();
+    assertMayActOn(authority, row.permissions, 'This API key');
+    await keys.retireCurrentSecret(trx, id, new Date(now.getTime() + graceSeconds * 1000), now);
+    await keys.insertSecret(trx, id, fresh.digest, now);
+    const createdBy = authority.kind === 'user' ? authority.userId : null;
+    await keys.updateKey(trx, id, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy, now });
+    // The person concerned stays the former creator; taking the key over shows in the changes.
+    await recordAuditEvent(trx, {
+      type: 'api_key_rotated',
+      ...keyEvent(authority, origin, row, now),
+      details: { grace_period_seconds: graceSeconds },
+      changes: changesBetween(row, { display_prefix: fresh.display_prefix, last_characters: fresh.last_characters, created_by: createdBy }),
+    });
+    return { key: (await keys.findKeyById(trx, id, now))!, secret: fresh.secret };
+  }
 }

@@ -4,7 +4,7 @@
 // contract's schema first (src/contract/request-body.ts, the same words as a 400 of the API), then
 // the same service (docs/PARTNER-KEYS.md).
 import { InvalidArgumentError, type Command } from 'commander';
-import { apiKeyService, type RateLimitInput } from '../api-keys/service.js';
+import { ApiKeyService, type RateLimitInput } from '../api-keys/service.js';
 import type { UsesRefill } from '../api-keys/uses.js';
 import { OPERATOR } from '../auth/authority.js';
 import { isPermission } from '../auth/permissions.js';
@@ -142,7 +142,12 @@ export function registerApiKeys(program: Command): void {
           ...limitFields(options),
           ...usesFields(options),
         });
-        const { key, secret } = await apiKeyService({ db, clock: systemClock }).create(OPERATOR, body).catch(plain);
+        const service = new ApiKeyService({ db, clock: systemClock });
+        const create = async () => {
+          const draft = service.draft(OPERATOR, body);
+          return db.transaction().execute((trx) => service.create(trx, OPERATOR, draft));
+        };
+        const { key, secret } = await create().catch(plain);
         process.stderr.write(`Created API key ${key.id} (${key.name})${key.expires_at ? '' : ' without an expiration date (not recommended)'}; ${describeLimits(key)}.\n`);
         process.stderr.write('Copy the secret now: it is never shown again.\n');
         process.stdout.write(`${secret}\n`);
@@ -170,7 +175,7 @@ export function registerApiKeys(program: Command): void {
           ...usesFields(options),
         };
         if (Object.keys(body).length === 0) throw new Error('Nothing to change: give --name, --expires-at, --permissions, --rate-limit, --allowed-ips, --uses, --uses-refill or --metadata.');
-        const key = await apiKeyService({ db, clock: systemClock }).update(OPERATOR, id, checked('ApiKeyUpdateRequest', body)).catch(plain);
+        const key = await new ApiKeyService({ db, clock: systemClock }).update(OPERATOR, id, checked('ApiKeyUpdateRequest', body)).catch(plain);
         process.stdout.write(`Updated API key ${key.id} (${key.name}): ${describeLimits(key)}.\n`);
       }),
     );
@@ -180,7 +185,7 @@ export function registerApiKeys(program: Command): void {
     .argument('<id>', 'id of the key', keyId)
     .action((id: string) =>
       withDatabase(async ({ db }) => {
-        await apiKeyService({ db, clock: systemClock }).revoke(OPERATOR, id).catch(plain);
+        await new ApiKeyService({ db, clock: systemClock }).revoke(OPERATOR, id).catch(plain);
         process.stdout.write(`Revoked API key ${id}.\n`);
       }),
     );

@@ -12,7 +12,7 @@ import { passwordPolicyViolation } from '../auth/secrets/passwords.js';
 import { OPERATOR } from '../auth/authority.js';
 import { systemClock } from '../clock.js';
 import { DomainError } from '../errors.js';
-import { userService } from '../users/service.js';
+import { UserService } from '../users/service.js';
 import { revokeSessions } from '../auth/sessions/revocation.js';
 import { createUserWithPassword, findUserByEmail } from '../users/credentials.js';
 import { withDatabase } from './database.js';
@@ -21,7 +21,7 @@ import { COMMAND_LINE } from '../audit/context.js';
 import { erasureService } from '../erasure/service.js';
 
 /** The users service as the operator uses it: disabling a user ends their sessions, as through the API. */
-const usersOf = (db: Kysely<Database>) => userService({ db, clock: systemClock }, revokeSessions);
+const usersOf = (db: Kysely<Database>) => new UserService({ db, clock: systemClock }, revokeSessions);
 
 async function userIdByEmail(db: Kysely<Database>, email: string): Promise<string> {
   const user = await findUserByEmail(db, email);

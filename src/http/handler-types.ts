@@ -39,7 +39,7 @@ export interface InputOf<O> {
   /** The authenticated caller; `null` on public operations. */
   principal: Principal | null;
   request: RequestInfo;
-  /** The request's Idempotency-Key, on the operations that take one (hand it to `idempotency.once`). */
+  /** The request's Idempotency-Key, on the operations that take one (hand it to `idempotency.once` or `idempotency.onceDrafted`). */
   idempotency: IdempotencyRequest | undefined;
   /** The request's If-Match, on the operations that take one: checked by the service under its write's lock. */
   precondition: Precondition | undefined;

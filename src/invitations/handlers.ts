@@ -1,6 +1,7 @@
 // Handlers of the Invitations operations.
 import type { PlatformServices } from '../services.js';
-import type { invitationService } from './service.js';
+import type { InvitationService } from './service.js';
+import type { InvitationAcceptance } from './acceptance.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentInvitation as present } from './presenter.js';
 import type { ShownInvitation } from './repository.js';
@@ -11,7 +12,7 @@ import { NO_STORE_TOKENS } from '../http/no-store.js';
 /** One invitation, with its revision (the router answers it as the ETag). */
 const shown = (invitation: ShownInvitation) => ({ status: 200 as const, body: present(invitation), revision: revisionOf(invitation.id, invitation.revision) });
 
-export function invitationHandlers({ invitations, idempotency }: { invitations: ReturnType<typeof invitationService> } & Pick<PlatformServices, 'idempotency'>) {
+export function invitationHandlers({ invitations, invitationAcceptance, idempotency }: { invitations: InvitationService; invitationAcceptance: InvitationAcceptance } & Pick<PlatformServices, 'idempotency'>) {
   const listInvitations: Handler<'listInvitations'> = async ({ query }) => {
     const { page, nextCursor } = await invitations.list(query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
@@ -22,8 +23,8 @@ export function invitationHandlers({ invitations, idempotency }: { invitations: 
   const createInvitation: Handler<'createInvitation'> = ({ body, principal, request, idempotency: key }) =>
     idempotency.once(
       key,
-      (seal) => invitations.create(requireCaller(principal), body, request, seal),
-      (invitation: ShownInvitation) => ({
+      (trx) => invitations.create(trx, requireCaller(principal), body, request),
+      (invitation) => ({
         status: 201 as const,
         body: present(invitation),
         headers: { Location: `/invitations/${invitation.id}` },
@@ -39,7 +40,7 @@ export function invitationHandlers({ invitations, idempotency }: { invitations: 
   };
 
   const acceptInvitation: Handler<'acceptInvitation'> = async ({ body, request }) => {
-    const set = await invitations.accept(body, request);
+    const set = await invitationAcceptance.accept(body, request);
     return { status: 201, body: set, headers: NO_STORE_TOKENS };
   };
 

@@ -1,6 +1,6 @@
 // Handlers of the Meetings operations (and their French paths, /reunions).
 import type { PlatformServices } from '../services.js';
-import type { meetingService } from './service.js';
+import type { MeetingService } from './service.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentMeeting as present } from './presenter.js';
 import type { ShownMeeting } from './repository.js';
@@ -10,7 +10,7 @@ import { revisionOf } from '../http/entity-tags.js';
 /** One meeting, with its revision (the router answers it as the ETag). */
 const shown = (meeting: ShownMeeting) => ({ status: 200 as const, body: present(meeting), revision: revisionOf(meeting.id, meeting.revision) });
 
-export function meetingHandlers({ meetings, idempotency }: { meetings: ReturnType<typeof meetingService> } & Pick<PlatformServices, 'idempotency'>) {
+export function meetingHandlers({ meetings, idempotency }: { meetings: MeetingService } & Pick<PlatformServices, 'idempotency'>) {
   const listMeetings: Handler<'listMeetings'> = async ({ query, principal }) => {
     const { page, nextCursor } = await meetings.list(requireCaller(principal), query);
     return { status: 200, body: { data: page.map(present), next_cursor: nextCursor } };
@@ -21,8 +21,8 @@ export function meetingHandlers({ meetings, idempotency }: { meetings: ReturnTyp
   const createMeeting: Handler<'createMeeting'> = ({ body, principal, request, idempotency: key }) =>
     idempotency.once(
       key,
-      (seal) => meetings.create(requireCaller(principal), body, request, seal),
-      (meeting: ShownMeeting) => ({ status: 201 as const, body: present(meeting), headers: { Location: `/meetings/${meeting.id}` }, revision: revisionOf(meeting.id, meeting.revision) }),
+      (trx) => meetings.create(trx, requireCaller(principal), body, request),
+      ({ meeting, revision }) => ({ status: 201 as const, body: meeting, headers: { Location: `/meetings/${meeting.id}` }, revision: revisionOf(meeting.id, revision) }),
     );
 
   const updateMeeting: Handler<'updateMeeting'> = async ({ body, path, principal, request, precondition }) =>

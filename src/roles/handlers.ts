@@ -17,7 +17,7 @@ export function roleHandlers({ roles, idempotency }: Pick<PlatformServices, 'rol
   const getRole: Handler<'getRole'> = async ({ path }) => shown(200, await roles.get(path.id));
 
   const createRole: Handler<'createRole'> = ({ body, principal, request, idempotency: key }) =>
-    idempotency.once(key, (seal) => roles.create(requireCaller(principal), body, request, seal), (role: RoleRow) => shown(201, role));
+    idempotency.once(key, (trx) => roles.create(trx, requireCaller(principal), body, request), (role) => shown(201, role));
 
   const updateRole: Handler<'updateRole'> = async ({ body, path, principal, request, precondition }) =>
     shown(200, await roles.update(requireCaller(principal), path.id, body, request, precondition));

@@ -5,7 +5,7 @@
 // `400 mutability` (docs/IDENTITY.md, "Groups are roles").
 //
 // Every membership change is a grant or a revocation of the role, made by the users service's own
-// change of a person's roles (userService.update, in this request's transaction): the same checks
+// change of a person's roles (UserService.update, in this request's transaction): the same checks
 // (assertMayGrant on the role, assertMayActOn on the person, the last active administrator), the
 // same audit event (`user_updated`, roles before/after) and public event (`user.updated`). Who
 // sees what: a key sees the groups whose permissions it holds all of (the roles it may grant and
@@ -17,7 +17,7 @@ import type { Kysely } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
-import type { userService } from '../users/service.js';
+import type { UserService } from '../users/service.js';
 import { DomainError } from '../errors.js';
 import { resourceId } from '../uuid.js';
 import { lacking, type Authority } from '../auth/authority.js';
@@ -151,7 +151,7 @@ function changesOf(operations: { op: string; path?: string; value?: unknown }[])
   return { changes, check };
 }
 
-export function scimGroupService({ db }: ServiceDeps, users: ReturnType<typeof userService>) {
+export function scimGroupService({ db }: ServiceDeps, users: UserService) {
   const permissionsOf = (authority: Authority): ReadonlySet<string> => (authority.kind === 'operator' ? new Set<string>(PERMISSIONS) : authority.permissions);
   /** A key sees a group when it holds every permission of its role (it may grant and take it). */
   const maySee = (authority: Authority, role: RoleRow) => lacking(authority, permissionsOfRole(role)).length === 0;

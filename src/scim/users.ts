@@ -12,7 +12,7 @@ import type { Kysely } from 'kysely';
 import { scimPatch, type ScimPatchOperation } from 'scim-patch';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
-import type { userService } from '../users/service.js';
+import type { UserService } from '../users/service.js';
 import { DomainError } from '../errors.js';
 import { resourceId } from '../uuid.js';
 import { lacking, type Authority } from '../auth/authority.js';
@@ -151,7 +151,7 @@ function normalizeOperations(operations: { op: string; path?: string; value?: un
   return out;
 }
 
-export function scimUserService({ db, clock }: ServiceDeps, users: ReturnType<typeof userService>) {
+export function scimUserService({ db, clock }: ServiceDeps, users: UserService) {
   /**
    * The person, locked for a change, when the key may see them with its rights as they are now
    * (lockWithStandingNow); else the same 404 as an unknown id. Returns the authority to write with.
@@ -225,7 +225,9 @@ export function scimUserService({ db, clock }: ServiceDeps, users: ReturnType<ty
       const desired = desiredOf(sent);
       return db.transaction().execute(async (trx) => {
         ({ authority } = await lockWithStandingNow(trx, authority, []));
-        const created = await users.create(authority, { email: desired.email, first_name: desired.firstName, last_name: desired.lastName }, origin, undefined, { trx });
+        // A directory sends no password: the draft has nothing slow to do, so it may run in the transaction.
+        const draft = await users.draft({ email: desired.email, first_name: desired.firstName, last_name: desired.lastName });
+        const { user: created } = await users.create(trx, authority, draft, origin);
         if (!desired.active) await users.disable(authority, created.id, origin, undefined, { trx });
         await linkExternalId(trx, authority, origin, created.id, `${created.first_name} ${created.last_name}`, desired.externalId);
         return presentScimUser((await findScimUser(trx, created.id))!);

@@ -21,8 +21,8 @@ export function taskHandlers({ tasks, idempotency }: { tasks: TaskService } & Pi
   const createTask: Handler<'createTask'> = ({ body, principal, request, idempotency: key }) =>
     idempotency.once(
       key,
-      (seal) => tasks.create(requireCaller(principal), body, request, seal),
-      (task: ShownTask) => ({ status: 201 as const, body: present(task), headers: { Location: `/tasks/${task.id}` }, revision: revisionOf(task.id, task.revision) }),
+      (trx) => tasks.create(trx, requireCaller(principal), body, request),
+      ({ task, revision }) => ({ status: 201 as const, body: task, headers: { Location: `/tasks/${task.id}` }, revision: revisionOf(task.id, revision) }),
     );
 
   const updateTask: Handler<'updateTask'> = async ({ body, path, principal, request, precondition }) =>

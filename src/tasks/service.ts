@@ -20,9 +20,8 @@ import * as tasks from './repository.js';
 import { lockUserStatuses } from '../users/repository.js';
 import { keysetPage } from '../pagination/keyset-page.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { sealCreated, type Seal } from '../idempotency/service.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
-import { presentTask } from './presenter.js';
+import { presentTask, type TaskResource } from './presenter.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const TITLE_MAX_LENGTH = 200;
@@ -100,8 +99,11 @@ export class TaskService {
     return keysetPage(rows, limit, async (last) => encodeCursor(await this.cursorKey(), { key: last.cursor_key, id: last.id }, scope));
   }
 
-  /** `seal` (an Idempotency-Key's) runs last in the transaction, with the task as created. */
-  async create(caller: Principal, input: CreateInput, origin: Origin, seal?: Seal<tasks.ShownTask>) {
+  /**
+   * Made in the transaction it is given, which its caller opened and ends (a request's edge, a
+   * command line): the task as its public event and the answer show it, with its revision.
+   */
+  async create(trx: Kysely<Database>, caller: Principal, input: CreateInput, origin: Origin): Promise<{ task: TaskResource; revision: string }> {
     const fields: tasks.TaskFields = {
       title: cleanTitle(input.title),
       description: cleanDescription(input.description ?? null),
@@ -110,24 +112,22 @@ export class TaskService {
       due_at: dueTime(input.due_at ?? null),
       assignee_id: lowerId(input.assignee_id) ?? null,
     };
-    return this.db.transaction().execute(async (trx) => {
-      await this.assertAssignable(trx, fields.assignee_id);
-      const now = this.clock.now();
-      const completedAt = fields.status === 'done' ? now : null;
-      const taskId = await tasks.insertTask(trx, { ...fields, ...this.creatorOf(caller), completed_at: completedAt, now });
-      // Read in the transaction: the event shows it, the answer too.
-      const created = (await tasks.findListedTask(trx, taskId))!;
-      await recordAuditEvent(trx, {
-        type: 'task_created',
-        at: now,
-        context: auditContext(caller, origin),
-        target: { type: 'task', id: taskId, label: fields.title },
-        changes: { before: null, after: auditedFields({ ...fields, completed_at: completedAt?.toISOString() ?? null }) },
-        publish: { data: presentTask(created) },
-      });
-      await sealCreated(trx, seal, async () => created);
-      return created;
+    await this.assertAssignable(trx, fields.assignee_id);
+    const now = this.clock.now();
+    const completedAt = fields.status === 'done' ? now : null;
+    const taskId = await tasks.insertTask(trx, { ...fields, ...this.creatorOf(caller), completed_at: completedAt, now });
+    // Read in the transaction: the event shows it, the answer too.
+    const created = (await tasks.findListedTask(trx, taskId))!;
+    const task = presentTask(created);
+    await recordAuditEvent(trx, {
+      type: 'task_created',
+      at: now,
+      context: auditContext(caller, origin),
+      target: { type: 'task', id: taskId, label: fields.title },
+      changes: { before: null, after: auditedFields({ ...fields, completed_at: completedAt?.toISOString() ?? null }) },
+      publish: { data: task },
     });
+    return { task, revision: created.revision };
   }
 
   async update(caller: Principal, id: string, input: UpdateInput, origin: Origin, precondition?: Precondition) {

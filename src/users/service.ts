@@ -13,13 +13,12 @@ import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, typ
 import * as users from './repository.js';
 import { EMAIL_UNIQUE_INDEX, cleanUserText } from './names.js';
 import { recordAuditEvent } from '../audit/recorder.js';
-import { presentUser } from './presenter.js';
+import { presentUser, type UserResource } from './presenter.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import type { Actor } from '../audit/events.js';
 import { changesBetween } from '../audit/changes.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { serviceSecret } from '../auth/secrets/service-secrets.js';
-import { sealCreated, type Seal } from '../idempotency/service.js';
 import { resourceIdOr } from '../uuid.js';
 import { keysetPage } from '../pagination/keyset-page.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
@@ -49,180 +48,199 @@ export interface WithinTransaction {
   statusPermission?: string;
 }
 
-export function userService({ db, clock }: ServiceDeps, endSessions: EndSessions) {
-  /** The work in `within.trx` when given, else in a transaction of its own. */
-  const inTransaction = <T>(within: WithinTransaction, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
-    within.trx ? work(within.trx) : db.transaction().execute(work);
+/** A user to create, as `UserService.draft` checked it: no password, its hash (null: none set). */
+export interface UserDraft {
+  email: string;
+  first_name: string;
+  last_name: string;
+  roles?: string[];
+  passwordHash: string | null;
+}
 
-  const cursorKey = serviceSecret(db, clock, 'cursor_signing');
+export class UserService {
+  private readonly cursorKey: ReturnType<typeof serviceSecret>;
 
-  /**
-   * The roles named, checked to exist and locked until the transaction ends; those not in `held`
-   * already are checked to grant nothing the caller lacks.
-   */
-  async function grantableRoles(trx: Kysely<Database>, authority: Authority, names: readonly string[], held: readonly RoleRow[] = []) {
-    const roles = await lockRolesByName(trx, names);
-    const found = new Set(roles.map((r) => r.name_key));
-    const missing = names.find((n) => !found.has(roleNameKey(n)));
-    if (missing) {
-      throw new DomainError('invalid', 'unknown_role', `There is no role named ${missing}.`, {
-        errors: [{ location: 'request/body/roles', message: `unknown role ${missing}` }],
-      });
-    }
-    const added = roles.filter((r) => !held.some((h) => h.id === r.id));
-    assertMayGrant(authority, permissionsOfRoles(added), 'a role');
-    return roles;
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly endSessions: EndSessions,
+  ) {
+    this.cursorKey = serviceSecret(deps.db, deps.clock, 'cursor_signing');
   }
 
-  /**
-   * The checks of a change that takes rights from a user (a role removed, a status change): the
-   * caller holds everything the user holds, and an active administrator losing the admin role or
-   * being disabled is not the last one.
-   */
-  async function assertMayTakeFrom(trx: Kysely<Database>, authority: Authority, user: { id: string; status: string }, held: RoleRow[], after: { roles: RoleRow[]; status: string }) {
-    assertMayActOn(authority, permissionsOfRoles(held), 'This user');
-    const staysAdmin = includesAdmin(after.roles) && after.status === 'active';
-    if (includesAdmin(held) && user.status === 'active' && !staysAdmin) await assertAnotherAdminRemains(trx, user.id);
-  }
-
-  async function get(id: string, executor: Kysely<Database> = db) {
+  async get(id: string, executor: Kysely<Database> = this.deps.db) {
     id = resourceIdOr(id, notFound);
     const user = await users.findListedUser(executor, id);
     if (!user) throw notFound();
     return user;
   }
 
-  return {
-    get,
+  /** The user, or undefined (no error: the caller decides what a missing user means). */
+  find(id: string) {
+    return users.findListedUser(this.deps.db, id);
+  }
 
-    /** The user, or undefined (no error: the caller decides what a missing user means). */
-    find: (id: string) => users.findListedUser(db, id),
+  async list(query: { limit?: number; cursor?: string } & users.UserFilter) {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const filter = { status: query.status, role: query.role, search: query.search };
+    const after = query.cursor === undefined ? undefined : decodeCursor(await this.cursorKey(), query.cursor, filter);
+    const rows = await users.listUsersPage(this.deps.db, { limit, after, filter });
+    return keysetPage(rows, limit, async (last) => encodeCursor(await this.cursorKey(), { createdAt: last.cursor_created_at, id: last.id }, filter));
+  }
 
-    async list(query: { limit?: number; cursor?: string } & users.UserFilter) {
-      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-      const filter = { status: query.status, role: query.role, search: query.search };
-      const after = query.cursor === undefined ? undefined : decodeCursor(await cursorKey(), query.cursor, filter);
-      const rows = await users.listUsersPage(db, { limit, after, filter });
-      return keysetPage(rows, limit, async (last) => encodeCursor(await cursorKey(), { createdAt: last.cursor_created_at, id: last.id }, filter));
-    },
-
-    /** `seal` (an Idempotency-Key's) runs last in the transaction, with the user as created. */
-    async create(
-      authority: Authority,
-      sent: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string },
-      origin: Origin = COMMAND_LINE,
-      seal?: Seal<users.ShownUser>,
-      within: WithinTransaction = {},
-    ) {
-      const input = cleanUserText(sent);
-      let passwordHash: string | null = null;
-      if (input.password !== undefined) {
-        const violation = passwordPolicyViolation(input.password);
-        if (violation) {
-          throw new DomainError('invalid', 'password_policy', violation, { errors: [{ location: 'request/body/password', message: violation }] });
-        }
-        passwordHash = await hashPassword(input.password);
+  /**
+   * A user to create, checked, its password (when one is given) hashed: done before the create's
+   * transaction, as hashing is slow and must hold no connection.
+   */
+  async draft(sent: { email: string; first_name: string; last_name: string; roles?: string[]; password?: string }): Promise<UserDraft> {
+    const { password, ...input } = cleanUserText(sent);
+    let passwordHash: string | null = null;
+    if (password !== undefined) {
+      const violation = passwordPolicyViolation(password);
+      if (violation) {
+        throw new DomainError('invalid', 'password_policy', violation, { errors: [{ location: 'request/body/password', message: violation }] });
       }
-      return translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () =>
-        inTransaction(within, async (trx) => {
-          const roles = await grantableRoles(trx, authority, input.roles ?? []);
-          const userId = await users.insertUser(trx, {
-            email: input.email,
-            first_name: input.first_name,
-            last_name: input.last_name,
-            password_hash: passwordHash,
-            // The caller chose this password, so it is not the user's own yet.
-            must_change_password: passwordHash !== null,
-            now: clock.now(),
-          });
-          await setUserRoles(trx, userId, roles.map((r) => r.id));
-          // Read in the transaction: the event shows it, the answer too.
-          const created = (await users.findListedUser(trx, userId))!;
-          await recordAuditEvent(trx, {
-            type: 'user_created',
-            at: clock.now(),
-            context: auditContext(authority, origin),
-            target: { type: 'user', id: userId, label: `${input.first_name} ${input.last_name}` },
-            userId,
-            details: { password_set: passwordHash !== null },
-            changes: { before: null, after: { email: input.email, first_name: input.first_name, last_name: input.last_name, status: 'active', roles: roleNames(roles) } },
-            publish: { data: presentUser(created) },
-          });
-          await sealCreated(trx, seal, async () => created);
-          return created;
-        }),
+      passwordHash = await hashPassword(password);
+    }
+    return { ...input, passwordHash };
+  }
+
+  /**
+   * Made in the transaction it is given, which its caller opened and ends (a request's edge, SCIM's
+   * request, the command line): the user as its public event and the answer show it, with its revision.
+   */
+  async create(trx: Kysely<Database>, authority: Authority, draft: UserDraft, origin: Origin = COMMAND_LINE): Promise<{ user: UserResource; revision: string }> {
+    const { clock } = this.deps;
+    return translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, async () => {
+      const roles = await grantableRoles(trx, authority, draft.roles ?? []);
+      const userId = await users.insertUser(trx, {
+        email: draft.email,
+        first_name: draft.first_name,
+        last_name: draft.last_name,
+        password_hash: draft.passwordHash,
+        // The caller chose this password, so it is not the user's own yet.
+        must_change_password: draft.passwordHash !== null,
+        now: clock.now(),
+      });
+      await setUserRoles(trx, userId, roles.map((r) => r.id));
+      // Read in the transaction: the event shows it, the answer too.
+      const created = (await users.findListedUser(trx, userId))!;
+      const user = presentUser(created);
+      await recordAuditEvent(trx, {
+        type: 'user_created',
+        at: clock.now(),
+        context: auditContext(authority, origin),
+        target: { type: 'user', id: userId, label: `${draft.first_name} ${draft.last_name}` },
+        userId,
+        details: { password_set: draft.passwordHash !== null },
+        changes: { before: null, after: { email: draft.email, first_name: draft.first_name, last_name: draft.last_name, status: 'active', roles: roleNames(roles) } },
+        publish: { data: user },
+      });
+      return { user, revision: created.revision };
+    });
+  }
+
+  async update(
+    authority: Authority,
+    id: string,
+    sent: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' },
+    origin: Origin = COMMAND_LINE,
+    precondition?: Precondition,
+    within: WithinTransaction = {},
+  ) {
+    id = resourceIdOr(id, notFound);
+    const input = cleanUserText(sent);
+    // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
+    const statusPermission = within.statusPermission ?? 'users.disable';
+    if (input.status !== undefined && lacking(authority, [statusPermission]).length > 0) throw permissionDenied(statusPermission);
+    await this.inTransaction(within, async (trx) => {
+      // The row lock queues every change of this user's roles or status behind this one.
+      const user = await users.lockUser(trx, id);
+      if (!user) throw notFound();
+      const held = await lockRolesOfUser(trx, id);
+      if (precondition) assertPrecondition(precondition, (await users.findUserRevision(trx, id))!);
+      const roles = input.roles ? await grantableRoles(trx, authority, input.roles, held) : held;
+      const removesRole = held.some((h) => !roles.some((r) => r.id === h.id));
+      if (removesRole || input.status !== undefined) await assertMayTakeFrom(trx, authority, user, held, { roles, status: input.status ?? user.status });
+      const now = this.deps.clock.now();
+      const context = auditContext(authority, origin);
+      const changes = changesBetween(
+        { first_name: user.first_name, last_name: user.last_name, status: user.status, roles: roleNames(held) },
+        { first_name: input.first_name, last_name: input.last_name, status: input.status, roles: input.roles && roleNames(roles) },
       );
-    },
+      // Nothing changes (the user sent back as read): nothing written, nothing recorded, the same ETag.
+      if (changes) {
+        await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now });
+        if (input.roles) await setUserRoles(trx, id, roles.map((r) => r.id));
+        const label = `${input.first_name ?? user.first_name} ${input.last_name ?? user.last_name}`;
+        const updated = (await users.findListedUser(trx, id))!;
+        await recordAuditEvent(trx, { type: 'user_updated', at: now, context, target: { type: 'user', id, label }, userId: id, changes, publish: { data: presentUser(updated) } });
+      }
+      if (input.status === 'disabled') await this.endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
+    });
+    return this.get(id, within.trx);
+  }
 
-    async update(
-      authority: Authority,
-      id: string,
-      sent: { first_name?: string; last_name?: string; roles?: string[]; status?: 'active' | 'disabled' },
-      origin: Origin = COMMAND_LINE,
-      precondition?: Precondition,
-      within: WithinTransaction = {},
-    ) {
-      id = resourceIdOr(id, notFound);
-      const input = cleanUserText(sent);
-      // Disabling (or re-enabling) is the users.disable permission's, whichever operation does it.
-      const statusPermission = within.statusPermission ?? 'users.disable';
-      if (input.status !== undefined && lacking(authority, [statusPermission]).length > 0) throw permissionDenied(statusPermission);
-      await inTransaction(within, async (trx) => {
-        // The row lock queues every change of this user's roles or status behind this one.
-        const user = await users.lockUser(trx, id);
-        if (!user) throw notFound();
-        const held = await lockRolesOfUser(trx, id);
-        if (precondition) assertPrecondition(precondition, (await users.findUserRevision(trx, id))!);
-        const roles = input.roles ? await grantableRoles(trx, authority, input.roles, held) : held;
-        const removesRole = held.some((h) => !roles.some((r) => r.id === h.id));
-        if (removesRole || input.status !== undefined) await assertMayTakeFrom(trx, authority, user, held, { roles, status: input.status ?? user.status });
-        const now = clock.now();
-        const context = auditContext(authority, origin);
-        const changes = changesBetween(
-          { first_name: user.first_name, last_name: user.last_name, status: user.status, roles: roleNames(held) },
-          { first_name: input.first_name, last_name: input.last_name, status: input.status, roles: input.roles && roleNames(roles) },
-        );
-        // Nothing changes (the user sent back as read): nothing written, nothing recorded, the same ETag.
-        if (changes) {
-          await users.updateUserFields(trx, id, { first_name: input.first_name, last_name: input.last_name, status: input.status, now });
-          if (input.roles) await setUserRoles(trx, id, roles.map((r) => r.id));
-          const label = `${input.first_name ?? user.first_name} ${input.last_name ?? user.last_name}`;
-          const updated = (await users.findListedUser(trx, id))!;
-          await recordAuditEvent(trx, { type: 'user_updated', at: now, context, target: { type: 'user', id, label }, userId: id, changes, publish: { data: presentUser(updated) } });
-        }
-        if (input.status === 'disabled') await endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
-      });
-      return get(id, within.trx);
-    },
+  /** Disables the user and revokes every session of theirs, in one transaction (idempotent); the record stays. */
+  async disable(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition, within: WithinTransaction = {}) {
+    id = resourceIdOr(id, notFound);
+    await this.inTransaction(within, async (trx) => {
+      const user = await users.lockUser(trx, id);
+      if (!user) throw notFound();
+      const held = await lockRolesOfUser(trx, id);
+      if (precondition) assertPrecondition(precondition, (await users.findUserRevision(trx, id))!);
+      await assertMayTakeFrom(trx, authority, user, held, { roles: held, status: 'disabled' });
+      const now = this.deps.clock.now();
+      const context = auditContext(authority, origin);
+      if (user.status !== 'disabled') {
+        await users.updateUserFields(trx, id, { status: 'disabled', now });
+        const target = { type: 'user' as const, id, label: `${user.first_name} ${user.last_name}` };
+        const disabled = (await users.findListedUser(trx, id))!;
+        await recordAuditEvent(trx, {
+          type: 'user_disabled',
+          at: now,
+          context,
+          target,
+          userId: id,
+          changes: { before: { status: user.status }, after: { status: 'disabled' } },
+          publish: { data: presentUser(disabled) },
+        });
+      }
+      await this.endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
+    });
+    return this.get(id, within.trx);
+  }
 
-    /** Disables the user and revokes every session of theirs, in one transaction (idempotent); the record stays. */
-    async disable(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition, within: WithinTransaction = {}) {
-      id = resourceIdOr(id, notFound);
-      await inTransaction(within, async (trx) => {
-        const user = await users.lockUser(trx, id);
-        if (!user) throw notFound();
-        const held = await lockRolesOfUser(trx, id);
-        if (precondition) assertPrecondition(precondition, (await users.findUserRevision(trx, id))!);
-        await assertMayTakeFrom(trx, authority, user, held, { roles: held, status: 'disabled' });
-        const now = clock.now();
-        const context = auditContext(authority, origin);
-        if (user.status !== 'disabled') {
-          await users.updateUserFields(trx, id, { status: 'disabled', now });
-          const target = { type: 'user' as const, id, label: `${user.first_name} ${user.last_name}` };
-          const disabled = (await users.findListedUser(trx, id))!;
-          await recordAuditEvent(trx, {
-            type: 'user_disabled',
-            at: now,
-            context,
-            target,
-            userId: id,
-            changes: { before: { status: user.status }, after: { status: 'disabled' } },
-            publish: { data: presentUser(disabled) },
-          });
-        }
-        await endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
-      });
-      return get(id, within.trx);
-    },
-  };
+  /** The work in `within.trx` when given, else in a transaction of its own. */
+  private inTransaction<T>(within: WithinTransaction, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return within.trx ? work(within.trx) : this.deps.db.transaction().execute(work);
+  }
+}
+
+/**
+ * The roles named, checked to exist and locked until the transaction ends; those not in `held`
+ * already are checked to grant nothing the caller lacks.
+ */
+async function grantableRoles(trx: Kysely<Database>, authority: Authority, names: readonly string[], held: readonly RoleRow[] = []) {
+  const roles = await lockRolesByName(trx, names);
+  const found = new Set(roles.map((r) => r.name_key));
+  const missing = names.find((n) => !found.has(roleNameKey(n)));
+  if (missing) {
+    throw new DomainError('invalid', 'unknown_role', `There is no role named ${missing}.`, {
+      errors: [{ location: 'request/body/roles', message: `unknown role ${missing}` }],
+    });
+  }
+  const added = roles.filter((r) => !held.some((h) => h.id === r.id));
+  assertMayGrant(authority, permissionsOfRoles(added), 'a role');
+  return roles;
+}
+
+/**
+ * The checks of a change that takes rights from a user (a role removed, a status change): the
+ * caller holds everything the user holds, and an active administrator losing the admin role or
+ * being disabled is not the last one.
+ */
+async function assertMayTakeFrom(trx: Kysely<Database>, authority: Authority, user: { id: string; status: string }, held: RoleRow[], after: { roles: RoleRow[]; status: string }) {
+  assertMayActOn(authority, permissionsOfRoles(held), 'This user');
+  const staysAdmin = includesAdmin(after.roles) && after.status === 'active';
+  if (includesAdmin(held) && user.status === 'active' && !staysAdmin) await assertAnotherAdminRemains(trx, user.id);
 }

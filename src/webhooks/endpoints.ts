@@ -24,7 +24,6 @@ import { assertMayGrant, lacking } from '../auth/authority.js';
 import { keyringOf } from '../auth/secrets/sealing-keys.js';
 import { cleanText } from '../text/normalize.js';
 import { resourceId } from '../uuid.js';
-import type { Seal } from '../idempotency/service.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
 import * as repo from './repository.js';
 import { newSigningSecret, sealUnderCurrent } from './secrets.js';
@@ -59,6 +58,15 @@ export const endpointRevision = (e: { stored_revision: string; previous_secret_u
 export interface ShownEndpoint {
   endpoint: WebhookEndpointResource;
   revision: string;
+}
+
+/** An endpoint to add, as `WebhookEndpointService.draft` checked it: its id, its fields, its signing secret and that secret sealed. */
+export interface EndpointDraft {
+  id: string;
+  fields: { url: string; description: string | null; event_types: EventType[]; key_style: KeyStyle; enabled: boolean };
+  secret: string;
+  sealed: Buffer;
+  keyId: string;
 }
 
 const shown = (e: repo.ListedEndpoint, now: Date): ShownEndpoint => ({ endpoint: presentEndpoint(e, now), revision: endpointRevision(e, now) });
@@ -143,27 +151,33 @@ export class WebhookEndpointService {
     return shown(await this.find(this.deps.db, id), this.deps.clock.now());
   }
 
-  async create(caller: Principal, input: EndpointInput & { url: string; event_types: EventType[] }, origin: Origin, seal?: Seal<ShownEndpoint & { secret: string }>) {
+  /**
+   * An endpoint to add, checked (its URL resolved: no connection held meanwhile), with its signing
+   * secret made and sealed under its new id: done before the create's transaction.
+   */
+  async draft(caller: Principal, input: EndpointInput & { url: string; event_types: EventType[] }): Promise<EndpointDraft> {
     assertMayRead(caller, input.event_types);
     await this.assertUrl(input.url);
     const secret = newSigningSecret();
     const id = randomUUID();
     const { sealed, keyId } = sealUnderCurrent(this.keys, id, secret);
     const fields = { url: input.url, description: cleanDescription(input.description) ?? null, event_types: [...input.event_types], key_style: input.key_style ?? 'snake', enabled: input.enabled ?? true };
-    return this.deps.db.transaction().execute(async (trx) => {
-      const now = this.deps.clock.now();
-      await trx.insertInto('webhook_endpoints').values({ id, ...fields, ...ownerOf(caller), secret_sealed: sealed, secret_key_id: keyId, created_at: now, updated_at: now }).execute();
-      await recordAuditEvent(trx, {
-        type: 'webhook_endpoint_created',
-        at: now,
-        context: auditContext(caller, origin),
-        target: { type: 'webhook_endpoint', id, label: fields.url },
-        changes: { before: null, after: audited(fields) },
-      });
-      const made = { ...shown((await repo.findEndpoint(trx, id))!, now), secret };
-      if (seal) await seal(trx, made);
-      return made;
+    return { id, fields, secret, sealed, keyId };
+  }
+
+  /** The endpoint drafted, made in the transaction it is given, which its caller opened and ends. */
+  async create(trx: Kysely<Database>, caller: Principal, draft: EndpointDraft, origin: Origin): Promise<ShownEndpoint & { secret: string }> {
+    const { id, fields } = draft;
+    const now = this.deps.clock.now();
+    await trx.insertInto('webhook_endpoints').values({ id, ...fields, ...ownerOf(caller), secret_sealed: draft.sealed, secret_key_id: draft.keyId, created_at: now, updated_at: now }).execute();
+    await recordAuditEvent(trx, {
+      type: 'webhook_endpoint_created',
+      at: now,
+      context: auditContext(caller, origin),
+      target: { type: 'webhook_endpoint', id, label: fields.url },
+      changes: { before: null, after: audited(fields) },
     });
+    return { ...shown((await repo.findEndpoint(trx, id))!, now), secret: draft.secret };
   }
 
   async update(caller: Principal, id: string, input: EndpointInput, origin: Origin, precondition?: Precondition): Promise<ShownEndpoint> {

@@ -27,7 +27,13 @@ export function webhookHandlers({ webhookEndpoints: webhooks, webhookDeliveries:
   const listWebhookEndpoints: Handler<'listWebhookEndpoints'> = async () => ({ status: 200, body: { data: await webhooks.list() } });
 
   const createWebhookEndpoint: Handler<'createWebhookEndpoint'> = ({ body, principal, request, idempotency: key }) =>
-    idempotency.once(key, (seal) => webhooks.create(requireCaller(principal), body, request, seal), (made: Made) => withSecret(201, made), withoutSecret);
+    idempotency.onceDrafted(
+      key,
+      () => webhooks.draft(requireCaller(principal), body),
+      (trx, draft) => webhooks.create(trx, requireCaller(principal), draft, request),
+      (made) => withSecret(201, made),
+      withoutSecret,
+    );
 
   const getWebhookEndpoint: Handler<'getWebhookEndpoint'> = async ({ path }) => shown(await webhooks.get(path.id));
 

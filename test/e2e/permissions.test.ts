@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { confirmItIsMe, createAdministrator, createPerson, openBrowser, screenshot, signIn, startService, waitForText } from '../support/e2e.js';
-import { apiKeyService } from '../../src/api-keys/service.js';
+import { ApiKeyService, type KeyInput } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { systemClock } from '../../src/clock.js';
 import { roleRow } from '../support/rows.js';
@@ -29,10 +29,14 @@ beforeAll(async () => {
   await db.insertInto('role_permissions').values(['api_keys.manage', 'users.list'].map((permission) => ({ role_id: keeperRole.id, permission }))).execute();
   await createPerson(db, KEEPER, 'key-keeper');
   // A key wider than the keeper (from the command line), and one the keeper made when it also held users.read.
-  const keys = apiKeyService({ db, clock: systemClock });
-  await keys.create(OPERATOR, { name: 'Wide', permissions: ['users.create', 'roles.manage'] });
+  const keys = new ApiKeyService({ db, clock: systemClock });
+  const makeKey = (sent: KeyInput) => {
+    const draft = keys.draft(OPERATOR, sent);
+    return db.transaction().execute((trx) => keys.create(trx, OPERATOR, draft));
+  };
+  await makeKey({ name: 'Wide', permissions: ['users.create', 'roles.manage'] });
   const keeper = await db.selectFrom('users').select('id').where('email', '=', KEEPER.email).executeTakeFirstOrThrow();
-  const made = await keys.create(OPERATOR, { name: 'Narrowed', permissions: ['users.list', 'users.read'] });
+  const made = await makeKey({ name: 'Narrowed', permissions: ['users.list', 'users.read'] });
   await db.updateTable('api_keys').set({ created_by: keeper.id }).where('id', '=', made.key.id).execute();
   // A role manager holding tasks.list only, a role holding more than it, and one holding no more.
   for (const [name, permissions] of [

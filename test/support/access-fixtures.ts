@@ -7,7 +7,7 @@ import type { Database } from '../../src/db/schema.js';
 import type { Authenticators, Principal } from '../../src/auth/principal.js';
 import type { Dependencies } from '../../src/dependencies.js';
 import { buildServices } from '../../src/composition.js';
-import { apiKeyService } from '../../src/api-keys/service.js';
+import { ApiKeyService } from '../../src/api-keys/service.js';
 import { OPERATOR } from '../../src/auth/authority.js';
 import { rolesOfUser } from '../../src/roles/repository.js';
 import { permissionsOfRoles } from '../../src/roles/permissions.js';
@@ -69,11 +69,9 @@ export async function makeTask(db: Kysely<Database>, options: { title?: string; 
 
 /** An API key issued from the operator's side (no creator), holding exactly `permissions`. */
 export async function makeApiKey(db: Kysely<Database>, permissions: string[], options: { clock?: Clock; expiresAt?: string; name?: string } = {}) {
-  const service = apiKeyService({ db, clock: options.clock ?? systemClock });
-  const { key, secret } = await service.create(
-    OPERATOR,
-    { name: options.name ?? `key-${randomUUID().slice(0, 8)}`, permissions, expires_at: options.expiresAt },
-  );
+  const service = new ApiKeyService({ db, clock: options.clock ?? systemClock });
+  const draft = service.draft(OPERATOR, { name: options.name ?? `key-${randomUUID().slice(0, 8)}`, permissions, expires_at: options.expiresAt });
+  const { key, secret } = await db.transaction().execute((trx) => service.create(trx, OPERATOR, draft));
   return { id: key.id, secret, service };
 }
 

@@ -9,7 +9,8 @@ import pg from 'pg';
 import { createTestApp, createTestDatabase, type TestDatabase } from './context.js';
 import { expectContractResponse } from './contract.js';
 import { makeApiKey, makeRole, makeUser } from './access-fixtures.js';
-import { apiKeyService } from '../../src/api-keys/service.js';
+import { ApiKeyService } from '../../src/api-keys/service.js';
+import type { Authority } from '../../src/auth/authority.js';
 import { changedTables, digestTables, tableNames } from './table-digest.js';
 import { systemClock } from '../../src/clock.js';
 
@@ -48,10 +49,10 @@ export function useScimService(use: (started: ScimService) => void): void {
 export async function keyOfAPerson(database: TestDatabase) {
   const role = await makeRole(database.db, ['scim.provision', 'api_keys.manage']);
   const creator = await makeUser(database.db, { roleIds: [role.id] });
-  const { key, secret } = await apiKeyService({ db: database.db, clock: systemClock }).create(
-    { kind: 'user', userId: creator.id, sessionId: randomUUID(), permissions: new Set(['scim.provision', 'api_keys.manage']) },
-    { name: `directory-${randomUUID().slice(0, 8)}`, permissions: ['scim.provision'] },
-  );
+  const keys = new ApiKeyService({ db: database.db, clock: systemClock });
+  const by: Authority = { kind: 'user', userId: creator.id, sessionId: randomUUID(), permissions: new Set(['scim.provision', 'api_keys.manage']) };
+  const draft = keys.draft(by, { name: `directory-${randomUUID().slice(0, 8)}`, permissions: ['scim.provision'] });
+  const { key, secret } = await database.db.transaction().execute((trx) => keys.create(trx, by, draft));
   return { creator, role, keyId: key.id, secret };
 }
 

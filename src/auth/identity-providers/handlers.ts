@@ -21,10 +21,12 @@ export function identityProviderHandlers({ identityProviders, oidcSignIn, oidcSt
   const getIdentityProvider: Handler<'getIdentityProvider'> = async ({ path }) => shown(await identityProviders.get(path.id));
 
   const createIdentityProvider: Handler<'createIdentityProvider'> = ({ body, principal, request, idempotency: key }) =>
-    idempotency.once(
+    idempotency.onceDrafted(
       key,
-      (seal) => identityProviders.create(requireCaller(principal), body, request, seal),
-      (provider: Provider) => ({ status: 201 as const, body: present(provider), headers: { Location: `/identity-providers/${provider.id}` }, revision: revisionOf(provider.id, provider.revision) }),
+      () => identityProviders.draft(requireCaller(principal), body),
+      (trx, draft) => identityProviders.create(trx, requireCaller(principal), draft, request),
+      // Shown, and stored under an Idempotency-Key, without its client secret (docs/SAFE-WRITES.md).
+      (provider) => ({ status: 201 as const, body: present(provider), headers: { Location: `/identity-providers/${provider.id}` }, revision: revisionOf(provider.id, provider.revision) }),
     );
 
   const updateIdentityProvider: Handler<'updateIdentityProvider'> = async ({ body, path, principal, request, precondition }) =>
