@@ -1412,7 +1412,8 @@ export interface paths {
          * List my security notices
          * @description The security notices sent to the signed-in person by e-mail, newest first (the 50 newest): the
          *     password changed, a second factor added or removed, the second factors reset, an API key
-         *     created in their name, their roles changed (docs/MAIL.md). The same words as in the mailbox,
+         *     created in their name, their roles changed, a sign-in from a device or browser not seen before
+         *     for them (docs/MAIL.md). The same words as in the mailbox,
          *     readable here even when the message has not arrived. Every signed-in user may read their own.
          *
          *     **Required permission:** none; any authenticated caller.
@@ -4862,7 +4863,7 @@ export interface components {
              * @example second_factor_added
              * @enum {string}
              */
-            readonly kind: "password_changed" | "second_factor_added" | "second_factor_removed" | "second_factors_reset" | "api_key_created" | "account_disabled" | "roles_changed";
+            readonly kind: "password_changed" | "second_factor_added" | "second_factor_removed" | "second_factors_reset" | "api_key_created" | "account_disabled" | "roles_changed" | "new_device_sign_in";
             /**
              * @example en
              * @enum {string}
@@ -5137,6 +5138,14 @@ export interface components {
             roles: components["schemas"]["PersonalDataRole"][];
             /** @description Every session kept (live ones, and ended ones until SESSION_RETENTION_DAYS), oldest first, with the address and user agent of each sign-in. */
             sessions: components["schemas"]["PersonalDataSession"][];
+            /**
+             * @description How many devices or browsers the service remembers the person signing in from (the 10 most
+             *     recently used at most), to tell them of a sign-in from another one (docs/MAIL.md). Each is
+             *     kept as a keyed digest of the browser's kind, which shows nothing by itself and is not given
+             *     here; the browsers themselves are in `sessions`.
+             * @example 2
+             */
+            known_devices: number;
             /** @description Authenticator apps and passkeys, without their keys. */
             second_factors: components["schemas"]["PersonalDataSecondFactor"][];
             /** @description The person's accounts at companies' identity providers they sign in with. */
@@ -7581,6 +7590,7 @@ export interface components {
                  *           "revoked_reason": null
                  *         }
                  *       ],
+                 *       "known_devices": 1,
                  *       "second_factors": [
                  *         {
                  *           "id": "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",

@@ -26,6 +26,8 @@ import { cleanUserText, emailKey } from '../users/names.js';
 import { findListedUser, insertUser } from '../users/repository.js';
 import { presentUser } from '../users/presenter.js';
 import { openSession } from '../auth/sessions/repository.js';
+import { sightDevice } from '../auth/sessions/devices.js';
+import { keyringOf } from '../auth/secrets/sealing-keys.js';
 import { digestToken, newTokenSet, type TokenSet } from '../auth/sessions/tokens.js';
 import { truncateUserAgent, type ClientInfo } from '../auth/sessions/revocation.js';
 import { emailDigest, throttledAddress } from '../auth/throttle/sign-in-throttle.js';
@@ -93,6 +95,7 @@ export function invitationService({ db, clock, config }: Pick<Dependencies, 'db'
   /** The back office the link opens: the first of the origins it is served from. */
   const backOffice = config.passkeys.origins[0]!;
   const { lifetimeS } = config.sessions;
+  const keys = keyringOf(config);
 
   const creatorOf = (caller: Principal) =>
     caller.kind === 'user' ? { created_by_user_id: caller.userId, created_by_api_key_id: null } : { created_by_user_id: null, created_by_api_key_id: caller.apiKeyId };
@@ -285,6 +288,8 @@ export function invitationService({ db, clock, config }: Pick<Dependencies, 'db'
           countedAddress: throttledAddress(client.ip),
           requestId: client.requestId ?? null,
           method: 'password',
+          // The person's first device: remembered, no notice (src/auth/sessions/devices.ts).
+          device: sightDevice(keys, client, now),
         });
         const context = { actor: { type: 'user' as const, userId, sessionId }, requestId: client.requestId ?? null, ip: client.ip, userAgent: truncateUserAgent(client.userAgent) };
         const user = (await findListedUser(trx, userId))!;

@@ -33,6 +33,12 @@ export function sessionsPage(db: Kysely<Database>, userId: string, position: Pos
     .execute();
 }
 
+/** How many devices the person's row remembers (src/auth/sessions/devices.ts): a count, never their digests. */
+export async function knownDeviceCount(db: Kysely<Database>, userId: string): Promise<number> {
+  const row = await db.selectFrom('users').select(sql<number>`coalesce(cardinality(known_devices), 0)`.as('n')).where('id', '=', userId).executeTakeFirst();
+  return row?.n ?? 0;
+}
+
 /** Authenticator apps and passkeys: names and times only, never a key, a public key or a counter. */
 export function secondFactorsOf(db: Kysely<Database>, userId: string) {
   return db

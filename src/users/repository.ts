@@ -14,7 +14,7 @@ export type UserRow = Selectable<UsersTable>;
  * PostgreSQL: a page of 50 users would otherwise parse and re-print 150 dates in the event loop),
  * role names, and the exact sort key for the cursor.
  */
-export type ListedUser = Omit<UserRow, 'password_hash' | 'email_key' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password' | 'version' | 'erased_at'> & {
+export type ListedUser = Omit<UserRow, 'password_hash' | 'email_key' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password' | 'version' | 'erased_at' | 'known_devices' | 'known_devices_key_id'> & {
   /** When the person was erased (docs/ERASURE.md); null or absent for everyone else. */
   erased_at?: string | null;
   created_at: string;
