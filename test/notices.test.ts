@@ -8,7 +8,8 @@ import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, steppedUpInDatabase, totpCode } from './support/second-factor.js';
-import { makeRole } from './support/access-fixtures.js';
+import { makeApiKey, makeRole } from './support/access-fixtures.js';
+import { changedTables, digestTables, tableNames } from './support/table-digest.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { SoftAuthenticator } from './support/passkey.js';
 import { addProvider, startHandMadeProvider, startSignIn } from './support/oidc.js';
@@ -352,5 +353,104 @@ describe('security: a sign-in from a new device or browser', { timeout: budget({
     const own = await signIn(app, owner.email, owner.password, FIREFOX_LINUX);
     expect(await newDeviceNotices(owner.id)).toHaveLength(1);
     expect((await notices(own.access_token))[0]!.kind).toBe('new_device_sign_in');
+  });
+});
+
+describe('my language for the messages (PATCH /me)', { timeout: budget({ passwordHash: 4 }) }, () => {
+  const patchMe = (accessToken: string, body: unknown) => request(app).patch('/me').set({ authorization: `Bearer ${accessToken}` }).send(body as object);
+  const me = async (accessToken: string) => {
+    const res = await request(app).get('/me').set({ authorization: `Bearer ${accessToken}` });
+    expect(res.status, res.text).toBe(200);
+    expectContractResponse(res, 'get', '/me');
+    return res.body as { language: string | null; user: { id: string } };
+  };
+
+  it('set through the API, it is the language of the next notice, ahead of the last link\'s; null goes back to that; the same value again records nothing', async () => {
+    const person = await createUser(database.db);
+    const tokens = await signIn(app, person.email, person.password, FIREFOX_LINUX);
+    expect((await me(tokens.access_token)).language).toBeNull();
+    // A French recovery link once: French is their language while they have none of their own.
+    expect((await request(app).post('/password-resets').send({ email: person.email, language: 'fr' })).status).toBe(202);
+
+    const set = await patchMe(tokens.access_token, { language: 'en' });
+    expect(set.status, set.text).toBe(200);
+    expectContractResponse(set, 'patch', '/me');
+    expect(set.body).toMatchObject({ language: 'en', user: { id: person.id } });
+    expect((await me(tokens.access_token)).language).toBe('en');
+    clock.advance(1000);
+    await signIn(app, person.email, person.password, CHROME_WINDOWS);
+    expect((await newDeviceNotices(person.id)).map((n) => n.language)).toEqual(['en']);
+
+    expect((await patchMe(tokens.access_token, { language: 'fr' })).status).toBe(200);
+    await steppedUpInDatabase(database.db, person.id);
+    const changed = await request(app).put('/me/password').set({ authorization: `Bearer ${tokens.access_token}` }).send({ current_password: person.password, new_password: 'a brand new sentence of mine' });
+    expect(changed.status, changed.text).toBe(204);
+    const listed = await notices(tokens.access_token);
+    expect(listed[0]).toMatchObject({ kind: 'password_changed', language: 'fr', subject: 'Votre mot de passe a changé' });
+
+    // Back to the default: the last link's (French), whatever the setting was.
+    const reset = await patchMe(tokens.access_token, { language: null });
+    expect(reset.status, reset.text).toBe(200);
+    expect(reset.body.language).toBeNull();
+
+    // Recorded once per change, as the person's own change of their account.
+    const recorded = await database.db.selectFrom('security_events').select(['actor_id', 'target_id', 'changes']).where('type', '=', 'user_updated').where('user_id', '=', person.id).orderBy('id').execute();
+    expect(recorded.map((e) => e.changes)).toEqual([
+      { before: { language: null }, after: { language: 'en' } },
+      { before: { language: 'en' }, after: { language: 'fr' } },
+      { before: { language: 'fr' }, after: { language: null } },
+    ]);
+    expect(recorded.every((e) => e.actor_id === person.id && e.target_id === person.id)).toBe(true);
+    expect((await patchMe(tokens.access_token, { language: null })).status).toBe(200);
+    expect(await database.db.selectFrom('security_events').select('id').where('type', '=', 'user_updated').where('user_id', '=', person.id).execute()).toHaveLength(3);
+  });
+
+  it('a value outside the list, or no setting at all, is 400 problem+json and changes nothing', async () => {
+    const person = await createUser(database.db);
+    const tokens = await signIn(app, person.email, person.password);
+    const tables = await tableNames(database.db);
+    const before = await digestTables(database.db, tables);
+    for (const body of [{ language: 'de' }, { language: 'FR' }, { language: 7 }, {}, { language: 'fr', theme: 'dark' }]) {
+      const res = await patchMe(tokens.access_token, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.code).toBe('validation_failed');
+      expectContractResponse(res, 'patch', '/me');
+    }
+    expect(changedTables(before, await digestTables(database.db, tables))).toEqual([]);
+    expect((await me(tokens.access_token)).language).toBeNull();
+  });
+});
+
+describe('security: my language for the messages', { timeout: budget({ passwordHash: 3 }) }, () => {
+  it('a person tries to set another person\'s language: /me names nobody else, and the user resource does not take it', async () => {
+    const attacker = await createUser(database.db, { permissions: ['users.list', 'users.read', 'users.update'] });
+    const victim = await createUser(database.db);
+    const tokens = await signIn(app, attacker.email, attacker.password);
+    const auth = { authorization: `Bearer ${tokens.access_token}` };
+    for (const body of [{ language: 'fr', user_id: victim.id }, { language: 'fr', user: { id: victim.id } }, { language: 'fr', id: victim.id }]) {
+      const res = await request(app).patch('/me').set(auth).send(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+    // Nor may a query name someone: the operation has no parameter for it.
+    const byQuery = await request(app).patch(`/me?user_id=${victim.id}`).set(auth).send({ language: 'fr' });
+    expect(byQuery.status).toBe(400);
+    expect(byQuery.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const viaUsers = await request(app).patch(`/users/${victim.id}`).set(auth).send({ language: 'fr' });
+    expect(viaUsers.status).toBe(400);
+    expect(viaUsers.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const languages = await database.db.selectFrom('users').select(['id', 'language']).where('id', 'in', [victim.id, attacker.id]).execute();
+    expect(languages.map((u) => u.language)).toEqual([null, null]);
+    // What /me changes is the caller's own.
+    expect((await request(app).patch('/me').set(auth).send({ language: 'fr' })).status).toBe(200);
+    expect((await database.db.selectFrom('users').select('language').where('id', '=', victim.id).executeTakeFirstOrThrow()).language).toBeNull();
+    expect((await database.db.selectFrom('users').select('language').where('id', '=', attacker.id).executeTakeFirstOrThrow()).language).toBe('fr');
+  });
+
+  it('an API key is nobody: it has no language to set (401)', async () => {
+    const key = await makeApiKey(database.db, ['users.update']);
+    const res = await request(app).patch('/me').set('x-api-key', key.secret).send({ language: 'fr' });
+    expect(res.status).toBe(401);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   });
 });

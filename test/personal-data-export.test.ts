@@ -39,7 +39,7 @@ async function ada() {
   const { app } = createTestApp(db, { clock });
   const tag = randomBytes(4).toString('hex');
   const person = await createUser(db, { permissions: ['tasks.list', 'meetings.list'], email: `ada-${tag}@example.com` });
-  await db.updateTable('users').set({ first_name: 'Ada', last_name: `Lovelace${tag}` }).where('id', '=', person.id).execute();
+  await db.updateTable('users').set({ first_name: 'Ada', last_name: `Lovelace${tag}`, language: 'fr' }).where('id', '=', person.id).execute();
   const bob = await createUser(db, { email: `bob-${tag}@elsewhere.example`, roles: ['admin'] });
   await db.updateTable('users').set({ first_name: 'Robert', last_name: `Secretname${tag}` }).where('id', '=', bob.id).execute();
 
@@ -118,6 +118,8 @@ describe('GET /users/{id}/export', { timeout: budget({ passwordHash: 10 }) }, ()
     expect(doc.sessions[0].ended_at).not.toBeNull();
     // The browser of her sign-in, remembered for the new-device notice: counted, never shown (its digest is a secret).
     expect(doc.known_devices).toBe(1);
+    // The language she chose for her messages.
+    expect(doc.language).toBe('fr');
     expect(doc.second_factors.map((s: { kind: string }) => s.kind).sort()).toEqual(['passkey', 'totp']);
     expect(doc.identity_links).toEqual([expect.objectContaining({ issuer: `https://idp-${f.tag}.example`, subject: `ada-sub-${f.tag}` })]);
     expect(doc.scim_external_id).toBe(`ada-dir-${f.tag}`);

@@ -25,6 +25,8 @@ export interface UsersTable {
   known_devices: ColumnType<Buffer[] | null, Buffer[] | null | undefined, Buffer[] | null>;
   /** The sealing key the known devices' digests were made under. */
   known_devices_key_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The language the person chose for the messages sent to them; null: not chosen (src/mail/notices.ts personLanguage). */
+  language: ColumnType<'en' | 'fr' | null, 'en' | 'fr' | null | undefined, 'en' | 'fr' | null>;
 }
 
 export interface RolesTable {

@@ -3,7 +3,8 @@
 // is the hook for everything that follows a write: docs/RESOURCES.md). One statement, which reads
 // the person's address and language where it is, renders nothing it does not need to (both
 // languages are rendered here, the statement picks one) and writes nothing for an event without a
-// person. The person's language: personLanguage. The notice of a sign-in from a new device is
+// person. The person's language: personLanguage (their setting, else their last link's, else
+// English). The notice of a sign-in from a new device is
 // written by the sign-in's own statement, through the same insert (src/auth/sessions/devices.ts).
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -59,13 +60,14 @@ export function noticeFor(event: NoticeSource): Notice | undefined {
 export const NOTICE_KINDS: readonly MessageKind[] = ['password_changed', 'second_factor_added', 'second_factor_removed', 'second_factors_reset', 'api_key_created', 'account_disabled', 'roles_changed', 'new_device_sign_in'];
 
 /**
- * The language of the messages to a person, as SQL over `user`, the alias of a row with their
- * `id`: that of the last link they were sent (a recovery link, the invitation they accepted), else
- * English.
+ * The language of the messages to a person, as SQL over `user`, the alias of a row with their `id`
+ * and `language` (users'): the one they chose (PATCH /me), else that of the last link they were
+ * sent (a recovery link, the invitation they accepted), else English.
  */
 export function personLanguage(user: string): RawBuilder<Language> {
   const id = sql.ref(`${user}.id`);
   return sql<Language>`coalesce(
+        ${sql.ref(`${user}.language`)},
         (select r.language from password_resets r where r.user_id = ${id} order by r.created_at desc limit 1),
         (select i.language from invitations i where i.user_id = ${id} limit 1),
         'en')`;

@@ -90,7 +90,7 @@ export function sightDevice(keys: Keyring, client: { ip: string; userAgent: stri
 
 /**
  * For the sign-in's statement: the INSERT of the notice to the person of the CTE `u` (its `id`,
- * `email` and `new_device`), in their language, when `u.new_device`. For a known device the
+ * `email`, `language` and `new_device`), in their language, when `u.new_device`. For a known device the
  * CTE gives no row and the language is never looked up.
  */
 export function newDeviceNotice(texts: NoticeTexts, at: unknown): RawBuilder<unknown> {

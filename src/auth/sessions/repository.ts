@@ -225,7 +225,7 @@ export const openSessionStatement = fixedStatement(
           else array[d.digest] end,
         known_devices_key_id = coalesce(d.key_id, b.known_devices_key_id)
       from b, d where users.id = b.id
-      returning users.id, users.email, users.first_name || ' ' || users.last_name as name,
+      returning users.id, users.email, users.language, users.first_name || ' ' || users.last_name as name,
         coalesce(b.known_devices_key_id = d.key_id and d.digest <> all (b.known_devices), false) as new_device
     ), s as (
       insert into sessions (user_id, ip_address, user_agent, created_at, last_used_at, expires_at, authentication_method)
