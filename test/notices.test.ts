@@ -383,6 +383,7 @@ describe('my language for the messages (PATCH /me)', { timeout: budget({ passwor
 
     expect((await patchMe(tokens.access_token, { language: 'fr' })).status).toBe(200);
     await steppedUpInDatabase(database.db, person.id);
+    clock.advance(1000); // the notices are listed newest first: not at the same instant as the sign-in's
     const changed = await request(app).put('/me/password').set({ authorization: `Bearer ${tokens.access_token}` }).send({ current_password: person.password, new_password: 'a brand new sentence of mine' });
     expect(changed.status, changed.text).toBe(204);
     const listed = await notices(tokens.access_token);
