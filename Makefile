@@ -85,6 +85,7 @@ test: install system-deps docs web ## Run every test against a throwaway Postgre
 bench: build ## Run the benchmarks of docs/BENCHMARKS.md (installs wrk if missing; about 30 minutes, plus seeding a million meetings and a million tasks)
 	scripts/system-deps.sh bench
 	node --import tsx bench/sign-in.ts 10
+	node --import tsx bench/sign-in-notice.ts
 	node --import tsx bench/users-list.ts
 	node --import tsx bench/process-spread.ts
 	node --import tsx bench/refresh.ts

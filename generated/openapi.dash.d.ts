@@ -407,7 +407,7 @@ export interface paths {
         };
         /**
          * Who am I
-         * @description The signed-in user, every permission it holds, and the session of this request.
+         * @description The signed-in user, every permission it holds, the language chosen for its messages, and the session of this request.
          *
          *     **Required permission:** none; any authenticated caller.
          */
@@ -417,7 +417,19 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change my settings
+         * @description Changes the signed-in person's own settings, and answers as `GET /me` does. Today one:
+         *     `language`, the language of the messages the service sends them (security notices:
+         *     docs/MAIL.md); `null` goes back to the default, the language of the last link they were sent,
+         *     else English. The back office sets it when the person picks a language. Only one's own: the
+         *     operation names nobody else, and an API key, which is nobody, is refused (`401`). A value
+         *     outside the list is `400 validation_failed` and changes nothing. A change is recorded as
+         *     `user_updated` (the language before and after); the same value again records nothing.
+         *
+         *     **Required permission:** none; any authenticated caller.
+         */
+        patch: operations["updateMe"];
         trace?: never;
     };
     "/me/password": {
@@ -1532,7 +1544,8 @@ export interface paths {
          * List my security notices
          * @description The security notices sent to the signed-in person by e-mail, newest first (the 50 newest): the
          *     password changed, a second factor added or removed, the second factors reset, an API key
-         *     created in their name, their roles changed (docs/MAIL.md). The same words as in the mailbox,
+         *     created in their name, their roles changed, a sign-in from a device or browser not seen before
+         *     for them (docs/MAIL.md). The same words as in the mailbox,
          *     readable here even when the message has not arrived. Every signed-in user may read their own.
          *
          *     **Required permission:** none; any authenticated caller.
@@ -3949,7 +3962,7 @@ export interface components {
              */
             readonly "last-sign-in-at": string | null;
         };
-        /** @description The signed-in user, what it may do, and the session of this request. */
+        /** @description The signed-in user, what it may do, its own settings, and the session of this request. */
         Me: {
             user: components["schemas"]["User"];
             /**
@@ -3960,7 +3973,23 @@ export interface components {
              *     ]
              */
             permissions: components["schemas"]["Permission"][];
+            /**
+             * @description The language I chose for the messages the service sends me (`PATCH /me`); `null` when I chose
+             *     none, and they are then in the language of the last link I was sent, else English.
+             * @example en
+             * @enum {string|null}
+             */
+            language: "en" | "fr" | null;
             session: components["schemas"]["Session"];
+        };
+        /** @description The settings of mine to change; at least one. */
+        MeUpdateRequest: {
+            /**
+             * @description The language of the messages sent to me; `null` for the default (the language of the last link I was sent, else English).
+             * @example fr
+             * @enum {string|null}
+             */
+            language?: "en" | "fr" | null;
         };
         PasswordChangeRequest: {
             /**
@@ -5006,7 +5035,7 @@ export interface components {
              * @example second_factor_added
              * @enum {string}
              */
-            readonly kind: "password_changed" | "second_factor_added" | "second_factor_removed" | "second_factors_reset" | "api_key_created" | "account_disabled" | "roles_changed";
+            readonly kind: "password_changed" | "second_factor_added" | "second_factor_removed" | "second_factors_reset" | "api_key_created" | "account_disabled" | "roles_changed" | "new_device_sign_in";
             /**
              * @example en
              * @enum {string}
@@ -5277,10 +5306,25 @@ export interface components {
              */
             "exported-at": string;
             user: components["schemas"]["User"];
+            /**
+             * @description The language the person chose for the messages sent to them (`PATCH /me`); null when they chose none.
+             * @example en
+             * @enum {string|null}
+             */
+            language: "en" | "fr" | null;
             /** @description The roles the person holds, with the permissions each gives. */
             roles: components["schemas"]["PersonalDataRole"][];
             /** @description Every session kept (live ones, and ended ones until SESSION_RETENTION_DAYS), oldest first, with the address and user agent of each sign-in. */
             sessions: components["schemas"]["PersonalDataSession"][];
+            /**
+             * Format: int32
+             * @description How many devices or browsers the service remembers the person signing in from (the 10 most
+             *     recently used at most), to tell them of a sign-in from another one (docs/MAIL.md). Each is
+             *     kept as a keyed digest of the browser's kind, which shows nothing by itself and is not given
+             *     here; the browsers themselves are in `sessions`.
+             * @example 2
+             */
+            "known-devices": number;
             /** @description Authenticator apps and passkeys, without their keys. */
             "second-factors": components["schemas"]["PersonalDataSecondFactor"][];
             /** @description The person's accounts at companies' identity providers they sign in with. */
@@ -6966,6 +7010,52 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The signed-in user, its permissions, the language of its messages and its current session. */
+        Me: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
+                 *         "email": "ada@example.com",
+                 *         "first-name": "Ada",
+                 *         "last-name": "Lovelace",
+                 *         "status": "active",
+                 *         "roles": [
+                 *           "support"
+                 *         ],
+                 *         "created-at": "2026-03-01T09:30:00.000Z",
+                 *         "updated-at": "2026-03-02T10:00:00.000Z",
+                 *         "last-sign-in-at": "2026-11-20T08:15:00.000Z"
+                 *       },
+                 *       "permissions": [
+                 *         "users.list",
+                 *         "users.read"
+                 *       ],
+                 *       "language": "fr",
+                 *       "session": {
+                 *         "id": "5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f",
+                 *         "ip-address": "203.0.113.42",
+                 *         "user-agent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+                 *         "created-at": "2026-11-20T08:15:00.000Z",
+                 *         "last-used-at": "2026-11-20T09:02:00.000Z",
+                 *         "refreshed-at": "2026-11-20T08:55:00.000Z",
+                 *         "expires-at": "2026-12-20T08:15:00.000Z",
+                 *         "authentication-method": "password_totp",
+                 *         "current": true
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Me"];
+            };
+        };
         /** @description Accepted; what follows is done by e-mail, and the answer says nothing more. */
         Accepted: {
             headers: {
@@ -7712,6 +7802,7 @@ export interface components {
                  *         "updated-at": "2026-03-02T10:00:00.000Z",
                  *         "last-sign-in-at": "2026-11-20T08:15:00.000Z"
                  *       },
+                 *       "language": "en",
                  *       "roles": [
                  *         {
                  *           "id": "1d6b2f3e-9c4a-4e8b-a1d2-3c4e5f6a7b8c",
@@ -7736,6 +7827,7 @@ export interface components {
                  *           "revoked-reason": null
                  *         }
                  *       ],
+                 *       "known-devices": 1,
                  *       "second-factors": [
                  *         {
                  *           "id": "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
@@ -9210,6 +9302,7 @@ export type OidcCallbackRequest = components['schemas']['OidcCallbackRequest'];
 export type OidcSignInStartRequest = components['schemas']['OidcSignInStartRequest'];
 export type User = components['schemas']['User'];
 export type Me = components['schemas']['Me'];
+export type MeUpdateRequest = components['schemas']['MeUpdateRequest'];
 export type PasswordChangeRequest = components['schemas']['PasswordChangeRequest'];
 export type EmailChangeRequest = components['schemas']['EmailChangeRequest'];
 export type EmailChangeConfirmRequest = components['schemas']['EmailChangeConfirmRequest'];
@@ -9336,6 +9429,7 @@ export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge']
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseNoContent = components['responses']['NoContent'];
 export type ResponseSessionNotFound = components['responses']['SessionNotFound'];
+export type ResponseMe = components['responses']['Me'];
 export type ResponseAccepted = components['responses']['Accepted'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseRecoveryCodes = components['responses']['RecoveryCodes'];
@@ -10245,54 +10339,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The signed-in user, its permissions and its current session. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
-                    "Cache-Control": components["headers"]["CacheControlNoStore"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "user": {
-                     *         "id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
-                     *         "email": "ada@example.com",
-                     *         "first-name": "Ada",
-                     *         "last-name": "Lovelace",
-                     *         "status": "active",
-                     *         "roles": [
-                     *           "support"
-                     *         ],
-                     *         "created-at": "2026-03-01T09:30:00.000Z",
-                     *         "updated-at": "2026-03-02T10:00:00.000Z",
-                     *         "last-sign-in-at": "2026-11-20T08:15:00.000Z"
-                     *       },
-                     *       "permissions": [
-                     *         "users.list",
-                     *         "users.read"
-                     *       ],
-                     *       "session": {
-                     *         "id": "5f0c2d1e-8b7a-4c3d-9e6f-1a2b3c4d5e6f",
-                     *         "ip-address": "203.0.113.42",
-                     *         "user-agent": "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
-                     *         "created-at": "2026-11-20T08:15:00.000Z",
-                     *         "last-used-at": "2026-11-20T09:02:00.000Z",
-                     *         "refreshed-at": "2026-11-20T08:55:00.000Z",
-                     *         "expires-at": "2026-12-20T08:15:00.000Z",
-                     *         "authentication-method": "password_totp",
-                     *         "current": true
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Me"];
-                };
-            };
+            200: components["responses"]["Me"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description This document describes the kebab-case representation: send `x-api-inflection: dash` with every request. Its default here is `dash`, so that generated clients send it; the service itself answers `snake_case` to a request without it (the contract at `/openapi.json`).
+                 * @example dash
+                 */
+                "x-api-inflection"?: components["parameters"]["Inflection"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "language": "fr"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MeUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Me"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -35,6 +35,8 @@ export async function erasureLeavesNothing(db: Kysely<Database>) {
   const life = await aPersonWithALife(db);
   const { app, person, eraser, clock } = life;
   expect(await findTraces(db, TRACES)).not.toEqual([]);
+  const devices = () => db.selectFrom('users').select(['known_devices', 'known_devices_key_id', 'language']).where('id', '=', person.id).executeTakeFirstOrThrow();
+  expect(await devices()).toMatchObject({ known_devices: [expect.any(Buffer)], language: 'fr' });
 
   const res = await request(app).post(`/users/${person.id}/erasure`).set(eraser.headers);
   expect(res.status, res.text).toBe(200);
@@ -57,6 +59,8 @@ export async function erasureLeavesNothing(db: Kysely<Database>) {
   for (const table of ['sessions', 'second_factors', 'recovery_codes', 'user_roles'] as const) {
     expect(await db.selectFrom(table).select('user_id').where('user_id', '=', person.id).execute(), table).toEqual([]);
   }
+  // The devices they signed in from (keyed digests: findTraces, which reads text, cannot see them), and their language.
+  expect(await devices()).toEqual({ known_devices: null, known_devices_key_id: null, language: null });
   const recorded = await db.selectFrom('security_events').selectAll().where('type', '=', 'user_erased').where('target_id', '=', person.id).execute();
   expect(recorded).toHaveLength(1);
   expect(recorded[0]).toMatchObject({ actor_id: eraser.id, target_id: person.id, target_label: null, details: expect.objectContaining({ sessions: 1, second_factors: 1, recovery_codes: 10, api_keys_revoked: 1, messages: 2 }) });

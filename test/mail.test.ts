@@ -60,6 +60,7 @@ describe('templates', () => {
     api_key_created: { at: new Date('2027-01-10T12:00:00Z'), name: 'CI <deploy>' },
     account_disabled: { at: new Date('2027-01-10T12:00:00Z') },
     roles_changed: { at: new Date('2027-01-10T12:00:00Z'), roles: ['support', 'auditors'] },
+    new_device_sign_in: { at: new Date('2027-01-10T12:00:00Z'), address: '203.0.113.7', browser: 'Firefox', system: 'Linux' },
   };
 
   it('every kind is written in English and French, as plain text and HTML with the same link', () => {

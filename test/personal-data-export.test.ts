@@ -40,7 +40,7 @@ async function ada() {
   const { app } = createTestApp(db, { clock });
   const tag = randomBytes(4).toString('hex');
   const person = await createUser(db, { permissions: ['tasks.list', 'meetings.list'], email: `ada-${tag}@example.com` });
-  await db.updateTable('users').set({ first_name: 'Ada', last_name: `Lovelace${tag}` }).where('id', '=', person.id).execute();
+  await db.updateTable('users').set({ first_name: 'Ada', last_name: `Lovelace${tag}`, language: 'fr' }).where('id', '=', person.id).execute();
   const bob = await createUser(db, { email: `bob-${tag}@elsewhere.example`, roles: ['admin'] });
   await db.updateTable('users').set({ first_name: 'Robert', last_name: `Secretname${tag}` }).where('id', '=', bob.id).execute();
 
@@ -122,6 +122,10 @@ describe('GET /users/{id}/export', { timeout: budget({ passwordHash: 10 }) }, ()
     expect(doc.sessions).toHaveLength(1);
     expect(doc.sessions[0]).toMatchObject({ ip_address: '192.0.2.10', user_agent: `AdaBrowser/1 ${f.tag}` });
     expect(doc.sessions[0].ended_at).not.toBeNull();
+    // The browser of her sign-in, remembered for the new-device notice: counted, never shown (its digest is a secret).
+    expect(doc.known_devices).toBe(1);
+    // The language she chose for her messages.
+    expect(doc.language).toBe('fr');
     expect(doc.second_factors.map((s: { kind: string }) => s.kind).sort()).toEqual(['passkey', 'totp']);
     expect(doc.identity_links).toEqual([expect.objectContaining({ issuer: `https://idp-${f.tag}.example`, subject: `ada-sub-${f.tag}` })]);
     expect(doc.scim_external_id).toBe(`ada-dir-${f.tag}`);
@@ -157,12 +161,13 @@ describe('GET /users/{id}/export', { timeout: budget({ passwordHash: 10 }) }, ()
     }
   });
 
-  it('no secret is in the document: password hash, token digests, the authenticator key, recovery codes, key secrets, passkey keys', async () => {
+  it('no secret is in the document: password hash, token digests, the authenticator key, recovery codes, key secrets, passkey keys, known devices\' digests', async () => {
     const f = await ada();
     const { app } = createAppWithTestBearer(database.db, f.clock);
     const res = await get(app, `/users/${f.person.id}/export`, testBearer(f.bob.id));
     expect(res.status).toBe(200);
-    const user = await database.db.selectFrom('users').select('password_hash').where('id', '=', f.person.id).executeTakeFirstOrThrow();
+    const user = await database.db.selectFrom('users').select(['password_hash', 'known_devices']).where('id', '=', f.person.id).executeTakeFirstOrThrow();
+    expect(user.known_devices).toHaveLength(1);
     const tokens = await database.db.selectFrom('session_tokens').innerJoin('sessions', 'sessions.id', 'session_tokens.session_id').select(['access_digest', 'refresh_digest']).where('sessions.user_id', '=', f.person.id).execute();
     const factors = await database.db.selectFrom('second_factors').select(['totp_secret_sealed', 'public_key', 'credential_id']).where('user_id', '=', f.person.id).execute();
     const secrets = [
@@ -175,6 +180,7 @@ describe('GET /users/{id}/export', { timeout: budget({ passwordHash: 10 }) }, ()
       f.adaKey.secret,
       ...tokens.flatMap((t) => [t.access_digest.toString('hex'), t.access_digest.toString('base64'), t.refresh_digest.toString('hex'), t.refresh_digest.toString('base64')]),
       ...factors.flatMap((s) => [s.totp_secret_sealed?.toString('base64'), s.public_key?.toString('base64'), s.credential_id].filter((v): v is string => !!v)),
+      ...user.known_devices!.flatMap((d) => [d.toString('hex'), d.toString('base64')]),
     ];
     for (const secret of secrets) expect(res.text).not.toContain(secret);
     // No member named after a secret either (`password_set`, a fact about one, is not one).

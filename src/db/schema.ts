@@ -22,6 +22,12 @@ export interface UsersTable {
   version: ColumnType<number, never, never>;
   /** Set when the person was erased (docs/ERASURE.md): the row is a tombstone from then on. */
   erased_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Keyed digests of the device families the person signed in from, newest first, at most 10 (src/auth/sessions/devices.ts). */
+  known_devices: ColumnType<Buffer[] | null, Buffer[] | null | undefined, Buffer[] | null>;
+  /** The sealing key the known devices' digests were made under. */
+  known_devices_key_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The language the person chose for the messages sent to them; null: not chosen (src/mail/notices.ts personLanguage). */
+  language: ColumnType<'en' | 'fr' | null, 'en' | 'fr' | null | undefined, 'en' | 'fr' | null>;
 }
 
 export interface RolesTable {

@@ -95,11 +95,25 @@ export async function replacePayload(trx: Kysely<Database>, id: string, payload:
   await trx.updateTable('webhook_deliveries').set({ last_response: null, last_error: null }).where('event_id', '=', id).execute();
 }
 
-/** The tombstone: no name, an e-mail naming nobody, no password, disabled, erased. */
+/** The tombstone: no name, an e-mail naming nobody, no password, no known devices nor language, disabled, erased. */
 export async function makeTombstone(trx: Kysely<Database>, id: string, email: { email: string; key: string }, at: Date): Promise<void> {
   await trx
     .updateTable('users')
-    .set({ email: email.email, email_key: email.key, first_name: '', last_name: '', password_hash: null, must_change_password: false, status: 'disabled', last_sign_in_at: null, erased_at: at, updated_at: at })
+    .set({
+      email: email.email,
+      email_key: email.key,
+      first_name: '',
+      last_name: '',
+      password_hash: null,
+      must_change_password: false,
+      status: 'disabled',
+      last_sign_in_at: null,
+      known_devices: null,
+      known_devices_key_id: null,
+      language: null,
+      erased_at: at,
+      updated_at: at,
+    })
     .where('id', '=', id)
     .execute();
 }

@@ -15,6 +15,8 @@ import { cleanUserText, emailKey, EMAIL_UNIQUE_INDEX } from '../users/names.js';
 import { findListedUser, insertUser } from '../users/repository.js';
 import { presentUser } from '../users/presenter.js';
 import { openSession } from '../auth/sessions/repository.js';
+import { sightDevice } from '../auth/sessions/devices.js';
+import { keyringOf } from '../auth/secrets/sealing-keys.js';
 import { digestToken, newTokenSet, type TokenSet } from '../auth/sessions/tokens.js';
 import { truncateUserAgent, type ClientInfo } from '../auth/sessions/revocation.js';
 import { emailDigest, throttledAddress } from '../auth/throttle/sign-in-throttle.js';
@@ -95,6 +97,8 @@ export class InvitationAcceptance {
         countedAddress: throttledAddress(client.ip),
         requestId: client.requestId ?? null,
         method: 'password',
+        // The person's first device: remembered, no notice (src/auth/sessions/devices.ts).
+        device: sightDevice(keyringOf(this.deps.config), client, now),
       });
       const context = { actor: { type: 'user' as const, userId, sessionId }, requestId: client.requestId ?? null, ip: client.ip, userAgent: truncateUserAgent(client.userAgent) };
       const user = (await findListedUser(trx, userId))!;

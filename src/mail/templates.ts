@@ -70,6 +70,13 @@ export interface Templates {
   api_key_created: { at: Date; name: string };
   account_disabled: { at: Date };
   roles_changed: { at: Date; roles: string[] };
+  /**
+   * A sign-in from a device or browser not seen before for the person (src/auth/sessions/devices.ts):
+   * when, from which address, and the browser and system recognised in its user agent (names from
+   * a closed list, null when none is recognised: the user agent itself is the client's free text
+   * and never goes into a message).
+   */
+  new_device_sign_in: { at: Date; address: string; browser: string | null; system: string | null };
 }
 
 export type MessageKind = keyof Templates;
@@ -163,7 +170,31 @@ const TEMPLATES: { [K in MessageKind]: Record<Language, (v: Templates[K]) => Ren
     en: (v) => notice('en', 'Your roles changed', `Your roles in the back office changed on ${formatTime(v.at, 'en')}. They are now: ${v.roles.length ? v.roles.join(', ') : 'none'}.`),
     fr: (v) => notice('fr', 'Vos rôles ont changé', `Vos rôles dans le back office ont changé le ${formatTime(v.at, 'fr')}. Ce sont maintenant : ${v.roles.length ? v.roles.join(', ') : 'aucun'}.`),
   },
+  new_device_sign_in: {
+    en: (v) =>
+      render('en', 'A sign-in from a new device or browser', [
+        { text: 'Hello,' },
+        { text: `Your back office account was signed in to on ${formatTime(v.at, 'en')} from a device or browser not seen before for you: ${deviceName(v, 'en')}, from the address ${v.address}.` },
+        { text: 'If it was you, there is nothing to do. If it was not, someone else can sign in as you: change your password at once and tell an administrator, who can end that session.' },
+      ]),
+    fr: (v) =>
+      render('fr', 'Une connexion depuis un nouvel appareil ou navigateur', [
+        { text: 'Bonjour,' },
+        { text: `Une connexion à votre compte du back office a eu lieu le ${formatTime(v.at, 'fr')} depuis un appareil ou un navigateur jamais vu pour vous : ${deviceName(v, 'fr')}, depuis l’adresse ${v.address}.` },
+        { text: 'Si c’était vous, il n’y a rien à faire. Sinon, quelqu’un d’autre peut se connecter à votre place : changez tout de suite votre mot de passe et prévenez un administrateur, qui peut fermer cette session.' },
+      ]),
+  },
 };
+
+/** "Firefox on Linux", "Firefox", "a browser on Linux", or the words for an unrecognised one. */
+function deviceName(v: { browser: string | null; system: string | null }, language: Language): string {
+  if (language === 'fr') {
+    if (v.browser) return v.system ? `${v.browser} sous ${v.system}` : v.browser;
+    return v.system ? `un navigateur sous ${v.system}` : 'un navigateur ou un programme non reconnu';
+  }
+  if (v.browser) return v.system ? `${v.browser} on ${v.system}` : v.browser;
+  return v.system ? `a browser on ${v.system}` : 'an unrecognised browser or program';
+}
 
 /** The message of this kind, in this language, with these values. */
 export function renderMessage<K extends MessageKind>(kind: K, language: Language, values: Templates[K]): RenderedMessage {

@@ -33,6 +33,20 @@ export function sessionsPage(db: Kysely<Database>, userId: string, position: Pos
     .execute();
 }
 
+/**
+ * The person's own settings and what their row remembers of them beside the profile: the language
+ * they chose for their messages, and how many devices they signed in from are known
+ * (src/auth/sessions/devices.ts): a count, never the digests.
+ */
+export async function settingsOf(db: Kysely<Database>, userId: string): Promise<{ language: 'en' | 'fr' | null; known_devices: number }> {
+  const row = await db
+    .selectFrom('users')
+    .select(['language', sql<number>`coalesce(cardinality(known_devices), 0)`.as('known_devices')])
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return row ?? { language: null, known_devices: 0 };
+}
+
 /** Authenticator apps and passkeys: names and times only, never a key, a public key or a counter. */
 export function secondFactorsOf(db: Kysely<Database>, userId: string) {
   return db

@@ -75,9 +75,13 @@ export function personalDataService({ db, clock }: ServiceDeps) {
   /** The document of one person, its long lists read as they are written out. */
   /** What is read whole before the first byte: the short lists. */
   const readShort = (id: string) =>
-    Promise.all([repository.secondFactorsOf(db, id), repository.identityLinksOf(db, id), repository.scimExternalIdOf(db, id), repository.invitationsReceived(db, id)]).then(
-      ([secondFactors, identityLinks, scimExternalId, received]) => ({ secondFactors, identityLinks, scimExternalId, received }),
-    );
+    Promise.all([
+      repository.settingsOf(db, id),
+      repository.secondFactorsOf(db, id),
+      repository.identityLinksOf(db, id),
+      repository.scimExternalIdOf(db, id),
+      repository.invitationsReceived(db, id),
+    ]).then(([settings, secondFactors, identityLinks, scimExternalId, received]) => ({ settings, secondFactors, identityLinks, scimExternalId, received }));
 
   function documentOf(user: NonNullable<Awaited<ReturnType<typeof findListedUser>>>, roles: Awaited<ReturnType<typeof rolesOfUser>>, short: Awaited<ReturnType<typeof readShort>>, at: Date) {
     const id = user.id;
@@ -86,8 +90,10 @@ export function personalDataService({ db, clock }: ServiceDeps) {
       format: EXPORT_FORMAT,
       exported_at: at.toISOString(),
       user: presentUser(user),
+      language: short.settings.language,
       roles: roles.map((r) => ({ id: r.id, name: r.name, permissions: permissionsOfRole(r) })),
       sessions: walk((p) => repository.sessionsPage(db, id, p, page), ({ position_at: _, ...row }) => row),
+      known_devices: short.settings.known_devices,
       second_factors: short.secondFactors,
       identity_links: short.identityLinks,
       scim_external_id: short.scimExternalId,

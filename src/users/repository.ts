@@ -14,7 +14,7 @@ export type UserRow = Selectable<UsersTable>;
  * PostgreSQL: a page of 50 users would otherwise parse and re-print 150 dates in the event loop),
  * role names, and the exact sort key for the cursor.
  */
-export type ListedUser = Omit<UserRow, 'password_hash' | 'email_key' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password' | 'version' | 'erased_at'> & {
+export type ListedUser = Omit<UserRow, 'password_hash' | 'email_key' | 'created_at' | 'updated_at' | 'last_sign_in_at' | 'must_change_password' | 'version' | 'erased_at' | 'known_devices' | 'known_devices_key_id' | 'language'> & {
   /** When the person was erased (docs/ERASURE.md); null or absent for everyone else. */
   erased_at?: string | null;
   created_at: string;
@@ -149,6 +149,23 @@ export async function updateUserFields(
 ): Promise<void> {
   const { now, ...rest } = fields;
   await db.updateTable('users').set({ ...rest, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** The language the person chose for the messages sent to them; null when none (or no such user). */
+export async function languageOf(db: Kysely<Database>, id: string): Promise<'en' | 'fr' | null> {
+  return (await db.selectFrom('users').select('language').where('id', '=', id).executeTakeFirst())?.language ?? null;
+}
+
+/**
+ * Sets the person's language when it is another than theirs: the one it was, or undefined when
+ * nothing changed (the same language, or no active user of this id). The row is read locked, so
+ * of two changes at once each sees the other's result.
+ */
+export async function setLanguage(db: Kysely<Database>, id: string, language: 'en' | 'fr' | null): Promise<{ before: 'en' | 'fr' | null } | undefined> {
+  const row = await db.selectFrom('users').select('language').where('id', '=', id).where('status', '=', 'active').forUpdate().executeTakeFirst();
+  if (!row || row.language === language) return undefined;
+  await db.updateTable('users').set({ language }).where('id', '=', id).execute();
+  return { before: row.language };
 }
 
 /**

@@ -22,6 +22,7 @@ import { serviceSecret } from '../auth/secrets/service-secrets.js';
 import { resourceIdOr } from '../uuid.js';
 import { keysetPage } from '../pagination/keyset-page.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
+import type { Principal } from '../auth/principal.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 
@@ -178,6 +179,33 @@ export class UserService {
       if (input.status === 'disabled') await this.endSessions(trx, { userId: id }, 'user_disabled', now, origin, context.actor);
     });
     return this.get(id, within.trx);
+  }
+
+  /** The language the person chose for the messages sent to them (null: none). */
+  languageOf(id: string) {
+    return users.languageOf(this.deps.db, id);
+  }
+
+  /**
+   * The signed-in person's own language for the messages sent to them (docs/MAIL.md): `en`,
+   * `fr`, or null for the default. Their own only: the person is the caller, nobody is named.
+   * A change is recorded as `user_updated` with the language before and after; partners are not
+   * told (the User they are shown does not carry it). The same language again writes and records
+   * nothing; a person disabled meanwhile changes nothing either (their session is ending).
+   */
+  async setOwnLanguage(me: Extract<Principal, { kind: 'user' }>, language: 'en' | 'fr' | null, origin: Origin): Promise<void> {
+    await this.deps.db.transaction().execute(async (trx) => {
+      const changed = await users.setLanguage(trx, me.userId, language);
+      if (!changed) return;
+      await recordAuditEvent(trx, {
+        type: 'user_updated',
+        at: this.deps.clock.now(),
+        context: auditContext(me, origin),
+        target: { type: 'user', id: me.userId },
+        userId: me.userId,
+        changes: { before: { language: changed.before }, after: { language } },
+      });
+    });
   }
 
   /** Disables the user and revokes every session of theirs, in one transaction (idempotent); the record stays. */

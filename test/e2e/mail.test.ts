@@ -2,12 +2,13 @@
 // go to the development mailbox, which an administrator opens from the Invitations page (marked as
 // such). An administrator invites a colleague, opens the link from the development mailbox, the
 // colleague sets a password and signs in; then someone uses "Forgot your password?", the link is
-// followed from the mailbox, a new password is set, and the person signs in with it. With SMTP_URL
+// followed from the mailbox, a new password is set, and the person signs in with it. A person
+// picks French: their notices are French, a sign-in from another browser one of them. With SMTP_URL
 // pointing at a real SMTP server on loopback, the link is read from the message it received.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { makeRole } from '../support/access-fixtures.js';
-import { confirmItIsMe, createAdministrator, openBrowser, signIn, startService, type BrowserSession } from '../support/e2e.js';
+import { confirmItIsMe, createAdministrator, createPerson, openBrowser, signIn, startService, type BrowserSession } from '../support/e2e.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
@@ -112,6 +113,38 @@ describe('mail in the back office, through the development mailbox', () => {
       }
     } finally {
       await person.close();
+    }
+  });
+
+  it('the language picked while signed in is that of the person\'s messages: a sign-in from another browser is told on the Security page, in French', async () => {
+    const person = { email: 'margaret@example.com', password: 'a long password of Margaret', firstName: 'Margaret', lastName: 'Hamilton' };
+    await createPerson(service.database.db, person, 'support');
+    const session = await openBrowser();
+    try {
+      const { page } = session;
+      await signIn(page, service.baseUrl, person);
+      await page.getByText('Signed in as Margaret Hamilton').waitFor();
+      await page.getByLabel('Language').selectOption('fr');
+      await page.getByText('Connecté : Margaret Hamilton').waitFor();
+      const language = () => service.database.db.selectFrom('users').select('language').where('email', '=', person.email).executeTakeFirstOrThrow();
+      for (let i = 0; i < 100 && (await language()).language !== 'fr'; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await language()).language).toBe('fr');
+
+      // The same person signs in from another browser (Edge on Windows, not this Chromium).
+      const elsewhere = await fetch(`${service.baseUrl}/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0' },
+        body: JSON.stringify({ session: { email: person.email, password: person.password } }),
+      });
+      expect(elsewhere.status).toBe(201);
+      await page.getByRole('link', { name: 'Sécurité' }).click();
+      await page.getByRole('heading', { name: 'Avis de sécurité' }).waitFor();
+      const notice = page.getByRole('listitem').filter({ hasText: 'Une connexion depuis un nouvel appareil ou navigateur' });
+      await notice.waitFor();
+      expect(await notice.getAttribute('lang')).toBe('fr');
+      await notice.getByText(/Edge sous Windows/).waitFor();
+    } finally {
+      await session.close();
     }
   });
 

@@ -42,7 +42,7 @@ export async function findTraces(db: Kysely<Database>, texts: readonly string[])
 }
 
 /**
- * A person who signed in (from PERSON.ip with PERSON.userAgent), enrolled an authenticator app,
+ * A person who signed in (from PERSON.ip with PERSON.userAgent), chose French for their messages, enrolled an authenticator app,
  * owns and is assigned tasks, organised and attended meetings, created an API key, had a message
  * to their address, was renamed, and is the subject of stored events delivered to a partner's
  * endpoint; their sealed and unsealed audit events. The eraser: a person holding every permission,
@@ -82,6 +82,8 @@ export async function aPersonWithALife(db: Kysely<Database>, clock = new ManualC
   if (signedIn.status !== 201) throw new Error(`sign-in answered ${signedIn.status}: ${signedIn.text}`);
   const set = signedIn.body as { access_token: string; refresh_token: string };
   const asPerson = { ...from, authorization: `Bearer ${set.access_token}` };
+  const language = await request(app).patch('/me').set(asPerson).send({ language: 'fr' });
+  if (language.status !== 200) throw new Error(`PATCH /me answered ${language.status}: ${language.text}`);
   await enrolTotp(app, set.access_token, clock, PERSON.password);
 
   // Tasks they own and are assigned; a meeting they organise, one they attend.

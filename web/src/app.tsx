@@ -4,7 +4,7 @@ import type { FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, signOut, tokens } from './api/client.js';
 import type { components } from '../../generated/openapi.js';
-import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
+import { LANGUAGES, chosenLanguage, useI18n, type Language, type MessageKey } from './i18n.js';
 import { useLoad } from './load.js';
 import { href, navigate, useRoute } from './router.js';
 import { SignInPage } from './pages/sign-in.js';
@@ -122,9 +122,23 @@ export function App() {
   return <SignedIn />;
 }
 
+/**
+ * The person's language for the messages the service sends them (security notices), set from the
+ * language they pick here. Best effort: a refusal (a session ending, a password to change first)
+ * leaves the messages in their language as it was, and the page's own language is chosen anyway.
+ */
+function rememberLanguage(language: Language): void {
+  call(() => api.PATCH('/me', { body: { language } })).catch(() => undefined);
+}
+
 function SignedIn() {
   const route = useRoute();
   const me = useLoad(() => call(() => api.GET('/me')), []);
+  // A language picked on the sign-in page, before the service knew who was choosing: theirs from now on, unless they chose one already.
+  useEffect(() => {
+    const picked = chosenLanguage();
+    if (me.data && me.data.language === null && picked) rememberLanguage(picked);
+  }, [me.data]);
   // On a narrow screen the navigation is behind the header's Menu button; opening a page closes it.
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => setMenuOpen(false), [route.join('/')]);
@@ -226,7 +240,15 @@ function Header({ me, canSignOut = me !== undefined, menu }: { me?: Me | undefin
       <div class="language">
         {me && <span class="who">{t('shell.signedInAs', { name: `${me.user.first_name} ${me.user.last_name}` })}</span>}
         <label for="language">{t('lang.label')}</label>
-        <select id="language" value={language} onChange={(e) => setLanguage((e.currentTarget as HTMLSelectElement).value as Language)}>
+        <select
+          id="language"
+          value={language}
+          onChange={(e) => {
+            const picked = (e.currentTarget as HTMLSelectElement).value as Language;
+            setLanguage(picked);
+            if (me) rememberLanguage(picked);
+          }}
+        >
           {Object.entries(LANGUAGES).map(([code, name]) => (
             <option key={code} value={code} lang={code}>
               {name}

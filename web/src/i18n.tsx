@@ -1,5 +1,6 @@
 // The chosen language. It comes from the browser's preferences until the person picks one with
-// the switch (remembered in localStorage).
+// the switch (remembered in localStorage). Picked while signed in, it also becomes the language of
+// the messages the service sends them (PATCH /me: app.tsx).
 import { createContext, type ComponentChildren } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { translator, type Language, type T } from './messages.js';
@@ -8,10 +9,16 @@ export { LANGUAGES, type Language, type MessageKey, type T } from './messages.js
 
 const CHOICE_KEY = 'backoffice.language';
 
+/** The language the person picked with the switch in this browser, if they did. */
+export function chosenLanguage(): Language | null {
+  const saved = window.localStorage.getItem(CHOICE_KEY);
+  return saved === 'en' || saved === 'fr' ? saved : null;
+}
+
 /** The saved choice, else the first of the browser's languages we speak, else English. */
 export function initialLanguage(): Language {
-  const saved = window.localStorage.getItem(CHOICE_KEY);
-  if (saved === 'en' || saved === 'fr') return saved;
+  const saved = chosenLanguage();
+  if (saved) return saved;
   for (const tag of navigator.languages ?? [navigator.language]) {
     const base = tag.toLowerCase().split('-')[0];
     if (base === 'fr' || base === 'en') return base;

@@ -1,6 +1,7 @@
 // The sealing keys: the secret that seals TOTP keys, webhook signing secrets and identity providers'
 // client secrets (AES-256-GCM) and keys the digests the
-// database keeps of recovery codes and of Idempotency-Key requests (HMAC-SHA-256). It comes from
+// database keeps of recovery codes, of Idempotency-Key requests and of the devices people signed in
+// from (HMAC-SHA-256). It comes from
 // configuration (SEALING_KEYS or SEALING_KEYS_FILE, src/config.ts), never from the database: a
 // dump or a backup alone opens nothing. Each value stores the id of the key it was made under, so
 // a new key can come first and the old ones stay to open what they made until `backoffice
@@ -14,7 +15,7 @@ import { parseSealingKeys, type Config, type SealingKey } from '../../config.js'
 
 export const EMBEDDED_SEALING_KEYS_FILE = 'sealing-keys';
 
-export type SealingPurpose = 'totp-seal' | 'webhook-secret-seal' | 'recovery-code' | 'idempotency-fingerprint' | 'identity-provider-secret';
+export type SealingPurpose = 'totp-seal' | 'webhook-secret-seal' | 'recovery-code' | 'idempotency-fingerprint' | 'identity-provider-secret' | 'known-device';
 
 export interface Keyring {
   /** The key that seals and digests now. */

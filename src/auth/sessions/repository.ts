@@ -7,6 +7,7 @@ import { sessionIsLive, type Liveness } from './liveness.js';
 import { fixedStatement } from '../../db/fixed-statement.js';
 import { ADMIN_ROLE_ID } from '../permissions.js';
 import { hasSecondFactor, rolesRequireSecondFactor } from '../second-factor.js';
+import { KNOWN_DEVICES_KEPT, newDeviceNotice, type DeviceSighting } from './devices.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type SessionRow = Selectable<SessionsTable>;
@@ -171,7 +172,25 @@ export interface NewSession {
   requestId: string | null;
   /** How the person proved who they are. */
   method: AuthenticationMethod;
+  /**
+   * The device signed in from (src/auth/sessions/devices.ts): remembered on the person, with a
+   * notice when it is new to them. Null for a session opened without a person at a browser (the
+   * benchmarks' seeding): nothing remembered, nothing sent.
+   */
+  device: DeviceSighting | null;
 }
+
+/** The statement's parameters: NewSession with the device's fields flat (a fixed statement's parameters are one level). */
+type OpenSessionParameters = Omit<NewSession, 'device'> & {
+  deviceDigest: Buffer | null;
+  deviceKeyId: string | null;
+  noticeEnSubject: string;
+  noticeEnText: string;
+  noticeEnHtml: string;
+  noticeFrSubject: string;
+  noticeFrText: string;
+  noticeFrHtml: string;
+};
 
 /**
  * Opens a session with its first token set, notes the sign-in on the user, records the event (the
@@ -179,17 +198,35 @@ export interface NewSession {
  * digest from this address (a success clears its pair: src/auth/throttle), in one statement (one round
  * trip, atomic), compiled once: sign-in throughput is what the benchmark measures.
  *
- * The user's row is written first and everything else hangs on it: a change holding the row (an
- * erasure, a disabling) is waited for, and the statement then sees the row as that change left it.
- * A user no longer active by then gets no session, no event and no cleared failures (no row back).
- * Taking the row before anything else is also the lock order of those changes (the user, then the
- * rest), so the two never deadlock.
+ * The user's row is locked and written first and everything else hangs on it: a change holding the
+ * row (an erasure, a disabling) is waited for, and the statement then sees the row as that change
+ * left it. A user no longer active by then gets no session, no event and no cleared failures (no
+ * row back). Taking the row before anything else is also the lock order of those changes (the user,
+ * then the rest), so the two never deadlock.
+ *
+ * The same write of the row remembers the device (src/auth/sessions/devices.ts): its digest moves
+ * to the front of `known_devices`, the list cut at KNOWN_DEVICES_KEPT. `b` reads the list as it is
+ * before this statement's write, under the row lock, so of two sign-ins racing from one new device
+ * the second sees the first's and only one notice is written; a new device (not in a list made
+ * under the current key; an empty list or one of another key is only started) gets the notice in
+ * `n`, in the same statement: a sign-in and its notice commit together or not at all.
  */
 export const openSessionStatement = fixedStatement(
-  (_db, p: NewSession) => sql<{ id: string }>`
-    with u as (
-      update users set last_sign_in_at = ${p.now} where id = ${p.userId} and status = 'active'
-      returning id, first_name || ' ' || last_name as name
+  (_db, p: OpenSessionParameters) => sql<{ id: string }>`
+    with d as (
+      select ${p.deviceDigest}::bytea as digest, ${p.deviceKeyId}::text as key_id
+    ), b as (
+      select id, known_devices, known_devices_key_id from users where id = ${p.userId} and status = 'active' for update
+    ), u as (
+      update users set last_sign_in_at = ${p.now},
+        known_devices = case
+          when d.digest is null then b.known_devices
+          when b.known_devices_key_id = d.key_id then (array[d.digest] || array_remove(b.known_devices, d.digest))[1:${sql.lit(KNOWN_DEVICES_KEPT)}]
+          else array[d.digest] end,
+        known_devices_key_id = coalesce(d.key_id, b.known_devices_key_id)
+      from b, d where users.id = b.id
+      returning users.id, users.email, users.language, users.first_name || ' ' || users.last_name as name,
+        coalesce(b.known_devices_key_id = d.key_id and d.digest <> all (b.known_devices), false) as new_device
     ), s as (
       insert into sessions (user_id, ip_address, user_agent, created_at, last_used_at, expires_at, authentication_method)
       select u.id, ${p.ip}, ${p.userAgent}, ${p.now}, ${p.now}, ${p.expiresAt}, ${p.method} from u
@@ -205,15 +242,31 @@ export const openSessionStatement = fixedStatement(
       from s, u
     ), c as (
       delete from sign_in_failures where email_digest = ${p.emailDigest} and ip_address = ${p.countedAddress} and exists (select 1 from u)
-    )
+    ), n as (${newDeviceNotice(
+      { en: { subject: p.noticeEnSubject, text: p.noticeEnText, html: p.noticeEnHtml }, fr: { subject: p.noticeFrSubject, text: p.noticeFrText, html: p.noticeFrHtml } },
+      p.now,
+    )})
     select id from s`,
 );
 
 export async function openSession(
   db: Kysely<Database>,
-  v: Omit<NewSession, 'requestId' | 'method'> & { requestId?: string | null; method?: AuthenticationMethod },
+  v: Omit<NewSession, 'requestId' | 'method' | 'device'> & { requestId?: string | null; method?: AuthenticationMethod; device?: DeviceSighting | null },
 ): Promise<string> {
-  const [row] = await openSessionStatement.execute(db, { ...v, requestId: v.requestId ?? null, method: v.method ?? 'password' });
+  const { device = null, ...session } = v;
+  const [row] = await openSessionStatement.execute(db, {
+    ...session,
+    requestId: v.requestId ?? null,
+    method: v.method ?? 'password',
+    deviceDigest: device?.digest ?? null,
+    deviceKeyId: device?.keyId ?? null,
+    noticeEnSubject: device?.notice.en.subject ?? '',
+    noticeEnText: device?.notice.en.text ?? '',
+    noticeEnHtml: device?.notice.en.html ?? '',
+    noticeFrSubject: device?.notice.fr.subject ?? '',
+    noticeFrText: device?.notice.fr.text ?? '',
+    noticeFrHtml: device?.notice.fr.html ?? '',
+  });
   // Disabled or erased since their credentials were checked: the same answer as a wrong password.
   if (!row) throw unauthenticated('invalid_credentials', 'The e-mail address or the password is wrong.');
   return row.id;

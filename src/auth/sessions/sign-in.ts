@@ -17,6 +17,8 @@ import { CHALLENGE_TTL_S, challengeFailed, challengeUsed, findLiveChallenge, loc
 import * as repo from './repository.js';
 import { recordSecurityEvent } from './security-events.js';
 import { truncateUserAgent, type ClientInfo } from './revocation.js';
+import { sightDevice } from './devices.js';
+import { keyringOf, type Keyring } from '../secrets/sealing-keys.js';
 import { ssoRequiredProvider } from './sso-required.js';
 import { digestToken, newTokenSet, type TokenSet } from './tokens.js';
 import type { SignInAttempts } from './sign-in-attempts.js';
@@ -45,12 +47,15 @@ const wrongSecondFactor = () => unauthenticated('invalid_second_factor', 'The co
 export class SignInService {
   /** Set by the identity provider sign-in (src/auth/identity-providers/sign-in.ts), which depends on this service. */
   private pendingOidcHandler: PendingOidcHandler | undefined;
+  private readonly keys: Keyring;
 
   constructor(
     private readonly deps: Dependencies,
     private readonly factors: SignInFactors,
     private readonly attempts: SignInAttempts,
-  ) {}
+  ) {
+    this.keys = keyringOf(deps.config);
+  }
 
   private get outcomes() {
     return this.deps.outcomes ?? uncounted;
@@ -221,7 +226,11 @@ export class SignInService {
     return { challenge_token, expires_in: CHALLENGE_TTL_S, methods, ...(passkey ? { passkey_options: passkey.options } : {}) };
   }
 
-  /** Opens a session for `userId`; the attempt's failures (its e-mail from its address) are forgotten in the same statement. */
+  /**
+   * Opens a session for `userId`; the attempt's failures (its e-mail from its address) are
+   * forgotten, and the device is remembered (with a notice to the person when it is new to them:
+   * src/auth/sessions/devices.ts), in the same statement.
+   */
   private async open(
     userId: string,
     attempt: { emailDigest: Buffer; countedAddress: string },
@@ -243,6 +252,7 @@ export class SignInService {
       countedAddress: attempt.countedAddress,
       requestId: client.requestId ?? null,
       method,
+      device: sightDevice(this.keys, client, now),
     });
     this.outcomes.signIn('succeeded');
     return set;

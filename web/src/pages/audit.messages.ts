@@ -55,6 +55,7 @@ export const auditMessages = pageMessages({
   'audit.field.first_name': { en: 'first name', fr: 'prénom' },
   'audit.field.last_name': { en: 'last name', fr: 'nom' },
   'audit.field.roles': { en: 'roles', fr: 'rôles' },
+  'audit.field.language': { en: 'language of messages', fr: 'langue des messages' },
   'audit.field.name': { en: 'name', fr: 'nom' },
   'audit.field.permissions': { en: 'permissions', fr: 'permissions' },
   'audit.field.expires_at': { en: 'expires', fr: 'expiration' },

@@ -14,8 +14,8 @@ export const securityMessages = pageMessages({
   'security.myDataDone': { en: 'Your data was downloaded.', fr: 'Vos données ont été téléchargées.' },
   'security.noticesTitle': { en: 'Security notices', fr: 'Avis de sécurité' },
   'security.noticesIntro': {
-    en: 'What changed on your account, as the e-mails we sent you said: your password, your second factors, your roles, keys made in your name.',
-    fr: 'Ce qui a changé sur votre compte, comme le disaient les e-mails envoyés : votre mot de passe, vos seconds facteurs, vos rôles, les clés créées à votre nom.',
+    en: 'What changed on your account, as the e-mails we sent you said: your password, your second factors, your roles, keys made in your name, and each sign-in from a device or browser not seen before for you.',
+    fr: 'Ce qui a changé sur votre compte, comme le disaient les e-mails envoyés : votre mot de passe, vos seconds facteurs, vos rôles, les clés créées à votre nom, et chaque connexion depuis un appareil ou un navigateur jamais vu pour vous.',
   },
   'security.noticesNone': { en: 'No notice yet.', fr: 'Aucun avis pour l’instant.' },
   'security.enrolledNotice': { en: 'Your second factor is set up. Keep your recovery codes, then continue to the back office.', fr: 'Votre second facteur est configuré. Conservez vos codes de secours, puis continuez vers le back-office.' },
