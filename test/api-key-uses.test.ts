@@ -202,6 +202,36 @@ describe('who may raise a key\'s uses (docs/AUTH.md)', () => {
   });
 });
 
+describe('security: a stale read of a usage-limited key written back', () => {
+  it('an administrator reads the key, partners spend uses, the read is sent back with its ETag: 412, the spent uses are not given back', async () => {
+    const clock = new ManualClock(new Date('2026-12-14T10:00:00.000Z'));
+    const { app } = createAppWithTestBearer(database.db, clock);
+    const key = await keyWith(clock, { remaining_uses: 10 });
+    const use = async () => expect((await request(app).get('/users?limit=1').set('x-api-key', key.secret)).status).toBe(200);
+    // A first use, its time recorded (the key's last use is written at most once a minute): the
+    // uses after it change nothing of the key but its count.
+    await use();
+    for (let i = 0; !(await database.db.selectFrom('api_keys').select('last_used_at').where('id', '=', key.id).executeTakeFirstOrThrow()).last_used_at; i++) {
+      if (i > 200) throw new Error('the first use was never recorded');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const read = await request(app).get(`/api-keys/${key.id}`).set('authorization', testBearer(admin.id));
+    expect(read.status).toBe(200);
+    expect(read.body.remaining_uses).toBe(9);
+    await use();
+    await use();
+    const { name, remaining_uses } = read.body;
+    const written = await request(app).patch(`/api-keys/${key.id}`).set({ authorization: testBearer(admin.id), 'if-match': read.headers.etag }).send({ name, remaining_uses });
+    expect(written.status, written.text).toBe(412);
+    const row = await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', key.id).executeTakeFirstOrThrow();
+    expect(row.remaining).toBe(7);
+    // Read again, the ETag names the count now: the same write goes through, as asked.
+    const again = await request(app).get(`/api-keys/${key.id}`).set('authorization', testBearer(admin.id));
+    expect(again.headers.etag).not.toBe(read.headers.etag);
+    expect(again.body.remaining_uses).toBe(7);
+  });
+});
+
 describe('metadata', () => {
   it('is stored as sent, returned when the key is read (its keys never inflected), and bounded: too large or too deep is a 400 that writes nothing', async () => {
     const clock = new ManualClock(new Date('2026-12-14T10:00:00.000Z'));

@@ -126,6 +126,11 @@ export async function findKeyBySecretDigest(db: Kysely<Database>, digest: Buffer
   return (await keyBySecretDigest.execute(db, { digest }))[0];
 }
 
+/** A key's remaining uses as shown at `now` (`u`: its api_key_uses row): with a refill due since the last request applied. */
+const usesRemainingAt = (now: Date) =>
+  sql<number | null>`case when u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${now}::timestamptz, 'UTC')
+    then u.refill_amount else u.remaining end`;
+
 /** A key as shown at `now`: its remaining uses with a refill due since the last request applied (as uses.ts would at the next one). */
 function selectShown(db: Kysely<Database>, now: Date) {
   return db
@@ -135,8 +140,7 @@ function selectShown(db: Kysely<Database>, now: Date) {
     .selectAll('k')
     .select([
       effectivePermissions.as('effective_permissions'),
-      sql<number | null>`case when u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${now}::timestamptz, 'UTC')
-        then u.refill_amount else u.remaining end`.as('uses_remaining'),
+      usesRemainingAt(now).as('uses_remaining'),
       'u.refill_interval as uses_refill_interval',
       'u.refill_amount as uses_refill_amount',
       'u.refilled_at as uses_refilled_at',
@@ -168,25 +172,28 @@ export function listKeys(db: Kysely<Database>, now: Date, filter: { expiringBefo
 }
 
 /**
- * An API key (the api_keys row `k`, its creator left-joined as `c`): its version (a use recorded
- * bumps it too, as `last_used_at` is shown), and its creator's revision, for the key shows its
- * creator and what the creator's roles still let it do (`effective_permissions`).
+ * An API key (the api_keys row `k`, its creator left-joined as `c`, its uses as `u`): its version
+ * (a use recorded bumps it too, as `last_used_at` is shown), its creator's revision, for the key
+ * shows its creator and what the creator's roles still let it do (`effective_permissions`), and
+ * its remaining uses as shown: a use spends one without writing the key's row, and a read sent
+ * back after uses were spent must not pass its If-Match and give them back.
  */
-export const apiKeyRevision = sql<string>`k.version::text || '/' || coalesce(${userRevision('c')}, '')`;
+const apiKeyRevisionAt = (now: Date) => sql<string>`k.version::text || '/' || coalesce(${userRevision('c')}, '') || '/' || coalesce(${usesRemainingAt(now)}::text, '-')`;
 
 /** A key as shown, with its revision (what its entity tag is made of). */
 export type ShownApiKey = ApiKeyRow & { revision: string };
 
 export function findKeyById(db: Kysely<Database>, id: string, now: Date): Promise<ShownApiKey | undefined> {
-  return selectShown(db, now).select(apiKeyRevision.as('revision')).where('k.id', '=', id).executeTakeFirst();
+  return selectShown(db, now).select(apiKeyRevisionAt(now).as('revision')).where('k.id', '=', id).executeTakeFirst();
 }
 
-/** The key's current revision (read under the lock of a change, to check its If-Match). */
-export async function findKeyRevision(db: Kysely<Database>, id: string): Promise<string | undefined> {
+/** The key's current revision at `now` (read under the lock of a change, to check its If-Match). */
+export async function findKeyRevision(db: Kysely<Database>, id: string, now: Date): Promise<string | undefined> {
   const row = await db
     .selectFrom('api_keys as k')
     .leftJoin('users as c', 'c.id', 'k.created_by')
-    .select(apiKeyRevision.as('revision'))
+    .leftJoin('api_key_uses as u', 'u.api_key_id', 'k.id')
+    .select(apiKeyRevisionAt(now).as('revision'))
     .where('k.id', '=', id)
     .executeTakeFirst();
   return row?.revision;

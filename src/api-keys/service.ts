@@ -290,7 +290,7 @@ export class ApiKeyService {
       this.deps.db.transaction().execute(async (trx) => {
         const row = await keys.lockKey(trx, id);
         if (!row) throw notFound();
-        if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id))!);
+        if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id, now))!);
         if (row.revoked_at) throw revoked();
         // Read under the key's lock: a concurrent change of the uses waits; spending does not
         // (it locks only the uses row), so the count compared is the one of this moment.
@@ -342,7 +342,7 @@ export class ApiKeyService {
     await this.deps.db.transaction().execute(async (trx) => {
       const row = await keys.lockKey(trx, id);
       if (!row) throw notFound();
-      if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id))!);
+      if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id, this.deps.clock.now()))!);
       if (row.revoked_at) return;
       const now = this.deps.clock.now();
       await keys.updateKey(trx, id, { revoked_at: now, now });
