@@ -34,6 +34,8 @@ export interface PageEntry<Label extends string = string> {
 
 /** What a feature's page says of the contract's words it brings: its permissions, and its audit event types (their name, and their line in the journal). */
 export type PermissionWording = Partial<Record<Permission, Wording>>;
+/** What the page says for the problem codes of its feature's operations, by code. */
+export type ProblemWording = Record<string, Wording>;
 export type AuditTypeWording = Partial<Record<AuditEventType, { name: Wording; line: Wording }>>;
 
 /** A section of the navigation and its links, in order. */

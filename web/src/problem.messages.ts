@@ -1,10 +1,16 @@
 // What the back office says for each problem `code` of the API: the code is the API's
 // stable word for what went wrong; the `detail` stays the API's own English sentence. The page says
 // it in the person's language from this table (web/src/api/problem.ts describeError), and falls
-// back to the API's `detail` for a code not listed here. French uses typographic apostrophes.
-import { pageMessages } from './page-messages.js';
+// back to the API's `detail` for a code not listed here. A feature's page brings its own codes (its
+// entry's `problems`). French uses typographic apostrophes.
+import { pageMessages, type Wording } from './page-messages.js';
+import * as pages from './pages/registry.js';
+
+/** A feature's own problem codes, from its page's entry (`problems`). */
+const fromPages: Record<string, Wording> = Object.assign({}, ...Object.values(pages).map((entry) => ('problems' in entry ? entry.problems : {})));
 
 export const problemMessages = pageMessages({
+  ...(Object.fromEntries(Object.entries(fromPages).map(([code, wording]) => [`problem.${code}`, wording])) as Record<`problem.${string}`, Wording>),
   'problem.email_taken': { en: 'Another user already has this e-mail address.', fr: 'Un autre utilisateur a déjà cette adresse e-mail.' },
   'problem.invalid_credentials': { en: 'The e-mail address or the password is wrong.', fr: 'L’adresse e-mail ou le mot de passe est erroné.' },
   'problem.password_rejected': { en: 'This password is too common; choose another.', fr: 'Ce mot de passe est trop courant ; choisissez-en un autre.' },

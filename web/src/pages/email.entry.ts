@@ -1,5 +1,5 @@
 // The e-mail address page's entry: its link in the navigation and its wording; the page (pages/email.tsx) loads when opened.
-import type { AuditTypeWording, PageEntry } from '../page-entry.js';
+import type { AuditTypeWording, PageEntry, ProblemWording } from '../page-entry.js';
 import { emailMessages as messages } from './email.messages.js';
 
 export { messages };
@@ -21,3 +21,9 @@ export const auditTypes = {
     line: { en: '{actor} changed the e-mail address of {target}', fr: '{actor} a modifié l’adresse e-mail de {target}' },
   },
 } satisfies AuditTypeWording;
+
+/** The problems of its operations, in words. */
+export const problems = {
+  email_unchanged: { en: 'This is already your address.', fr: 'C’est déjà votre adresse.' },
+  invalid_email_change: { en: 'This link is unknown, used, replaced or expired; ask for a new one.', fr: 'Ce lien est inconnu, déjà utilisé, remplacé ou expiré ; demandez-en un nouveau.' },
+} satisfies ProblemWording;
