@@ -19,7 +19,7 @@ import { passkeyService } from './auth/second-factors/passkeys.js';
 import { secondFactorResetService } from './auth/second-factors/reset.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { keyCache, type KeyCache } from './api-keys/key-cache.js';
-import { keyUseSpender } from './api-keys/uses.js';
+import { UseSpender } from './api-keys/uses.js';
 import { bearerAuthenticator } from './auth/sessions/authenticator.js';
 import { stepUpGate } from './auth/sessions/step-up.js';
 import { revokeSessions } from './auth/sessions/revocation.js';
@@ -102,6 +102,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
   const signIn = new SignInService(deps, { secondFactors, passkeys }, attempts);
   const users = new UserService(deps, revokeSessions);
   const keys = keyCache(deps, deps.config.apiKeyCache);
+  const spender = new UseSpender(deps);
   return {
     users,
     roles: new RoleService(deps),
@@ -122,7 +123,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys,
     keyCache: keys,
-    authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), spendKeyUse: keyUseSpender(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
+    authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), spendKeyUse: (apiKeyId) => spender.spend(apiKeyId), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
     admission: admissionService(deps, usage),
     identityProviders: new IdentityProviderService(deps),
     oidcSignIn: new OidcSignInService(deps, signIn),

@@ -1,9 +1,17 @@
 // Usage-limited keys (docs/PARTNER-KEYS.md, "Usage limits"): a key may carry a number of remaining
-// uses, optionally refilled each day or month (UTC) to a set amount. Spent in PostgreSQL, one
-// conditional UPDATE per admitted request: no two processes can spend the same use, so a key is
+// uses, optionally refilled each day or month (UTC) to a set amount. Spent in PostgreSQL by one
+// conditional UPDATE under the row's lock: no two processes can spend the same use, so a key is
 // never admitted more often in total than it had uses, at its last use too. The refill is applied
 // lazily by that same statement, when the row was last set before the current period began: the
 // first spender of a period refills it, once, under the row's lock.
+//
+// A process spends for the requests waiting on one key together (UseSpender): while its statement
+// for a key is in flight, the key's next requests wait, and the next statement spends as many uses
+// as there are requests waiting (or as many as are left). One committed write serves a burst
+// instead of one each, and nothing is held back: a use is taken from the database only for a
+// request that is there to be admitted, so exactly the remaining count is admitted, and each
+// request is told its own remaining count (the uses a statement takes are a range no other
+// process sees).
 //
 // Only limited keys pay this round trip: the key statement (repository.ts) says whether a key is
 // limited, and the key cache keeps that fact in step (a row of api_key_uses added or removed
@@ -44,40 +52,95 @@ export function remainingNow(row: { remaining: number; refill_interval: 'day' | 
 }
 
 /**
- * One statement: spend a use if one is left (refilled first when due), and say what the key's row
- * is either way. `spent_remaining` is null when nothing was spent: refused if the key still has a
- * row (`limited`), else the key is no longer limited.
+ * One statement: spend up to `n` uses if any are left (refilled first when due), and say what the
+ * key's row is either way. `taken` is how many were spent (0 when none: refused if the key still
+ * has a row, `limited`, else the key is no longer limited) and `remaining` what is left after.
  */
-const spendUse = fixedStatement((_db, p: { id: string; now: Date }) =>
-  sql<{ spent_remaining: number | null; limited: boolean; refill_interval: 'day' | 'month' | null; refill_amount: number | null }>`
-    with spent as (
+const spendUses = fixedStatement((_db, p: { id: string; n: number; now: Date }) =>
+  sql<{ taken: number; remaining: number | null; limited: boolean; refill_interval: 'day' | 'month' | null; refill_amount: number | null }>`
+    with due as (
+      select u.api_key_id,
+        (u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')) as refill,
+        case when u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')
+          then u.refill_amount else u.remaining end as available
+      from api_key_uses u where u.api_key_id = ${p.id}::uuid
+      for update
+    ), spent as (
       update api_key_uses u set
-        remaining = case when u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')
-          then u.refill_amount - 1 else u.remaining - 1 end,
-        refilled_at = case when u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')
-          then ${p.now}::timestamptz else u.refilled_at end
-      where u.api_key_id = ${p.id}::uuid
-        and (u.remaining > 0 or (u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')))
-      returning u.remaining
+        remaining = due.available - least(${p.n}::int, due.available),
+        refilled_at = case when due.refill then ${p.now}::timestamptz else u.refilled_at end
+      from due
+      where u.api_key_id = due.api_key_id and due.available > 0
+      returning u.remaining, least(${p.n}::int, due.available) as taken
     )
-    select (select remaining from spent) as spent_remaining, (k.api_key_id is not null) as limited, k.refill_interval, k.refill_amount
+    select coalesce((select taken from spent), 0)::int as taken, (select remaining from spent) as remaining,
+      (k.api_key_id is not null) as limited, k.refill_interval, k.refill_amount
     from (select 1) as one left join api_key_uses k on k.api_key_id = ${p.id}::uuid`,
 );
 
 /** The spend statement's text (bench/ runs the same). */
-export const SPEND_USE_SQL = spendUse.sql;
+export const SPEND_USES_SQL = spendUses.sql;
 
-/** Spends one use of key `id` at `now`; refused when none is left until the next refill (or ever). */
-export async function spendKeyUse(db: Kysely<Database>, id: string, now: Date): Promise<KeyUseDecision> {
-  const row = (await spendUse.execute(db, { id, now }))[0]!;
+/** Spends up to `n` uses of key `id` at `now`: the decision of each of the `n` requests, in order. */
+export async function spendKeyUses(db: Kysely<Database>, id: string, n: number, now: Date): Promise<KeyUseDecision[]> {
+  const row = (await spendUses.execute(db, { id, n, now }))[0]!;
   const period = row.refill_interval;
   const next = period === null ? null : nextPeriodStart(period, now);
   const refill = period === null ? null : { amount: row.refill_amount!, periodSeconds: Math.round((next!.getTime() - periodStart(period, now).getTime()) / 1000) };
   const refillInSeconds = next === null ? null : Math.max(1, Math.ceil((next.getTime() - now.getTime()) / 1000));
-  if (row.spent_remaining !== null) return { allowed: true, remaining: row.spent_remaining, refillInSeconds, refill };
-  if (row.limited) return { allowed: false, remaining: 0, refillInSeconds, refill };
-  return { allowed: true, remaining: null, refillInSeconds: null, refill: null };
+  return Array.from({ length: n }, (_, i): KeyUseDecision => {
+    // The first request of the range is told the most that remains after it.
+    if (i < row.taken) return { allowed: true, remaining: row.remaining! + (row.taken - 1 - i), refillInSeconds, refill };
+    if (row.limited) return { allowed: false, remaining: 0, refillInSeconds, refill };
+    return { allowed: true, remaining: null, refillInSeconds: null, refill: null };
+  });
 }
 
-/** The spender the HTTP edge calls for a usage-limited key (src/services.ts wires it). */
-export const keyUseSpender = (deps: { db: Kysely<Database>; clock: Clock }) => (apiKeyId: string) => spendKeyUse(deps.db, apiKeyId, deps.clock.now());
+/** Spends one use of key `id` at `now`; refused when none is left until the next refill (or ever). */
+export async function spendKeyUse(db: Kysely<Database>, id: string, now: Date): Promise<KeyUseDecision> {
+  return (await spendKeyUses(db, id, 1, now))[0]!;
+}
+
+/** At most this many requests' uses in one statement. */
+const MOST_PER_STATEMENT = 1000;
+
+interface Waiting {
+  resolve(decision: KeyUseDecision): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * A process's spender for usage-limited keys: one statement in flight per key; the requests that
+ * arrive meanwhile are spent for together by the next one (the edge calls `spend`, src/services.ts wires it).
+ */
+export class UseSpender {
+  /** By key: the requests waiting for the next statement (a key is here while its statement runs). */
+  private readonly waiting = new Map<string, Waiting[]>();
+
+  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {}
+
+  spend(apiKeyId: string): Promise<KeyUseDecision> {
+    return new Promise((resolve, reject) => {
+      const queue = this.waiting.get(apiKeyId);
+      if (queue) queue.push({ resolve, reject });
+      else {
+        this.waiting.set(apiKeyId, [{ resolve, reject }]);
+        void this.drain(apiKeyId);
+      }
+    });
+  }
+
+  private async drain(apiKeyId: string): Promise<void> {
+    const queue = this.waiting.get(apiKeyId)!;
+    while (queue.length > 0) {
+      const batch = queue.splice(0, MOST_PER_STATEMENT);
+      try {
+        const decisions = await spendKeyUses(this.deps.db, apiKeyId, batch.length, this.deps.clock.now());
+        batch.forEach((request, i) => request.resolve(decisions[i]!));
+      } catch (err) {
+        for (const request of batch) request.reject(err);
+      }
+    }
+    this.waiting.delete(apiKeyId);
+  }
+}
