@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // The tests of the benchmarks' own machinery live beside them (bench/tests/).
+    include: ['test/**/*.test.ts', 'bench/tests/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts', 'test/support/web-build.ts'],
     // In every file: code holding a database connection must not ask for another (README.md).
     setupFiles: ['test/support/one-connection.ts'],

@@ -1,6 +1,6 @@
 // The benchmarks' verdicts (bench/support/measure.ts): a median's interval and what it allows to say.
 import { describe, expect, it } from 'vitest';
-import { intervalVerdict, medianInterval } from '../bench/support/measure.js';
+import { intervalVerdict, medianInterval } from '../support/measure.js';
 
 /** P(heads <= j) for n fair coin tosses, summed term by term. */
 function binomialCdf(n: number, j: number): number {

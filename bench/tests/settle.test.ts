@@ -6,10 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from './support/context.js';
-import { settleBeforeMeasuring } from '../bench/support/database.js';
-import { seedUsers } from '../src/cli/seed.js';
-import type { Database } from '../src/db/schema.js';
+import { createTestDatabase, type TestDatabase } from '../../test/support/context.js';
+import { settleBeforeMeasuring } from '../support/database.js';
+import { seedUsers } from '../../src/cli/seed.js';
+import type { Database } from '../../src/db/schema.js';
 
 let database: TestDatabase;
 beforeAll(async () => {

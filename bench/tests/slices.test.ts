@@ -3,7 +3,7 @@
 // and how a run's printed rounds are read back and judged across runs (bench/pooled-ratios.ts), the
 // runs' rounds pooled and the runs themselves as the unit (runMedians, runsAsTheUnitLine).
 import { describe, expect, it } from 'vitest';
-import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, FLOOR_TARGETS, PRINTED_TOLERANCE, floorRoundsOf, intervalVerdict, measureInTurn, mergeSlices, mergedPercentile, runMedians, runsAsTheUnitLine, type Measurement } from '../bench/support/measure.js';
+import { FLOOR_ROUND_LABELS, describe as describeMeasurement, floorRatiosLine, FLOOR_TARGETS, PRINTED_TOLERANCE, floorRoundsOf, intervalVerdict, measureInTurn, mergeSlices, mergedPercentile, runMedians, runsAsTheUnitLine, type Measurement } from '../support/measure.js';
 
 /** A distribution of requests spread evenly from `from` to `to` ms, at steps like bench/latencies.lua's (fewer near the top). */
 function uniform(from: number, to: number): [number, number][] {
