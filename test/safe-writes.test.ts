@@ -20,7 +20,7 @@ afterAll(() => database.destroy());
 
 const keysNamed = async (name: string) => (await database.db.selectFrom('api_keys').select('id').where('name', '=', name).execute()).length;
 
-describe('Idempotency-Key attacks', () => {
+describe('security: Idempotency-Key attacks', () => {
   for (const [what, value] of [
     ['empty', ''],
     ['256 characters', 'k'.repeat(256)],
@@ -166,7 +166,7 @@ describe('Idempotency-Key attacks', () => {
   });
 });
 
-describe('entity tag attacks', () => {
+describe('security: entity tag attacks', () => {
   it('an If-Match or If-None-Match on an id that does not exist is a 404 (RFC 9110 would say 412; a 404 is what every unknown id answers), for users, roles and API keys', async () => {
     const { app } = createAppWithTestBearer(database.db);
     for (const base of ['/users', '/roles', '/api-keys']) {
