@@ -113,7 +113,7 @@ export async function buildService(configured: Config, logger: Logger): Promise<
       await warmKeyCache(services.keyCache, clock, logger);
     }
     // The outbox of mail, sent in the background (MAIL_SEND): a change never waits for it.
-    if (config.mail.send) services.mail.sender?.start();
+    if (config.mail.send) services.mail.sender?.start(database.kind === 'postgres' ? config.databaseUrl : undefined);
     if (config.mail.devMailbox) logger.warn('mail goes to the development mailbox (no SMTP_URL): administrators read it in the back office; nothing is sent');
     return {
       app,

@@ -256,6 +256,24 @@ describe('sending to a real SMTP server', () => {
   });
 });
 
+describe('woken at the commit', () => {
+  it('a recovery link leaves at once, though the next poll is an hour away: the sender listens for the messages table', async () => {
+    const { app, services } = createTestApp(database.db, { clock: systemClock, env: { SMTP_URL: smtp.url, MAIL_POLL_INTERVAL_MS: '3600000' } });
+    const person = await createUser(database.db);
+    const sender = services.mail.sender!;
+    sender.start(database.url);
+    try {
+      const before = smtp.to(person.email).length;
+      expect((await request(app).post('/password-resets').send({ email: person.email })).status).toBe(202);
+      const deadline = Date.now() + 10_000;
+      while (smtp.to(person.email).length === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(smtp.to(person.email).length, 'delivered without waiting for the poll').toBe(before + 1);
+    } finally {
+      await sender.stop();
+    }
+  });
+});
+
 describe('the development mailbox', () => {
   it('administrators read the messages there, marked as the development mailbox; the sender marks them, never sends', async () => {
     const { app, services } = createTestApp(database.db, { clock: systemClock });

@@ -8,9 +8,15 @@
 // The transport runs outside any transaction and outside any request: a slow or unreachable
 // server delays messages and never the change that wrote them.
 //
+// Woken by LISTEN/NOTIFY when a message is written (a dedicated connection that only listens; the
+// trigger of migration 20270104T1300 notifies at the commit of the change that wrote it), so a link
+// leaves at once; the poll every MAIL_POLL_INTERVAL_MS catches what a lost connection missed, and
+// is all there is on the embedded database (one connection).
+//
 // The development mailbox (no SMTP_URL, outside production) "delivers" by marking: the message stays
 // in the table, where the back office's development mailbox shows it, and is never sent later.
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
@@ -65,9 +71,13 @@ export interface MailSender {
   runOnce(): Promise<number>;
   /** Runs until every due message is handled (tests, the benchmark). */
   drain(): Promise<number>;
-  start(): void;
+  /** Starts the loop (and LISTEN when given a connection string). */
+  start(listenUrl?: string): void;
   stop(): Promise<void>;
 }
+
+/** The channel the messages table's trigger notifies (migration 20270104T1300). */
+export const MAIL_CHANNEL = 'mail_due';
 
 export function mailSender(deps: { db: Kysely<Database>; clock: Clock; logger: Logger; outcomes?: Outcomes }, policy: SendingPolicy, delivery: Delivery): MailSender {
   const { db, clock, logger } = deps;
@@ -75,6 +85,37 @@ export function mailSender(deps: { db: Kysely<Database>; clock: Clock; logger: L
   let running = false;
   let loop: Promise<void> | undefined;
   let wakeUp: (() => void) | undefined;
+  let wokenWhileBusy = false;
+  let listener: pg.Client | undefined;
+
+  function wake() {
+    if (wakeUp) wakeUp();
+    else wokenWhileBusy = true;
+  }
+
+  async function listen(url: string) {
+    while (running) {
+      const client = new pg.Client({ connectionString: url, application_name: 'backoffice-api-mail' });
+      try {
+        client.on('notification', wake);
+        await client.connect();
+        await client.query(`listen ${MAIL_CHANNEL}`);
+        listener = client;
+        // Written between the loop's last round and the LISTEN: looked for once more.
+        wake();
+        await new Promise<void>((resolve) => {
+          client.once('error', () => resolve());
+          client.once('end', () => resolve());
+        });
+      } catch (err) {
+        logger.warn({ err: { message: (err as Error).message } }, 'mail listener: connection lost, polling until it is back');
+      } finally {
+        listener = undefined;
+        await client.end().catch(() => {});
+      }
+      if (running) await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 
   async function claim(token: string, now: Date): Promise<Claimed[]> {
     const until = new Date(now.getTime() + policy.leaseMs);
@@ -153,9 +194,10 @@ export function mailSender(deps: { db: Kysely<Database>; clock: Clock; logger: L
       for (let n = await runOnce(); n > 0; n = await runOnce()) total += n;
       return total;
     },
-    start() {
+    start(listenUrl?: string) {
       if (running) return;
       running = true;
+      if (listenUrl) void listen(listenUrl);
       loop = (async () => {
         while (running) {
           let claimed = 0;
@@ -165,8 +207,8 @@ export function mailSender(deps: { db: Kysely<Database>; clock: Clock; logger: L
             // A database outage is reported by the requests; the next round tries again.
             logger.warn({ err: { message: (err as Error).message } }, 'mail round failed');
           }
-          // A full batch: more may be due at once; else wait for the next poll.
-          if (running && claimed < policy.batch) {
+          // A full batch: more may be due at once; else wait for the next poll or notification.
+          if (running && claimed < policy.batch && !wokenWhileBusy) {
             await new Promise<void>((resolve) => {
               const timer = setTimeout(resolve, policy.pollIntervalMs);
               wakeUp = () => {
@@ -176,12 +218,14 @@ export function mailSender(deps: { db: Kysely<Database>; clock: Clock; logger: L
             });
             wakeUp = undefined;
           }
+          wokenWhileBusy = false;
         }
       })();
     },
     async stop() {
       running = false;
       wakeUp?.();
+      await listener?.end().catch(() => {});
       await loop;
       if (delivery.kind === 'smtp') delivery.transport.close();
     },

@@ -46,3 +46,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     for each row when (old.email_key is distinct from new.email_key)
     execute function email_changes_void_on_address_change()`.execute(db);
 }
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await sql`drop trigger users_address_change_voids_links on users`.execute(db);
+  await sql`drop function email_changes_void_on_address_change()`.execute(db);
+  await db.schema.alterTable('messages').dropColumn('email_change_id').execute();
+  await db.schema.dropTable('email_changes').execute();
+}
