@@ -275,6 +275,37 @@ describe('security: a stale read written back while a partner\'s spend is in fli
   });
 });
 
+describe('security: a key\'s limit removed while its requests wait', () => {
+  it('an administrator removes the limit while a partner\'s request waits on the uses row: the request is admitted as unlimited, not refused 429 with uses it no longer counts', async () => {
+    const clock = new ManualClock(new Date('2026-12-14T12:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const key = await keyWith(clock, { remaining_uses: 5 });
+    // The removal (PATCH remaining_uses: null, as setKeyUses writes it), written and not yet committed.
+    let commit!: () => void;
+    const committing = new Promise<void>((r) => (commit = r));
+    let removed!: () => void;
+    const isRemoved = new Promise<void>((r) => (removed = r));
+    const removal = database.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('api_key_uses').where('api_key_id', '=', key.id).execute();
+      removed();
+      await committing;
+    });
+    await isRemoved;
+    const asking = request(app).get('/users?limit=1').set('x-api-key', key.secret).then((r) => r);
+    for (let i = 0; ; i++) {
+      const { rows } = await database.pool.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
+      if (rows[0]!.n > 0) break;
+      if (i > 400) throw new Error('the spend never waited on the uses row');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    commit();
+    await removal;
+    const res = await asking;
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers['ratelimit'] ?? '').not.toContain('api-key-uses');
+  });
+});
+
 describe('metadata', () => {
   it('is stored as sent, returned when the key is read (its keys never inflected), and bounded: too large or too deep is a 400 that writes nothing', async () => {
     const clock = new ManualClock(new Date('2026-12-14T10:00:00.000Z'));
