@@ -15,6 +15,7 @@ import { ApiKeyService, type KeyInput } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { secondInstance } from './support/second-instance.js';
+import { spendKeyUses } from '../src/api-keys/uses.js';
 import { answersOnceHeard, HEARD_DEADLINE_MS, heardBudget } from './support/key-cache.js';
 
 let database: TestDatabase;
@@ -229,6 +230,79 @@ describe('security: a stale read of a usage-limited key written back', () => {
     const again = await request(app).get(`/api-keys/${key.id}`).set('authorization', testBearer(admin.id));
     expect(again.headers.etag).not.toBe(read.headers.etag);
     expect(again.body.remaining_uses).toBe(7);
+  });
+});
+
+describe('security: a stale read written back while a partner\'s spend is in flight', () => {
+  it('another process\'s spend holds the uses row when the If-Match is checked: the write must be a 412, not set the count back over the uses just spent', async () => {
+    const clock = new ManualClock(new Date('2026-12-14T11:00:00.000Z'));
+    const { app } = createAppWithTestBearer(database.db, clock);
+    const key = await keyWith(clock, { remaining_uses: 10 });
+    // A first use, its time recorded: the uses after it change nothing of the key but its count.
+    expect((await request(app).get('/users?limit=1').set('x-api-key', key.secret)).status).toBe(200);
+    for (let i = 0; !(await database.db.selectFrom('api_keys').select('last_used_at').where('id', '=', key.id).executeTakeFirstOrThrow()).last_used_at; i++) {
+      if (i > 200) throw new Error('the first use was never recorded');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const read = await request(app).get(`/api-keys/${key.id}`).set('authorization', testBearer(admin.id));
+    expect(read.body.remaining_uses).toBe(9);
+    // Another instance's spend statement for a burst of 3, executed and not yet committed.
+    let commit!: () => void;
+    const committing = new Promise<void>((r) => (commit = r));
+    let spent!: () => void;
+    const isSpent = new Promise<void>((r) => (spent = r));
+    const partners = database.db.transaction().execute(async (trx) => {
+      const decisions = await spendKeyUses(trx, key.id, 3, clock.now());
+      expect(decisions.every((d) => d.allowed)).toBe(true);
+      spent();
+      await committing;
+    });
+    await isSpent;
+    const { name, remaining_uses } = read.body;
+    const writing = request(app).patch(`/api-keys/${key.id}`).set({ authorization: testBearer(admin.id), 'if-match': read.headers.etag }).send({ name, remaining_uses }).then((r) => r);
+    for (let i = 0; ; i++) {
+      const { rows } = await database.pool.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
+      if (rows[0]!.n > 0) break;
+      if (i > 400) throw new Error('the write never waited on the uses row');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    commit();
+    await partners;
+    const written = await writing;
+    expect(written.status, written.text).toBe(412);
+    const row = await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', key.id).executeTakeFirstOrThrow();
+    expect(row.remaining).toBe(6);
+  });
+});
+
+describe('security: a key\'s limit removed while its requests wait', () => {
+  it('an administrator removes the limit while a partner\'s request waits on the uses row: the request is admitted as unlimited, not refused 429 with uses it no longer counts', async () => {
+    const clock = new ManualClock(new Date('2026-12-14T12:00:00.000Z'));
+    const { app } = createTestApp(database.db, { clock });
+    const key = await keyWith(clock, { remaining_uses: 5 });
+    // The removal (PATCH remaining_uses: null, as setKeyUses writes it), written and not yet committed.
+    let commit!: () => void;
+    const committing = new Promise<void>((r) => (commit = r));
+    let removed!: () => void;
+    const isRemoved = new Promise<void>((r) => (removed = r));
+    const removal = database.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('api_key_uses').where('api_key_id', '=', key.id).execute();
+      removed();
+      await committing;
+    });
+    await isRemoved;
+    const asking = request(app).get('/users?limit=1').set('x-api-key', key.secret).then((r) => r);
+    for (let i = 0; ; i++) {
+      const { rows } = await database.pool.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
+      if (rows[0]!.n > 0) break;
+      if (i > 400) throw new Error('the spend never waited on the uses row');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    commit();
+    await removal;
+    const res = await asking;
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers['ratelimit'] ?? '').not.toContain('api-key-uses');
   });
 });
 

@@ -12,6 +12,7 @@ import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { digestTables, tableNames } from './support/table-digest.js';
 import { ManualClock } from '../src/clock.js';
 import { OPERATOR } from '../src/auth/authority.js';
+import { emailKey } from '../src/users/names.js';
 
 let database: TestDatabase;
 let smtp: TestSmtpServer;
@@ -215,5 +216,55 @@ describe('security: an address change', () => {
     expect(await database.db.selectFrom('email_changes').select('id').where('user_id', '=', person.id).execute()).toHaveLength(1);
     await services.erasure.erase(OPERATOR, person.id);
     expect(await database.db.selectFrom('email_changes').select('id').where('user_id', '=', person.id).execute()).toEqual([]);
+  });
+});
+
+describe('security: an address change raced or repeated', () => {
+  /** Until a statement of this test database waits on a lock. */
+  async function someoneWaitsOnALock(): Promise<void> {
+    for (let i = 0; i < 400; i++) {
+      const { rows } = await database.pool.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
+      if (rows[0]!.n > 0) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error('no statement waited on a lock');
+  }
+
+  it('an attacker creates an account with the address while its owner confirms (between the check and the write): 409 email_taken, not a 500', async () => {
+    const person = await signedInPerson();
+    const next = freshAddress();
+    await ask(person.bearer, next);
+    const token = await deliveredToken(next);
+    // The rival account (a sign-up, a SCIM creation, an invitation accepted), written but not yet committed.
+    let commit!: () => void;
+    const committing = new Promise<void>((r) => (commit = r));
+    let written!: () => void;
+    const isWritten = new Promise<void>((r) => (written = r));
+    const rival = database.db.transaction().execute(async (trx) => {
+      await trx.insertInto('users').values({ email: next, email_key: emailKey(next), first_name: 'Rival', last_name: 'Account', password_hash: null, must_change_password: false }).execute();
+      written();
+      await committing;
+    });
+    await isWritten;
+    const confirming = confirm(person.bearer, token);
+    // The confirmation found the address free and now waits on the rival's index entry.
+    await someoneWaitsOnALock();
+    commit();
+    await rival;
+    const res = await confirming;
+    expect(res.status, res.text).toBe(409);
+    expect(res.body.code).toBe('email_taken');
+    expect(await addressOf(person.id)).toBe(person.email);
+  });
+
+  it('an attacker floods addresses past the hourly cap by confirming a change to a mailbox of their own now and then, which wiped the count', async () => {
+    const person = await signedInPerson();
+    for (let i = 0; i < 4; i++) expect((await ask(person.bearer, freshAddress())).status).toBe(202);
+    const own = freshAddress();
+    expect((await ask(person.bearer, own)).status).toBe(202);
+    expect((await confirm(person.bearer, await deliveredToken(own))).status).toBe(204);
+    // The sixth request of the hour, to yet another stranger's address.
+    const sixth = await ask(person.bearer, freshAddress());
+    expect(sixth.status).toBe(429);
   });
 });

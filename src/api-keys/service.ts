@@ -290,11 +290,14 @@ export class ApiKeyService {
       this.deps.db.transaction().execute(async (trx) => {
         const row = await keys.lockKey(trx, id);
         if (!row) throw notFound();
+        // Read under the key's lock: a concurrent change of the uses waits; spending does not
+        // (it locks only the uses row), so the count compared is the one of this moment. Locked
+        // before the If-Match is checked: a spend in flight (another process's statement) ends
+        // first, and its count is in the revision compared, not set back by this write.
+        const usesRow = await keys.lockKeyUses(trx, id);
         if (precondition) assertPrecondition(precondition, (await keys.findKeyRevision(trx, id, now))!);
         if (row.revoked_at) throw revoked();
-        // Read under the key's lock: a concurrent change of the uses waits; spending does not
-        // (it locks only the uses row), so the count compared is the one of this moment.
-        const currentUses = usesOf(await keys.lockKeyUses(trx, id), now);
+        const currentUses = usesOf(usesRow, now);
         const nextUses = usesInput(input, currentUses);
         const widened = input.permissions?.find((p) => !row.permissions.includes(p));
         if (widened) {

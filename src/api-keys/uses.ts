@@ -53,13 +53,14 @@ export function remainingNow(row: { remaining: number; refill_interval: 'day' | 
 
 /**
  * One statement: spend up to `n` uses if any are left (refilled first when due), and say what the
- * key's row is either way. `taken` is how many were spent (0 when none: refused if the key still
+ * key's row is either way, as locked (`due`): a row removed (the limit lifted) while the statement
+ * waited for its lock is no row, not the statement's snapshot of it, so the key is admitted unlimited. `taken` is how many were spent (0 when none: refused if the key still
  * has a row, `limited`, else the key is no longer limited) and `remaining` what is left after.
  */
 const spendUses = fixedStatement((_db, p: { id: string; n: number; now: Date }) =>
   sql<{ taken: number; remaining: number | null; limited: boolean; refill_interval: 'day' | 'month' | null; refill_amount: number | null }>`
     with due as (
-      select u.api_key_id,
+      select u.api_key_id, u.refill_interval, u.refill_amount,
         (u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')) as refill,
         case when u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')
           then u.refill_amount else u.remaining end as available
@@ -74,8 +75,7 @@ const spendUses = fixedStatement((_db, p: { id: string; n: number; now: Date }) 
       returning u.remaining, least(${p.n}::int, due.available) as taken
     )
     select coalesce((select taken from spent), 0)::int as taken, (select remaining from spent) as remaining,
-      (k.api_key_id is not null) as limited, k.refill_interval, k.refill_amount
-    from (select 1) as one left join api_key_uses k on k.api_key_id = ${p.id}::uuid`,
+      exists (select 1 from due) as limited, (select refill_interval from due) as refill_interval, (select refill_amount from due) as refill_amount`,
 );
 
 /** The spend statement's text (bench/ runs the same). */

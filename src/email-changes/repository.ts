@@ -19,9 +19,20 @@ export function lockPerson(db: Kysely<Database>, userId: string) {
   return db.selectFrom('users').select(['id', 'email', 'email_key', 'status']).where('id', '=', userId).forUpdate().executeTakeFirst();
 }
 
-/** How many changes the person asked for since `since` (spent ones included). */
+/**
+ * How many changes the person asked for since `since`, counted in the journal
+ * (`email_change_requested`): the person's rows of email_changes are deleted with any change of
+ * their address, so counting those would let a person who confirms a change to a mailbox of
+ * their own now and then ask again without end.
+ */
 export async function countRequestedSince(db: Kysely<Database>, userId: string, since: Date): Promise<number> {
-  const row = await db.selectFrom('email_changes').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).where('created_at', '>', since).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('security_events')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', userId)
+    .where('type', '=', 'email_change_requested')
+    .where('occurred_at', '>', since)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

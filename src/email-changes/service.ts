@@ -12,7 +12,8 @@ import type { Principal } from '../auth/principal.js';
 import { conflict, forbidden, invalid, rateLimited } from '../errors.js';
 import { digestSecret, generateSecret, isWellFormedSecret } from '../auth/secrets/secrets.js';
 import { ssoRequiredProvider } from '../auth/sessions/sso-required.js';
-import { cleanUserText, emailKey } from '../users/names.js';
+import { EMAIL_UNIQUE_INDEX, cleanUserText, emailKey } from '../users/names.js';
+import { translateUniqueViolation } from '../db/unique-violation.js';
 import { queueRendered } from '../mail/outbox.js';
 import type { Language } from '../mail/templates.js';
 import { changedMessage, confirmationLink, confirmationMessage } from './messages.js';
@@ -31,6 +32,7 @@ type Person = Extract<Principal, { kind: 'user' }>;
 
 /** One answer for every token that opens no pending change of this person: unknown, used, replaced, expired, another's. */
 const invalidChange = () => invalid('invalid_email_change', 'This link is unknown, used, replaced or expired; ask for a new one.');
+const emailTaken = () => conflict('email_taken', 'Another account has this address.');
 const ssoRequired = () => forbidden('sso_required', "Your address is given by your company's identity provider: change it there.");
 
 export class EmailChangeService {
@@ -80,8 +82,9 @@ export class EmailChangeService {
       if (!change || change.user_id !== me.userId) throw invalidChange();
       if ((await ssoRequiredProvider(trx, person.email)) || (await ssoRequiredProvider(trx, change.new_email))) throw ssoRequired();
       const key = emailKey(change.new_email);
-      if (await changes.isTaken(trx, key, me.userId)) throw conflict('email_taken', 'Another account has this address.');
-      await changes.setAddress(trx, me.userId, change.new_email, key, now);
+      if (await changes.isTaken(trx, key, me.userId)) throw emailTaken();
+      // An account given the address since the check above (not yet committed then): the index decides.
+      await translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () => changes.setAddress(trx, me.userId, change.new_email, key, now));
       await recordAuditEvent(trx, {
         type: 'email_changed',
         at: now,
