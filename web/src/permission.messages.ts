@@ -3,7 +3,7 @@
 // check until it is described here or by its feature's page (web/src/pages/<page>.entry.ts).
 import type { components } from '../../generated/openapi.js';
 import { pageMessages, type Wording } from './page-messages.js';
-import * as pages from './pages/registry.js';
+import { declaredByPages, type DeclaredByPages } from './pages/declared-by-pages.js';
 
 type Permission = components['schemas']['Permission'];
 
@@ -27,12 +27,8 @@ const platform = {
   'scim.provision': { en: 'Provision users and groups from a company directory (SCIM).', fr: 'Alimenter utilisateurs et groupes depuis l’annuaire d’une entreprise (SCIM).' },
 } satisfies Partial<Record<Permission, Wording>>;
 
-type Entries = typeof pages;
-type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
-type FromPages = UnionToIntersection<{ [P in keyof Entries]: Entries[P] extends { permissions: infer W } ? W : never }[keyof Entries]>;
-
 // Every permission of the contract described once: a permission no one describes does not compile.
-const described: Record<Permission, Wording> = { ...platform, ...Object.assign({}, ...Object.values(pages).map((entry) => ('permissions' in entry ? entry.permissions : {}))) } as typeof platform & FromPages;
+const described: Record<Permission, Wording> = { ...platform, ...declaredByPages<Wording>('permissions') } as typeof platform & DeclaredByPages<'permissions'>;
 
 
 export const permissionMessages = pageMessages(

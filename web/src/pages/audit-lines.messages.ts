@@ -3,7 +3,7 @@
 // until its line is written here or by its feature's page (web/src/pages/<page>.entry.ts).
 import type { components } from '../../../generated/openapi.js';
 import { pageMessages, type Wording } from '../page-messages.js';
-import * as pages from './registry.js';
+import { declaredByPages, mapValues, type DeclaredByPages } from './declared-by-pages.js';
 
 type AuditEventType = components['schemas']['AuditEventType'];
 
@@ -52,14 +52,8 @@ const platform = {
   password_reset_completed: { en: '{target} chose a new password through a recovery link', fr: '{target} a choisi un nouveau mot de passe par un lien de récupération' },
 } satisfies Partial<Record<AuditEventType, Wording>>;
 
-type Entries = typeof pages;
-type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
-type FromPages = UnionToIntersection<{ [P in keyof Entries]: Entries[P] extends { auditTypes: infer W } ? { [K in keyof W]: Wording } : never }[keyof Entries]>;
-
-const fromPages = Object.assign({}, ...Object.values(pages).map((entry) => ('auditTypes' in entry ? Object.fromEntries(Object.entries(entry.auditTypes).map(([type, wording]) => [type, wording.line])) : {})));
-
 // Every audit event type of the contract has its line: a type without one does not compile.
-const written: Record<AuditEventType, Wording> = { ...platform, ...fromPages } as typeof platform & FromPages;
+const written: Record<AuditEventType, Wording> = { ...platform, ...mapValues(declaredByPages<{ line: Wording }>('auditTypes'), (w) => w.line) } as typeof platform & DeclaredByPages<'auditTypes'>;
 
 export const auditLineMessages = pageMessages(
   Object.fromEntries(Object.entries(written).map(([type, wording]) => [`auditLine.${type}`, wording])) as Record<`auditLine.${AuditEventType}`, Wording>,

@@ -3,7 +3,7 @@
 // or by its feature's page (web/src/pages/<page>.entry.ts).
 import type { components } from '../../../generated/openapi.js';
 import { pageMessages, type Wording } from '../page-messages.js';
-import * as pages from './registry.js';
+import { declaredByPages, mapValues, type DeclaredByPages } from './declared-by-pages.js';
 
 type AuditEventType = components['schemas']['AuditEventType'];
 
@@ -52,12 +52,8 @@ const platform = {
   password_reset_completed: { en: 'Password recovered', fr: 'Mot de passe récupéré' },
 } satisfies Partial<Record<AuditEventType, Wording>>;
 
-type Entries = typeof pages;
-type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
-type FromPages = UnionToIntersection<{ [P in keyof Entries]: Entries[P] extends { auditTypes: infer W } ? { [K in keyof W]: Wording } : never }[keyof Entries]>;
-
 // Every audit event type of the contract named once: a type no one names does not compile.
-const named: Record<AuditEventType, Wording> = { ...platform, ...Object.assign({}, ...Object.values(pages).map((entry) => ('auditTypes' in entry ? Object.fromEntries(Object.entries(entry.auditTypes).map(([type, wording]) => [type, wording.name])) : {}))) } as typeof platform & FromPages;
+const named: Record<AuditEventType, Wording> = { ...platform, ...mapValues(declaredByPages<{ name: Wording }>('auditTypes'), (w) => w.name) } as typeof platform & DeclaredByPages<'auditTypes'>;
 
 
 export const auditTypeMessages = pageMessages(
