@@ -448,6 +448,21 @@ describe('security: my language for the messages', { timeout: budget({ passwordH
     expect((await database.db.selectFrom('users').select('language').where('id', '=', attacker.id).executeTakeFirstOrThrow()).language).toBe('fr');
   });
 
+  it('changing it leaves the person as others see them, and the forms open on them, as they were: their ETag does not move', async () => {
+    const person = await createUser(database.db);
+    const admin = await createUser(database.db, { permissions: ['users.read', 'users.update'] });
+    const adminTokens = await signIn(app, admin.email, admin.password, FIREFOX_LINUX);
+    const tokens = await signIn(app, person.email, person.password, FIREFOX_LINUX);
+    const read = await request(app).get(`/users/${person.id}`).set({ authorization: `Bearer ${adminTokens.access_token}` });
+    expect(read.status, read.text).toBe(200);
+    expect((await request(app).patch('/me').set({ authorization: `Bearer ${tokens.access_token}` }).send({ language: 'fr' })).status).toBe(200);
+    const again = await request(app).get(`/users/${person.id}`).set({ authorization: `Bearer ${adminTokens.access_token}` });
+    expect(again.headers.etag).toBe(read.headers.etag);
+    // The administrator's form, opened before, still saves.
+    const saved = await request(app).patch(`/users/${person.id}`).set({ authorization: `Bearer ${adminTokens.access_token}`, 'if-match': read.headers.etag }).send({ first_name: 'Renamed' });
+    expect(saved.status, saved.text).toBe(200);
+  });
+
   it('an API key is nobody: it has no language to set (401)', async () => {
     const key = await makeApiKey(database.db, ['users.update']);
     const res = await request(app).patch('/me').set('x-api-key', key.secret).send({ language: 'fr' });
