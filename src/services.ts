@@ -14,9 +14,9 @@ import { TokenRefresh } from './auth/sessions/token-refresh.js';
 import { SessionManagement } from './auth/sessions/management.js';
 import { PasswordChange } from './auth/sessions/password-change.js';
 import { auditService } from './audit/service.js';
-import { secondFactorService } from './auth/second-factors/service.js';
-import { passkeyService } from './auth/second-factors/passkeys.js';
-import { secondFactorResetService } from './auth/second-factors/reset.js';
+import { SecondFactorService } from './auth/second-factors/service.js';
+import { PasskeyService } from './auth/second-factors/passkeys.js';
+import { SecondFactorResetService } from './auth/second-factors/reset.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { keyCache, type KeyCache } from './api-keys/key-cache.js';
 import { keyUseSpender } from './api-keys/uses.js';
@@ -58,9 +58,9 @@ export interface PlatformServices {
   audit: ReturnType<typeof auditService>;
   /** Creates made once per Idempotency-Key. */
   idempotency: IdempotencyService;
-  secondFactors: ReturnType<typeof secondFactorService>;
+  secondFactors: SecondFactorService;
   /** An administrator's reset of someone's second factors (also the command line's). */
-  secondFactorResets: ReturnType<typeof secondFactorResetService>;
+  secondFactorResets: SecondFactorResetService;
   /** Webhook endpoints: where events go and the secret that signs them. */
   webhookEndpoints: WebhookEndpointService;
   /** What was sent to an endpoint: a test, the list, a replay. */
@@ -69,7 +69,7 @@ export interface PlatformServices {
   eventFeed: EventFeed;
   /** Sends due deliveries; started by src/main.ts (and by the tests that need it). */
   deliveries: ReturnType<typeof deliveryWorker>;
-  passkeys: ReturnType<typeof passkeyService>;
+  passkeys: PasskeyService;
   /**
    * API keys verified from memory, in step through LISTEN/NOTIFY; until started (src/main.ts, on
    * PostgreSQL only) and whenever it is not listening, every key is verified by the database.
@@ -96,8 +96,8 @@ export interface PlatformServices {
 
 export function buildPlatform(deps: Dependencies): PlatformServices {
   const usage = new UsageCounter();
-  const secondFactors = secondFactorService(deps);
-  const passkeys = passkeyService(deps, secondFactors.newCodesFor);
+  const secondFactors = new SecondFactorService(deps);
+  const passkeys = new PasskeyService(deps, (trx, userId, now) => secondFactors.newCodesFor(trx, userId, now));
   const attempts = new SignInAttempts(deps);
   const signIn = new SignInService(deps, { secondFactors, passkeys }, attempts);
   const users = new UserService(deps, revokeSessions);
@@ -115,7 +115,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     audit: auditService(deps),
     idempotency: new IdempotencyService(deps),
     secondFactors,
-    secondFactorResets: secondFactorResetService(deps, revokeSessions),
+    secondFactorResets: new SecondFactorResetService(deps, revokeSessions),
     webhookEndpoints: new WebhookEndpointService(deps, deps.config.webhooks),
     webhookDeliveries: new WebhookDeliveryService(deps),
     eventFeed: new EventFeed(deps),
