@@ -34,8 +34,8 @@ import { deliveryWorker } from './webhooks/worker.js';
 import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { readContract } from './contract/spec.js';
 import { IdentityProviderService } from './auth/identity-providers/providers.js';
-import { scimUserService } from './scim/users.js';
-import { scimGroupService } from './scim/groups.js';
+import { ScimUserService } from './scim/users.js';
+import { ScimGroupService } from './scim/groups.js';
 import { OidcSignInService } from './auth/identity-providers/sign-in.js';
 import { OidcStepUpService, withOidcStepUp } from './auth/identity-providers/provider-step-up.js';
 import type { Config } from './config.js';
@@ -85,9 +85,9 @@ export interface PlatformServices {
   /** A fresh proof at the provider a person is linked to. */
   oidcStepUp: OidcStepUpService;
   /** SCIM 2.0 provisioning of people by a company's directory (src/scim). */
-  scimUsers: ReturnType<typeof scimUserService>;
+  scimUsers: ScimUserService;
   /** SCIM Groups: the roles, their membership changed by a directory (src/scim/groups.ts). */
-  scimGroups: ReturnType<typeof scimGroupService>;
+  scimGroups: ScimGroupService;
   /** The outbox of mail's sender and the development mailbox (src/mail); started by src/main.ts. */
   mail: ReturnType<typeof mailService>;
   /** What handlers show of the configuration (the redirect URI of identity providers). */
@@ -127,8 +127,8 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     identityProviders: new IdentityProviderService(deps),
     oidcSignIn: new OidcSignInService(deps, signIn),
     oidcStepUp: new OidcStepUpService(deps),
-    scimUsers: scimUserService(deps, users),
-    scimGroups: scimGroupService(deps, users),
+    scimUsers: new ScimUserService(deps, users),
+    scimGroups: new ScimGroupService(deps, users),
     mail: mailService(deps),
     config: { oidc: deps.config.oidc },
   };
