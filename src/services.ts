@@ -30,7 +30,7 @@ import { leakReportService, loadReporterKeys } from './api-keys/leak-reports.js'
 import { WebhookEndpointService } from './webhooks/endpoints.js';
 import { WebhookDeliveryService } from './webhooks/deliveries.js';
 import { EventFeed } from './webhooks/feed.js';
-import { deliveryWorker } from './webhooks/worker.js';
+import { DeliveryWorker } from './webhooks/worker.js';
 import { KeyInflector, type Inflection } from './contract/inflection.js';
 import { readContract } from './contract/spec.js';
 import { IdentityProviderService } from './auth/identity-providers/providers.js';
@@ -68,7 +68,7 @@ export interface PlatformServices {
   /** GET /events. */
   eventFeed: EventFeed;
   /** Sends due deliveries; started by src/main.ts (and by the tests that need it). */
-  deliveries: ReturnType<typeof deliveryWorker>;
+  deliveries: DeliveryWorker;
   passkeys: PasskeyService;
   /**
    * API keys verified from memory, in step through LISTEN/NOTIFY; until started (src/main.ts, on
@@ -119,7 +119,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     webhookEndpoints: new WebhookEndpointService(deps, deps.config.webhooks),
     webhookDeliveries: new WebhookDeliveryService(deps),
     eventFeed: new EventFeed(deps),
-    deliveries: deliveryWorker(deps, deps.config.webhooks, eventStyler()),
+    deliveries: new DeliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys,
     keyCache: keys,
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), spendKeyUse: keyUseSpender(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
