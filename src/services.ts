@@ -13,7 +13,7 @@ import { StepUpService } from './auth/sessions/step-up-proofs.js';
 import { TokenRefresh } from './auth/sessions/token-refresh.js';
 import { SessionManagement } from './auth/sessions/management.js';
 import { PasswordChange } from './auth/sessions/password-change.js';
-import { auditService } from './audit/service.js';
+import { AuditService } from './audit/service.js';
 import { SecondFactorService } from './auth/second-factors/service.js';
 import { PasskeyService } from './auth/second-factors/passkeys.js';
 import { SecondFactorResetService } from './auth/second-factors/reset.js';
@@ -25,8 +25,8 @@ import { stepUpGate } from './auth/sessions/step-up.js';
 import { revokeSessions } from './auth/sessions/revocation.js';
 import { IdempotencyService } from './idempotency/service.js';
 import { UsageCounter } from './api-keys/usage.js';
-import { admissionService, type Admission } from './limits/admission/admission.js';
-import { leakReportService, loadReporterKeys } from './api-keys/leak-reports.js';
+import { AdmissionService } from './limits/admission/admission.js';
+import { LeakReportService, loadReporterKeys } from './api-keys/leak-reports.js';
 import { WebhookEndpointService } from './webhooks/endpoints.js';
 import { WebhookDeliveryService } from './webhooks/deliveries.js';
 import { EventFeed } from './webhooks/feed.js';
@@ -46,7 +46,7 @@ export interface PlatformServices {
   users: UserService;
   roles: RoleService;
   apiKeys: ApiKeyService;
-  leakReports: ReturnType<typeof leakReportService>;
+  leakReports: LeakReportService;
   /** Signing in: a password, its second step, a passkey alone, after an identity provider. */
   signIn: SignInService;
   /** A fresh proof for the current session. */
@@ -55,7 +55,7 @@ export interface PlatformServices {
   /** Listing and ending sessions. */
   sessions: SessionManagement;
   passwordChange: PasswordChange;
-  audit: ReturnType<typeof auditService>;
+  audit: AuditService;
   /** Creates made once per Idempotency-Key. */
   idempotency: IdempotencyService;
   secondFactors: SecondFactorService;
@@ -78,7 +78,7 @@ export interface PlatformServices {
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
   /** Rate limits and key usage, counted in this process and reconciled through the database. */
-  admission: Admission;
+  admission: AdmissionService;
   /** Companies' OpenID Providers, and signing in with one (src/auth/identity-providers). */
   identityProviders: IdentityProviderService;
   oidcSignIn: OidcSignInService;
@@ -106,13 +106,13 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     users,
     roles: new RoleService(deps),
     apiKeys: new ApiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
-    leakReports: leakReportService(deps, deps.config.leakReportKeysFile ? loadReporterKeys(deps.config.leakReportKeysFile) : null),
+    leakReports: new LeakReportService(deps, deps.config.leakReportKeysFile ? loadReporterKeys(deps.config.leakReportKeysFile) : null),
     signIn,
     stepUp: new StepUpService(deps, { secondFactors, passkeys }, attempts),
     tokenRefresh: new TokenRefresh(deps),
     sessions: new SessionManagement(deps),
     passwordChange: new PasswordChange(deps, attempts),
-    audit: auditService(deps),
+    audit: new AuditService(deps),
     idempotency: new IdempotencyService(deps),
     secondFactors,
     secondFactorResets: new SecondFactorResetService(deps, revokeSessions),
@@ -123,7 +123,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     passkeys,
     keyCache: keys,
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), spendKeyUse: keyUseSpender(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
-    admission: admissionService(deps, usage),
+    admission: new AdmissionService(deps, usage),
     identityProviders: new IdentityProviderService(deps),
     oidcSignIn: new OidcSignInService(deps, signIn),
     oidcStepUp: new OidcStepUpService(deps),
