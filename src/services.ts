@@ -15,7 +15,9 @@ import { SessionManagement } from './auth/sessions/management.js';
 import { PasswordChange } from './auth/sessions/password-change.js';
 import { AuditService } from './audit/service.js';
 import { SecondFactorService } from './auth/second-factors/service.js';
+import { SecondFactorChecks } from './auth/second-factors/checks.js';
 import { PasskeyService } from './auth/second-factors/passkeys.js';
+import { PasskeyAssertions } from './auth/second-factors/passkey-assertions.js';
 import { SecondFactorResetService } from './auth/second-factors/reset.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
 import { keyCache, type KeyCache } from './api-keys/key-cache.js';
@@ -58,6 +60,7 @@ export interface PlatformServices {
   audit: AuditService;
   /** Creates made once per Idempotency-Key. */
   idempotency: IdempotencyService;
+  /** A person's authenticator app and recovery codes (checking them at sign-in and step-up is the sessions' SecondFactorChecks, built below). */
   secondFactors: SecondFactorService;
   /** An administrator's reset of someone's second factors (also the command line's). */
   secondFactorResets: SecondFactorResetService;
@@ -69,6 +72,7 @@ export interface PlatformServices {
   eventFeed: EventFeed;
   /** Sends due deliveries; started by src/main.ts (and by the tests that need it). */
   deliveries: DeliveryWorker;
+  /** A person's passkeys (checking one at sign-in and step-up is the sessions' PasskeyAssertions, built below). */
   passkeys: PasskeyService;
   /**
    * API keys verified from memory, in step through LISTEN/NOTIFY; until started (src/main.ts, on
@@ -98,8 +102,9 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
   const usage = new UsageCounter();
   const secondFactors = new SecondFactorService(deps);
   const passkeys = new PasskeyService(deps, (trx, userId, now) => secondFactors.newCodesFor(trx, userId, now));
+  const factors = { secondFactors: new SecondFactorChecks(deps), passkeys: new PasskeyAssertions(deps) };
   const attempts = new SignInAttempts(deps);
-  const signIn = new SignInService(deps, { secondFactors, passkeys }, attempts);
+  const signIn = new SignInService(deps, factors, attempts);
   const users = new UserService(deps, revokeSessions);
   const keys = keyCache(deps, deps.config.apiKeyCache);
   return {
@@ -108,7 +113,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     apiKeys: new ApiKeyService(deps, deps.config.rateLimits.apiKeyDefault),
     leakReports: new LeakReportService(deps, deps.config.leakReportKeysFile ? loadReporterKeys(deps.config.leakReportKeysFile) : null),
     signIn,
-    stepUp: new StepUpService(deps, { secondFactors, passkeys }, attempts),
+    stepUp: new StepUpService(deps, factors, attempts),
     tokenRefresh: new TokenRefresh(deps),
     sessions: new SessionManagement(deps),
     passwordChange: new PasswordChange(deps, attempts),
@@ -122,7 +127,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     deliveries: new DeliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys,
     keyCache: keys,
-    authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), spendKeyUse: keyUseSpender(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => secondFactors.stepUpMethodsOf(userId))) },
+    authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), spendKeyUse: keyUseSpender(deps), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => factors.secondFactors.stepUpMethodsOf(userId))) },
     admission: new AdmissionService(deps, usage),
     identityProviders: new IdentityProviderService(deps),
     oidcSignIn: new OidcSignInService(deps, signIn),

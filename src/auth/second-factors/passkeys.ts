@@ -1,6 +1,7 @@
 // Passkeys (WebAuthn, with @simplewebauthn/server): registering, naming, listing and removing a
-// person's passkeys, and checking a passkey's answer (an assertion) when it signs in, as the
-// second step after a password or alone (passwordless). Decisions (docs/AUTH.md#passkeys):
+// person's passkeys here (PasskeyService), and checking a passkey's answer (an assertion) when it
+// signs in, as the second step after a password or alone (passwordless), or steps up
+// (PasskeyAssertions, src/auth/second-factors/passkey-assertions.ts). Decisions (docs/AUTH.md#passkeys):
 // - Every challenge is made and kept here, in the database (several processes), good once: a
 //   registration's and a passwordless sign-in's in passkey_challenges, deleted when an answer
 //   names them whatever the verdict; a second step's beside its sign-in challenge, which is
@@ -14,11 +15,8 @@
 //   refused; the backup state is kept as last reported.
 // - The WebAuthn user handle is the 16 bytes of the person's id: opaque, no personal data.
 import {
-  generateAuthenticationOptions,
   generateRegistrationOptions,
-  verifyAuthenticationResponse,
   verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
   type AuthenticatorTransport,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
@@ -57,13 +55,6 @@ export const MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION = 10;
 /** EdDSA, ES256, RS256: what authenticators make. */
 const ALGORITHMS = [-8, -7, -257];
 
-export type PasskeyRefusal = 'invalid_challenge' | 'unknown_passkey' | 'not_this_person' | 'not_verified' | 'counter_regressed' | 'backup_flags_changed';
-
-/** A passkey's answer checked: its row (locked), or why it was refused (with the row when the passkey is known). */
-export type AssertionVerdict =
-  | { ok: true; passkey: store.PasskeyRow; signCount: number; backedUp: boolean }
-  | { ok: false; reason: PasskeyRefusal; passkey?: store.PasskeyRow };
-
 export const invalidPasskey = () => invalid('invalid_passkey', "The passkey's answer could not be verified, or its challenge is unknown, expired or used; start again.");
 
 /** The WebAuthn user handle of a person: the 16 bytes of their id. */
@@ -83,7 +74,7 @@ export function challengeOf(credential: unknown): string | undefined {
 
 /** WebAuthn's JSON, handed to the browser as the library makes it (the contract's keys-not-inflected objects). */
 export type WebAuthnJson = Record<string, unknown>;
-const asJson = (options: object): WebAuthnJson => ({ ...options });
+export const asJson = (options: object): WebAuthnJson => ({ ...options });
 
 /** What a person sees of a passkey (the contract's Passkey). */
 export function presentPasskey(row: store.ListedPasskey) {
@@ -100,7 +91,30 @@ export function presentPasskey(row: store.ListedPasskey) {
 /** Recovery codes for a first second factor, made by the second-factor service (one home for how codes are made and kept). */
 export type NewCodes = (trx: Transaction<Database>, userId: string, now: Date) => Promise<string[]>;
 
-const TTL_MS = PASSKEY_CHALLENGE_TTL_S * 1000;
+/** A challenge's life, as WebAuthn's `timeout` (milliseconds). */
+export const TTL_MS = PASSKEY_CHALLENGE_TTL_S * 1000;
+
+/**
+ * Keeps a new challenge; 429 past its budget: a step-up's counted on its session, a registration's
+ * or a passwordless sign-in's on the client address.
+ */
+export async function keepChallenge(db: Kysely<Database>, challenge: string, purpose: 'registration' | 'sign_in' | 'step_up', userId: string | null, ip: string, now: Date, sessionId: string | null = null) {
+  const counted = throttledAddress(ip);
+  const expiresAt = new Date(now.getTime() + TTL_MS);
+  if (purpose === 'step_up') {
+    // Counted and kept in one transaction under the session's lock: parallel requests cannot overrun it.
+    const row = { challenge, user_id: userId!, session_id: sessionId!, counted_address: counted, created_at: now, expires_at: expiresAt };
+    if (!(await db.transaction().execute((trx) => store.putStepUpChallengeWithin(trx, row, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION)))) {
+      throw rateLimited(`Too many step-ups with a passkey begun on this session; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
+    }
+    return;
+  }
+  // Counted and kept in one transaction under the address's lock, for the same reason.
+  const row = { challenge, purpose, user_id: userId, counted_address: counted, created_at: now, expires_at: expiresAt };
+  if (!(await db.transaction().execute((trx) => store.putChallengeWithin(trx, row, MAX_LIVE_CHALLENGES_PER_ADDRESS)))) {
+    throw rateLimited(`Too many passkey ceremonies begun from this address; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
+  }
+}
 
 /** The actor of a person's own change, in their session. */
 const actorOf = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
@@ -114,29 +128,6 @@ export class PasskeyService {
     private readonly newCodesFor: NewCodes,
   ) {
     this.rp = deps.config.passkeys;
-  }
-
-  /**
-   * Keeps a new challenge; 429 past its budget: a step-up's counted on its session, a registration's
-   * or a passwordless sign-in's on the client address.
-   */
-  private async keepChallenge(challenge: string, purpose: 'registration' | 'sign_in' | 'step_up', userId: string | null, ip: string, now: Date, sessionId: string | null = null) {
-    const { db } = this.deps;
-    const counted = throttledAddress(ip);
-    const expiresAt = new Date(now.getTime() + TTL_MS);
-    if (purpose === 'step_up') {
-      // Counted and kept in one transaction under the session's lock: parallel requests cannot overrun it.
-      const row = { challenge, user_id: userId!, session_id: sessionId!, counted_address: counted, created_at: now, expires_at: expiresAt };
-      if (!(await db.transaction().execute((trx) => store.putStepUpChallengeWithin(trx, row, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION)))) {
-        throw rateLimited(`Too many step-ups with a passkey begun on this session; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
-      }
-      return;
-    }
-    // Counted and kept in one transaction under the address's lock, for the same reason.
-    const row = { challenge, purpose, user_id: userId, counted_address: counted, created_at: now, expires_at: expiresAt };
-    if (!(await db.transaction().execute((trx) => store.putChallengeWithin(trx, row, MAX_LIVE_CHALLENGES_PER_ADDRESS)))) {
-      throw rateLimited(`Too many passkey ceremonies begun from this address; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
-    }
   }
 
   async startRegistration(me: Person, client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
@@ -156,7 +147,7 @@ export class PasskeyService {
       authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       supportedAlgorithmIDs: ALGORITHMS,
     });
-    await this.keepChallenge(options.challenge, 'registration', me.userId, client.ip, now);
+    await keepChallenge(db, options.challenge, 'registration', me.userId, client.ip, now);
     return { options: asJson(options), expires_in: PASSKEY_CHALLENGE_TTL_S };
   }
 
@@ -252,80 +243,6 @@ export class PasskeyService {
     if (!removed) throw passkeyNotFound();
   }
 
-  /** Request options for a person's passkeys (a second step): its challenge is kept by the caller, with the sign-in challenge. */
-  async secondStepOptions(userId: string, on: Kysely<Database> = this.deps.db): Promise<{ options: WebAuthnJson; challenge: string } | undefined> {
-    const credentials = await store.credentialsOf(on, userId);
-    if (credentials.length === 0) return undefined;
-    const options = await generateAuthenticationOptions({
-      rpID: this.rp.rpId,
-      timeout: TTL_MS,
-      userVerification: 'required',
-      allowCredentials: credentials.map((c) => ({ id: c.credential_id!, transports: (c.transports ?? []) as AuthenticatorTransport[] })),
-    });
-    return { options: asJson(options), challenge: options.challenge };
-  }
-
-  /**
-   * Begins a step-up with a passkey (src/auth/sessions/step-up.ts): options listing the person's
-   * passkeys, whose challenge is kept bound to the person and to this session, good once.
-   */
-  async startStepUp(me: Person, client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
-    const { clock } = this.deps;
-    const now = clock.now();
-    const own = await this.secondStepOptions(me.userId);
-    if (!own) throw conflict('no_passkey', 'You have no passkey; prove it is you with another of your factors.');
-    await this.keepChallenge(own.challenge, 'step_up', me.userId, client.ip, now, me.sessionId);
-    return { options: own.options, expires_in: PASSKEY_CHALLENGE_TTL_S };
-  }
-
-  /** Begins a passwordless sign-in: options with no credential listed (the browser offers its discoverable ones). */
-  async startSignIn(client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
-    const { clock } = this.deps;
-    const now = clock.now();
-    const options = await generateAuthenticationOptions({ rpID: this.rp.rpId, timeout: TTL_MS, userVerification: 'required', allowCredentials: [] });
-    await this.keepChallenge(options.challenge, 'sign_in', null, client.ip, now);
-    return { options: asJson(options), expires_in: PASSKEY_CHALLENGE_TTL_S };
-  }
-
-  /**
-   * Checks a passkey's answer to `expectedChallenge`, in `trx`, with its passkey locked. `userId`:
-   * the person it must belong to (a second step); null for a passwordless sign-in, where the user
-   * handle must name the passkey's person. Writes nothing: the caller notes the use (noteUse) once
-   * it has decided, and records refusals.
-   */
-  async verifyAssertion(trx: Transaction<Database>, credential: unknown, expectedChallenge: string, userId: string | null): Promise<AssertionVerdict> {
-    const response = credential as AuthenticationResponseJSON;
-    const credentialId = typeof response?.id === 'string' && response.id.length <= 1366 ? response.id : undefined;
-    const passkey = credentialId ? await store.lockPasskeyByCredential(trx, credentialId) : undefined;
-    if (!passkey) return { ok: false, reason: 'unknown_passkey' };
-    if (userId !== null && passkey.user_id !== userId) return { ok: false, reason: 'not_this_person' };
-    if (userId === null && response.response?.userHandle !== Buffer.from(userHandleOf(passkey.user_id)).toString('base64url')) return { ok: false, reason: 'not_verified', passkey };
-    const stored = Number(passkey.sign_count ?? 0);
-    const verification = await verifyAuthenticationResponse({
-      response,
-      expectedChallenge,
-      expectedOrigin: this.rp.origins,
-      expectedRPID: this.rp.rpId,
-      requireUserVerification: true,
-      // The counter is judged below, on a signature known good, so that a regression is told apart.
-      credential: { id: passkey.credential_id!, publicKey: new Uint8Array(passkey.public_key!), counter: 0 },
-    }).catch(() => ({ verified: false as const, authenticationInfo: undefined }));
-    if (!verification.verified) return { ok: false, reason: 'not_verified', passkey };
-    const info = verification.authenticationInfo;
-    if ((info.newCounter > 0 || stored > 0) && info.newCounter <= stored) return { ok: false, reason: 'counter_regressed', passkey };
-    if ((info.credentialDeviceType === 'multiDevice') !== passkey.backup_eligible) return { ok: false, reason: 'backup_flags_changed', passkey };
-    return { ok: true, passkey, signCount: info.newCounter, backedUp: info.credentialBackedUp };
-  }
-
-  /** Notes an accepted assertion: its counter and backup state, and the time. */
-  noteUse(trx: Transaction<Database>, verdict: Extract<AssertionVerdict, { ok: true }>, now: Date) {
-    return store.notePasskeyUse(trx, verdict.passkey.id, verdict.signCount, verdict.backedUp, now);
-  }
-
-  /** Uses up a kept challenge, whatever the verdict that follows: whether it was live, undefined when unknown (src/auth/second-factors/passkey-store.ts). */
-  takeChallenge(...args: Parameters<typeof store.takeChallenge>) {
-    return store.takeChallenge(...args);
-  }
 }
 
 const tooMany = () => conflict('too_many_passkeys', `You hold ${MAX_PASSKEYS} passkeys already; remove one first.`);

@@ -1,19 +1,19 @@
 // A person's second factors: enrolling and removing an authenticator app, recovery codes, the
-// overview, and checking a factor during sign-in. The policy (holders of the built-in admin role
+// overview (SecondFactorService); checking a factor during sign-in is SecondFactorChecks
+// (src/auth/second-factors/checks.ts). The policy (holders of the built-in admin role
 // must have one unless ADMIN_SECOND_FACTOR=optional) is enforced at authentication
 // (src/auth/sessions/authenticator.ts); `isRequired` says it for the overview.
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Dependencies } from '../../dependencies.js';
 import type { Actor } from '../../audit/events.js';
 import { conflict, forbidden, invalid, notFound, rateLimited } from '../../errors.js';
-import { keyringOf } from '../secrets/sealing-keys.js';
+import { keyringOf, type Keyring } from '../secrets/sealing-keys.js';
 import { signInThrottle } from '../throttle/sign-in-throttle.js';
 import { newTotpKey, sealTotpKey, totpStep, unsealTotpKey } from './totp.js';
 import { keyRecoveryDigest, newRecoveryCodes, unkeyedRecoveryDigest } from './recovery-codes.js';
 import { recordSecondFactorEvent, type RequestOrigin } from './events.js';
 import * as repo from './repository.js';
-import { countPasskeys } from './passkey-store.js';
 
 /** A second factor offered at sign-in. */
 export type SecondFactorAnswer = { totp_code: string } | { recovery_code: string };
@@ -45,23 +45,23 @@ export interface Person {
   email: string;
 }
 
+/** The TOTP key of a row, opened with the key it was sealed under; null when that key is not configured. */
+export function openTotp(keys: Keyring, userId: string, row: repo.SecondFactorRow): Buffer | null {
+  const key = row.totp_key_id === null ? undefined : keys.byId(row.totp_key_id, 'totp-seal');
+  return key ? unsealTotpKey(key, userId, row.totp_secret_sealed!) : null;
+}
+
 /** The actor of a person's own change, in their session. */
 const actorOf = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
 
 export class SecondFactorService {
   // From configuration, never from the database (src/auth/secrets/sealing-keys.ts): no query for it either.
-  private readonly keys: ReturnType<typeof keyringOf>;
+  private readonly keys: Keyring;
   private readonly throttle: ReturnType<typeof signInThrottle>;
 
   constructor(private readonly deps: Pick<Dependencies, 'db' | 'clock' | 'config'>) {
     this.keys = keyringOf(deps.config);
     this.throttle = signInThrottle(deps.db, deps.config.signInThrottle);
-  }
-
-  /** The TOTP key of a row, opened with the key it was sealed under; null when that key is not configured. */
-  private openTotp(userId: string, row: repo.SecondFactorRow): Buffer | null {
-    const key = row.totp_key_id === null ? undefined : this.keys.byId(row.totp_key_id, 'totp-seal');
-    return key ? unsealTotpKey(key, userId, row.totp_secret_sealed!) : null;
   }
 
   async isRequired(userId: string): Promise<boolean> {
@@ -117,7 +117,7 @@ export class SecondFactorService {
     const outcome = await db.transaction().execute(async (trx) => {
       const row = await repo.lockTotp(trx, me.userId);
       if (!row || row.confirmed_at) return 'not_started' as const;
-      const key = this.openTotp(me.userId, row);
+      const key = openTotp(this.keys, me.userId, row);
       const step = key && totpStep(key, code, now);
       // Asked before this factor counts: codes come with the first factor only.
       const first = (await repo.countConfirmedFactors(trx, me.userId)) === 0;
@@ -160,58 +160,5 @@ export class SecondFactorService {
       await recordSecondFactorEvent(trx, 'recovery_codes_regenerated', { at: now, userId: me.userId, actor: actorOf(me), client });
       return codes;
     });
-  }
-
-  /**
-   * Checks and uses up a second factor of `userId` during sign-in, in the caller's transaction:
-   * what it proved, or null (wrong, replayed, used). A TOTP code's step is accepted once; a
-   * recovery code once, ever. Records `recovery_code_used`; the caller records failures.
-   */
-  async useForSignIn(
-    trx: Transaction<Database>,
-    userId: string,
-    answer: SecondFactorAnswer,
-    now: Date,
-    client: RequestOrigin,
-    during: 'sign_in' | 'step_up' = 'sign_in',
-  ): Promise<SecondFactorMethod | null | 'locked'> {
-    if ('totp_code' in answer) {
-      // The row locked first: two codes of one person are judged (and counted) one after the other, in every process.
-      const row = await repo.lockTotp(trx, userId);
-      if (!row?.confirmed_at) return null;
-      const failures = await repo.countCodeFailures(trx, userId, new Date(now.getTime() - CODE_FAILURE_WINDOW_MS));
-      // Past the cap the code is not even checked: right or wrong, it is refused, and tells nothing.
-      if (failures >= CODE_FAILURES_PER_DAY) return 'locked';
-      const key = this.openTotp(userId, row);
-      const step = key && totpStep(key, answer.totp_code, now);
-      if (step !== null && (await repo.acceptTotpStep(trx, row.id, step, now, false))) return 'password_totp';
-      await repo.recordCodeFailure(trx, userId, now);
-      if (failures + 1 === CODE_FAILURES_PER_DAY) {
-        const actor: Actor = during === 'sign_in' ? { type: 'anonymous' } : { type: 'user', userId, sessionId: null };
-        await recordSecondFactorEvent(trx, 'second_factor_locked', { at: now, userId, actor, client, details: { failures: CODE_FAILURES_PER_DAY, during } });
-      }
-      return null;
-    }
-    const unkeyed = unkeyedRecoveryDigest(answer.recovery_code);
-    const digests = this.keys.ids.map((keyId) => ({ keyId, digest: keyRecoveryDigest(this.keys.byId(keyId, 'recovery-code')!, unkeyed) }));
-    if (!(await repo.useRecoveryCode(trx, userId, digests, now))) return null;
-    const remaining = await repo.countUnusedRecoveryCodes(trx, userId);
-    await recordSecondFactorEvent(trx, 'recovery_code_used', { at: now, userId, actor: { type: 'user', userId, sessionId: null }, client, details: { remaining } });
-    return 'password_recovery_code';
-  }
-
-  /** The methods a person can use at sign-in now. */
-  /** `on`: the transaction of the sign-in asking, if any (a request uses one connection at a time). */
-  async methodsOf(userId: string, on: Kysely<Database> = this.deps.db): Promise<('totp' | 'recovery_code')[]> {
-    const totp = await repo.findTotp(on, userId);
-    const remaining = await repo.countUnusedRecoveryCodes(on, userId);
-    return [...(totp?.confirmed_at ? (['totp'] as const) : []), ...(remaining > 0 ? (['recovery_code'] as const) : [])];
-  }
-
-  /** What a person can prove it is them with at a step-up (the order the back office offers them): never the password once they have a factor. */
-  async stepUpMethodsOf(userId: string, on: Kysely<Database> = this.deps.db): Promise<('totp' | 'passkey' | 'recovery_code')[]> {
-    const codes = await this.methodsOf(userId, on);
-    const passkeys = await countPasskeys(on, userId);
-    return [...codes.filter((m) => m === 'totp'), ...(passkeys > 0 ? (['passkey'] as const) : []), ...codes.filter((m) => m === 'recovery_code')];
   }
 }
