@@ -14,7 +14,7 @@ import { runCli } from './support/cli.js';
 import { budget } from './support/budgets.js';
 import { asAnotherClient } from './support/one-connection.js';
 import { GENESIS, batchHash, eventHashV1, sealHash, selectEventsToHash } from '../src/audit/hash.js';
-import { erasureService } from '../src/erasure/service.js';
+import { ErasureService } from '../src/erasure/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { createUser } from './support/sessions.js';
 import { ManualClock } from '../src/clock.js';
@@ -239,7 +239,7 @@ describe('seals written before erasure existed (event hash version 1)', () => {
     await sealAsVersion1(at);
     expect(await verify()).toMatchObject({ ok: true, eventsChecked: 5 });
 
-    await erasureService({ db: database.db, clock: new ManualClock(now) }).erase(OPERATOR, person.id);
+    await new ErasureService({ db: database.db, clock: new ManualClock(now) }).erase(OPERATOR, person.id);
     const erased = await database.db.selectFrom('security_events').selectAll().where('user_id', '=', person.id).where('type', '=', 'user_updated').executeTakeFirstOrThrow();
     expect(erased).toMatchObject({ ip_address: null, user_agent: null, target_label: null, changes: null, details: {} });
     await sealAuditEvents(database.db, now);

@@ -78,71 +78,76 @@ async function stopSecret(trx: Kysely<Database>, digest: Buffer): Promise<void> 
   await trx.deleteFrom('api_key_secrets').where('digest', '=', digest).where('retires_at', 'is not', null).execute();
 }
 
-export function leakReportService({ db, clock }: Pick<Dependencies, 'db' | 'clock'>, reporters: ReporterKeys | null) {
-  return {
-    async report(signed: { keyId?: string; signature?: string; body?: Buffer }, reports: LeakReport[], origin: Origin): Promise<LeakAnswer[]> {
-      if (!signatureVerifies(reporters, signed.keyId, signed.signature, signed.body)) throw invalidSignature();
-      const now = clock.now();
-      const digests = new Map<string, LeakReport>();
-      for (const report of reports) {
-        if (!isWellFormedApiKey(report.token)) continue;
-        const digest = digestSecret(report.token).toString('hex');
-        if (!digests.has(digest)) digests.set(digest, report);
-      }
-      const leaked = new Set<string>();
-      if (digests.size > 0) {
-        await db.transaction().execute(async (trx) => {
-          // Keys in use whose current secret, or a previous one still in its grace period, was
-          // reported; locked in id order, so two reports naming the same keys queue.
-          const rows = await trx
-            .selectFrom('api_key_secrets as s')
-            .innerJoin('api_keys as k', 'k.id', 's.api_key_id')
-            .select(['k.id', 'k.name', 'k.created_by', 's.digest', 's.retires_at'])
-            .where('s.digest', 'in', [...digests.keys()].map((hex) => Buffer.from(hex, 'hex')))
-            .where('k.revoked_at', 'is', null)
-            .where((eb) => eb.or([eb('s.retires_at', 'is', null), eb('s.retires_at', '>', now)]))
-            .orderBy('k.id')
-            .forUpdate('k')
-            .execute();
-          for (const row of rows) leaked.add(row.digest.toString('hex'));
-          const event = (row: (typeof rows)[number], secret: 'current' | 'previous') => {
-            const report = digests.get(row.digest.toString('hex'))!;
-            return {
-              type: 'api_key_leak_reported' as const,
-              at: now,
-              context: { actor: { type: 'anonymous' as const }, requestId: origin.requestId, ip: origin.ip, userAgent: origin.userAgent },
-              target: { type: 'api_key' as const, id: row.id, label: row.name },
-              userId: row.created_by,
-              details: { reporter: reporters!.reporter, reporter_key: signed.keyId!, url: report.url ?? null, source: report.source ?? null, leaked: secret },
-            };
+export class LeakReportService {
+  constructor(
+    private readonly deps: Pick<Dependencies, 'db' | 'clock'>,
+    private readonly reporters: ReporterKeys | null,
+  ) {}
+
+  async report(signed: { keyId?: string; signature?: string; body?: Buffer }, reports: LeakReport[], origin: Origin): Promise<LeakAnswer[]> {
+    const { db, clock } = this.deps;
+    const reporters = this.reporters;
+    if (!signatureVerifies(reporters, signed.keyId, signed.signature, signed.body)) throw invalidSignature();
+    const now = clock.now();
+    const digests = new Map<string, LeakReport>();
+    for (const report of reports) {
+      if (!isWellFormedApiKey(report.token)) continue;
+      const digest = digestSecret(report.token).toString('hex');
+      if (!digests.has(digest)) digests.set(digest, report);
+    }
+    const leaked = new Set<string>();
+    if (digests.size > 0) {
+      await db.transaction().execute(async (trx) => {
+        // Keys in use whose current secret, or a previous one still in its grace period, was
+        // reported; locked in id order, so two reports naming the same keys queue.
+        const rows = await trx
+          .selectFrom('api_key_secrets as s')
+          .innerJoin('api_keys as k', 'k.id', 's.api_key_id')
+          .select(['k.id', 'k.name', 'k.created_by', 's.digest', 's.retires_at'])
+          .where('s.digest', 'in', [...digests.keys()].map((hex) => Buffer.from(hex, 'hex')))
+          .where('k.revoked_at', 'is', null)
+          .where((eb) => eb.or([eb('s.retires_at', 'is', null), eb('s.retires_at', '>', now)]))
+          .orderBy('k.id')
+          .forUpdate('k')
+          .execute();
+        for (const row of rows) leaked.add(row.digest.toString('hex'));
+        const event = (row: (typeof rows)[number], secret: 'current' | 'previous') => {
+          const report = digests.get(row.digest.toString('hex'))!;
+          return {
+            type: 'api_key_leak_reported' as const,
+            at: now,
+            context: { actor: { type: 'anonymous' as const }, requestId: origin.requestId, ip: origin.ip, userAgent: origin.userAgent },
+            target: { type: 'api_key' as const, id: row.id, label: row.name },
+            userId: row.created_by,
+            details: { reporter: reporters!.reporter, reporter_key: signed.keyId!, url: report.url ?? null, source: report.source ?? null, leaked: secret },
           };
-          // The current secret leaked: the key is revoked (its previous secrets with it).
-          const revoked = new Set<string>();
-          for (const row of rows.filter((r) => r.retires_at === null)) {
-            if (revoked.has(row.id)) continue;
-            revoked.add(row.id);
-            await updateKey(trx, row.id, { revoked_at: now, now });
-            await recordAuditEvent(trx, { ...event(row, 'current'), changes: { before: { revoked_at: null }, after: { revoked_at: iso(now) } } });
-          }
-          // Only a previous secret leaked, in its grace period: that secret stops now; the key and
-          // the secret that replaced it stay in force.
-          for (const row of rows.filter((r) => r.retires_at !== null && !revoked.has(r.id))) {
-            await stopSecret(trx, row.digest);
-            await recordAuditEvent(trx, {
-              ...event(row, 'previous'),
-              changes: { before: { previous_secret_retires_at: iso(row.retires_at) }, after: { previous_secret_retires_at: iso(now) } },
-            });
-          }
-        });
-      }
-      return reports.map((report) => {
-        const digest = isWellFormedApiKey(report.token) ? digestSecret(report.token).toString('hex') : undefined;
-        return {
-          token_hash: createHash('sha256').update(report.token).digest('hex'),
-          token_type: report.type ?? '',
-          label: digest !== undefined && leaked.has(digest) ? 'true_positive' : 'false_positive',
         };
+        // The current secret leaked: the key is revoked (its previous secrets with it).
+        const revoked = new Set<string>();
+        for (const row of rows.filter((r) => r.retires_at === null)) {
+          if (revoked.has(row.id)) continue;
+          revoked.add(row.id);
+          await updateKey(trx, row.id, { revoked_at: now, now });
+          await recordAuditEvent(trx, { ...event(row, 'current'), changes: { before: { revoked_at: null }, after: { revoked_at: iso(now) } } });
+        }
+        // Only a previous secret leaked, in its grace period: that secret stops now; the key and
+        // the secret that replaced it stay in force.
+        for (const row of rows.filter((r) => r.retires_at !== null && !revoked.has(r.id))) {
+          await stopSecret(trx, row.digest);
+          await recordAuditEvent(trx, {
+            ...event(row, 'previous'),
+            changes: { before: { previous_secret_retires_at: iso(row.retires_at) }, after: { previous_secret_retires_at: iso(now) } },
+          });
+        }
       });
-    },
-  };
+    }
+    return reports.map((report) => {
+      const digest = isWellFormedApiKey(report.token) ? digestSecret(report.token).toString('hex') : undefined;
+      return {
+        token_hash: createHash('sha256').update(report.token).digest('hex'),
+        token_type: report.type ?? '',
+        label: digest !== undefined && leaked.has(digest) ? 'true_positive' : 'false_positive',
+      };
+    });
+  }
 }

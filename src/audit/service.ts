@@ -9,23 +9,26 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const CHART_HOURS = 7 * 24;
 const HOUR_MS = 3_600_000;
 
-export function auditService({ db, clock }: ServiceDeps) {
-  const cursorKey = serviceSecret(db, clock, 'cursor_signing');
-  return {
-    async list(query: { limit?: number; cursor?: string }, filter: AuditFilter) {
-      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-      const after = query.cursor === undefined ? undefined : decodeAuditCursor(await cursorKey(), query.cursor, filter);
-      const rows = await listAuditPage(db, { limit, after, filter });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      const nextCursor = rows.length > limit && last ? encodeAuditCursor(await cursorKey(), { occurredAt: last.cursor_occurred_at, id: String(last.id) }, filter) : null;
-      return { page, nextCursor };
-    },
+export class AuditService {
+  private readonly cursorKey: ReturnType<typeof serviceSecret>;
 
-    /** The last 7 days, hour by hour, the current hour last. */
-    signInsPerHour() {
-      const currentHour = Math.floor(clock.now().getTime() / HOUR_MS) * HOUR_MS;
-      return countSignInsPerHour(db, new Date(currentHour - (CHART_HOURS - 1) * HOUR_MS), CHART_HOURS);
-    },
-  };
+  constructor(private readonly deps: ServiceDeps) {
+    this.cursorKey = serviceSecret(deps.db, deps.clock, 'cursor_signing');
+  }
+
+  async list(query: { limit?: number; cursor?: string }, filter: AuditFilter) {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const after = query.cursor === undefined ? undefined : decodeAuditCursor(await this.cursorKey(), query.cursor, filter);
+    const rows = await listAuditPage(this.deps.db, { limit, after, filter });
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    const nextCursor = rows.length > limit && last ? encodeAuditCursor(await this.cursorKey(), { occurredAt: last.cursor_occurred_at, id: String(last.id) }, filter) : null;
+    return { page, nextCursor };
+  }
+
+  /** The last 7 days, hour by hour, the current hour last. */
+  signInsPerHour() {
+    const currentHour = Math.floor(this.deps.clock.now().getTime() / HOUR_MS) * HOUR_MS;
+    return countSignInsPerHour(this.deps.db, new Date(currentHour - (CHART_HOURS - 1) * HOUR_MS), CHART_HOURS);
+  }
 }

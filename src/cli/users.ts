@@ -18,7 +18,7 @@ import { createUserWithPassword, findUserByEmail } from '../users/credentials.js
 import { withDatabase } from './database.js';
 import { resetSecondFactors } from '../auth/second-factors/reset.js';
 import { COMMAND_LINE } from '../audit/context.js';
-import { erasureService } from '../erasure/service.js';
+import { ErasureService } from '../erasure/service.js';
 
 /** The users service as the operator uses it: disabling a user ends their sessions, as through the API. */
 const usersOf = (db: Kysely<Database>) => new UserService({ db, clock: systemClock }, revokeSessions);
@@ -115,7 +115,7 @@ export function registerUsers(program: Command): void {
         if ((options.email === undefined) === (options.id === undefined)) throw new Error('Name the person with --email or --id (one of them).');
         const id = options.id ?? (await userIdByEmail(db, options.email!));
         if (!options.yes) throw new Error(`Erasing ${id} cannot be undone: run again with --yes.`);
-        const { user, erased } = await erasureService({ db, clock: systemClock }).erase(OPERATOR, id, COMMAND_LINE).catch(plain);
+        const { user, erased } = await new ErasureService({ db, clock: systemClock }).erase(OPERATOR, id, COMMAND_LINE).catch(plain);
         // The id only: what named the person is what was just erased.
         process.stdout.write(erased ? `Erased ${user.id}.\n` : `${user.id} was already erased.\n`);
       }),

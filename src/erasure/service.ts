@@ -54,31 +54,32 @@ export function scrubPayload(value: unknown, person: erasure.Person): unknown {
 
 export type Erasure = { user: ShownUser; erased: boolean };
 
-export function erasureService({ db, clock }: ServiceDeps) {
-  return {
-    /**
-     * Erases the person; the tombstone left. A person already erased is answered as they are,
-     * with nothing done (`erased: false`).
-     */
-    async erase(authority: Authority, id: string, origin: Origin = COMMAND_LINE): Promise<Erasure> {
-      id = resourceIdOr(id, notFound);
-      const erased = await db.transaction().execute(async (trx) => {
-        const person = await erasure.lockPerson(trx, id);
-        if (!person) throw notFound();
-        if (person.erased_at !== null) return false;
-        if (isSelf(authority, id)) throw conflict('self_erasure', 'You cannot erase yourself; another administrator can.');
-        const held = await lockRolesOfUser(trx, id);
-        assertMayActOn(authority, permissionsOfRoles(held), 'This user');
-        if (includesAdmin(held) && person.status === 'active') await assertAnotherAdminRemains(trx, id);
-        await eraseLocked(trx, authority, person, origin);
-        return true;
-      });
-      return { user: (await findListedUser(db, id))!, erased };
-    },
-  };
+export class ErasureService {
+  constructor(private readonly deps: ServiceDeps) {}
 
-  async function eraseLocked(trx: Kysely<Database>, authority: Authority, person: erasure.Person, origin: Origin) {
-    const now = clock.now();
+  /**
+   * Erases the person; the tombstone left. A person already erased is answered as they are,
+   * with nothing done (`erased: false`).
+   */
+  async erase(authority: Authority, id: string, origin: Origin = COMMAND_LINE): Promise<Erasure> {
+    const { db } = this.deps;
+    id = resourceIdOr(id, notFound);
+    const erased = await db.transaction().execute(async (trx) => {
+      const person = await erasure.lockPerson(trx, id);
+      if (!person) throw notFound();
+      if (person.erased_at !== null) return false;
+      if (isSelf(authority, id)) throw conflict('self_erasure', 'You cannot erase yourself; another administrator can.');
+      const held = await lockRolesOfUser(trx, id);
+      assertMayActOn(authority, permissionsOfRoles(held), 'This user');
+      if (includesAdmin(held) && person.status === 'active') await assertAnotherAdminRemains(trx, id);
+      await this.eraseLocked(trx, authority, person, origin);
+      return true;
+    });
+    return { user: (await findListedUser(db, id))!, erased };
+  }
+
+  private async eraseLocked(trx: Kysely<Database>, authority: Authority, person: erasure.Person, origin: Origin) {
+    const now = this.deps.clock.now();
     const auditEvents = await erasePersonalColumns(trx, { id: person.id, texts: erasure.textsNaming(person) }, now);
     const means = await erasure.deleteSignInMeans(trx, person, emailDigest(person.email));
     const { invitations, messages } = await erasure.deleteInvitationsAndMessages(trx, person);

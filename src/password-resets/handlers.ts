@@ -1,9 +1,9 @@
 // Handlers of the Password recovery operations.
-import type { passwordResetService } from './service.js';
+import type { PasswordResetService } from './service.js';
 import type { Handler } from '../http/handler-types.js';
 import { requireCaller } from '../auth/caller.js';
 
-export function passwordResetHandlers({ passwordResets }: { passwordResets: ReturnType<typeof passwordResetService> }) {
+export function passwordResetHandlers({ passwordResets }: { passwordResets: PasswordResetService }) {
   const requestPasswordReset: Handler<'requestPasswordReset'> = async ({ body, request }) => {
     await passwordResets.request(body, request);
     return { status: 202, body: undefined };

@@ -69,66 +69,65 @@ export function presentEventFor(userId: string, row: ListedAuditEvent): AuditEve
 
 const relations = <K extends string>(flags: Record<K, unknown>): K[] => (Object.keys(flags) as K[]).filter((k) => flags[k]);
 
-export function personalDataService({ db, clock }: ServiceDeps) {
-  const page = EXPORT_PAGE;
+/** What is read whole before the first byte: the short lists. */
+const readShort = (db: ServiceDeps['db'], id: string) =>
+  Promise.all([
+    repository.settingsOf(db, id),
+    repository.secondFactorsOf(db, id),
+    repository.identityLinksOf(db, id),
+    repository.scimExternalIdOf(db, id),
+    repository.invitationsReceived(db, id),
+  ]).then(([settings, secondFactors, identityLinks, scimExternalId, received]) => ({ settings, secondFactors, identityLinks, scimExternalId, received }));
 
-  /** The document of one person, its long lists read as they are written out. */
-  /** What is read whole before the first byte: the short lists. */
-  const readShort = (id: string) =>
-    Promise.all([
-      repository.settingsOf(db, id),
-      repository.secondFactorsOf(db, id),
-      repository.identityLinksOf(db, id),
-      repository.scimExternalIdOf(db, id),
-      repository.invitationsReceived(db, id),
-    ]).then(([settings, secondFactors, identityLinks, scimExternalId, received]) => ({ settings, secondFactors, identityLinks, scimExternalId, received }));
+/** The document of one person, its long lists read as they are written out. */
+function documentOf(db: ServiceDeps['db'], user: NonNullable<Awaited<ReturnType<typeof findListedUser>>>, roles: Awaited<ReturnType<typeof rolesOfUser>>, short: Awaited<ReturnType<typeof readShort>>, at: Date) {
+  const id = user.id;
+  const invitation = ({ position_at: _, ...row }: Awaited<ReturnType<typeof repository.invitationsReceived>>[number]) => row;
+  return new StreamedJson<PersonalDataExport>({
+    format: EXPORT_FORMAT,
+    exported_at: at.toISOString(),
+    user: presentUser(user),
+    language: short.settings.language,
+    roles: roles.map((r) => ({ id: r.id, name: r.name, permissions: permissionsOfRole(r) })),
+    sessions: walk((p) => repository.sessionsPage(db, id, p, EXPORT_PAGE), ({ position_at: _, ...row }) => row),
+    known_devices: short.settings.known_devices,
+    second_factors: short.secondFactors,
+    identity_links: short.identityLinks,
+    scim_external_id: short.scimExternalId,
+    audit_events: walk((p) => auditEventsInvolvingPage(db, id, p, EXPORT_PAGE), (row) => presentEventFor(id, row)),
+    invitations_received: short.received.map(invitation),
+    invitations_sent: walk((p) => repository.invitationsSentPage(db, id, p, EXPORT_PAGE), invitation),
+    api_keys: walk((p) => repository.apiKeysPage(db, id, p, EXPORT_PAGE), ({ position_at: _, ...row }) => ({ ...row, permissions: row.permissions as Permission[] })),
+    tasks: walk((p) => repository.tasksPage(db, id, p, EXPORT_PAGE), (row) => ({ id: row.id, title: row.title, relations: relations({ assignee: row.assignee, creator: row.creator }) })),
+    meetings: walk((p) => repository.meetingsPage(db, id, p, EXPORT_PAGE), (row) => ({ id: row.id, title: row.title, relations: relations({ organizer: row.organizer, attendee: row.attendee }) })),
+  });
+}
 
-  function documentOf(user: NonNullable<Awaited<ReturnType<typeof findListedUser>>>, roles: Awaited<ReturnType<typeof rolesOfUser>>, short: Awaited<ReturnType<typeof readShort>>, at: Date) {
-    const id = user.id;
-    const invitation = ({ position_at: _, ...row }: Awaited<ReturnType<typeof repository.invitationsReceived>>[number]) => row;
-    return new StreamedJson<PersonalDataExport>({
-      format: EXPORT_FORMAT,
-      exported_at: at.toISOString(),
-      user: presentUser(user),
-      language: short.settings.language,
-      roles: roles.map((r) => ({ id: r.id, name: r.name, permissions: permissionsOfRole(r) })),
-      sessions: walk((p) => repository.sessionsPage(db, id, p, page), ({ position_at: _, ...row }) => row),
-      known_devices: short.settings.known_devices,
-      second_factors: short.secondFactors,
-      identity_links: short.identityLinks,
-      scim_external_id: short.scimExternalId,
-      audit_events: walk((p) => auditEventsInvolvingPage(db, id, p, page), (row) => presentEventFor(id, row)),
-      invitations_received: short.received.map(invitation),
-      invitations_sent: walk((p) => repository.invitationsSentPage(db, id, p, page), invitation),
-      api_keys: walk((p) => repository.apiKeysPage(db, id, p, page), ({ position_at: _, ...row }) => ({ ...row, permissions: row.permissions as Permission[] })),
-      tasks: walk((p) => repository.tasksPage(db, id, p, page), (row) => ({ id: row.id, title: row.title, relations: relations({ assignee: row.assignee, creator: row.creator }) })),
-      meetings: walk((p) => repository.meetingsPage(db, id, p, page), (row) => ({ id: row.id, title: row.title, relations: relations({ organizer: row.organizer, attendee: row.attendee }) })),
+export class PersonalDataService {
+  constructor(private readonly deps: ServiceDeps) {}
+
+  /**
+   * Begins the export of a person's data: the caller must hold every permission the person
+   * holds (else 404, as an unknown id: the document would show more than the caller may see;
+   * a person exporting themselves holds what they hold). Records `user_exported` before the
+   * first byte, since the document is out once it starts: a download cut short still counts.
+   */
+  async begin(authority: Authority, rawId: string, origin: Origin): Promise<{ userId: string; at: Date; document: StreamedJson<PersonalDataExport> }> {
+    const { db, clock } = this.deps;
+    const id = resourceId(rawId);
+    if (!id) throw userNotFound();
+    const user = await findListedUser(db, id);
+    if (!user) throw userNotFound();
+    const roles = await rolesOfUser(db, id);
+    if (lacking(authority, permissionsOfRoles(roles)).length > 0) throw userNotFound();
+    const at = clock.now();
+    await recordAuditEvent(db, {
+      type: 'user_exported',
+      at,
+      context: auditContext(authority, origin),
+      target: { type: 'user', id },
+      userId: id,
     });
+    return { userId: id, at, document: documentOf(db, user, roles, await readShort(db, id), at) };
   }
-
-  return {
-    /**
-     * Begins the export of a person's data: the caller must hold every permission the person
-     * holds (else 404, as an unknown id: the document would show more than the caller may see;
-     * a person exporting themselves holds what they hold). Records `user_exported` before the
-     * first byte, since the document is out once it starts: a download cut short still counts.
-     */
-    async begin(authority: Authority, rawId: string, origin: Origin): Promise<{ userId: string; at: Date; document: StreamedJson<PersonalDataExport> }> {
-      const id = resourceId(rawId);
-      if (!id) throw userNotFound();
-      const user = await findListedUser(db, id);
-      if (!user) throw userNotFound();
-      const roles = await rolesOfUser(db, id);
-      if (lacking(authority, permissionsOfRoles(roles)).length > 0) throw userNotFound();
-      const at = clock.now();
-      await recordAuditEvent(db, {
-        type: 'user_exported',
-        at,
-        context: auditContext(authority, origin),
-        target: { type: 'user', id },
-        userId: id,
-      });
-      return { userId: id, at, document: documentOf(user, roles, await readShort(id), at) };
-    },
-  };
 }

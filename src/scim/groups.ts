@@ -151,45 +151,118 @@ function changesOf(operations: { op: string; path?: string; value?: unknown }[])
   return { changes, check };
 }
 
-export function scimGroupService({ db }: ServiceDeps, users: UserService) {
-  const permissionsOf = (authority: Authority): ReadonlySet<string> => (authority.kind === 'operator' ? new Set<string>(PERMISSIONS) : authority.permissions);
-  /** A key sees a group when it holds every permission of its role (it may grant and take it). */
-  const maySee = (authority: Authority, role: RoleRow) => lacking(authority, permissionsOfRole(role)).length === 0;
+const permissionsOf = (authority: Authority): ReadonlySet<string> => (authority.kind === 'operator' ? new Set<string>(PERMISSIONS) : authority.permissions);
+/** A key sees a group when it holds every permission of its role (it may grant and take it). */
+const maySee = (authority: Authority, role: RoleRow) => lacking(authority, permissionsOfRole(role)).length === 0;
 
-  function present(role: RoleRow, members: GroupMemberRow[] | undefined): ScimGroup {
-    const group: ScimGroup = {
-      schemas: [GROUP_SCHEMA],
-      id: role.id,
-      displayName: role.name,
-      meta: {
-        resourceType: 'Group',
-        created: role.created_at.toISOString(),
-        lastModified: role.updated_at.toISOString(),
-        location: `/scim/v2/Groups/${role.id}`,
-        version: `W/"${role.version}"`,
-      },
-    };
-    if (members) {
-      group.members = members.map((m) => ({ value: m.id, display: `${m.first_name} ${m.last_name}`.trim(), $ref: `/scim/v2/Users/${m.id}` }));
-    }
-    return group;
+function present(role: RoleRow, members: GroupMemberRow[] | undefined): ScimGroup {
+  const group: ScimGroup = {
+    schemas: [GROUP_SCHEMA],
+    id: role.id,
+    displayName: role.name,
+    meta: {
+      resourceType: 'Group',
+      created: role.created_at.toISOString(),
+      lastModified: role.updated_at.toISOString(),
+      location: `/scim/v2/Groups/${role.id}`,
+      version: `W/"${role.version}"`,
+    },
+  };
+  if (members) {
+    group.members = members.map((m) => ({ value: m.id, display: `${m.first_name} ${m.last_name}`.trim(), $ref: `/scim/v2/Users/${m.id}` }));
   }
+  return group;
+}
 
-  const excludesMembers = (excluded: string | undefined) =>
-    (excluded ?? '').split(',').some((name) => attributeName(name) === 'members');
+const excludesMembers = (excluded: string | undefined) =>
+  (excluded ?? '').split(',').some((name) => attributeName(name) === 'members');
 
-  async function presentOne(executor: Kysely<Database>, authority: Authority, role: RoleRow, excluded?: string): Promise<ScimGroup> {
-    if (excludesMembers(excluded)) return present(role, undefined);
-    return present(role, await visibleMembersOfRoles(executor, [role.id], permissionsOf(authority)));
-  }
+async function presentOne(executor: Kysely<Database>, authority: Authority, role: RoleRow, excluded?: string): Promise<ScimGroup> {
+  if (excludesMembers(excluded)) return present(role, undefined);
+  return present(role, await visibleMembersOfRoles(executor, [role.id], permissionsOf(authority)));
+}
 
-  /** The group's role, locked against change (FOR SHARE) when the key may see it; else the same 404 as an unknown id. */
-  async function lockVisible(trx: Kysely<Database>, authority: Authority, text: string): Promise<RoleRow> {
+/** The group's role, locked against change (FOR SHARE) when the key may see it; else the same 404 as an unknown id. */
+async function lockVisible(trx: Kysely<Database>, authority: Authority, text: string): Promise<RoleRow> {
+  const id = resourceId(text);
+  const locked = id && (await trx.selectFrom('roles').select('id').where('id', '=', id).forShare().executeTakeFirst());
+  const role = locked ? await findRoleById(trx, locked.id) : undefined;
+  if (!role || !maySee(authority, role)) throw notFound();
+  return role;
+}
+
+/** For each person a filter names as a member: the ids of the roles they hold, when the key may see them (else none). */
+async function membershipsNamed(executor: Kysely<Database>, authority: Authority, filter: GroupFilter | undefined): Promise<Map<string, Set<string>>> {
+  const named = new Set<string>();
+  const collect = (f: GroupFilter): void => (f.op === 'eq' ? void (f.attribute === 'member' && named.add(f.value)) : f.filters.forEach(collect));
+  if (filter) collect(filter);
+  const memberships = new Map<string, Set<string>>();
+  for (const text of named) {
     const id = resourceId(text);
-    const locked = id && (await trx.selectFrom('roles').select('id').where('id', '=', id).forShare().executeTakeFirst());
-    const role = locked ? await findRoleById(trx, locked.id) : undefined;
-    if (!role || !maySee(authority, role)) throw notFound();
-    return role;
+    const held = id ? await rolesOfUser(executor, id) : [];
+    memberships.set(text, new Set(lacking(authority, permissionsOfRoles(held)).length > 0 ? [] : held.map((r) => r.id)));
+  }
+  return memberships;
+}
+
+export class ScimGroupService {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly users: UserService,
+  ) {}
+
+  async get(authority: Authority, text: string, excluded?: string): Promise<ScimGroup> {
+    const id = resourceId(text);
+    if (!id) throw notFound();
+    return this.deps.db.transaction().execute(async (trx) => {
+      const role = await findRoleById(trx, id);
+      if (!role || !maySee(authority, role)) throw notFound();
+      return presentOne(trx, authority, role, excluded);
+    });
+  }
+
+  /** The groups the key may see, by name (roles are few: read whole, filtered and paged here). */
+  async list(authority: Authority, query: { filter?: string; startIndex?: number; count?: number; excludedAttributes?: string }) {
+    const filter = query.filter === undefined ? undefined : parseGroupFilter(query.filter);
+    const startIndex = query.startIndex ?? 1;
+    const count = Math.min(query.count ?? DEFAULT_COUNT, MAX_COUNT);
+    return this.deps.db.transaction().execute(async (trx) => {
+      const memberships = await membershipsNamed(trx, authority, filter);
+      const matching = (await listRoles(trx)).filter((role) => maySee(authority, role) && (!filter || matches(role, filter, memberships)));
+      const page = matching.slice(startIndex - 1, startIndex - 1 + count);
+      const members = excludesMembers(query.excludedAttributes) ? undefined : await visibleMembersOfRoles(trx, page.map((r) => r.id), permissionsOf(authority));
+      const Resources = page.map((role) => present(role, members?.filter((m) => m.role_id === role.id)));
+      return { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse' as const], totalResults: matching.length, startIndex, itemsPerPage: page.length, Resources };
+    });
+  }
+
+  async patch(authority: Authority, id: string, operations: { op: string; path?: string; value?: unknown }[], origin: Origin): Promise<ScimGroup> {
+    const { changes, check } = changesOf(operations);
+    assertWithinMemberLimit(changes);
+    return this.deps.db.transaction().execute(async (trx) => {
+      const role = await lockVisible(trx, authority, id);
+      check(role);
+      return presentOne(trx, await this.apply(trx, authority, role, changes, origin), role);
+    });
+  }
+
+  /** PUT: `members` becomes the membership (among the people the key may see); without `members`, it stays as it is. */
+  async replace(authority: Authority, id: string, sent: ScimGroup, origin: Origin): Promise<ScimGroup> {
+    const changes: Change[] = sent.members ? [{ kind: 'replace', ids: sent.members.map((m) => m.value) }] : [];
+    assertWithinMemberLimit(changes);
+    return this.deps.db.transaction().execute(async (trx) => {
+      const role = await lockVisible(trx, authority, id);
+      assertSameName(role, sent.displayName);
+      return presentOne(trx, sent.members ? await this.apply(trx, authority, role, changes, origin) : authority, role);
+    });
+  }
+
+  create(): never {
+    throw groupsAreRoles();
+  }
+
+  delete(): never {
+    throw groupsAreRoles();
   }
 
   /**
@@ -202,7 +275,7 @@ export function scimGroupService({ db }: ServiceDeps, users: UserService) {
    * still name someone whose role an administrator was taking at that moment. And nobody the
    * request does not name is ever given the role: a replace or a clear only takes it from them.
    */
-  async function apply(trx: Kysely<Database>, authority: Authority, role: RoleRow, changes: Change[], origin: Origin): Promise<Authority> {
+  private async apply(trx: Kysely<Database>, authority: Authority, role: RoleRow, changes: Change[], origin: Origin): Promise<Authority> {
     const permissions = permissionsOf(authority);
     const named: { text: string; id: string | undefined }[] = [];
     const seen = new Set<string>();
@@ -247,80 +320,10 @@ export function scimGroupService({ db }: ServiceDeps, users: UserService) {
       const holds = held.some((r) => r.id === role.id);
       if (holds === members.has(id) || (!holds && !isNamed)) continue;
       const roles = holds ? held.filter((r) => r.id !== role.id).map((r) => r.name) : [...held.map((r) => r.name), role.name];
-      await users.update(authority, id, { roles }, origin, undefined, { trx });
+      await this.users.update(authority, id, { roles }, origin, undefined, { trx });
     }
     return authority;
   }
-
-  /** For each person a filter names as a member: the ids of the roles they hold, when the key may see them (else none). */
-  async function membershipsNamed(executor: Kysely<Database>, authority: Authority, filter: GroupFilter | undefined): Promise<Map<string, Set<string>>> {
-    const named = new Set<string>();
-    const collect = (f: GroupFilter): void => (f.op === 'eq' ? void (f.attribute === 'member' && named.add(f.value)) : f.filters.forEach(collect));
-    if (filter) collect(filter);
-    const memberships = new Map<string, Set<string>>();
-    for (const text of named) {
-      const id = resourceId(text);
-      const held = id ? await rolesOfUser(executor, id) : [];
-      memberships.set(text, new Set(lacking(authority, permissionsOfRoles(held)).length > 0 ? [] : held.map((r) => r.id)));
-    }
-    return memberships;
-  }
-
-  return {
-    async get(authority: Authority, text: string, excluded?: string): Promise<ScimGroup> {
-      const id = resourceId(text);
-      if (!id) throw notFound();
-      return db.transaction().execute(async (trx) => {
-        const role = await findRoleById(trx, id);
-        if (!role || !maySee(authority, role)) throw notFound();
-        return presentOne(trx, authority, role, excluded);
-      });
-    },
-
-    /** The groups the key may see, by name (roles are few: read whole, filtered and paged here). */
-    async list(authority: Authority, query: { filter?: string; startIndex?: number; count?: number; excludedAttributes?: string }) {
-      const filter = query.filter === undefined ? undefined : parseGroupFilter(query.filter);
-      const startIndex = query.startIndex ?? 1;
-      const count = Math.min(query.count ?? DEFAULT_COUNT, MAX_COUNT);
-      return db.transaction().execute(async (trx) => {
-        const memberships = await membershipsNamed(trx, authority, filter);
-        const matching = (await listRoles(trx)).filter((role) => maySee(authority, role) && (!filter || matches(role, filter, memberships)));
-        const page = matching.slice(startIndex - 1, startIndex - 1 + count);
-        const members = excludesMembers(query.excludedAttributes) ? undefined : await visibleMembersOfRoles(trx, page.map((r) => r.id), permissionsOf(authority));
-        const Resources = page.map((role) => present(role, members?.filter((m) => m.role_id === role.id)));
-        return { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse' as const], totalResults: matching.length, startIndex, itemsPerPage: page.length, Resources };
-      });
-    },
-
-    async patch(authority: Authority, id: string, operations: { op: string; path?: string; value?: unknown }[], origin: Origin): Promise<ScimGroup> {
-      const { changes, check } = changesOf(operations);
-      assertWithinMemberLimit(changes);
-      return db.transaction().execute(async (trx) => {
-        const role = await lockVisible(trx, authority, id);
-        check(role);
-        return presentOne(trx, await apply(trx, authority, role, changes, origin), role);
-      });
-    },
-
-    /** PUT: `members` becomes the membership (among the people the key may see); without `members`, it stays as it is. */
-    async replace(authority: Authority, id: string, sent: ScimGroup, origin: Origin): Promise<ScimGroup> {
-      const changes: Change[] = sent.members ? [{ kind: 'replace', ids: sent.members.map((m) => m.value) }] : [];
-      assertWithinMemberLimit(changes);
-      return db.transaction().execute(async (trx) => {
-        const role = await lockVisible(trx, authority, id);
-        assertSameName(role, sent.displayName);
-        return presentOne(trx, sent.members ? await apply(trx, authority, role, changes, origin) : authority, role);
-      });
-    },
-
-    create(): never {
-      throw groupsAreRoles();
-    },
-
-    delete(): never {
-      throw groupsAreRoles();
-    },
-  };
 }
 
 function matches(role: RoleRow, filter: GroupFilter, memberships: Map<string, Set<string>>): boolean {

@@ -151,12 +151,17 @@ function normalizeOperations(operations: { op: string; path?: string; value?: un
   return out;
 }
 
-export function scimUserService({ db, clock }: ServiceDeps, users: UserService) {
+export class ScimUserService {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly users: UserService,
+  ) {}
+
   /**
    * The person, locked for a change, when the key may see them with its rights as they are now
    * (lockWithStandingNow); else the same 404 as an unknown id. Returns the authority to write with.
    */
-  async function lockVisible(trx: Kysely<Database>, authority: Authority, text: string): Promise<{ current: ScimUserRow; authority: Authority }> {
+  private async lockVisible(trx: Kysely<Database>, authority: Authority, text: string): Promise<{ current: ScimUserRow; authority: Authority }> {
     const id = resourceId(text);
     if (!id) throw notFound();
     const standing = await lockWithStandingNow(trx, authority, [id]);
@@ -167,12 +172,12 @@ export function scimUserService({ db, clock }: ServiceDeps, users: UserService) 
   }
 
   /** Makes the person what `desired` says, through the users service (its checks, its audit events). */
-  async function save(trx: Kysely<Database>, authority: Authority, origin: Origin, current: ScimUserRow, desired: Desired): Promise<ScimUser> {
+  private async save(trx: Kysely<Database>, authority: Authority, origin: Origin, current: ScimUserRow, desired: Desired): Promise<ScimUser> {
     if (emailKey(desired.email) !== emailKey(current.email)) {
       throw new DomainError('invalid', 'mutability', 'userName (the e-mail address) cannot be changed through SCIM: an administrator changes it here.');
     }
     const status = desired.active ? 'active' : 'disabled';
-    await users.update(
+    await this.users.update(
       authority,
       current.id,
       { first_name: desired.firstName, last_name: desired.lastName, ...(status !== current.status ? { status } : {}) },
@@ -180,15 +185,15 @@ export function scimUserService({ db, clock }: ServiceDeps, users: UserService) 
       undefined,
       { trx, statusPermission: PROVISIONING_PERMISSION },
     );
-    await linkExternalId(trx, authority, origin, current.id, `${desired.firstName} ${desired.lastName}`, desired.externalId);
+    await this.linkExternalId(trx, authority, origin, current.id, `${desired.firstName} ${desired.lastName}`, desired.externalId);
     return presentScimUser((await findScimUser(trx, current.id))!);
   }
 
   /** Stores the directory's id of the person; recorded as `identity_linked` when it changes. */
-  async function linkExternalId(trx: Kysely<Database>, authority: Authority, origin: Origin, userId: string, label: string, externalId: string | null) {
+  private async linkExternalId(trx: Kysely<Database>, authority: Authority, origin: Origin, userId: string, label: string, externalId: string | null) {
     const before = (await trx.selectFrom('scim_external_ids').select('external_id').where('user_id', '=', userId).executeTakeFirst())?.external_id ?? null;
     if (before === externalId) return;
-    const now = clock.now();
+    const now = this.deps.clock.now();
     await setExternalId(trx, userId, externalId, now);
     await recordAuditEvent(trx, {
       type: 'identity_linked',
@@ -201,76 +206,74 @@ export function scimUserService({ db, clock }: ServiceDeps, users: UserService) 
     });
   }
 
-  return {
-    async get(authority: Authority, text: string): Promise<ScimUser> {
-      const id = resourceId(text);
-      if (!id) throw notFound();
-      return db.transaction().execute(async (trx) => {
-        const row = await findScimUser(trx, id);
-        if (!row || lacking(authority, permissionsOfRoles(await rolesOfUser(trx, id))).length > 0) throw notFound();
-        return presentScimUser(row);
-      });
-    },
+  async get(authority: Authority, text: string): Promise<ScimUser> {
+    const id = resourceId(text);
+    if (!id) throw notFound();
+    return this.deps.db.transaction().execute(async (trx) => {
+      const row = await findScimUser(trx, id);
+      if (!row || lacking(authority, permissionsOfRoles(await rolesOfUser(trx, id))).length > 0) throw notFound();
+      return presentScimUser(row);
+    });
+  }
 
-    async list(authority: Authority, query: { filter?: string; startIndex?: number; count?: number }) {
-      const filter = query.filter === undefined ? undefined : parseUserFilter(query.filter);
-      const startIndex = query.startIndex ?? 1;
-      const count = Math.min(query.count ?? DEFAULT_COUNT, MAX_COUNT);
-      const permissions = authority.kind === 'operator' ? new Set<string>(PERMISSIONS) : authority.permissions;
-      const { total, rows } = await listScimUsers(db, { permissions, filter, offset: startIndex - 1, count });
-      return { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse' as const], totalResults: total, startIndex, itemsPerPage: rows.length, Resources: rows.map(presentScimUser) };
-    },
+  async list(authority: Authority, query: { filter?: string; startIndex?: number; count?: number }) {
+    const filter = query.filter === undefined ? undefined : parseUserFilter(query.filter);
+    const startIndex = query.startIndex ?? 1;
+    const count = Math.min(query.count ?? DEFAULT_COUNT, MAX_COUNT);
+    const permissions = authority.kind === 'operator' ? new Set<string>(PERMISSIONS) : authority.permissions;
+    const { total, rows } = await listScimUsers(this.deps.db, { permissions, filter, offset: startIndex - 1, count });
+    return { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse' as const], totalResults: total, startIndex, itemsPerPage: rows.length, Resources: rows.map(presentScimUser) };
+  }
 
-    async create(authority: Authority, sent: ScimUser, origin: Origin): Promise<ScimUser> {
-      const desired = desiredOf(sent);
-      return db.transaction().execute(async (trx) => {
-        ({ authority } = await lockWithStandingNow(trx, authority, []));
-        // A directory sends no password: the draft has nothing slow to do, so it may run in the transaction.
-        const draft = await users.draft({ email: desired.email, first_name: desired.firstName, last_name: desired.lastName });
-        const { user: created } = await users.create(trx, authority, draft, origin);
-        if (!desired.active) await users.disable(authority, created.id, origin, undefined, { trx });
-        await linkExternalId(trx, authority, origin, created.id, `${created.first_name} ${created.last_name}`, desired.externalId);
-        return presentScimUser((await findScimUser(trx, created.id))!);
-      });
-    },
+  async create(authority: Authority, sent: ScimUser, origin: Origin): Promise<ScimUser> {
+    const desired = desiredOf(sent);
+    return this.deps.db.transaction().execute(async (trx) => {
+      ({ authority } = await lockWithStandingNow(trx, authority, []));
+      // A directory sends no password: the draft has nothing slow to do, so it may run in the transaction.
+      const draft = await this.users.draft({ email: desired.email, first_name: desired.firstName, last_name: desired.lastName });
+      const { user: created } = await this.users.create(trx, authority, draft, origin);
+      if (!desired.active) await this.users.disable(authority, created.id, origin, undefined, { trx });
+      await this.linkExternalId(trx, authority, origin, created.id, `${created.first_name} ${created.last_name}`, desired.externalId);
+      return presentScimUser((await findScimUser(trx, created.id))!);
+    });
+  }
 
-    async replace(authority: Authority, id: string, sent: ScimUser, origin: Origin): Promise<ScimUser> {
-      return db.transaction().execute(async (trx) => {
-        const { current, authority: now } = await lockVisible(trx, authority, id);
-        // A PUT without `active` leaves it as it is: a replace of names must not bring back
-        // someone an administrator disabled (RFC 7644 3.5.1 lets a missing attribute keep its value).
-        return save(trx, now, origin, current, desiredOf(sent, { active: current.status === 'active' }));
-      });
-    },
+  async replace(authority: Authority, id: string, sent: ScimUser, origin: Origin): Promise<ScimUser> {
+    return this.deps.db.transaction().execute(async (trx) => {
+      const { current, authority: now } = await this.lockVisible(trx, authority, id);
+      // A PUT without `active` leaves it as it is: a replace of names must not bring back
+      // someone an administrator disabled (RFC 7644 3.5.1 lets a missing attribute keep its value).
+      return this.save(trx, now, origin, current, desiredOf(sent, { active: current.status === 'active' }));
+    });
+  }
 
-    async patch(authority: Authority, id: string, operations: { op: string; path?: string; value?: unknown }[], origin: Origin): Promise<ScimUser> {
-      const normalized = normalizeOperations(operations);
-      return db.transaction().execute(async (trx) => {
-        const { current, authority: now } = await lockVisible(trx, authority, id);
-        const shown = presentScimUser(current);
-        let patched: ScimUser;
-        try {
-          patched = scimPatch(structuredClone(shown) as never, normalized, { mutateDocument: false, treatMissingAsAdd: true }) as unknown as ScimUser;
-        } catch (err) {
-          const scimType = (err as { scimType?: string }).scimType;
-          const detail = (err as Error).message || 'The PATCH does not apply to this User.';
-          if (scimType === 'noTarget') throw new DomainError('invalid', 'no_target', detail);
-          if (scimType === 'invalidPath') throw invalidPath(detail);
-          throw invalidValue(detail);
-        }
-        // The result must still be a User of the contract (an added attribute of the wrong type, an unknown one).
-        const errors = requestBodyErrors('ScimUser', patched);
-        if (errors.length > 0) throw new DomainError('invalid', 'invalid_value', `The PATCH leaves the User invalid: ${errors.map((e) => `${e.location} ${e.message}`).join('; ')}`, { errors });
-        return save(trx, now, origin, current, desiredOf(patched, { active: current.status === 'active' }));
-      });
-    },
+  async patch(authority: Authority, id: string, operations: { op: string; path?: string; value?: unknown }[], origin: Origin): Promise<ScimUser> {
+    const normalized = normalizeOperations(operations);
+    return this.deps.db.transaction().execute(async (trx) => {
+      const { current, authority: now } = await this.lockVisible(trx, authority, id);
+      const shown = presentScimUser(current);
+      let patched: ScimUser;
+      try {
+        patched = scimPatch(structuredClone(shown) as never, normalized, { mutateDocument: false, treatMissingAsAdd: true }) as unknown as ScimUser;
+      } catch (err) {
+        const scimType = (err as { scimType?: string }).scimType;
+        const detail = (err as Error).message || 'The PATCH does not apply to this User.';
+        if (scimType === 'noTarget') throw new DomainError('invalid', 'no_target', detail);
+        if (scimType === 'invalidPath') throw invalidPath(detail);
+        throw invalidValue(detail);
+      }
+      // The result must still be a User of the contract (an added attribute of the wrong type, an unknown one).
+      const errors = requestBodyErrors('ScimUser', patched);
+      if (errors.length > 0) throw new DomainError('invalid', 'invalid_value', `The PATCH leaves the User invalid: ${errors.map((e) => `${e.location} ${e.message}`).join('; ')}`, { errors });
+      return this.save(trx, now, origin, current, desiredOf(patched, { active: current.status === 'active' }));
+    });
+  }
 
-    /** Deprovisioning: disables the person and ends their sessions (the record stays). */
-    async delete(authority: Authority, id: string, origin: Origin): Promise<void> {
-      await db.transaction().execute(async (trx) => {
-        const { current, authority: now } = await lockVisible(trx, authority, id);
-        await users.disable(now, current.id, origin, undefined, { trx });
-      });
-    },
-  };
+  /** Deprovisioning: disables the person and ends their sessions (the record stays). */
+  async delete(authority: Authority, id: string, origin: Origin): Promise<void> {
+    await this.deps.db.transaction().execute(async (trx) => {
+      const { current, authority: now } = await this.lockVisible(trx, authority, id);
+      await this.users.disable(now, current.id, origin, undefined, { trx });
+    });
+  }
 }

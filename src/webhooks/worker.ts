@@ -46,59 +46,126 @@ export function retryDelayMs(schedule: readonly number[], retry: number, random:
 /** Styles a payload (snake_case) into an endpoint's key style, by the contract's schema of the event. */
 export type PayloadStyler = (payload: Record<string, unknown>, style: string) => unknown;
 
-export interface DeliveryWorker {
-  /** Claims and sends what is due now; for tests and for the loop. Answers how many were claimed. */
-  runOnce(): Promise<number>;
-  /** Starts the loop (and LISTEN when given a connection string). */
-  start(listenUrl?: string): void;
-  wake(): void;
-  stop(): Promise<void>;
-  /** Resolves when nothing is in flight. */
-  idle(): Promise<void>;
-}
-
-export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logger: Logger; config: Pick<Config, 'sealingKeys'> }, policy: DeliveryPolicy, style: PayloadStyler): DeliveryWorker {
-  const { db, clock, logger } = deps;
+/**
+ * The worker of one process. Its state (what is in flight, whether the loop runs, a wake that came
+ * while it was busy) is its own fields; `start` runs the loop, `runOnce` one round of it.
+ */
+export class DeliveryWorker {
   // The keys that open the signing secrets: from configuration, never from the database.
-  if (!deps.config.sealingKeys) throw new Error('the sealing keys are not resolved (withSealingKeys)');
-  const keys: Keyring = keyring(deps.config.sealingKeys);
-  const sender: Sender = createSender({ allowPrivate: policy.allowPrivate, timeoutMs: policy.timeoutMs });
-  const leaseMs = policy.timeoutMs + 5_000;
-  let inFlight = 0;
-  let running = false;
-  let wakeUp: (() => void) | undefined;
+  private readonly keys: Keyring;
+  private readonly sender: Sender;
+  private readonly leaseMs: number;
+  private inFlight = 0;
+  private running = false;
+  private wakeUp: (() => void) | undefined;
   // A wake (a NOTIFY, a finished delivery) that came while the loop was claiming, not waiting:
   // the loop goes round again instead of sleeping until the next poll.
-  let wokenWhileBusy = false;
+  private wokenWhileBusy = false;
   // Whether events may be waiting to be fanned out: after a NOTIFY (a change committed), a poll, or
   // a relay that left events behind (a full batch, or one held back by a transaction still
   // running, then looked at again within HELD_BACK_RETRY_MS). A round woken by a finished delivery
   // only claims: most rounds of a busy worker are those, and the relay's statement takes a row lock.
-  let fanOutDue = true;
-  let heldBackRounds = 0;
-  let idleWaiters: (() => void)[] = [];
-  let listener: pg.Client | undefined;
-  let loop: Promise<void> | undefined;
+  private fanOutDue = true;
+  private heldBackRounds = 0;
+  private idleWaiters: (() => void)[] = [];
+  private listener: pg.Client | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: { db: Kysely<Database>; clock: Clock; logger: Logger; config: Pick<Config, 'sealingKeys'> },
+    private readonly policy: DeliveryPolicy,
+    private readonly style: PayloadStyler,
+  ) {
+    if (!deps.config.sealingKeys) throw new Error('the sealing keys are not resolved (withSealingKeys)');
+    this.keys = keyring(deps.config.sealingKeys);
+    this.sender = createSender({ allowPrivate: policy.allowPrivate, timeoutMs: policy.timeoutMs });
+    this.leaseMs = policy.timeoutMs + 5_000;
+  }
+
+  /** Claims and sends what is due now; for tests and for the loop. Answers how many were claimed. */
+  async runOnce(): Promise<number> {
+    await this.fanOut();
+    return this.claim();
+  }
+
+  /** Starts the loop (and LISTEN when given a connection string). */
+  start(listenUrl?: string): void {
+    const { logger } = this.deps;
+    const policy = this.policy;
+    if (this.running) return;
+    this.running = true;
+    if (listenUrl) void this.listen(listenUrl);
+    this.loop = (async () => {
+      while (this.running) {
+        let claimed = 0;
+        this.wokenWhileBusy = false;
+        try {
+          if (this.fanOutDue) {
+            this.fanOutDue = false;
+            await this.fanOut();
+          }
+          claimed = await this.claim();
+        } catch (err) {
+          this.fanOutDue = true;
+          logger.warn({ err: { message: (err as Error).message } }, 'webhook worker: claim failed');
+        }
+        if ((claimed > 0 || this.wokenWhileBusy) && this.inFlight < policy.concurrency) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            this.fanOutDue = true; // the poll: events whose NOTIFY was missed (no LISTEN on PGlite, a lost connection)
+            this.wakeUp = undefined;
+            resolve();
+          }, this.heldBackRounds > 0 ? heldBackWaitMs(this.heldBackRounds, policy.pollIntervalMs) : policy.pollIntervalMs);
+          this.wakeUp = () => {
+            clearTimeout(timer);
+            this.wakeUp = undefined;
+            resolve();
+          };
+        });
+      }
+    })();
+  }
+
+  wake(): void {
+    if (this.wakeUp) this.wakeUp();
+    else this.wokenWhileBusy = true;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.listener?.end().catch(() => {});
+    await this.loop;
+    await this.idle();
+    this.sender.close();
+  }
+
+  /** Resolves when nothing is in flight. */
+  idle(): Promise<void> {
+    return this.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
 
   /** The secrets that sign now (two during a rotation's grace period); none when the current one's key is not configured. */
-  function secretsOf(d: repo.ClaimedDelivery, now: Date): string[] {
-    const current = openSealed(keys, d.endpoint_id, d.secret_sealed, d.secret_key_id);
+  private secretsOf(d: repo.ClaimedDelivery, now: Date): string[] {
+    const current = openSealed(this.keys, d.endpoint_id, d.secret_sealed, d.secret_key_id);
     if (current === null) return [];
     const previous =
-      d.previous_secret_sealed && d.previous_secret_until && d.previous_secret_until > now ? openSealed(keys, d.endpoint_id, d.previous_secret_sealed, d.previous_secret_key_id) : null;
+      d.previous_secret_sealed && d.previous_secret_until && d.previous_secret_until > now ? openSealed(this.keys, d.endpoint_id, d.previous_secret_sealed, d.previous_secret_key_id) : null;
     return previous === null ? [current] : [current, previous];
   }
 
-  async function deliver(d: repo.ClaimedDelivery): Promise<void> {
+  private async deliver(d: repo.ClaimedDelivery): Promise<void> {
+    const { db, clock, logger } = this.deps;
+    const policy = this.policy;
     const now = clock.now();
     if (!d.permitted) {
       // The owner may not read this resource now: nothing is sent, and the endpoint is not failing.
       await repo.recordAttempt(db, d.id, d.attempts, { status: 'skipped', nextAttemptAt: null, statusCode: null, durationMs: null, error: 'not_permitted', response: null });
       return;
     }
-    const body = JSON.stringify(style(d.payload, d.key_style));
+    const body = JSON.stringify(this.style(d.payload, d.key_style));
     const timestamp = Math.floor(now.getTime() / 1000);
-    const secrets = secretsOf(d, now);
+    const secrets = this.secretsOf(d, now);
     let attempt: Omit<Attempt, 'durationMs'> & { durationMs: number | null };
     if (secrets.length === 0) {
       // Sealed under a key no longer configured: nothing can sign, so nothing is sent; the attempt
@@ -107,7 +174,7 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
       attempt = { ok: false, status: null, durationMs: null, error: 'sealing_key_missing', response: null };
     } else {
       const headers = { 'webhook-id': d.event_id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(secrets, d.event_id, timestamp, body) };
-      attempt = await sender.post(d.url, headers, body);
+      attempt = await this.sender.post(d.url, headers, body);
     }
     const after = clock.now();
     const outcome = { statusCode: attempt.status, durationMs: attempt.durationMs, error: attempt.error, response: attempt.response };
@@ -141,58 +208,50 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
   }
 
   /** Fans out the events written since the last call (a change writes only its event), a burst in batches. */
-  async function fanOut(): Promise<void> {
+  private async fanOut(): Promise<void> {
     let fanned: { relayed: number; full: boolean; heldBack: boolean };
-    do fanned = await repo.fanOutEvents(db, FAN_OUT_BATCH);
+    do fanned = await repo.fanOutEvents(this.deps.db, FAN_OUT_BATCH);
     while (fanned.full);
-    heldBackRounds = fanned.heldBack ? heldBackRounds + 1 : 0;
-    if (fanned.heldBack) fanOutDue = true;
-  }
-
-  async function runOnce(): Promise<number> {
-    await fanOut();
-    return claim();
+    this.heldBackRounds = fanned.heldBack ? this.heldBackRounds + 1 : 0;
+    if (fanned.heldBack) this.fanOutDue = true;
   }
 
   /** Claims what is due now, up to the free places, and sends it. */
-  async function claim(): Promise<number> {
-    const free = policy.concurrency - inFlight;
+  private async claim(): Promise<number> {
+    const { db, clock, logger } = this.deps;
+    const free = this.policy.concurrency - this.inFlight;
     if (free <= 0) return 0;
     const now = clock.now();
-    const claimed = await repo.claimDue(db, now, new Date(now.getTime() + leaseMs), free);
+    const claimed = await repo.claimDue(db, now, new Date(now.getTime() + this.leaseMs), free);
     for (const d of claimed) {
-      inFlight++;
-      deliver(d)
+      this.inFlight++;
+      this.deliver(d)
         .catch((err: unknown) => logger.error({ err: { message: (err as Error).message }, deliveryId: d.id }, 'webhook delivery failed to record'))
         .finally(() => {
-          inFlight--;
-          if (inFlight === 0) {
-            const waiters = idleWaiters;
-            idleWaiters = [];
+          this.inFlight--;
+          if (this.inFlight === 0) {
+            const waiters = this.idleWaiters;
+            this.idleWaiters = [];
             waiters.forEach((w) => w());
           }
-          wake();
+          this.wake();
         });
     }
     return claimed.length;
   }
 
-  function wake() {
-    if (wakeUp) wakeUp();
-    else wokenWhileBusy = true;
-  }
-
-  async function listen(url: string) {
-    while (running) {
+  private async listen(url: string) {
+    const { logger } = this.deps;
+    while (this.running) {
       const client = new pg.Client({ connectionString: url, application_name: 'backoffice-api-webhooks' });
       try {
         client.on('notification', () => {
-          fanOutDue = true;
-          wake();
+          this.fanOutDue = true;
+          this.wake();
         });
         await client.connect();
         await client.query(`listen ${DELIVERY_CHANNEL}`);
-        listener = client;
+        this.listener = client;
         await new Promise<void>((resolve) => {
           client.once('error', () => resolve());
           client.once('end', () => resolve());
@@ -200,60 +259,10 @@ export function deliveryWorker(deps: { db: Kysely<Database>; clock: Clock; logge
       } catch (err) {
         logger.warn({ err: { message: (err as Error).message } }, 'webhook listener: connection lost, polling until it is back');
       } finally {
-        listener = undefined;
+        this.listener = undefined;
         await client.end().catch(() => {});
       }
-      if (running) await new Promise((r) => setTimeout(r, 1000));
+      if (this.running) await new Promise((r) => setTimeout(r, 1000));
     }
   }
-
-  return {
-    runOnce,
-    wake,
-    start(listenUrl) {
-      if (running) return;
-      running = true;
-      if (listenUrl) void listen(listenUrl);
-      loop = (async () => {
-        while (running) {
-          let claimed = 0;
-          wokenWhileBusy = false;
-          try {
-            if (fanOutDue) {
-              fanOutDue = false;
-              await fanOut();
-            }
-            claimed = await claim();
-          } catch (err) {
-            fanOutDue = true;
-            logger.warn({ err: { message: (err as Error).message } }, 'webhook worker: claim failed');
-          }
-          if ((claimed > 0 || wokenWhileBusy) && inFlight < policy.concurrency) continue;
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => {
-              fanOutDue = true; // the poll: events whose NOTIFY was missed (no LISTEN on PGlite, a lost connection)
-              wakeUp = undefined;
-              resolve();
-            }, heldBackRounds > 0 ? heldBackWaitMs(heldBackRounds, policy.pollIntervalMs) : policy.pollIntervalMs);
-            wakeUp = () => {
-              clearTimeout(timer);
-              wakeUp = undefined;
-              resolve();
-            };
-          });
-        }
-      })();
-    },
-    async stop() {
-      running = false;
-      wake();
-      await listener?.end().catch(() => {});
-      await loop;
-      await this.idle();
-      sender.close();
-    },
-    idle() {
-      return inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
-    },
-  };
 }

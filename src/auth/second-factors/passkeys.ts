@@ -1,6 +1,7 @@
 // Passkeys (WebAuthn, with @simplewebauthn/server): registering, naming, listing and removing a
-// person's passkeys, and checking a passkey's answer (an assertion) when it signs in, as the
-// second step after a password or alone (passwordless). Decisions (docs/AUTH.md#passkeys):
+// person's passkeys here (PasskeyService), and checking a passkey's answer (an assertion) when it
+// signs in, as the second step after a password or alone (passwordless), or steps up
+// (PasskeyAssertions, src/auth/second-factors/passkey-assertions.ts). Decisions (docs/AUTH.md#passkeys):
 // - Every challenge is made and kept here, in the database (several processes), good once: a
 //   registration's and a passwordless sign-in's in passkey_challenges, deleted when an answer
 //   names them whatever the verdict; a second step's beside its sign-in challenge, which is
@@ -14,11 +15,8 @@
 //   refused; the backup state is kept as last reported.
 // - The WebAuthn user handle is the 16 bytes of the person's id: opaque, no personal data.
 import {
-  generateAuthenticationOptions,
   generateRegistrationOptions,
-  verifyAuthenticationResponse,
   verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
   type AuthenticatorTransport,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
@@ -57,13 +55,6 @@ export const MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION = 10;
 /** EdDSA, ES256, RS256: what authenticators make. */
 const ALGORITHMS = [-8, -7, -257];
 
-export type PasskeyRefusal = 'invalid_challenge' | 'unknown_passkey' | 'not_this_person' | 'not_verified' | 'counter_regressed' | 'backup_flags_changed';
-
-/** A passkey's answer checked: its row (locked), or why it was refused (with the row when the passkey is known). */
-export type AssertionVerdict =
-  | { ok: true; passkey: store.PasskeyRow; signCount: number; backedUp: boolean }
-  | { ok: false; reason: PasskeyRefusal; passkey?: store.PasskeyRow };
-
 export const invalidPasskey = () => invalid('invalid_passkey', "The passkey's answer could not be verified, or its challenge is unknown, expired or used; start again.");
 
 /** The WebAuthn user handle of a person: the 16 bytes of their id. */
@@ -83,7 +74,7 @@ export function challengeOf(credential: unknown): string | undefined {
 
 /** WebAuthn's JSON, handed to the browser as the library makes it (the contract's keys-not-inflected objects). */
 export type WebAuthnJson = Record<string, unknown>;
-const asJson = (options: object): WebAuthnJson => ({ ...options });
+export const asJson = (options: object): WebAuthnJson => ({ ...options });
 
 /** What a person sees of a passkey (the contract's Passkey). */
 export function presentPasskey(row: store.ListedPasskey) {
@@ -100,50 +91,63 @@ export function presentPasskey(row: store.ListedPasskey) {
 /** Recovery codes for a first second factor, made by the second-factor service (one home for how codes are made and kept). */
 export type NewCodes = (trx: Transaction<Database>, userId: string, now: Date) => Promise<string[]>;
 
-export function passkeyService({ db, clock, config }: Dependencies, newCodesFor: NewCodes) {
-  const { rpId, rpName, origins } = config.passkeys;
-  const actor = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
-  const ttlMs = PASSKEY_CHALLENGE_TTL_S * 1000;
+/** A challenge's life, as WebAuthn's `timeout` (milliseconds). */
+export const TTL_MS = PASSKEY_CHALLENGE_TTL_S * 1000;
 
-  /**
-   * Keeps a new challenge; 429 past its budget: a step-up's counted on its session, a registration's
-   * or a passwordless sign-in's on the client address.
-   */
-  async function keepChallenge(challenge: string, purpose: 'registration' | 'sign_in' | 'step_up', userId: string | null, ip: string, now: Date, sessionId: string | null = null) {
-    const counted = throttledAddress(ip);
-    const expiresAt = new Date(now.getTime() + ttlMs);
-    if (purpose === 'step_up') {
-      // Counted and kept in one transaction under the session's lock: parallel requests cannot overrun it.
-      const row = { challenge, user_id: userId!, session_id: sessionId!, counted_address: counted, created_at: now, expires_at: expiresAt };
-      if (!(await db.transaction().execute((trx) => store.putStepUpChallengeWithin(trx, row, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION)))) {
-        throw rateLimited(`Too many step-ups with a passkey begun on this session; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
-      }
-      return;
+/**
+ * Keeps a new challenge; 429 past its budget: a step-up's counted on its session, a registration's
+ * or a passwordless sign-in's on the client address.
+ */
+export async function keepChallenge(db: Kysely<Database>, challenge: string, purpose: 'registration' | 'sign_in' | 'step_up', userId: string | null, ip: string, now: Date, sessionId: string | null = null) {
+  const counted = throttledAddress(ip);
+  const expiresAt = new Date(now.getTime() + TTL_MS);
+  if (purpose === 'step_up') {
+    // Counted and kept in one transaction under the session's lock: parallel requests cannot overrun it.
+    const row = { challenge, user_id: userId!, session_id: sessionId!, counted_address: counted, created_at: now, expires_at: expiresAt };
+    if (!(await db.transaction().execute((trx) => store.putStepUpChallengeWithin(trx, row, MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION)))) {
+      throw rateLimited(`Too many step-ups with a passkey begun on this session; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
     }
-    // Counted and kept in one transaction under the address's lock, for the same reason.
-    const row = { challenge, purpose, user_id: userId, counted_address: counted, created_at: now, expires_at: expiresAt };
-    if (!(await db.transaction().execute((trx) => store.putChallengeWithin(trx, row, MAX_LIVE_CHALLENGES_PER_ADDRESS)))) {
-      throw rateLimited(`Too many passkey ceremonies begun from this address; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
-    }
+    return;
+  }
+  // Counted and kept in one transaction under the address's lock, for the same reason.
+  const row = { challenge, purpose, user_id: userId, counted_address: counted, created_at: now, expires_at: expiresAt };
+  if (!(await db.transaction().execute((trx) => store.putChallengeWithin(trx, row, MAX_LIVE_CHALLENGES_PER_ADDRESS)))) {
+    throw rateLimited(`Too many passkey ceremonies begun from this address; try again in ${PASSKEY_CHALLENGE_TTL_S} seconds.`, PASSKEY_CHALLENGE_TTL_S);
+  }
+}
+
+/** The actor of a person's own change, in their session. */
+const actorOf = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
+
+export class PasskeyService {
+  /** The relying party: its id and name, and the origins a browser's answer may come from. */
+  private readonly rp: Dependencies['config']['passkeys'];
+
+  constructor(
+    private readonly deps: Pick<Dependencies, 'db' | 'clock' | 'config'>,
+    private readonly newCodesFor: NewCodes,
+  ) {
+    this.rp = deps.config.passkeys;
   }
 
-  async function startRegistration(me: Person, client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
+  async startRegistration(me: Person, client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
+    const { db, clock } = this.deps;
     const now = clock.now();
     const existing = await store.credentialsOf(db, me.userId);
     if (existing.length >= MAX_PASSKEYS) throw tooMany();
     const options = await generateRegistrationOptions({
-      rpName,
-      rpID: rpId,
+      rpName: this.rp.rpName,
+      rpID: this.rp.rpId,
       userName: me.email,
       userDisplayName: me.email,
       userID: userHandleOf(me.userId),
-      timeout: ttlMs,
+      timeout: TTL_MS,
       attestationType: 'none',
       excludeCredentials: existing.map((c) => ({ id: c.credential_id!, transports: (c.transports ?? []) as AuthenticatorTransport[] })),
       authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       supportedAlgorithmIDs: ALGORITHMS,
     });
-    await keepChallenge(options.challenge, 'registration', me.userId, client.ip, now);
+    await keepChallenge(db, options.challenge, 'registration', me.userId, client.ip, now);
     return { options: asJson(options), expires_in: PASSKEY_CHALLENGE_TTL_S };
   }
 
@@ -152,7 +156,8 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
    * becomes a passkey named `name`. The challenge is used up whatever the verdict. With the first
    * second factor come the recovery codes.
    */
-  async function register(me: Person, name: string, credential: unknown, client: RequestOrigin) {
+  async register(me: Person, name: string, credential: unknown, client: RequestOrigin) {
+    const { db, clock } = this.deps;
     const challenge = challengeOf(credential);
     if (!challenge) throw invalidPasskey();
     const now = clock.now();
@@ -161,13 +166,13 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
       const verification = await verifyRegistrationResponse({
         response: credential as RegistrationResponseJSON,
         expectedChallenge: challenge,
-        expectedOrigin: origins,
-        expectedRPID: rpId,
+        expectedOrigin: this.rp.origins,
+        expectedRPID: this.rp.rpId,
         requireUserVerification: true,
         supportedAlgorithmIDs: ALGORITHMS,
       }).catch(() => ({ verified: false as const }));
       if (!verification.verified) {
-        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'passkey', during: 'enrolment' } });
+        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'passkey', during: 'enrolment' } });
         return 'invalid' as const;
       }
       const info = verification.registrationInfo;
@@ -186,8 +191,8 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
         now,
       });
       if (!passkey) return 'duplicate' as const;
-      const codes = first ? await newCodesFor(trx, me.userId, now) : [];
-      await recordSecondFactorEvent(trx, 'second_factor_enrolled', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'passkey', passkey_id: passkey.id, name } });
+      const codes = first ? await this.newCodesFor(trx, me.userId, now) : [];
+      await recordSecondFactorEvent(trx, 'second_factor_enrolled', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'passkey', passkey_id: passkey.id, name } });
       return { passkey: presentPasskey(passkey), recovery_codes: codes };
     });
     if (outcome === 'invalid') throw invalidPasskey();
@@ -196,11 +201,12 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
     return outcome;
   }
 
-  async function list(userId: string) {
-    return (await store.listPasskeys(db, userId)).map(presentPasskey);
+  async list(userId: string) {
+    return (await store.listPasskeys(this.deps.db, userId)).map(presentPasskey);
   }
 
-  async function rename(me: Person, id: string, name: string, client: RequestOrigin) {
+  async rename(me: Person, id: string, name: string, client: RequestOrigin) {
+    const { db, clock } = this.deps;
     const now = clock.now();
     const renamed = await db.transaction().execute(async (trx) => {
       const before = await store.lockOwnPasskey(trx, me.userId, id);
@@ -210,7 +216,7 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
         await recordAuditEvent(trx, {
           type: 'passkey_renamed',
           at: now,
-          context: { actor: actor(me), requestId: client.requestId ?? null, ip: client.ip, userAgent: client.userAgent },
+          context: { actor: actorOf(me), requestId: client.requestId ?? null, ip: client.ip, userAgent: client.userAgent },
           target: { type: 'user', id: me.userId },
           userId: me.userId,
           details: { passkey_id: id },
@@ -224,90 +230,20 @@ export function passkeyService({ db, clock, config }: Dependencies, newCodesFor:
   }
 
   /** Removes one of the person's passkeys; the recovery codes go with the last factor. */
-  async function remove(me: Person, id: string, client: RequestOrigin): Promise<void> {
+  async remove(me: Person, id: string, client: RequestOrigin): Promise<void> {
+    const { db, clock } = this.deps;
     const now = clock.now();
     const removed = await db.transaction().execute(async (trx) => {
       const row = await store.deletePasskey(trx, me.userId, id);
       if (!row) return false;
       if ((await countConfirmedFactors(trx, me.userId)) === 0) await replaceRecoveryCodes(trx, me.userId, [], null, now);
-      await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'passkey', passkey_id: id, name: row.name ?? '' } });
+      await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'passkey', passkey_id: id, name: row.name ?? '' } });
       return true;
     });
     if (!removed) throw passkeyNotFound();
   }
 
-  /** Request options for a person's passkeys (a second step): its challenge is kept by the caller, with the sign-in challenge. */
-  async function secondStepOptions(userId: string, on: Kysely<Database> = db): Promise<{ options: WebAuthnJson; challenge: string } | undefined> {
-    const credentials = await store.credentialsOf(on, userId);
-    if (credentials.length === 0) return undefined;
-    const options = await generateAuthenticationOptions({
-      rpID: rpId,
-      timeout: ttlMs,
-      userVerification: 'required',
-      allowCredentials: credentials.map((c) => ({ id: c.credential_id!, transports: (c.transports ?? []) as AuthenticatorTransport[] })),
-    });
-    return { options: asJson(options), challenge: options.challenge };
-  }
-
-  /**
-   * Begins a step-up with a passkey (src/auth/sessions/step-up.ts): options listing the person's
-   * passkeys, whose challenge is kept bound to the person and to this session, good once.
-   */
-  async function startStepUp(me: Person, client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
-    const now = clock.now();
-    const own = await secondStepOptions(me.userId);
-    if (!own) throw conflict('no_passkey', 'You have no passkey; prove it is you with another of your factors.');
-    await keepChallenge(own.challenge, 'step_up', me.userId, client.ip, now, me.sessionId);
-    return { options: own.options, expires_in: PASSKEY_CHALLENGE_TTL_S };
-  }
-
-  /** Begins a passwordless sign-in: options with no credential listed (the browser offers its discoverable ones). */
-  async function startSignIn(client: RequestOrigin): Promise<{ options: WebAuthnJson; expires_in: number }> {
-    const now = clock.now();
-    const options = await generateAuthenticationOptions({ rpID: rpId, timeout: ttlMs, userVerification: 'required', allowCredentials: [] });
-    await keepChallenge(options.challenge, 'sign_in', null, client.ip, now);
-    return { options: asJson(options), expires_in: PASSKEY_CHALLENGE_TTL_S };
-  }
-
-  /**
-   * Checks a passkey's answer to `expectedChallenge`, in `trx`, with its passkey locked. `userId`:
-   * the person it must belong to (a second step); null for a passwordless sign-in, where the user
-   * handle must name the passkey's person. Writes nothing: the caller notes the use (noteUse) once
-   * it has decided, and records refusals.
-   */
-  async function verifyAssertion(trx: Transaction<Database>, credential: unknown, expectedChallenge: string, userId: string | null): Promise<AssertionVerdict> {
-    const response = credential as AuthenticationResponseJSON;
-    const credentialId = typeof response?.id === 'string' && response.id.length <= 1366 ? response.id : undefined;
-    const passkey = credentialId ? await store.lockPasskeyByCredential(trx, credentialId) : undefined;
-    if (!passkey) return { ok: false, reason: 'unknown_passkey' };
-    if (userId !== null && passkey.user_id !== userId) return { ok: false, reason: 'not_this_person' };
-    if (userId === null && response.response?.userHandle !== Buffer.from(userHandleOf(passkey.user_id)).toString('base64url')) return { ok: false, reason: 'not_verified', passkey };
-    const stored = Number(passkey.sign_count ?? 0);
-    const verification = await verifyAuthenticationResponse({
-      response,
-      expectedChallenge,
-      expectedOrigin: origins,
-      expectedRPID: rpId,
-      requireUserVerification: true,
-      // The counter is judged below, on a signature known good, so that a regression is told apart.
-      credential: { id: passkey.credential_id!, publicKey: new Uint8Array(passkey.public_key!), counter: 0 },
-    }).catch(() => ({ verified: false as const, authenticationInfo: undefined }));
-    if (!verification.verified) return { ok: false, reason: 'not_verified', passkey };
-    const info = verification.authenticationInfo;
-    if ((info.newCounter > 0 || stored > 0) && info.newCounter <= stored) return { ok: false, reason: 'counter_regressed', passkey };
-    if ((info.credentialDeviceType === 'multiDevice') !== passkey.backup_eligible) return { ok: false, reason: 'backup_flags_changed', passkey };
-    return { ok: true, passkey, signCount: info.newCounter, backedUp: info.credentialBackedUp };
-  }
-
-  /** Notes an accepted assertion: its counter and backup state, and the time. */
-  function noteUse(trx: Transaction<Database>, verdict: Extract<AssertionVerdict, { ok: true }>, now: Date) {
-    return store.notePasskeyUse(trx, verdict.passkey.id, verdict.signCount, verdict.backedUp, now);
-  }
-
-  return { startRegistration, register, list, rename, remove, secondStepOptions, startStepUp, startSignIn, verifyAssertion, noteUse, takeChallenge: store.takeChallenge };
 }
 
 const tooMany = () => conflict('too_many_passkeys', `You hold ${MAX_PASSKEYS} passkeys already; remove one first.`);
 const passkeyNotFound = () => notFound('not_found', 'No passkey of yours has this id.');
-
-export type PasskeyService = ReturnType<typeof passkeyService>;

@@ -54,12 +54,15 @@ const userNotFound = () => notFound('not_found', 'No user has this id.');
  * The reset as the API offers it (`DELETE /users/{id}/second-factors`): the same function as the
  * command line's, bounded by the caller's authority; an id nobody has is the users' 404.
  */
-export function secondFactorResetService(deps: ServiceDeps, endSessions: EndSessions) {
-  return {
-    async reset(authority: Authority, id: string, origin: Origin): Promise<ResetOutcome> {
-      const outcome = await resetSecondFactors(deps, endSessions, authority, resourceIdOr(id, userNotFound), origin);
-      if (outcome === 'no_user') throw userNotFound();
-      return outcome;
-    },
-  };
+export class SecondFactorResetService {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly endSessions: EndSessions,
+  ) {}
+
+  async reset(authority: Authority, id: string, origin: Origin): Promise<ResetOutcome> {
+    const outcome = await resetSecondFactors(this.deps, this.endSessions, authority, resourceIdOr(id, userNotFound), origin);
+    if (outcome === 'no_user') throw userNotFound();
+    return outcome;
+  }
 }

@@ -1,19 +1,19 @@
 // A person's second factors: enrolling and removing an authenticator app, recovery codes, the
-// overview, and checking a factor during sign-in. The policy (holders of the built-in admin role
+// overview (SecondFactorService); checking a factor during sign-in is SecondFactorChecks
+// (src/auth/second-factors/checks.ts). The policy (holders of the built-in admin role
 // must have one unless ADMIN_SECOND_FACTOR=optional) is enforced at authentication
 // (src/auth/sessions/authenticator.ts); `isRequired` says it for the overview.
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Dependencies } from '../../dependencies.js';
 import type { Actor } from '../../audit/events.js';
 import { conflict, forbidden, invalid, notFound, rateLimited } from '../../errors.js';
-import { keyringOf } from '../secrets/sealing-keys.js';
+import { keyringOf, type Keyring } from '../secrets/sealing-keys.js';
 import { signInThrottle } from '../throttle/sign-in-throttle.js';
 import { newTotpKey, sealTotpKey, totpStep, unsealTotpKey } from './totp.js';
 import { keyRecoveryDigest, newRecoveryCodes, unkeyedRecoveryDigest } from './recovery-codes.js';
 import { recordSecondFactorEvent, type RequestOrigin } from './events.js';
 import * as repo from './repository.js';
-import { countPasskeys } from './passkey-store.js';
 
 /** A second factor offered at sign-in. */
 export type SecondFactorAnswer = { totp_code: string } | { recovery_code: string };
@@ -45,25 +45,35 @@ export interface Person {
   email: string;
 }
 
-export function secondFactorService({ db, clock, config }: Dependencies) {
-  // From configuration, never from the database (src/auth/secrets/sealing-keys.ts): no query for it either.
-  const keys = keyringOf(config);
-  /** The TOTP key of a row, opened with the key it was sealed under; null when that key is not configured. */
-  const openTotp = (userId: string, row: repo.SecondFactorRow): Buffer | null => {
-    const key = row.totp_key_id === null ? undefined : keys.byId(row.totp_key_id, 'totp-seal');
-    return key ? unsealTotpKey(key, userId, row.totp_secret_sealed!) : null;
-  };
-  const throttle = signInThrottle(db, config.signInThrottle);
-  const actor = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
+/** The TOTP key of a row, opened with the key it was sealed under; null when that key is not configured. */
+export function openTotp(keys: Keyring, userId: string, row: repo.SecondFactorRow): Buffer | null {
+  const key = row.totp_key_id === null ? undefined : keys.byId(row.totp_key_id, 'totp-seal');
+  return key ? unsealTotpKey(key, userId, row.totp_secret_sealed!) : null;
+}
 
-  async function isRequired(userId: string): Promise<boolean> {
+/** The actor of a person's own change, in their session. */
+const actorOf = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
+
+export class SecondFactorService {
+  // From configuration, never from the database (src/auth/secrets/sealing-keys.ts): no query for it either.
+  private readonly keys: Keyring;
+  private readonly throttle: ReturnType<typeof signInThrottle>;
+
+  constructor(private readonly deps: Pick<Dependencies, 'db' | 'clock' | 'config'>) {
+    this.keys = keyringOf(deps.config);
+    this.throttle = signInThrottle(deps.db, deps.config.signInThrottle);
+  }
+
+  async isRequired(userId: string): Promise<boolean> {
+    const { db, config } = this.deps;
     return repo.rolesRequireSecondFactorOf(db, userId, config.secondFactor.requiredForAdmins);
   }
 
-  async function overview(userId: string) {
+  async overview(userId: string) {
+    const { db, clock } = this.deps;
     const since = new Date(clock.now().getTime() - CODE_FAILURE_WINDOW_MS);
     // One query after the other: a request holds one connection at a time.
-    const required = await isRequired(userId);
+    const required = await this.isRequired(userId);
     const totp = await repo.findTotp(db, userId);
     const remaining = await repo.countUnusedRecoveryCodes(db, userId);
     const failures = await repo.countCodeFailures(db, userId, since);
@@ -77,20 +87,21 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
   }
 
   /** A new TOTP key, pending until confirmed; replaces a pending one. Shown once. */
-  async function startTotp(me: Person): Promise<{ secret: string; otpauth_uri: string }> {
+  async startTotp(me: Person): Promise<{ secret: string; otpauth_uri: string }> {
+    const { db, clock } = this.deps;
     const { key, base32, uri } = newTotpKey(me.email);
-    const sealed = sealTotpKey(keys.current.key('totp-seal'), me.userId, key);
-    if (!(await repo.putPendingTotp(db, me.userId, sealed, keys.current.id, clock.now()))) {
+    const sealed = sealTotpKey(this.keys.current.key('totp-seal'), me.userId, key);
+    if (!(await repo.putPendingTotp(db, me.userId, sealed, this.keys.current.id, clock.now()))) {
       throw conflict('totp_already_enrolled', 'An authenticator app is already enrolled; remove it first.');
     }
     return { secret: base32, otpauth_uri: uri };
   }
 
   /** A new set of recovery codes, in place of every earlier one (in `trx`); answered once. */
-  async function newCodesFor(trx: Transaction<Database>, userId: string, now: Date): Promise<string[]> {
+  async newCodesFor(trx: Transaction<Database>, userId: string, now: Date): Promise<string[]> {
     const codes = newRecoveryCodes();
-    const key = keys.current.key('recovery-code');
-    await repo.replaceRecoveryCodes(trx, userId, codes.map((code) => keyRecoveryDigest(key, unkeyedRecoveryDigest(code))), keys.current.id, now);
+    const key = this.keys.current.key('recovery-code');
+    await repo.replaceRecoveryCodes(trx, userId, codes.map((code) => keyRecoveryDigest(key, unkeyedRecoveryDigest(code))), this.keys.current.id, now);
     return codes;
   }
 
@@ -98,110 +109,56 @@ export function secondFactorService({ db, clock, config }: Dependencies) {
    * Puts the pending TOTP key in force with a first code. A wrong code counts against the sign-in
    * throttle like a wrong password: a stolen access token must not become a way to guess codes.
    */
-  async function confirmTotp(me: Person, code: string, client: RequestOrigin): Promise<string[]> {
-    const attempt = await throttle.begin(me.email, client.ip, clock.now());
+  async confirmTotp(me: Person, code: string, client: RequestOrigin): Promise<string[]> {
+    const { db, clock } = this.deps;
+    const attempt = await this.throttle.begin(me.email, client.ip, clock.now());
     if (attempt.locked) throw tooManyAttempts(attempt.retryAfter);
     const now = clock.now();
     const outcome = await db.transaction().execute(async (trx) => {
       const row = await repo.lockTotp(trx, me.userId);
       if (!row || row.confirmed_at) return 'not_started' as const;
-      const key = openTotp(me.userId, row);
+      const key = openTotp(this.keys, me.userId, row);
       const step = key && totpStep(key, code, now);
       // Asked before this factor counts: codes come with the first factor only.
       const first = (await repo.countConfirmedFactors(trx, me.userId)) === 0;
       if (step === null || !(await repo.acceptTotpStep(trx, row.id, step, now, true))) {
-        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'totp', during: 'enrolment' } });
+        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'totp', during: 'enrolment' } });
         return 'wrong' as const;
       }
-      const codes = first ? await newCodesFor(trx, me.userId, now) : [];
-      await recordSecondFactorEvent(trx, 'second_factor_enrolled', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'totp' } });
+      const codes = first ? await this.newCodesFor(trx, me.userId, now) : [];
+      await recordSecondFactorEvent(trx, 'second_factor_enrolled', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'totp' } });
       return codes;
     });
     if (outcome === 'wrong') throw invalidSecondFactor();
-    await throttle.succeeded(attempt.attemptId);
+    await this.throttle.succeeded(attempt.attemptId);
     if (outcome === 'not_started') throw notFound('totp_not_started', 'No authenticator app enrolment is waiting for a code: start one with POST /me/totp.');
     return outcome;
   }
 
   /** Removes the authenticator app; the recovery codes go with the last factor. */
-  async function removeTotp(me: Person, client: RequestOrigin): Promise<void> {
+  async removeTotp(me: Person, client: RequestOrigin): Promise<void> {
+    const { db, clock } = this.deps;
     const now = clock.now();
     const removed = await db.transaction().execute(async (trx) => {
       const row = await repo.deleteTotp(trx, me.userId);
       if (!row) return false;
       if (row.confirmed_at) {
         if ((await repo.countConfirmedFactors(trx, me.userId)) === 0) await repo.replaceRecoveryCodes(trx, me.userId, [], null, now);
-        await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: actor(me), client, details: { method: 'totp' } });
+        await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'totp' } });
       }
       return true;
     });
     if (!removed) throw notFound('not_found', 'No authenticator app is enrolled.');
   }
 
-  async function regenerateRecoveryCodes(me: Person, client: RequestOrigin): Promise<string[]> {
+  async regenerateRecoveryCodes(me: Person, client: RequestOrigin): Promise<string[]> {
+    const { db, clock } = this.deps;
     const now = clock.now();
     return db.transaction().execute(async (trx) => {
       if ((await repo.countConfirmedFactors(trx, me.userId)) === 0) throw conflict('no_second_factor', 'Enrol a second factor first; recovery codes come with it.');
-      const codes = await newCodesFor(trx, me.userId, now);
-      await recordSecondFactorEvent(trx, 'recovery_codes_regenerated', { at: now, userId: me.userId, actor: actor(me), client });
+      const codes = await this.newCodesFor(trx, me.userId, now);
+      await recordSecondFactorEvent(trx, 'recovery_codes_regenerated', { at: now, userId: me.userId, actor: actorOf(me), client });
       return codes;
     });
   }
-
-  /**
-   * Checks and uses up a second factor of `userId` during sign-in, in the caller's transaction:
-   * what it proved, or null (wrong, replayed, used). A TOTP code's step is accepted once; a
-   * recovery code once, ever. Records `recovery_code_used`; the caller records failures.
-   */
-  async function useForSignIn(
-    trx: Transaction<Database>,
-    userId: string,
-    answer: SecondFactorAnswer,
-    now: Date,
-    client: RequestOrigin,
-    during: 'sign_in' | 'step_up' = 'sign_in',
-  ): Promise<SecondFactorMethod | null | 'locked'> {
-    if ('totp_code' in answer) {
-      // The row locked first: two codes of one person are judged (and counted) one after the other, in every process.
-      const row = await repo.lockTotp(trx, userId);
-      if (!row?.confirmed_at) return null;
-      const failures = await repo.countCodeFailures(trx, userId, new Date(now.getTime() - CODE_FAILURE_WINDOW_MS));
-      // Past the cap the code is not even checked: right or wrong, it is refused, and tells nothing.
-      if (failures >= CODE_FAILURES_PER_DAY) return 'locked';
-      const key = openTotp(userId, row);
-      const step = key && totpStep(key, answer.totp_code, now);
-      if (step !== null && (await repo.acceptTotpStep(trx, row.id, step, now, false))) return 'password_totp';
-      await repo.recordCodeFailure(trx, userId, now);
-      if (failures + 1 === CODE_FAILURES_PER_DAY) {
-        const actor: Actor = during === 'sign_in' ? { type: 'anonymous' } : { type: 'user', userId, sessionId: null };
-        await recordSecondFactorEvent(trx, 'second_factor_locked', { at: now, userId, actor, client, details: { failures: CODE_FAILURES_PER_DAY, during } });
-      }
-      return null;
-    }
-    const unkeyed = unkeyedRecoveryDigest(answer.recovery_code);
-    const digests = keys.ids.map((keyId) => ({ keyId, digest: keyRecoveryDigest(keys.byId(keyId, 'recovery-code')!, unkeyed) }));
-    if (!(await repo.useRecoveryCode(trx, userId, digests, now))) return null;
-    const remaining = await repo.countUnusedRecoveryCodes(trx, userId);
-    await recordSecondFactorEvent(trx, 'recovery_code_used', { at: now, userId, actor: { type: 'user', userId, sessionId: null }, client, details: { remaining } });
-    return 'password_recovery_code';
-  }
-
-  /** The methods a person can use at sign-in now. */
-  /** `on`: the transaction of the sign-in asking, if any (a request uses one connection at a time). */
-  async function methodsOf(userId: string, on: Kysely<Database> = db): Promise<('totp' | 'recovery_code')[]> {
-    const totp = await repo.findTotp(on, userId);
-    const remaining = await repo.countUnusedRecoveryCodes(on, userId);
-    return [...(totp?.confirmed_at ? (['totp'] as const) : []), ...(remaining > 0 ? (['recovery_code'] as const) : [])];
-  }
-
-  /** What a person can prove it is them with at a step-up (the order the back office offers them): never the password once they have a factor. */
-  async function stepUpMethodsOf(userId: string, on: Kysely<Database> = db): Promise<('totp' | 'passkey' | 'recovery_code')[]> {
-    const codes = await methodsOf(userId, on);
-    const passkeys = await countPasskeys(on, userId);
-    return [...codes.filter((m) => m === 'totp'), ...(passkeys > 0 ? (['passkey'] as const) : []), ...codes.filter((m) => m === 'recovery_code')];
-  }
-
-  return { stepUpMethodsOf, isRequired, overview, startTotp, confirmTotp, removeTotp, regenerateRecoveryCodes, useForSignIn, methodsOf, newCodesFor };
 }
-
-export type SecondFactorService = ReturnType<typeof secondFactorService>;

@@ -1,9 +1,9 @@
 // The second factors that signing in and stepping up check, built once by the composition root
 // (src/services.ts) and handed to the services of this folder.
-import type { SecondFactorService } from '../second-factors/service.js';
-import type { PasskeyService } from '../second-factors/passkeys.js';
+import type { SecondFactorChecks } from '../second-factors/checks.js';
+import type { PasskeyAssertions } from '../second-factors/passkey-assertions.js';
 
 export interface SignInFactors {
-  secondFactors: SecondFactorService;
-  passkeys: PasskeyService;
+  secondFactors: SecondFactorChecks;
+  passkeys: PasskeyAssertions;
 }

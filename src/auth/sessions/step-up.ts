@@ -13,7 +13,7 @@
 //   (the router refuses to start otherwise, src/http/authenticate.ts).
 // - A passkey proves it too (`proveWithPasskey` in step-up-proofs.ts): its answer to a
 //   challenge bound to this session and person, good once, checked as at sign-in, then
-//   `markSteppedUp(..., 'passkey')`; `proofsOf` (the second-factor service's `stepUpMethodsOf`)
+//   `markSteppedUp(..., 'passkey')`; `proofsOf` (SecondFactorChecks' `stepUpMethodsOf`)
 //   lists it for a person holding one.
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, StepUpMethod } from '../../db/schema.js';

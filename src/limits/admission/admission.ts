@@ -8,6 +8,7 @@ import { RateLimiter, type Decision, type RateLimit } from '../limiter.js';
 import { postgresCounterStore } from '../repository.js';
 import type { UsageCounter, UsageOutcome } from '../../api-keys/usage.js';
 
+/** What the HTTP edge asks of admission (src/http/authenticate.ts): AdmissionService below. */
 export interface Admission {
   /** The limiter's decision for this caller on an operation, or undefined when no limit applies. */
   admit(principal: Principal, userRateLimited: boolean): Decision | Promise<Decision> | undefined;
@@ -17,28 +18,38 @@ export interface Admission {
   reconcile(): Promise<void>;
 }
 
-export function admissionService({ db, clock, config }: Dependencies, usage: UsageCounter): Admission {
-  const limiter = new RateLimiter(postgresCounterStore(db), clock, config.rateLimits.unsyncedFraction);
-  const { apiKeyDefault, user } = config.rateLimits;
+export class AdmissionService implements Admission {
+  private readonly limiter: RateLimiter;
 
-  const limitOf = (principal: Principal, userRateLimited: boolean): [string, RateLimit] | undefined => {
+  constructor(
+    private readonly deps: Pick<Dependencies, 'db' | 'clock' | 'config'>,
+    private readonly usage: UsageCounter,
+  ) {
+    this.limiter = new RateLimiter(postgresCounterStore(deps.db), deps.clock, deps.config.rateLimits.unsyncedFraction);
+  }
+
+  /** The limiter's decision for this caller on an operation, or undefined when no limit applies. */
+  admit(principal: Principal, userRateLimited: boolean): Decision | Promise<Decision> | undefined {
+    const limited = this.limitOf(principal, userRateLimited);
+    return limited && this.limiter.admit(limited[0], limited[1]);
+  }
+
+  /** The outcome of a request made with an API key (nothing for a person). */
+  recordOutcome(principal: Principal, outcome: UsageOutcome): void {
+    if (principal.kind === 'api_key') this.usage.count(principal.apiKeyId, outcome, this.deps.clock.now());
+  }
+
+  /** Pushes this process's counts and reads everyone's (the background step, and tests). */
+  async reconcile(): Promise<void> {
+    await Promise.all([this.limiter.reconcile(), this.usage.flush(this.deps.db)]);
+  }
+
+  private limitOf(principal: Principal, userRateLimited: boolean): [string, RateLimit] | undefined {
+    const { apiKeyDefault, user } = this.deps.config.rateLimits;
     if (principal.kind === 'api_key') {
       const limit = principal.rateLimit ?? apiKeyDefault;
       return limit ? [`key:${principal.apiKeyId}`, limit] : undefined;
     }
     return userRateLimited && user ? [`user:${principal.userId}`, user] : undefined;
-  };
-
-  return {
-    admit(principal, userRateLimited) {
-      const limited = limitOf(principal, userRateLimited);
-      return limited && limiter.admit(limited[0], limited[1]);
-    },
-    recordOutcome(principal, outcome) {
-      if (principal.kind === 'api_key') usage.count(principal.apiKeyId, outcome, clock.now());
-    },
-    async reconcile() {
-      await Promise.all([limiter.reconcile(), usage.flush(db)]);
-    },
-  };
+  }
 }
