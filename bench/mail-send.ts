@@ -10,7 +10,7 @@ import { SMTPServer } from 'smtp-server';
 import { createLogger } from '../src/logger.js';
 import { systemClock } from '../src/clock.js';
 import { queueMessage } from '../src/mail/outbox.js';
-import { mailSender, DEFAULT_MAIL_RETRY_SCHEDULE_S } from '../src/mail/sender.js';
+import { MailSender, DEFAULT_MAIL_RETRY_SCHEDULE_S } from '../src/mail/sender.js';
 import { smtpTransport } from '../src/mail/transport.js';
 import { parseSmtpUrl, type SmtpSettings } from '../src/smtp-url.js';
 import { benchDatabase } from './support/database.js';
@@ -54,7 +54,7 @@ async function main() {
         });
       }
       received = 0;
-      const sender = mailSender(
+      const sender = new MailSender(
         { db, clock: systemClock, logger: createLogger('warn') },
         { from: 'Back office <no-reply@backoffice.local>', batch: BATCH, pollIntervalMs: 1000, leaseMs: 65_000, retryScheduleS: DEFAULT_MAIL_RETRY_SCHEDULE_S },
         { kind: 'smtp', transport: smtpTransport(settings, 10_000) },

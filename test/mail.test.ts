@@ -16,7 +16,7 @@ import { ManualClock, systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { LANGUAGES, renderMessage, type MessageKind, type Templates } from '../src/mail/templates.js';
 import { queueMessage } from '../src/mail/outbox.js';
-import { mailSender } from '../src/mail/sender.js';
+import { MailSender } from '../src/mail/sender.js';
 import { smtpTransport } from '../src/mail/transport.js';
 import { parseSmtpUrl, type SmtpSettings } from '../src/smtp-url.js';
 import { serviceMetrics } from '../src/metrics/registry.js';
@@ -163,7 +163,7 @@ describe('sending to a real SMTP server', () => {
   it('a temporary refusal is retried after the backoff; a permanent one is given up; the reason is kept, not the message', async () => {
     const clock = new ManualClock(new Date());
     const outcomes: string[] = [];
-    const sender = mailSender({ db: database.db, clock, logger: silent, outcomes: { signIn() {}, refresh() {}, apiKeyAuthentication() {}, mail: (o, n) => outcomes.push(...Array<string>(n).fill(o)) } }, policy, { kind: 'smtp', transport: smtpTransport(settings(smtp.url), 5_000) });
+    const sender = new MailSender({ db: database.db, clock, logger: silent, outcomes: { signIn() {}, refresh() {}, apiKeyAuthentication() {}, mail: (o, n) => outcomes.push(...Array<string>(n).fill(o)) } }, policy, { kind: 'smtp', transport: smtpTransport(settings(smtp.url), 5_000) });
     const later = address();
     await queue(later, clock.now());
     smtp.refuse(1, 451);
@@ -199,7 +199,7 @@ describe('sending to a real SMTP server', () => {
     const clock = new ManualClock(new Date());
     const recipients = Array.from({ length: 30 }, () => address());
     for (const r of recipients) await queue(r, clock.now());
-    const senders = [1, 2, 3].map(() => mailSender({ db: database.db, clock, logger: silent }, { ...policy, batch: 4 }, { kind: 'smtp', transport: smtpTransport(settings(smtp.url), 5_000) }));
+    const senders = [1, 2, 3].map(() => new MailSender({ db: database.db, clock, logger: silent }, { ...policy, batch: 4 }, { kind: 'smtp', transport: smtpTransport(settings(smtp.url), 5_000) }));
     await Promise.all(senders.map((s) => s.drain()));
     for (const r of recipients) expect(smtp.to(r), r).toHaveLength(1);
     await Promise.all(senders.map((s) => s.stop()));
@@ -212,7 +212,7 @@ describe('sending to a real SMTP server', () => {
     // The first sender's claim, as a crash after sending would leave it.
     const { id } = await rowOf(recipient);
     await database.db.updateTable('messages').set({ claim_token: randomUUID(), claimed_until: new Date(clock.now().getTime() + policy.leaseMs), attempts: 1 }).where('id', '=', id).execute();
-    const sender = mailSender({ db: database.db, clock, logger: silent }, policy, { kind: 'smtp', transport: smtpTransport(settings(smtp.url), 5_000) });
+    const sender = new MailSender({ db: database.db, clock, logger: silent }, policy, { kind: 'smtp', transport: smtpTransport(settings(smtp.url), 5_000) });
     expect(await sender.runOnce()).toBe(0);
     clock.advance(policy.leaseMs + 1);
     expect(await sender.runOnce()).toBe(1);
@@ -226,7 +226,7 @@ describe('sending to a real SMTP server', () => {
     try {
       const recipient = address();
       await queue(recipient, new Date(), 'fr');
-      const sender = mailSender({ db: database.db, clock: systemClock, logger: silent }, policy, { kind: 'smtp', transport: smtpTransport(settings(tls.url), 5_000) });
+      const sender = new MailSender({ db: database.db, clock: systemClock, logger: silent }, policy, { kind: 'smtp', transport: smtpTransport(settings(tls.url), 5_000) });
       await sender.drain();
       expect(tls.to(recipient)[0]).toMatchObject({ secure: true, subject: 'Votre mot de passe a changé', language: 'fr' });
       await sender.stop();

@@ -66,59 +66,135 @@ const isPermanent = (err: unknown) => {
 /** What is kept of a failure: the server's reply or the network error, short; never the message. */
 const describe = (err: unknown) => String((err as Error).message ?? err).replace(/\s+/g, ' ').slice(0, 300);
 
-export interface MailSender {
-  /** Claims and sends what is due now; answers how many were claimed. For the loop and for tests. */
-  runOnce(): Promise<number>;
-  /** Runs until every due message is handled (tests, the benchmark). */
-  drain(): Promise<number>;
-  /** Starts the loop (and LISTEN when given a connection string). */
-  start(listenUrl?: string): void;
-  stop(): Promise<void>;
-}
-
 /** The channel the messages table's trigger notifies (migration 20270104T1300). */
 export const MAIL_CHANNEL = 'mail_due';
 
-export function mailSender(deps: { db: Kysely<Database>; clock: Clock; logger: Logger; outcomes?: Outcomes }, policy: SendingPolicy, delivery: Delivery): MailSender {
-  const { db, clock, logger } = deps;
-  const count = (outcome: MailOutcome, n = 1) => deps.outcomes?.mail?.(outcome, n);
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let wakeUp: (() => void) | undefined;
-  let wokenWhileBusy = false;
-  let listener: pg.Client | undefined;
+type SenderDeps = { db: Kysely<Database>; clock: Clock; logger: Logger; outcomes?: Outcomes };
 
-  function wake() {
-    if (wakeUp) wakeUp();
-    else wokenWhileBusy = true;
+export class MailSender {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  /** Ends the loop's wait early (a notification, or stop). */
+  private wakeUp: (() => void) | undefined;
+  /** Woken while a round ran: the next round starts without waiting. */
+  private wokenWhileBusy = false;
+  private listener: pg.Client | undefined;
+
+  constructor(
+    private readonly deps: SenderDeps,
+    private readonly policy: SendingPolicy,
+    private readonly delivery: Delivery,
+  ) {}
+
+  /** Claims and sends what is due now; answers how many were claimed. For the loop and for tests. */
+  async runOnce(): Promise<number> {
+    const token = randomUUID();
+    const claimed = await this.claim(token, this.deps.clock.now());
+    if (claimed.length === 0) return 0;
+    if (this.delivery.kind === 'dev_mailbox') {
+      await this.markSent(claimed.map((m) => m.id), token, 'dev_mailbox');
+      this.count('dev_mailbox', claimed.length);
+      return claimed.length;
+    }
+    const transport = this.delivery.transport;
+    const sent: string[] = [];
+    await Promise.all(
+      claimed.map(async (m) => {
+        try {
+          await transport.send({ id: m.id, from: this.policy.from, to: m.recipient, subject: m.subject, text: m.body, html: m.html, language: m.language });
+          sent.push(m.id);
+        } catch (err) {
+          await this.markFailed(m, token, err).catch((e: unknown) => this.deps.logger.warn({ err: { message: (e as Error).message } }, 'mail failure not recorded'));
+        }
+      }),
+    );
+    await this.markSent(sent, token, 'smtp');
+    this.count('sent', sent.length);
+    return claimed.length;
   }
 
-  async function listen(url: string) {
-    while (running) {
+  /** Runs until every due message is handled (tests, the benchmark). */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (let n = await this.runOnce(); n > 0; n = await this.runOnce()) total += n;
+    return total;
+  }
+
+  /** Starts the loop (and LISTEN when given a connection string). */
+  start(listenUrl?: string): void {
+    if (this.running) return;
+    this.running = true;
+    if (listenUrl) void this.listen(listenUrl);
+    this.loop = this.rounds();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wakeUp?.();
+    await this.listener?.end().catch(() => {});
+    await this.loop;
+    if (this.delivery.kind === 'smtp') this.delivery.transport.close();
+  }
+
+  private async rounds(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      try {
+        claimed = await this.runOnce();
+      } catch (err) {
+        // A database outage is reported by the requests; the next round tries again.
+        this.deps.logger.warn({ err: { message: (err as Error).message } }, 'mail round failed');
+      }
+      // A full batch: more may be due at once; else wait for the next poll or notification.
+      if (this.running && claimed < this.policy.batch && !this.wokenWhileBusy) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.policy.pollIntervalMs);
+          this.wakeUp = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeUp = undefined;
+      }
+      this.wokenWhileBusy = false;
+    }
+  }
+
+  private wake(): void {
+    if (this.wakeUp) this.wakeUp();
+    else this.wokenWhileBusy = true;
+  }
+
+  private async listen(url: string): Promise<void> {
+    while (this.running) {
       const client = new pg.Client({ connectionString: url, application_name: 'backoffice-api-mail' });
       try {
-        client.on('notification', wake);
+        client.on('notification', () => this.wake());
         await client.connect();
         await client.query(`listen ${MAIL_CHANNEL}`);
-        listener = client;
+        this.listener = client;
         // Written between the loop's last round and the LISTEN: looked for once more.
-        wake();
+        this.wake();
         await new Promise<void>((resolve) => {
           client.once('error', () => resolve());
           client.once('end', () => resolve());
         });
       } catch (err) {
-        logger.warn({ err: { message: (err as Error).message } }, 'mail listener: connection lost, polling until it is back');
+        this.deps.logger.warn({ err: { message: (err as Error).message } }, 'mail listener: connection lost, polling until it is back');
       } finally {
-        listener = undefined;
+        this.listener = undefined;
         await client.end().catch(() => {});
       }
-      if (running) await new Promise((r) => setTimeout(r, 1000));
+      if (this.running) await new Promise((r) => setTimeout(r, 1000));
     }
   }
 
-  async function claim(token: string, now: Date): Promise<Claimed[]> {
-    const until = new Date(now.getTime() + policy.leaseMs);
+  private count(outcome: MailOutcome, n = 1): void {
+    this.deps.outcomes?.mail?.(outcome, n);
+  }
+
+  private async claim(token: string, now: Date): Promise<Claimed[]> {
+    const until = new Date(now.getTime() + this.policy.leaseMs);
     const { rows } = await sql<Claimed>`
       update messages m set claim_token = ${token}, claimed_until = ${until}, attempts = m.attempts + 1
       where m.id in (
@@ -126,27 +202,27 @@ export function mailSender(deps: { db: Kysely<Database>; clock: Clock; logger: L
         where sent_at is null and failed_at is null and next_attempt_at <= ${now}
           and (claimed_until is null or claimed_until <= ${now})
         order by next_attempt_at
-        limit ${policy.batch}
+        limit ${this.policy.batch}
         for update skip locked)
-      returning m.id, m.recipient, m.subject, m.body, m.html, m.language, m.attempts`.execute(db);
+      returning m.id, m.recipient, m.subject, m.body, m.html, m.language, m.attempts`.execute(this.deps.db);
     return rows;
   }
 
-  async function markSent(ids: string[], token: string, via: 'smtp' | 'dev_mailbox') {
+  private async markSent(ids: string[], token: string, via: 'smtp' | 'dev_mailbox'): Promise<void> {
     if (ids.length === 0) return;
-    await db
+    await this.deps.db
       .updateTable('messages')
-      .set({ sent_at: clock.now(), delivered_via: via, claim_token: null, claimed_until: null, last_error: null })
+      .set({ sent_at: this.deps.clock.now(), delivered_via: via, claim_token: null, claimed_until: null, last_error: null })
       .where('id', 'in', ids)
       .where('claim_token', '=', token)
       .execute();
   }
 
-  async function markFailed(message: Claimed, token: string, err: unknown) {
-    const now = clock.now();
-    const delay = isPermanent(err) ? null : mailRetryDelayMs(policy.retryScheduleS, message.attempts);
+  private async markFailed(message: Claimed, token: string, err: unknown): Promise<void> {
+    const now = this.deps.clock.now();
+    const delay = isPermanent(err) ? null : mailRetryDelayMs(this.policy.retryScheduleS, message.attempts);
     const givenUp = delay === null;
-    await db
+    await this.deps.db
       .updateTable('messages')
       .set({
         claim_token: null,
@@ -157,77 +233,8 @@ export function mailSender(deps: { db: Kysely<Database>; clock: Clock; logger: L
       .where('id', '=', message.id)
       .where('claim_token', '=', token)
       .execute();
-    count(givenUp ? 'given_up' : 'retried');
+    this.count(givenUp ? 'given_up' : 'retried');
     // The message id and the reason; never the recipient's address or the message.
-    logger.warn({ message_id: message.id, attempts: message.attempts, error: describe(err), given_up: givenUp }, givenUp ? 'mail given up' : 'mail not sent; retrying later');
+    this.deps.logger.warn({ message_id: message.id, attempts: message.attempts, error: describe(err), given_up: givenUp }, givenUp ? 'mail given up' : 'mail not sent; retrying later');
   }
-
-  async function runOnce(): Promise<number> {
-    const token = randomUUID();
-    const claimed = await claim(token, clock.now());
-    if (claimed.length === 0) return 0;
-    if (delivery.kind === 'dev_mailbox') {
-      await markSent(claimed.map((m) => m.id), token, 'dev_mailbox');
-      count('dev_mailbox', claimed.length);
-      return claimed.length;
-    }
-    const sent: string[] = [];
-    await Promise.all(
-      claimed.map(async (m) => {
-        try {
-          await delivery.transport.send({ id: m.id, from: policy.from, to: m.recipient, subject: m.subject, text: m.body, html: m.html, language: m.language });
-          sent.push(m.id);
-        } catch (err) {
-          await markFailed(m, token, err).catch((e: unknown) => logger.warn({ err: { message: (e as Error).message } }, 'mail failure not recorded'));
-        }
-      }),
-    );
-    await markSent(sent, token, 'smtp');
-    count('sent', sent.length);
-    return claimed.length;
-  }
-
-  return {
-    runOnce,
-    async drain() {
-      let total = 0;
-      for (let n = await runOnce(); n > 0; n = await runOnce()) total += n;
-      return total;
-    },
-    start(listenUrl?: string) {
-      if (running) return;
-      running = true;
-      if (listenUrl) void listen(listenUrl);
-      loop = (async () => {
-        while (running) {
-          let claimed = 0;
-          try {
-            claimed = await runOnce();
-          } catch (err) {
-            // A database outage is reported by the requests; the next round tries again.
-            logger.warn({ err: { message: (err as Error).message } }, 'mail round failed');
-          }
-          // A full batch: more may be due at once; else wait for the next poll or notification.
-          if (running && claimed < policy.batch && !wokenWhileBusy) {
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, policy.pollIntervalMs);
-              wakeUp = () => {
-                clearTimeout(timer);
-                resolve();
-              };
-            });
-            wakeUp = undefined;
-          }
-          wokenWhileBusy = false;
-        }
-      })();
-    },
-    async stop() {
-      running = false;
-      wakeUp?.();
-      await listener?.end().catch(() => {});
-      await loop;
-      if (delivery.kind === 'smtp') delivery.transport.close();
-    },
-  };
 }

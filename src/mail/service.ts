@@ -2,7 +2,7 @@
 // development mailbox's marking, or none when nothing here sends) and the development mailbox's
 // reading, which exists only when it is on (docs/MAIL.md).
 import type { Dependencies } from '../dependencies.js';
-import { mailSender, DEFAULT_MAIL_RETRY_SCHEDULE_S, type MailSender } from './sender.js';
+import { MailSender, DEFAULT_MAIL_RETRY_SCHEDULE_S } from './sender.js';
 import { smtpTransport, type MailTransport } from './transport.js';
 import { devMailbox } from './dev-mailbox.js';
 import { listNotices } from './notices.js';
@@ -12,9 +12,9 @@ export function mailService(deps: Pick<Dependencies, 'db' | 'clock' | 'logger' |
   const policy = { from: mail.from, batch: mail.batch, pollIntervalMs: mail.pollIntervalMs, leaseMs: mail.timeoutMs * 6 + 5_000, retryScheduleS: DEFAULT_MAIL_RETRY_SCHEDULE_S };
   const transport = options.transport ?? (mail.smtp ? smtpTransport(mail.smtp, mail.timeoutMs) : undefined);
   const sender: MailSender | undefined = transport
-    ? mailSender(deps, policy, { kind: 'smtp', transport })
+    ? new MailSender(deps, policy, { kind: 'smtp', transport })
     : mail.devMailbox
-      ? mailSender(deps, policy, { kind: 'dev_mailbox' })
+      ? new MailSender(deps, policy, { kind: 'dev_mailbox' })
       : undefined;
   return {
     /** The sender, when this deployment has one; started by src/main.ts where MAIL_SEND is on. */
