@@ -5,8 +5,8 @@
 //     connections, far past its last use. Exactly BENCH_USES answers must be 200 (wrk counts the
 //     rest as non-2xx: the 429s), and its row in the database must read 0. Any other count fails
 //     the run.
-//  2. Cost: a usage-limited key that never runs out (1,000,000,000 uses: one atomic statement in
-//     the database per request) side by side with an unlimited key (memory only), BENCH_ROUNDS
+//  2. Cost: a usage-limited key that never runs out (1,000,000,000 uses, spent in the database by
+//     one statement per burst of requests or per lease: src/api-keys/uses.ts) side by side with an unlimited key (memory only), BENCH_ROUNDS
 //     rounds of BENCH_DURATION seconds each, in alternating order so each ratio compares
 //     measurements under the same load. Target: the limited key within 10 % of the unlimited one.
 // Prints a markdown table at the end (docs/BENCHMARKS.md, "Usage-limited key").
@@ -109,7 +109,7 @@ async function main() {
         ['GET /users?limit=50', 'req/s (3 processes)', 'p99 ms (worst process)', 'ratio'],
         [
           ['unlimited key (memory only)', range(rounds.map((r) => r.free), (v) => v.toFixed(0)), median(rounds.map((r) => r.freeP99)).toFixed(1), '–'],
-          ['**usage-limited key** (a use spent in PostgreSQL per request)', range(rounds.map((r) => r.fenced), (v) => v.toFixed(0)), median(rounds.map((r) => r.fencedP99)).toFixed(1), `**${range(ratios, percent)} of the unlimited**`],
+          ['**usage-limited key** (uses spent in PostgreSQL, by burst or lease)', range(rounds.map((r) => r.fenced), (v) => v.toFixed(0)), median(rounds.map((r) => r.fencedP99)).toFixed(1), `**${range(ratios, percent)} of the unlimited**`],
           [`exactness: ${USES} uses, ${sent} requests`, `${admitted} admitted`, '–', exact ? 'exact' : '**not exact**'],
         ],
       ),

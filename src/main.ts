@@ -122,7 +122,7 @@ export async function buildService(configured: Config, logger: Logger): Promise<
       metrics,
       keyCache: services.keyCache,
       stopBackgroundWork: async () => {
-        await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop(), services.keyCache.stop(), services.mail.sender?.stop()]);
+        await Promise.all([sweeper?.stop(), reconciliation.stop(), services.deliveries.stop(), services.keyUses.stop().then(() => services.keyCache.stop()), services.mail.sender?.stop()]);
       },
     };
   } catch (err) {

@@ -79,6 +79,8 @@ export interface PlatformServices {
    * PostgreSQL only) and whenever it is not listening, every key is verified by the database.
    */
   keyCache: KeyCache;
+  /** Usage-limited keys' uses, spent in the database; leases held while the key cache is in step are given back by `stop` (src/main.ts). */
+  keyUses: UseSpender;
   /** The two ways in: an API key (x-api-key) or a session's access token (Authorization: Bearer). */
   authenticators: Authenticators;
   /** Rate limits and key usage, counted in this process and reconciled through the database. */
@@ -107,7 +109,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
   const signIn = new SignInService(deps, factors, attempts);
   const users = new UserService(deps, revokeSessions);
   const keys = keyCache(deps, deps.config.apiKeyCache);
-  const spender = new UseSpender(deps);
+  const spender = new UseSpender(deps, () => keys.epoch());
   return {
     users,
     roles: new RoleService(deps),
@@ -128,6 +130,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
     deliveries: new DeliveryWorker(deps, deps.config.webhooks, eventStyler()),
     passkeys,
     keyCache: keys,
+    keyUses: spender,
     authenticators: { apiKey: apiKeyAuthenticator(deps, usage, keys.find), bearer: bearerAuthenticator(deps), spendKeyUse: (apiKeyId) => spender.spend(apiKeyId), stepUp: stepUpGate(deps, withOidcStepUp(deps.db, (userId) => factors.secondFactors.stepUpMethodsOf(userId))) },
     admission: new AdmissionService(deps, usage),
     identityProviders: new IdentityProviderService(deps),

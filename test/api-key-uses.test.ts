@@ -15,7 +15,7 @@ import { ApiKeyService, type KeyInput } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { secondInstance } from './support/second-instance.js';
-import { spendKeyUses } from '../src/api-keys/uses.js';
+import { LEASE_FLOOR, spendKeyUses } from '../src/api-keys/uses.js';
 import { answersOnceHeard, HEARD_DEADLINE_MS, heardBudget } from './support/key-cache.js';
 
 let database: TestDatabase;
@@ -455,5 +455,121 @@ describe('security: a usage-limited key spent from three service instances at on
     clock.set(new Date('2027-03-12T00:00:00.000Z'));
     expect((await burst(key.secret, 4)).admitted).toHaveLength(5);
     expect(await remaining(key.id)).toBe(0);
+  });
+});
+
+describe('leases of uses: three instances in step, each spending from uses it took ahead', () => {
+  type Instance = Awaited<ReturnType<typeof secondInstance>>;
+  let three: Instance[] = [];
+  const clock = new ManualClock(new Date('2027-04-10T12:00:00.000Z'));
+  beforeAll(async () => {
+    three = [await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock })];
+    for (const made of three) {
+      made.services.keyCache.start(database.url);
+      await made.services.keyCache.inStep(HEARD_DEADLINE_MS);
+    }
+  });
+  afterAll(async () => {
+    for (const made of three) {
+      await made.services.keyUses.stop();
+      await made.services.keyCache.stop();
+      await made.close();
+    }
+  });
+
+  const remaining = async (id: string) => (await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', id).executeTakeFirstOrThrow()).remaining;
+  const giveBackAll = () => Promise.all(three.map((made) => made.services.keyUses.giveBackAll()));
+
+  /** `rounds` waves of `perInstance` requests to each instance at once (or until a wave is refused everywhere): how many were admitted. */
+  async function waves(secret: string, rounds: number, perInstance = 1) {
+    let admitted = 0;
+    for (let round = 0; round < rounds; round++) {
+      const answers = await Promise.all(three.flatMap((made) => Array.from({ length: perInstance }, () => request(made.app).get('/users?limit=1').set('x-api-key', secret))));
+      const ok = answers.filter((r) => r.status === 200).length;
+      expect(answers.every((r) => r.status === 200 || (r.status === 429 && r.body.code === 'api_key_uses_exhausted'))).toBe(true);
+      admitted += ok;
+      if (ok === 0) break;
+    }
+    return admitted;
+  }
+  const untilRefusedEverywhere = (secret: string) => waves(secret, 10_000, 10);
+
+  it('under sustained use the uses are taken ahead, not one statement per request; given back, admitted and remaining add up to the count exactly', { timeout: heardBudget(3) }, async () => {
+    const key = await keyWith(clock, { remaining_uses: 10_000 });
+    const admitted = await waves(key.secret, 60);
+    expect(admitted).toBe(180);
+    // Held by the instances' leases: the row has fewer left than were admitted from it.
+    expect(await remaining(key.id)).toBeLessThan(10_000 - admitted);
+    await giveBackAll();
+    expect(await remaining(key.id)).toBe(10_000 - admitted);
+  });
+
+  it(`security: a partner drains a key past its last use over three instances holding leases: exactly the count admitted, the last ${LEASE_FLOOR} spent one by one`, { timeout: heardBudget(6) }, async () => {
+    const count = LEASE_FLOOR + 200;
+    const key = await keyWith(clock, { remaining_uses: count });
+    const admitted = await untilRefusedEverywhere(key.secret);
+    expect(admitted).toBe(count);
+    expect(await remaining(key.id)).toBe(0);
+    await giveBackAll();
+    expect(await remaining(key.id)).toBe(0);
+  });
+
+  it('security: an administrator cuts a key\'s uses while the instances hold leases: once heard, no lease is spent, and none is given back into the new count', { timeout: heardBudget(6) }, async () => {
+    const key = await keyWith(clock, { remaining_uses: 1_000_000 });
+    const before = await waves(key.secret, 40);
+    expect(await remaining(key.id)).toBeLessThan(1_000_000 - before);
+    const heard = three.map((made) => made.services.keyCache.state().notifications);
+    await new ApiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { remaining_uses: 5 });
+    for (const [i, made] of three.entries()) {
+      const until = Date.now() + HEARD_DEADLINE_MS;
+      while (made.services.keyCache.state().notifications <= heard[i]! && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(await untilRefusedEverywhere(key.secret)).toBe(5);
+    await giveBackAll();
+    expect(await remaining(key.id)).toBe(0);
+  });
+
+  it('a lease taken before a refill is not spent after it: the day\'s amount exactly, whatever was held at midnight, and nothing of it given back into the new day', { timeout: heardBudget(6) }, async () => {
+    const amount = LEASE_FLOOR + 100;
+    clock.set(new Date('2027-04-10T23:59:00.000Z'));
+    const key = await keyWith(clock, { remaining_uses: amount, uses_refill: { interval: 'daily', amount } });
+    const before = await waves(key.secret, 30);
+    expect(await remaining(key.id)).toBeLessThan(amount - before);
+    clock.set(new Date('2027-04-11T00:00:00.000Z'));
+    expect(await untilRefusedEverywhere(key.secret)).toBe(amount);
+    await giveBackAll();
+    expect(await remaining(key.id)).toBe(0);
+  });
+
+  it('security: an instance whose listening connection is killed stops spending its lease and gives it back; one that never listened takes none', { timeout: heardBudget(6) }, async () => {
+    const key = await keyWith(clock, { remaining_uses: 1_000_000 });
+    const [deafened] = three;
+    let admitted = 0;
+    for (let i = 0; i < 40; i++) admitted += (await request(deafened!.app).get('/users?limit=1').set('x-api-key', key.secret)).status === 200 ? 1 : 0;
+    expect(admitted).toBe(40);
+    expect(await remaining(key.id)).toBeLessThan(1_000_000 - admitted);
+    const pid = deafened!.services.keyCache.state().listenerPid;
+    await sql`select pg_terminate_backend(${pid}::int)`.execute(database.db);
+    // Until it listens again, its next request is spent in the database and its lease goes back.
+    await expect.poll(() => deafened!.services.keyCache.state().listenerPid !== pid || !deafened!.services.keyCache.state().inStep, { timeout: HEARD_DEADLINE_MS }).toBe(true);
+    if (!deafened!.services.keyCache.state().inStep) {
+      expect((await request(deafened!.app).get('/users?limit=1').set('x-api-key', key.secret)).status).toBe(200);
+      admitted++;
+      await expect.poll(() => remaining(key.id), { timeout: HEARD_DEADLINE_MS }).toBe(1_000_000 - admitted);
+    }
+    await deafened!.services.keyCache.inStep(HEARD_DEADLINE_MS);
+    await giveBackAll();
+    expect(await remaining(key.id)).toBe(1_000_000 - admitted);
+
+    // An instance that never listened (the embedded database, a pooler in transaction mode).
+    const deaf = await secondInstance(database.url, { clock });
+    try {
+      const other = await keyWith(clock, { remaining_uses: 1_000_000 });
+      for (let i = 0; i < 40; i++) expect((await request(deaf.app).get('/users?limit=1').set('x-api-key', other.secret)).status).toBe(200);
+      expect(await remaining(other.id)).toBe(1_000_000 - 40);
+    } finally {
+      await deaf.services.keyUses.stop();
+      await deaf.close();
+    }
   });
 });

@@ -62,6 +62,8 @@ export interface KeyCache {
   state(): KeyCacheState;
   /** Whether the key of this digest is in memory now (tests: that an answer came from memory). */
   holds(digest: Buffer): boolean;
+  /** Moves with every notification heard and every change of listening state; null while not in step (uses.ts: a lease of uses is good while it is unchanged). */
+  epoch(): number | null;
   /** Resolves once the cache is in step (tests; a timeout rejects). */
   inStep(timeoutMs?: number): Promise<void>;
   /** True once in step; false when a connection attempt fails first or `timeoutMs` passes (a start does not wait on a listener that cannot work). */
@@ -407,6 +409,7 @@ export function keyCache(deps: { db: Kysely<Database>; logger: Logger }, options
       deaf('stopped');
     },
     holds: (digest) => keys.has(digest.toString('hex')),
+    epoch: () => (inStep ? epoch : null),
     settled(timeoutMs) {
       if (inStep) return Promise.resolve(true);
       if (!running) return Promise.resolve(false);

@@ -280,6 +280,7 @@ export async function setKeyUses(
   await db
     .insertInto('api_key_uses')
     .values(row)
-    .onConflict((oc) => oc.column('api_key_id').doUpdateSet({ remaining: uses.remaining, refill_interval: uses.refill_interval, refill_amount: uses.refill_amount, refilled_at: now }))
+    // The version moves: every process drops its lease of this key, and a lease taken before cannot be given back into the new count (uses.ts).
+    .onConflict((oc) => oc.column('api_key_id').doUpdateSet({ remaining: uses.remaining, refill_interval: uses.refill_interval, refill_amount: uses.refill_amount, refilled_at: now, version: sql`api_key_uses.version + 1` }))
     .execute();
 }

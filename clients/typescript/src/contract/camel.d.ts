@@ -4653,9 +4653,11 @@ export interface components {
              * Format: int32
              * @description The key's remaining uses now (a refill due since the last request included): each admitted
              *     request spends one, across every server process, and a request is never admitted without
-             *     one (`429 api_key_uses_exhausted`). `null`: the key is not usage-limited. A live count: it
-             *     is not part of the key's entity tag, so a conditional read may answer `304` while uses were
-             *     spent since.
+             *     one (`429 api_key_uses_exhausted`). Under sustained use a server process takes up to 256
+             *     uses ahead and spends them from memory: they count as spent here until used, or given back
+             *     a second after that process's last request with the key (never among the last 1,000). `null`: the key is not
+             *     usage-limited. Part of the key's entity tag: a write with the tag of a read made before
+             *     uses were spent is refused with `412`, so that a stale count is never written back.
              * @example 940
              */
             remainingUses: number | null;
