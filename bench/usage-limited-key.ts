@@ -14,7 +14,7 @@
 // Run alone on a quiet machine (it starts its own PostgreSQL 15 unless DATABASE_URL is set):
 //   make build && node --import tsx bench/usage-limited-key.ts
 // A smoke run of the script itself (seconds, proves nothing about speed):
-//   BENCH_USERS=200 BENCH_USES=300 BENCH_EXHAUST_SECONDS=2 BENCH_ROUNDS=1 BENCH_DURATION=1 BENCH_WARM_UP=1 BENCH_CONNECTIONS=6 node --import tsx bench/usage-limited-key.ts
+//   BENCH_USERS=200 BENCH_USES=3000 BENCH_EXHAUST_SECONDS=4 BENCH_ROUNDS=1 BENCH_DURATION=1 BENCH_WARM_UP=1 BENCH_CONNECTIONS=6 node --import tsx bench/usage-limited-key.ts
 import { sql } from 'kysely';
 import { seedUsers } from '../src/cli/seed.js';
 import { SERVICE_ENV, SERVICE_SCRIPT, startProcess, stopProcess } from './support/process.js';
