@@ -3347,8 +3347,9 @@ export interface webhooks {
         put?: never;
         /**
          * A user was changed
-         * @description Sent to the endpoints subscribed to `user.updated` whose owner may read the resource at delivery
-         *     time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
+         * @description A user was changed by `PATCH /users/{id}` (names, roles, status), or their new e-mail address
+         *     was confirmed (`changed_fields: [email]`). Sent to the endpoints subscribed to `user.updated`
+         *     whose owner may read the resource at delivery time; the same payload is listed by `GET /events`. Answer 2xx within 10 seconds (the body is
          *     ignored; its first 256 characters are kept in the delivery's log); anything else, a timeout or
          *     a redirect is a failure, retried on the schedule of docs/EVENTS.md (5 s, 1 min, 5 min, 30
          *     min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each ±20 %: about three days) with the same

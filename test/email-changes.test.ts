@@ -89,6 +89,10 @@ describe('the flow, through a real SMTP server', () => {
     const events = await database.db.selectFrom('security_events').select(['type', 'changes']).where('user_id', '=', person.id).where('type', 'in', ['email_change_requested', 'email_changed']).orderBy('occurred_at').execute();
     expect(events.map((e) => e.type)).toEqual(['email_change_requested', 'email_changed']);
     expect(events[1]!.changes).toEqual({ before: { email: person.email }, after: { email: next } });
+    // Partners who mirror people hear of it: a user.updated naming the address, published with the change.
+    const published = await database.db.selectFrom('events').select(['type', 'payload', 'required_permission']).where('payload', '@>', JSON.stringify({ data: { id: person.id } }) as never).execute();
+    expect(published.map((e) => [e.type, e.required_permission])).toEqual([['user.updated', 'users.read']]);
+    expect(published[0]!.payload).toMatchObject({ type: 'user.updated', changed_fields: ['email'], data: { id: person.id, email: next } });
   });
 
   it('asking again replaces the link: the first one no longer works', async () => {

@@ -21,18 +21,21 @@ export interface PublicEvent {
 /**
  * The public events, by the audit event that publishes each: read from the contract's `webhooks`
  * section, where each event's type declares who hears it (`x-required-permission`) and which audit
- * event publishes it (`x-audit-event`). A new event is declared there once; test/events.test.ts
- * holds the section, the EventType enum and the audit event types to one another.
+ * events publish it (`x-audit-event`: one, or a list when several kinds of change are the same
+ * event to a partner, as a person's confirmed address change is a `user.updated`). A new event is
+ * declared there once; test/events-declared.test.ts holds the section, the EventType enum and the
+ * audit event types to one another.
  */
 export const PUBLIC_EVENTS: ReadonlyMap<string, PublicEvent> = new Map(
   Object.entries((readContract().webhooks ?? {}) as Record<string, { post?: Record<string, unknown> }>).flatMap(([type, item]) => {
-    const audit = item.post?.['x-audit-event'];
+    const declared = item.post?.['x-audit-event'];
+    const audits = typeof declared === 'string' ? [declared] : Array.isArray(declared) ? declared.filter((a): a is string => typeof a === 'string') : [];
     const permission = item.post?.['x-required-permission'];
-    return typeof audit === 'string' && typeof permission === 'string' ? [[audit, { type: type as EventType, permission }] as const] : [];
+    return typeof permission === 'string' ? audits.map((audit) => [audit, { type: type as EventType, permission }] as const) : [];
   }),
 );
 
-export const EVENT_TYPES: readonly EventType[] = [...PUBLIC_EVENTS.values()].map((e) => e.type);
+export const EVENT_TYPES: readonly EventType[] = [...new Set([...PUBLIC_EVENTS.values()].map((e) => e.type))];
 
 /** The permissions that reading events needs, each once. */
 export const EVENT_PERMISSIONS: readonly string[] = [...new Set([...PUBLIC_EVENTS.values()].map((e) => e.permission))];

@@ -13,6 +13,8 @@ import { conflict, forbidden, invalid, rateLimited } from '../errors.js';
 import { digestSecret, generateSecret, isWellFormedSecret } from '../auth/secrets/secrets.js';
 import { ssoRequiredProvider } from '../auth/sessions/sso-required.js';
 import { EMAIL_UNIQUE_INDEX, cleanUserText, emailKey } from '../users/names.js';
+import { findListedUser } from '../users/repository.js';
+import { presentUser } from '../users/presenter.js';
 import { translateUniqueViolation } from '../db/unique-violation.js';
 import { queueRendered } from '../mail/outbox.js';
 import type { Language } from '../mail/templates.js';
@@ -92,6 +94,8 @@ export class EmailChangeService {
         target: { type: 'user', id: me.userId },
         userId: me.userId,
         changes: { before: { email: person.email }, after: { email: change.new_email } },
+        // Published as `user.updated` (changed_fields: [email]): partners who mirror people learn the new address.
+        publish: { data: presentUser((await findListedUser(trx, me.userId))!) },
       });
       await queueRendered(trx, { recipient: person.email, kind: 'email_changed', language: change.language, rendered: changedMessage(change.language, { newEmail: change.new_email, at: now }), userId: me.userId, now });
     });
