@@ -20,7 +20,7 @@ import { PasskeyService } from './auth/second-factors/passkeys.js';
 import { PasskeyAssertions } from './auth/second-factors/passkey-assertions.js';
 import { SecondFactorResetService } from './auth/second-factors/reset.js';
 import { apiKeyAuthenticator } from './api-keys/authenticator.js';
-import { keyCache, type KeyCache } from './api-keys/key-cache.js';
+import { KeyCache } from './api-keys/key-cache.js';
 import { UseSpender } from './api-keys/uses.js';
 import { bearerAuthenticator } from './auth/sessions/authenticator.js';
 import { stepUpGate } from './auth/sessions/step-up.js';
@@ -108,7 +108,7 @@ export function buildPlatform(deps: Dependencies): PlatformServices {
   const attempts = new SignInAttempts(deps);
   const signIn = new SignInService(deps, factors, attempts);
   const users = new UserService(deps, revokeSessions);
-  const keys = keyCache(deps, deps.config.apiKeyCache);
+  const keys = new KeyCache(deps, deps.config.apiKeyCache);
   const spender = new UseSpender(deps, () => keys.epoch());
   return {
     users,

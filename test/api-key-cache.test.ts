@@ -15,7 +15,7 @@ import { makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { newApiKeySecret } from '../src/api-keys/secret.js';
-import { keyCache, type KeyCache } from '../src/api-keys/key-cache.js';
+import { KeyCache } from '../src/api-keys/key-cache.js';
 import { captureLogs, TEST_ENV } from './support/context.js';
 import { buildService } from '../src/main.js';
 import { loadConfig } from '../src/config.js';
@@ -402,7 +402,7 @@ describe("security: a key's creator demoted while the key's load is in flight", 
         return args.result;
       },
     };
-    const cache = keyCache({ db: database.db.withPlugin(gate), logger: captureLogs().logger }, { size: 100 });
+    const cache = new KeyCache({ db: database.db.withPlugin(gate), logger: captureLogs().logger }, { size: 100 });
     cache.start(database.url);
     try {
       await cache.inStep(DEADLINE_MS);
@@ -454,7 +454,7 @@ describe('security: 100,000 distinct unknown keys in a minute', () => {
         return args.result;
       },
     };
-    const cache = keyCache({ db: database.db.withPlugin(counting), logger: captureLogs().logger }, { size: BOUND });
+    const cache = new KeyCache({ db: database.db.withPlugin(counting), logger: captureLogs().logger }, { size: BOUND });
     cache.start(database.url);
     try {
       await cache.inStep(DEADLINE_MS);
