@@ -15,7 +15,7 @@ import { ApiKeyService, type KeyInput } from '../src/api-keys/service.js';
 import { OPERATOR } from '../src/auth/authority.js';
 import { digestSecret } from '../src/auth/secrets/secrets.js';
 import { secondInstance } from './support/second-instance.js';
-import { LEASE_FLOOR, spendKeyUses } from '../src/api-keys/uses.js';
+import { LEASE_FLOOR, LEASE_LIFE_MS, spendKeyUses } from '../src/api-keys/uses.js';
 import { answersOnceHeard, HEARD_DEADLINE_MS, heardBudget } from './support/key-cache.js';
 
 let database: TestDatabase;
@@ -570,6 +570,173 @@ describe('leases of uses: three instances in step, each spending from uses it to
     } finally {
       await deaf.services.keyUses.stop();
       await deaf.close();
+    }
+  });
+});
+
+describe('security: attacks on leases of uses, at their edges', () => {
+  // Two instances on one database, each with its own pool and key cache in step, one manual clock
+  // for both (moved by some tests). A is the one that holds a lease; B is another process.
+  type Instance = Awaited<ReturnType<typeof secondInstance>>;
+  let a: Instance;
+  let b: Instance;
+  const clock = new ManualClock(new Date('2027-05-10T12:00:00.000Z'));
+  beforeAll(async () => {
+    a = await secondInstance(database.url, { clock });
+    b = await secondInstance(database.url, { clock });
+    for (const made of [a, b]) {
+      made.services.keyCache.start(database.url);
+      await made.services.keyCache.inStep(HEARD_DEADLINE_MS);
+    }
+  });
+  afterAll(async () => {
+    for (const made of [a, b]) {
+      await made.services.keyUses.stop();
+      await made.services.keyCache.stop();
+      await made.close();
+    }
+  });
+
+  const remaining = async (id: string) => (await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', id).executeTakeFirstOrThrow()).remaining;
+  /** What an instance's spender holds of a key's lease now (its private map, read for the proof). */
+  const held = (made: Instance, id: string) => (made.services.keyUses as unknown as { leases: Map<string, { left: number }> }).leases.get(id)?.left ?? 0;
+  const ask = (made: Instance, secret: string) => request(made.app).get('/users?limit=1').set('x-api-key', secret);
+  const told = (res: { headers: Record<string, unknown> }) => Number(/"api-key-uses";r=(\d+)/.exec(res.headers['ratelimit'] as string)![1]);
+  /** 40 requests one after the other at `made`: its leases double 2, 4, ..., 32; it holds 28 after them. */
+  async function leaseAt(made: Instance, secret: string, id: string) {
+    for (let i = 0; i < 40; i++) expect((await ask(made, secret)).status).toBe(200);
+    expect(held(made, id)).toBeGreaterThan(0);
+    return 40;
+  }
+  async function heardBy(made: Instance, before: number) {
+    const until = Date.now() + HEARD_DEADLINE_MS;
+    while (made.services.keyCache.state().notifications <= before && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  }
+  async function untilRefused(made: Instance, secret: string) {
+    let admitted = 0;
+    for (let i = 0; i < 10_000; i++) {
+      const res = await ask(made, secret);
+      if (res.status !== 200) {
+        expect(res.body.code).toBe('api_key_uses_exhausted');
+        break;
+      }
+      admitted++;
+    }
+    return admitted;
+  }
+
+  it(`security: a lease told a partner the row's count at its take, frozen: once another process drained the row, no answer is told more than exists for longer than LEASE_LIFE_MS (${LEASE_LIFE_MS} ms)`, { timeout: heardBudget(2) }, async () => {
+    const count = LEASE_FLOOR + 500;
+    const key = await keyWith(clock, { remaining_uses: count });
+    const admitted = await leaseAt(a, key.secret, key.id);
+    const holds = held(a, key.id);
+    // Another process's statement for a burst of requests waiting on the key (what B's drain runs, up to 1,000 at once): the row is spent to 0.
+    let drained = 0;
+    for (let left = await remaining(key.id); left > 0; left = await remaining(key.id)) drained += (await spendKeyUses(database.db, key.id, Math.min(left, 1000), clock.now())).filter((d) => d.allowed).length;
+    await new Promise((r) => setTimeout(r, LEASE_LIFE_MS));
+    // The lease has had its life: the next answer is the database's, which knows only what A held.
+    const next = await ask(a, key.secret);
+    if (next.status === 200) expect(told(next)).toBeLessThan(holds);
+    else expect(next.body.code).toBe('api_key_uses_exhausted');
+    await a.services.keyUses.giveBackAll();
+    expect(await remaining(key.id)).toBe(count - admitted - drained - (next.status === 200 ? 1 : 0));
+  });
+
+  it(`security: a process asked now and then keeps its lease no longer than LEASE_LIFE_MS while another process refuses the key 429: then the uses go back and the other admits`, { timeout: heardBudget(2) }, async () => {
+    const key = await keyWith(clock, { remaining_uses: LEASE_FLOOR + 500 });
+    await leaseAt(a, key.secret, key.id);
+    for (let left = await remaining(key.id); left > 0; left = await remaining(key.id)) await spendKeyUses(database.db, key.id, Math.min(left, 1000), clock.now());
+    // A trickle at A (one request every 200 ms, 2.4 s in all, so its lease never idles), and the partner at B meanwhile.
+    const rounds: { a: number; b: number; at: number }[] = [];
+    const started = performance.now();
+    for (let i = 0; i < 12; i++) {
+      const atB = await ask(b, key.secret);
+      const atA = await ask(a, key.secret);
+      rounds.push({ a: atA.status, b: atB.status, at: Math.round(performance.now() - started) });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(rounds[0]!.b, JSON.stringify(rounds)).toBe(429);
+    // Refused at B while A held uses only within the lease's life (and the sweep after it).
+    const refusedWhileHeld = rounds.filter((r) => r.b === 429 && r.a === 200);
+    expect(Math.max(...refusedWhileHeld.map((r) => r.at)), JSON.stringify(rounds)).toBeLessThan(LEASE_LIFE_MS + 600);
+    expect(rounds.some((r) => r.b === 200), JSON.stringify(rounds)).toBe(true);
+  });
+
+  it('security: a PATCH of only the refill settings (no count sent, the journal shows the count unchanged) must not throw away the uses every process leased', { timeout: heardBudget(2) }, async () => {
+    const key = await keyWith(clock, { remaining_uses: 1_000_000 });
+    const admitted = await leaseAt(a, key.secret, key.id);
+    const heard = a.services.keyCache.state().notifications;
+    const shown = await new ApiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { uses_refill: { interval: 'monthly', amount: 1_000_000 } });
+    await heardBy(a, heard);
+    await a.services.keyUses.giveBackAll();
+    // Nobody set the count: it is the count less the requests admitted, as it would be without leases.
+    expect(await remaining(key.id), `the PATCH answered remaining_uses=${shown.uses_remaining}`).toBe(1_000_000 - admitted);
+  });
+
+  it('security: a limit removed and re-added (the clock set back to the instant the key was made): a lease of the old row must not be given back into the count a person just set', { timeout: heardBudget(4) }, async () => {
+    clock.set(new Date('2027-05-10T12:00:00.000Z'));
+    const made = clock.now();
+    const key = await keyWith(clock, { remaining_uses: 1_000_000 });
+    clock.advance(60_000);
+    await leaseAt(a, key.secret, key.id);
+    const service = new ApiKeyService({ db: database.db, clock });
+    let heard = a.services.keyCache.state().notifications;
+    await service.update(OPERATOR, key.id, { remaining_uses: null });
+    await heardBy(a, heard);
+    clock.set(made); // set back (a ManualClock that was never moved does the same)
+    heard = a.services.keyCache.state().notifications;
+    await service.update(OPERATOR, key.id, { remaining_uses: 5 });
+    await heardBy(a, heard);
+    // A's lease, idle, goes back (as it would a second later by itself).
+    await new Promise((r) => setTimeout(r, 1_600));
+    await a.services.keyUses.giveBackAll();
+    expect(await remaining(key.id)).toBe(5);
+    expect(await untilRefused(b, key.secret)).toBe(5);
+  });
+
+  it('security: a spend in flight when the spender stops (shutdown) would take a lease after stop() gave back every lease: stop waits for it, its lease goes back, no timer is armed again', { timeout: heardBudget(2) }, async () => {
+    const c = await secondInstance(database.url, { clock });
+    c.services.keyCache.start(database.url);
+    await c.services.keyCache.inStep(HEARD_DEADLINE_MS);
+    try {
+      const key = await keyWith(clock, { remaining_uses: 1_000_000 });
+      // 1 statement (no lease), 1 statement leasing 2, 2 from it: the next statement asks 4 more.
+      for (let i = 0; i < 4; i++) expect((await ask(c, key.secret)).status).toBe(200);
+      // The uses row held by another transaction, so that the next spend is in flight when stop() runs.
+      let release!: () => void;
+      const releasing = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = database.db.transaction().execute(async (trx) => {
+        await trx.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', key.id).forUpdate().execute();
+        locked();
+        await releasing;
+      });
+      await isLocked;
+      const inFlight = c.services.keyUses.spend(key.id);
+      for (let i = 0; ; i++) {
+        const { rows } = await database.pool.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
+        if (rows[0]!.n > 0) break;
+        if (i > 400) throw new Error('the spend never waited on the uses row');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      // Stopping waits for the statement in flight, which waits for the row.
+      const stopping = c.services.keyUses.stop();
+      release();
+      await holder;
+      await stopping;
+      expect((await inFlight).allowed).toBe(true);
+      const heldAfterStop = held(c, key.id);
+      const sweepArmedAfterStop = (c.services.keyUses as unknown as { sweep: unknown }).sweep !== undefined;
+      // Then as src/main.ts goes on: the key cache stops, the database closes; the sweep's give-back a second later finds it closed.
+      await c.services.keyCache.stop();
+      await c.close();
+      await new Promise((r) => setTimeout(r, 1_600));
+      // 5 admitted, nothing else spent.
+      expect(await remaining(key.id), `held after stop(): ${heldAfterStop}; sweep armed after stop(): ${sweepArmedAfterStop}; log: ${c.logs.text().split('\n').filter((l) => l.includes('give back')).join(' | ')}`).toBe(1_000_000 - 5);
+    } finally {
+      await c.services.keyCache.stop();
+      await c.close().catch(() => {});
     }
   });
 });

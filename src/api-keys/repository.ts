@@ -280,7 +280,26 @@ export async function setKeyUses(
   await db
     .insertInto('api_key_uses')
     .values(row)
-    // The version moves: every process drops its lease of this key, and a lease taken before cannot be given back into the new count (uses.ts).
-    .onConflict((oc) => oc.column('api_key_id').doUpdateSet({ remaining: uses.remaining, refill_interval: uses.refill_interval, refill_amount: uses.refill_amount, refilled_at: now, version: sql`api_key_uses.version + 1` }))
+    // A new version: every process drops its lease of this key, and a lease taken before cannot be given back into the new count (uses.ts).
+    .onConflict((oc) => oc.column('api_key_id').doUpdateSet({ remaining: uses.remaining, refill_interval: uses.refill_interval, refill_amount: uses.refill_amount, refilled_at: now, version: sql`nextval('api_key_uses_versions')` }))
+    .execute();
+}
+
+/**
+ * Changes a limited key's refill alone: its count stays, with its version, so that the uses
+ * processes leased are given back to it (uses.ts; the change notifies the key, which drops the
+ * leases). A refill due under the old settings is applied first, as the next spend would have.
+ */
+export async function setKeyRefill(db: Kysely<Database>, id: string, refill: { refill_interval: 'day' | 'month' | null; refill_amount: number | null }, now: Date): Promise<void> {
+  const due = sql<boolean>`(refill_interval is not null and refilled_at < date_trunc(refill_interval, ${now}::timestamptz, 'UTC'))`;
+  await db
+    .updateTable('api_key_uses')
+    .set({
+      remaining: sql`case when ${due} then refill_amount else remaining end`,
+      refilled_at: sql`case when ${due} then ${now}::timestamptz else refilled_at end`,
+      refill_interval: refill.refill_interval,
+      refill_amount: refill.refill_amount,
+    })
+    .where('api_key_id', '=', id)
     .execute();
 }

@@ -318,7 +318,11 @@ export class ApiKeyService {
           (nextUses !== undefined && !usesTighten(nextUses, currentUses));
         if (prolongs || loosens) assertMayActOn(authority, input.permissions ?? row.permissions, 'This API key');
         await keys.updateKey(trx, id, { name: input.name, expires_at: expiresAt, permissions: input.permissions, ...limits, metadata, now });
-        if (nextUses !== undefined) await keys.setKeyUses(trx, id, nextUses && storedUses(nextUses), now);
+        if (nextUses !== undefined) {
+          // The refill alone: the count is not set, so the uses processes hold are given back to it.
+          if (input.remaining_uses === undefined && nextUses && currentUses) await keys.setKeyRefill(trx, id, storedUses(nextUses), now);
+          else await keys.setKeyUses(trx, id, nextUses && storedUses(nextUses), now);
+        }
         const after = {
           name: input.name,
           permissions: input.permissions && [...input.permissions].sort(),

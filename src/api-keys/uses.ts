@@ -62,7 +62,7 @@ export function remainingNow(row: { remaining: number; refill_interval: 'day' | 
  * back must find unchanged.
  */
 const spendUses = fixedStatement((_db, p: { id: string; n: number; extra: number; floor: number; now: Date }) =>
-  sql<{ taken: number; remaining: number | null; limited: boolean; refill_interval: 'day' | 'month' | null; refill_amount: number | null; refilled_at: Date | null; version: number | null }>`
+  sql<{ taken: number; remaining: number | null; limited: boolean; refill_interval: 'day' | 'month' | null; refill_amount: number | null; refilled_at: Date | null; version: string | null }>`
     with due as (
       select u.api_key_id, u.refill_interval, u.refill_amount,
         (u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')) as refill,
@@ -79,7 +79,7 @@ const spendUses = fixedStatement((_db, p: { id: string; n: number; extra: number
         refilled_at = case when take.refill then ${p.now}::timestamptz else u.refilled_at end
       from take
       where u.api_key_id = take.api_key_id and take.available > 0
-      returning u.remaining, take.taken, u.refilled_at, u.version
+      returning u.remaining, take.taken, u.refilled_at, u.version::text as version
     )
     select coalesce((select taken from spent), 0)::int as taken, (select remaining from spent) as remaining,
       exists (select 1 from due) as limited, (select refill_interval from due) as refill_interval, (select refill_amount from due) as refill_amount,
@@ -87,10 +87,10 @@ const spendUses = fixedStatement((_db, p: { id: string; n: number; extra: number
 );
 
 /** A lease's unspent uses put back, unless the count was set (`version` moved) or refilled (`refilled_at` moved) since it was taken. */
-const giveBackUses = fixedStatement((_db, p: { id: string; n: number; version: number; refilledAt: Date }) =>
+const giveBackUses = fixedStatement((_db, p: { id: string; n: number; version: string; refilledAt: Date }) =>
   sql<{ given: number }>`
     update api_key_uses set remaining = least(remaining + ${p.n}::int, 1000000000)
-    where api_key_id = ${p.id}::uuid and version = ${p.version}::int and refilled_at = ${p.refilledAt}::timestamptz
+    where api_key_id = ${p.id}::uuid and version = ${p.version}::bigint and refilled_at = ${p.refilledAt}::timestamptz
     returning ${p.n}::int as given`,
 );
 
@@ -105,7 +105,7 @@ interface Taken {
   /** What the key's row has left after the statement (null: not limited). */
   remaining: number | null;
   refilledAt: Date | null;
-  version: number | null;
+  version: string | null;
   /** When the uses taken stop counting: the next refill (null: never refilled). */
   until: Date | null;
   refill: KeyUseDecision['refill'];
@@ -135,6 +135,9 @@ export async function spendKeyUses(db: Kysely<Database>, id: string, n: number, 
   return (await takeUses(db, id, n, 0, now)).decisions;
 }
 
+/** How often leases are looked at for giving back. */
+const SWEEP_MS = 250;
+
 /** At most this many requests' uses in one statement. */
 const MOST_PER_STATEMENT = 1000;
 
@@ -146,6 +149,13 @@ export const MOST_LEASED = 256;
 
 /** A lease unused this long is given back. */
 export const LEASE_IDLE_MS = 1000;
+
+/**
+ * A lease is spent for this long at most after it was taken, then given back: a process holds
+ * uses while another may refuse the key for no longer than this, and the count a lease's requests
+ * are told (the row's at the take) is no older.
+ */
+export const LEASE_LIFE_MS = 1000;
 
 interface Waiting {
   resolve(decision: KeyUseDecision): void;
@@ -162,13 +172,15 @@ interface Lease {
   remainingAfter: number;
   /** The row's refilled_at and version after the take: a lease is given back only if neither has moved. */
   refilledAt: Date;
-  version: number;
+  /** The row's version (a bigint from a sequence, as text): never the same for two sets, even of a row removed and added again. */
+  version: string;
   /** The key cache's epoch at the take: the lease is used only while it is unchanged. */
   epoch: number;
   /** The next refill: the lease's uses belong to the period that ends there (null: never refilled). */
   until: Date | null;
   refill: KeyUseDecision['refill'];
-  /** performance.now() at its last use (idleness is real time, whatever the injected clock says). */
+  /** performance.now() at its take and at its last use (real time, whatever the injected clock says). */
+  takenAtMs: number;
   lastUsedMs: number;
 }
 
@@ -176,16 +188,17 @@ interface Lease {
  * A process's spender for usage-limited keys. One statement in flight per key; the requests that
  * arrive meanwhile are spent for together by the next one (the edge calls `spend`, src/services.ts
  * wires it). Under sustained use the statement also takes a lease: up to MOST_LEASED uses more,
- * doubling from one while the key keeps being asked, spent from memory by the next requests.
+ * doubling from two while the key keeps being asked, spent from memory by the next requests.
  *
  * A lease never makes a key admit more than it had: its uses are taken from the row under its lock
  * like any other. It is used only while the key cache is in step and nothing has been heard since
- * it was taken (`epoch`: any notification, and a count set by PATCH notifies its key), and only in
- * the period it was taken in (a refill replaces unspent uses). Unused for LEASE_IDLE_MS, dropped by
- * a notification, or at shutdown, it is given back unless the row's count was set (`version`) or
- * refilled (`refilled_at`) since. Taken only above LEASE_FLOOR, at most a quarter of what is left above it:
- * the last uses are spent request by request, so none is held by one process while another refuses.
- * A request admitted from a lease is told what the row had left plus what its lease still holds.
+ * it was taken (`epoch`: any notification; a count or refill changed by a person notifies its
+ * key), only in the period it was taken in (a refill replaces unspent uses), and for LEASE_LIFE_MS
+ * at most. Then, or unused for LEASE_IDLE_MS, or at shutdown, it is given back, unless the row's
+ * count was set (`version`) or refilled (`refilled_at`) since. Taken only above LEASE_FLOOR, at
+ * most a quarter of what is left above it, so the last uses are spent request by request. A
+ * request admitted from a lease is told the row's count at the take plus what its lease still
+ * holds: at most LEASE_LIFE_MS old, and blind to what other processes spent meanwhile.
  */
 export class UseSpender {
   /** By key: the requests waiting for the next statement (a key is here while its statement runs). */
@@ -195,6 +208,8 @@ export class UseSpender {
   private readonly givingBack = new Set<Promise<void>>();
   private sweep: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The keys' statements in flight (stop waits for them: one may bring a lease back after it). */
+  private readonly draining = new Set<Promise<void>>();
 
   /** `epoch`: the key cache's (KeyCache.epoch), null while it is not in step: then no lease is taken or used. */
   constructor(
@@ -212,7 +227,8 @@ export class UseSpender {
       if (queue) queue.push({ resolve, reject });
       else {
         this.waiting.set(apiKeyId, [{ resolve, reject }]);
-        void this.drain(apiKeyId);
+        const drained = this.drain(apiKeyId).finally(() => this.draining.delete(drained));
+        this.draining.add(drained);
       }
     });
   }
@@ -222,6 +238,8 @@ export class UseSpender {
     this.stopped = true;
     clearInterval(this.sweep);
     this.sweep = undefined;
+    // A statement in flight was asked for a lease before `stopped`: what it takes is given back by keep().
+    await Promise.all(this.draining);
     await this.giveBackAll();
   }
 
@@ -240,7 +258,7 @@ export class UseSpender {
       lease.left = 0; // its period is over: its uses went with it, as a refill replaces unspent ones
       return undefined;
     }
-    if (lease.epoch !== this.epoch()) {
+    if (lease.epoch !== this.epoch() || performance.now() - lease.takenAtMs >= LEASE_LIFE_MS) {
       this.leases.delete(apiKeyId);
       this.giveBack(apiKeyId, lease);
       return undefined;
@@ -281,8 +299,8 @@ export class UseSpender {
       this.leases.delete(apiKeyId);
       return;
     }
-    if (epoch === null || epoch !== this.epoch()) {
-      // Heard something while the statement ran (or not in step): what it took beyond its requests goes back.
+    if (epoch === null || epoch !== this.epoch() || this.stopped) {
+      // Heard something while the statement ran (or not in step, or stopping): what it took beyond its requests goes back.
       this.leases.delete(apiKeyId);
       if (taken.leased > 0) this.giveBack(apiKeyId, { left: taken.leased, refilledAt: taken.refilledAt, version: taken.version });
       return;
@@ -296,15 +314,17 @@ export class UseSpender {
       epoch,
       until: taken.until,
       refill: taken.refill,
+      takenAtMs: performance.now(),
       lastUsedMs: performance.now(),
     });
-    this.sweep ??= setInterval(() => this.giveBackIdle(), LEASE_IDLE_MS / 2).unref();
+    this.sweep ??= setInterval(() => this.giveBackUnused(), SWEEP_MS).unref();
   }
 
-  private giveBackIdle() {
+  /** Gives back the leases unused for LEASE_IDLE_MS or taken LEASE_LIFE_MS ago. */
+  private giveBackUnused() {
     const now = performance.now();
     for (const [id, lease] of this.leases) {
-      if (now - lease.lastUsedMs < LEASE_IDLE_MS || this.waiting.has(id)) continue;
+      if ((now - lease.lastUsedMs < LEASE_IDLE_MS && now - lease.takenAtMs < LEASE_LIFE_MS) || this.waiting.has(id)) continue;
       this.leases.delete(id);
       this.giveBack(id, lease);
     }

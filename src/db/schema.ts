@@ -88,8 +88,8 @@ export interface ApiKeyUsesTable {
   refill_amount: number | null;
   /** When the count was last set (created, changed, refilled): a refill is due once a period starts after it. */
   refilled_at: Date;
-  /** Moved by every count set by a person, never by a spend (migration 20270105T1000_api_key_uses_version). */
-  version: Generated<number>;
+  /** Drawn from a sequence at every count set by a person, never by a spend (migration 20270105T1000_api_key_uses_version); a bigint, as text. */
+  version: Generated<string>;
 }
 
 /** What every process admitted for one limited caller in one window (src/limits/). */

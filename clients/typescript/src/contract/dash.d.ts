@@ -4655,8 +4655,8 @@ export interface components {
              * @description The key's remaining uses now (a refill due since the last request included): each admitted
              *     request spends one, across every server process, and a request is never admitted without
              *     one (`429 api_key_uses_exhausted`). Under sustained use a server process takes up to 256
-             *     uses ahead and spends them from memory: they count as spent here until used, or given back
-             *     a second after that process's last request with the key (never among the last 1,000). `null`: the key is not
+             *     uses ahead and spends them from memory (never among the last 1,000): they count as spent
+             *     here until used, or given back within about a second. `null`: the key is not
              *     usage-limited. Part of the key's entity tag: a write with the tag of a read made before
              *     uses were spent is refused with `412`, so that a stale count is never written back.
              * @example 940
@@ -9241,7 +9241,7 @@ export interface components {
          */
         RateLimitPolicy: string;
         /**
-         * @description What is left of each policy of `RateLimit-Policy` (same names), as the IETF httpapi draft "RateLimit header fields for HTTP" writes it: `r` remaining and `t` seconds until more. `"api-key"` / `"user"`: `r` requests remaining in the current window and `t` seconds until it ends (the same numbers the service decided with). Each server process counts its own admissions exactly and reconciles with the others every second or so, so `r` may be a little high while several processes serve the caller at once: the limit itself is kept within the bound stated in the description of this API. `"api-key-uses"` (a usage-limited key, last in the list): `r` uses the key has left after this request, exact across every process, and, when the key is refilled, `t` seconds until the next refill.
+         * @description What is left of each policy of `RateLimit-Policy` (same names), as the IETF httpapi draft "RateLimit header fields for HTTP" writes it: `r` remaining and `t` seconds until more. `"api-key"` / `"user"`: `r` requests remaining in the current window and `t` seconds until it ends (the same numbers the service decided with). Each server process counts its own admissions exactly and reconciles with the others every second or so, so `r` may be a little high while several processes serve the caller at once: the limit itself is kept within the bound stated in the description of this API. `"api-key-uses"` (a usage-limited key, last in the list): `r` uses the key has left after this request, as the database counted them at most a second before (a server process serving the key steadily spends uses it took ahead: it cannot see what the others spent since), and, when the key is refilled, `t` seconds until the next refill. The limit itself is exact: no request is admitted beyond the key's uses.
          * @example "api-key";r=37;t=6
          */
         RateLimit: string;
