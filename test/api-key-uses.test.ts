@@ -33,6 +33,33 @@ async function keyWith(clock: ManualClock, fields: Partial<KeyInput>, permission
   return { id: key.id, secret, key };
 }
 
+type Instance = Awaited<ReturnType<typeof secondInstance>>;
+
+/**
+ * `n` service instances on the test database, each with its own pool and its key cache in step
+ * (as processes behind a load balancer), one clock for all: made before the block's tests, stopped
+ * after them (their leases given back first, as at shutdown).
+ */
+function instancesInStep(n: number, clock: ManualClock): Instance[] {
+  const made: Instance[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < n; i++) {
+      const instance = await secondInstance(database.url, { clock });
+      instance.services.keyCache.start(database.url);
+      await instance.services.keyCache.inStep(HEARD_DEADLINE_MS);
+      made.push(instance);
+    }
+  });
+  afterAll(async () => {
+    for (const instance of made) {
+      await instance.services.keyUses.stop();
+      await instance.services.keyCache.stop();
+      await instance.close();
+    }
+  });
+  return made;
+}
+
 describe('a usage-limited key', () => {
   it('is admitted exactly its remaining uses, counted down in RateLimit, then refused with 429 api_key_uses_exhausted and no Retry-After (never refilled)', async () => {
     const clock = new ManualClock(new Date('2026-12-14T10:00:00.000Z'));
@@ -363,24 +390,8 @@ describe('security: metadata PostgreSQL cannot store', () => {
 });
 
 describe('security: a usage-limited key spent from three service instances at once', () => {
-  // Three instances on one database, each with its own pool and its own key cache in step (as
-  // processes behind a load balancer), one manual clock for all.
-  type Instance = Awaited<ReturnType<typeof secondInstance>>;
-  let three: Instance[] = [];
   const clock = new ManualClock(new Date('2027-03-10T12:00:00.000Z'));
-  beforeAll(async () => {
-    three = [await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock })];
-    for (const made of three) {
-      made.services.keyCache.start(database.url);
-      await made.services.keyCache.inStep(HEARD_DEADLINE_MS);
-    }
-  });
-  afterAll(async () => {
-    for (const made of three) {
-      await made.services.keyCache.stop();
-      await made.close();
-    }
-  });
+  const three = instancesInStep(3, clock);
 
   /** `perInstance` requests sent to each instance at once; the statuses, and the headers of the admitted ones. */
   async function burst(secret: string, perInstance: number) {
@@ -459,23 +470,8 @@ describe('security: a usage-limited key spent from three service instances at on
 });
 
 describe('leases of uses: three instances in step, each spending from uses it took ahead', () => {
-  type Instance = Awaited<ReturnType<typeof secondInstance>>;
-  let three: Instance[] = [];
   const clock = new ManualClock(new Date('2027-04-10T12:00:00.000Z'));
-  beforeAll(async () => {
-    three = [await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock }), await secondInstance(database.url, { clock })];
-    for (const made of three) {
-      made.services.keyCache.start(database.url);
-      await made.services.keyCache.inStep(HEARD_DEADLINE_MS);
-    }
-  });
-  afterAll(async () => {
-    for (const made of three) {
-      await made.services.keyUses.stop();
-      await made.services.keyCache.stop();
-      await made.close();
-    }
-  });
+  const three = instancesInStep(3, clock);
 
   const remaining = async (id: string) => (await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', id).executeTakeFirstOrThrow()).remaining;
   const giveBackAll = () => Promise.all(three.map((made) => made.services.keyUses.giveBackAll()));
@@ -575,27 +571,12 @@ describe('leases of uses: three instances in step, each spending from uses it to
 });
 
 describe('security: attacks on leases of uses, at their edges', () => {
-  // Two instances on one database, each with its own pool and key cache in step, one manual clock
-  // for both (moved by some tests). A is the one that holds a lease; B is another process.
-  type Instance = Awaited<ReturnType<typeof secondInstance>>;
+  // Two instances: A is the one that holds a lease; B is another process. One manual clock for both (moved by some tests).
+  const clock = new ManualClock(new Date('2027-05-10T12:00:00.000Z'));
+  const pair = instancesInStep(2, clock);
   let a: Instance;
   let b: Instance;
-  const clock = new ManualClock(new Date('2027-05-10T12:00:00.000Z'));
-  beforeAll(async () => {
-    a = await secondInstance(database.url, { clock });
-    b = await secondInstance(database.url, { clock });
-    for (const made of [a, b]) {
-      made.services.keyCache.start(database.url);
-      await made.services.keyCache.inStep(HEARD_DEADLINE_MS);
-    }
-  });
-  afterAll(async () => {
-    for (const made of [a, b]) {
-      await made.services.keyUses.stop();
-      await made.services.keyCache.stop();
-      await made.close();
-    }
-  });
+  beforeAll(() => ([a, b] = pair as [Instance, Instance]));
 
   const remaining = async (id: string) => (await database.db.selectFrom('api_key_uses').select('remaining').where('api_key_id', '=', id).executeTakeFirstOrThrow()).remaining;
   /** What an instance's spender holds of a key's lease now (its private map, read for the proof). */
