@@ -1,6 +1,7 @@
-// A partner's webhook receiver on loopback: records every request (headers and the body's bytes)
-// and answers as the test says (a status, or never), verifying nothing itself: tests verify with
+// A partner's webhook receiver on loopback: records every request to its own URL (headers and the
+// body's bytes) and answers as the test says (a status, or never), verifying nothing itself: tests verify with
 // the `standardwebhooks` library, as a partner's receiver would.
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -14,7 +15,16 @@ export type Behaviour = number | 'hang';
 export async function startReceiver(behaviours: Behaviour[] = [], otherwise: Behaviour = 200) {
   const received: Received[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
+  // A path of its own: a port is reused by the next receiver once this one closes, and endpoints of
+  // earlier tests (in this file or another running beside it) still retry their deliveries to it.
+  // Those are answered 404 here, neither recorded nor given a behaviour meant for this test's.
+  const path = `/hooks/${randomBytes(9).toString('base64url')}`;
   const server = createServer((req, res) => {
+    if (req.url !== path) {
+      req.resume();
+      res.writeHead(404).end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -28,7 +38,7 @@ export async function startReceiver(behaviours: Behaviour[] = [], otherwise: Beh
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
+    url: `http://127.0.0.1:${port}${path}`,
     received,
     /** Resolves once `count` requests arrived. */
     until(count: number) {
