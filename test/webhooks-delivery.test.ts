@@ -131,7 +131,8 @@ describe('delivery from several processes', () => {
           const rows = await database.db.selectFrom('api_key_secrets as s').innerJoin('api_keys as k', 'k.id', 's.api_key_id').select(['k.revoked_at', 's.retires_at', 'k.expires_at']).where('k.id', '=', key.id).execute();
           const again = await fetch(`${writer.url}/tasks`, { headers: { 'x-api-key': key.secret } }); // 403: the key is known now
           await new Promise((r) => setTimeout(r, 500));
-          expect.fail(`${made.status} ${JSON.stringify(task)}; rows ${JSON.stringify(rows)}; asked again: ${again.status} ${await again.text()}\n${writer.output().slice(-4000)}`);
+          const answeredHere = writer.output().includes(made.headers.get('x-request-id') ?? '-');
+          expect.fail(`${made.status} ${JSON.stringify(task)}; answered by this process: ${answeredHere}; rows ${JSON.stringify(rows)}; asked again: ${again.status} ${await again.text()}\n${writer.output().slice(-4000)}`);
         }
         const event = () => database.db.selectFrom('events').select('id').where('payload', '@>', JSON.stringify({ data: { id: task.id } }) as never).execute();
         const deliveries = () => database.db.selectFrom('webhook_deliveries').select(['status', 'attempts']).where('endpoint_id', '=', endpoint.id).execute();

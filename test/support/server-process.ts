@@ -7,15 +7,29 @@ import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { BUDGET_MS } from './budgets.js';
 
+/**
+ * The ports this test process has handed out. Never handed out twice: `fetch` keeps connections to
+ * an address open for reuse, and a connection to a process that had the port before (still
+ * serving it while it shuts down) would carry a request meant for the new one to the old one,
+ * answered from another database (a key "unknown", in a loaded run).
+ */
+const handedOut = new Set<number>();
+
 export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.on('error', reject);
+      server.listen(0, host, () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 export interface ServerProcess {
