@@ -627,7 +627,7 @@ describe('security: attacks on leases of uses, at their edges', () => {
     const key = await keyWith(clock, { remaining_uses: LEASE_FLOOR + 500 });
     await leaseAt(a, key.secret, key.id);
     for (let left = await remaining(key.id); left > 0; left = await remaining(key.id)) await spendKeyUses(database.db, key.id, Math.min(left, 1000), clock.now());
-    // A trickle at A (one request every 200 ms, 2.4 s in all, so its lease never idles), and the partner at B meanwhile.
+    // A trickle at A (one request every 200 ms, 2.4 s in all: the key keeps being asked there), and the partner at B meanwhile.
     const rounds: { a: number; b: number; at: number }[] = [];
     const started = performance.now();
     for (let i = 0; i < 12; i++) {
@@ -668,7 +668,7 @@ describe('security: attacks on leases of uses, at their edges', () => {
     heard = a.services.keyCache.state().notifications;
     await service.update(OPERATOR, key.id, { remaining_uses: 5 });
     await heardBy(a, heard);
-    // A's lease, idle, goes back (as it would a second later by itself).
+    // A's lease goes back (as it would by itself once a second old).
     await new Promise((r) => setTimeout(r, 1_600));
     await a.services.keyUses.giveBackAll();
     expect(await remaining(key.id)).toBe(5);

@@ -3,6 +3,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeysTable, Database } from '../db/schema.js';
 import { ADMIN_ROLE_ID } from '../auth/permissions.js';
 import { fixedStatement } from '../db/fixed-statement.js';
+import { refillDueAt, usesAvailableAt } from './uses.js';
 import { uniqueNameKey } from '../text/normalize.js';
 import { userRevision } from '../revisions/revisions.js';
 
@@ -126,10 +127,8 @@ export async function findKeyBySecretDigest(db: Kysely<Database>, digest: Buffer
   return (await keyBySecretDigest.execute(db, { digest }))[0];
 }
 
-/** A key's remaining uses as shown at `now` (`u`: its api_key_uses row): with a refill due since the last request applied. */
-const usesRemainingAt = (now: Date) =>
-  sql<number | null>`case when u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${now}::timestamptz, 'UTC')
-    then u.refill_amount else u.remaining end`;
+/** A key's remaining uses as shown at `now` (`u`: its api_key_uses row, null when the key has none): with a refill due since the last request applied. */
+const usesRemainingAt = (now: Date) => sql<number | null>`${usesAvailableAt(now)}`;
 
 /** A key as shown at `now`: its remaining uses with a refill due since the last request applied (as uses.ts would at the next one). */
 function selectShown(db: Kysely<Database>, now: Date) {
@@ -291,12 +290,11 @@ export async function setKeyUses(
  * leases). A refill due under the old settings is applied first, as the next spend would have.
  */
 export async function setKeyRefill(db: Kysely<Database>, id: string, refill: { refill_interval: 'day' | 'month' | null; refill_amount: number | null }, now: Date): Promise<void> {
-  const due = sql<boolean>`(refill_interval is not null and refilled_at < date_trunc(refill_interval, ${now}::timestamptz, 'UTC'))`;
   await db
-    .updateTable('api_key_uses')
+    .updateTable('api_key_uses as u')
     .set({
-      remaining: sql`case when ${due} then refill_amount else remaining end`,
-      refilled_at: sql`case when ${due} then ${now}::timestamptz else refilled_at end`,
+      remaining: usesAvailableAt(now),
+      refilled_at: sql`case when ${refillDueAt(now)} then ${now}::timestamptz else u.refilled_at end`,
       refill_interval: refill.refill_interval,
       refill_amount: refill.refill_amount,
     })

@@ -51,6 +51,12 @@ export function remainingNow(row: { remaining: number; refill_interval: 'day' | 
   return row.remaining;
 }
 
+/** Whether the refill of the api_key_uses row `u` is due at `now`: a period began since its count was last set (the SQL of remainingNow). */
+export const refillDueAt = (now: unknown) => sql<boolean>`(u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${now}::timestamptz, 'UTC'))`;
+
+/** The uses the api_key_uses row `u` has at `now`: the refill's amount when one is due, else its count (remainingNow in SQL). */
+export const usesAvailableAt = (now: unknown) => sql<number>`case when ${refillDueAt(now)} then u.refill_amount else u.remaining end`;
+
 /**
  * One statement: spend up to `n` uses if any are left (refilled first when due), plus up to `extra`
  * more as a lease (`UseSpender`) while more than `floor` would be left after them, at most a
@@ -64,10 +70,7 @@ export function remainingNow(row: { remaining: number; refill_interval: 'day' | 
 const spendUses = fixedStatement((_db, p: { id: string; n: number; extra: number; floor: number; now: Date }) =>
   sql<{ taken: number; remaining: number | null; limited: boolean; refill_interval: 'day' | 'month' | null; refill_amount: number | null; refilled_at: Date | null; version: string | null }>`
     with due as (
-      select u.api_key_id, u.refill_interval, u.refill_amount,
-        (u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')) as refill,
-        case when u.refill_interval is not null and u.refilled_at < date_trunc(u.refill_interval, ${p.now}::timestamptz, 'UTC')
-          then u.refill_amount else u.remaining end as available
+      select u.api_key_id, u.refill_interval, u.refill_amount, ${refillDueAt(p.now)} as refill, ${usesAvailableAt(p.now)} as available
       from api_key_uses u where u.api_key_id = ${p.id}::uuid
       for update
     ), take as (
@@ -88,10 +91,9 @@ const spendUses = fixedStatement((_db, p: { id: string; n: number; extra: number
 
 /** A lease's unspent uses put back, unless the count was set (`version` moved) or refilled (`refilled_at` moved) since it was taken. */
 const giveBackUses = fixedStatement((_db, p: { id: string; n: number; version: string; refilledAt: Date }) =>
-  sql<{ given: number }>`
+  sql<never>`
     update api_key_uses set remaining = least(remaining + ${p.n}::int, 1000000000)
-    where api_key_id = ${p.id}::uuid and version = ${p.version}::bigint and refilled_at = ${p.refilledAt}::timestamptz
-    returning ${p.n}::int as given`,
+    where api_key_id = ${p.id}::uuid and version = ${p.version}::bigint and refilled_at = ${p.refilledAt}::timestamptz`,
 );
 
 /** The spend statement's text (bench/ runs the same). */
@@ -147,13 +149,10 @@ export const LEASE_FLOOR = 1000;
 /** The largest lease (uses taken ahead by one process for one key). */
 export const MOST_LEASED = 256;
 
-/** A lease unused this long is given back. */
-export const LEASE_IDLE_MS = 1000;
-
 /**
- * A lease is spent for this long at most after it was taken, then given back: a process holds
- * uses while another may refuse the key for no longer than this, and the count a lease's requests
- * are told (the row's at the take) is no older.
+ * A lease is spent for this long at most after it was taken, then given back, used up or not: a
+ * process holds uses while another may refuse the key for no longer than this, and the count a
+ * lease's requests are told (the row's at the take) is no older.
  */
 export const LEASE_LIFE_MS = 1000;
 
@@ -179,9 +178,8 @@ interface Lease {
   /** The next refill: the lease's uses belong to the period that ends there (null: never refilled). */
   until: Date | null;
   refill: KeyUseDecision['refill'];
-  /** performance.now() at its take and at its last use (real time, whatever the injected clock says). */
+  /** performance.now() at its take (real time, whatever the injected clock says). */
   takenAtMs: number;
-  lastUsedMs: number;
 }
 
 /**
@@ -194,7 +192,7 @@ interface Lease {
  * like any other. It is used only while the key cache is in step and nothing has been heard since
  * it was taken (`epoch`: any notification; a count or refill changed by a person notifies its
  * key), only in the period it was taken in (a refill replaces unspent uses), and for LEASE_LIFE_MS
- * at most. Then, or unused for LEASE_IDLE_MS, or at shutdown, it is given back, unless the row's
+ * at most. Then, or at shutdown, it is given back, unless the row's
  * count was set (`version`) or refilled (`refilled_at`) since. Taken only above LEASE_FLOOR, at
  * most a quarter of what is left above it, so the last uses are spent request by request. A
  * request admitted from a lease is told the row's count at the take plus what its lease still
@@ -264,7 +262,6 @@ export class UseSpender {
       return undefined;
     }
     lease.left--;
-    lease.lastUsedMs = performance.now();
     return { allowed: true, remaining: lease.remainingAfter + lease.left, refillInSeconds: refillIn(lease.until, now), refill: lease.refill };
   }
 
@@ -315,16 +312,15 @@ export class UseSpender {
       until: taken.until,
       refill: taken.refill,
       takenAtMs: performance.now(),
-      lastUsedMs: performance.now(),
     });
-    this.sweep ??= setInterval(() => this.giveBackUnused(), SWEEP_MS).unref();
+    this.sweep ??= setInterval(() => this.giveBackAged(), SWEEP_MS).unref();
   }
 
-  /** Gives back the leases unused for LEASE_IDLE_MS or taken LEASE_LIFE_MS ago. */
-  private giveBackUnused() {
+  /** Gives back the leases taken LEASE_LIFE_MS ago, whether their key is still asked or not. */
+  private giveBackAged() {
     const now = performance.now();
     for (const [id, lease] of this.leases) {
-      if ((now - lease.lastUsedMs < LEASE_IDLE_MS && now - lease.takenAtMs < LEASE_LIFE_MS) || this.waiting.has(id)) continue;
+      if (now - lease.takenAtMs < LEASE_LIFE_MS || this.waiting.has(id)) continue;
       this.leases.delete(id);
       this.giveBack(id, lease);
     }
