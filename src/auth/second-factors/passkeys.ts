@@ -24,14 +24,13 @@ import { decodeClientDataJSON } from '@simplewebauthn/server/helpers';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Dependencies } from '../../dependencies.js';
-import type { Actor } from '../../audit/events.js';
 import { conflict, invalid, notFound, rateLimited } from '../../errors.js';
 import { throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordAuditEvent } from '../../audit/recorder.js';
 import { recordSecondFactorEvent, type RequestOrigin } from './events.js';
 import { countConfirmedFactors, replaceRecoveryCodes } from './repository.js';
 import * as store from './passkey-store.js';
-import type { Person } from './service.js';
+import { personActor, type Person } from './service.js';
 
 export const PASSKEY_CHALLENGE_TTL_S = 300;
 /** Passkeys one person may hold. */
@@ -116,8 +115,6 @@ export async function keepChallenge(db: Kysely<Database>, challenge: string, pur
   }
 }
 
-/** The actor of a person's own change, in their session. */
-const actorOf = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
 
 export class PasskeyService {
   /** The relying party: its id and name, and the origins a browser's answer may come from. */
@@ -172,7 +169,7 @@ export class PasskeyService {
         supportedAlgorithmIDs: ALGORITHMS,
       }).catch(() => ({ verified: false as const }));
       if (!verification.verified) {
-        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'passkey', during: 'enrolment' } });
+        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor: personActor(me), client, details: { method: 'passkey', during: 'enrolment' } });
         return 'invalid' as const;
       }
       const info = verification.registrationInfo;
@@ -192,7 +189,7 @@ export class PasskeyService {
       });
       if (!passkey) return 'duplicate' as const;
       const codes = first ? await this.newCodesFor(trx, me.userId, now) : [];
-      await recordSecondFactorEvent(trx, 'second_factor_enrolled', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'passkey', passkey_id: passkey.id, name } });
+      await recordSecondFactorEvent(trx, 'second_factor_enrolled', { at: now, userId: me.userId, actor: personActor(me), client, details: { method: 'passkey', passkey_id: passkey.id, name } });
       return { passkey: presentPasskey(passkey), recovery_codes: codes };
     });
     if (outcome === 'invalid') throw invalidPasskey();
@@ -216,7 +213,7 @@ export class PasskeyService {
         await recordAuditEvent(trx, {
           type: 'passkey_renamed',
           at: now,
-          context: { actor: actorOf(me), requestId: client.requestId ?? null, ip: client.ip, userAgent: client.userAgent },
+          context: { actor: personActor(me), requestId: client.requestId ?? null, ip: client.ip, userAgent: client.userAgent },
           target: { type: 'user', id: me.userId },
           userId: me.userId,
           details: { passkey_id: id },
@@ -237,7 +234,7 @@ export class PasskeyService {
       const row = await store.deletePasskey(trx, me.userId, id);
       if (!row) return false;
       if ((await countConfirmedFactors(trx, me.userId)) === 0) await replaceRecoveryCodes(trx, me.userId, [], null, now);
-      await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'passkey', passkey_id: id, name: row.name ?? '' } });
+      await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: personActor(me), client, details: { method: 'passkey', passkey_id: id, name: row.name ?? '' } });
       return true;
     });
     if (!removed) throw passkeyNotFound();

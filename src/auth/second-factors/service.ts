@@ -52,7 +52,7 @@ export function openTotp(keys: Keyring, userId: string, row: repo.SecondFactorRo
 }
 
 /** The actor of a person's own change, in their session. */
-const actorOf = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
+export const personActor = (me: Person): Actor => ({ type: 'user', userId: me.userId, sessionId: me.sessionId });
 
 export class SecondFactorService {
   // From configuration, never from the database (src/auth/secrets/sealing-keys.ts): no query for it either.
@@ -122,11 +122,11 @@ export class SecondFactorService {
       // Asked before this factor counts: codes come with the first factor only.
       const first = (await repo.countConfirmedFactors(trx, me.userId)) === 0;
       if (step === null || !(await repo.acceptTotpStep(trx, row.id, step, now, true))) {
-        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'totp', during: 'enrolment' } });
+        await recordSecondFactorEvent(trx, 'second_factor_failed', { at: now, userId: me.userId, actor: personActor(me), client, details: { method: 'totp', during: 'enrolment' } });
         return 'wrong' as const;
       }
       const codes = first ? await this.newCodesFor(trx, me.userId, now) : [];
-      await recordSecondFactorEvent(trx, 'second_factor_enrolled', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'totp' } });
+      await recordSecondFactorEvent(trx, 'second_factor_enrolled', { at: now, userId: me.userId, actor: personActor(me), client, details: { method: 'totp' } });
       return codes;
     });
     if (outcome === 'wrong') throw invalidSecondFactor();
@@ -144,7 +144,7 @@ export class SecondFactorService {
       if (!row) return false;
       if (row.confirmed_at) {
         if ((await repo.countConfirmedFactors(trx, me.userId)) === 0) await repo.replaceRecoveryCodes(trx, me.userId, [], null, now);
-        await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: actorOf(me), client, details: { method: 'totp' } });
+        await recordSecondFactorEvent(trx, 'second_factor_removed', { at: now, userId: me.userId, actor: personActor(me), client, details: { method: 'totp' } });
       }
       return true;
     });
@@ -157,7 +157,7 @@ export class SecondFactorService {
     return db.transaction().execute(async (trx) => {
       if ((await repo.countConfirmedFactors(trx, me.userId)) === 0) throw conflict('no_second_factor', 'Enrol a second factor first; recovery codes come with it.');
       const codes = await this.newCodesFor(trx, me.userId, now);
-      await recordSecondFactorEvent(trx, 'recovery_codes_regenerated', { at: now, userId: me.userId, actor: actorOf(me), client });
+      await recordSecondFactorEvent(trx, 'recovery_codes_regenerated', { at: now, userId: me.userId, actor: personActor(me), client });
       return codes;
     });
   }
