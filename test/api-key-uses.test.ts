@@ -623,24 +623,25 @@ describe('security: attacks on leases of uses, at their edges', () => {
     expect(await remaining(key.id)).toBe(count - admitted - drained - (next.status === 200 ? 1 : 0));
   });
 
-  it(`security: a process asked now and then keeps its lease no longer than LEASE_LIFE_MS while another process refuses the key 429: then the uses go back and the other admits`, { timeout: heardBudget(2) }, async () => {
+  it(`security: a process asked now and then keeps its lease no longer than LEASE_LIFE_MS while another process refuses the key 429: then the uses go back and the other admits`, { timeout: heardBudget(3) }, async () => {
     const key = await keyWith(clock, { remaining_uses: LEASE_FLOOR + 500 });
     await leaseAt(a, key.secret, key.id);
     for (let left = await remaining(key.id); left > 0; left = await remaining(key.id)) await spendKeyUses(database.db, key.id, Math.min(left, 1000), clock.now());
-    // A trickle at A (one request every 200 ms, 2.4 s in all: the key keeps being asked there), and the partner at B meanwhile.
-    const rounds: { a: number; b: number; at: number }[] = [];
-    const started = performance.now();
-    for (let i = 0; i < 12; i++) {
-      const atB = await ask(b, key.secret);
+    // The row is spent: B refuses while A holds uses.
+    const holds = held(a, key.id);
+    expect(holds).toBeGreaterThan(1);
+    expect((await ask(b, key.secret)).status).toBe(429);
+    // A trickle at A (one request a round, 200 ms apart: the key keeps being asked there), and the
+    // partner at B. A keeping its lease for as long as it is asked would spend it all there, B never admitted.
+    const rounds: { a: number; b: number }[] = [];
+    while (!rounds.some((r) => r.b === 200) && rounds.filter((r) => r.a === 200).length < holds) {
       const atA = await ask(a, key.secret);
-      rounds.push({ a: atA.status, b: atB.status, at: Math.round(performance.now() - started) });
       await new Promise((r) => setTimeout(r, 200));
+      const atB = await ask(b, key.secret);
+      rounds.push({ a: atA.status, b: atB.status });
     }
-    expect(rounds[0]!.b, JSON.stringify(rounds)).toBe(429);
-    // Refused at B while A held uses only within the lease's life (and the sweep after it).
-    const refusedWhileHeld = rounds.filter((r) => r.b === 429 && r.a === 200);
-    expect(Math.max(...refusedWhileHeld.map((r) => r.at)), JSON.stringify(rounds)).toBeLessThan(LEASE_LIFE_MS + 600);
     expect(rounds.some((r) => r.b === 200), JSON.stringify(rounds)).toBe(true);
+    expect(rounds.filter((r) => r.a === 200).length, JSON.stringify(rounds)).toBeLessThan(holds);
   });
 
   it('security: a PATCH of only the refill settings (no count sent, the journal shows the count unchanged) must not throw away the uses every process leased', { timeout: heardBudget(2) }, async () => {
