@@ -81,22 +81,31 @@ function recording() {
 }
 
 /**
- * A TCP proxy in front of the service that cuts the client's connection when the first answer
- * comes back: the service did the work, the client never hears of it (a dropped connection).
+ * A TCP proxy in front of the service that cuts the client's connection when the answer to the
+ * request starting with `request` (its method and path, e.g. "PATCH /tasks/") comes back: the
+ * service did the work, the client never hears of it (a dropped connection). Any other connection
+ * passes through and is not counted: the proxy's port may have served an earlier server, whose
+ * callers (a retried webhook, a kept-alive connection) can still knock on it.
  */
-async function droppingProxy(upstream: string, drops = 1) {
+async function droppingProxy(upstream: string, request: string, drops = 1) {
   const { port } = new URL(upstream);
   let dropped = 0;
   const sockets = new Set<Socket>();
   const proxy = createServer((client) => {
     sockets.add(client);
-    const drop = dropped < drops;
     const service = connect(Number(port), '127.0.0.1');
     sockets.add(service);
-    client.pipe(service);
+    let drop: boolean | undefined; // decided on the request's first bytes
+    client.on('data', (chunk: Buffer) => {
+      if (drop === undefined) {
+        drop = dropped < drops && chunk.toString('latin1').startsWith(request);
+        if (drop) dropped++;
+      }
+      service.write(chunk);
+    });
+    client.on('end', () => service.end());
     service.on('data', (chunk) => {
       if (drop) {
-        dropped++;
         client.destroy();
         service.destroy();
       } else client.write(chunk);
@@ -120,7 +129,7 @@ const tasksTitled = async (title: string) => Number((await sql<{ n: string }>`se
 
 describe('creates are made once', () => {
   it('a create whose answer is lost with the connection is retried with the same Idempotency-Key and makes one task', async () => {
-    const proxy = await droppingProxy(baseUrl);
+    const proxy = await droppingProxy(baseUrl, 'POST /tasks ');
     const { attempts, fetch } = recording();
     try {
       const bo = createClient({ baseUrl: proxy.url, apiKey, fetch });
@@ -164,7 +173,7 @@ describe('creates are made once', () => {
   it('a change is not retried after a lost answer (it could have been made): NetworkError', async () => {
     const bo = createClient({ baseUrl, apiKey });
     const { data: task } = await bo.POST('/tasks', { body: { title: `no retry ${randomUUID()}` } });
-    const proxy = await droppingProxy(baseUrl);
+    const proxy = await droppingProxy(baseUrl, 'PATCH /tasks/');
     try {
       const cut = createClient({ baseUrl: proxy.url, apiKey });
       await expect(cut.PATCH('/tasks/{id}', { params: { path: { id: task!.id } }, body: { status: 'done' } })).rejects.toBeInstanceOf(NetworkError);
