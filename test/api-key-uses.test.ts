@@ -35,6 +35,15 @@ async function keyWith(clock: ManualClock, fields: Partial<KeyInput>, permission
 
 type Instance = Awaited<ReturnType<typeof secondInstance>>;
 
+/** Waits until `made` has heard a notification after the `before`-th (HEARD_DEADLINE_MS at most, then fails). */
+async function heardBy(made: Instance, before: number) {
+  const until = Date.now() + HEARD_DEADLINE_MS;
+  while (made.services.keyCache.state().notifications <= before) {
+    if (Date.now() > until) throw new Error(`no notification heard within ${HEARD_DEADLINE_MS} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 /**
  * `n` service instances on the test database, each with its own pool and its key cache in step
  * (as processes behind a load balancer), one clock for all: made before the block's tests, stopped
@@ -443,10 +452,7 @@ describe('security: a usage-limited key spent from three service instances at on
     for (const made of three) await answersOnceHeard(() => request(made.app).get('/users?limit=1').set('x-api-key', key.secret), 200);
     const heard = three.map((made) => made.services.keyCache.state().notifications);
     await new ApiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { remaining_uses: 2 });
-    for (const [i, made] of three.entries()) {
-      const until = Date.now() + HEARD_DEADLINE_MS;
-      while (made.services.keyCache.state().notifications <= heard[i]! && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-    }
+    for (const [i, made] of three.entries()) await heardBy(made, heard[i]!);
     const { admitted } = await burst(key.secret, 4);
     expect(admitted).toHaveLength(2);
   });
@@ -490,12 +496,24 @@ describe('leases of uses: three instances in step, each spending from uses it to
   }
   const untilRefusedEverywhere = (secret: string) => waves(secret, 10_000, 10);
 
+  /**
+   * Waves of one request per instance until the key's row shows uses held by leases (fewer left
+   * than were admitted from it): how many were admitted. A lease lives LEASE_LIFE_MS of real time,
+   * so on a busy machine the one taken may be given back before it is seen: the waves go on until
+   * one is (1,000 at most, then it fails: the uses are not taken ahead).
+   */
+  async function untilLeaseHeld(key: { id: string; secret: string }, count: number, round = () => waves(key.secret, 1)) {
+    let admitted = 0;
+    for (let i = 0; i < 1_000; i++) {
+      admitted += await round();
+      if ((await remaining(key.id)) < count - admitted) return admitted;
+    }
+    throw new Error(`no use taken ahead after ${admitted} admitted`);
+  }
+
   it('under sustained use the uses are taken ahead, not one statement per request; given back, admitted and remaining add up to the count exactly', { timeout: heardBudget(3) }, async () => {
     const key = await keyWith(clock, { remaining_uses: 10_000 });
-    const admitted = await waves(key.secret, 60);
-    expect(admitted).toBe(180);
-    // Held by the instances' leases: the row has fewer left than were admitted from it.
-    expect(await remaining(key.id)).toBeLessThan(10_000 - admitted);
+    const admitted = await untilLeaseHeld(key, 10_000);
     await giveBackAll();
     expect(await remaining(key.id)).toBe(10_000 - admitted);
   });
@@ -512,14 +530,10 @@ describe('leases of uses: three instances in step, each spending from uses it to
 
   it('security: an administrator cuts a key\'s uses while the instances hold leases: once heard, no lease is spent, and none is given back into the new count', { timeout: heardBudget(6) }, async () => {
     const key = await keyWith(clock, { remaining_uses: 1_000_000 });
-    const before = await waves(key.secret, 40);
-    expect(await remaining(key.id)).toBeLessThan(1_000_000 - before);
+    await untilLeaseHeld(key, 1_000_000);
     const heard = three.map((made) => made.services.keyCache.state().notifications);
     await new ApiKeyService({ db: database.db, clock }).update(OPERATOR, key.id, { remaining_uses: 5 });
-    for (const [i, made] of three.entries()) {
-      const until = Date.now() + HEARD_DEADLINE_MS;
-      while (made.services.keyCache.state().notifications <= heard[i]! && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-    }
+    for (const [i, made] of three.entries()) await heardBy(made, heard[i]!);
     expect(await untilRefusedEverywhere(key.secret)).toBe(5);
     await giveBackAll();
     expect(await remaining(key.id)).toBe(0);
@@ -529,8 +543,7 @@ describe('leases of uses: three instances in step, each spending from uses it to
     const amount = LEASE_FLOOR + 100;
     clock.set(new Date('2027-04-10T23:59:00.000Z'));
     const key = await keyWith(clock, { remaining_uses: amount, uses_refill: { interval: 'daily', amount } });
-    const before = await waves(key.secret, 30);
-    expect(await remaining(key.id)).toBeLessThan(amount - before);
+    await untilLeaseHeld(key, amount);
     clock.set(new Date('2027-04-11T00:00:00.000Z'));
     expect(await untilRefusedEverywhere(key.secret)).toBe(amount);
     await giveBackAll();
@@ -540,10 +553,7 @@ describe('leases of uses: three instances in step, each spending from uses it to
   it('security: an instance whose listening connection is killed stops spending its lease and gives it back; one that never listened takes none', { timeout: heardBudget(6) }, async () => {
     const key = await keyWith(clock, { remaining_uses: 1_000_000 });
     const [deafened] = three;
-    let admitted = 0;
-    for (let i = 0; i < 40; i++) admitted += (await request(deafened!.app).get('/users?limit=1').set('x-api-key', key.secret)).status === 200 ? 1 : 0;
-    expect(admitted).toBe(40);
-    expect(await remaining(key.id)).toBeLessThan(1_000_000 - admitted);
+    let admitted = await untilLeaseHeld(key, 1_000_000, async () => ((await request(deafened!.app).get('/users?limit=1').set('x-api-key', key.secret)).status === 200 ? 1 : 0));
     const pid = deafened!.services.keyCache.state().listenerPid;
     await sql`select pg_terminate_backend(${pid}::int)`.execute(database.db);
     // Until it listens again, its next request is spent in the database and its lease goes back.
@@ -583,15 +593,20 @@ describe('security: attacks on leases of uses, at their edges', () => {
   const held = (made: Instance, id: string) => (made.services.keyUses as unknown as { leases: Map<string, { left: number }> }).leases.get(id)?.left ?? 0;
   const ask = (made: Instance, secret: string) => request(made.app).get('/users?limit=1').set('x-api-key', secret);
   const told = (res: { headers: Record<string, unknown> }) => Number(/"api-key-uses";r=(\d+)/.exec(res.headers['ratelimit'] as string)![1]);
-  /** 40 requests one after the other at `made`: its leases double 2, 4, ..., 32; it holds 28 after them. */
+  /**
+   * Requests one after the other at `made`, 40 at least (its leases double 2, 4, ..., 32: it holds
+   * 28 after them), until it holds a lease of more than one use: how many were admitted. A lease
+   * lives LEASE_LIFE_MS of real time, so on a busy machine the one taken may be given back first:
+   * the requests go on until one is held (1,000 at most, then it fails).
+   */
   async function leaseAt(made: Instance, secret: string, id: string) {
-    for (let i = 0; i < 40; i++) expect((await ask(made, secret)).status).toBe(200);
-    expect(held(made, id)).toBeGreaterThan(0);
-    return 40;
-  }
-  async function heardBy(made: Instance, before: number) {
-    const until = Date.now() + HEARD_DEADLINE_MS;
-    while (made.services.keyCache.state().notifications <= before && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    let admitted = 0;
+    while (admitted < 40 || held(made, id) <= 1) {
+      if (admitted >= 1_000) throw new Error(`no lease held after ${admitted} requests`);
+      expect((await ask(made, secret)).status).toBe(200);
+      admitted++;
+    }
+    return admitted;
   }
   async function untilRefused(made: Instance, secret: string) {
     let admitted = 0;
