@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { PROJECT_ROOT, bundlePath } from '../../src/paths.js';
 import type { Inflection } from '../../src/contract/inflection.js';
-import { freePort } from './server-process.js';
+import { freePort, PortTaken } from './server-process.js';
 import { BUDGET_MS } from './budgets.js';
 
 export interface PrismProcess {
@@ -33,7 +33,7 @@ async function start(command: string, args: string[], port: number, listening: s
     child.stderr!.on('data', read);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`Prism exited with ${code}: ${output}`));
+      reject(output.includes('EADDRINUSE') ? new PortTaken(output) : new Error(`Prism exited with ${code}: ${output}`));
     });
   });
   return {
@@ -48,13 +48,26 @@ async function start(command: string, args: string[], port: number, listening: s
 }
 
 /** `make mock STYLE=<style>`: the mock, answering `style` to requests without x-api-inflection, through the same script. */
-export async function startMock(style: Inflection): Promise<PrismProcess> {
-  const port = await freePort();
-  return start(join(PROJECT_ROOT, 'scripts/mock.sh'), [style, String(port)], port, 'Mock listening on');
+export function startMock(style: Inflection): Promise<PrismProcess> {
+  return onAFreePort((port) => start(join(PROJECT_ROOT, 'scripts/mock.sh'), [style, String(port)], port, 'Mock listening on'));
 }
 
 /** `prism proxy --errors` with that style's contract in front of `upstream`: violations fail the request. */
-export async function startValidationProxy(style: Inflection, upstream: string): Promise<PrismProcess> {
-  const port = await freePort();
-  return start(join(PROJECT_ROOT, 'node_modules/.bin/prism'), ['proxy', bundlePath(style), upstream, '--errors', '--host', '127.0.0.1', '--port', String(port)], port, 'Prism is listening');
+export function startValidationProxy(style: Inflection, upstream: string): Promise<PrismProcess> {
+  return onAFreePort((port) => start(join(PROJECT_ROOT, 'node_modules/.bin/prism'), ['proxy', bundlePath(style), upstream, '--errors', '--host', '127.0.0.1', '--port', String(port)], port, 'Prism is listening'));
+}
+
+/**
+ * Starts Prism on a port free when chosen; another process may take it before Prism listens (an
+ * outgoing connection's local port comes from the same range): then again on another, three times
+ * at most, as startServerProcess does.
+ */
+async function onAFreePort(startOn: (port: number) => Promise<PrismProcess>): Promise<PrismProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await freePort());
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === 3) throw err;
+    }
+  }
 }

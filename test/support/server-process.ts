@@ -51,7 +51,7 @@ export interface ServerProcess {
 export const A_FREE_PORT = '<a free port>';
 
 /** The port a process was to listen on was taken between our look and its listen (another test, or an outgoing connection's ephemeral port). */
-class PortTaken extends Error {}
+export class PortTaken extends Error {}
 
 /**
  * `env` is added to this process's environment; a variable given as undefined is removed from it,
