@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './server-process.js';
+import { listensOn, onAFreePort, PortTaken } from './server-process.js';
 
 const NGINX = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
 
@@ -15,11 +15,14 @@ export interface LoadBalancer {
   stop(): Promise<void>;
 }
 
-export async function startNginx(upstreams: number[]): Promise<LoadBalancer> {
+export function startNginx(upstreams: number[]): Promise<LoadBalancer> {
   if (!existsSync(NGINX)) throw new Error(`nginx not found at ${NGINX}: run 'make system-deps'`);
+  return onAFreePort((port) => startOn(port, upstreams));
+}
+
+async function startOn(port: number, upstreams: number[]): Promise<LoadBalancer> {
   const dir = mkdtempSync(join(tmpdir(), 'backoffice-nginx-'));
   chmodSync(dir, 0o777);
-  const port = await freePort();
   const runAsRoot = process.getuid?.() === 0 ? 'user root;' : '';
   const config = `
 ${runAsRoot}
@@ -63,14 +66,23 @@ ${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
   const child = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
+  // Up when it answers and holds the port: nginx retries a bind for a few seconds before it gives
+  // up, while whatever took the port answers in its place.
   for (let i = 0; ; i++) {
-    try {
-      await fetch(`${url}/livez`);
-      break;
-    } catch {
-      if (i > 200 || child.exitCode !== null) throw new Error(`nginx did not start: ${readFileSync(join(dir, 'error.log'), 'utf8')}`);
-      await new Promise((r) => setTimeout(r, 50));
+    const answered = await fetch(`${url}/livez`).then(
+      () => true,
+      () => false,
+    );
+    if (answered && listensOn(child.pid!, port)) break;
+    if (i > 200 || child.exitCode !== null) {
+      const log = readFileSync(join(dir, 'error.log'), 'utf8');
+      if (log.includes('Address already in use')) {
+        if (child.exitCode === null) child.kill('SIGKILL');
+        throw new PortTaken(log);
+      }
+      throw new Error(`nginx did not start: ${log}`);
     }
+    await new Promise((r) => setTimeout(r, 50));
   }
   return {
     url,

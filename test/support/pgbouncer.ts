@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from './server-process.js';
+import { listensOn, onAFreePort, PortTaken } from './server-process.js';
 
 const PGBOUNCER = process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer';
 
@@ -19,12 +19,15 @@ export interface PgBouncer {
 }
 
 /** `serverConnections`: how many PostgreSQL connections PgBouncer shares among all its clients. */
-export async function startPgBouncer(postgresUrl: string, options: { mode: 'session' | 'transaction'; serverConnections: number }): Promise<PgBouncer> {
+export function startPgBouncer(postgresUrl: string, options: { mode: 'session' | 'transaction'; serverConnections: number }): Promise<PgBouncer> {
   if (!existsSync(PGBOUNCER)) throw new Error(`pgbouncer not found at ${PGBOUNCER}: run 'make system-deps'`);
+  return onAFreePort((port) => startOn(port, postgresUrl, options));
+}
+
+async function startOn(port: number, postgresUrl: string, options: { mode: 'session' | 'transaction'; serverConnections: number }): Promise<PgBouncer> {
   const postgres = new URL(postgresUrl);
   const dir = mkdtempSync(join(tmpdir(), 'backoffice-pgbouncer-'));
   chmodSync(dir, 0o777);
-  const port = await freePort();
   writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n');
   // node-postgres sends statement_timeout as a startup parameter, which PgBouncer refuses unless
   // told to ignore it (behind a pooler, set it on the role instead: docs/DEPLOYMENT.md).
@@ -51,18 +54,26 @@ logfile = ${dir}/pgbouncer.log
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const log = () => (existsSync(join(dir, 'pgbouncer.log')) ? readFileSync(join(dir, 'pgbouncer.log'), 'utf8') : '');
   const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  // Up when it answers and holds the port, not whatever took the port before it could listen
+  // (then it gives up: "Address already in use").
   for (let attempt = 0; ; attempt++) {
     const client = new pg.Client({ connectionString: url(postgres.pathname.slice(1) || 'postgres') });
+    let failure: unknown;
     try {
       await client.connect();
       await client.query('select 1');
-      await client.end();
-      break;
     } catch (err) {
+      failure = err;
+    } finally {
       await client.end().catch(() => {});
-      if (attempt >= 50 || child.exitCode !== null) throw new Error(`pgbouncer did not start: ${(err as Error).message}\n${log()}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    if (failure === undefined && listensOn(child.pid!, port)) break;
+    if (log().includes('Address already in use')) {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      throw new PortTaken(log());
+    }
+    if (attempt >= 50 || child.exitCode !== null) throw new Error(`pgbouncer did not start: ${(failure as Error | undefined)?.message ?? 'another process answers on its port'}\n${log()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return {
     url,

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { PROJECT_ROOT, bundlePath } from '../../src/paths.js';
 import type { Inflection } from '../../src/contract/inflection.js';
-import { freePort, PortTaken } from './server-process.js';
+import { onAFreePort, PortTaken } from './server-process.js';
 import { BUDGET_MS } from './budgets.js';
 
 export interface PrismProcess {
@@ -57,17 +57,3 @@ export function startValidationProxy(style: Inflection, upstream: string): Promi
   return onAFreePort((port) => start(join(PROJECT_ROOT, 'node_modules/.bin/prism'), ['proxy', bundlePath(style), upstream, '--errors', '--host', '127.0.0.1', '--port', String(port)], port, 'Prism is listening'));
 }
 
-/**
- * Starts Prism on a port free when chosen; another process may take it before Prism listens (an
- * outgoing connection's local port comes from the same range): then again on another, three times
- * at most, as startServerProcess does.
- */
-async function onAFreePort(startOn: (port: number) => Promise<PrismProcess>): Promise<PrismProcess> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOn(await freePort());
-    } catch (err) {
-      if (!(err instanceof PortTaken) || attempt === 3) throw err;
-    }
-  }
-}

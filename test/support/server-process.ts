@@ -59,18 +59,26 @@ export class PortTaken extends Error {}
  * the process listens on it (the process takes seconds to start, and outgoing connections draw
  * from the same ports): then the process is started again on other ports, up to three times.
  */
-export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs: number = BUDGET_MS.serverStart): Promise<ServerProcess> {
+export function startServerProcess(env: Record<string, string | undefined>, timeoutMs: number = BUDGET_MS.serverStart): Promise<ServerProcess> {
+  return onAFreePort((port) => startOnce(port, env, timeoutMs));
+}
+
+/**
+ * Starts a process on a port free when chosen (`startOn` throws PortTaken when its process could
+ * not listen there: another process took the port first, a test's server or an outgoing
+ * connection's local port, from the same range): then again on another, three times at most.
+ */
+export async function onAFreePort<T>(startOn: (port: number) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(env, timeoutMs);
+      return await startOn(await freePort());
     } catch (err) {
       if (!(err instanceof PortTaken) || attempt === 3) throw err;
     }
   }
 }
 
-async function startOnce(requested: Record<string, string | undefined>, timeoutMs: number): Promise<ServerProcess> {
-  const port = await freePort();
+async function startOnce(port: number, requested: Record<string, string | undefined>, timeoutMs: number): Promise<ServerProcess> {
   const env = { ...requested };
   for (const [name, value] of Object.entries(env)) if (value === A_FREE_PORT) env[name] = String(await freePort());
   // No metrics listener unless asked for: processes of parallel tests would all want port 9464.
@@ -137,7 +145,7 @@ async function startOnce(requested: Record<string, string | undefined>, timeoutM
  * Whether `pid` holds the socket listening on `port` (Linux: the listening sockets of
  * /proc/net/tcp{,6} against the process's file descriptors). Where /proc has no such tables, assumed.
  */
-function listensOn(pid: number, port: number): boolean {
+export function listensOn(pid: number, port: number): boolean {
   const tables = ['/proc/net/tcp', '/proc/net/tcp6'].filter((table) => existsSync(table));
   if (tables.length === 0) return true;
   const localPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
