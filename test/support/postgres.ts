@@ -2,7 +2,7 @@
 // server at DATABASE_URL when one is given. Each test file gets its own database, copied from a
 // migrated template, so files run in parallel without seeing each other's rows.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, chmodSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, chmodSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -48,19 +48,32 @@ export async function startCluster(): Promise<Cluster> {
   chmodSync(dir, 0o777);
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', dir]);
   const dataDir = join(dir, 'data');
-  const port = await freePort();
   asClusterOwner(join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
-  const options = [
-    `-p ${port}`,
-    `-k ${dir}`,
-    "-c listen_addresses='127.0.0.1'",
-    '-c fsync=off',
-    '-c synchronous_commit=off',
-    '-c full_page_writes=off',
-    '-c max_connections=300',
-  ].join(' ');
-  const start = () => asClusterOwner(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);
-  start();
+  const optionsOn = (port: number) =>
+    [
+      `-p ${port}`,
+      `-k ${dir}`,
+      "-c listen_addresses='127.0.0.1'",
+      '-c fsync=off',
+      '-c synchronous_commit=off',
+      '-c full_page_writes=off',
+      '-c max_connections=300',
+    ].join(' ');
+  const log = join(dir, 'server.log');
+  const startOn = (port: number) => asClusterOwner(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-o', optionsOn(port), '-l', log, '-w', 'start']);
+  // The port was free when chosen; another process may take it first (an outgoing connection's
+  // local port comes from the same range): then on another, three times at most.
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    try {
+      startOn(port);
+      break;
+    } catch (err) {
+      if (attempt === 3 || !(existsSync(log) && readFileSync(log, 'utf8').includes('Address already in use'))) throw err;
+    }
+  }
+  const start = () => startOn(port);
   return {
     adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
     halt() {
