@@ -5,7 +5,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, chmodSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
+import { onAFreePort, PortTaken } from './server-process.js';
 
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -17,18 +17,6 @@ export interface Cluster {
   halt(): void;
   /** Starts the halted server again, on the same port and data directory. */
   resume(): void;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** initdb refuses to run as root: the cluster then belongs to the `postgres` system user. */
@@ -61,18 +49,15 @@ export async function startCluster(): Promise<Cluster> {
     ].join(' ');
   const log = join(dir, 'server.log');
   const startOn = (port: number) => asClusterOwner(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-o', optionsOn(port), '-l', log, '-w', 'start']);
-  // The port was free when chosen; another process may take it first (an outgoing connection's
-  // local port comes from the same range): then on another, three times at most.
-  let port = 0;
-  for (let attempt = 1; ; attempt++) {
-    port = await freePort();
+  const port = await onAFreePort(async (free) => {
     try {
-      startOn(port);
-      break;
+      startOn(free);
+      return free;
     } catch (err) {
-      if (attempt === 3 || !(existsSync(log) && readFileSync(log, 'utf8').includes('Address already in use'))) throw err;
+      if (existsSync(log) && readFileSync(log, 'utf8').includes('Address already in use')) throw new PortTaken((err as Error).message);
+      throw err;
     }
-  }
+  });
   const start = () => startOn(port);
   return {
     adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,

@@ -56,4 +56,3 @@ export function startMock(style: Inflection): Promise<PrismProcess> {
 export function startValidationProxy(style: Inflection, upstream: string): Promise<PrismProcess> {
   return onAFreePort((port) => start(join(PROJECT_ROOT, 'node_modules/.bin/prism'), ['proxy', bundlePath(style), upstream, '--errors', '--host', '127.0.0.1', '--port', String(port)], port, 'Prism is listening'));
 }
-

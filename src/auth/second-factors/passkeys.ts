@@ -115,7 +115,6 @@ export async function keepChallenge(db: Kysely<Database>, challenge: string, pur
   }
 }
 
-
 export class PasskeyService {
   /** The relying party: its id and name, and the origins a browser's answer may come from. */
   private readonly rp: Dependencies['config']['passkeys'];
