@@ -1,8 +1,9 @@
 // The registry of features: one line each. A feature's folder holds a `feature.ts` exporting the
 // handlers of its operations (`handlers`, given the services it asks for) and, when it has its own,
-// the services it builds (`services`, from the dependencies). src/services.ts builds every feature's
-// services once and src/handlers.ts gathers the handlers; the compiler checks together they serve
-// every operation of the contract (the French aliases, x-path-aliases, are served by their originals').
+// the services it builds (`services`, from the dependencies). src/composition.ts builds every
+// feature's services once, after the platform's (src/services.ts), and gathers the handlers; the
+// compiler checks together they serve every operation of the contract (the French aliases,
+// x-path-aliases, are served by their originals').
 export * as users from './users/feature.js';
 export * as sessions from './auth/sessions/feature.js';
 export * as roles from './roles/feature.js';
