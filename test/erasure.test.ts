@@ -67,8 +67,8 @@ export async function erasureLeavesNothing(db: Kysely<Database>) {
   expect(await devices()).toEqual({ known_devices: null, known_devices_key_id: null, language: null });
   const recorded = await db.selectFrom('security_events').selectAll().where('type', '=', 'user_erased').where('target_id', '=', person.id).execute();
   expect(recorded).toHaveLength(1);
-  expect(recorded[0]).toMatchObject({ actor_id: eraser.id, target_id: person.id, target_label: null, details: expect.objectContaining({ sessions: 1, second_factors: 1, recovery_codes: 10, api_keys_revoked: 1, messages: 2 }) });
-  // Two messages: the one the fixture sent them, and the security notice of their second factor (docs/MAIL.md).
+  expect(recorded[0]).toMatchObject({ actor_id: eraser.id, target_id: person.id, target_label: null, details: expect.objectContaining({ sessions: 1, second_factors: 1, recovery_codes: 10, api_keys_revoked: 1, messages: 3 }) });
+  // Three messages: the one the fixture sent them, the security notice of their second factor (docs/MAIL.md), and the invitation they sent (it names them).
 
   // They can no longer sign in or refresh.
   expect((await request(app).post('/sessions').send({ session: { email: PERSON.email, password: PERSON.password } })).status).toBe(401);
@@ -258,6 +258,94 @@ describe('security: erasing a person', { timeout: budget({ passwordHash: 6 }) },
       expect(await database.db.selectFrom('security_events').select('id').where('user_id', '=', target.id).where('ip_address', '=', '198.51.100.23').execute()).toEqual([]);
     } finally {
       await holder.end();
+    }
+  });
+});
+
+/**
+ * What an erasure of `decoy` may touch: only what concerns the decoy by id, or holds its address.
+ * Every other row of the tables an erasure searches, as it was.
+ */
+async function othersRows(db: Kysely<Database>, decoyId: string) {
+  const events = await db
+    .selectFrom('security_events')
+    .select(['id', 'actor_label', 'target_label', 'ip_address', 'user_agent', 'details', 'changes', 'erased_at'])
+    .where((eb) => eb.and([eb.or([eb('user_id', 'is', null), eb('user_id', '!=', decoyId)]), eb.or([eb('actor_id', 'is', null), eb('actor_id', '!=', decoyId)]), eb.or([eb('target_id', 'is', null), eb('target_id', '!=', decoyId)])]))
+    .orderBy('id')
+    .execute();
+  const messages = await db.selectFrom('messages').select(['id', 'body']).where((eb) => eb.or([eb('user_id', 'is', null), eb('user_id', '!=', decoyId)])).orderBy('id').execute();
+  const kept = await db.selectFrom('idempotency_keys').select(['key_digest', 'body']).where('body', 'not like', `%${decoyId}%`).orderBy('key_digest').execute();
+  const payloads = await db.selectFrom('events').select(['id', 'payload']).where(sql<string>`payload::text`, 'not like', `%${decoyId}%`).orderBy('id').execute();
+  return { events, messages, kept, payloads };
+}
+
+describe('security: erasing a decoy touches nobody else', { timeout: budget({ passwordHash: 8 }) }, () => {
+  // The attacker may make people and erase them (users.create, users.erase), nothing more. They
+  // make a decoy whose name or address is chosen to match other people's records, and erase it.
+  async function eraseDecoy(decoy: { email: string; first_name: string; last_name: string }, before?: () => Promise<void>) {
+    const { app } = createTestApp(database.db, { clock: new ManualClock(new Date()) });
+    const attacker = await caller(app, ['users.create', 'users.erase', 'users.read']);
+    const made = await request(app).post('/users').set(attacker.headers).send({ ...decoy, password: 'a long enough password 1' });
+    expect(made.status, made.text).toBe(201);
+    await before?.();
+    const snapshot = await othersRows(database.db, made.body.id);
+    const res = await erase(app, attacker.headers, made.body.id);
+    expect(res.status, res.text).toBe(200);
+    return { app, snapshot, after: await othersRows(database.db, made.body.id) };
+  }
+
+  it('attack: a decoy named `":` `"` (text every JSON object of the journal holds) scrubs no one else\'s audit event, and the seal still verifies', async () => {
+    const { app } = createTestApp(database.db, { clock: new ManualClock(new Date()) });
+    const admin = await caller(app, ['invitations.manage', 'users.create']);
+    const invited = await request(app).post('/invitations').set(admin.headers).send({ email: `invitee-${Date.now()}@example.net` });
+    expect(invited.status, invited.text).toBe(201);
+    await sealAuditEvents(database.db, new Date(Date.now() + 60_000));
+    const { snapshot, after } = await eraseDecoy({ email: `decoy-${Date.now()}@example.com`, first_name: '":', last_name: '"' });
+    expect(after.events).toEqual(snapshot.events);
+    expect(snapshot.events.some((e) => e.changes !== null && e.erased_at === null)).toBe(true);
+    const report = await verify(database.db, new Date(Date.now() + 60_000));
+    expect(report, report.problem ?? '').toMatchObject({ ok: true });
+  });
+
+  it('attack: a decoy named "Back Office" (words of every mail template) deletes no one else\'s notice or recovery link', async () => {
+    const { app } = createTestApp(database.db, { clock: new ManualClock(new Date()) });
+    const victim = await createUser(database.db, { permissions: ['audit.read'] });
+    expect((await request(app).post('/password-resets').send({ email: victim.email })).status).toBe(202);
+    const { snapshot, after } = await eraseDecoy({ email: `decoy-${Date.now()}@example.com`, first_name: 'Back', last_name: 'Office' });
+    expect(snapshot.messages.some((m) => /back office/i.test(m.body))).toBe(true);
+    expect(after.messages).toEqual(snapshot.messages);
+  });
+
+  it('attack: a namesake decoy (the victim\'s very name) leaves the victim\'s sign-ins labelled and their kept answers in place', async () => {
+    const { app } = createTestApp(database.db, { clock: new ManualClock(new Date()) });
+    const victim = await caller(app, ['users.create']);
+    const made = await request(app).post('/users').set(victim.headers).set('idempotency-key', `namesake-${Date.now()}`).send({ email: `made-${Date.now()}@example.com`, first_name: 'Grace', last_name: 'Hopper', password: 'a long enough password 1' });
+    expect(made.status, made.text).toBe(201);
+    const { first_name, last_name } = await database.db.selectFrom('users').select(['first_name', 'last_name']).where('id', '=', victim.id).executeTakeFirstOrThrow();
+    const { snapshot, after } = await eraseDecoy({ email: `decoy-${Date.now()}@example.com`, first_name, last_name });
+    expect(snapshot.events.some((e) => e.actor_label === `${first_name} ${last_name}`)).toBe(true);
+    expect(after.events).toEqual(snapshot.events);
+    expect(after.kept).toEqual(snapshot.kept);
+    expect(after.payloads).toEqual(snapshot.payloads);
+  });
+
+  it('attack: a decoy whose address ends another\'s (x@… inside max@…, or x@example.com inside x@example.com.au) touches none of theirs', async () => {
+    const tag = Date.now();
+    const pairs: [victimEmail: string, decoyEmail: string][] = [
+      [`amax-${tag}@example.com`, `max-${tag}@example.com`],
+      [`max-${tag}@example.com.au`, `max-${tag}@example.com`],
+    ];
+    for (const [victimEmail, decoyEmail] of pairs) {
+      const { app } = createTestApp(database.db, { clock: new ManualClock(new Date()) });
+      const admin = await caller(app, ['users.create', 'invitations.manage']);
+      const created = await request(app).post('/invitations').set(admin.headers).set('idempotency-key', `addr-${victimEmail}`).send({ email: victimEmail });
+      expect(created.status, created.text).toBe(201);
+      const { snapshot, after } = await eraseDecoy({ email: decoyEmail, first_name: 'Decoy', last_name: 'Person' });
+      expect(snapshot.kept.some((k) => k.body.includes(victimEmail))).toBe(true);
+      expect(after.events, decoyEmail).toEqual(snapshot.events);
+      expect(after.kept, decoyEmail).toEqual(snapshot.kept);
+      expect(after.payloads, decoyEmail).toEqual(snapshot.payloads);
+      expect(after.messages, decoyEmail).toEqual(snapshot.messages);
     }
   });
 });

@@ -2,6 +2,7 @@
 // Each takes the erasure's transaction; the person's row is locked by then.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { wholeAddressPattern } from '../audit/erasure.js';
 
 /** The e-mail a tombstone keeps (the column is unique and required): of the reserved `.invalid` domain, naming nobody. */
 export const tombstoneEmail = (id: string) => `erased-${id}@erased.invalid`;
@@ -14,14 +15,8 @@ export interface Person {
   last_name: string;
 }
 
-/** What names the person in text: their e-mail and full name (a name alone names too many people). */
-export function textsNaming(person: Person): string[] {
-  const name = `${person.first_name} ${person.last_name}`.trim();
-  return [person.email, ...(name.includes(' ') ? [name] : [])];
-}
-
-/** `%text%` for ILIKE, wildcards in the text taken as text. */
-const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** An address-shaped text matches the person's e-mail only as a whole address (src/audit/erasure.ts). */
+const namesByAddress = (person: Person) => wholeAddressPattern(person.email);
 
 const count = (result: { numAffectedRows?: bigint } | { numDeletedRows: bigint } | { numUpdatedRows: bigint }) =>
   Number('numDeletedRows' in result ? result.numDeletedRows : 'numUpdatedRows' in result ? result.numUpdatedRows : (result.numAffectedRows ?? 0));
@@ -47,7 +42,12 @@ export async function deleteSignInMeans(trx: Kysely<Database>, person: Person, e
   return { sessions, second_factors, recovery_codes, identity_links, scim_ids, roles };
 }
 
-/** Invitations to their address (or that made them), and every message to them: deleted. */
+/**
+ * Invitations to their address (or that made them): deleted. Messages to them, of those
+ * invitations, of the invitations they sent (whose text names them as the inviter) or holding
+ * their address: deleted. No body is searched for their name: template text and namesakes would
+ * match it (docs/ERASURE.md).
+ */
 export async function deleteInvitationsAndMessages(trx: Kysely<Database>, person: Person) {
   const invitations = await trx
     .selectFrom('invitations')
@@ -63,7 +63,8 @@ export async function deleteInvitationsAndMessages(trx: Kysely<Database>, person
           eb(sql<string>`lower(recipient)`, '=', person.email.toLowerCase()),
           eb('user_id', '=', person.id),
           ...(ids.length > 0 ? [eb('invitation_id', 'in', ids)] : []),
-          eb('body', 'ilike', sql<string>`any (${textsNaming(person).map(containing)}::text[])`),
+          eb('invitation_id', 'in', eb.selectFrom('invitations').select('id').where('created_by_user_id', '=', person.id)),
+          eb('body', '~*', namesByAddress(person)),
         ]),
       )
       .executeTakeFirst(),
@@ -77,16 +78,24 @@ export async function revokeKeysCreatedBy(trx: Kysely<Database>, personId: strin
   return count(await trx.updateTable('api_keys').set({ revoked_at: at, updated_at: at }).where('created_by', '=', personId).where('revoked_at', 'is', null).executeTakeFirst());
 }
 
-/** Answers kept for an Idempotency-Key that show the person (a create's answer): deleted. */
+/** Answers kept for an Idempotency-Key that show the person (a create's answer, by their id or address): deleted. */
 export async function deleteKeptAnswers(trx: Kysely<Database>, person: Person): Promise<number> {
-  const patterns = [...textsNaming(person), person.id].map(containing);
-  return count(await trx.deleteFrom('idempotency_keys').where('body', 'ilike', sql<string>`any (${patterns}::text[])`).executeTakeFirst());
+  return count(
+    await trx
+      .deleteFrom('idempotency_keys')
+      .where((eb) => eb.or([eb('body', 'like', `%${person.id}%`), eb('body', '~*', namesByAddress(person))]))
+      .executeTakeFirst(),
+  );
 }
 
-/** Stored public events that show or name the person, with their payloads, and their deliveries' ids. */
+/** Stored public events that show the person (their id) or hold their address, with their payloads. */
 export function eventsNaming(trx: Kysely<Database>, person: Person) {
-  const patterns = [...textsNaming(person), person.id].map(containing);
-  return trx.selectFrom('events').select(['id', 'payload']).where(sql<string>`payload::text`, 'ilike', sql<string>`any (${patterns}::text[])`).forUpdate().execute();
+  return trx
+    .selectFrom('events')
+    .select(['id', 'payload'])
+    .where((eb) => eb.or([eb(sql<string>`payload::text`, 'like', `%${person.id}%`), eb(sql<string>`payload::text`, '~*', namesByAddress(person))]))
+    .forUpdate()
+    .execute();
 }
 
 export async function replacePayload(trx: Kysely<Database>, id: string, payload: Record<string, unknown>): Promise<void> {

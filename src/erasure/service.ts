@@ -12,7 +12,7 @@ import { assertAnotherAdminRemains, assertMayActOn, isSelf, type Authority } fro
 import { lockRolesOfUser } from '../roles/repository.js';
 import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
 import { findListedUser, type ShownUser } from '../users/repository.js';
-import { erasePersonalColumns } from '../audit/erasure.js';
+import { erasePersonalColumns, wholeAddressPattern } from '../audit/erasure.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, COMMAND_LINE, type Origin } from '../audit/context.js';
 import { resourceIdOr } from '../uuid.js';
@@ -24,19 +24,13 @@ const notFound = () => new DomainError('not_found', 'not_found', 'No user has th
 
 /**
  * The payload with the person taken out: an object that is the person (its `id`) keeps its id and
- * loses what names them; any text naming them (their e-mail, their full name) loses it.
+ * loses what names them; any text holding their address as a whole loses it. Other text is kept
+ * as it is: a name is not searched in free text (src/audit/erasure.ts says why).
  */
 export function scrubPayload(value: unknown, person: erasure.Person): unknown {
-  const texts = erasure.textsNaming(person).map((t) => t.toLowerCase());
-  const scrubText = (text: string) => {
-    let out = text;
-    for (const t of texts) {
-      for (let at = out.toLowerCase().indexOf(t); at >= 0; at = out.toLowerCase().indexOf(t)) out = out.slice(0, at) + out.slice(at + t.length);
-    }
-    return out;
-  };
+  const address = new RegExp(wholeAddressPattern(person.email), 'gi');
   const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return scrubText(v);
+    if (typeof v === 'string') return v.replace(address, '');
     if (Array.isArray(v)) return v.map(walk);
     if (v === null || typeof v !== 'object') return v;
     const entries = Object.entries(v as Record<string, unknown>);
@@ -80,7 +74,7 @@ export class ErasureService {
 
   private async eraseLocked(trx: Kysely<Database>, authority: Authority, person: erasure.Person, origin: Origin) {
     const now = this.deps.clock.now();
-    const auditEvents = await erasePersonalColumns(trx, { id: person.id, texts: erasure.textsNaming(person) }, now);
+    const auditEvents = await erasePersonalColumns(trx, person, now);
     const means = await erasure.deleteSignInMeans(trx, person, emailDigest(person.email));
     const { invitations, messages } = await erasure.deleteInvitationsAndMessages(trx, person);
     const apiKeysRevoked = await erasure.revokeKeysCreatedBy(trx, person.id, now);

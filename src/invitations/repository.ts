@@ -84,12 +84,14 @@ export interface LockedInvitation {
   language: 'en' | 'fr';
   status: InvitationStatus;
   expires_in_days: number;
+  created_by_user_id: string | null;
+  created_by_api_key_id: string | null;
 }
 
 export function lockInvitation(db: Kysely<Database>, id: string, now: Date): Promise<LockedInvitation | undefined> {
   return db
     .selectFrom('invitations as i')
-    .select(['i.id', 'i.email', 'i.role_ids', 'i.language', 'i.expires_in_days'])
+    .select(['i.id', 'i.email', 'i.role_ids', 'i.language', 'i.expires_in_days', 'i.created_by_user_id', 'i.created_by_api_key_id'])
     .select(statusAt(now).as('status'))
     .where('i.id', '=', id)
     .forUpdate()

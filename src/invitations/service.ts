@@ -52,13 +52,17 @@ export async function rolesStill(db: Kysely<Database>, ids: readonly string[]): 
   return roles;
 }
 
-/** The caller's name as the message shows it: a person's name, or the key's name. */
-async function inviterName(db: Kysely<Database>, caller: Principal): Promise<string> {
-  if (caller.kind === 'user') {
-    const row = await db.selectFrom('users').select(['first_name', 'last_name']).where('id', '=', caller.userId).executeTakeFirst();
+/**
+ * The inviter as the message shows it: the invitation's maker, a person's name or the key's name
+ * (a resent invitation is still theirs). An erased maker is named by nobody's name: the erasure
+ * finds the messages naming them by this, the invitations they made (src/erasure/repository.ts).
+ */
+async function inviterName(db: Kysely<Database>, maker: { created_by_user_id: string | null; created_by_api_key_id: string | null }): Promise<string> {
+  if (maker.created_by_user_id) {
+    const row = await db.selectFrom('users').select(['first_name', 'last_name']).where('id', '=', maker.created_by_user_id).where('erased_at', 'is', null).executeTakeFirst();
     if (row) return `${row.first_name} ${row.last_name}`;
-  } else {
-    const row = await db.selectFrom('api_keys').select('name').where('id', '=', caller.apiKeyId).executeTakeFirst();
+  } else if (maker.created_by_api_key_id) {
+    const row = await db.selectFrom('api_keys').select('name').where('id', '=', maker.created_by_api_key_id).executeTakeFirst();
     if (row) return row.name;
   }
   return 'An administrator';
@@ -127,7 +131,7 @@ export class InvitationService {
       ...creatorOf(caller),
       now,
     });
-    await this.writeMessage(trx, { invitationId: id, email, language, inviter: await inviterName(trx, caller), expiresAt, token, now });
+    await this.writeMessage(trx, { invitationId: id, email, language, inviter: await inviterName(trx, creatorOf(caller)), expiresAt, token, now });
     const created = (await invitations.findListedInvitation(trx, id, now))!;
     await recordAuditEvent(trx, {
       type: 'invitation_created',
@@ -159,7 +163,7 @@ export class InvitationService {
       const expiresAt = new Date(now.getTime() + invitation.expires_in_days * DAY_MS);
       await invitations.replaceToken(trx, known, digestSecret(token), expiresAt, now);
       await invitations.forgetMessages(trx, known);
-      await this.writeMessage(trx, { invitationId: known, email: invitation.email, language: invitation.language, inviter: await inviterName(trx, caller), expiresAt, token, now });
+      await this.writeMessage(trx, { invitationId: known, email: invitation.email, language: invitation.language, inviter: await inviterName(trx, invitation), expiresAt, token, now });
       const resent = (await invitations.findListedInvitation(trx, known, now))!;
       await recordAuditEvent(trx, {
         type: 'invitation_resent',

@@ -43,7 +43,8 @@ export async function findTraces(db: Kysely<Database>, texts: readonly string[])
 
 /**
  * A person who signed in (from PERSON.ip with PERSON.userAgent), chose French for their messages, enrolled an authenticator app,
- * owns and is assigned tasks, organised and attended meetings, created an API key, had a message
+ * owns and is assigned tasks, organised and attended meetings, invited someone (resent by the
+ * eraser), created an API key, had a message
  * to their address, was renamed, and is the subject of stored events delivered to a partner's
  * endpoint; their sealed and unsealed audit events. The eraser: a person holding every permission,
  * signed in and stepped up.
@@ -71,7 +72,7 @@ export async function aPersonWithALife(db: Kysely<Database>, clock = new ManualC
 
   const { id } = await createUserWithPassword(db, { email: PERSON.email, firstName: PERSON.firstName, lastName: 'Placeholder', password: PERSON.password, roles: [] });
   const role = await db.insertInto('roles').values({ name: `role-${id}`, name_key: `role-${id}` }).returning('id').executeTakeFirstOrThrow();
-  await db.insertInto('role_permissions').values(['tasks.create', 'tasks.read', 'meetings.read'].map((permission) => ({ role_id: role.id, permission }))).execute();
+  await db.insertInto('role_permissions').values(['tasks.create', 'tasks.read', 'meetings.read', 'invitations.manage', 'users.create'].map((permission) => ({ role_id: role.id, permission }))).execute();
   await db.insertInto('user_roles').values({ user_id: id, role_id: role.id }).execute();
   // Renamed by the eraser: an audit event whose changes carry both names, a user.updated event.
   const renamed = await request(app).patch(`/users/${id}`).set(asEraser).send({ last_name: PERSON.lastName });
@@ -98,6 +99,14 @@ export async function aPersonWithALife(db: Kysely<Database>, clock = new ManualC
     .set(asEraser)
     .send({ title: 'Review', starts_at: '2027-02-02T10:00:00.000Z', ends_at: '2027-02-02T11:00:00.000Z', attendee_ids: [id] });
   for (const made of [own, assigned, organised, attended]) if (made.status !== 201) throw new Error(`create answered ${made.status}: ${made.text}`);
+
+  // An invitation they sent: its message names them as the inviter, to someone else; resent by
+  // another person, it still names them (the invitation is theirs).
+  await db.updateTable('sessions').set({ stepped_up_at: clock.now(), step_up_method: 'totp' }).where('user_id', '=', id).execute();
+  const invited = await request(app).post('/invitations').set(asPerson).send({ email: `invited-${id}@example.net` });
+  if (invited.status !== 201) throw new Error(`POST /invitations answered ${invited.status}: ${invited.text}`);
+  const resent = await request(app).post(`/invitations/${invited.body.id}/resend`).set(asEraser);
+  if (resent.status !== 200) throw new Error(`resend answered ${resent.status}: ${resent.text}`);
 
   // A key they created; a message to their address.
   const key = await db
