@@ -2338,8 +2338,11 @@ export interface paths {
         /**
          * Send an invitation's link again
          * @description Sends a new link for a pending or expired invitation, valid as long again as the invitation was
-         *     first (its `ExpiresInDays`); the link sent before stops working. An invitation accepted or
-         *     revoked is `409 invitation_not_pending`. A signed-in person needs a fresh proof on the session
+         *     first (its `ExpiresInDays`); the link sent before stops working. It needs what
+         *     `POST /invitations` needs, held now: `users.create` and every permission of the invitation's
+         *     roles (`403 permission_denied`, before anything looks at the address). An invitation accepted or
+         *     revoked is `409 invitation_not_pending`; an address that has an account since is
+         *     `409 email_taken`. A signed-in person needs a fresh proof on the session
          *     (`403 step_up_required`), as for `POST /invitations`.
          *
          *     **Required permission:** `invitations.manage`

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
-import { makeApiKey, makeRole } from './support/access-fixtures.js';
+import { makeApiKey, makeIdentityProvider, makeRole } from './support/access-fixtures.js';
 import { createUser, signIn } from './support/sessions.js';
 import { steppedUpInDatabase } from './support/second-factor.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
@@ -67,6 +67,15 @@ async function tokenSentTo(email: string): Promise<string> {
   expect(match, message.body).not.toBeNull();
   return decodeURIComponent(match![1]!);
 }
+
+/** The domain's company now signs its people in through its identity provider (sso_required). */
+async function requireSso(domain: string) {
+  const provider = await makeIdentityProvider(database.db, `https://idp.${domain}`, [domain]);
+  await database.db.updateTable('identity_providers').set({ sso_required: true }).where('id', '=', provider).execute();
+}
+
+const countOf = async (table: 'users' | 'sessions' | 'messages', column: 'email' | 'recipient' | 'user_id', value: string) =>
+  Number((await database.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).where(column, '=', value).executeTakeFirstOrThrow()).n);
 
 const accept = (token: string, body: object = {}) => send('post', '/invitations/accept', {}, { token, first_name: 'Grace', last_name: 'Hopper', password: PASSWORD, ...body });
 
@@ -311,6 +320,39 @@ describe('security: attacks on invitations', () => {
     expect(await database.db.selectFrom('invitations').select('id').where('created_by_api_key_id', '=', key.id).execute()).toEqual([]);
   });
 
+  it('attack: a key with invitations.manage and the roles\' rights but not users.create revives an expired invitation, and an account is made from it', async () => {
+    const invitation = await invite();
+    const oldToken = await tokenSentTo(invitation.email);
+    await database.db.updateTable('invitations').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', invitation.id).execute();
+    const key = await makeApiKey(database.db, ['invitations.manage', 'tasks.list', 'tasks.read']);
+    const before = await digestTables(database.db, ['invitations', 'messages']);
+    // Refused as POST /invitations refuses it: the same problem, the same missing permission.
+    const res = await send('post', `/invitations/${invitation.id}/resend`, { 'x-api-key': key.secret });
+    expect(res.status, res.text).toBe(403);
+    expect(res.body).toMatchObject({ code: 'permission_denied', missing_permissions: ['users.create'] });
+    expect(changedTables(before, await digestTables(database.db, ['invitations', 'messages']))).toEqual([]);
+    // No new link went out: the one in the outbox is still the expired one, and opens nothing.
+    expect(await tokenSentTo(invitation.email)).toBe(oldToken);
+    expect((await accept(oldToken)).body.code).toBe('invalid_invitation');
+    expect(await countOf('users', 'email', invitation.email)).toBe(0);
+  });
+
+  it('attack: a key with invitations.manage but not users.create probes through resend whether an expired invitation\'s address now has an account', async () => {
+    const key = await makeApiKey(database.db, ['invitations.manage', 'tasks.list', 'tasks.read']);
+    const taken = await invite();
+    const free = await invite();
+    await database.db.updateTable('invitations').set({ expires_at: new Date(Date.now() - 1000) }).where('id', 'in', [taken.id, free.id]).execute();
+    await createUser(database.db, { email: taken.email });
+    // The same answer for both: the account's existence is not what decides it.
+    for (const invitation of [taken, free]) {
+      const res = await send('post', `/invitations/${invitation.id}/resend`, { 'x-api-key': key.secret });
+      expect(res.status, res.text).toBe(403);
+      expect(res.body).toMatchObject({ code: 'permission_denied', missing_permissions: ['users.create'] });
+    }
+    // Whoever may make accounts learns it, as POST /invitations and POST /users tell them.
+    expect((await send('post', `/invitations/${taken.id}/resend`, admin)).body.code).toBe('email_taken');
+  });
+
   it('attack: a manager demoted after inviting: the invitation is worth no more than its maker now', async () => {
     const manager = await createUser(database.db, { permissions: ['invitations.manage', 'users.create', 'tasks.list', 'tasks.read'] });
     const tokens = await signIn(app, manager.email, manager.password);
@@ -327,14 +369,7 @@ describe('security: attacks on invitations', () => {
 
   it('attack: an invitation for an address whose company signs people in (sso_required) hands out a password account', async () => {
     const domain = `sso-${randomUUID().slice(0, 6)}.example`;
-    // The company's provider, as configuring one writes it (its discovery is not what this is about).
-    const now = new Date();
-    const provider = await database.db
-      .insertInto('identity_providers')
-      .values({ name: `SSO ${domain}`, name_key: `sso ${domain}`, issuer: `https://${domain}`, client_id: 'x', client_secret_sealed: Buffer.from('x'), client_secret_key_id: 'k', scopes: ['openid'], groups_claim: 'groups', create_unknown_people: false, sso_required: true, second_factor_amr: [], second_factor_acr: [], created_at: now, updated_at: now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await database.db.insertInto('identity_provider_domains').values({ provider_id: provider.id, domain }).execute();
+    await requireSso(domain);
     const res = await send('post', '/invitations', admin, { email: `someone@${domain}` });
     expect(res.status, res.text).toBe(403);
     expect(res.body.code).toBe('sso_required');

@@ -68,6 +68,16 @@ async function inviterName(db: Kysely<Database>, maker: { created_by_user_id: st
   return 'An administrator';
 }
 
+/**
+ * An invitation makes an account, whether sent (POST /invitations) or sent again (resend): its
+ * sender may make accounts, and so learns no more of which addresses have one (`409 email_taken`)
+ * than POST /users tells them. Asked before anything that looks at the address. The roles'
+ * permissions are asked beside it (assertMayGrant), once the roles are known.
+ */
+function assertMayInvite(caller: Principal): void {
+  assertMayGrant(caller, ['users.create'], 'an account');
+}
+
 const creatorOf = (caller: Principal) =>
   caller.kind === 'user' ? { created_by_user_id: caller.userId, created_by_api_key_id: null } : { created_by_user_id: null, created_by_api_key_id: caller.apiKeyId };
 
@@ -108,9 +118,7 @@ export class InvitationService {
     if (missing) {
       throw new DomainError('invalid', 'unknown_role', `There is no role named ${missing}.`, { errors: [{ location: 'request/body/roles', message: `unknown role ${missing}` }] });
     }
-    // An invitation makes an account: its maker may make accounts (and so learns no more of
-    // which addresses have one than POST /users tells them), and grants no right they lack.
-    assertMayGrant(caller, ['users.create'], 'an account');
+    assertMayInvite(caller);
     assertMayGrant(caller, permissionsOfRoles(roles), 'a role');
     // People of a domain whose company signs them in have no password of ours to choose.
     if (await ssoRequiredProvider(trx, email)) throw forbidden('sso_required', 'People of this e-mail domain sign in with their company\'s identity provider; they need no invitation.');
@@ -147,18 +155,20 @@ export class InvitationService {
   async resend(caller: Principal, id: string, origin: Origin) {
     const known = resourceId(id);
     if (!known) throw notFound();
+    // Resending revives the invitation, an account to be made: it asks for the rights creating
+    // does, the caller's own now, before anything that looks at the address.
+    assertMayInvite(caller);
     return this.deps.db.transaction().execute(async (trx) => {
       const now = this.deps.clock.now();
       const invitation = await invitations.lockInvitation(trx, known, now);
       if (!invitation) throw notFound();
+      assertMayGrant(caller, permissionsOfRoles(await rolesStill(trx, invitation.role_ids)), 'a role');
       if (invitation.status === 'accepted' || invitation.status === 'revoked') throw notPending(invitation.status);
       const key = emailKey(invitation.email);
       await invitations.lockAddress(trx, key);
       // Expired, then someone else invited or the person signed up another way.
       if (await invitations.userWithAddressExists(trx, key)) throw emailTaken();
       if (await invitations.hasLiveInvitation(trx, key, now, known)) throw invitationPending();
-      // Resending asks for the same rights again: the caller must still be able to grant them.
-      assertMayGrant(caller, permissionsOfRoles(await rolesStill(trx, invitation.role_ids)), 'a role');
       const token = generateSecret(INVITATION_TOKEN_PREFIX);
       const expiresAt = new Date(now.getTime() + invitation.expires_in_days * DAY_MS);
       await invitations.replaceToken(trx, known, digestSecret(token), expiresAt, now);
