@@ -2270,7 +2270,9 @@ export interface paths {
          *     password: the account is created with the invitation's roles, the invitation is spent, and a
          *     session is opened (`201` with a login token set, as `POST /sessions`). A token unknown,
          *     already used, replaced by a resend, revoked or expired is `400 invalid_invitation`, the same
-         *     answer for each. A role that requires a second factor makes the new session answer
+         *     answer for each. People of a domain whose identity provider is `ssoRequired`, though it
+         *     became so after the invitation was sent, are `403 sso_required` and nothing is made: they sign
+         *     in at `POST /sessions/oidc`. A role that requires a second factor makes the new session answer
          *     `403 second_factor_required` until one is enrolled, as at any sign-in.
          */
         post: operations["acceptInvitation"];
@@ -2341,7 +2343,8 @@ export interface paths {
          *     first (its `expiresInDays`); the link sent before stops working. It needs what
          *     `POST /invitations` needs, held now: `users.create` and every permission of the invitation's
          *     roles (`403 permission_denied`, before anything looks at the address). An invitation accepted or
-         *     revoked is `409 invitation_not_pending`; an address that has an account since is
+         *     revoked is `409 invitation_not_pending`; one for a domain whose identity provider has become
+         *     `ssoRequired` since is `403 sso_required`; an address that has an account since is
          *     `409 email_taken`. A signed-in person needs a fresh proof on the session
          *     (`403 step_up_required`), as for `POST /invitations`.
          *
@@ -14439,6 +14442,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description People of the invitation's e-mail domain must sign in with their identity provider. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:sso_required",
+                     *       "title": "Permission denied",
+                     *       "status": 403,
+                     *       "detail": "People of this e-mail domain sign in with their company's identity provider; they need no invitation.",
+                     *       "code": "sso_required",
+                     *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

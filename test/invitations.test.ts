@@ -376,6 +376,32 @@ describe('security: attacks on invitations', () => {
     expect(await database.db.selectFrom('invitations').select('id').where('email', '=', `someone@${domain}`).execute()).toEqual([]);
   });
 
+  it('attack: an invitation made before its domain became sso_required is accepted, handing out a password account and a session', async () => {
+    const domain = `sso-${randomUUID().slice(0, 6)}.example`;
+    const invitation = await invite({ email: `someone@${domain}` });
+    const token = await tokenSentTo(invitation.email);
+    await requireSso(domain);
+    const res = await accept(token);
+    expect(res.status, res.text).toBe(403);
+    expect(res.body.code).toBe('sso_required');
+    expect(res.body.access_token).toBeUndefined();
+    // Nothing made: no account (so no session), and the invitation unspent.
+    expect(await countOf('users', 'email', invitation.email)).toBe(0);
+    expect((await send('get', `/invitations/${invitation.id}`, admin)).body).toMatchObject({ status: 'pending', user_id: null });
+  });
+
+  it('attack: resending an invitation whose domain became sso_required mails a new password link', async () => {
+    const domain = `sso-${randomUUID().slice(0, 6)}.example`;
+    const invitation = await invite({ email: `someone@${domain}` });
+    await database.db.updateTable('invitations').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', invitation.id).execute();
+    const before = await digestTables(database.db, ['invitations', 'messages']);
+    await requireSso(domain);
+    const res = await send('post', `/invitations/${invitation.id}/resend`, admin);
+    expect(res.status, res.text).toBe(403);
+    expect(res.body.code).toBe('sso_required');
+    expect(changedTables(before, await digestTables(database.db, ['invitations', 'messages']))).toEqual([]);
+  });
+
   it('attack: a link spent, revoked or replaced is still readable in the outbox', async () => {
     const accepted = await invite();
     const acceptedToken = await tokenSentTo(accepted.email);

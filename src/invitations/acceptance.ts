@@ -23,7 +23,8 @@ import { emailDigest, throttledAddress } from '../auth/throttle/sign-in-throttle
 import { translateUniqueViolation } from '../db/unique-violation.js';
 import { keyPermissionsNow } from '../api-keys/repository.js';
 import * as invitations from './repository.js';
-import { emailTaken, INVITATION_TOKEN_PREFIX, rolesStill } from './service.js';
+import { ssoRequiredProvider } from '../auth/sessions/sso-required.js';
+import { emailTaken, INVITATION_TOKEN_PREFIX, rolesStill, ssoRequired } from './service.js';
 
 /** One answer for every token that does not open a pending invitation: unknown, spent, replaced, revoked, expired. */
 const invalidInvitation = () => invalid('invalid_invitation', 'This invitation link is unknown, used, replaced, revoked or expired.');
@@ -64,6 +65,8 @@ export class InvitationAcceptance {
       const now = this.deps.clock.now();
       const invitation = await invitations.lockInvitationByToken(trx, digest, now);
       if (!invitation || invitation.status !== 'pending') throw invalidInvitation();
+      // The domain may have become sso_required since the invitation was sent.
+      if (await ssoRequiredProvider(trx, invitation.email)) throw ssoRequired();
       const key = emailKey(invitation.email);
       await invitations.lockAddress(trx, key);
       if (await invitations.userWithAddressExists(trx, key)) throw emailTaken();

@@ -37,6 +37,12 @@ const DAY_MS = 24 * 3600 * 1000;
 const notFound = () => new DomainError('not_found', 'not_found', 'No invitation has this id.');
 export const emailTaken = () => new DomainError('conflict', 'email_taken', 'A user already has this e-mail address.');
 const invitationPending = () => new DomainError('conflict', 'invitation_pending', 'A pending invitation is already out for this e-mail address; resend or revoke it.');
+/**
+ * People of a domain whose company signs them in (an `sso_required` identity provider) have no
+ * password of ours to choose: no invitation is sent, sent again or accepted for them, whenever
+ * the domain became so.
+ */
+export const ssoRequired = () => forbidden('sso_required', "People of this e-mail domain sign in with their company's identity provider; they need no invitation.");
 const notPending = (status: string) => new DomainError('conflict', 'invitation_not_pending', `This invitation is ${status}, no longer pending.`);
 
 type CreateInput = components['schemas']['InvitationCreateRequest'];
@@ -120,8 +126,7 @@ export class InvitationService {
     }
     assertMayInvite(caller);
     assertMayGrant(caller, permissionsOfRoles(roles), 'a role');
-    // People of a domain whose company signs them in have no password of ours to choose.
-    if (await ssoRequiredProvider(trx, email)) throw forbidden('sso_required', 'People of this e-mail domain sign in with their company\'s identity provider; they need no invitation.');
+    if (await ssoRequiredProvider(trx, email)) throw ssoRequired();
     await invitations.lockAddress(trx, key);
     const now = this.deps.clock.now();
     if (await invitations.userWithAddressExists(trx, key)) throw emailTaken();
@@ -164,6 +169,7 @@ export class InvitationService {
       if (!invitation) throw notFound();
       assertMayGrant(caller, permissionsOfRoles(await rolesStill(trx, invitation.role_ids)), 'a role');
       if (invitation.status === 'accepted' || invitation.status === 'revoked') throw notPending(invitation.status);
+      if (await ssoRequiredProvider(trx, invitation.email)) throw ssoRequired();
       const key = emailKey(invitation.email);
       await invitations.lockAddress(trx, key);
       // Expired, then someone else invited or the person signed up another way.
