@@ -206,6 +206,9 @@ describe('who may change a key\'s limits (docs/AUTH.md)', () => {
     for (const body of [
       { rate_limit: { requests: 101, per_seconds: 60 } },
       { rate_limit: { requests: 100, per_seconds: 59 } },
+      // Fewer requests and a lower rate, but a window length the key has not been counted in.
+      { rate_limit: { requests: 50, per_seconds: 30 } },
+      { rate_limit: { requests: 100, per_seconds: 120 } },
       { rate_limit: null },
       { allowed_ips: ['203.0.112.0/23'] },
       { allowed_ips: ['203.0.113.0/24', '198.51.100.1'] },
@@ -219,13 +222,47 @@ describe('who may change a key\'s limits (docs/AUTH.md)', () => {
     expect(await row()).toEqual(before);
   });
 
-  it('the same manager may tighten both (a lower count, the same rate in shorter windows, a narrower list), as it may revoke the key', async () => {
+  it('the same manager may tighten both (a lower count in the same windows, a narrower list), as it may revoke the key', async () => {
     const { patch, row } = await setUp();
-    const tightened = await patch({ rate_limit: { requests: 50, per_seconds: 30 }, allowed_ips: ['203.0.113.128/25', '203.0.113.7'] });
+    const tightened = await patch({ rate_limit: { requests: 50, per_seconds: 60 }, allowed_ips: ['203.0.113.128/25', '203.0.113.7'] });
     expect(tightened.status).toBe(200);
-    expect(tightened.body).toMatchObject({ rate_limit: { requests: 50, per_seconds: 30 }, allowed_ips: ['203.0.113.128/25', '203.0.113.7'] });
+    expect(tightened.body).toMatchObject({ rate_limit: { requests: 50, per_seconds: 60 }, allowed_ips: ['203.0.113.128/25', '203.0.113.7'] });
     expectContractResponse(tightened, 'PATCH', '/api-keys/{id}');
-    expect(await row()).toMatchObject({ rate_limit_requests: 50, rate_limit_per_seconds: 30 });
+    expect(await row()).toMatchObject({ rate_limit_requests: 50, rate_limit_per_seconds: 60 });
+  });
+
+  /** A key limited to 10 a minute that has spent them all, at the start of a 60 s (and so of a 30 s) window; and a key manager who does not hold its permission. */
+  async function exhaustedKey() {
+    const clock = new ManualClock(new Date(Math.ceil(Date.now() / 60_000) * 60_000 + 60_000));
+    const { app } = createAppWithTestBearer(database.db, clock);
+    const key = await keyWith(clock, { rate_limit: { requests: 10, per_seconds: 60 } });
+    const manager = await makeUser(database.db, { roleIds: [(await makeRole(database.db, ['api_keys.manage'])).id] });
+    const use = () => request(app).get('/users?limit=1').set('x-api-key', key.secret);
+    const admittedOf = async (n: number) => {
+      let admitted = 0;
+      for (let i = 0; i < n; i++) if ((await use()).status === 200) admitted++;
+      return admitted;
+    };
+    expect(await admittedOf(12)).toBe(10);
+    clock.advance(1_000);
+    const patch = (body: object, who = manager.id) => request(app).patch(`/api-keys/${key.id}`).set('authorization', testBearer(who)).send(body);
+    return { key, patch, admittedOf };
+  }
+
+  it('attack: a manager without the key\'s permissions "tightens" 10/60 s to 5/30 s, and the exhausted key gets 5 more at once (15 in 30 s): a new window length is refused as a loosening', async () => {
+    const { key, patch, admittedOf } = await exhaustedKey();
+    const res = await patch({ rate_limit: { requests: 5, per_seconds: 30 } });
+    // Within [0 s, 30 s) the key made 10 requests already: it gets none.
+    expect({ patch: res.status, admittedAfter: await admittedOf(10) }).toEqual({ patch: 403, admittedAfter: 0 });
+    expect(res.body).toMatchObject({ code: 'target_outranks_caller', missing_permissions: ['users.list'] });
+    expectContractResponse(res, 'PATCH', '/api-keys/{id}');
+    expect(await database.db.selectFrom('api_keys').select(['rate_limit_requests', 'rate_limit_per_seconds']).where('id', '=', key.id).executeTakeFirstOrThrow()).toEqual({ rate_limit_requests: 10, rate_limit_per_seconds: 60 });
+  });
+
+  it('a lower count in the same windows keeps counting what the key spent: the exhausted key gets none more', async () => {
+    const { patch, admittedOf } = await exhaustedKey();
+    expect((await patch({ rate_limit: { requests: 5, per_seconds: 60 } })).status).toBe(200);
+    expect(await admittedOf(10)).toBe(0);
   });
 
   it('an administrator (holding every permission of the key) may loosen both, and the journal shows before and after', async () => {

@@ -167,16 +167,19 @@ const limitOf = (row: LimitColumns): RateLimit | null =>
   row.rate_limit_requests === null ? null : { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds! };
 
 /**
- * Whether limit `next` lets through no more than `current` in any span of time (null: the
- * deployment's default for keys, or no limit at all): no more requests per window, and no higher
- * rate. 100/10 s to 50/5 s tightens (the same rate, a smaller burst); 100/10 s to 100/20 s too.
+ * Whether limit `next` lets through no more than `current` in any window (null: the deployment's
+ * default for keys, or no limit at all): the same window length, no more requests. The limiter
+ * counts each window length on a counter of its own (src/limits/limiter.ts keys them by it), so
+ * a new length starts from nothing in the window under way: 10/60 s to 5/30 s would give a key
+ * that spent its 10 five more at once. Any other length is therefore a loosening, asked of
+ * whoever could loosen; the request path keeps one counter per key.
  */
 export function rateLimitTightens(next: RateLimit | null, current: RateLimit | null, fallback: RateLimit | null): boolean {
   const n = next ?? fallback;
   const c = current ?? fallback;
   if (c === null) return true;
   if (n === null) return false;
-  return n.requests <= c.requests && n.requests * c.perSeconds <= c.requests * n.perSeconds;
+  return n.perSeconds === c.perSeconds && n.requests <= c.requests;
 }
 
 /** An event about key `key` by `authority`; the person concerned is the key's creator. */

@@ -96,6 +96,9 @@ export class RateLimiter {
     const now = this.clock.now().getTime();
     const period = limit.perSeconds * 1000;
     const windowStart = now - (now % period);
+    // Each window length counts apart: a subject whose limit changes length starts from nothing
+    // in the window under way, which is why src/api-keys/service.ts (rateLimitTightens) takes
+    // such a change for a loosening.
     const key = `${subject}/${limit.perSeconds}`;
     let counter = this.counters.get(key);
     if (counter === undefined || counter.windowStart !== windowStart) {

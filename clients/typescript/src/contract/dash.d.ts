@@ -4777,9 +4777,9 @@ export interface components {
              *     ]
              */
             permissions?: components["schemas"]["Permission"][];
-            /** @description The key's own rate limit, or `null` for none (the deployment's default for keys then applies, if one is set). Loosening (a higher rate, a longer window for the same count, `null` when it had one, a wider list) needs every permission of the key, as prolonging it does; tightening needs `api_keys.manage` alone. */
+            /** @description The key's own rate limit, or `null` for none (the deployment's default for keys then applies, if one is set). Tightening (fewer requests in the same `per-seconds`) needs `api_keys.manage` alone; any other change (more requests, another `per-seconds`, whose windows start their count from nothing, `null` when it had one) needs every permission of the key, as prolonging it does. */
             "rate-limit"?: components["schemas"]["RateLimit"] | null;
-            /** @description The addresses the key may be used from, or `null` for anywhere. Loosening (a higher rate, a longer window for the same count, `null` when it had one, a wider list) needs every permission of the key, as prolonging it does; tightening needs `api_keys.manage` alone. */
+            /** @description The addresses the key may be used from, or `null` for anywhere. Widening (an address outside the list, `null` when it had one) needs every permission of the key, as prolonging it does; narrowing needs `api_keys.manage` alone. */
             "allowed-ips"?: components["schemas"]["AllowedIps"] | null;
             /**
              * Format: int32
