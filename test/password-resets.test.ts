@@ -2,7 +2,9 @@
 // real SMTP server on loopback received, followed to set a new password; an administrator sending
 // a link. And the attacks, named as the attacker tries them: telling which addresses have an
 // account by the answer or by the work done, reusing a spent link, a link after a password change,
-// someone else's link, flooding the requests, recovering an account whose company signs it in.
+// someone else's link, flooding the requests, recovering an account whose company signs it in,
+// signing in with the old password while the reset commits. And the reset racing the changes that
+// lock the person first (an erasure, an address change): one lock order, no deadlock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +20,7 @@ import { digestTables, tableNames } from './support/table-digest.js';
 import { ManualClock } from '../src/clock.js';
 import { runFixedStatementsOnPool } from '../src/db/fixed-statement.js';
 import { maintain } from '../src/maintenance/sweeper.js';
+import { emailDigest, throttledAddress } from '../src/auth/throttle/sign-in-throttle.js';
 
 let database: TestDatabase;
 let smtp: TestSmtpServer;
@@ -66,6 +69,31 @@ function tokenIn(text: string): string {
 }
 
 const confirm = (token: string, new_password = NEW_PASSWORD, ip = freshIp()) => post('/password-resets/confirm', { token, new_password }, ip);
+
+/**
+ * Only to order two requests deterministically: another connection runs `lock` and keeps its
+ * transaction open until `release` is called.
+ */
+async function holdLock(lock: (trx: Kysely<Database>) => Promise<unknown>) {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const done = database.db.transaction().execute(async (trx) => {
+    await lock(trx);
+    locked();
+    await held;
+  });
+  await isLocked;
+  return async () => {
+    release();
+    await done;
+  };
+}
+
+/** How many of this database's connections wait for a lock. */
+const waitingForLocks = async () =>
+  (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(database.db)).rows[0]!.n;
 
 describe('the flow, through a real SMTP server', () => {
   it('forgot password: the link arrives in plain text and HTML, in French; the new password works, the old one and every session end; no sign-in', async () => {
@@ -310,5 +338,43 @@ describe('security: attacks on password recovery', () => {
     const sent = await post(`/users/${person.id}/password-reset`, {}, freshIp(), { authorization: `Bearer ${tokens.access_token}` });
     expect(sent.status).toBe(403);
     expect(sent.body.code).toBe('sso_required');
+  });
+});
+
+describe('security: signing in with the old password while the reset commits', () => {
+  it("the attacker's sign-in with the stolen (old) password, verified before the victim's reset commits, opens no session: 401 invalid_credentials, counted as a failure", async () => {
+    const victim = await createUser(database.db);
+    const victimSession = await signIn(app, victim.email, victim.password);
+    const [mail] = await askAndDeliver(victim.email);
+    const token = tokenIn(mail!.text);
+    // The victim's sessions held on another connection: the reset's transaction (which has locked
+    // the person's row by then) stays open while the attacker's sign-in checks the old password,
+    // still the stored one, and reaches the statement that opens its session.
+    const release = await holdLock((trx) => sql`select id from sessions where user_id = ${victim.id} for update`.execute(trx));
+    const reset = confirm(token);
+    await expect.poll(waitingForLocks, { timeout: 10_000 }).toBe(1);
+    const attackerIp = freshIp();
+    const attacker = post('/sessions', { session: { email: victim.email, password: victim.password } }, attackerIp);
+    await expect.poll(waitingForLocks, { timeout: 10_000 }).toBe(2);
+    await release();
+    const [resetRes, attackerRes] = await Promise.all([reset, attacker]);
+    expect(resetRes.status, resetRes.text).toBe(204);
+    // The same answer as any wrong password.
+    expect(attackerRes.status, attackerRes.text).toBe(401);
+    expect(attackerRes.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(attackerRes.body.code).toBe('invalid_credentials');
+    // No live session of the victim's: neither theirs (ended by the reset) nor one for the attacker.
+    expect((await request(app).get('/me').set({ authorization: `Bearer ${victimSession.access_token}` })).status).toBe(401);
+    const live = await database.db.selectFrom('sessions').select('id').where('user_id', '=', victim.id).where('revoked_at', 'is', null).where('ended_at', 'is', null).execute();
+    expect(live).toEqual([]);
+    // Recorded and counted as a wrong password: the throttle keeps the failure of this e-mail from this address.
+    const failed = await database.db.selectFrom('security_events').select('details').where('user_id', '=', victim.id).where('type', '=', 'sign_in_failed').where('ip_address', '=', attackerIp).execute();
+    expect(failed.map((e) => e.details)).toEqual([{ reason: 'wrong_password' }]);
+    const counted = await database.db.selectFrom('sign_in_failures').select('id').where('email_digest', '=', emailDigest(victim.email)).where('ip_address', '=', throttledAddress(attackerIp)).execute();
+    expect(counted).toHaveLength(1);
+    expect(await database.db.selectFrom('security_events').select('id').where('user_id', '=', victim.id).where('type', '=', 'sign_in_succeeded').where('ip_address', '=', attackerIp).execute()).toEqual([]);
+    // The new password opens a session; the old one does not.
+    expect((await post('/sessions', { session: { email: victim.email, password: victim.password } }, freshIp())).status).toBe(401);
+    expect((await post('/sessions', { session: { email: victim.email, password: NEW_PASSWORD } }, freshIp())).status).toBe(201);
   });
 });

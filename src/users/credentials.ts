@@ -29,6 +29,21 @@ export async function setPasswordHash(db: Db, userId: string, passwordHash: stri
     .execute();
 }
 
+/**
+ * Stores a new hash of the same password (a rehash with today's parameters) only if the row still
+ * holds `verified`, the hash the password was just checked against; false when it changed since
+ * (a reset, a change, another sign-in's rehash), and then nothing is written.
+ */
+export async function rehashPassword(db: Db, userId: string, verified: string, passwordHash: string, now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, updated_at: now })
+    .where('id', '=', userId)
+    .where('password_hash', '=', verified)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 export class DuplicateEmailError extends Error {
   override name = 'DuplicateEmailError';
 }

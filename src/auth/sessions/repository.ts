@@ -173,6 +173,11 @@ export interface NewSession {
   /** How the person proved who they are. */
   method: AuthenticationMethod;
   /**
+   * The password hash a sign-in verified the password against: the session opens only if the
+   * person's row still holds it. Null when no password was checked for this session.
+   */
+  passwordHash: string | null;
+  /**
    * The device signed in from (src/auth/sessions/devices.ts): remembered on the person, with a
    * notice when it is new to them. Null for a session opened without a person at a browser (the
    * benchmarks' seeding): nothing remembered, nothing sent.
@@ -199,10 +204,13 @@ type OpenSessionParameters = Omit<NewSession, 'device'> & {
  * trip, atomic), compiled once: sign-in throughput is what the benchmark measures.
  *
  * The user's row is locked and written first and everything else hangs on it: a change holding the
- * row (an erasure, a disabling) is waited for, and the statement then sees the row as that change
- * left it. A user no longer active by then gets no session, no event and no cleared failures (no
- * row back). Taking the row before anything else is also the lock order of those changes (the user,
- * then the rest), so the two never deadlock.
+ * row (an erasure, a disabling, a password reset or change) is waited for, and the statement then
+ * sees the row as that change left it. A user no longer active by then, or (for a password
+ * sign-in, `passwordHash` set) whose password hash is no longer the one the password was verified
+ * against, gets no session, no event and no cleared failures (no row back): the password checked
+ * before the hashing's wait is not the person's password any more, and a reset that ended every
+ * session must not be followed by one opened with the old password. Taking the row before anything
+ * else is also the lock order of those changes (the user, then the rest), so the two never deadlock.
  *
  * The same write of the row remembers the device (src/auth/sessions/devices.ts): its digest moves
  * to the front of `known_devices`, the list cut at KNOWN_DEVICES_KEPT. `b` reads the list as it is
@@ -216,7 +224,9 @@ export const openSessionStatement = fixedStatement(
     with d as (
       select ${p.deviceDigest}::bytea as digest, ${p.deviceKeyId}::text as key_id
     ), b as (
-      select id, known_devices, known_devices_key_id from users where id = ${p.userId} and status = 'active' for update
+      select id, known_devices, known_devices_key_id from users
+      where id = ${p.userId} and status = 'active' and (${p.passwordHash}::text is null or password_hash = ${p.passwordHash})
+      for update
     ), u as (
       update users set last_sign_in_at = ${p.now},
         known_devices = case
@@ -249,15 +259,21 @@ export const openSessionStatement = fixedStatement(
     select id from s`,
 );
 
-export async function openSession(
-  db: Kysely<Database>,
-  v: Omit<NewSession, 'requestId' | 'method' | 'device'> & { requestId?: string | null; method?: AuthenticationMethod; device?: DeviceSighting | null },
-): Promise<string> {
+type SessionToOpen = Omit<NewSession, 'requestId' | 'method' | 'device' | 'passwordHash'> & {
+  requestId?: string | null;
+  method?: AuthenticationMethod;
+  device?: DeviceSighting | null;
+  passwordHash?: string | null;
+};
+
+/** Opens the session; undefined (nothing written) when the person is no longer active or their password hash is no longer `passwordHash`. */
+export async function tryOpenSession(db: Kysely<Database>, v: SessionToOpen): Promise<string | undefined> {
   const { device = null, ...session } = v;
   const [row] = await openSessionStatement.execute(db, {
     ...session,
     requestId: v.requestId ?? null,
     method: v.method ?? 'password',
+    passwordHash: v.passwordHash ?? null,
     deviceDigest: device?.digest ?? null,
     deviceKeyId: device?.keyId ?? null,
     noticeEnSubject: device?.notice.en.subject ?? '',
@@ -267,7 +283,12 @@ export async function openSession(
     noticeFrText: device?.notice.fr.text ?? '',
     noticeFrHtml: device?.notice.fr.html ?? '',
   });
+  return row?.id;
+}
+
+export async function openSession(db: Kysely<Database>, v: SessionToOpen): Promise<string> {
+  const id = await tryOpenSession(db, v);
   // Disabled or erased since their credentials were checked: the same answer as a wrong password.
-  if (!row) throw unauthenticated('invalid_credentials', 'The e-mail address or the password is wrong.');
-  return row.id;
+  if (id === undefined) throw unauthenticated('invalid_credentials', 'The e-mail address or the password is wrong.');
+  return id;
 }

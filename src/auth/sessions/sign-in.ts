@@ -7,7 +7,7 @@ import type { AuthenticationMethod, Database } from '../../db/schema.js';
 import type { Dependencies } from '../../dependencies.js';
 import { forbidden, unauthenticated } from '../../errors.js';
 import { uncounted } from '../../outcomes.js';
-import { setPasswordHash } from '../../users/credentials.js';
+import { rehashPassword } from '../../users/credentials.js';
 import { hashPassword, needsRehash, verifyPassword } from '../secrets/passwords.js';
 import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { secondFactorLocked, type SecondFactorAnswer } from '../second-factors/service.js';
@@ -87,12 +87,19 @@ export class SignInService {
       throw invalidCredentials();
     }
     const now = clock.now();
-    // The parameters changed since this hash was made: store one with today's.
-    if (user.password_hash && needsRehash(user.password_hash)) await setPasswordHash(db, user.id, await hashPassword(password), now);
+    // The hash the password was verified against: the session opens only if the row still holds
+    // it (`open`), so a reset or change committed while the password was checked wins.
+    let verified = user.password_hash!;
+    // The parameters changed since this hash was made: store one with today's, in place of the
+    // verified one only (a hash changed meanwhile stays, and the session is then refused).
+    if (needsRehash(verified)) {
+      const rehashed = await hashPassword(password);
+      if (await rehashPassword(db, user.id, verified, rehashed, now)) verified = rehashed;
+    }
     // The password alone is not enough: the attempt keeps counting as a failure until the second
     // step succeeds, so a right password without a code buys no fresh guesses.
     if (user.has_second_factor) return { challenge: await this.challenge(db, user.id, now) };
-    return { tokens: await this.open(user.id, attempt, client, now, 'password') };
+    return { tokens: await this.open(user.id, attempt, client, now, 'password', { passwordHash: verified }) };
   }
 
   /**
@@ -111,7 +118,7 @@ export class SignInService {
     const now = this.deps.clock.now();
     if (user.has_second_factor && !providerSecondFactor) return { challenge: await this.challenge(trx, user.id, now, pendingOidc) };
     const attempt = { emailDigest: emailDigest(user.email), countedAddress: throttledAddress(client.ip) };
-    return { tokens: await this.open(user.id, attempt, client, now, providerSecondFactor ? 'oidc_provider_mfa' : 'oidc', trx) };
+    return { tokens: await this.open(user.id, attempt, client, now, providerSecondFactor ? 'oidc_provider_mfa' : 'oidc', { on: trx }) };
   }
 
   onPendingOidc(handler: PendingOidcHandler): void {
@@ -230,7 +237,10 @@ export class SignInService {
   /**
    * Opens a session for `userId`; the attempt's failures (its e-mail from its address) are
    * forgotten, and the device is remembered (with a notice to the person when it is new to them:
-   * src/auth/sessions/devices.ts), in the same statement.
+   * src/auth/sessions/devices.ts), in the same statement. A person disabled or erased since, or
+   * (`passwordHash`: the hash a password sign-in verified) whose password changed since, gets
+   * `401 invalid_credentials`, the answer to a wrong password; after a password it is recorded as
+   * `sign_in_failed` and the attempt stays counted by the throttle, as a wrong password's does.
    */
   private async open(
     userId: string,
@@ -238,10 +248,10 @@ export class SignInService {
     client: ClientInfo,
     now: Date,
     method: AuthenticationMethod,
-    on: Kysely<Database> = this.deps.db,
+    { on = this.deps.db, passwordHash = null }: { on?: Kysely<Database>; passwordHash?: string | null } = {},
   ): Promise<TokenSet> {
     const set = newTokenSet();
-    await repo.openSession(on, {
+    const opened = await repo.tryOpenSession(on, {
       userId,
       ip: client.ip,
       userAgent: truncateUserAgent(client.userAgent),
@@ -254,8 +264,29 @@ export class SignInService {
       requestId: client.requestId ?? null,
       method,
       device: sightDevice(this.keys, client, now),
+      passwordHash,
     });
+    if (opened === undefined) {
+      if (passwordHash !== null) await this.refusedAfterPassword(userId, client, now);
+      throw invalidCredentials();
+    }
     this.outcomes.signIn('succeeded');
     return set;
+  }
+
+  /** A right password whose session was refused (the person disabled, or their password changed, meanwhile): recorded as the failure it now is. */
+  private async refusedAfterPassword(userId: string, client: ClientInfo, now: Date) {
+    const { db } = this.deps;
+    const user = await db.selectFrom('users').select('status').where('id', '=', userId).executeTakeFirst();
+    await recordSecurityEvent(db, {
+      type: 'sign_in_failed',
+      at: now,
+      userId: user ? userId : null,
+      ip: client.ip,
+      requestId: client.requestId,
+      userAgent: truncateUserAgent(client.userAgent),
+      details: { reason: user?.status === 'active' ? 'wrong_password' : 'account_disabled' },
+    });
+    this.outcomes.signIn('failed');
   }
 }
