@@ -13,7 +13,7 @@ import type { Database } from '../src/db/schema.js';
 import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
-import { enrolTotp, steppedUpInDatabase } from './support/second-factor.js';
+import { enrolTotp, steppedUp, steppedUpInDatabase } from './support/second-factor.js';
 import { makeApiKey, makeIdentityProvider } from './support/access-fixtures.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { digestTables, tableNames } from './support/table-digest.js';
@@ -376,5 +376,64 @@ describe('security: signing in with the old password while the reset commits', (
     // The new password opens a session; the old one does not.
     expect((await post('/sessions', { session: { email: victim.email, password: victim.password } }, freshIp())).status).toBe(401);
     expect((await post('/sessions', { session: { email: victim.email, password: NEW_PASSWORD } }, freshIp())).status).toBe(201);
+  });
+});
+
+describe('concurrency: the reset and the changes that lock the person first', () => {
+  /** A person with a live recovery link; its token. */
+  async function personWithLink() {
+    const person = await createUser(database.db);
+    const [mail] = await askAndDeliver(person.email);
+    return { person, token: tokenIn(mail!.text) };
+  }
+
+  it("an erasure racing the person's own reset: no deadlock, no 500; the erasure goes through, the link then opens nothing (400 invalid_password_reset)", async () => {
+    const eraserPerson = await createUser(database.db, { permissions: ['users.erase', 'users.read'] });
+    const eraserTokens = await signIn(app, eraserPerson.email, eraserPerson.password);
+    await steppedUp(app, eraserTokens.access_token, eraserPerson.password);
+    const eraser = { authorization: `Bearer ${eraserTokens.access_token}` };
+    const { person, token } = await personWithLink();
+    // The audit trail's chain lock held a moment (as the sealer does): the erasure, holding the
+    // person's row by then, waits there while the reset comes in.
+    const release = await holdLock((trx) => sql`select pg_advisory_xact_lock(3, 0)`.execute(trx));
+    const erasure = post(`/users/${person.id}/erasure`, {}, freshIp(), eraser);
+    await expect.poll(waitingForLocks, { timeout: 10_000 }).toBe(1);
+    const reset = confirm(token);
+    await expect.poll(waitingForLocks, { timeout: 10_000 }).toBe(2);
+    await release();
+    const [erasureRes, resetRes] = await Promise.all([erasure, reset]);
+    expect(erasureRes.status, erasureRes.text).toBe(200);
+    expect(resetRes.status, resetRes.text).toBe(400);
+    expect(resetRes.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(resetRes.body.code).toBe('invalid_password_reset');
+    const row = await database.db.selectFrom('users').select(['erased_at', 'password_hash']).where('id', '=', person.id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ password_hash: null });
+    expect(row.erased_at).not.toBeNull();
+  });
+
+  it("an address change racing the person's own reset: no deadlock, no 500; the address changes, the link it spent opens nothing and the password stays", async () => {
+    const { person, token } = await personWithLink();
+    const tokens = await signIn(app, person.email, person.password);
+    await steppedUp(app, tokens.access_token, person.password);
+    const me = { authorization: `Bearer ${tokens.access_token}` };
+    const newEmail = `moved-${randomUUID().slice(0, 8)}@example.com`;
+    expect((await post('/me/email-change', { email: newEmail }, freshIp(), me)).status).toBe(202);
+    const changeMessage = await database.db.selectFrom('messages').select('body').where('recipient', '=', newEmail).executeTakeFirstOrThrow();
+    const changeToken = decodeURIComponent(/#\/email\/(boe_[0-9A-Za-z_]+)/.exec(changeMessage.body)![1]!);
+    // The pending change's row held a moment: its confirmation, holding the person's row by then,
+    // waits there while the reset comes in.
+    const release = await holdLock((trx) => sql`select id from email_changes where user_id = ${person.id} and spent_at is null for update`.execute(trx));
+    const change = post('/me/email-change/confirm', { token: changeToken }, freshIp(), me);
+    await expect.poll(waitingForLocks, { timeout: 10_000 }).toBe(1);
+    const reset = confirm(token);
+    await expect.poll(waitingForLocks, { timeout: 10_000 }).toBe(2);
+    await release();
+    const [changeRes, resetRes] = await Promise.all([change, reset]);
+    expect(changeRes.status, changeRes.text).toBe(204);
+    // The link went to the old address: the change spent it.
+    expect(resetRes.status, resetRes.text).toBe(400);
+    expect(resetRes.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(resetRes.body.code).toBe('invalid_password_reset');
+    expect((await post('/sessions', { session: { email: newEmail, password: person.password } }, freshIp())).status).toBe(201);
   });
 });

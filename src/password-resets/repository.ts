@@ -52,7 +52,7 @@ export function findLiveReset(db: Kysely<Database>, digest: Buffer, now: Date) {
   return db.selectFrom('password_resets').select(['id', 'user_id', 'language']).where('token_digest', '=', digest).where('spent_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
 }
 
-/** The same, its row locked until the transaction ends: a link is spent once. */
+/** The same, its row locked until the transaction ends: a link is spent once. Taken after the person's row (lockUser). */
 export function lockLiveReset(db: Kysely<Database>, digest: Buffer, now: Date) {
   return db
     .selectFrom('password_resets')
@@ -64,7 +64,7 @@ export function lockLiveReset(db: Kysely<Database>, digest: Buffer, now: Date) {
     .executeTakeFirst();
 }
 
-/** The person's row locked for the change of their password, with what decides whether they may. */
+/** The person's row locked for the change of their password, with what decides whether they may: before their link (lockLiveReset). */
 export function lockUser(db: Kysely<Database>, userId: string) {
   return db.selectFrom('users').select(['id', 'email', 'status']).where('id', '=', userId).forUpdate().executeTakeFirst();
 }

@@ -140,14 +140,19 @@ export class PasswordResetService {
     // (the costly part) only for a token that opens a live link, checked again under its lock.
     if (!isWellFormedSecret(RESET_TOKEN_PREFIX, input.token)) throw invalidReset();
     const digest = digestSecret(input.token);
-    if (!(await resets.findLiveReset(db, digest, clock.now()))) throw invalidReset();
+    const found = await resets.findLiveReset(db, digest, clock.now());
+    if (!found) throw invalidReset();
     const passwordHash = await hashPassword(input.new_password);
     await db.transaction().execute(async (trx) => {
       const now = clock.now();
+      // The person's row first, then their link, then their sessions: the lock order of every
+      // change of a person (docs/AUTH.md). An erasure or an address change locks the person and
+      // then, itself or by trigger, their links; taking the link first would deadlock with them.
+      // The link (whose person never changes) is found above unlocked, and checked live again
+      // under its lock once the person's row is held: a change that spent it meanwhile wins.
+      const user = await resets.lockUser(trx, found.user_id);
       const reset = await resets.lockLiveReset(trx, digest, now);
-      if (!reset) throw invalidReset();
-      // The person's row, then their sessions: the order of every change that ends sessions.
-      const user = await resets.lockUser(trx, reset.user_id);
+      if (!reset || reset.user_id !== found.user_id) throw invalidReset();
       if (!user || user.status !== 'active' || (await ssoRequiredProvider(trx, user.email))) throw invalidReset();
       await setPasswordHash(trx, user.id, passwordHash, now, { chosenByUser: true });
       await resets.spendAll(trx, user.id, now);
