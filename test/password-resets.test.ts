@@ -13,7 +13,7 @@ import type { Database } from '../src/db/schema.js';
 import { createTestApp, createTestDatabase, testConfig, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
-import { enrolTotp, steppedUp, steppedUpInDatabase } from './support/second-factor.js';
+import { enrolTotp, passwordStep, secondStep, steppedUp, steppedUpInDatabase, totpCode } from './support/second-factor.js';
 import { makeApiKey, makeIdentityProvider } from './support/access-fixtures.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { digestTables, tableNames } from './support/table-digest.js';
@@ -376,6 +376,25 @@ describe('security: signing in with the old password while the reset commits', (
     // The new password opens a session; the old one does not.
     expect((await post('/sessions', { session: { email: victim.email, password: victim.password } }, freshIp())).status).toBe(401);
     expect((await post('/sessions', { session: { email: victim.email, password: NEW_PASSWORD } }, freshIp())).status).toBe(201);
+  });
+});
+
+describe('security: a second step after the old password', () => {
+  it("the attacker's second factor after the old password's step, the victim's reset in between, opens no session: 401 invalid_credentials", async () => {
+    const victim = await createUser(database.db);
+    const tokens = await signIn(app, victim.email, victim.password);
+    const { secret } = await enrolTotp(app, tokens.access_token, clock, victim.password);
+    // The attacker holds the old password and a code: the password step gives them a challenge.
+    const challenge_token = await passwordStep(app, victim.email, victim.password);
+    const [mail] = await askAndDeliver(victim.email);
+    expect((await confirm(tokenIn(mail!.text))).status).toBe(204);
+    clock.advance(30_000);
+    const res = await secondStep(app, { challenge_token, totp_code: totpCode(secret, clock.now()) });
+    expect(res.status, res.text).toBe(401);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body.code).toBe('invalid_credentials');
+    const live = await database.db.selectFrom('sessions').select('id').where('user_id', '=', victim.id).where('revoked_at', 'is', null).where('ended_at', 'is', null).execute();
+    expect(live).toEqual([]);
   });
 });
 

@@ -272,6 +272,8 @@ export interface SignInChallengesTable {
   first_factor: ColumnType<'password' | 'oidc', 'password' | 'oidc' | undefined, 'password' | 'oidc'>;
   /** After an identity provider: what its sign-in writes once the second factor is proved (src/auth/identity-providers/sign-in.ts). */
   pending_oidc: ColumnType<unknown, string | null | undefined, string | null>;
+  /** After a password: the SHA-256 digest of the password hash verified (passwordDigest); the second step opens a session only while the person's hash has it. */
+  password_digest: Nullable<Buffer>;
 }
 
 /** A WebAuthn challenge of a registration or a passwordless sign-in: good once, until expires_at. */

@@ -1,6 +1,7 @@
 // Queries on sessions and their token sets. Functions take the database or a transaction; times
 // come from the caller's clock, never from SQL now().
 import { unauthenticated } from '../../errors.js';
+import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { AuthenticationMethod, Database, SessionsTable } from '../../db/schema.js';
 import { sessionIsLive, type Liveness } from './liveness.js';
@@ -173,10 +174,11 @@ export interface NewSession {
   /** How the person proved who they are. */
   method: AuthenticationMethod;
   /**
-   * The password hash a sign-in verified the password against: the session opens only if the
-   * person's row still holds it. Null when no password was checked for this session.
+   * The digest (passwordDigest) of the password hash a sign-in verified the password against: the
+   * session opens only if the person's row still holds that hash. Null when no password was
+   * checked for this session.
    */
-  passwordHash: string | null;
+  passwordDigest: Buffer | null;
   /**
    * The device signed in from (src/auth/sessions/devices.ts): remembered on the person, with a
    * notice when it is new to them. Null for a session opened without a person at a browser (the
@@ -206,7 +208,7 @@ type OpenSessionParameters = Omit<NewSession, 'device'> & {
  * The user's row is locked and written first and everything else hangs on it: a change holding the
  * row (an erasure, a disabling, a password reset or change) is waited for, and the statement then
  * sees the row as that change left it. A user no longer active by then, or (for a password
- * sign-in, `passwordHash` set) whose password hash is no longer the one the password was verified
+ * sign-in, `passwordDigest` set) whose password hash is no longer the one the password was verified
  * against, gets no session, no event and no cleared failures (no row back): the password checked
  * before the hashing's wait is not the person's password any more, and a reset that ended every
  * session must not be followed by one opened with the old password. Taking the row before anything
@@ -225,7 +227,7 @@ export const openSessionStatement = fixedStatement(
       select ${p.deviceDigest}::bytea as digest, ${p.deviceKeyId}::text as key_id
     ), b as (
       select id, known_devices, known_devices_key_id from users
-      where id = ${p.userId} and status = 'active' and (${p.passwordHash}::text is null or password_hash = ${p.passwordHash})
+      where id = ${p.userId} and status = 'active' and (${p.passwordDigest}::bytea is null or sha256(convert_to(password_hash, 'UTF8')) = ${p.passwordDigest})
       for update
     ), u as (
       update users set last_sign_in_at = ${p.now},
@@ -259,21 +261,24 @@ export const openSessionStatement = fixedStatement(
     select id from s`,
 );
 
-type SessionToOpen = Omit<NewSession, 'requestId' | 'method' | 'device' | 'passwordHash'> & {
+/** What a sign-in remembers of the password hash it verified: its SHA-256 digest, the same as PostgreSQL's `sha256(convert_to(password_hash, 'UTF8'))`. */
+export const passwordDigest = (passwordHash: string): Buffer => createHash('sha256').update(passwordHash, 'utf8').digest();
+
+type SessionToOpen = Omit<NewSession, 'requestId' | 'method' | 'device' | 'passwordDigest'> & {
   requestId?: string | null;
   method?: AuthenticationMethod;
   device?: DeviceSighting | null;
-  passwordHash?: string | null;
+  passwordDigest?: Buffer | null;
 };
 
-/** Opens the session; undefined (nothing written) when the person is no longer active or their password hash is no longer `passwordHash`. */
+/** Opens the session; undefined (nothing written) when the person is no longer active or their password hash's digest is no longer `passwordDigest`. */
 export async function tryOpenSession(db: Kysely<Database>, v: SessionToOpen): Promise<string | undefined> {
   const { device = null, ...session } = v;
   const [row] = await openSessionStatement.execute(db, {
     ...session,
     requestId: v.requestId ?? null,
     method: v.method ?? 'password',
-    passwordHash: v.passwordHash ?? null,
+    passwordDigest: v.passwordDigest ?? null,
     deviceDigest: device?.digest ?? null,
     deviceKeyId: device?.keyId ?? null,
     noticeEnSubject: device?.notice.en.subject ?? '',

@@ -87,8 +87,8 @@ export class SignInService {
       throw invalidCredentials();
     }
     const now = clock.now();
-    // The hash the password was verified against: the session opens only if the row still holds
-    // it (`open`), so a reset or change committed while the password was checked wins.
+    // The hash the password was verified against: the session (now, or after the second step)
+    // opens only if the row still holds it (`open`), so a reset or change committed since wins.
     let verified = user.password_hash!;
     // The parameters changed since this hash was made: store one with today's, in place of the
     // verified one only (a hash changed meanwhile stays, and the session is then refused).
@@ -98,8 +98,9 @@ export class SignInService {
     }
     // The password alone is not enough: the attempt keeps counting as a failure until the second
     // step succeeds, so a right password without a code buys no fresh guesses.
-    if (user.has_second_factor) return { challenge: await this.challenge(db, user.id, now) };
-    return { tokens: await this.open(user.id, attempt, client, now, 'password', { passwordHash: verified }) };
+    const digest = repo.passwordDigest(verified);
+    if (user.has_second_factor) return { challenge: await this.challenge(db, user.id, now, undefined, digest) };
+    return { tokens: await this.open(user.id, attempt, client, now, 'password', { passwordDigest: digest }) };
   }
 
   /**
@@ -175,7 +176,8 @@ export class SignInService {
     }
     // After an identity provider, the method says so: oidc_totp rather than password_totp.
     const opened = challenge.first_factor === 'oidc' ? (method.replace(/^password_/, 'oidc_') as AuthenticationMethod) : method;
-    return this.open(challenge.user_id, attempt, client, now, opened);
+    // After a password, only while it is still the person's (the digest the first step kept).
+    return this.open(challenge.user_id, attempt, client, now, opened, { passwordDigest: challenge.password_digest });
   }
 
   /** Begins a passwordless sign-in with a passkey: the options for the browser. */
@@ -222,13 +224,13 @@ export class SignInService {
   }
 
   /** The challenge of the second step, with the methods the person holds (one query after the other: one connection at a time). */
-  private async challenge(on: Kysely<Database>, userId: string, now: Date, pendingOidc?: unknown) {
+  private async challenge(on: Kysely<Database>, userId: string, now: Date, pendingOidc?: unknown, passwordDigest: Buffer | null = null) {
     const { secondFactors, passkeys } = this.factors;
     const passkey = await passkeys.secondStepOptions(userId, on);
     const codes = await secondFactors.methodsOf(userId, on);
     const challenge_token =
       pendingOidc === undefined
-        ? await openChallenge(on, userId, now, passkey?.challenge ?? null)
+        ? await openChallenge(on, userId, now, passkey?.challenge ?? null, 'password', null, passwordDigest)
         : await openChallenge(on, userId, now, passkey?.challenge ?? null, 'oidc', pendingOidc);
     const methods = [...codes.filter((m) => m === 'totp'), ...(passkey ? (['passkey'] as const) : []), ...codes.filter((m) => m === 'recovery_code')];
     return { challenge_token, expires_in: CHALLENGE_TTL_S, methods, ...(passkey ? { passkey_options: passkey.options } : {}) };
@@ -238,7 +240,7 @@ export class SignInService {
    * Opens a session for `userId`; the attempt's failures (its e-mail from its address) are
    * forgotten, and the device is remembered (with a notice to the person when it is new to them:
    * src/auth/sessions/devices.ts), in the same statement. A person disabled or erased since, or
-   * (`passwordHash`: the hash a password sign-in verified) whose password changed since, gets
+   * (`passwordDigest`: of the hash a password sign-in verified) whose password changed since, gets
    * `401 invalid_credentials`, the answer to a wrong password; after a password it is recorded as
    * `sign_in_failed` and the attempt stays counted by the throttle, as a wrong password's does.
    */
@@ -248,7 +250,7 @@ export class SignInService {
     client: ClientInfo,
     now: Date,
     method: AuthenticationMethod,
-    { on = this.deps.db, passwordHash = null }: { on?: Kysely<Database>; passwordHash?: string | null } = {},
+    { on = this.deps.db, passwordDigest = null }: { on?: Kysely<Database>; passwordDigest?: Buffer | null } = {},
   ): Promise<TokenSet> {
     const set = newTokenSet();
     const opened = await repo.tryOpenSession(on, {
@@ -264,10 +266,10 @@ export class SignInService {
       requestId: client.requestId ?? null,
       method,
       device: sightDevice(this.keys, client, now),
-      passwordHash,
+      passwordDigest,
     });
     if (opened === undefined) {
-      if (passwordHash !== null) await this.refusedAfterPassword(userId, client, now);
+      if (passwordDigest !== null) await this.refusedAfterPassword(userId, client, now);
       throw invalidCredentials();
     }
     this.outcomes.signIn('succeeded');
