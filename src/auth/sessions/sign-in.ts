@@ -276,10 +276,15 @@ export class SignInService {
     return set;
   }
 
-  /** A right password whose session was refused (the person disabled, or their password changed, meanwhile): recorded as the failure it now is. */
+  /**
+   * A right password whose session was refused (the person disabled, or their password changed,
+   * meanwhile): recorded as the failure it now is. Not for a person erased meanwhile: nothing is
+   * recorded against them after their erasure (docs/ERASURE.md), their address least of all.
+   */
   private async refusedAfterPassword(userId: string, client: ClientInfo, now: Date) {
     const { db } = this.deps;
-    const user = await db.selectFrom('users').select('status').where('id', '=', userId).executeTakeFirst();
+    const user = await db.selectFrom('users').select(['status', 'erased_at']).where('id', '=', userId).executeTakeFirst();
+    if (user?.erased_at != null) return void this.outcomes.signIn('failed');
     await recordSecurityEvent(db, {
       type: 'sign_in_failed',
       at: now,
