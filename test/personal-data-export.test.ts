@@ -404,3 +404,102 @@ describe('security: exporting in a loop', { timeout: budget({ passwordHash: 2 })
     expect((await get(app, '/me/export', testBearer(admin.id))).status).toBe(429);
   });
 });
+
+describe('security: linked resources in another person\'s export', { timeout: budget({ passwordHash: 10 }) }, () => {
+  const LINKED = ['api_keys', 'audit_events', 'invitations_received', 'invitations_sent', 'meetings', 'roles', 'sessions', 'tasks'];
+
+  it('an exporter holding users.export but neither tasks.read nor meetings.read exports a colleague to read the ids and titles of their tasks and meetings: both lists empty, and the document says they were withheld and which permission reads them', async () => {
+    const f = await ada();
+    const { app } = createAppWithTestBearer(database.db, f.clock);
+    // Holds every permission Ada holds (else 404), and users.export; not tasks.read nor meetings.read.
+    const exporter = await createUser(database.db, { permissions: ['users.export', 'tasks.list', 'meetings.list'] });
+    expect((await get(app, `/tasks/${f.assigned.id}`, testBearer(exporter.id))).status).toBe(403);
+    expect((await get(app, `/meetings/${f.organised.id}`, testBearer(exporter.id))).status).toBe(403);
+    const res = await get(app, `/users/${f.person.id}/export`, testBearer(exporter.id));
+    expect(res.status, res.text).toBe(200);
+    for (const id of [f.assigned.id, f.created.id, f.organised.id, f.attended.id, `ada's own ${f.tag}`]) expect(res.text, id).not.toContain(id);
+    expect({ tasks: res.body.tasks, meetings: res.body.meetings }).toEqual({ tasks: [], meetings: [] });
+    expectContractResponse(res, 'GET', `/users/${f.person.id}/export`);
+    expect(res.body.withheld_sections).toEqual(
+      expect.arrayContaining([
+        { section: 'tasks', required_permission: 'tasks.read', reason: 'permission_missing' },
+        { section: 'meetings', required_permission: 'meetings.read', reason: 'permission_missing' },
+      ]),
+    );
+  });
+
+  it('an exporter holding only users.export (and the person\'s rights) reads none of the linked resources through the export: keys, sessions, journal, invitations, roles, tasks, meetings are empty and each named as withheld', async () => {
+    const f = await ada();
+    const { app } = createAppWithTestBearer(database.db, f.clock);
+    const exporter = await createUser(database.db, { permissions: ['users.export', 'tasks.list', 'meetings.list'] });
+    const res = await get(app, `/users/${f.person.id}/export`, testBearer(exporter.id));
+    expect(res.status, res.text).toBe(200);
+    expectContractResponse(res, 'GET', `/users/${f.person.id}/export`);
+    const doc = res.body;
+    for (const section of LINKED) expect(doc[section], section).toEqual([]);
+    for (const leaked of [f.adaKey.key.id, `ada key ${f.tag}`, '192.0.2.10', 'AdaBrowser', f.received.id, f.sent.id, f.bob.id]) expect(res.text, leaked).not.toContain(leaked);
+    expect(doc.withheld_sections).toEqual([
+      { section: 'roles', required_permission: 'roles.manage', reason: 'permission_missing' },
+      { section: 'sessions', required_permission: 'sessions.manage', reason: 'permission_missing' },
+      { section: 'audit_events', required_permission: 'audit.read', reason: 'permission_missing' },
+      { section: 'invitations_received', required_permission: 'invitations.manage', reason: 'permission_missing' },
+      { section: 'invitations_sent', required_permission: 'invitations.manage', reason: 'permission_missing' },
+      { section: 'api_keys', required_permission: 'api_keys.manage', reason: 'permission_missing' },
+      { section: 'tasks', required_permission: 'tasks.read', reason: 'permission_missing' },
+      { section: 'meetings', required_permission: 'meetings.read', reason: 'permission_missing' },
+    ]);
+    // The person's own account is what users.export hands out: profile, language, devices, second factors, identities.
+    expect(doc.user.id).toBe(f.person.id);
+    expect(doc.language).toBe('fr');
+    expect(doc.second_factors).toHaveLength(2);
+    expect(doc.identity_links).toHaveLength(1);
+    expect(doc.scim_external_id).toBe(`ada-dir-${f.tag}`);
+  });
+
+  it('an exporter holding tasks.read but not meetings.read gets the tasks, not the meetings; an administrator gets every section and nothing withheld', async () => {
+    const f = await ada();
+    const { app } = createAppWithTestBearer(database.db, f.clock);
+    const exporter = await createUser(database.db, { permissions: ['users.export', 'tasks.list', 'meetings.list', 'tasks.read', 'audit.read'] });
+    const res = await get(app, `/users/${f.person.id}/export`, testBearer(exporter.id));
+    expect(res.status, res.text).toBe(200);
+    expect(ids(res.body.tasks)).toEqual([f.assigned.id, f.created.id].sort());
+    expect(res.body.meetings).toEqual([]);
+    expect(res.body.audit_events.length).toBeGreaterThan(0);
+    expect(res.body.withheld_sections.map((w: { section: string }) => w.section)).not.toContain('tasks');
+    expect(res.body.withheld_sections.map((w: { section: string }) => w.section)).toContain('meetings');
+    const all = await get(app, `/users/${f.person.id}/export`, testBearer(f.bob.id));
+    expect(all.body.withheld_sections).toEqual([]);
+    expect(ids(all.body.meetings)).toEqual([f.organised.id, f.attended.id].sort());
+  });
+
+  it('an API key holding sessions.manage and api_keys.manage exports a person to read their sessions and keys, which the API shows only to signed-in people: withheld, as signed_in_only', async () => {
+    const f = await ada();
+    const { app } = createAppWithTestBearer(database.db, f.clock);
+    const key = await makeApiKey(database.db, ['users.export', 'tasks.list', 'meetings.list', 'sessions.manage', 'api_keys.manage', 'tasks.read']);
+    expect((await request(app).get(`/users/${f.person.id}/sessions`).set('x-api-key', key.secret)).status).toBe(401);
+    const res = await request(app).get(`/users/${f.person.id}/export`).set('x-api-key', key.secret);
+    expect(res.status, res.text).toBe(200);
+    expect({ sessions: res.body.sessions, api_keys: res.body.api_keys }).toEqual({ sessions: [], api_keys: [] });
+    expect(res.text).not.toContain(f.adaKey.key.id);
+    expect(res.body.withheld_sections).toEqual(
+      expect.arrayContaining([
+        { section: 'sessions', required_permission: 'sessions.manage', reason: 'signed_in_only' },
+        { section: 'api_keys', required_permission: 'api_keys.manage', reason: 'signed_in_only' },
+      ]),
+    );
+    expect(ids(res.body.tasks)).toEqual([f.assigned.id, f.created.id].sort());
+  });
+
+  it('a person holding no permission to read tasks or meetings exports themselves: their own tasks and meetings are theirs by relation, and nothing is withheld', async () => {
+    const f = await ada();
+    const { app } = createAppWithTestBearer(database.db, f.clock);
+    const res = await get(app, '/me/export', testBearer(f.person.id));
+    expect(res.status, res.text).toBe(200);
+    expectContractResponse(res, 'GET', '/me/export');
+    expect(res.body.withheld_sections).toEqual([]);
+    expect(ids(res.body.tasks)).toEqual([f.assigned.id, f.created.id].sort());
+    expect(ids(res.body.meetings)).toEqual([f.organised.id, f.attended.id].sort());
+    expect(ids(res.body.api_keys)).toEqual([f.adaKey.key.id]);
+    expect(res.body.sessions.length).toBeGreaterThan(0);
+  });
+});

@@ -1599,6 +1599,9 @@ export interface paths {
          *     and the id a directory gave them, the audit events they did or that
          *     concern them, invitations, the API keys they created (never a secret), their tasks and
          *     meetings (ids and titles). Streamed, as an attachment. Recorded as `user_exported`.
+         *     Nothing is withheld (`WithheldSections` is empty): the person is the data subject, and their
+         *     right of access covers what is linked to them (a task assigned to them, a meeting they attend,
+         *     by id and title) whatever permissions they hold.
          *
          *     Signed-in people only, for themselves; an administrator exports someone else with
          *     `GET /users/{id}/export`. The document holds every address the person signed in from: the
@@ -1632,6 +1635,9 @@ export interface paths {
          *     and the id a directory gave them, the audit events they did or that
          *     concern them, invitations, the API keys they created (never a secret), their tasks and
          *     meetings (ids and titles). Streamed, as an attachment. Recorded as `user_exported`.
+         *     Nothing is withheld (`WithheldSections` is empty): the person is the data subject, and their
+         *     right of access covers what is linked to them (a task assigned to them, a meeting they attend,
+         *     by id and title) whatever permissions they hold.
          *
          *     Signed-in people only, for themselves; an administrator exports someone else with
          *     `GET /users/{id}/export`. The document holds every address the person signed in from: the
@@ -1664,6 +1670,14 @@ export interface paths {
          *     the document would reveal more than the caller may see. Streamed, as an attachment. Recorded
          *     as `user_exported` on the person, with the caller as its actor.
          *
+         *     `users.export` hands out the person's own account: profile, language, known devices, second
+         *     factors, identity links, SCIM `externalId`. Each linked section holds only what the caller may
+         *     read through the API, else is empty and named in `WithheldSections` with the permission that
+         *     reads it: `Roles` (`roles.manage`), `Sessions` (`sessions.manage`), `AuditEvents`
+         *     (`audit.read`), `InvitationsReceived` and `InvitationsSent` (`invitations.manage`),
+         *     `ApiKeys` (`api_keys.manage`), `Tasks` (`tasks.read`), `Meetings` (`meetings.read`). Sessions
+         *     and API keys are read by signed-in people only, so a key never gets them (`signed_in_only`).
+         *
          *     API keys may call it with `users.export` (bounded by the key's effective permissions like any
          *     caller); a signed-in person needs a fresh proof on the session (`403 step_up_required`
          *     otherwise; `POST /sessions/current/step-up`).
@@ -1694,6 +1708,14 @@ export interface paths {
          *     a person who holds one the caller lacks is answered `404 not_found`, as an unknown id, since
          *     the document would reveal more than the caller may see. Streamed, as an attachment. Recorded
          *     as `user_exported` on the person, with the caller as its actor.
+         *
+         *     `users.export` hands out the person's own account: profile, language, known devices, second
+         *     factors, identity links, SCIM `externalId`. Each linked section holds only what the caller may
+         *     read through the API, else is empty and named in `WithheldSections` with the permission that
+         *     reads it: `Roles` (`roles.manage`), `Sessions` (`sessions.manage`), `AuditEvents`
+         *     (`audit.read`), `InvitationsReceived` and `InvitationsSent` (`invitations.manage`),
+         *     `ApiKeys` (`api_keys.manage`), `Tasks` (`tasks.read`), `Meetings` (`meetings.read`). Sessions
+         *     and API keys are read by signed-in people only, so a key never gets them (`signed_in_only`).
          *
          *     API keys may call it with `users.export` (bounded by the key's effective permissions like any
          *     caller); a signed-in person needs a fresh proof on the session (`403 step_up_required`
@@ -5076,6 +5098,27 @@ export interface components {
             /** @description The 50 newest notices, newest first. */
             Data: components["schemas"]["Notice"][];
         };
+        /**
+         * @description A section of another person's export left empty because the caller may not read what it holds
+         *     through the API: the section, the permission of the operation that reads it, and why. Ask someone
+         *     who holds that permission (a signed-in person, for `signed_in_only`) for the complete document.
+         */
+        PersonalDataWithheldSection: {
+            /**
+             * @description The member of the document left empty.
+             * @example tasks
+             * @enum {string}
+             */
+            Section: "roles" | "sessions" | "audit_events" | "invitations_received" | "invitations_sent" | "api_keys" | "tasks" | "meetings";
+            RequiredPermission: components["schemas"]["Permission"];
+            /**
+             * @description `permission_missing`: the caller does not hold `RequiredPermission`. `signed_in_only`: the
+             *     operation that reads it is for signed-in people only, and the caller is an API key.
+             * @example permission_missing
+             * @enum {string}
+             */
+            Reason: "permission_missing" | "signed_in_only";
+        };
         PersonalDataRole: {
             /**
              * Format: uuid
@@ -5301,6 +5344,11 @@ export interface components {
          *     the actor's kind and id, not their name, session, address or user agent (an API key keeps its
          *     name); what this person did to others keeps the fact and the target's id, not the other
          *     person's name, the values changed or the details.
+         *
+         *     Another person's export (`GET /users/{id}/export`) holds only what the caller may read through
+         *     the API: each linked section (roles, sessions, audit events, invitations, API keys, tasks,
+         *     meetings) needs the permission of the operation that reads it, and is otherwise present and
+         *     empty, and named in `WithheldSections`. A person's own export withholds nothing.
          */
         PersonalDataExport: {
             /**
@@ -5315,6 +5363,13 @@ export interface components {
              * @example 2026-11-28T20:00:00.000Z
              */
             ExportedAt: string;
+            /**
+             * @description The sections left empty because the caller may not read what they hold through the API, each
+             *     with the permission that reads it (in the document's order); empty when nothing was withheld,
+             *     always on `GET /me/export`. An empty section not named here has nothing in it.
+             * @example []
+             */
+            WithheldSections: components["schemas"]["PersonalDataWithheldSection"][];
             User: components["schemas"]["User"];
             /**
              * @description The language the person chose for the messages sent to them (`PATCH /me`); null when they chose none.
@@ -5322,9 +5377,9 @@ export interface components {
              * @enum {string|null}
              */
             Language: "en" | "fr" | null;
-            /** @description The roles the person holds, with the permissions each gives. */
+            /** @description The roles the person holds, with the permissions each gives. Withheld without `roles.manage`. */
             Roles: components["schemas"]["PersonalDataRole"][];
-            /** @description Every session kept (live ones, and ended ones until SESSION_RETENTION_DAYS), oldest first, with the address and user agent of each sign-in. */
+            /** @description Every session kept (live ones, and ended ones until SESSION_RETENTION_DAYS), oldest first, with the address and user agent of each sign-in. Withheld without `sessions.manage`, and from API keys. */
             Sessions: components["schemas"]["PersonalDataSession"][];
             /**
              * Format: int32
@@ -5344,17 +5399,17 @@ export interface components {
              * @example null
              */
             ScimExternalId: string | null;
-            /** @description The events of the audit trail the person did or that concern them, oldest first (the trail keeps them AUDIT_RETENTION_DAYS). */
+            /** @description The events of the audit trail the person did or that concern them, oldest first (the trail keeps them AUDIT_RETENTION_DAYS). Withheld without `audit.read`. */
             AuditEvents: components["schemas"]["AuditEvent"][];
-            /** @description Invitations that made this account (accepted by the person). */
+            /** @description Invitations that made this account (accepted by the person). Withheld without `invitations.manage`. */
             InvitationsReceived: components["schemas"]["PersonalDataInvitation"][];
-            /** @description Invitations the person made, without the invitee's address (another person's data). */
+            /** @description Invitations the person made, without the invitee's address (another person's data). Withheld without `invitations.manage`. */
             InvitationsSent: components["schemas"]["PersonalDataInvitation"][];
-            /** @description API keys the person created (or took over by rotating them), without their secrets. */
+            /** @description API keys the person created (or took over by rotating them), without their secrets. Withheld without `api_keys.manage`, and from API keys. */
             ApiKeys: components["schemas"]["PersonalDataApiKey"][];
-            /** @description Tasks assigned to the person or created by them, oldest first. */
+            /** @description Tasks assigned to the person or created by them, oldest first. Withheld without `tasks.read`. */
             Tasks: components["schemas"]["PersonalDataItem"][];
-            /** @description Meetings the person organises or attends, oldest first. */
+            /** @description Meetings the person organises or attends, oldest first. Withheld without `meetings.read`. */
             Meetings: components["schemas"]["PersonalDataItem"][];
         };
         /**
@@ -7799,6 +7854,7 @@ export interface components {
                  * @example {
                  *       "Format": "backoffice.personal-data.v1",
                  *       "ExportedAt": "2026-11-28T20:00:00.000Z",
+                 *       "WithheldSections": [],
                  *       "User": {
                  *         "Id": "0b9e6a52-3c1f-4d8e-9a77-5f2c1e4b8d90",
                  *         "Email": "ada@example.com",
@@ -9362,6 +9418,7 @@ export type AuditEventPage = components['schemas']['AuditEventPage'];
 export type SignInsPerHour = components['schemas']['SignInsPerHour'];
 export type Notice = components['schemas']['Notice'];
 export type NoticeList = components['schemas']['NoticeList'];
+export type PersonalDataWithheldSection = components['schemas']['PersonalDataWithheldSection'];
 export type PersonalDataRole = components['schemas']['PersonalDataRole'];
 export type PersonalDataSession = components['schemas']['PersonalDataSession'];
 export type PersonalDataSecondFactor = components['schemas']['PersonalDataSecondFactor'];
