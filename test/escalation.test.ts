@@ -187,6 +187,30 @@ describe('users, roles and sessions', () => {
     expect((await request(app).get('/me').set('authorization', manager.auth)).status).toBe(401);
   });
 
+  it('a user and role manager cannot lock out a person holding more by granting them an empty role that requires a second factor', async () => {
+    const victim = await person(database.db, { permissions: ['users.read', 'users.update', 'roles.manage', 'audit.read', 'sessions.manage'] });
+    const attacker = await person(database.db, { permissions: ['users.read', 'users.update', 'users.create', 'roles.manage'] });
+    const gate = await request(app).post('/roles').set('authorization', attacker.auth).send({ name: `gate ${Math.random()}`, permissions: [], requires_second_factor: true });
+    expect(gate.status, gate.text).toBe(201);
+    const path = `/users/${victim.id}`;
+    const current = (await request(app).get(path).set('authorization', attacker.auth)).body.roles as string[];
+    const res = await refusedWithoutChange(database.db, () => request(app).patch(path).set('authorization', attacker.auth).send({ roles: [...current, gate.body.name] }));
+    expectOutranked(res, ['audit.read', 'sessions.manage']);
+    expectContractResponse(res, 'PATCH', path);
+    expect((await request(app).get('/audit-events').set('authorization', victim.auth)).status).toBe(200);
+    // A person holding nothing more, a new person, and a person a role of theirs already requires
+    // a second factor of (it changes nothing for them) may be given the role.
+    const peer = await createUser(database.db, { permissions: ['users.read'] });
+    const toPeer = await request(app).patch(`/users/${peer.id}`).set('authorization', attacker.auth).send({ roles: [`role-${peer.id}`, gate.body.name] });
+    expect(toPeer.status, toPeer.text).toBe(200);
+    const created = await request(app).post('/users').set('authorization', attacker.auth).send({ email: `gated-${Math.random()}@example.com`, first_name: 'G', last_name: 'R', roles: [gate.body.name] });
+    expect(created.status, created.text).toBe(201);
+    const guarded = await createUser(database.db, { permissions: ['audit.read'] });
+    await database.db.updateTable('roles').set({ requires_second_factor: true }).where('name', '=', `role-${guarded.id}`).execute();
+    const toGuarded = await request(app).patch(`/users/${guarded.id}`).set('authorization', attacker.auth).send({ roles: [`role-${guarded.id}`, gate.body.name] });
+    expect(toGuarded.status, toGuarded.text).toBe(200);
+  });
+
   it('refuses bad input with problem+json and changes nothing', async () => {
     const path = `/users/${admin.id}`;
     for (const body of [{ roles: 'admin' }, { roles: [''] }, { status: 'gone' }, {}]) {

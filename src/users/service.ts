@@ -8,7 +8,7 @@ import { DomainError, permissionDenied } from '../errors.js';
 import { translateUniqueViolation } from '../db/unique-violation.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/secrets/passwords.js';
 import { lockRolesByName, lockRolesOfUser, roleNameKey, setUserRoles, type RoleRow } from '../roles/repository.js';
-import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
+import { includesAdmin, isAdminRole, permissionsOfRoles } from '../roles/permissions.js';
 import { assertAnotherAdminRemains, assertMayActOn, assertMayGrant, lacking, type Authority } from '../auth/authority.js';
 import * as users from './repository.js';
 import { EMAIL_UNIQUE_INDEX, cleanUserText } from './names.js';
@@ -246,7 +246,10 @@ export class UserService {
 
 /**
  * The roles named, checked to exist and locked until the transaction ends; those not in `held`
- * already are checked to grant nothing the caller lacks.
+ * already are checked to grant nothing the caller lacks. A role added that requires a second factor
+ * acts on the person too (until they enrol they may do nothing else): unless a role they hold
+ * already requires one, the caller must hold every permission they hold (docs/AUTH.md). The
+ * admin role's requirement is not counted as one they hold already: ADMIN_SECOND_FACTOR may lift it.
  */
 async function grantableRoles(trx: Kysely<Database>, authority: Authority, names: readonly string[], held: readonly RoleRow[] = []) {
   const roles = await lockRolesByName(trx, names);
@@ -259,6 +262,8 @@ async function grantableRoles(trx: Kysely<Database>, authority: Authority, names
   }
   const added = roles.filter((r) => !held.some((h) => h.id === r.id));
   assertMayGrant(authority, permissionsOfRoles(added), 'a role');
+  const requiredAlready = held.some((r) => r.requires_second_factor && !isAdminRole(r));
+  if (!requiredAlready && added.some((r) => r.requires_second_factor)) assertMayActOn(authority, permissionsOfRoles(held), 'This user');
   return roles;
 }
 

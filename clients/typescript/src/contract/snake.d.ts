@@ -949,8 +949,9 @@ export interface paths {
          * @description Changes names, roles (the complete new set) or status. Every role granted must hold only
          *     permissions the caller has (`403 permission_denied`). Changing `status` also needs
          *     `users.disable` (`403 permission_denied` otherwise); setting `status: disabled` has the effect
-         *     of `DELETE`. Taking a role away, or changing the status, needs every permission the user holds
-         *     now (`403 target_outranks_caller`, listing the missing ones). Taking the `admin` role from, or
+         *     of `DELETE`. Taking a role away, changing the status, or granting a role that requires a second
+         *     factor when no role of the user does yet (the user may do nothing else until they enrol), needs
+         *     every permission the user holds now (`403 target_outranks_caller`, listing the missing ones). Taking the `admin` role from, or
          *     disabling, the last active administrator answers `409 last_admin`.
          *
          *     **Required permission:** `users.update`
