@@ -1035,7 +1035,9 @@ export interface paths {
          * Delete a role
          * @description Deletes the role; the users who held it lose its permissions on their very next request. The
          *     built-in `admin` role cannot be deleted (`409 role_built_in`). The caller must hold every
-         *     permission of the role (`403 target_outranks_caller`, listing the missing ones).
+         *     permission of the role, and, for a role that requires a second factor (deleting it lifts the
+         *     requirement from its holders), every permission of every user holding it (the whole catalogue
+         *     for a role an identity provider maps) (`403 target_outranks_caller`, listing the missing ones).
          *
          *     **Required permission:** `roles.manage`
          */
@@ -1048,9 +1050,11 @@ export interface paths {
          *     second factor. Takes effect on the very next request of every user holding it. The built-in
          *     `admin` role cannot be changed (`409 role_built_in`; it always requires a second factor); the
          *     caller must hold every permission it puts in the role (`403 permission_denied`). Removing any
-         *     permission from the role, or changing `RequiresSecondFactor` either way (it tightens or
-         *     loosens what every holder may do), needs every permission the role holds now
-         *     (`403 target_outranks_caller`, listing the missing ones).
+         *     permission from the role needs every permission the role holds now; changing
+         *     `RequiresSecondFactor` either way (it tightens or loosens what every holder may do) needs
+         *     every permission the role holds and every permission of every user holding it (the whole
+         *     catalogue for a role an identity provider maps) (`403 target_outranks_caller`, listing the
+         *     missing ones).
          *
          *     **Required permission:** `roles.manage`
          */
@@ -4505,7 +4509,8 @@ export interface components {
             Permissions?: components["schemas"]["Permission"][];
             /**
              * @description Its holders must have a second factor (`Role.requires_second_factor`). Changing it on an
-             *     existing role needs every permission the role holds (`403 target_outranks_caller`).
+             *     existing role needs every permission the role holds and every permission of every user
+             *     holding it (`403 target_outranks_caller`).
              * @example true
              */
             RequiresSecondFactor?: boolean;

@@ -89,6 +89,11 @@ describe('security: deadlocks: every pair of rights-changing operations, in ever
       ['delete from role_permissions where role_id = $1', [f.r.id]],
       ["insert into role_permissions (role_id, permission) values ($1, 'users.read')", [f.r.id]],
     ],
+    'requiring a second factor for the user\u2019s role': (f) => [
+      ['select id from users where id = $1 for share', [f.user.id]],
+      ['select id from roles where id = $1 for update', [f.r.id]],
+      ['update roles set requires_second_factor = true, updated_at = now() where id = $1', [f.r.id]],
+    ],
     'deleting the user\u2019s role': (f) => [
       ['select id from roles where id = $1 for update', [f.r.id]],
       ['delete from roles where id = $1', [f.r.id]],
@@ -124,6 +129,7 @@ describe('security: deadlocks: every pair of rights-changing operations, in ever
     'DELETE /users/{id}': (f) => request(app).delete(`/users/${f.user.id}`).set('authorization', adminAuth),
     'PATCH /roles/{id}': (f) => request(app).patch(`/roles/${f.r.id}`).set('authorization', adminAuth).send({ permissions: ['users.list'] }),
     'DELETE /roles/{id}': (f) => request(app).delete(`/roles/${f.r.id}`).set('authorization', adminAuth),
+    'PATCH /roles/{id} requiring a second factor': (f) => request(app).patch(`/roles/${f.r.id}`).set('authorization', adminAuth).send({ requires_second_factor: true }),
     'POST /users with the roles': (f) => request(app).post('/users').set('authorization', adminAuth).send({ email: `new-${Math.random()}@example.com`, first_name: 'N', last_name: 'U', roles: [f.r.name, f.r2.name] }),
     'POST /tokens by the user': (f) => request(app).post('/tokens').set('authorization', `Bearer ${f.set.access_token}`).send({ refresh_token: f.set.refresh_token }),
     'DELETE /sessions/current by the user': (f) => request(app).delete('/sessions/current').set('authorization', `Bearer ${f.set.access_token}`),
@@ -187,6 +193,12 @@ describe('security: deadlocks: every pair of rights-changing operations, in ever
 
   it('against a user holding an ordinary role: no request is aborted, whatever another operation holds', { timeout: 600_000 }, async () => {
     await matrix(false, Object.keys(SIDE).filter((s) => s !== 'demoting another administrator'), Object.keys(REQUESTS));
+  });
+
+  it('a role\u2019s second-factor requirement, which locks the people holding it first: no request is aborted, whatever another operation holds', { timeout: 600_000 }, async () => {
+    const sides = Object.keys(SIDE).filter((s) => s !== 'demoting another administrator');
+    await matrix(false, sides, ['PATCH /roles/{id} requiring a second factor']);
+    await matrix(false, ['requiring a second factor for the user\u2019s role'], Object.keys(REQUESTS));
   });
 
   it('against an administrator (the last-admin lock in play): no request is aborted, whatever another operation holds', { timeout: 300_000 }, async () => {

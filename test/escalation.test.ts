@@ -345,6 +345,35 @@ describe('concurrent changes: the target is judged on what it holds when the cha
   });
 });
 
+describe('concurrent changes: a role that requires a second factor is judged on its holders when the change is written', () => {
+  /** `send` while an administrator grants `userId` the role `roleId` (PATCH /users/{id}: the user row locked, a role added). */
+  const whileUserGainsRole = (userId: string, roleId: string, send: () => request.Test) =>
+    whileChangeIsOpen(async (other) => {
+      await other.query('select id from users where id = $1 for update', [userId]);
+      await other.query('select id from roles where id = $1 for share', [roleId]);
+      await other.query('insert into user_roles (user_id, role_id) values ($1, $2)', [userId, roleId]);
+      await other.query('update users set updated_at = now() where id = $1', [userId]);
+    }, send);
+
+  it('a role manager racing an administrator who gives a holder more cannot lift the requirement, by PATCH or by DELETE', async () => {
+    const manager = await person(database.db, { permissions: ['roles.manage', 'tasks.list'] });
+    for (const method of ['PATCH', 'DELETE'] as const) {
+      const policy = await makeRole(database.db, []);
+      await database.db.updateTable('roles').set({ requires_second_factor: true }).where('id', '=', policy.id).execute();
+      const holder = await createUser(database.db, { permissions: ['tasks.list'] });
+      await database.db.insertInto('user_roles').values({ user_id: holder.id, role_id: policy.id }).execute();
+      const more = await makeRole(database.db, ['audit.read']);
+      const path = `/roles/${policy.id}`;
+      const res = await whileUserGainsRole(holder.id, more.id, () =>
+        method === 'PATCH' ? request(app).patch(path).set('authorization', manager.auth).send({ requires_second_factor: false }) : request(app).delete(path).set('authorization', manager.auth),
+      );
+      expectOutranked(res, ['audit.read']);
+      const kept = await database.db.selectFrom('roles').select('requires_second_factor').where('id', '=', policy.id).executeTakeFirst();
+      expect(kept, method).toEqual({ requires_second_factor: true });
+    }
+  });
+});
+
 describe('there is always an administrator', () => {
   let own: TestDatabase;
   let ownApp: typeof app;

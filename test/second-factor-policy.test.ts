@@ -6,7 +6,9 @@ import { createTestApp, createTestDatabase, type TestDatabase } from './support/
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, signInWithTotp, stepUp, totpCode } from './support/second-factor.js';
-import { adminRoleId } from './support/access-fixtures.js';
+import { adminRoleId, makeIdentityProvider } from './support/access-fixtures.js';
+import { changedTables, digestTables, tableNames } from './support/table-digest.js';
+import { PERMISSIONS } from '../src/auth/permissions.js';
 import { budget } from './support/budgets.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
@@ -142,6 +144,81 @@ describe('a role may require a second factor', { timeout: budget({ passwordHash:
     const res = await request(app).patch(`/roles/${adminRole}`).set(auth(set.access_token)).send({ requires_second_factor: false });
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('role_built_in');
+  });
+
+  /** A role holding no permission, requiring a second factor or not, held by `holders`. */
+  async function emptyRole(requires: boolean, holders: string[]) {
+    const name = `policy-${Math.random()}`;
+    const role = await database.db.insertInto('roles').values({ name, name_key: name, requires_second_factor: requires }).returning('id').executeTakeFirstOrThrow();
+    if (holders.length) await database.db.insertInto('user_roles').values(holders.map((user_id) => ({ user_id, role_id: role.id }))).execute();
+    return role.id;
+  }
+
+  /** `attempt` answers problem+json and changes no table. */
+  async function refusedWithoutChange(attempt: () => Promise<request.Response>) {
+    const tables = await tableNames(database.db);
+    const before = await digestTables(database.db, tables);
+    const res = await attempt();
+    expect(res.status, res.text).toBeGreaterThanOrEqual(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(changedTables(before, await digestTables(database.db, tables))).toEqual([]);
+    return res;
+  }
+
+  it('a role manager cannot lift the requirement protecting an administrator by turning off, or deleting, the empty role that carries it', async () => {
+    const { app } = createTestApp(database.db);
+    const admin = await administrator();
+    const manager = await createUser(database.db, { permissions: ['roles.manage'] });
+    const set = await signIn(app, manager.email, manager.password);
+    const roleId = await emptyRole(true, [admin.id]);
+    const missing = PERMISSIONS.filter((p) => p !== 'roles.manage').sort();
+    const off = await refusedWithoutChange(() => request(app).patch(`/roles/${roleId}`).set(auth(set.access_token)).send({ requires_second_factor: false }));
+    expect(off.status, off.text).toBe(403);
+    expect(off.body).toMatchObject({ code: 'target_outranks_caller', missing_permissions: missing });
+    expectContractResponse(off, 'PATCH', `/roles/${roleId}`);
+    const deleted = await refusedWithoutChange(() => request(app).delete(`/roles/${roleId}`).set(auth(set.access_token)));
+    expect(deleted.status, deleted.text).toBe(403);
+    expect(deleted.body).toMatchObject({ code: 'target_outranks_caller', missing_permissions: missing });
+    expectContractResponse(deleted, 'DELETE', `/roles/${roleId}`);
+    // Other changes of the role stay bounded by its own permissions: a rename, and deleting an
+    // empty role that requires nothing, held by the same administrator.
+    expect((await request(app).patch(`/roles/${roleId}`).set(auth(set.access_token)).send({ description: 'policy' })).status).toBe(200);
+    const plain = await emptyRole(false, [admin.id]);
+    expect((await request(app).delete(`/roles/${plain}`).set(auth(set.access_token))).status).toBe(204);
+  });
+
+  it('a role manager cannot lock out a person holding more by turning on the requirement of an empty role they hold', async () => {
+    const { app } = createTestApp(database.db);
+    const victim = await createUser(database.db, { permissions: ['audit.read', 'sessions.manage'] });
+    const victimSet = await signIn(app, victim.email, victim.password);
+    const manager = await createUser(database.db, { permissions: ['roles.manage', 'sessions.manage'] });
+    const set = await signIn(app, manager.email, manager.password);
+    const roleId = await emptyRole(false, [victim.id]);
+    const on = await refusedWithoutChange(() => request(app).patch(`/roles/${roleId}`).set(auth(set.access_token)).send({ requires_second_factor: true }));
+    expect(on.status, on.text).toBe(403);
+    expect(on.body).toMatchObject({ code: 'target_outranks_caller', missing_permissions: ['audit.read'] });
+    expect((await request(app).get('/audit-events').set(auth(victimSet.access_token))).status).toBe(200);
+    // Holders holding nothing more than the manager: the requirement goes on, off, and the role away.
+    const peer = await createUser(database.db, { permissions: ['sessions.manage'] });
+    const shared = await emptyRole(false, [peer.id]);
+    for (const requires of [true, false, true]) {
+      const res = await request(app).patch(`/roles/${shared}`).set(auth(set.access_token)).send({ requires_second_factor: requires });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.requires_second_factor).toBe(requires);
+    }
+    expect((await request(app).delete(`/roles/${shared}`).set(auth(set.access_token))).status).toBe(204);
+  });
+
+  it('a role mapped by an identity provider is granted to whoever the directory lists: its requirement is the administrators\' to change', async () => {
+    const { app } = createTestApp(database.db);
+    const manager = await createUser(database.db, { permissions: ['roles.manage'] });
+    const set = await signIn(app, manager.email, manager.password);
+    const roleId = await emptyRole(false, []);
+    const provider = await makeIdentityProvider(database.db, `https://idp-${Math.random()}.example.com`);
+    await database.db.insertInto('identity_provider_role_mappings').values({ provider_id: provider, group_name: 'staff', role_id: roleId }).execute();
+    const on = await refusedWithoutChange(() => request(app).patch(`/roles/${roleId}`).set(auth(set.access_token)).send({ requires_second_factor: true }));
+    expect(on.status, on.text).toBe(403);
+    expect(on.body).toMatchObject({ code: 'target_outranks_caller', missing_permissions: PERMISSIONS.filter((p) => p !== 'roles.manage').sort() });
   });
 
   it('a role manager cannot lift the requirement of a role holding more than they do', async () => {

@@ -39,6 +39,57 @@ export async function lockRole(db: Kysely<Database>, id: string): Promise<RoleRo
   return locked && findRoleById(db, id);
 }
 
+/** The ids of the people holding the role (whatever their status), in id order. */
+export async function holdersOfRole(db: Kysely<Database>, roleId: string): Promise<string[]> {
+  const rows = await db.selectFrom('user_roles').select('user_id').where('role_id', '=', roleId).orderBy('user_id').execute();
+  return rows.map((r) => r.user_id);
+}
+
+/** A role and the people holding it, each with the roles they hold, as lockRoleWithHolders locked them. */
+export interface RoleWithHolders {
+  role: RoleRow;
+  holders: { id: string; roles: RoleRow[] }[];
+}
+
+/**
+ * Locks a role for a change that acts on the people holding it (docs/AUTH.md, the lock order: the
+ * people, their roles, then the role): the holders' rows FOR SHARE in id order (their roles can
+ * change only under their row's FOR UPDATE lock), then the roles they hold and the role itself in
+ * id order, the role FOR UPDATE (nobody is granted it, or loses it, until the transaction ends:
+ * both lock it FOR SHARE) and the others FOR SHARE (their permissions stay). Read again once locked.
+ * Undefined for an unknown role; 'moved' when someone was granted the role between the first read
+ * of its holders and the role's lock: that person is not locked, so the caller starts again.
+ */
+export async function lockRoleWithHolders(db: Kysely<Database>, roleId: string): Promise<RoleWithHolders | 'moved' | undefined> {
+  const holders = await holdersOfRole(db, roleId);
+  if (holders.length > 0) await db.selectFrom('users').select('id').where('id', 'in', holders).orderBy('id').forShare().execute();
+  const heldIds = holders.length === 0 ? [] : (await db.selectFrom('user_roles').select('role_id').where('user_id', 'in', holders).execute()).map((r) => r.role_id);
+  // uuid order in PostgreSQL is the order of their lower-case text (src/scim/repository.ts, lockUsers).
+  const others = [...new Set(heldIds)].filter((id) => id !== roleId).sort();
+  const share = async (ids: string[]) => {
+    if (ids.length > 0) await db.selectFrom('roles').select('id').where('id', 'in', ids).orderBy('id').forShare().execute();
+  };
+  await share(others.filter((id) => id < roleId));
+  const locked = await db.selectFrom('roles').select('id').where('id', '=', roleId).forUpdate().executeTakeFirst();
+  await share(others.filter((id) => id > roleId));
+  if (!locked) return undefined;
+  const now = await holdersOfRole(db, roleId);
+  if (now.some((id) => !holders.includes(id))) return 'moved';
+  const role = (await findRoleById(db, roleId))!;
+  if (now.length === 0) return { role, holders: [] };
+  const rows = await selectRoles(db)
+    .innerJoin('user_roles as ur', 'ur.role_id', 'r.id')
+    .select('ur.user_id as holder_id')
+    .where('ur.user_id', 'in', now)
+    .execute();
+  return { role, holders: now.map((id) => ({ id, roles: rows.filter((r) => r.holder_id === id) })) };
+}
+
+/** True when an identity provider maps a group to this role: it is granted at sign-in to whoever the directory lists (src/auth/identity-providers). */
+export async function isMappedByIdentityProvider(db: Kysely<Database>, roleId: string): Promise<boolean> {
+  return (await db.selectFrom('identity_provider_role_mappings').select('role_id').where('role_id', '=', roleId).limit(1).executeTakeFirst()) !== undefined;
+}
+
 /**
  * The roles with these names (compared by their uniqueNameKey: case and width do not matter), locked against change (FOR SHARE, as
  * lockRolesOfUser) until the transaction ends, then read by id in a second statement (see

@@ -12,7 +12,9 @@ import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authorit
 import { recordAuditEvent } from '../audit/recorder.js';
 import { COMMAND_LINE, auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
-import { permissionsOfRole } from './permissions.js';
+import { permissionsOfRole, permissionsOfRoles } from './permissions.js';
+import { PERMISSIONS, type Permission } from '../auth/permissions.js';
+import type { RoleRow } from './repository.js';
 import { cleanName, cleanText } from '../text/normalize.js';
 import { resourceIdOr } from '../uuid.js';
 import { assertPrecondition, type Precondition } from '../revisions/precondition.js';
@@ -95,10 +97,11 @@ export class RoleService {
     const input = cleanRoleText(sent);
     // The answer is the role as this change left it, read in the transaction: after the commit, a
     // concurrent DELETE may have removed it (test/roles.test.ts).
+    // Requiring a second factor, or no longer, acts on every holder (locked out until they enrol,
+    // or less protected): their rows and roles are locked and judged with the role's.
+    const flagChanges = (role: RoleRow) => input.requires_second_factor !== undefined && input.requires_second_factor !== role.requires_second_factor;
     return translateUnique(() =>
-      this.deps.db.transaction().execute(async (trx) => {
-        const role = await roles.lockRole(trx, id);
-        if (!role) throw notFound();
+      this.onLockedRole(id, flagChanges, async (trx, role, holdersHold) => {
         assertPrecondition(precondition, roles.roleRevision(role));
         if (role.built_in) throw builtIn();
         if (input.permissions) {
@@ -107,11 +110,7 @@ export class RoleService {
           // Taking a permission away from a role takes it from everyone holding the role.
           if (held.some((p) => !input.permissions!.includes(p))) assertMayActOn(authority, held, 'This role');
         }
-        // Requiring a second factor, or no longer, changes what every holder may do (locked out
-        // until they enrol, or less protected): as taking a permission away, it needs all the role holds.
-        if (input.requires_second_factor !== undefined && input.requires_second_factor !== role.requires_second_factor) {
-          assertMayActOn(authority, permissionsOfRole(role), 'This role');
-        }
+        if (flagChanges(role)) assertMayActOn(authority, [...permissionsOfRole(role), ...holdersHold!], 'This role or a person holding it');
         const now = this.deps.clock.now();
         const after = {
           name: input.name,
@@ -132,15 +131,57 @@ export class RoleService {
 
   async delete(authority: Authority, id: string, origin: Origin = COMMAND_LINE, precondition?: Precondition) {
     id = resourceIdOr(id, notFound);
-    await this.deps.db.transaction().execute(async (trx) => {
-      const role = await roles.lockRole(trx, id);
-      if (!role) throw notFound();
+    // Deleting a role that requires a second factor lifts the requirement from every holder.
+    const requiresSecondFactor = (role: RoleRow) => role.requires_second_factor;
+    await this.onLockedRole(id, requiresSecondFactor, async (trx, role, holdersHold) => {
       assertPrecondition(precondition, roles.roleRevision(role));
       if (role.built_in) throw builtIn();
-      assertMayActOn(authority, permissionsOfRole(role), 'This role');
+      if (requiresSecondFactor(role)) assertMayActOn(authority, [...permissionsOfRole(role), ...holdersHold!], 'This role or a person holding it');
+      else assertMayActOn(authority, permissionsOfRole(role), 'This role');
       await roles.deleteRole(trx, id);
       const now = this.deps.clock.now();
       await recordAuditEvent(trx, { type: 'role_deleted', ...roleEvent(authority, origin, role, now), changes: { before: audited(role), after: null } });
     });
   }
+
+  /**
+   * Runs `work` in a transaction of its own on the role locked FOR UPDATE (404 for an unknown one).
+   * When `actsOnHolders` says the change acts on the people holding the role (its second-factor
+   * requirement), their rows and roles are locked first (roles.lockRoleWithHolders, the lock order
+   * of docs/AUTH.md) and `work` gets every permission they hold; a role an identity provider maps
+   * is granted at sign-in to whoever the directory lists, administrators included, so its holders
+   * count as holding the whole catalogue. Started again when the role moved between the first read
+   * and the locks (someone granted it, or its requirement changed): each time needs a change
+   * committed in that moment, so a few attempts are plenty.
+   */
+  private async onLockedRole<T>(
+    id: string,
+    actsOnHolders: (role: RoleRow) => boolean,
+    work: (trx: Kysely<Database>, role: RoleRow, holdersHold: Set<Permission> | undefined) => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.deps.db.transaction().execute(async (trx): Promise<{ done: T } | undefined> => {
+        const seen = await roles.findRoleById(trx, id);
+        if (!seen) throw notFound();
+        if (seen.built_in || !actsOnHolders(seen)) {
+          const role = await roles.lockRole(trx, id);
+          if (!role) throw notFound();
+          // Its requirement changed meanwhile, so the change now acts on its holders: again, with them.
+          if (!role.built_in && actsOnHolders(role)) return undefined;
+          return { done: await work(trx, role, undefined) };
+        }
+        const locked = await roles.lockRoleWithHolders(trx, id);
+        if (!locked) throw notFound();
+        if (locked === 'moved') return undefined;
+        const mapped = await roles.isMappedByIdentityProvider(trx, id);
+        const holdersHold = mapped ? new Set(PERMISSIONS) : permissionsOfRoles(locked.holders.flatMap((h) => h.roles));
+        return { done: await work(trx, locked.role, holdersHold) };
+      });
+      if (outcome) return outcome.done;
+      if (attempt >= MAX_LOCK_ATTEMPTS) throw new Error(`The role ${id} kept changing while its holders were locked (${attempt} attempts).`);
+    }
+  }
 }
+
+/** How many times onLockedRole starts again on a role that moved: each start needs another change committed in that moment. */
+const MAX_LOCK_ATTEMPTS = 10;
