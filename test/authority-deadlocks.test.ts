@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { createUser, signIn } from './support/sessions.js';
-import {  makeRole, makeUser } from './support/access-fixtures.js';
+import { makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
+import { PATCH_OP, SCIM } from './support/scim.js';
 import { ADMIN_ROLE_ID } from '../src/auth/permissions.js';
 import { hashPassword } from '../src/auth/secrets/passwords.js';
 
@@ -36,10 +37,13 @@ describe('security: deadlocks: every pair of rights-changing operations, in ever
 
   let app: ReturnType<typeof createTestApp>['app'];
   let adminAuth: string;
+  /** A directory's provisioning key, holding what the fixtures' roles hold. */
+  let directoryAuth: string;
   beforeAll(async () => {
     app = createTestApp(database.db).app;
     const admin = await createUser(database.db, { roles: ['admin'] });
     adminAuth = `Bearer ${(await signIn(app, admin.email, admin.password)).access_token}`;
+    directoryAuth = `Bearer ${(await makeApiKey(database.db, ['scim.provision', 'tasks.list', 'users.list'])).secret}`;
   });
 
   // Hundreds of fixtures: their users share one password, hashed once (a hash is the slowest step
@@ -110,6 +114,13 @@ describe('security: deadlocks: every pair of rights-changing operations, in ever
       ['update users set updated_at = now() where id = $1', [f.user.id]],
       ["update sessions set revoked_at = now(), revoked_reason = 'x' where user_id = $1 and id <> $2 and revoked_at is null", [f.user.id, f.session]],
     ],
+    'a directory taking the user out of the role\u2019s group': (f) => [
+      ['select id from users where id = $1 for update', [f.user.id]],
+      ['select id from roles where id = $1 for share', [f.r.id]],
+      [rolesOfUserForShare, [f.user.id]],
+      ['update users set updated_at = now() where id = $1', [f.user.id]],
+      ['delete from user_roles where user_id = $1 and role_id = $2', [f.user.id, f.r.id]],
+    ],
     'demoting another administrator': (f) => [
       ['select id from users where id = $1 for update', [f.otherAdmin]],
       [rolesOfUserForShare, [f.otherAdmin]],
@@ -134,6 +145,11 @@ describe('security: deadlocks: every pair of rights-changing operations, in ever
     'POST /tokens by the user': (f) => request(app).post('/tokens').set('authorization', `Bearer ${f.set.access_token}`).send({ refresh_token: f.set.refresh_token }),
     'DELETE /sessions/current by the user': (f) => request(app).delete('/sessions/current').set('authorization', `Bearer ${f.set.access_token}`),
     'DELETE /users/{id}/sessions by the user': (f) => request(app).delete(`/users/${f.user.id}/sessions`).set('authorization', `Bearer ${f.set.access_token}`),
+    'PATCH /scim/v2/Groups/{id} taking the user out': (f) =>
+      request(app)
+        .patch(`/scim/v2/Groups/${f.r.id}`)
+        .set({ authorization: directoryAuth, accept: SCIM, 'content-type': SCIM })
+        .send(JSON.stringify({ schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `members[value eq "${f.user.id}"]` }] })),
     'PUT /me/password by the user': (f) =>
       request(app).put('/me/password').set('authorization', `Bearer ${f.set.access_token}`).send({ current_password: f.user.password, new_password: `another long sentence ${Math.random()}` }),
   };
@@ -199,6 +215,11 @@ describe('security: deadlocks: every pair of rights-changing operations, in ever
     const sides = Object.keys(SIDE).filter((s) => s !== 'demoting another administrator');
     await matrix(false, sides, ['PATCH /roles/{id} requiring a second factor']);
     await matrix(false, ['requiring a second factor for the user\u2019s role'], Object.keys(REQUESTS));
+  });
+
+  it('a directory changing a group while its role\u2019s second-factor requirement changes: neither is aborted, whatever the other holds', { timeout: 300_000 }, async () => {
+    await matrix(false, ['requiring a second factor for the user\u2019s role'], ['PATCH /scim/v2/Groups/{id} taking the user out']);
+    await matrix(false, ['a directory taking the user out of the role\u2019s group'], ['PATCH /roles/{id} requiring a second factor']);
   });
 
   it('against an administrator (the last-admin lock in play): no request is aborted, whatever another operation holds', { timeout: 300_000 }, async () => {

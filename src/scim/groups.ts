@@ -182,7 +182,20 @@ async function presentOne(executor: Kysely<Database>, authority: Authority, role
   return present(role, await visibleMembersOfRoles(executor, [role.id], permissionsOf(authority)));
 }
 
-/** The group's role, locked against change (FOR SHARE) when the key may see it; else the same 404 as an unknown id. */
+/** The group's role when the key may see it, not locked; else the same 404 as an unknown id. */
+async function findVisible(trx: Kysely<Database>, authority: Authority, text: string): Promise<RoleRow> {
+  const id = resourceId(text);
+  const role = id ? await findRoleById(trx, id) : undefined;
+  if (!role || !maySee(authority, role)) throw notFound();
+  return role;
+}
+
+/**
+ * The group's role, locked against change (FOR SHARE) and read again, when the key may see it;
+ * else the same 404 as an unknown id. A membership change takes it after the people (the lock
+ * order of docs/AUTH.md: people, then roles), so it never deadlocks with a change of the role that
+ * locks its holders first (its second-factor requirement).
+ */
 async function lockVisible(trx: Kysely<Database>, authority: Authority, text: string): Promise<RoleRow> {
   const id = resourceId(text);
   const locked = id && (await trx.selectFrom('roles').select('id').where('id', '=', id).forShare().executeTakeFirst());
@@ -240,9 +253,9 @@ export class ScimGroupService {
     const { changes, check } = changesOf(operations);
     assertWithinMemberLimit(changes);
     return this.deps.db.transaction().execute(async (trx) => {
-      const role = await lockVisible(trx, authority, id);
-      check(role);
-      return presentOne(trx, await this.apply(trx, authority, role, changes, origin), role);
+      check(await findVisible(trx, authority, id));
+      const applied = await this.apply(trx, authority, id, changes, origin, check);
+      return presentOne(trx, applied.authority, applied.role);
     });
   }
 
@@ -251,9 +264,14 @@ export class ScimGroupService {
     const changes: Change[] = sent.members ? [{ kind: 'replace', ids: sent.members.map((m) => m.value) }] : [];
     assertWithinMemberLimit(changes);
     return this.deps.db.transaction().execute(async (trx) => {
-      const role = await lockVisible(trx, authority, id);
-      assertSameName(role, sent.displayName);
-      return presentOne(trx, sent.members ? await this.apply(trx, authority, role, changes, origin) : authority, role);
+      if (!sent.members) {
+        const role = await lockVisible(trx, authority, id);
+        assertSameName(role, sent.displayName);
+        return presentOne(trx, authority, role);
+      }
+      assertSameName(await findVisible(trx, authority, id), sent.displayName);
+      const applied = await this.apply(trx, authority, id, changes, origin, (role) => assertSameName(role, sent.displayName));
+      return presentOne(trx, applied.authority, applied.role);
     });
   }
 
@@ -275,7 +293,14 @@ export class ScimGroupService {
    * still name someone whose role an administrator was taking at that moment. And nobody the
    * request does not name is ever given the role: a replace or a clear only takes it from them.
    */
-  private async apply(trx: Kysely<Database>, authority: Authority, role: RoleRow, changes: Change[], origin: Origin): Promise<Authority> {
+  private async apply(
+    trx: Kysely<Database>,
+    authority: Authority,
+    groupId: string,
+    changes: Change[],
+    origin: Origin,
+    check: (role: RoleRow) => void,
+  ): Promise<{ authority: Authority; role: RoleRow }> {
     const permissions = permissionsOf(authority);
     const named: { text: string; id: string | undefined }[] = [];
     const seen = new Set<string>();
@@ -290,12 +315,14 @@ export class ScimGroupService {
     const visible = await visibleUsers(trx, [...new Set(named.flatMap((n) => (n.id ? [n.id] : [])))], permissions);
     for (const { text, id } of named) if (!id || !visible.has(id)) throw unknownMember(text);
     // The members as they were, only to lock them with the people named (and the key's creator), in id order.
-    const before = (await visibleMembersOfRoles(trx, [role.id], permissions)).map((m) => m.id);
+    const before = (await visibleMembersOfRoles(trx, [groupId], permissions)).map((m) => m.id);
     const standing = await lockWithStandingNow(trx, authority, [...new Set([...visible, ...before])]);
     const found = standing.found;
     authority = standing.authority;
-    // The key's rights as they are now must still cover the group, or it is the same 404 as an unknown one.
-    if (!maySee(authority, role)) throw notFound();
+    // Then the group's role, as it is now; the key's rights as they are now must still cover it,
+    // or it is the same 404 as an unknown one.
+    const role = await lockVisible(trx, authority, groupId);
+    check(role);
     const current = (await visibleMembersOfRoles(trx, [role.id], permissionsOf(authority))).map((m) => m.id);
     const members = new Set(current);
     for (const change of changes) {
@@ -322,7 +349,7 @@ export class ScimGroupService {
       const roles = holds ? held.filter((r) => r.id !== role.id).map((r) => r.name) : [...held.map((r) => r.name), role.name];
       await this.users.update(authority, id, { roles }, origin, undefined, { trx });
     }
-    return authority;
+    return { authority, role };
   }
 }
 
