@@ -166,10 +166,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     {
       // Name every bad variable in one message and throw instead of exiting, so callers decide.
+      // Never the value itself: envalid quotes it (`Invalid url: "..."`), and a DATABASE_URL or
+      // SMTP_URL that does not parse (a `/` or `#` left unencoded in its password) would print
+      // its password to standard error, into the logs.
       reporter: ({ errors }) => {
         const bad = Object.entries(errors);
         if (bad.length > 0) {
-          const lines = bad.map(([name, err]) => `  ${name}: ${(err as Error).message}`);
+          const withoutValue = (name: string, message: string) => {
+            const value = env[name];
+            return typeof value === 'string' && value !== '' ? message.split(value).join('(the value, not shown)') : message;
+          };
+          const lines = bad.map(([name, err]) => `  ${name}: ${withoutValue(name, (err as Error).message)}`);
           throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
         }
       },

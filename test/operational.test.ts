@@ -71,6 +71,19 @@ describe('the published reference', () => {
 });
 
 describe('configuration', () => {
+  it('an operator\'s DATABASE_URL that does not parse (a `/` left unencoded in its password) is refused without printing the password', () => {
+    const password = 'Sup3r/Secret-db-password';
+    let message = '';
+    try {
+      loadConfig({ DATABASE_URL: `postgres://app:${password}@db.internal:5432/backoffice`, SEALING_KEYS: '' });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/DATABASE_URL/);
+    expect(message).not.toContain(password);
+    expect(message).not.toContain('Sup3r');
+  });
+
   it('names every bad variable in one message', () => {
     expect(() => loadConfig({ PORT: 'eighty', DB_POOL_MAX: 'many' })).toThrow(ConfigError);
     try {
