@@ -22,8 +22,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { loadConfig, parseSealingKeys } from '../src/config.js';
-import { discover } from '../src/auth/identity-providers/oidc.js';
-import { providerFetch } from '../src/auth/identity-providers/provider-network.js';
+import { askingProvider, discover, OidcRefusal } from '../src/auth/identity-providers/oidc.js';
+import { IssuerRefusedError, ProviderRequestError, providerFetch } from '../src/auth/identity-providers/provider-network.js';
 import { makeIdentityProvider } from './support/access-fixtures.js';
 
 let database: TestDatabase;
@@ -319,6 +319,39 @@ describe('refused, with nothing written but the refusal in the audit journal', {
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('identity_provider_not_found');
     expectContractResponse(res, 'POST', '/sessions/oidc');
+  });
+});
+
+describe('refused when the provider cannot be asked at the callback: 401 oidc_provider_error, never a 500', { timeout: budget({ passwordHash: 3 }) }, () => {
+  /** What another process sees (or this one once its 10-minute discovery cache has expired): no kept discovery for the provider. */
+  const forgetKeptDiscovery = (id: string) => database.db.updateTable('identity_providers').set({ updated_at: new Date(Date.now() + 1000) }).where('id', '=', id).execute();
+
+  it('failure: the provider down at the callback, its discovery read again (another process, or past the 10-minute cache): refused and logged, no secret in the log', async () => {
+    const down = await startHandMadeProvider();
+    const domain = `down-${Date.now()}.example`;
+    const id = await addProvider(service.app, admin.token, { name: `Down ${domain}`, issuer: down.issuer, client_id: down.clientId, client_secret: down.clientSecret, domains: [domain], create_unknown_people: true });
+    const started = await startSignIn(service.app, { provider_id: id });
+    const back = down.authorize(started.authorization_url, { sub: newSubject(), email: `ada@${domain}`, email_verified: true });
+    await down.close();
+    await forgetKeptDiscovery(id);
+    const logged = service.logs.records().length;
+    const res = await expectRefusedWithNothingWritten(() => request(service.app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token }), 'oidc_provider_error');
+    expect(res.body.detail).toBe('The identity provider could not be reached.');
+    const lines = service.logs.records().slice(logged);
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'identity provider could not be reached', provider_id: id, step: 'sign_in_callback' }));
+    const text = JSON.stringify(lines);
+    for (const secret of [down.clientSecret, back.code, back.state, started.flow_token]) expect(text).not.toContain(secret);
+    await request(service.app).delete(`/identity-providers/${id}`).set(auth(admin.token)).expect(204);
+  });
+
+  it('only the provider failing to answer is oidc_provider_error: a bug of ours met meanwhile stays the 500 it is', async () => {
+    for (const failure of [new ProviderRequestError('fetch failed'), new IssuerRefusedError('must use https', true), new DOMException('timed out', 'TimeoutError')]) {
+      const refusal = await askingProvider(Promise.reject(failure)).catch((err: unknown) => err);
+      expect(refusal, failure.name).toBeInstanceOf(OidcRefusal);
+      expect(refusal).toMatchObject({ reason: 'provider_error', cause: failure });
+    }
+    const bug = new TypeError("Cannot read properties of undefined (reading 'issuer')");
+    await expect(askingProvider(Promise.reject(bug))).rejects.toBe(bug);
   });
 });
 
@@ -709,6 +742,18 @@ describe('security: an issuer must be https and public unless OIDC_ALLOW_INSECUR
     } finally {
       await listener.close();
     }
+  });
+
+  it('failure: a provider saved under the development setting, its callback at a service running without it: 401 oidc_provider_error (the flow is in the database), never a 500', async () => {
+    const domain = `insecure-${Date.now()}.example`;
+    const id = await addProvider(service.app, admin.token, { name: `Insecure ${domain}`, issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, domains: [domain], create_unknown_people: true });
+    const started = await startSignIn(service.app, { provider_id: id });
+    const back = op.authorize(started.authorization_url, { sub: newSubject(), email: `ada@${domain}`, email_verified: true });
+    const redeemed = op.redeemed;
+    // The same deployment restarted without the development setting.
+    await expectRefusedWithNothingWritten(() => request(secure().app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token }), 'oidc_provider_error');
+    expect(op.redeemed).toBe(redeemed);
+    await request(service.app).delete(`/identity-providers/${id}`).set(auth(admin.token)).expect(204);
   });
 
   it("attack: a discovery document naming a token endpoint or keys in the server's own network: every request of the provider goes through the guarded fetch", async () => {

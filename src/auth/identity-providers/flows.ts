@@ -2,10 +2,11 @@
 // (openid-client's configuration, src/auth/identity-providers/oidc.ts), the flow token handed to
 // the client that starts a flow, the refusals of the code exchange, and the callback's input.
 import { timingSafeEqual } from 'node:crypto';
+import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { keyringOf } from '../secrets/sealing-keys.js';
 import { openClientSecret } from './client-secret.js';
-import { configurationOf, type Authorization, type OidcRefusal } from './oidc.js';
+import { askingProvider, configurationOf, type Authorization, type OidcRefusal } from './oidc.js';
 import type * as repo from './repository.js';
 import { digestSecret, generateSecret } from '../secrets/secrets.js';
 
@@ -26,13 +27,41 @@ export interface CallbackInput {
   flow_token: string;
 }
 
-/** The openid-client configuration of a provider, its client secret opened with the sealing keys. */
+/**
+ * The openid-client configuration of a provider, its client secret opened with the sealing keys.
+ * Rejects with OidcRefusal `provider_error` when the provider cannot be reached or asked for it
+ * (src/auth/identity-providers/oidc.ts, `providerCouldNotBeAsked`); anything else as it is.
+ */
 export function relyingParties(config: Config) {
   const keys = keyringOf(config);
   return (provider: repo.Provider) => {
     const rp = { issuer: provider.issuer, clientId: provider.client_id, clientSecret: openClientSecret(keys, provider) };
-    return configurationOf(rp, provider.updated_at.toISOString(), config.oidc.issuers);
+    return askingProvider(configurationOf(rp, provider.updated_at.toISOString(), config.oidc.issuers));
   };
+}
+
+/** Where a flow met a provider that could not be reached or asked. */
+export type ProviderStep = 'sign_in_start' | 'sign_in_callback' | 'step_up_start' | 'step_up_callback';
+
+/** The name, code and message of an error, nothing else of it (a cause may hold a provider's whole answer). */
+function described(err: unknown): Record<string, string> | undefined {
+  if (!(err instanceof Error)) return err === undefined ? undefined : { message: String(err) };
+  const code = (err as { code?: unknown }).code;
+  return { name: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}) };
+}
+
+/**
+ * Logs a provider that could not be reached or asked (an operator's problem, answered to the
+ * person as `oidc_provider_error`): which provider, where, and why, as the names and messages of
+ * the failure and its cause. Never a secret: no client secret, state, code, nonce, verifier or
+ * flow token is in these (the failure's own fields, which may hold the provider's answer, are not logged).
+ */
+export function logProviderFailure(logger: Logger, provider: Pick<repo.Provider, 'id' | 'issuer'>, step: ProviderStep, refusal: OidcRefusal, requestId?: string | null): void {
+  const failure = refusal.cause;
+  logger.warn(
+    { provider_id: provider.id, issuer: provider.issuer, step, request_id: requestId ?? undefined, error: described(failure), cause: failure instanceof Error ? described(failure.cause) : undefined },
+    'identity provider could not be reached',
+  );
 }
 
 /**

@@ -10,7 +10,7 @@
 // in this process for DISCOVERY_KEEP_MS, keyed by the provider's row as last changed: it is the
 // provider's published metadata, which every process reads the same, not state of ours.
 import * as client from 'openid-client';
-import { assertIssuerAllowed, providerFetch, type IssuerPolicy } from './provider-network.js';
+import { assertIssuerAllowed, IssuerRefusedError, ProviderRequestError, providerFetch, type IssuerPolicy } from './provider-network.js';
 
 const DISCOVERY_KEEP_MS = 10 * 60_000;
 const TIMEOUT_S = 10;
@@ -21,14 +21,44 @@ export interface RelyingParty {
   clientSecret: string;
 }
 
-/** Why the provider's answer was refused; the sign-in maps each to its problem code. */
+/** Why the provider's answer was refused; the sign-in maps each to its problem code. `cause`: what failed (for the log, never the answer). */
 export class OidcRefusal extends Error {
   constructor(
     readonly reason: 'code_rejected' | 'id_token_invalid' | 'provider_error',
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'OidcRefusal';
+  }
+}
+
+/**
+ * Whether a failure to read the provider's configuration is the provider's: not reached (a
+ * request that failed or was refused by the guarded fetch, a timeout), not to be called under this
+ * service's policy (IssuerRefusedError: an issuer saved under OIDC_ALLOW_INSECURE_ISSUERS, a
+ * service now running without it), or answering no usable discovery document (openid-client's
+ * ClientError and the OAuth error answers). Anything else (a plain TypeError, say) is a bug of
+ * ours and stays one: a 500, not a refusal.
+ */
+export function providerCouldNotBeAsked(err: unknown): boolean {
+  return (
+    err instanceof ProviderRequestError ||
+    err instanceof IssuerRefusedError ||
+    err instanceof client.ClientError ||
+    err instanceof client.ResponseBodyError ||
+    err instanceof client.WWWAuthenticateChallengeError ||
+    (err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError'))
+  );
+}
+
+/** The configuration being read: a failure of the provider's (providerCouldNotBeAsked) becomes OidcRefusal `provider_error`, with it as the cause. */
+export async function askingProvider(configuration: Promise<client.Configuration>): Promise<client.Configuration> {
+  try {
+    return await configuration;
+  } catch (err) {
+    if (providerCouldNotBeAsked(err)) throw new OidcRefusal('provider_error', 'The identity provider could not be reached.', { cause: err });
+    throw err;
   }
 }
 
@@ -128,7 +158,7 @@ function refusalOf(err: unknown): OidcRefusal {
   const message = err instanceof Error ? err.message : String(err);
   // fetch failures and timeouts: the provider could not be asked.
   if (err instanceof TypeError || (err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError'))) {
-    return new OidcRefusal('provider_error', 'The identity provider could not be reached.');
+    return new OidcRefusal('provider_error', 'The identity provider could not be reached.', { cause: err });
   }
   return new OidcRefusal('id_token_invalid', `The provider's answer failed a check: ${message}`);
 }

@@ -59,8 +59,18 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
 /** Statuses whose answer has no body (a Response refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-/** A refusal as fetch reports a failed request (openid-client and src/auth/identity-providers/oidc.ts read a TypeError as "could not be reached"). */
-const refused = (why: string) => new TypeError(`fetch refused: ${why}`);
+/**
+ * A request to the provider that failed (not connected, refused here, cut short): a TypeError, as
+ * fetch reports one (openid-client passes it on as it is), of its own class, so that
+ * src/auth/identity-providers/oidc.ts tells "the provider could not be reached" from a TypeError
+ * that is a bug of ours.
+ */
+export class ProviderRequestError extends TypeError {
+  override name = 'ProviderRequestError';
+}
+
+/** A refusal as fetch reports a failed request. */
+const refused = (why: string) => new ProviderRequestError(`fetch refused: ${why}`);
 
 /**
  * A fetch for openid-client (its customFetch) that connects only where the policy allows: node's
@@ -99,7 +109,7 @@ export function providerFetch(policy: IssuerPolicy): client.CustomFetch {
         signal?.removeEventListener('abort', onAbort);
         outcome();
       };
-      const fail = (err: Error) => settle(() => reject(signal?.aborted ? signal.reason : err instanceof TypeError ? err : new TypeError('fetch failed', { cause: err })));
+      const fail = (err: Error) => settle(() => reject(signal?.aborted ? signal.reason : err instanceof ProviderRequestError ? err : new ProviderRequestError('fetch failed', { cause: err })));
       request.on('socket', (socket: Socket) => {
         const check = () => {
           if (socket.remoteAddress && !addressAllowed(socket.remoteAddress, urlPolicy)) request.destroy(refused(`connected to ${socket.remoteAddress}, not a public address`));
@@ -111,7 +121,7 @@ export function providerFetch(policy: IssuerPolicy): client.CustomFetch {
       request.on('response', (answer) => {
         answer.on('error', fail);
         // After 'end' this changes nothing (settled); before it, the answer was cut.
-        answer.on('close', () => fail(new TypeError('fetch failed: the answer was cut short')));
+        answer.on('close', () => fail(new ProviderRequestError('fetch failed: the answer was cut short')));
         const encoding = answer.headers['content-encoding'];
         if (encoding && encoding !== 'identity') return answer.destroy(refused(`the answer is compressed (${encoding})`));
         const chunks: Buffer[] = [];

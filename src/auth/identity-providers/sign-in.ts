@@ -35,7 +35,7 @@ import { isUniqueViolation } from '../../db/unique-violation.js';
 import type { SignInOutcome, SignInService } from '../sessions/sign-in.js';
 import { domainOf } from '../sessions/sso-required.js';
 import { truncateUserAgent, type ClientInfo } from '../sessions/revocation.js';
-import { newFlow, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
+import { logProviderFailure, newFlow, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
 import { authorizationUrl, OidcRefusal, redeem } from './oidc.js';
 import { isUuid } from './providers.js';
 import { namesFrom, provisionPerson, setDirectoryRoles } from './provisioning.js';
@@ -126,7 +126,10 @@ export class OidcSignInService {
     let authorization;
     try {
       authorization = await authorizationUrl(await this.relyingParty(provider), { redirectUri, scopes: provider.scopes, loginHint: input.email });
-    } catch {
+    } catch (err) {
+      // Only the provider's failures (relyingParties); anything else is a bug, a 500.
+      if (!(err instanceof OidcRefusal)) throw err;
+      logProviderFailure(this.deps.logger, provider, 'sign_in_start', err, client.requestId);
       throw unauthenticated('oidc_provider_error', 'The identity provider could not be reached.');
     }
     const flow = newFlow(authorization, provider, { redirectUri, flowTtlS, now: clock.now() });
@@ -151,10 +154,13 @@ export class OidcSignInService {
       if (!provider) throw new Refusal('oidc_state_invalid', 'The identity provider of this sign-in was removed; start again.');
       let claims: IDToken;
       try {
+        // The configuration too may have to be read again here (another process, or past its
+        // time kept): a provider down then, or one this service may not call, is refused as at the start.
         claims = await redeem(await this.relyingParty(provider), { redirectUri: flow.redirect_uri, code: input.code, state: input.state, iss: input.iss }, { codeVerifier: flow.code_verifier, nonce: flow.nonce });
       } catch (err) {
-        if (err instanceof OidcRefusal) throw new Refusal(REFUSAL_OF[err.reason], err.message);
-        throw err;
+        if (!(err instanceof OidcRefusal)) throw err;
+        if (err.reason === 'provider_error') logProviderFailure(this.deps.logger, provider, 'sign_in_callback', err, client.requestId);
+        throw new Refusal(REFUSAL_OF[err.reason], err.message);
       }
       try {
         return await db.transaction().execute(async (trx) => {
