@@ -22,6 +22,7 @@ let forger: HandMadeProvider;
 let service: ReturnType<typeof createTestApp>;
 let realId: string;
 let forgerId: string;
+let adminToken: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -29,7 +30,7 @@ beforeAll(async () => {
   forger = await startHandMadeProvider();
   service = createTestApp(database.db);
   const admin = await createUser(database.db, { roles: ['admin'] });
-  const token = (await signIn(service.app, admin.email, admin.password)).access_token;
+  const token = (adminToken = (await signIn(service.app, admin.email, admin.password)).access_token);
   // Configuring identity providers needs a fresh proof (x-step-up).
   await steppedUpInDatabase(database.db, admin.id);
   const common = { client_id: op.clientId, client_secret: op.clientSecret, create_unknown_people: true };
@@ -173,5 +174,65 @@ describe('step-up at the identity provider', { timeout: budget({ passwordHash: 3
     const now = new Date();
     expect(proofIsFresh({ at: now, method: 'oidc' }, false, now)).toBe(true);
     expect(proofIsFresh({ at: now, method: 'oidc' }, true, now)).toBe(false);
+  });
+});
+
+/** A hand-made provider of its own for `domain`, and a person signed in through it (created at that first sign-in). */
+async function personOfOwnProvider(prefix: string) {
+  const own = await startHandMadeProvider();
+  const domain = `${prefix}-${Date.now()}.example`;
+  const id = await addProvider(service.app, adminToken, { name: `${prefix} ${domain}`, issuer: own.issuer, client_id: own.clientId, client_secret: own.clientSecret, domains: [domain], create_unknown_people: true });
+  const claims = { sub: `${prefix}-1`, email: `ada@${domain}`, email_verified: true };
+  const started = await startSignIn(service.app, { provider_id: id });
+  const res = await request(service.app).post('/sessions/oidc/callback').send({ ...own.authorize(started.authorization_url, claims), flow_token: started.flow_token });
+  expect(res.status, res.text).toBe(201);
+  const token = res.body.access_token as string;
+  const session = await database.db.selectFrom('sessions').select(['id', 'user_id']).where('user_id', '=', (eb) => eb.selectFrom('users').select('id').where('email', '=', claims.email)).executeTakeFirstOrThrow();
+  return { own, id, domain, claims, token, sessionId: session.id, userId: session.user_id };
+}
+
+/** The session's refused step-ups counted (its budget) and the last `sign_in_failed` of the person. */
+async function refusalsOf(sessionId: string, userId: string) {
+  const counted = await database.db.selectFrom('step_up_refusals').select('id').where('session_id', '=', sessionId).where('throttled', '=', false).execute();
+  const failed = await database.db.selectFrom('security_events').select('details').where('type', '=', 'sign_in_failed').where('user_id', '=', userId).orderBy('id', 'desc').execute();
+  return { counted: counted.length, failed: failed.map((e) => e.details) };
+}
+
+/** What another process sees (or this one once its 10-minute discovery cache has expired): no kept discovery for the provider. */
+const forgetKeptDiscovery = (id: string) => database.db.updateTable('identity_providers').set({ updated_at: new Date(Date.now() + 1000) }).where('id', '=', id).execute();
+
+describe('step-up at the provider when the provider cannot be asked at the callback: 400 oidc_provider_error, never a 500', { timeout: budget({ passwordHash: 2 }) }, () => {
+  it("failure: the provider down at the callback, its discovery read again (another process, or past the 10-minute cache): refused, recorded, counted against the session's budget, logged without a secret", async () => {
+    const { own, id, claims, token, sessionId, userId } = await personOfOwnProvider('stepdown');
+    const started = await startStepUp(token);
+    const back = own.authorize(started.authorization_url, { ...claims, auth_time: Math.floor(Date.now() / 1000) });
+    await own.close();
+    await forgetKeptDiscovery(id);
+    const logged = service.logs.records().length;
+    const res = await complete(token, { ...back, flow_token: started.flow_token });
+    expectContractResponse(res, 'post', '/sessions/current/step-up/oidc/callback');
+    expect([res.status, res.body.code], res.text).toEqual([400, 'oidc_provider_error']);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(await refusalsOf(sessionId, userId)).toMatchObject({ counted: 1, failed: [expect.objectContaining({ method: 'oidc', during: 'step_up', reason: 'oidc_provider_error' })] });
+    const lines = service.logs.records().slice(logged);
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'identity provider could not be reached', provider_id: id, step: 'step_up_callback' }));
+    const text = JSON.stringify(lines);
+    for (const secret of [own.clientSecret, back.code, back.state, started.flow_token, token]) expect(text).not.toContain(secret);
+    expect((await sensitive(token)).status).toBe(403);
+  });
+
+  it('failure: a provider saved under the development setting, its step-up callback at a service running without it: refused and counted, never a 500', async () => {
+    const { own, claims, token, sessionId, userId } = await personOfOwnProvider('stepinsecure');
+    try {
+      const started = await startStepUp(token);
+      const back = own.authorize(started.authorization_url, { ...claims, auth_time: Math.floor(Date.now() / 1000) });
+      const secure = createTestApp(database.db, { env: { OIDC_ALLOW_INSECURE_ISSUERS: undefined } });
+      const res = await request(secure.app).post('/sessions/current/step-up/oidc/callback').set(bearer(token)).send({ ...back, flow_token: started.flow_token });
+      expect([res.status, res.body.code], res.text).toEqual([400, 'oidc_provider_error']);
+      expect(await refusalsOf(sessionId, userId)).toMatchObject({ counted: 1, failed: [expect.objectContaining({ during: 'step_up', reason: 'oidc_provider_error' })] });
+      expect(own.redeemed).toBe(1);
+    } finally {
+      await own.close();
+    }
   });
 });

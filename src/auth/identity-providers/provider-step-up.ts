@@ -14,19 +14,19 @@ import { truncateUserAgent } from '../sessions/revocation.js';
 import { recordSecurityEvent } from '../sessions/security-events.js';
 import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from '../sessions/step-up.js';
 import { countStepUpRefusal, journalThrottled, stepUpRefusalGate, tooManyRefusals } from '../sessions/step-up-refusals.js';
-import { newFlow, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
+import { logProviderFailure, newFlow, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
 import { authorizationUrl, OidcRefusal, redeem } from './oidc.js';
 import * as repo from './repository.js';
 
 export class OidcStepUpService {
   private readonly relyingParty: ReturnType<typeof relyingParties>;
 
-  constructor(private readonly deps: Pick<Dependencies, 'db' | 'clock' | 'config'>) {
+  constructor(private readonly deps: Pick<Dependencies, 'db' | 'clock' | 'config' | 'logger'>) {
     this.relyingParty = relyingParties(deps.config);
   }
 
   /** Begins a step-up at the provider the person is linked to: the authorization URL and the flow token. */
-  async start(me: { userId: string; sessionId: string }, _client: ClientInfo) {
+  async start(me: { userId: string; sessionId: string }, client: ClientInfo) {
     const { db, clock, config } = this.deps;
     const { redirectUri, flowTtlS } = config.oidc;
     const [link] = await repo.linksOfUser(db, me.userId);
@@ -36,7 +36,10 @@ export class OidcStepUpService {
     let authorization;
     try {
       authorization = await authorizationUrl(await this.relyingParty(provider), { redirectUri, scopes: provider.scopes, loginHint: account.email, reauthenticate: true });
-    } catch {
+    } catch (err) {
+      // Only the provider's failures (relyingParties); anything else is a bug, a 500.
+      if (!(err instanceof OidcRefusal)) throw err;
+      logProviderFailure(this.deps.logger, provider, 'step_up_start', err, client.requestId);
       throw invalid('oidc_provider_error', 'The identity provider could not be reached.');
     }
     const flow = newFlow(authorization, provider, { redirectUri, flowTtlS, now: clock.now() });
@@ -87,10 +90,13 @@ export class OidcStepUpService {
     if (!provider) return refuse('oidc_state_invalid', 'The identity provider of this step-up was removed; start again.');
     let claims: IDToken;
     try {
+      // The configuration too may have to be read again here (another process, or past its
+      // time kept): a provider down then, or one this service may not call, is a refusal like the others.
       claims = await redeem(await this.relyingParty(provider), { redirectUri: flow.redirect_uri, code: input.code, state: input.state, iss: input.iss }, { codeVerifier: flow.code_verifier, nonce: flow.nonce });
     } catch (err) {
-      if (err instanceof OidcRefusal) return refuse(REFUSAL_OF[err.reason], err.message);
-      throw err;
+      if (!(err instanceof OidcRefusal)) throw err;
+      if (err.reason === 'provider_error') logProviderFailure(this.deps.logger, provider, 'step_up_callback', err, client.requestId);
+      return refuse(REFUSAL_OF[err.reason], err.message);
     }
     const now = clock.now();
     // `auth_time` is when the person last logged in at the provider: asked with max_age=0, a
