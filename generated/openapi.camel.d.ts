@@ -257,7 +257,10 @@ export interface paths {
          *     several). Send the browser to `authorizationUrl`; the provider sends it back to the redirect
          *     URI with `code`, `state` and `iss`, which go to `POST /sessions/current/step-up/oidc/callback`
          *     with the `flowToken` answered here, from this same session. A person linked to no provider is
-         *     `404 identity_provider_not_found`; nothing is written. One session may have begun 10 live
+         *     `404 identity_provider_not_found`; nothing is written. Only through a provider that still
+         *     answers for the account's e-mail domain, as a sign-in through it requires: a person whose
+         *     domain was taken off the provider is `400 oidc_domain_not_allowed`, recorded as
+         *     `sign_in_failed` (`details.during: step_up`). One session may have begun 10 live
          *     step-ups at the provider (`429` with `Retry-After` past that), a budget of its own: the
          *     address's budget of sign-ins started does not count here, nor these there.
          *
@@ -288,7 +291,9 @@ export interface paths {
          *     just now; `400 oidc_step_up_stale` otherwise, also when `auth_time` is missing) and its subject
          *     is the one this session's person is linked to at that provider (`400
          *     oidc_step_up_other_subject`: someone else's login at the provider proves nothing of this
-         *     session). Then the session holds a fresh proof of method `oidc` for 5 minutes, as after
+         *     session), a provider that still answers for the person's e-mail domain (`400
+         *     oidc_domain_not_allowed`: the domain was taken off it since the start, as a sign-in through it
+         *     is refused). Then the session holds a fresh proof of method `oidc` for 5 minutes, as after
          *     `POST /sessions/current/step-up`; it counts only for a person without a second factor here (a
          *     person with one proves it with one). The flow is used up whatever the outcome; a refusal
          *     counts against this session's budget of refused step-ups, as a wrong code at
@@ -10116,7 +10121,33 @@ export interface operations {
                     "application/json": components["schemas"]["OidcAuthorization"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /**
+             * @description Request validation failed, or the re-authentication is refused: `oidc_domain_not_allowed`
+             *     (the provider the person is linked to no longer answers for their e-mail domain),
+             *     `oidc_provider_error` (the provider could not be reached or may not be called).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "urn:problem:backoffice:oidc_domain_not_allowed",
+                     *       "title": "Bad request",
+                     *       "status": 400,
+                     *       "detail": "This identity provider does not answer for example.com.",
+                     *       "code": "oidc_domain_not_allowed",
+                     *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description The person is linked to no identity provider. */
@@ -10196,9 +10227,11 @@ export interface operations {
             /**
              * @description Request validation failed, or the re-authentication is refused: `oidc_state_invalid`
              *     (unknown, used or expired state, another session's flow or flow token),
-             *     `oidc_code_rejected`, `oidc_id_token_invalid`, `oidc_provider_error`,
-             *     `oidc_step_up_stale` (`auth_time` missing or older than 120 seconds),
-             *     `oidc_step_up_other_subject` (not the subject this person is linked to).
+             *     `oidc_code_rejected`, `oidc_id_token_invalid`, `oidc_provider_error` (the provider could
+             *     not be reached or may not be called), `oidc_domain_not_allowed` (the provider no longer
+             *     answers for the person's e-mail domain), `oidc_step_up_stale` (`auth_time` missing or
+             *     older than 120 seconds), `oidc_step_up_other_subject` (not the subject this person is
+             *     linked to).
              */
             400: {
                 headers: {

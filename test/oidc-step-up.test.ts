@@ -236,3 +236,39 @@ describe('step-up at the provider when the provider cannot be asked at the callb
     }
   });
 });
+
+describe('step-up through a provider that no longer answers for the person', { timeout: budget({ passwordHash: 2 }) }, () => {
+  it("attack: a provider taken off the person's domain still gives them step-up proofs (start and callback refused oidc_domain_not_allowed, as sign-in is)", async () => {
+    const { own, id, domain, claims, token, sessionId, userId } = await personOfOwnProvider('moved');
+    try {
+      // A step-up begun while the provider still answered for the domain...
+      const before = await startStepUp(token);
+      // ...then the administrator takes the domain off the provider: it no longer vouches for these people.
+      await request(service.app).patch(`/identity-providers/${id}`).set(bearer(adminToken)).send({ domains: [`other-${domain}`] }).expect(200);
+      const again = await startSignIn(service.app, { provider_id: id });
+      const signInRefused = await request(service.app).post('/sessions/oidc/callback').send({ ...own.authorize(again.authorization_url, claims), flow_token: again.flow_token });
+      expect([signInRefused.status, signInRefused.body.code]).toEqual([401, 'oidc_domain_not_allowed']);
+
+      const proved = await complete(token, { ...own.authorize(before.authorization_url, { ...claims, auth_time: Math.floor(Date.now() / 1000) }), flow_token: before.flow_token });
+      expectContractResponse(proved, 'post', '/sessions/current/step-up/oidc/callback');
+      expect([proved.status, proved.body.code], proved.text).toEqual([400, 'oidc_domain_not_allowed']);
+      const refused = await refusalsOf(sessionId, userId);
+      expect(refused.counted).toBe(1);
+      expect(refused.failed[0]).toMatchObject({ method: 'oidc', during: 'step_up', reason: 'oidc_domain_not_allowed', provider_id: id });
+
+      const started = await request(service.app).post('/sessions/current/step-up/oidc').set(bearer(token));
+      expectContractResponse(started, 'post', '/sessions/current/step-up/oidc');
+      expect([started.status, started.body.code], started.text).toEqual([400, 'oidc_domain_not_allowed']);
+      expect(started.headers['content-type']).toMatch(/^application\/problem\+json/);
+      // Recorded as a refused step-up; a start is no answer, so not counted against the session's budget.
+      const atStart = await refusalsOf(sessionId, userId);
+      expect(atStart.counted).toBe(1);
+      expect(atStart.failed).toHaveLength(refused.failed.length + 1);
+      expect(atStart.failed[0]).toMatchObject({ method: 'oidc', during: 'step_up', step: 'start', reason: 'oidc_domain_not_allowed', provider_id: id });
+      expect(await database.db.selectFrom('oidc_sign_in_flows').select('provider_id').where('step_up_session_id', '=', sessionId).execute()).toEqual([]);
+      expect((await sensitive(token)).status).toBe(403);
+    } finally {
+      await own.close();
+    }
+  });
+});

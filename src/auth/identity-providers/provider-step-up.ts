@@ -12,6 +12,7 @@ import { livenessAt } from '../sessions/liveness.js';
 import type { ClientInfo } from '../sessions/revocation.js';
 import { truncateUserAgent } from '../sessions/revocation.js';
 import { recordSecurityEvent } from '../sessions/security-events.js';
+import { domainOf } from '../sessions/sso-required.js';
 import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from '../sessions/step-up.js';
 import { countStepUpRefusal, journalThrottled, stepUpRefusalGate, tooManyRefusals } from '../sessions/step-up-refusals.js';
 import { logProviderFailure, newFlow, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
@@ -25,14 +26,38 @@ export class OidcStepUpService {
     this.relyingParty = relyingParties(deps.config);
   }
 
-  /** Begins a step-up at the provider the person is linked to: the authorization URL and the flow token. */
+  /**
+   * Begins a step-up at the provider the person is linked to: the authorization URL and the flow
+   * token. Only through a provider that still answers for the account's e-mail domain, as a sign-in
+   * through it requires (src/auth/identity-providers/sign-in.ts): a provider the domain was taken
+   * off vouches for nobody of it any more. Refused then `oidc_domain_not_allowed`, recorded as a
+   * refused step-up (not counted against the session's budget of refused answers: a start is no answer).
+   */
   async start(me: { userId: string; sessionId: string }, client: ClientInfo) {
     const { db, clock, config } = this.deps;
     const { redirectUri, flowTtlS } = config.oidc;
-    const [link] = await repo.linksOfUser(db, me.userId);
-    const provider = link && (await repo.findProvider(db, link.provider_id));
-    if (!provider) throw notFound('identity_provider_not_found', 'You are linked to no identity provider.');
+    const linked: repo.Provider[] = [];
+    for (const link of await repo.linksOfUser(db, me.userId)) {
+      const found = await repo.findProvider(db, link.provider_id);
+      if (found) linked.push(found);
+    }
+    if (linked.length === 0) throw notFound('identity_provider_not_found', 'You are linked to no identity provider.');
     const account = await db.selectFrom('users').select('email').where('id', '=', me.userId).executeTakeFirstOrThrow();
+    const domain = domainOf(account.email);
+    // A domain is one provider's at most: the one linked provider that may answer, if any.
+    const provider = linked.find((p) => p.domains.includes(domain));
+    if (!provider) {
+      await recordSecurityEvent(db, {
+        type: 'sign_in_failed',
+        at: clock.now(),
+        userId: me.userId,
+        ip: client.ip,
+        requestId: client.requestId,
+        userAgent: truncateUserAgent(client.userAgent),
+        details: { method: 'oidc', during: 'step_up', step: 'start', reason: 'oidc_domain_not_allowed', provider_id: linked[0]!.id },
+      });
+      throw invalid('oidc_domain_not_allowed', `This identity provider does not answer for ${domain}.`);
+    }
     let authorization;
     try {
       authorization = await authorizationUrl(await this.relyingParty(provider), { redirectUri, scopes: provider.scopes, loginHint: account.email, reauthenticate: true });
@@ -54,7 +79,8 @@ export class OidcStepUpService {
   /**
    * The proof: the flow is this session's, the ID token verified as at sign-in, its `auth_time`
    * fresh (the person logged in just now, STEP_UP_MAX_AUTH_AGE_S) and its subject the one this
-   * person is linked to at that provider. A refusal counts against the session's budget of
+   * person is linked to at that provider, which still answers for the account's e-mail domain (as
+   * at the start: the domain may have been taken off it since). A refusal counts against the session's budget of
    * refused step-ups (src/auth/sessions/step-up-refusals.ts), as a wrong code does: not the address's
    * limits, which strangers behind the office's address could fill.
    */
@@ -66,7 +92,7 @@ export class OidcStepUpService {
       return asked;
     });
     if (gate.locked) throw tooManyRefusals(gate.retryAfter);
-    const refuse = async (code: string, detail: string): Promise<never> => {
+    const refuse = async (code: string, detail: string, providerId?: string): Promise<never> => {
       const at = clock.now();
       await db.transaction().execute(async (trx) => {
         await countStepUpRefusal(trx, me.sessionId, at);
@@ -77,7 +103,7 @@ export class OidcStepUpService {
           ip: client.ip,
           requestId: client.requestId,
           userAgent: truncateUserAgent(client.userAgent),
-          details: { method: 'oidc', during: 'step_up', reason: code },
+          details: { method: 'oidc', during: 'step_up', reason: code, ...(providerId ? { provider_id: providerId } : {}) },
         });
       });
       throw invalid(code, detail);
@@ -88,6 +114,12 @@ export class OidcStepUpService {
     }
     const provider = await repo.findProvider(db, flow.provider_id);
     if (!provider) return refuse('oidc_state_invalid', 'The identity provider of this step-up was removed; start again.');
+    // Checked again on the provider as it is now, before it is asked anything: the domain may have
+    // been taken off it since the start (a sign-in through it is refused so from then on).
+    const account = await db.selectFrom('users').select('email').where('id', '=', me.userId).executeTakeFirstOrThrow();
+    if (!provider.domains.includes(domainOf(account.email))) {
+      return refuse('oidc_domain_not_allowed', `This identity provider does not answer for ${domainOf(account.email)}.`, provider.id);
+    }
     let claims: IDToken;
     try {
       // The configuration too may have to be read again here (another process, or past its
