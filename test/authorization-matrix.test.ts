@@ -162,7 +162,7 @@ const otherPermission = (op: OperationInfo) => (op.requiredPermission === 'meeti
 /** Operations that need the right to read the fixture endpoint's events (task.created): a rotation's secret signs them, a replay sends one. */
 const READS_FIXTURE_EVENTS = new Set(['rotateWebhookEndpointSecret', 'replayWebhookDelivery']);
 /** Operations that need a second permission besides their own: an invitation makes an account. */
-const ALSO_NEEDS: Record<string, string[]> = { createInvitation: ['users.create'] };
+const ALSO_NEEDS: Record<string, string[]> = { createInvitation: ['users.create'], resendInvitation: ['users.create'] };
 /**
  * What the caller "with the permission" holds: the operation's permission, plus any permission its
  * request example hands out (a role or key may only get permissions its creator holds), plus the
@@ -207,10 +207,14 @@ const SECOND_FACTOR_FIRST: Record<string, (app: Parameters<typeof request>[0], c
   },
 };
 
-/** The caller linked to the hand-made provider (one provider for the matrix): a step-up at the provider needs a link (docs/IDENTITY.md). */
+/**
+ * The caller linked to the hand-made provider (one provider for the matrix): a step-up at the
+ * provider needs a link, through a provider still answering for the caller's domain (the fixtures'
+ * people are of example.com; docs/IDENTITY.md).
+ */
 let stepUpProviderId: Promise<string> | undefined;
 async function linkToProvider(caller: Caller): Promise<string> {
-  stepUpProviderId ??= makeIdentityProvider(database.db, openIdProvider.issuer, [], { id: openIdProvider.clientId, secret: openIdProvider.clientSecret });
+  stepUpProviderId ??= makeIdentityProvider(database.db, openIdProvider.issuer, ['example.com'], { id: openIdProvider.clientId, secret: openIdProvider.clientSecret });
   const subject = `matrix-${caller.userId}`;
   const now = new Date();
   await database.db

@@ -13,16 +13,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { waitForChainLock } from './seal.js';
-
-/**
- * The case-insensitive pattern of an e-mail address as a whole, in PostgreSQL's regular
- * expressions and JavaScript's alike: not inside a longer address (`x@example.com` does not match
- * `max@example.com` nor `x@example.com.au`).
- */
-export function wholeAddressPattern(email: string): string {
-  const escaped = email.replace(/[.*+?^${}()|[\]\\-]/g, (c) => `\\${c}`);
-  return `(?<![A-Za-z0-9.!#$%&'*+/=?^_\`{|}~-])${escaped}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9])`;
-}
+import { wholeAddressPattern } from '../text/addresses.js';
 
 export interface PersonToErase {
   id: string;

@@ -2,7 +2,7 @@
 // Each takes the erasure's transaction; the person's row is locked by then.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { wholeAddressPattern } from '../audit/erasure.js';
+import { wholeAddressPattern } from '../text/addresses.js';
 
 /** The e-mail a tombstone keeps (the column is unique and required): of the reserved `.invalid` domain, naming nobody. */
 export const tombstoneEmail = (id: string) => `erased-${id}@erased.invalid`;
@@ -15,7 +15,7 @@ export interface Person {
   last_name: string;
 }
 
-/** An address-shaped text matches the person's e-mail only as a whole address (src/audit/erasure.ts). */
+/** A text holds the person's e-mail only as a whole address (src/text/addresses.ts). */
 const namesByAddress = (person: Person) => wholeAddressPattern(person.email);
 
 const count = (result: { numAffectedRows?: bigint } | { numDeletedRows: bigint } | { numUpdatedRows: bigint }) =>

@@ -12,7 +12,8 @@ import { assertAnotherAdminRemains, assertMayActOn, isSelf, type Authority } fro
 import { lockRolesOfUser } from '../roles/repository.js';
 import { includesAdmin, permissionsOfRoles } from '../roles/permissions.js';
 import { findListedUser, type ShownUser } from '../users/repository.js';
-import { erasePersonalColumns, wholeAddressPattern } from '../audit/erasure.js';
+import { erasePersonalColumns } from '../audit/erasure.js';
+import { wholeAddressPattern } from '../text/addresses.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { auditContext, COMMAND_LINE, type Origin } from '../audit/context.js';
 import { resourceIdOr } from '../uuid.js';

@@ -14,7 +14,7 @@
 // linked section (LINKED_SECTIONS) needs what the operation that reads it needs, and is otherwise
 // present, empty, and named in `withheld_sections`. The person exporting themselves is the data
 // subject: their right of access covers what is linked to them, and nothing is withheld.
-import type { components } from '../../generated/openapi.js';
+import type { components, operations } from '../../generated/openapi.js';
 import type { ServiceDeps } from '../dependencies.js';
 import type { Authority } from '../auth/authority.js';
 import { isSelf, lacking } from '../auth/authority.js';
@@ -34,7 +34,6 @@ import * as repository from './repository.js';
 import { auditEventsInvolvingPage } from '../audit/involving.js';
 import type { Position } from '../pagination/position.js';
 import { indexOperations, readContract } from '../contract/spec.js';
-import type { OperationId } from '../http/handler-types.js';
 
 export type PersonalDataExport = components['schemas']['PersonalDataExport'];
 type AuditEvent = components['schemas']['AuditEvent'];
@@ -91,7 +90,7 @@ const LINKED_SECTIONS = {
   api_keys: 'getApiKey',
   tasks: 'getTask',
   meetings: 'getMeeting',
-} as const satisfies Record<Section, OperationId>;
+} as const satisfies Record<Section, keyof operations>;
 
 interface SectionRead {
   section: Section;
@@ -104,7 +103,7 @@ let sectionReads: SectionRead[] | undefined;
 function readsOfSections(): SectionRead[] {
   if (sectionReads) return sectionReads;
   const operations = indexOperations(readContract());
-  sectionReads = (Object.entries(LINKED_SECTIONS) as [Section, OperationId][]).map(([section, operationId]) => {
+  sectionReads = (Object.entries(LINKED_SECTIONS) as [Section, keyof operations][]).map(([section, operationId]) => {
     const op = operations.find((o) => o.operationId === operationId);
     if (!op?.requiredPermission) throw new Error(`The export's section ${section} is read through ${operationId}, which the contract does not hold with a permission.`);
     return { section, permission: op.requiredPermission as Permission, keysMay: op.security.includes('apiKey') };
