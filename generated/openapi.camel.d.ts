@@ -10135,16 +10135,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "urn:problem:backoffice:oidc_domain_not_allowed",
-                     *       "title": "Bad request",
-                     *       "status": 400,
-                     *       "detail": "This identity provider does not answer for example.com.",
-                     *       "code": "oidc_domain_not_allowed",
-                     *       "requestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

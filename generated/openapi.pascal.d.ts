@@ -10135,16 +10135,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "Type": "urn:problem:backoffice:oidc_domain_not_allowed",
-                     *       "Title": "Bad request",
-                     *       "Status": 400,
-                     *       "Detail": "This identity provider does not answer for example.com.",
-                     *       "Code": "oidc_domain_not_allowed",
-                     *       "RequestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
