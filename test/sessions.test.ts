@@ -104,6 +104,17 @@ describe('POST /sessions', () => {
     expect(await hashPassword('x')).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
 
+  it('two sign-ins of one person at once, while the stored hash needs today\'s parameters: both open a session (the one whose rehash loses checks the hash the other stored)', async () => {
+    const { app } = createTestApp(database.db);
+    const user = await createUser(database.db);
+    const weak = await hash(user.password, { algorithm: 2, memoryCost: 8192, timeCost: 1, parallelism: 1 });
+    await database.db.updateTable('users').set({ password_hash: weak }).where('id', '=', user.id).execute();
+    const send = () => request(app).post('/sessions').send({ session: { email: user.email, password: user.password } });
+    const answers = await Promise.all([send(), send()]);
+    expect(answers.map((res) => res.status)).toEqual([201, 201]);
+    expect(await database.db.selectFrom('security_events').select('id').where('user_id', '=', user.id).where('type', '=', 'sign_in_failed').execute()).toEqual([]);
+  });
+
   it('takes the client IP from X-Forwarded-For only behind a trusted proxy', async () => {
     const user = await createUser(database.db);
     const untrusted = createTestApp(database.db).app;

@@ -44,6 +44,12 @@ export async function rehashPassword(db: Db, userId: string, verified: string, p
   return result.numUpdatedRows > 0n;
 }
 
+/** The person's password hash as stored now (null: no password, or no such person). */
+export async function storedPasswordHash(db: Db, userId: string): Promise<string | null> {
+  const row = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst();
+  return row?.password_hash ?? null;
+}
+
 export class DuplicateEmailError extends Error {
   override name = 'DuplicateEmailError';
 }

@@ -7,7 +7,7 @@ import type { AuthenticationMethod, Database } from '../../db/schema.js';
 import type { Dependencies } from '../../dependencies.js';
 import { forbidden, unauthenticated } from '../../errors.js';
 import { uncounted } from '../../outcomes.js';
-import { rehashPassword } from '../../users/credentials.js';
+import { rehashPassword, storedPasswordHash } from '../../users/credentials.js';
 import { hashPassword, needsRehash, verifyPassword } from '../secrets/passwords.js';
 import { emailDigest, throttledAddress } from '../throttle/sign-in-throttle.js';
 import { secondFactorLocked, type SecondFactorAnswer } from '../second-factors/service.js';
@@ -91,10 +91,16 @@ export class SignInService {
     // opens only if the row still holds it (`open`), so a reset or change committed since wins.
     let verified = user.password_hash!;
     // The parameters changed since this hash was made: store one with today's, in place of the
-    // verified one only (a hash changed meanwhile stays, and the session is then refused).
+    // verified one only. When the hash changed meanwhile, the password is checked against the hash
+    // now stored: another sign-in's rehash of the same password passes, a reset's new hash does
+    // not (the session is then refused, as a wrong password's).
     if (needsRehash(verified)) {
       const rehashed = await hashPassword(password);
       if (await rehashPassword(db, user.id, verified, rehashed, now)) verified = rehashed;
+      else {
+        const stored = await storedPasswordHash(db, user.id);
+        if (stored && (await verifyPassword(stored, password))) verified = stored;
+      }
     }
     // The password alone is not enough: the attempt keeps counting as a failure until the second
     // step succeeds, so a right password without a code buys no fresh guesses.
