@@ -10280,6 +10280,32 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            /**
+             * @description The sign-in cannot start: `oidc_provider_error`, the identity provider could not be
+             *     reached, may not be called, or names no usable authorization endpoint in its discovery
+             *     document.
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "Type": "urn:problem:backoffice:oidc_provider_error",
+                     *       "Title": "Authentication required",
+                     *       "Status": 401,
+                     *       "Detail": "The identity provider could not be reached.",
+                     *       "Code": "oidc_provider_error",
+                     *       "RequestId": "0f8e6c2a-3b1d-4e7f-9a5c-6d2b8e1f4a07"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No identity provider answers for this e-mail's domain, or none has this id. */
             404: {
                 headers: {

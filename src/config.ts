@@ -166,9 +166,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     {
       // Name every bad variable in one message and throw instead of exiting, so callers decide.
-      // Never the value itself: envalid quotes it (`Invalid url: "..."`), and a DATABASE_URL or
-      // SMTP_URL that does not parse (a `/` or `#` left unencoded in its password) would print
-      // its password to standard error, into the logs.
+      // Never the value itself: envalid quotes it (`Invalid url: "..."`), and a DATABASE_URL that
+      // does not parse (a `/` or `#` left unencoded in its password) would print its password to
+      // standard error, into the logs.
       reporter: ({ errors }) => {
         const bad = Object.entries(errors);
         if (bad.length > 0) {

@@ -344,6 +344,20 @@ describe('refused when the provider cannot be asked at the callback: 401 oidc_pr
     await request(service.app).delete(`/identity-providers/${id}`).set(auth(admin.token)).expect(204);
   });
 
+  it('failure: a provider whose discovery names no authorization endpoint: the start answers 401 oidc_provider_error, never a 500', async () => {
+    const broken = await startHandMadeProvider({ discovery: (document) => delete document.authorization_endpoint });
+    try {
+      const domain = `broken-${Date.now()}.example`;
+      const id = await addProvider(service.app, admin.token, { name: `Broken ${domain}`, issuer: broken.issuer, client_id: broken.clientId, client_secret: broken.clientSecret, domains: [domain], create_unknown_people: true });
+      const res = await request(service.app).post('/sessions/oidc').send({ provider_id: id });
+      expect([res.status, res.body.code], res.text).toEqual([401, 'oidc_provider_error']);
+      expectContractResponse(res, 'POST', '/sessions/oidc');
+      await request(service.app).delete(`/identity-providers/${id}`).set(auth(admin.token)).expect(204);
+    } finally {
+      await broken.close();
+    }
+  });
+
   it('only the provider failing to answer is oidc_provider_error: a bug of ours met meanwhile stays the 500 it is', async () => {
     for (const failure of [new ProviderRequestError('fetch failed'), new IssuerRefusedError('must use https', true), new DOMException('timed out', 'TimeoutError')]) {
       const refusal = await askingProvider(Promise.reject(failure)).catch((err: unknown) => err);

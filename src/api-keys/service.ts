@@ -172,7 +172,7 @@ const limitOf = (row: LimitColumns): RateLimit | null =>
  * counts each window length on a counter of its own (src/limits/limiter.ts keys them by it), so
  * a new length starts from nothing in the window under way: 10/60 s to 5/30 s would give a key
  * that spent its 10 five more at once. Any other length is therefore a loosening, asked of
- * whoever could loosen; the request path keeps one counter per key.
+ * whoever could loosen; the request path keeps its one statement-free count per window length.
  */
 export function rateLimitTightens(next: RateLimit | null, current: RateLimit | null, fallback: RateLimit | null): boolean {
   const n = next ?? fallback;

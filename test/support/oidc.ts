@@ -51,7 +51,8 @@ export interface HandMadeProvider {
   close(): Promise<void>;
 }
 
-export async function startHandMadeProvider(): Promise<HandMadeProvider> {
+/** `discovery`: changes the provider's discovery document before it is served (a broken provider). */
+export async function startHandMadeProvider(options: { discovery?: (document: Record<string, unknown>) => void } = {}): Promise<HandMadeProvider> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   const kid = randomBytes(8).toString('hex');
@@ -81,7 +82,7 @@ export async function startHandMadeProvider(): Promise<HandMadeProvider> {
     };
     const url = new URL(req.url ?? '/', issuer);
     if (req.method === 'GET' && url.pathname === '/.well-known/openid-configuration') {
-      return json(200, {
+      const document: Record<string, unknown> = {
         issuer,
         authorization_endpoint: `${issuer}/authorize`,
         token_endpoint: `${issuer}/token`,
@@ -92,7 +93,9 @@ export async function startHandMadeProvider(): Promise<HandMadeProvider> {
         code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: ['client_secret_basic'],
         authorization_response_iss_parameter_supported: true,
-      });
+      };
+      options.discovery?.(document);
+      return json(200, document);
     }
     if (req.method === 'GET' && url.pathname === '/jwks') return json(200, { keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' }] });
     if (req.method === 'POST' && url.pathname === '/token') {

@@ -117,7 +117,14 @@ export async function authorizationUrl(config: client.Configuration, options: { 
   };
   if (options.loginHint) parameters.login_hint = options.loginHint;
   if (options.reauthenticate) Object.assign(parameters, { prompt: 'login', max_age: '0' });
-  return { url: client.buildAuthorizationUrl(config, parameters), codeVerifier, state, nonce };
+  let url: URL;
+  try {
+    url = client.buildAuthorizationUrl(config, parameters);
+  } catch (err) {
+    // The provider's discovery document names no usable authorization endpoint: its failure.
+    throw new OidcRefusal('provider_error', 'The identity provider names no usable authorization endpoint.', { cause: err });
+  }
+  return { url, codeVerifier, state, nonce };
 }
 
 export interface Callback {
