@@ -74,7 +74,8 @@ export async function lockRoleWithHolders(db: Kysely<Database>, roleId: string):
   await share(others.filter((id) => id > roleId));
   if (!locked) return undefined;
   const now = await holdersOfRole(db, roleId);
-  if (now.some((id) => !holders.includes(id))) return 'moved';
+  const lockedHolders = new Set(holders);
+  if (now.some((id) => !lockedHolders.has(id))) return 'moved';
   const role = (await findRoleById(db, roleId))!;
   if (now.length === 0) return { role, holders: [] };
   const rows = await selectRoles(db)
@@ -82,7 +83,9 @@ export async function lockRoleWithHolders(db: Kysely<Database>, roleId: string):
     .select('ur.user_id as holder_id')
     .where('ur.user_id', 'in', now)
     .execute();
-  return { role, holders: now.map((id) => ({ id, roles: rows.filter((r) => r.holder_id === id) })) };
+  const rolesOf = new Map<string, typeof rows>();
+  for (const row of rows) rolesOf.set(row.holder_id, [...(rolesOf.get(row.holder_id) ?? []), row]);
+  return { role, holders: now.map((id) => ({ id, roles: rolesOf.get(id) ?? [] })) };
 }
 
 /** True when an identity provider maps a group to this role: it is granted at sign-in to whoever the directory lists (src/auth/identity-providers). */
