@@ -159,19 +159,25 @@ export class OidcStepUpService {
 
 /**
  * What a person may step up with (the `step_up_methods` of a refusal): their second factors; a
- * person without one, the password when they have one, and `oidc` when linked to a provider (a
- * person who signs in only through a provider has no password to give).
+ * person without one, the password when they have one, and `oidc` when linked to a provider that
+ * still answers for their e-mail's domain (the step-up's own rule, `start`; a person who signs in
+ * only through a provider has no password to give).
  */
 export function withOidcStepUp(db: Kysely<Database>, factorsOf: (userId: string) => Promise<string[]>) {
   return async (userId: string): Promise<string[]> => {
     const factors = await factorsOf(userId);
     if (factors.length > 0) return factors;
-    const row = await db
-      .selectFrom('users as u')
-      .select([sql<boolean>`u.password_hash is not null`.as('has_password'), sql<boolean>`exists (select 1 from identity_links l where l.user_id = u.id)`.as('linked')])
-      .where('u.id', '=', userId)
-      .executeTakeFirst();
-    return [...(row?.has_password !== false ? ['password'] : []), ...(row?.linked ? ['oidc'] : [])];
+    const row = await db.selectFrom('users').select(['email', sql<boolean>`password_hash is not null`.as('has_password')]).where('id', '=', userId).executeTakeFirst();
+    const answering =
+      row &&
+      (await db
+        .selectFrom('identity_links as l')
+        .innerJoin('identity_provider_domains as d', 'd.provider_id', 'l.provider_id')
+        .select('l.user_id')
+        .where('l.user_id', '=', userId)
+        .where('d.domain', '=', domainOf(row.email))
+        .executeTakeFirst());
+    return [...(row?.has_password !== false ? ['password'] : []), ...(answering ? ['oidc'] : [])];
   };
 }
 
