@@ -94,9 +94,9 @@ export async function openBrowser(options: { locale?: string; permissions?: stri
     viewport: { width: 1280, height: 800 },
     permissions: options.permissions ?? [],
   });
-  // Fail a step within the test's own timeout (30 s), with the locator that did not show up; 20 s
-  // covers a step on a two-core machine running the whole suite (a French reset request's answer
-  // once took over 10 s there, though the whole test takes under 3 s alone).
+  // Fail a step within the test's own timeout (30 s), with the locator that did not show up. 20 s,
+  // not less: a step that takes well under a second alone can take over 10 s on a two-core machine
+  // running the whole suite beside it.
   context.setDefaultTimeout(20_000);
   const page = context.pages()[0] ?? (await context.newPage());
   return {
