@@ -13,6 +13,17 @@ export function totpCode(secret: string, at: Date): string {
   return TOTP.generate({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30, timestamp: at.getTime() });
 }
 
+/**
+ * Waits, if need be, until the current 30-second step has at least `ms` left on the wall clock. A
+ * test that sends a code for a step relative to now, against a service on the real clock, calls it
+ * first: the code is then still inside the service's window (one step either side) when a slow
+ * machine delivers it.
+ */
+export async function untilStepHasLeft(ms: number): Promise<void> {
+  const left = 30_000 - (Date.now() % 30_000);
+  if (left < ms) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
+
 /** POST /sessions/current/step-up: a fresh proof for the session of `accessToken` (docs/AUTH.md, "Step-up"). */
 export function stepUp(app: App, accessToken: string, body: { totp_code?: string; recovery_code?: string; password?: string; passkey?: unknown }) {
   return request(app).post('/sessions/current/step-up').set('authorization', `Bearer ${accessToken}`).send(body);
