@@ -18,6 +18,7 @@ import { sql } from 'kysely';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { makeUser } from './support/access-fixtures.js';
 import { runCli } from './support/cli.js';
+import { BUDGET_MS, budget } from './support/budgets.js';
 import { deliverDue } from './support/deliveries.js';
 import { freePort } from './support/server-process.js';
 import { startMock, type PrismProcess } from './support/prism.js';
@@ -188,7 +189,7 @@ describe('docs/PARTNERS.md, step by step', () => {
     child.stdout!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     const receiverUrl = `http://127.0.0.1:${receiverPort}/hooks`;
-    await until('the receiver to listen', () => fetch(receiverUrl, { method: 'POST' }).then((r) => r.status, () => undefined)).catch((error: Error) => {
+    await until('the receiver to listen', () => fetch(receiverUrl, { method: 'POST' }).then((r) => r.status, () => undefined), BUDGET_MS.serverStart).catch((error: Error) => {
       throw new Error(`${error.message}: ${printed}`);
     });
 
@@ -196,7 +197,7 @@ describe('docs/PARTNERS.md, step by step', () => {
     await until('the delivery', async () => {
       await deliverDue(services.deliveries, database.db);
       return printed.includes('task.created Call back the Lyon office') ? true : undefined;
-    });
+    }, 60_000);
     const deliveries = (await sql<{ status: string }>`select status from webhook_deliveries`.execute(database.db)).rows;
     expect(deliveries.map((d) => d.status)).toContain('succeeded');
 
@@ -210,7 +211,7 @@ describe('docs/PARTNERS.md, step by step', () => {
     expect(genuine.status).toBe(204);
     const old = await fetch(receiverUrl, { method: 'POST', body, headers: await signedHeaders(webhookSecret, 'msg_old', body, Math.floor(Date.now() / 1000) - 3600) });
     expect([old.status, await old.text()]).toEqual([400, 'timestamp_too_old']);
-  }, 90_000);
+  }, budget({ cliRun: 2, serverStart: 1 }));
 
   it('6. TypeScript: the feed from a stored cursor, its types checked by tsc (and a wrong field refused by them)', async () => {
     writeBlock('feed.ts');

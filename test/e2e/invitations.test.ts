@@ -4,7 +4,7 @@
 // password and lands signed in; the administrator then revokes another invitation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeRole } from '../support/access-fixtures.js';
-import { createAdministrator, openBrowser, screenshot, signIn, startService, type BrowserSession } from '../support/e2e.js';
+import { createAdministrator, openBrowser, screenshot, signIn, startService, waitForCount, type BrowserSession } from '../support/e2e.js';
 
 const ADMIN = { email: 'ada@example.com', password: 'correct horse battery staple', firstName: 'Ada', lastName: 'Lovelace' };
 let service: Awaited<ReturnType<typeof startService>>;
@@ -41,7 +41,8 @@ describe('the Invitations page', () => {
     await dialog.getByLabel('Your password').fill(ADMIN.password);
     await dialog.getByRole('button', { name: 'Confirm' }).click();
     await page.getByText('Invitation sent to grace@example.com.').waitFor();
-    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    // The list reloads after the notice shows: wait for the row, as long as any step may take.
+    await waitForCount(page.locator('tbody tr'), 1);
     await screenshot(page, 'invitations');
 
     const link = await linkSentTo('grace@example.com');

@@ -127,8 +127,8 @@ describe('mail in the back office, through the development mailbox', () => {
       await page.getByLabel('Language').selectOption('fr');
       await page.getByText('Connecté : Margaret Hamilton').waitFor();
       const language = () => service.database.db.selectFrom('users').select('language').where('email', '=', person.email).executeTakeFirstOrThrow();
-      for (let i = 0; i < 100 && (await language()).language !== 'fr'; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect((await language()).language).toBe('fr');
+      // The page does not wait for its PATCH /me: wait for the write, as long as a browser step may take.
+      await expect.poll(async () => (await language()).language, { timeout: 20_000, interval: 50 }).toBe('fr');
 
       // The same person signs in from another browser (Edge on Windows, not this Chromium).
       const elsewhere = await fetch(`${service.baseUrl}/sessions`, {
