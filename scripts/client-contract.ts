@@ -1,7 +1,7 @@
 // The contract as the TypeScript client package (clients/typescript/) sees it: the generated types
 // of every key style, and the operations that take an Idempotency-Key, derived from generated/.
 // `node --import tsx scripts/client-contract.ts` writes them; `--check` fails on drift (make lint
-// does not run it: test/client-contract-drift.test.ts does).
+// runs it, and so does test/client-contract-drift.test.ts).
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -160,8 +160,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       MAIL_BATCH: num({ default: 50, desc: 'Messages claimed per round and sent at once by one process' }),
       MAIL_TIMEOUT_MS: num({ default: 10_000, desc: 'How long connecting to and talking with the SMTP server may take per step (ms)' }),
       PASSWORD_RESET_TTL_MINUTES: num({ default: 30, desc: 'How long a password recovery link works (minutes, 5 to 1440)' }),
-      PASSWORD_RESET_MAX_PER_ADDRESS: num({ default: 5, desc: 'Recovery requests for one address from one client address within the hour before 429 (and, from every address, before they are spaced out)' }),
-      PASSWORD_RESET_MAX_PER_IP: num({ default: 30, desc: 'Recovery requests from one client address, whatever the e-mail, within the hour before 429' }),
+      PASSWORD_RESET_MAX_PER_ADDRESS: num({ default: 5, desc: 'Recovery requests for one address from one client address within the sign-in throttle window before 429 (and, from every address, before they are spaced out)' }),
+      PASSWORD_RESET_MAX_PER_IP: num({ default: 30, desc: 'Recovery requests from one client address, whatever the e-mail, within the sign-in throttle window before 429' }),
       BOOTSTRAP_ADMIN_EMAIL: str({ default: 'admin@backoffice.local', desc: 'E-mail of the first administrator created on an empty embedded database' }),
     },
     {

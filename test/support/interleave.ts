@@ -1,5 +1,5 @@
 // Another request's work slipped in at a chosen moment of a request's, for the race tests
-// (test/step-up-passkey.test.ts, test/step-up-review-attacks.test.ts).
+// (test/step-up-passkey.test.ts, test/step-up-throttles.test.ts).
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 

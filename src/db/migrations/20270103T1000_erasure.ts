@@ -1,5 +1,5 @@
-// Erasure of a person (docs/ERASURE.md) and a seal that survives it (docs/AUDIT.md is the seal's;
-// src/audit/hash.ts the formulas).
+// Erasure of a person and a seal that survives it (docs/ERASURE.md; src/audit/hash.ts the
+// formulas).
 //
 // - users.erased_at: the row is a tombstone from then on (status disabled, no name, an e-mail of
 //   the reserved `.invalid` domain, no password).
