@@ -8,7 +8,7 @@
 // res.json, the app's settings) but X-Powered-By, which the app turns off; a step's `next('route')`
 // or `next('router')` goes on, as the router's did. The routers the steps hold themselves (the web
 // app's files, the probes) are still Express's routers. Not seen by the router's diagnostics
-// channel (`express.router.request`) any more: nothing here listens to it.
+// channel (`express.router.request`): nothing here listens to it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';

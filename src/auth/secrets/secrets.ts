@@ -37,8 +37,8 @@ function randomByte(): number {
 
 // Each character is one random byte below 248 (= 4 x 62) taken modulo 62, so all 62 are equally
 // likely; 43 characters carry 43 x log2(62) = 256.03 bits. Bytes of 248 and above are skipped.
-// (Before, the body was a 256-bit number written in base 62 with BigInt arithmetic: the same
-// shape, but BigInt garbage of about 4 KB per secret, and a sign-in makes two.)
+// No BigInt arithmetic (a 256-bit number written in base 62 has the same shape, but leaves about
+// 4 KB of garbage per secret, and a sign-in makes two).
 function randomBase62(length: number): string {
   const out = Buffer.allocUnsafe(length);
   for (let filled = 0; filled < length; ) {
