@@ -15,3 +15,15 @@ export function parseInstant(value: string, location: string): Date {
   if (at.getTime() >= EARLIEST && at.getTime() <= LATEST) return at;
   throw validationFailed([{ location, message: 'must be an RFC 3339 date-time of years 1 to 9999, without a leap second', error_code: 'invalid_date_time' }]);
 }
+
+/**
+ * The instant `value` names (parseInstant's checks), written in UTC with every fractional digit
+ * sent, for PostgreSQL to read to the microsecond: a Date keeps milliseconds only, and PostgreSQL
+ * refuses offsets past ±15:59 that RFC 3339 allows (+23:00). An offset is whole minutes, so it
+ * moves the seconds and leaves the fraction as written.
+ */
+export function instantText(value: string, location: string): string {
+  const at = parseInstant(value, location);
+  const fraction = /^[^.]*(\.\d+)/.exec(value)?.[1] ?? '';
+  return `${at.toISOString().slice(0, 19)}${fraction}Z`;
+}

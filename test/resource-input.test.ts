@@ -73,6 +73,29 @@ describe('security: date-times the contract accepts but no calendar holds', () =
     await expectRefused('get', `/meetings?from=${encodeURIComponent(near.toISOString())}&until=${encodeURIComponent(at)}`, undefined, 'request/query/until');
   });
 
+  it('attack: a due filter with an offset past PostgreSQL\'s ±15:59 (+23:00, -16:00), a real RFC 3339 instant, is served as that instant, never a 500', async () => {
+    const made = await send('post', '/tasks', { title: 'Due past midnight', due_at: '2026-06-02T00:00:00Z' });
+    expect(made.status, made.text).toBe(201);
+    // 2026-06-01T23:30Z and 2026-06-02T00:30Z, written with offsets PostgreSQL's timestamptz input refuses.
+    for (const [before, after] of [['2026-06-02T22:30:00+23:00', '2026-06-02T23:30:00.000001+23:00'], ['2026-06-01T07:30:00-16:00', '2026-06-01T08:30:00.5-16:00']]) {
+      const listed = async (filter: string, at: string) => {
+        const res = await send('get', `/tasks?${filter}=${encodeURIComponent(at)}&search=${encodeURIComponent('Due past midnight')}`);
+        expect(res.status, res.text).toBe(200);
+        return res.body.data.map((t: { id: string }) => t.id);
+      };
+      expect(await listed('due_after', after)).not.toContain(made.body.id);
+      expect(await listed('due_before', after)).toContain(made.body.id);
+      expect(await listed('due_after', before)).toContain(made.body.id);
+      expect(await listed('due_before', before)).not.toContain(made.body.id);
+    }
+    // To the microsecond, as PostgreSQL keeps the due date: one microsecond after it is after it.
+    const exactly = await send('get', `/tasks?due_after=${encodeURIComponent('2026-06-02T23:00:00+23:00')}&search=${encodeURIComponent('Due past midnight')}`);
+    expect(exactly.body.data.map((t: { id: string }) => t.id)).toContain(made.body.id);
+    const justAfter = await send('get', `/tasks?due_after=${encodeURIComponent('2026-06-02T23:00:00.000001+23:00')}&search=${encodeURIComponent('Due past midnight')}`);
+    expect(justAfter.status, justAfter.text).toBe(200);
+    expect(justAfter.body.data.map((t: { id: string }) => t.id)).not.toContain(made.body.id);
+  });
+
   it('the spellings of RFC 3339 that name an instant are still served: lower-case t and z, an offset without colon, the last millisecond of 9999', async () => {
     for (const at of ['2026-12-15t09:00:00z', '2026-12-15T10:00:00+0100', '9999-12-31T23:59:59.999Z']) {
       const made = await send('post', '/tasks', { title: `Due ${at}`, due_at: at });

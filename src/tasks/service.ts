@@ -15,7 +15,7 @@ import { auditContext, type Origin } from '../audit/context.js';
 import { changesBetween } from '../audit/changes.js';
 import { serviceSecret } from '../auth/secrets/service-secrets.js';
 import { resourceId } from '../uuid.js';
-import { parseInstant } from '../instant.js';
+import { instantText, parseInstant } from '../instant.js';
 import * as tasks from './repository.js';
 import { lockUserStatuses } from '../users/repository.js';
 import { keysetPage } from '../pagination/keyset-page.js';
@@ -41,11 +41,8 @@ const cleanDescription = (description: string | null) =>
   description === null ? null : cleanText(description, { location: 'request/body/description', maxLength: DESCRIPTION_MAX_LENGTH }) || null;
 /** A due date as the API prints it (UTC, milliseconds), so that before/after compare equal values. */
 const dueTime = (value: string | null) => (value === null ? null : parseInstant(value, 'request/body/due_at').toISOString());
-/** A due-date filter as sent (PostgreSQL reads it to the microsecond), once it is known to name an instant. */
-function dueFilter(value: string | undefined, name: 'due_before' | 'due_after') {
-  if (value !== undefined) parseInstant(value, `request/query/${name}`);
-  return value;
-}
+/** A due-date filter as the instant it names, in UTC to the microsecond sent (instantText). */
+const dueFilter = (value: string | undefined, name: 'due_before' | 'due_after') => (value === undefined ? undefined : instantText(value, `request/query/${name}`));
 /** A user's id as the database prints it (lower case): the same person sent in capitals is no change to record. */
 const lowerId = (value: string | null | undefined) => (typeof value === 'string' ? value.toLowerCase() : value);
 
