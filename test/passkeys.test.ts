@@ -234,6 +234,40 @@ describe('registering passkeys', () => {
   });
 });
 
+describe('security: a passkey\'s name is text people read', () => {
+  it('attack: a name with bidirectional controls or half a surrogate pair (a name that reads differently than it is, in the journal administrators read): 400 naming it, nothing written', async () => {
+    const { app, set, person, passkeyId, authenticator } = await setUp();
+    const before = await request(app).get('/me/passkeys').set(auth(set.access_token));
+    for (const [name, code] of [['Phone\u202Eexe.gpj', 'bidi_control'], ['Key \u2066hidden', 'bidi_control'], ['Half \uD800 pair', 'lone_surrogate']] as const) {
+      const renamed = await request(app).patch(`/me/passkeys/${passkeyId}`).set(auth(set.access_token)).send({ name });
+      expect(renamed.status, renamed.text).toBe(400);
+      expectContractResponse(renamed, 'PATCH', '/me/passkeys/{id}');
+      expect(renamed.body.errors[0]).toMatchObject({ location: 'request/body/name', error_code: code });
+      // Registering: refused before its challenge is taken, so the same answer with a good name still registers.
+      const started = await request(app).post('/me/passkeys/registration').set(auth(set.access_token));
+      const credential = new SoftAuthenticator().register(started.body.options);
+      const refused = await request(app).post('/me/passkeys').set(auth(set.access_token)).send({ name, credential });
+      expect(refused.status, refused.text).toBe(400);
+      expectContractResponse(refused, 'POST', '/me/passkeys');
+      expect(refused.body.errors[0]).toMatchObject({ location: 'request/body/name', error_code: code });
+      const retried = await request(app).post('/me/passkeys').set(auth(set.access_token)).send({ name: 'Spare key', credential });
+      expect(retried.status, retried.text).toBe(201);
+      await request(app).delete(`/me/passkeys/${retried.body.passkey.id}`).set(auth(set.access_token)).expect(204);
+    }
+    const after = await request(app).get('/me/passkeys').set(auth(set.access_token));
+    expect(after.body).toEqual(before.body);
+    expect(await eventsOf(person.id, 'passkey_renamed')).toEqual([]);
+    void authenticator;
+  });
+
+  it('a name is kept NFC and trimmed, as every name people read', async () => {
+    const { app, set, passkeyId } = await setUp();
+    const renamed = await request(app).patch(`/me/passkeys/${passkeyId}`).set(auth(set.access_token)).send({ name: '  Cafe\u0301 laptop ' });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body.name).toBe('Caf\u00e9 laptop');
+  });
+});
+
 describe('removing passkeys', () => {
   it("removing another person's passkey: 404, as for an unknown one, and it stays", async () => {
     const { app, passkeyId, person } = await setUp();

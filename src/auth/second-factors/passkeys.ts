@@ -29,6 +29,7 @@ import { throttledAddress } from '../throttle/sign-in-throttle.js';
 import { recordAuditEvent } from '../../audit/recorder.js';
 import { recordSecondFactorEvent, type RequestOrigin } from './events.js';
 import { countConfirmedFactors, replaceRecoveryCodes } from './repository.js';
+import { cleanName } from '../../text/normalize.js';
 import * as store from './passkey-store.js';
 import { personActor, type Person } from './service.js';
 
@@ -53,6 +54,9 @@ export const MAX_LIVE_CHALLENGES_PER_ADDRESS = 50;
 export const MAX_LIVE_STEP_UP_CHALLENGES_PER_SESSION = 10;
 /** EdDSA, ES256, RS256: what authenticators make. */
 const ALGORITHMS = [-8, -7, -257];
+
+/** A passkey's name is read in the person's list and the journal: NFC, trimmed, no controls or bidirectional controls (src/text/normalize.ts). */
+const cleanPasskeyName = (name: string) => cleanName(name, { location: 'request/body/name', maxLength: 64 });
 
 export const invalidPasskey = () => invalid('invalid_passkey', "The passkey's answer could not be verified, or its challenge is unknown, expired or used; start again.");
 
@@ -152,8 +156,10 @@ export class PasskeyService {
    * becomes a passkey named `name`. The challenge is used up whatever the verdict. With the first
    * second factor come the recovery codes.
    */
-  async register(me: Person, name: string, credential: unknown, client: RequestOrigin) {
+  async register(me: Person, sent: string, credential: unknown, client: RequestOrigin) {
     const { db, clock } = this.deps;
+    // Refused before the challenge is taken: bad input uses nothing up.
+    const name = cleanPasskeyName(sent);
     const challenge = challengeOf(credential);
     if (!challenge) throw invalidPasskey();
     const now = clock.now();
@@ -201,8 +207,9 @@ export class PasskeyService {
     return (await store.listPasskeys(this.deps.db, userId)).map(presentPasskey);
   }
 
-  async rename(me: Person, id: string, name: string, client: RequestOrigin) {
+  async rename(me: Person, id: string, sent: string, client: RequestOrigin) {
     const { db, clock } = this.deps;
+    const name = cleanPasskeyName(sent);
     const now = clock.now();
     const renamed = await db.transaction().execute(async (trx) => {
       const before = await store.lockOwnPasskey(trx, me.userId, id);
