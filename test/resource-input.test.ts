@@ -77,7 +77,7 @@ describe('security: date-times the contract accepts but no calendar holds', () =
     const made = await send('post', '/tasks', { title: 'Due past midnight', due_at: '2026-06-02T00:00:00Z' });
     expect(made.status, made.text).toBe(201);
     // 2026-06-01T23:30Z and 2026-06-02T00:30Z, written with offsets PostgreSQL's timestamptz input refuses.
-    for (const [before, after] of [['2026-06-02T22:30:00+23:00', '2026-06-02T23:30:00.000001+23:00'], ['2026-06-01T07:30:00-16:00', '2026-06-01T08:30:00.5-16:00']]) {
+    for (const [before, after] of [['2026-06-02T22:30:00+23:00', '2026-06-02T23:30:00.000001+23:00'], ['2026-06-01T07:30:00-16:00', '2026-06-01T08:30:00.5-16:00']] as const) {
       const listed = async (filter: string, at: string) => {
         const res = await send('get', `/tasks?${filter}=${encodeURIComponent(at)}&search=${encodeURIComponent('Due past midnight')}`);
         expect(res.status, res.text).toBe(200);
