@@ -9,6 +9,9 @@ import type { TestDatabase } from './support/context.js';
 import { adminRoleId, makeApiKey, makeRole, makeUser } from './support/access-fixtures.js';
 import { createUser, signIn } from './support/sessions.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
+import { ErasureService } from '../src/erasure/service.js';
+import { OPERATOR } from '../src/auth/authority.js';
+import { systemClock } from '../src/clock.js';
 import { expectScimError, keyOfAPerson, nothingWritten, otherConnection, PATCH_OP, scimRequest, useScimService, waitsOnALock, type App } from './support/scim.js';
 
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -302,6 +305,29 @@ describe('attacks', () => {
     expect((await request(app).get('/me').set(bearer)).status).toBe(401);
     const sessions = await database.db.selectFrom('sessions').select('revoked_at').where('user_id', '=', person.id).execute();
     expect(sessions.every((s) => s.revoked_at !== null)).toBe(true);
+  });
+});
+
+describe('attacks on an erased person (docs/ERASURE.md: erasing cannot be undone)', () => {
+  it('attack: a provisioning key brings an erased person back (active, named, linked, given a role): the tombstone is an unknown id to every SCIM operation, nothing written', async () => {
+    const userName = `erased-${unique()}@example.com`;
+    const made = await scim('post', '/scim/v2/Users', { schemas: [USER], userName, externalId: randomUUID(), name: { givenName: 'Era', familyName: 'Sed' } });
+    expect(made.status, made.text).toBe(201);
+    const id = made.body.id as string;
+    await new ErasureService({ db: database.db, clock: systemClock }).erase(OPERATOR, id);
+    const tombstone = await database.db.selectFrom('users').select(['status', 'first_name', 'email']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(tombstone.status).toBe('disabled');
+    const group = await makeRole(database.db, ['scim.provision']);
+    await nothingWritten(database, async () => {
+      expectScimError(await scim('patch', `/scim/v2/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'Replace', path: 'active', value: 'True' }] }), 404);
+      expectScimError(await scim('patch', `/scim/v2/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'name.givenName', value: 'Era' }, { op: 'replace', path: 'externalId', value: 'back' }] }), 404);
+      expectScimError(await scim('put', `/scim/v2/Users/${id}`, { schemas: [USER], userName: tombstone.email, active: true, name: { givenName: 'Era', familyName: 'Sed' } }), 404);
+      expectScimError(await scim('delete', `/scim/v2/Users/${id}`), 404);
+      expectScimError(await scim('get', `/scim/v2/Users/${id}`), 404);
+      expect((await scim('get', `/scim/v2/Users?filter=${encodeURIComponent(`id eq "${id}"`)}`)).body.totalResults).toBe(0);
+      expectScimError(await scim('patch', `/scim/v2/Groups/${group.id}`, { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'members', value: [{ value: id }] }] }), 400, 'invalidValue');
+    });
+    expect(await database.db.selectFrom('users').select(['status', 'first_name', 'email']).where('id', '=', id).executeTakeFirstOrThrow()).toEqual(tombstone);
   });
 });
 

@@ -1,6 +1,8 @@
 // The SCIM view of people: a user with their directory id (scim_external_ids) and the roles they
 // hold (their groups), and the list a directory searches, limited to the people the caller may
-// see (those holding no permission the caller lacks).
+// see (those holding no permission the caller lacks). An erased person (docs/ERASURE.md) is nobody
+// a directory provisions: unknown to every SCIM operation, so no key brings a tombstone back to
+// life (active, named, linked or given a role): erasing needs users.erase and cannot be undone.
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { isoMillis } from '../db/iso-time.js';
@@ -34,7 +36,7 @@ function selectScimUsers(db: Kysely<Database>) {
 }
 
 export function findScimUser(db: Kysely<Database>, id: string): Promise<ScimUserRow | undefined> {
-  return selectScimUsers(db).where('u.id', '=', id).executeTakeFirst() as Promise<ScimUserRow | undefined>;
+  return selectScimUsers(db).where('u.id', '=', id).where('u.erased_at', 'is', null).executeTakeFirst() as Promise<ScimUserRow | undefined>;
 }
 
 /**
@@ -75,7 +77,7 @@ export async function listScimUsers(
   db: Kysely<Database>,
   options: { permissions: ReadonlySet<string>; filter?: UserFilter; offset: number; count: number },
 ): Promise<{ total: number; rows: ScimUserRow[] }> {
-  const where = [visibleTo(options.permissions), options.filter && condition(options.filter)].filter((e): e is Expression<SqlBool> => e !== undefined);
+  const where = [sql<SqlBool>`u.erased_at is null`, visibleTo(options.permissions), options.filter && condition(options.filter)].filter((e): e is Expression<SqlBool> => e !== undefined);
   const restrict = <Q extends { where: (e: Expression<SqlBool>) => Q }>(query: Q) => where.reduce((q, e) => q.where(e), query);
   const counted = await restrict(db.selectFrom('users as u').leftJoin('scim_external_ids as x', 'x.user_id', 'u.id').select(sql<string>`count(*)`.as('total'))).executeTakeFirstOrThrow();
   const rows = options.count === 0 ? [] : await restrict(selectScimUsers(db)).orderBy('u.created_at').orderBy('u.id').offset(options.offset).limit(options.count).execute();
@@ -112,7 +114,8 @@ export async function visibleMembersOfRoles(db: Kysely<Database>, roleIds: reado
     .selectFrom('user_roles as ur')
     .innerJoin('users as u', 'u.id', 'ur.user_id')
     .select(['ur.role_id', 'u.id', 'u.first_name', 'u.last_name'])
-    .where('ur.role_id', 'in', [...roleIds]);
+    .where('ur.role_id', 'in', [...roleIds])
+    .where('u.erased_at', 'is', null);
   if (visible) query = query.where(visible);
   return query.orderBy('u.created_at').orderBy('u.id').execute();
 }
@@ -125,7 +128,7 @@ export async function visibleMembersOfRoles(db: Kysely<Database>, roleIds: reado
 export async function visibleUsers(db: Kysely<Database>, ids: readonly string[], permissions: ReadonlySet<string>): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const visible = visibleTo(permissions);
-  let query = db.selectFrom('users as u').select('u.id').where('u.id', 'in', [...ids]);
+  let query = db.selectFrom('users as u').select('u.id').where('u.id', 'in', [...ids]).where('u.erased_at', 'is', null);
   if (visible) query = query.where(visible);
   return new Set((await query.execute()).map((r) => r.id));
 }
@@ -139,7 +142,8 @@ export async function lockUsers(db: Kysely<Database>, ids: readonly string[], sh
   const all = [...new Set(ids)];
   const forUpdate = (where: (id: string) => boolean) => {
     const chosen = all.filter(where);
-    return chosen.length === 0 ? Promise.resolve([]) : db.selectFrom('users').select('id').where('id', 'in', chosen).orderBy('id').forUpdate().execute();
+    // An erased person is not found (re-checked once their row's lock is had, so an erasure committed meanwhile counts).
+    return chosen.length === 0 ? Promise.resolve([]) : db.selectFrom('users').select('id').where('id', 'in', chosen).where('erased_at', 'is', null).orderBy('id').forUpdate().execute();
   };
   if (!shared || all.includes(shared)) return new Set((await forUpdate(() => true)).map((r) => r.id));
   // uuid order in PostgreSQL is the order of their lower-case text.
