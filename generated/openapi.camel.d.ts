@@ -6097,7 +6097,7 @@ export interface components {
          *     the default key style; in the endpoint's or request's key style otherwise).
          * @example [
          *       "status",
-         *       "completed_at"
+         *       "completedAt"
          *     ]
          */
         ChangedFields: string[];
@@ -8722,7 +8722,7 @@ export interface components {
                  *           "occurredAt": "2026-12-02T10:00:00.000Z",
                  *           "changedFields": [
                  *             "status",
-                 *             "completed_at"
+                 *             "completedAt"
                  *           ],
                  *           "data": {
                  *             "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
@@ -17561,7 +17561,7 @@ export interface operations {
                  *       "occurredAt": "2026-12-02T10:00:00.000Z",
                  *       "changedFields": [
                  *         "status",
-                 *         "completed_at"
+                 *         "completedAt"
                  *       ],
                  *       "data": {
                  *         "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",

@@ -127,6 +127,24 @@ describe('a change reaches the receiver', () => {
   });
 });
 
+describe('key styles', () => {
+  it('changed_fields name the fields of data in the key style data is in, for a camelCase receiver and a dash poller', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await subscribe(receiver.url, ['task.updated'], partner.auth, { key_style: 'camel' });
+    const task = await send('post', '/tasks', partner.auth, { title: 'Styled fields' });
+    const patched = await send('patch', `/tasks/${task.body.id as string}`, partner.auth, { due_at: '2031-01-02T10:00:00.000Z' });
+    expect(patched.status, patched.text).toBe(200);
+    await deliverDue();
+    const event = verified(endpoint.secret, receiver.received[0]!) as { id: string; changedFields: string[]; data: Record<string, unknown> };
+    expect(event.changedFields).toEqual(['dueAt']);
+    expect(event.data).toHaveProperty('dueAt');
+    const feed = await request(app).get('/events?types=task.updated').set(partner.auth).set('x-api-inflection', 'dash');
+    const polled = (feed.body.data as { id: string; 'changed-fields': string[] }[]).find((e) => e.id === event.id);
+    expect(polled?.['changed-fields']).toEqual(['due-at']);
+    await receiver.close();
+  });
+});
+
 describe('retries', () => {
   it('a receiver failing three times then answering 200 gets the event at the fourth attempt, with the same webhook-id', async () => {
     const receiver = await startReceiver([500, 503, 500]);

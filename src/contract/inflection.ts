@@ -34,6 +34,8 @@ const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor',
  */
 export const FIXED_KEYS = 'x-inflection';
 export const hasFixedKeys = (schema: JsonSchema | undefined): boolean => schema?.[FIXED_KEYS] === 'none';
+/** A list marked `x-inflection: names` holds property names (an event's `changed_fields`): its strings are styled as the keys they name. */
+const namesKeys = (schema: JsonSchema | undefined): boolean => schema?.[FIXED_KEYS] === 'names';
 
 const STYLE: Record<Inflection, (snake: string) => string> = {
   camel: (key) => camelCase(key),
@@ -164,6 +166,7 @@ export class KeyInflector {
   private walkOut(value: unknown, rawSchema: JsonSchema | undefined, style: Inflection, depth: number): unknown {
     if (depth > MAX_WALK_DEPTH || hasFixedKeys(deref(this.spec, rawSchema))) return value;
     if (Array.isArray(value)) {
+      if (namesKeys(deref(this.spec, rawSchema))) return value.map((item) => (typeof item === 'string' ? this.styled(item, style) : item));
       const itemSchema = deref(this.spec, rawSchema)?.items as JsonSchema | undefined;
       return value.map((item) => this.walkOut(item, itemSchema, style, depth + 1));
     }

@@ -6098,7 +6098,7 @@ export interface components {
          *     the default key style; in the endpoint's or request's key style otherwise).
          * @example [
          *       "status",
-         *       "completed_at"
+         *       "completed-at"
          *     ]
          */
         ChangedFields: string[];
@@ -8723,7 +8723,7 @@ export interface components {
                  *           "occurred-at": "2026-12-02T10:00:00.000Z",
                  *           "changed-fields": [
                  *             "status",
-                 *             "completed_at"
+                 *             "completed-at"
                  *           ],
                  *           "data": {
                  *             "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
@@ -17562,7 +17562,7 @@ export interface operations {
                  *       "occurred-at": "2026-12-02T10:00:00.000Z",
                  *       "changed-fields": [
                  *         "status",
-                 *         "completed_at"
+                 *         "completed-at"
                  *       ],
                  *       "data": {
                  *         "id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",

@@ -6097,8 +6097,8 @@ export interface components {
          * @description With `*.updated`: the names of the fields of `Data` that changed (snake_case, as `Data` is in
          *     the default key style; in the endpoint's or request's key style otherwise).
          * @example [
-         *       "status",
-         *       "completed_at"
+         *       "Status",
+         *       "CompletedAt"
          *     ]
          */
         ChangedFields: string[];
@@ -8722,8 +8722,8 @@ export interface components {
                  *           "Type": "task.updated",
                  *           "OccurredAt": "2026-12-02T10:00:00.000Z",
                  *           "ChangedFields": [
-                 *             "status",
-                 *             "completed_at"
+                 *             "Status",
+                 *             "CompletedAt"
                  *           ],
                  *           "Data": {
                  *             "Id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
@@ -17561,8 +17561,8 @@ export interface operations {
                  *       "Type": "task.updated",
                  *       "OccurredAt": "2026-12-02T10:00:00.000Z",
                  *       "ChangedFields": [
-                 *         "status",
-                 *         "completed_at"
+                 *         "Status",
+                 *         "CompletedAt"
                  *       ],
                  *       "Data": {
                  *         "Id": "5a8c3e71-9d2b-4f60-a1e4-3b7d9c2f8e15",
@@ -17785,7 +17785,7 @@ export interface operations {
                  *       "Type": "meeting.updated",
                  *       "OccurredAt": "2026-12-02T10:00:00.000Z",
                  *       "ChangedFields": [
-                 *         "location"
+                 *         "Location"
                  *       ],
                  *       "Data": {
                  *         "Id": "5a3e9c1d-7b2f-4e8a-9d6c-0f1b2a3c4d5e",
@@ -18009,7 +18009,7 @@ export interface operations {
                  *       "Type": "user.updated",
                  *       "OccurredAt": "2026-12-02T10:00:00.000Z",
                  *       "ChangedFields": [
-                 *         "roles"
+                 *         "Roles"
                  *       ],
                  *       "Data": {
                  *         "Id": "7d41c0f8-2b6e-4a3d-8f19-c2e5a7b90d13",
