@@ -956,7 +956,8 @@ export interface paths {
          *     of `DELETE`. Taking a role away, changing the status, or granting a role that requires a second
          *     factor when no role of the user does yet (the user may do nothing else until they enrol), needs
          *     every permission the user holds now (`403 target_outranks_caller`, listing the missing ones). Taking the `admin` role from, or
-         *     disabling, the last active administrator answers `409 last_admin`.
+         *     disabling, the last active administrator answers `409 last_admin`. An erased person cannot be
+         *     changed (`409 user_erased`): erasure cannot be undone.
          *
          *     **Required permission:** `users.update`
          */
@@ -7476,6 +7477,23 @@ export interface components {
             };
         };
         /**
+         * @description The change would leave no active user holding the built-in `admin` role (`last_admin`: make
+         *     another user an administrator first), or the person was erased (`user_erased`: erasure cannot be
+         *     undone, so the tombstone is never named, made active or given a role again). Nothing changed.
+         */
+        ConflictUserChange: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description The role created (or, with `Idempotent-Replayed: true`, the kept answer of the first request
          *     with this `Idempotency-Key`).
          */
@@ -9521,6 +9539,7 @@ export type ResponseNotModified = components['responses']['NotModified'];
 export type ResponseForbiddenOutranked = components['responses']['ForbiddenOutranked'];
 export type ResponseConflictLastAdmin = components['responses']['ConflictLastAdmin'];
 export type ResponsePreconditionFailed = components['responses']['PreconditionFailed'];
+export type ResponseConflictUserChange = components['responses']['ConflictUserChange'];
 export type ResponseRoleCreated = components['responses']['RoleCreated'];
 export type ResponseRole = components['responses']['Role'];
 export type ResponseConflict = components['responses']['Conflict'];
@@ -11691,7 +11710,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOutranked"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["ConflictLastAdmin"];
+            409: components["responses"]["ConflictUserChange"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -13,7 +13,7 @@ import { aPersonWithALife, findTraces, PERSON, TRACES } from './support/erasure.
 import { expectContractResponse } from './support/contract.js';
 import { changedTables, digestTables, tableNames } from './support/table-digest.js';
 import { adminRoleId } from './support/access-fixtures.js';
-import { makeApiKey } from './support/access-fixtures.js';
+import { makeApiKey, makeRole } from './support/access-fixtures.js';
 import { sealAuditEvents } from '../src/audit/seal.js';
 import { verifyAuditTrail } from '../src/audit/verify.js';
 import { OPERATOR } from '../src/auth/authority.js';
@@ -213,6 +213,25 @@ describe('security: erasing a person', { timeout: budget({ passwordHash: 6 }) },
     const res = await erase(app, { 'x-api-key': key.secret }, target.id);
     expect([401, 403]).toContain(res.status);
     expect((await database.db.selectFrom('users').select('erased_at').where('id', '=', target.id).executeTakeFirstOrThrow()).erased_at).toBeNull();
+  });
+
+  it('attack: a holder of users.update and users.disable brings an erased person back through PATCH /users/{id} (active, named, given a role): 409 user_erased, nothing written', async () => {
+    const { app } = createTestApp(database.db, { clock: new ManualClock(new Date()) });
+    const reviver = await caller(app, ['users.erase', 'users.read', 'users.update', 'users.disable', 'tasks.list']);
+    const target = await createUser(database.db);
+    expect((await erase(app, reviver.headers, target.id)).status).toBe(200);
+    const role = await makeRole(database.db, ['tasks.list']);
+    const tables = await tableNames(database.db);
+    const before = await digestTables(database.db, tables);
+    for (const body of [{ status: 'active' }, { first_name: 'Back', last_name: 'Again' }, { roles: [role.name] }, { status: 'disabled' }]) {
+      const res = await request(app).patch(`/users/${target.id}`).set(reviver.headers).send(body);
+      expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(409);
+      expect(res.body.code).toBe('user_erased');
+      expectContractResponse(res, 'PATCH', `/users/${target.id}`);
+    }
+    expect(changedTables(before, await digestTables(database.db, tables))).toEqual([]);
+    // Reading the tombstone still answers it, as before.
+    expect((await request(app).get(`/users/${target.id}`).set(reviver.headers)).body).toMatchObject({ status: 'disabled', roles: [], erased_at: expect.any(String) });
   });
 
   it('a stolen access token of an eraser cannot erase without a fresh proof', async () => {

@@ -157,6 +157,8 @@ export class UserService {
       // The row lock queues every change of this user's roles or status behind this one.
       const user = await users.lockUser(trx, id);
       if (!user) throw notFound();
+      // Erasure cannot be undone (docs/ERASURE.md): the tombstone is never named, made active or given a role again.
+      if (user.erased_at) throw new DomainError('conflict', 'user_erased', 'This person was erased: an erased person cannot be changed, made active or given a role.');
       const held = await lockRolesOfUser(trx, id);
       if (precondition) assertPrecondition(precondition, (await users.findUserRevision(trx, id))!);
       const roles = input.roles ? await grantableRoles(trx, authority, input.roles, held) : held;

@@ -15,6 +15,7 @@ export const problemMessages = pageMessages({
   'problem.invalid_credentials': { en: 'The e-mail address or the password is wrong.', fr: 'L’adresse e-mail ou le mot de passe est erroné.' },
   'problem.password_rejected': { en: 'This password is too common; choose another.', fr: 'Ce mot de passe est trop courant ; choisissez-en un autre.' },
   'problem.self_erasure': { en: 'You cannot erase yourself; another administrator can.', fr: 'Vous ne pouvez pas vous effacer vous-même : un autre administrateur le peut.' },
+  'problem.user_erased': { en: 'This person was erased: an erased person cannot be changed, made active or given a role.', fr: 'Cette personne a été effacée : une personne effacée ne peut être ni modifiée, ni réactivée, ni recevoir un rôle.' },
   'problem.last_admin': { en: 'This is the last active administrator; make another user an administrator first.', fr: 'C’est le dernier administrateur actif : faites d’abord d’un autre utilisateur un administrateur.' },
   'problem.precondition_failed': { en: 'Someone else changed this record since you read it. Nothing was changed; read it again, then make your change.', fr: 'Quelqu’un d’autre a modifié cet enregistrement depuis que vous l’avez lu. Rien n’a été modifié : relisez-le, puis refaites votre modification.' },
   'problem.not_found': { en: 'This record does not exist, or no longer does.', fr: 'Cet enregistrement n’existe pas, ou plus.' },
