@@ -22,6 +22,7 @@ import { parseSmtpUrl, type SmtpSettings } from '../src/smtp-url.js';
 import { serviceMetrics } from '../src/metrics/registry.js';
 import { createLogger } from '../src/logger.js';
 import { Writable } from 'node:stream';
+import { SMTPServer } from 'smtp-server';
 
 let database: TestDatabase;
 let smtp: TestSmtpServer;
@@ -193,6 +194,41 @@ describe('sending to a real SMTP server', () => {
     expect(await sender.runOnce()).toBe(0);
     expect(outcomes).toEqual(['retried', 'sent', 'given_up']);
     await sender.stop();
+  });
+
+  it("attack: a mail server that names the refused recipient in its reply (Postfix's \"550 5.1.1 <x@…>: Recipient address rejected\") puts the address in the service's log", async () => {
+    const refusing = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['AUTH', 'STARTTLS'],
+      logger: false,
+      onRcptTo(to, _session, callback) {
+        callback(Object.assign(new Error(`5.1.1 <${to.address}>: Recipient address rejected: User unknown in virtual mailbox table`), { responseCode: 550 }));
+      },
+    });
+    refusing.on('error', () => {});
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const lines: string[] = [];
+    const logger = createLogger('info', new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) }));
+    const clock = new ManualClock(new Date());
+    const url = `smtp://127.0.0.1:${(refusing.server.address() as AddressInfo).port}`;
+    const sender = new MailSender({ db: database.db, clock, logger }, policy, { kind: 'smtp', transport: smtpTransport(settings(url), 5_000) });
+    try {
+      const victim = `grace-${randomUUID().slice(0, 8)}@example.com`;
+      await queue(victim, clock.now());
+      await sender.runOnce();
+      const row = await rowOf(victim);
+      expect(row.failed_at).not.toBeNull();
+      // The reason is kept (its code and words), and the log says which message: never to whom.
+      expect(row.last_error).toMatch(/550 5\.1\.1 .*Recipient address rejected/);
+      expect(row.last_error).not.toContain(victim);
+      const log = lines.join('');
+      expect(log).toContain(row.id);
+      expect(log).toMatch(/Recipient address rejected/);
+      expect(log).not.toContain(victim.split('@')[0]);
+    } finally {
+      await sender.stop();
+      await new Promise<void>((resolve) => refusing.close(() => resolve()));
+    }
   });
 
   it('several senders at once never send one message twice', async () => {
