@@ -339,6 +339,21 @@ describe('security: attacks on password recovery', () => {
     expect(sent.status).toBe(403);
     expect(sent.body.code).toBe('sso_required');
   });
+
+  it("attack: the sso_required person's address typed in full-width letters (the same account, compared as sign-in compares it) is mailed a password recovery link, recorded as a known account", async () => {
+    const domain = `corp-${randomUUID().slice(0, 6)}.example.com`;
+    const provider = await makeIdentityProvider(database.db, `https://idp.${domain}`, [domain]);
+    await database.db.updateTable('identity_providers').set({ sso_required: true }).where('id', '=', provider).execute();
+    const person = await createUser(database.db, { email: `worker@${domain}` });
+    const wide = person.email.replace(/[a-z]/g, (c) => String.fromCodePoint(c.codePointAt(0)! - 0x61 + 0xff41));
+    expect(await askAndDeliver(wide)).toEqual([]);
+    const [mail] = smtp.to(person.email);
+    expect(mail!.subject).toBe('How to sign in to the back office');
+    expect(mail!.text).not.toMatch(/bop_/);
+    expect(await database.db.selectFrom('password_resets').select('id').where('user_id', '=', person.id).execute()).toHaveLength(0);
+    const recorded = await database.db.selectFrom('security_events').select('details').where('type', '=', 'password_reset_requested').where('user_id', '=', person.id).executeTakeFirstOrThrow();
+    expect(recorded.details).toMatchObject({ account: 'sso_required' });
+  });
 });
 
 describe('security: signing in with the old password while the reset commits', () => {

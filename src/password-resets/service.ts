@@ -80,7 +80,9 @@ export class PasswordResetService {
       const now = clock.now();
       const expiresAt = new Date(now.getTime() + this.ttlMs);
       const account = await resets.findAccount(trx, key);
-      const provider = await ssoRequiredProvider(trx, email);
+      // The account's own address: the typed one may be another spelling of it (full-width letters)
+      // whose domain no provider lists.
+      const provider = await ssoRequiredProvider(trx, account?.email ?? email);
       const state = !account ? 'unknown' : account.status !== 'active' ? 'disabled' : provider ? 'sso_required' : 'known';
       const reset = renderMessage('password_reset', language, { link: resetLink(this.backOffice, token), expiresAt, byAdministrator: false });
       const sso = renderMessage('password_reset_sso', language, { provider: provider?.name ?? 'your identity provider', signInLink: `${this.backOffice}/` });
