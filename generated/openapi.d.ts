@@ -188,7 +188,9 @@ export interface paths {
          *       `400 invalid_passkey`). The password is refused (`400 step_up_needs_second_factor`):
          *       whoever stole a session may know it too.
          *     - A person without any second factor proves it with the password (`password`), as GitHub's
-         *       sudo mode does: an access token alone is never enough.
+         *       sudo mode does: an access token alone is never enough. Not a person of a domain whose
+         *       identity provider requires company sign-in (`403 sso_required`): a password that may not
+         *       sign in proves nothing; they step up at the provider (`POST /sessions/current/step-up/oidc`).
          *     - A wrong password counts as a failed sign-in of the person against the sign-in throttle
          *       (`429` once reached, even for the right password, which is then not checked).
          *     - A wrong code or a refused passkey answer counts against this session's own budget: 10
@@ -457,7 +459,8 @@ export interface paths {
          *     operation answers `403 password_change_required`. For a person with a second factor this is
          *     a sensitive change: the session must hold a fresh proof of it (`403 step_up_required`
          *     otherwise; `POST /sessions/current/step-up`); for a person without one, the current password
-         *     is the proof, and the session then holds a fresh proof by password. A session revoked or signed
+         *     is the proof, and the session then holds a fresh proof by password (not when their domain's
+         *     identity provider requires company sign-in: a password that may not sign in proves nothing). A session revoked or signed
          *     out while this request is under way changes nothing (`401`, as any ended session's token is
          *     answered): the password, the other sessions and the proof stay as they were.
          *
@@ -10027,8 +10030,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /**
              * @description The person reached the daily cap on wrong codes of the authenticator app
-             *     (`second_factor_locked`: a recovery code or a passkey still proves it), or must first
-             *     replace a password someone else set (`password_change_required`).
+             *     (`second_factor_locked`: a recovery code or a passkey still proves it), must first
+             *     replace a password someone else set (`password_change_required`), or offered the password
+             *     though their domain's identity provider requires company sign-in (`sso_required`).
              */
             403: {
                 headers: {

@@ -8,7 +8,7 @@ import { createTestApp, createTestDatabase, spec, type TestDatabase } from './su
 import { expectContractResponse } from './support/contract.js';
 import { createUser, signIn } from './support/sessions.js';
 import { enrolTotp, signInWithTotp, stepUp, totpCode } from './support/second-factor.js';
-import { adminRoleId, makeApiKey } from './support/access-fixtures.js';
+import { adminRoleId, makeApiKey, makeIdentityProvider } from './support/access-fixtures.js';
 import { ManualClock } from '../src/clock.js';
 import { STEP_UP_TTL_S } from '../src/auth/sessions/step-up.js';
 import { indexOperations } from '../src/contract/spec.js';
@@ -30,10 +30,10 @@ const count = async (table: 'second_factors' | 'recovery_codes' | 'api_keys', co
   (await database.db.selectFrom(table).select(column).where(column, '=', id).execute()).length;
 
 /** A victim (an administrator, so that creating API keys is within their rights) signed in on a session. */
-async function victim(options: { withTotp: boolean }) {
+async function victim(options: { withTotp: boolean; email?: string }) {
   const clock = new ManualClock(START);
   const { app } = createTestApp(database.db, { clock });
-  const person = await createUser(database.db);
+  const person = await createUser(database.db, options.email === undefined ? {} : { email: options.email });
   await database.db.insertInto('user_roles').values({ user_id: person.id, role_id: await adminRoleId(database.db) }).execute();
   if (!options.withTotp) return { app, clock, person, token: (await signIn(app, person.email, person.password)).access_token, secret: '', recoveryCodes: [] as string[] };
   const first = await signIn(app, person.email, person.password);
@@ -185,6 +185,31 @@ describe('security: what a stolen access token makes must not outlive the sessio
     expectStepUpRequired(await request(v.app).patch(`/api-keys/${id}`).set(auth(v.token)).send({ expires_at: null, allowed_ips: null }), 'PATCH', '/api-keys/{id}', ['totp', 'recovery_code']);
     const key = await database.db.selectFrom('api_keys').select('expires_at').where('id', '=', id).executeTakeFirstOrThrow();
     expect(key.expires_at).not.toBeNull();
+  });
+});
+
+describe('security: a password the company retired (sso_required) proves nothing', HASHES, () => {
+  it("attack: a copy of an administrator's access token and their old password (their domain now signs in at the provider only) make a fresh proof, by step-up or by changing the password", async () => {
+    const domain = `retired-${Date.now()}.example`;
+    const v = await victim({ withTotp: false, email: `boss@${domain}` });
+    // The company turns company sign-in on: the password may no longer sign in, nor be reset.
+    const provider = await makeIdentityProvider(database.db, 'https://idp.retired.example', [domain]);
+    await database.db.updateTable('identity_providers').set({ sso_required: true }).where('id', '=', provider).execute();
+    expect((await request(v.app).post('/sessions').send({ session: { email: v.person.email, password: v.person.password } })).body.code).toBe('sso_required');
+
+    const key = () => request(v.app).post('/api-keys').set(auth(v.token)).send({ name: `retired ${Math.random()}`, permissions: ['users.list'] });
+    const refused = await key();
+    expect(refused.body.code).toBe('step_up_required');
+    const proof = await stepUp(v.app, v.token, { password: v.person.password });
+    expect(proof.status).toBe(403);
+    expect(proof.body.code).toBe('sso_required');
+    expectContractResponse(proof, 'POST', '/sessions/current/step-up');
+    // Changing the password checks it, but is no proof for them either.
+    expect((await request(v.app).put('/me/password').set(auth(v.token)).send({ current_password: v.person.password, new_password: 'another long private sentence' })).status).toBe(204);
+    expect((await key()).status).toBe(403);
+    expect(await count('api_keys', 'created_by', v.person.id)).toBe(0);
+    const session = await database.db.selectFrom('sessions').select(['stepped_up_at']).where('user_id', '=', v.person.id).execute();
+    expect(session.every((s) => s.stepped_up_at === null)).toBe(true);
   });
 });
 

@@ -12,7 +12,7 @@ import { livenessAt } from '../sessions/liveness.js';
 import type { ClientInfo } from '../sessions/revocation.js';
 import { truncateUserAgent } from '../sessions/revocation.js';
 import { recordSecurityEvent } from '../sessions/security-events.js';
-import { domainOf } from '../sessions/sso-required.js';
+import { domainOf, ssoRequiredProvider } from '../sessions/sso-required.js';
 import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from '../sessions/step-up.js';
 import { countStepUpRefusal, journalThrottled, stepUpRefusalGate, tooManyRefusals } from '../sessions/step-up-refusals.js';
 import { logProviderFailure, newFlow, REFUSAL_OF, relyingParties, sameDigest, type CallbackInput } from './flows.js';
@@ -177,7 +177,9 @@ export function withOidcStepUp(db: Kysely<Database>, factorsOf: (userId: string)
         .where('l.user_id', '=', userId)
         .where('d.domain', '=', domainOf(row.email))
         .executeTakeFirst());
-    return [...(row?.has_password !== false ? ['password'] : []), ...(answering ? ['oidc'] : [])];
+    // A password of a domain whose provider requires company sign-in proves nothing (step-up-proofs.ts).
+    const password = row ? row.has_password && !(await ssoRequiredProvider(db, row.email)) : true;
+    return [...(password ? ['password'] : []), ...(answering ? ['oidc'] : [])];
   };
 }
 

@@ -9,6 +9,7 @@ import { livenessAt } from './liveness.js';
 import { revokeSessions, truncateUserAgent, type ClientInfo } from './revocation.js';
 import { recordSecurityEvent } from './security-events.js';
 import { lockLiveSession, markSteppedUp, sessionGone } from './step-up.js';
+import { ssoRequiredProvider } from './sso-required.js';
 import type { SignInAttempts } from './sign-in-attempts.js';
 
 const wrongCurrentPassword = () => new DomainError('invalid', 'invalid_current_password', 'The current password is wrong.');
@@ -47,8 +48,9 @@ export class PasswordChange {
       const revoked = await revokeSessions(trx, { userId, exceptSessionId: sessionId }, 'password_changed', now, client, { type: 'user', userId, sessionId });
       await recordSecurityEvent(trx, { type: 'password_changed', at: now, userId, sessionId, ip: client.ip, requestId: client.requestId, userAgent, details: { sessions_revoked: revoked.length } });
       // The current password was just checked: for a person without a second factor, that is the
-      // proof a step-up would ask for (docs/AUTH.md, "Step-up"); a person with one keeps theirs.
-      if ((await countConfirmedFactors(trx, userId)) === 0) await markSteppedUp(trx, sessionId, 'password', now);
+      // proof a step-up would ask for (docs/AUTH.md, "Step-up"); a person with one keeps theirs, and
+      // a password that may not sign in (sso_required) proves nothing.
+      if ((await countConfirmedFactors(trx, userId)) === 0 && !(await ssoRequiredProvider(trx, credentials.email))) await markSteppedUp(trx, sessionId, 'password', now);
     });
   }
 }

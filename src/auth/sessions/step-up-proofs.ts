@@ -10,7 +10,7 @@ import type { Transaction } from 'kysely';
 import type { Database, StepUpMethod } from '../../db/schema.js';
 import type { Dependencies } from '../../dependencies.js';
 import type { Actor } from '../../audit/events.js';
-import { DomainError, invalid } from '../../errors.js';
+import { DomainError, forbidden, invalid } from '../../errors.js';
 import { findCredentials } from '../../users/credentials.js';
 import { verifyPassword } from '../secrets/passwords.js';
 import { secondFactorLocked, type SecondFactorAnswer } from '../second-factors/service.js';
@@ -20,6 +20,7 @@ import { countConfirmedFactors } from '../second-factors/repository.js';
 import { livenessAt } from './liveness.js';
 import type { ClientInfo } from './revocation.js';
 import { lockLiveSession, markSteppedUp, sessionGone, STEP_UP_TTL_S } from './step-up.js';
+import { ssoRequiredProvider } from './sso-required.js';
 import { countStepUpRefusal, journalThrottled, stepUpRefusalGate, tooManyRefusals } from './step-up-refusals.js';
 import type { SignInAttempts } from './sign-in-attempts.js';
 import type { SignInFactors } from './factors.js';
@@ -39,6 +40,8 @@ export interface StepUpProved {
   valid_until: string;
 }
 
+const passwordRetired = () => forbidden('sso_required', "People of your domain sign in with their company's identity provider: step up there, or with a second factor.");
+
 export class StepUpService {
   constructor(
     private readonly deps: Pick<Dependencies, 'db' | 'clock' | 'config'>,
@@ -55,6 +58,8 @@ export class StepUpService {
     if ('password' in answer && hasFactor) {
       throw new DomainError('invalid', 'step_up_needs_second_factor', 'You have a second factor: prove it is you with a code from it.', { step_up_methods: methods });
     }
+    // A password that may not sign in (its domain's provider requires company sign-in) proves nothing either.
+    if ('password' in answer && (await ssoRequiredProvider(db, me.email))) throw passwordRetired();
     const actor: Actor = { type: 'user', userId: me.userId, sessionId: me.sessionId };
     if ('password' in answer) {
       const attempt = await this.attempts.begin(me.email, client);
