@@ -70,6 +70,22 @@ describe('GET /audit-events', () => {
     }
   });
 
+  it('attack: a since or before the date-time format lets through but names no instant (month 19, day 39, hour 29, a leap second, offset +99:99), on either list: 400 naming the field, never a 500', async () => {
+    const { app } = createAppWithTestBearer(database.db);
+    for (const [name, value] of [['since', '2026-19-01T10:00:00Z'], ['before', '2026-02-39T10:00:00Z'], ['since', '2026-02-10T29:00:00Z'], ['before', '9999-12-31T23:59:60Z'], ['since', '2026-01-01T00:00:00+99:99']] as const) {
+      const query = `${name}=${encodeURIComponent(value)}`;
+      for (const [res, path] of [
+        [await request(app).get(`/audit-events?${query}`).set('x-api-key', auditKey), '/audit-events'],
+        [await request(app).get(`/me/audit-events?${query}`).set('authorization', testBearer(nobody.id)), '/me/audit-events'],
+      ] as const) {
+        expect(res.status, `${path}?${query}`).toBe(400);
+        expect(res.body.code).toBe('validation_failed');
+        expect(res.body.errors).toEqual([expect.objectContaining({ location: `request/query/${name}`, error_code: 'invalid_date_time' })]);
+        expectContractResponse(res, 'GET', path);
+      }
+    }
+  });
+
   it('an audit cursor cannot be edited, nor reused under other filters or by another person', async () => {
     const target = randomUUID();
     for (let i = 0; i < 3; i++) await record({ type: 'role_updated', at: new Date(`2025-04-0${i + 1}T00:00:00Z`), target: { type: 'role', id: target, label: 'cursor' } });

@@ -3,8 +3,10 @@ import type { PlatformServices } from '../services.js';
 import type { Handler } from '../http/handler-types.js';
 import { presentAuditEvent } from './presenter.js';
 import { signedInUser } from '../auth/caller.js';
+import { parseInstant } from '../instant.js';
 
-const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
+/** The format lets through texts that name no instant (month 19, a leap second): 400 naming the parameter. */
+const date = (value: string | undefined, name: 'since' | 'before') => (value === undefined ? undefined : parseInstant(value, `request/query/${name}`));
 
 export function auditHandlers({ audit }: Pick<PlatformServices, 'audit'>) {
 
@@ -16,15 +18,15 @@ export function auditHandlers({ audit }: Pick<PlatformServices, 'audit'>) {
       targetType: query.target_type,
       targetId: query.target_id,
       userId: query.user_id,
-      since: date(query.since),
-      before: date(query.before),
+      since: date(query.since, 'since'),
+      before: date(query.before, 'before'),
     });
     return { status: 200, body: { data: page.map(presentAuditEvent), next_cursor: nextCursor } };
   };
 
   const listMyAuditEvents: Handler<'listMyAuditEvents'> = async ({ query = {}, principal }) => {
     const me = signedInUser(principal);
-    const { page, nextCursor } = await audit.list(query, { involving: me.userId, types: query.type, since: date(query.since), before: date(query.before) });
+    const { page, nextCursor } = await audit.list(query, { involving: me.userId, types: query.type, since: date(query.since, 'since'), before: date(query.before, 'before') });
     return { status: 200, body: { data: page.map(presentAuditEvent), next_cursor: nextCursor } };
   };
 
