@@ -129,6 +129,12 @@ describe('GET /api-keys/{id}/usage', () => {
       expect(bad.status, JSON.stringify(query)).toBe(400);
       expectContractResponse(bad, 'GET', '/api-keys/{id}/usage');
     }
+    // A text the date-time format lets through but that names no instant (month 19) is named as such, not taken for a bad span.
+    for (const [name, query] of [['until', { from: '2026-12-14T08:00:00Z', until: '2026-19-14T10:00:00Z' }], ['from', { from: '2026-12-39T08:00:00Z' }]] as const) {
+      const bad = await request(app).get(`/api-keys/${key.id}/usage`).query(query).set('authorization', testBearer(admin.id));
+      expect(bad.status, name).toBe(400);
+      expect(bad.body.errors, name).toEqual([expect.objectContaining({ location: `request/query/${name}`, error_code: 'invalid_date_time' })]);
+    }
     const unknown = await request(app).get('/api-keys/00000000-0000-4000-8000-000000000000/usage').set('authorization', testBearer(admin.id));
     expect(unknown.status).toBe(404);
   });

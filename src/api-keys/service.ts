@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ServiceDeps } from '../dependencies.js';
 import { DomainError, fieldError } from '../errors.js';
+import { parseInstant } from '../instant.js';
 import { assertNotApiKey } from '../auth/caller.js';
 import { translateUniqueViolation } from '../db/unique-violation.js';
 import { assertMayActOn, assertMayGrant, type Authority } from '../auth/authority.js';
@@ -76,8 +77,8 @@ const nameTaken = () => new DomainError('conflict', 'name_taken', 'Another API k
 
 function parseExpiry(value: string | null | undefined, now: Date): Date | null | undefined {
   if (value === undefined || value === null) return value;
-  const at = new Date(value);
-  if (Number.isNaN(at.getTime()) || at <= now) {
+  const at = parseInstant(value, 'request/body/expires_at');
+  if (at <= now) {
     throw new DomainError('invalid', 'expiration_in_past', 'The expiration date must be in the future.', {
       errors: [{ location: 'request/body/expires_at', message: 'must be in the future' }],
     });
@@ -207,8 +208,8 @@ export class ApiKeyService {
     id = resourceIdOr(id, notFound);
     const now = this.deps.clock.now().getTime();
     const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
-    const until = span.until === undefined ? ceilHour(now + 1) : ceilHour(new Date(span.until).getTime());
-    const from = span.from === undefined ? until - 7 * 24 * HOUR_MS : Math.floor(new Date(span.from).getTime() / HOUR_MS) * HOUR_MS;
+    const until = span.until === undefined ? ceilHour(now + 1) : ceilHour(parseInstant(span.until, 'request/query/until').getTime());
+    const from = span.from === undefined ? until - 7 * 24 * HOUR_MS : Math.floor(parseInstant(span.from, 'request/query/from').getTime() / HOUR_MS) * HOUR_MS;
     if (!(from < until) || until - from > USAGE_RETENTION_DAYS * 24 * HOUR_MS) {
       throw new DomainError('invalid', 'invalid_span', `from must come before until, at most ${USAGE_RETENTION_DAYS} days apart.`, {
         errors: [{ location: 'request/query/from', message: `must be before until, at most ${USAGE_RETENTION_DAYS} days earlier` }],
