@@ -3,7 +3,7 @@
 // installed, is test/client-package.test.ts; against the mock, test/client-mock.test.ts.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Server as HttpServer } from 'node:http';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
@@ -363,4 +363,70 @@ describe('a person’s token set', () => {
       await made.services.deliveries.stop();
     }
   }, budget({ passwordHash: 2 }));
+});
+
+describe('attack: a redirect to another origin', () => {
+  /** A server that records what reaches it (headers and body) and answers 200 `{"data": []}`. */
+  async function recorder() {
+    const seen: { path: string; headers: Record<string, unknown>; body: string }[] = [];
+    const s = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        seen.push({ path: req.url ?? '', headers: { ...req.headers }, body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+      });
+    });
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    return { s, seen, url: urlOf(s) };
+  }
+  /** A front (a proxy, a moved deployment) answering every request with a redirect to `target` + the path. */
+  async function redirecting(target: () => string, status: number) {
+    const s = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(status, { location: `${target()}${req.url}` }).end();
+    });
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    return { s, url: urlOf(s) };
+  }
+
+  it('never carries the API key, a refresh token or a body to the other origin; a redirect within the origin is followed with the key', async () => {
+    const elsewhere = await recorder();
+    const front307 = await redirecting(() => elsewhere.url, 307);
+    const front302 = await redirecting(() => elsewhere.url, 302);
+    try {
+      for (const front of [front307, front302]) {
+        const bo = createClient({ baseUrl: front.url, apiKey, retry: { maxRetries: 0 } });
+        await bo.GET('/users').catch(() => {});
+        await bo.POST('/tasks', { body: { title: 'carried away' } as never }).catch(() => {});
+        const person = createClient({ baseUrl: front.url, tokens: { accessToken: 'bot_expired', refreshToken: 'bor_the-refresh-secret', expiresAt: 0 }, retry: { maxRetries: 0 } });
+        await person.GET('/users').catch(() => {});
+      }
+      const leaked = elsewhere.seen.filter((r) => r.headers['x-api-key'] !== undefined || r.headers.authorization !== undefined || r.body.includes('the-refresh-secret') || r.body.includes('carried away'));
+      expect(leaked).toEqual([]);
+
+      // The same origin: followed, with the key.
+      let sameOrigin = '';
+      const front = createHttpServer((req, res) => {
+        req.resume();
+        if (req.url?.startsWith('/moved/')) {
+          sameOrigin = String(req.headers['x-api-key']);
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+        } else res.writeHead(308, { location: `/moved${req.url}` }).end();
+      });
+      await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+      try {
+        const { response } = await createClient({ baseUrl: urlOf(front), apiKey }).GET('/users');
+        expect(response.status).toBe(200);
+        expect(sameOrigin).toBe(apiKey);
+      } finally {
+        await close(front);
+      }
+    } finally {
+      for (const s of [elsewhere.s, front307.s, front302.s]) {
+        s.closeAllConnections();
+        await close(s);
+      }
+    }
+  });
 });

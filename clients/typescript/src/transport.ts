@@ -42,6 +42,40 @@ export interface TransportOptions {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const ETAG_MEMORY = 1000;
+const MOST_REDIRECTS = 20;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * Sends `request` following redirects only within `origin`: fetch would carry `x-api-key` (and a
+ * 307/308's body: a refresh token) to whatever origin a proxy or a moved deployment names. A
+ * redirect elsewhere is answered as it came (thrown as an ApiError), never followed.
+ */
+async function withinOrigin(send: (request: Request) => Promise<Response>, request: Request, origin: string): Promise<Response> {
+  const mode = request.redirect;
+  let current = new Request(request, { redirect: 'manual' });
+  for (let hops = 0; ; hops++) {
+    // Kept for a 307/308, which sends the same body again.
+    const body = current.body === null ? undefined : await current.clone().arrayBuffer();
+    const response = await send(current);
+    const location = response.headers.get('location');
+    if (mode === 'manual' || !REDIRECTS.has(response.status) || location === null) return response;
+    const next = new URL(location, current.url);
+    if (next.origin !== origin || hops >= MOST_REDIRECTS) return response;
+    if (mode === 'error') throw new TypeError(`redirected to ${next.href}`);
+    await response.body?.cancel();
+    // As fetch does: a 303, and a 301 or 302 after a POST, become a GET without the body.
+    const keepsMethod = !(((response.status === 301 || response.status === 302) && current.method === 'POST') || (response.status === 303 && current.method !== 'GET' && current.method !== 'HEAD'));
+    const headers = new Headers(current.headers);
+    if (!keepsMethod) for (const name of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']) headers.delete(name);
+    current = new Request(next, {
+      method: keepsMethod ? current.method : 'GET',
+      headers,
+      body: keepsMethod ? body : undefined,
+      signal: current.signal,
+      redirect: 'manual',
+    });
+  }
+}
 
 function sleeping(ms: number, signal?: AbortSignal | null): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -91,7 +125,7 @@ export interface Transport {
 }
 
 export function createTransport(options: TransportOptions): Transport {
-  const baseFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const rawFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const sleep = options.sleep ?? sleeping;
   const random = options.random ?? Math.random;
   const maxRetries = options.retry?.maxRetries ?? 4;
@@ -100,6 +134,8 @@ export function createTransport(options: TransportOptions): Transport {
   const rememberTags = options.ifMatch ?? true;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
+  const baseOrigin = new URL(baseUrl).origin;
+  const baseFetch = (request: Request) => withinOrigin(rawFetch, request, baseOrigin);
   let tokens = options.tokens ? { ...options.tokens } : undefined;
   let refreshing: Promise<void> | undefined;
   const etags = new Map<string, string>();
