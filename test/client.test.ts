@@ -430,3 +430,27 @@ describe('attack: a redirect to another origin', () => {
     }
   });
 });
+
+describe('attack: a credential fetch cannot send', () => {
+  it('a key or token holding a line break (two lines of a secrets file read whole) is refused without repeating it in the error', async () => {
+    const secretOf = (s: string) => s.split('_')[1]!;
+    const other = (await makeApiKey(database.db, ['users.list'])).secret;
+    const attempts: unknown[] = [];
+    for (const bad of [`${apiKey}\n${other}`, `${apiKey}\r\nx`, `${apiKey}\u0000`]) {
+      for (const options of [{ apiKey: bad }, { tokens: { accessToken: bad, refreshToken: 'bor_x' } }]) {
+        let thrown: unknown;
+        try {
+          await createClient({ baseUrl, ...options, retry: { maxRetries: 0 } }).GET('/users');
+        } catch (err) {
+          thrown = err;
+        }
+        attempts.push(thrown);
+        expect(thrown).toBeInstanceOf(Error);
+        const text = `${String(thrown)} ${(thrown as Error).stack} ${JSON.stringify(thrown)} ${String((thrown as Error).cause ?? '')}`;
+        expect(text).not.toContain(secretOf(apiKey));
+        expect(text).not.toContain(secretOf(other));
+      }
+    }
+    expect(attempts).toHaveLength(6);
+  });
+});

@@ -46,6 +46,18 @@ const MOST_REDIRECTS = 20;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
+ * Throws unless `value` can be sent as a header value, without repeating it: fetch's own refusal
+ * quotes the whole value (an API key with a line break inside, two lines of a file read whole).
+ */
+function assertSendable(what: string, value: string): void {
+  try {
+    new Headers().set('x-check', value);
+  } catch {
+    throw new TypeError(`${what} cannot be sent as an HTTP header value (a line break, a NUL or a character beyond U+00FF inside it); it is not repeated here`);
+  }
+}
+
+/**
  * Sends `request` following redirects only within `origin`: fetch would carry `x-api-key` (and a
  * 307/308's body: a refresh token) to whatever origin a proxy or a moved deployment names. A
  * redirect elsewhere is answered as it came (thrown as an ApiError), never followed.
@@ -136,6 +148,8 @@ export function createTransport(options: TransportOptions): Transport {
   const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
   const baseOrigin = new URL(baseUrl).origin;
   const baseFetch = (request: Request) => withinOrigin(rawFetch, request, baseOrigin);
+  if (options.apiKey) assertSendable('apiKey', options.apiKey);
+  if (options.tokens) assertSendable('tokens.accessToken', options.tokens.accessToken);
   let tokens = options.tokens ? { ...options.tokens } : undefined;
   let refreshing: Promise<void> | undefined;
   const etags = new Map<string, string>();
