@@ -42,8 +42,6 @@ export interface TransportOptions {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const ETAG_MEMORY = 1000;
-const MOST_REDIRECTS = 20;
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
  * Throws unless `value` can be sent as a header value, without repeating it: fetch's own refusal
@@ -54,38 +52,6 @@ function assertSendable(what: string, value: string): void {
     new Headers().set('x-check', value);
   } catch {
     throw new TypeError(`${what} cannot be sent as an HTTP header value (a line break, a NUL or a character beyond U+00FF inside it); it is not repeated here`);
-  }
-}
-
-/**
- * Sends `request` following redirects only within `origin`: fetch would carry `x-api-key` (and a
- * 307/308's body: a refresh token) to whatever origin a proxy or a moved deployment names. A
- * redirect elsewhere is answered as it came (thrown as an ApiError), never followed.
- */
-async function withinOrigin(send: (request: Request) => Promise<Response>, request: Request, origin: string): Promise<Response> {
-  const mode = request.redirect;
-  let current = new Request(request, { redirect: 'manual' });
-  for (let hops = 0; ; hops++) {
-    // Kept for a 307/308, which sends the same body again.
-    const body = current.body === null ? undefined : await current.clone().arrayBuffer();
-    const response = await send(current);
-    const location = response.headers.get('location');
-    if (mode === 'manual' || !REDIRECTS.has(response.status) || location === null) return response;
-    const next = new URL(location, current.url);
-    if (next.origin !== origin || hops >= MOST_REDIRECTS) return response;
-    if (mode === 'error') throw new TypeError(`redirected to ${next.href}`);
-    await response.body?.cancel();
-    // As fetch does: a 303, and a 301 or 302 after a POST, become a GET without the body.
-    const keepsMethod = !(((response.status === 301 || response.status === 302) && current.method === 'POST') || (response.status === 303 && current.method !== 'GET' && current.method !== 'HEAD'));
-    const headers = new Headers(current.headers);
-    if (!keepsMethod) for (const name of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']) headers.delete(name);
-    current = new Request(next, {
-      method: keepsMethod ? current.method : 'GET',
-      headers,
-      body: keepsMethod ? body : undefined,
-      signal: current.signal,
-      redirect: 'manual',
-    });
   }
 }
 
@@ -146,8 +112,10 @@ export function createTransport(options: TransportOptions): Transport {
   const rememberTags = options.ifMatch ?? true;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
-  const baseOrigin = new URL(baseUrl).origin;
-  const baseFetch = (request: Request) => withinOrigin(rawFetch, request, baseOrigin);
+  // The API answers no redirect, and fetch would follow one with `x-api-key` (and a 307/308's body:
+  // a refresh token) to whatever origin it names (a proxy, a moved deployment): none is followed, a
+  // 3xx is answered as it came (thrown as an ApiError).
+  const baseFetch = (request: Request) => rawFetch(new Request(request, { redirect: 'manual' }));
   if (options.apiKey) assertSendable('apiKey', options.apiKey);
   if (options.tokens) assertSendable('tokens.accessToken', options.tokens.accessToken);
   let tokens = options.tokens ? { ...options.tokens } : undefined;
