@@ -14,7 +14,7 @@ import { auditContext, type Origin } from '../audit/context.js';
 import { serviceSecret } from '../auth/secrets/service-secrets.js';
 import { digestSecret, generateSecret } from '../auth/secrets/secrets.js';
 import { assertMayGrant } from '../auth/authority.js';
-import { findRoleById, lockRolesByName, roleNameKey, type RoleRow } from '../roles/repository.js';
+import { lockRolesById, lockRolesByName, roleNameKey, type RoleRow } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import { resourceId } from '../uuid.js';
 import { keysetPage } from '../pagination/keyset-page.js';
@@ -48,14 +48,13 @@ const notPending = (status: string) => new DomainError('conflict', 'invitation_n
 type CreateInput = components['schemas']['InvitationCreateRequest'];
 type ListQuery = NonNullable<operations['listInvitations']['parameters']['query']>;
 
-/** The invitation's roles that still exist (a role deleted since is not granted). */
-export async function rolesStill(db: Kysely<Database>, ids: readonly string[]): Promise<RoleRow[]> {
-  const roles: RoleRow[] = [];
-  for (const id of ids) {
-    const role = await findRoleById(db, id);
-    if (role) roles.push(role);
-  }
-  return roles;
+/**
+ * The invitation's roles that still exist (a role deleted since is not granted), locked FOR SHARE
+ * until the transaction ends: a role changed or deleted meanwhile is judged as it then is, and its
+ * deletion cannot come between the judgement and the grant.
+ */
+export function rolesStill(db: Kysely<Database>, ids: readonly string[]): Promise<RoleRow[]> {
+  return lockRolesById(db, ids);
 }
 
 /**

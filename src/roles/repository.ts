@@ -110,6 +110,18 @@ export async function lockRolesByName(db: Kysely<Database>, names: readonly stri
   return selectRoles(db).where('r.id', 'in', locked.map((r) => r.id)).execute();
 }
 
+/**
+ * The roles of these ids that still exist, locked FOR SHARE until the transaction ends (a role's
+ * change or deletion waits), then read with their permissions: a grant judged on them writes over
+ * the roles as judged.
+ */
+export async function lockRolesById(db: Kysely<Database>, ids: readonly string[]): Promise<RoleRow[]> {
+  if (ids.length === 0) return [];
+  const locked = await db.selectFrom('roles').select('id').where('id', 'in', ids).orderBy('id').forShare().execute();
+  if (locked.length === 0) return [];
+  return selectRoles(db).where('r.id', 'in', locked.map((r) => r.id)).execute();
+}
+
 export async function insertRole(db: Kysely<Database>, values: { name: string; description: string; requiresSecondFactor: boolean; now: Date }): Promise<string> {
   const row = await db
     .insertInto('roles')
