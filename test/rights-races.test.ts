@@ -10,6 +10,8 @@ import { makeRole } from './support/access-fixtures.js';
 import { createUser, signIn } from './support/sessions.js';
 import { steppedUpInDatabase } from './support/second-factor.js';
 import { systemClock } from '../src/clock.js';
+import { ADMIN_ROLE_ID } from '../src/auth/permissions.js';
+import { addProvider, startHandMadeProvider, startSignIn } from './support/oidc.js';
 
 type App = ReturnType<typeof createTestApp>['app'];
 
@@ -105,5 +107,37 @@ describe('invitation acceptance racing a change of the invited role', () => {
     expect(res.status, res.text).toBe(400);
     expect(res.body.error_code ?? res.body.code).toBe('invalid_invitation');
     expect(await database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst()).toBeUndefined();
+  });
+});
+
+describe('a sign-in at an identity provider racing the deletion of a role its groups map to', () => {
+  it('attack: the mapped role is deleted while a person signs in with that group: no 500, no role half-granted', { timeout: 60_000 }, async () => {
+    const op = await startHandMadeProvider();
+    try {
+      const admin = await person([]);
+      await database.db.insertInto('user_roles').values({ user_id: admin.id, role_id: ADMIN_ROLE_ID }).execute();
+      const role = await makeRole(database.db, ['tasks.list'], `mapped-${randomUUID().slice(0, 8)}`);
+      const domain = `corp-${randomUUID().slice(0, 8)}.example`;
+      const providerId = await addProvider(app, admin.auth.authorization.slice('Bearer '.length), {
+        name: `Corp ${domain}`, issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, domains: [domain], create_unknown_people: true,
+        role_mappings: [{ group: 'team', roles: [role.name] }],
+      });
+      const email = `ada@${domain}`;
+      const started = await startSignIn(app, { provider_id: providerId });
+      const back = op.authorize(started.authorization_url, { sub: `s-${randomUUID()}`, email, email_verified: true, groups: ['team'] });
+      const { res } = await whileHeld(
+        [
+          ['select id from roles where id = $1 for update', [role.id]],
+          ['delete from roles where id = $1', [role.id]],
+        ],
+        'commit',
+        () => request(app).post('/sessions/oidc/callback').send({ ...back, flow_token: started.flow_token }),
+      );
+      expect(res.status, res.text).toBeLessThan(500);
+      const user = await database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+      if (user) expect(await database.db.selectFrom('user_roles').select('role_id').where('user_id', '=', user.id).execute()).toEqual([]);
+    } finally {
+      await op.close();
+    }
   });
 });

@@ -285,7 +285,7 @@ export class OidcSignInService {
     } else {
       await repo.touchLink(trx, pending.issuer, pending.subject, now);
     }
-    const mappings = await repo.mappingsOf(trx, provider.id);
+    const mappings = await repo.lockedMappingsOf(trx, provider.id);
     if (mappings.length > 0) {
       const groups = new Set(pending.groups);
       const mapped = new Set(mappings.map((m) => m.role_id));
