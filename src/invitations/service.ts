@@ -61,11 +61,15 @@ export function rolesStill(db: Kysely<Database>, ids: readonly string[]): Promis
  * The inviter as the message shows it: the invitation's maker, a person's name or the key's name
  * (a resent invitation is still theirs). An erased maker is named by nobody's name: the erasure
  * finds the messages naming them by this, the invitations they made (src/erasure/repository.ts).
+ * The person's row is locked FOR KEY SHARE (as the invitation's foreign key locks it on create)
+ * until the message is written and committed: their erasure, which locks it FOR UPDATE, comes
+ * wholly before (the name read is gone) or after (it finds the message). Called before the
+ * invitation's earlier messages are deleted, which the erasure deletes too.
  */
 async function inviterName(db: Kysely<Database>, maker: { created_by_user_id: string | null; created_by_api_key_id: string | null }): Promise<string> {
   if (maker.created_by_user_id) {
-    const row = await db.selectFrom('users').select(['first_name', 'last_name']).where('id', '=', maker.created_by_user_id).where('erased_at', 'is', null).executeTakeFirst();
-    if (row) return `${row.first_name} ${row.last_name}`;
+    const row = await db.selectFrom('users').select(['first_name', 'last_name', 'erased_at']).where('id', '=', maker.created_by_user_id).forKeyShare().executeTakeFirst();
+    if (row && row.erased_at === null) return `${row.first_name} ${row.last_name}`;
   } else if (maker.created_by_api_key_id) {
     const row = await db.selectFrom('api_keys').select('name').where('id', '=', maker.created_by_api_key_id).executeTakeFirst();
     if (row) return row.name;
@@ -174,11 +178,12 @@ export class InvitationService {
       // Expired, then someone else invited or the person signed up another way.
       if (await invitations.userWithAddressExists(trx, key)) throw emailTaken();
       if (await invitations.hasLiveInvitation(trx, key, now, known)) throw invitationPending();
+      const inviter = await inviterName(trx, invitation);
       const token = generateSecret(INVITATION_TOKEN_PREFIX);
       const expiresAt = new Date(now.getTime() + invitation.expires_in_days * DAY_MS);
       await invitations.replaceToken(trx, known, digestSecret(token), expiresAt, now);
       await invitations.forgetMessages(trx, known);
-      await this.writeMessage(trx, { invitationId: known, email: invitation.email, language: invitation.language, inviter: await inviterName(trx, invitation), expiresAt, token, now });
+      await this.writeMessage(trx, { invitationId: known, email: invitation.email, language: invitation.language, inviter, expiresAt, token, now });
       const resent = (await invitations.findListedInvitation(trx, known, now))!;
       await recordAuditEvent(trx, {
         type: 'invitation_resent',
