@@ -1,5 +1,6 @@
 // Every error the service can produce answers problem+json with a stable code and no stack trace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { createTestApp, createTestDatabase, type TestDatabase } from './support/context.js';
 import { expectContractResponse } from './support/contract.js';
@@ -36,6 +37,23 @@ describe('problem+json errors', () => {
       .send(JSON.stringify({ session: { email: 'a@b.co', password: 'x'.repeat(5000) } }));
     expectProblem(res, 413, 'payload_too_large');
     expectContractResponse(res, 'POST', '/sessions');
+  });
+
+  it('attack: a body that is not what its Content-Encoding says (gzip, deflate, br; garbage or cut short) answers 400 malformed_json, not 500', async () => {
+    const { app } = createTestApp(database.db, { options: { bodyLimitBytes: 1024 } });
+    const json = JSON.stringify({ session: { email: 'a@b.co', password: 'x' } });
+    const cut = gzipSync(json).subarray(0, 12);
+    const raw = (body: unknown) => body as string; // the bytes as given, not serialised as JSON
+    for (const [encoding, body] of [['gzip', Buffer.from(json)], ['deflate', Buffer.from(json)], ['br', Buffer.from(json)], ['gzip', cut]] as const) {
+      const res = await request(app).post('/sessions').set('content-type', 'application/json').set('content-encoding', encoding).serialize(raw).send(body);
+      expectProblem(res, 400, 'malformed_json');
+      expectContractResponse(res, 'POST', '/sessions');
+    }
+    // What the encoding says it is still reads, and inflated past the limit is still too large.
+    const fine = await request(app).post('/sessions').set('content-type', 'application/json').set('content-encoding', 'gzip').serialize(raw).send(gzipSync(json));
+    expectProblem(fine, 401, 'invalid_credentials');
+    const bomb = await request(app).post('/sessions').set('content-type', 'application/json').set('content-encoding', 'gzip').serialize(raw).send(gzipSync(JSON.stringify({ session: { email: 'a@b.co', password: 'x'.repeat(100_000) } })));
+    expectProblem(bomb, 413, 'payload_too_large');
   });
 
   it('answers an unknown route with 404 not_found', async () => {

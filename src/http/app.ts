@@ -18,6 +18,7 @@ import { inflectionOf, matchOperation, operationOf } from './operation.js';
 import { chooseInflection, inflectBodies, noteRepeatedKeys } from './inflection-middleware.js';
 import { errorHandler, notFound } from './errors.js';
 import { ProblemError } from './problem.js';
+import { DomainError } from '../errors.js';
 import { operationRouter } from './router.js';
 import { noteBodyDigest } from './idempotency-request.js';
 import { requireCredentials } from './authenticate.js';
@@ -71,7 +72,17 @@ export interface AppDependencies {
  * parser's own checks would cost CPU for nothing and add a `body` property to every request object.
  */
 function onRequestsWithBody(parser: RequestHandler): RequestHandler {
-  return (req, res, next) => (req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined ? parser(req, res, next) : next());
+  return (req, res, next) =>
+    req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined ? parser(req, res, (err?: unknown) => next(undecodable(err) ?? err)) : next();
+}
+
+/**
+ * A body its Content-Encoding cannot undo (not gzip, deflate or br, or cut short): the parser
+ * passes zlib's error on with no `type`, unlike its own refusals; it is a malformed body, not ours.
+ */
+function undecodable(err: unknown): ProblemError | undefined {
+  if (!err || err instanceof ProblemError || err instanceof DomainError || (err as { type?: unknown }).type !== undefined) return undefined;
+  return new ProblemError(400, 'malformed_json', 'The request body is not valid JSON: it could not be decoded as its Content-Encoding says.');
 }
 
 /** express.json's `verify`: what is read from a body's raw bytes before it is parsed. */
