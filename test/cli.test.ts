@@ -111,6 +111,24 @@ describe('backoffice CLI', () => {
     expect(await database.db.selectFrom('api_keys').select('id').where('name', '=', 'Refused').execute()).toEqual([]);
   });
 
+  it('attack: --metadata naming __proto__ or constructor, which the API refuses (and its camel answer would drop), is refused on create and update, nothing written', { timeout: budget({ cliRun: 4 }) }, async () => {
+    const digest = async () => JSON.stringify(await database.db.selectFrom('api_keys').select(['id', 'metadata']).orderBy('id').execute());
+    const before = await digest();
+    for (const metadata of ['{"__proto__":{"isAdmin":true}}', '{"x":{"constructor":{"prototype":{"polluted":1}}}}']) {
+      const made = await cli('api-keys', 'create', '--name', `Proto ${metadata.length}`, '--permissions', 'users.list', '--metadata', metadata);
+      expect(made.status, made.stdout).toBe(1);
+      expect(made.stderr).toContain('is not accepted as a key');
+      expect(made.stdout).not.toMatch(/bok_/);
+    }
+    expect(await digest()).toBe(before);
+    const kept = await cli('api-keys', 'create', '--name', 'Proto target', '--permissions', 'users.list', '--metadata', '{"customer_id":"cus_1"}');
+    const id = /Created API key ([0-9a-f-]{36})/.exec(kept.stderr)![1]!;
+    const changed = await cli('api-keys', 'update', id, '--metadata', '{"__proto__":{"a":1}}');
+    expect(changed.status).toBe(1);
+    expect(changed.stderr).toContain('request/body/metadata/__proto__ is not accepted as a key');
+    expect((await database.db.selectFrom('api_keys').select('metadata').where('id', '=', id).executeTakeFirstOrThrow()).metadata).toEqual({ customer_id: 'cus_1' });
+  });
+
   it('refuses bad input with a message and a non-zero exit code, changing nothing', { timeout: budget({ cliRun: 5 }) }, async () => {
     const unknown = await cli('api-keys', 'create', '--name', 'Bad', '--permissions', 'users.lst');
     expect(unknown.status).not.toBe(0);

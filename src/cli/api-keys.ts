@@ -11,6 +11,7 @@ import { isPermission } from '../auth/permissions.js';
 import { systemClock } from '../clock.js';
 import { DomainError, validationFailed } from '../errors.js';
 import { requestBodyErrors } from '../contract/request-body.js';
+import { assertNoForbiddenKeys } from '../contract/inflection.js';
 import { UUID } from '../uuid.js';
 import { withDatabase } from './database.js';
 
@@ -96,6 +97,8 @@ const limitFields = (options: { rateLimit?: RateLimitInput | 'none'; allowedIps?
 
 /** The body as the API would receive it, refused with the API's words when the contract refuses it. */
 function checked<T extends object>(schemaName: string, body: T): T {
+  // The API's edge refuses these keys before its validator (src/contract/inflection.ts); so here.
+  assertNoForbiddenKeys(body, []);
   const errors = requestBodyErrors(schemaName, body);
   if (errors.length > 0) throw validationFailed(errors);
   return body;
