@@ -29,6 +29,16 @@ describe('problem+json errors', () => {
     expectContractResponse(res, 'POST', '/sessions');
   });
 
+  it('attack: a sign-in body that is not JSON around its password (unquoted, or the whole body a string): the log line of the refusal, at any level, quotes none of it', async () => {
+    const { app, logs } = createTestApp(database.db);
+    for (const body of ['{"session":{"email":"a@b.co","password":Tr0ub4dor}}', ' "Tr0ub4dor&3"', '{"session":{"password":"Tr0ub4dor"}}}']) {
+      const res = await request(app).post('/sessions').set('content-type', 'application/json').send(body);
+      expectProblem(res, 400, 'malformed_json');
+    }
+    expect(logs.text()).toContain('request refused'); // the refusals are logged (at debug), without the body
+    expect(logs.text()).not.toMatch(/Tr0ub|ub4dor/);
+  });
+
   it('answers a body over the limit with 413 payload_too_large', async () => {
     const { app } = createTestApp(database.db, { options: { bodyLimitBytes: 1024 } });
     const res = await request(app)

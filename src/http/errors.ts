@@ -61,13 +61,22 @@ function fromValidator(err: ValidatorError): ProblemError {
   }
 }
 
+/**
+ * What the log keeps of a refusal: the body parser's by its type alone, since JSON.parse's message
+ * quotes the body around the fault (a password left unquoted); the validator's words name fields.
+ */
+function refusalNote(err: unknown): { type: string } | { message: string | undefined } {
+  const type = (err as { type?: unknown } | null)?.type;
+  return typeof type === 'string' ? { type } : { message: (err as Error | null)?.message };
+}
+
 export type ProblemWriter = (res: Parameters<RequestHandler>[1], problem: ProblemError, requestId: string) => void;
 
 export function errorHandler(writeProblem: ProblemWriter): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const problem = toProblemError(err);
     if (problem.status >= 500) req.log.error({ err }, 'request failed');
-    else if (!(err instanceof ProblemError) && !(err instanceof DomainError)) req.log.debug({ err: { message: (err as Error)?.message } }, 'request refused');
+    else if (!(err instanceof ProblemError) && !(err instanceof DomainError)) req.log.debug({ err: refusalNote(err) }, 'request refused');
     if (res.headersSent) {
       res.destroy();
       return;
