@@ -32,11 +32,17 @@ export function parseSmtpUrl(value: string): SmtpSettings | string {
   const verify = url.searchParams.get('tls_verify');
   if (verify !== null && verify !== 'off') return 'tls_verify: expected off';
   const secure = url.protocol === 'smtps:';
+  let credentials: { user: string; password: string } | undefined;
+  try {
+    credentials = url.username !== '' ? { user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) } : undefined;
+  } catch {
+    return 'expected the user and password percent-encoded (a % written %25)';
+  }
   return {
     secure,
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port: url.port === '' ? (secure ? 465 : 587) : Number(url.port),
-    ...(url.username !== '' ? { user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) } : {}),
+    ...credentials,
     requireTls: starttls === 'required',
     verifyCertificate: verify !== 'off',
   };

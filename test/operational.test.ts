@@ -84,6 +84,17 @@ describe('configuration', () => {
     expect(message).not.toContain('Sup3r');
   });
 
+  it('attack: an SMTP_URL whose password holds a % left unencoded (50%off) is refused as configuration naming SMTP_URL, not thrown as "URI malformed", and never printed', () => {
+    const attempt = () => loadConfig({ SMTP_URL: 'smtp://mailer:50%off@mail.example.com' });
+    expect(attempt).toThrow(ConfigError);
+    try {
+      attempt();
+    } catch (err) {
+      expect((err as Error).message).toMatch(/SMTP_URL: .*percent-encoded/);
+      expect((err as Error).message).not.toContain('50%off');
+    }
+  });
+
   it('names every bad variable in one message', () => {
     expect(() => loadConfig({ PORT: 'eighty', DB_POOL_MAX: 'many' })).toThrow(ConfigError);
     try {
