@@ -204,12 +204,27 @@ describe('security: a password the company retired (sso_required) proves nothing
     expect(proof.status).toBe(403);
     expect(proof.body.code).toBe('sso_required');
     expectContractResponse(proof, 'POST', '/sessions/current/step-up');
-    // Changing the password checks it, but is no proof for them either.
-    expect((await request(v.app).put('/me/password').set(auth(v.token)).send({ current_password: v.person.password, new_password: 'another long private sentence' })).status).toBe(204);
     expect((await key()).status).toBe(403);
     expect(await count('api_keys', 'created_by', v.person.id)).toBe(0);
     const session = await database.db.selectFrom('sessions').select(['stepped_up_at']).where('user_id', '=', v.person.id).execute();
     expect(session.every((s) => s.stepped_up_at === null)).toBe(true);
+  });
+
+  it("attack: a copy of an administrator's access token and their retired password change the password (the owner's other sessions ended, a password the thief knows set), and the refusal offers the password", async () => {
+    const domain = `retired-pw-${Date.now()}.example`;
+    const v = await victim({ withTotp: false, email: `boss@${domain}` });
+    const owner = await signIn(v.app, v.person.email, v.person.password);
+    const provider = await makeIdentityProvider(database.db, 'https://idp.retired-pw.example', [domain]);
+    await database.db.updateTable('identity_providers').set({ sso_required: true }).where('id', '=', provider).execute();
+    const before = (await database.db.selectFrom('users').select('password_hash').where('id', '=', v.person.id).executeTakeFirstOrThrow()).password_hash;
+
+    const changed = await request(v.app).put('/me/password').set(auth(v.token)).send({ current_password: v.person.password, new_password: 'the thief chose this sentence' });
+    // No link to the provider yet, no factor: nothing this person can present here.
+    expectStepUpRequired(changed, 'PUT', '/me/password', []);
+    expect((await database.db.selectFrom('users').select('password_hash').where('id', '=', v.person.id).executeTakeFirstOrThrow()).password_hash).toBe(before);
+    expect((await request(v.app).get('/me').set(auth(owner.access_token))).status).toBe(200);
+    // Every other sensitive change offers no password either.
+    expectStepUpRequired(await request(v.app).post('/me/totp').set(auth(v.token)), 'POST', '/me/totp', []);
   });
 });
 

@@ -8,7 +8,9 @@
 // - A person with a second factor proves it with one; their password is refused, since whoever
 //   stole the session may know it too. A password proof made before enrolling does not count
 //   once a factor is enrolled (checked here, at use, not by clearing old proofs).
-// - A person without any second factor proves it with the password, as GitHub's sudo mode does.
+// - A person without any second factor proves it with the password, as GitHub's sudo mode does;
+//   not one whose domain's provider requires company sign-in (sso_required): that password proves
+//   nothing (step-up-proofs.ts refuses it, PUT /me/password needs a fresh proof, proofsOf omits it).
 // - API keys have no session and no second factor: no operation marked `x-step-up` accepts one
 //   (the router refuses to start otherwise, src/http/authenticate.ts).
 // - A passkey proves it too (`proveWithPasskey` in step-up-proofs.ts): its answer to a
@@ -22,17 +24,19 @@ import type { Principal, StepUpRequirement } from '../principal.js';
 import { forbidden, refused } from '../../errors.js';
 import { hasSecondFactor } from '../second-factor.js';
 import { sessionIsLive, type Liveness } from './liveness.js';
+import { ssoRequiredProvider } from './sso-required.js';
 
 /** How long a proof lasts: long enough for one change and its follow-up (remove, then enrol anew), short enough to be "just now". */
 export const STEP_UP_TTL_S = 300;
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** The session's latest proof, and whether its person has a second factor now. */
+/** The session's latest proof, whether its person has a second factor now, and their address. */
 async function stepUpState(db: Db, sessionId: string) {
   return db
     .selectFrom('sessions as s')
-    .select(['s.stepped_up_at', 's.step_up_method', hasSecondFactor('s.user_id').as('has_second_factor')])
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select(['s.stepped_up_at', 's.step_up_method', 'u.email', hasSecondFactor('s.user_id').as('has_second_factor')])
     .where('s.id', '=', sessionId)
     .executeTakeFirst();
 }
@@ -86,10 +90,11 @@ export function stepUpGate({ db, clock }: Pick<Dependencies, 'db' | 'clock'>, pr
   return async (principal: Extract<Principal, { kind: 'user' }>, requirement: StepUpRequirement): Promise<void> => {
     const state = await stepUpState(db, principal.sessionId);
     const hasFactor = state?.has_second_factor ?? false;
-    // The operation checks the password of a person without a second factor itself (PUT /me/password).
-    if (requirement === 'with_second_factor' && state && !hasFactor) return;
+    // The operation checks the password of a person without a second factor itself (PUT /me/password),
+    // unless their domain's provider requires company sign-in: that password proves nothing.
+    if (requirement === 'with_second_factor' && state && !hasFactor && !(await ssoRequiredProvider(db, state.email))) return;
     if (state && proofIsFresh({ at: state.stepped_up_at, method: state.step_up_method }, hasFactor, clock.now())) return;
-    const methods = await proofsOf(principal.userId);
-    throw stepUpRequired(methods.length > 0 ? methods : ['password']);
+    // Possibly none (a retired password, no link to the provider): nothing is offered that would be refused.
+    throw stepUpRequired(await proofsOf(principal.userId));
   };
 }
