@@ -114,7 +114,7 @@ export function createTransport(options: TransportOptions): Transport {
   const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
   // The API answers no redirect, and fetch would follow one with `x-api-key` (and a 307/308's body:
   // a refresh token) to whatever origin it names (a proxy, a moved deployment): none is followed, a
-  // 3xx is answered as it came (thrown as an ApiError).
+  // 3xx is answered as it came (thrown as an ApiError; a browser answers it as status 0, opaque).
   const baseFetch = (request: Request) => rawFetch(new Request(request, { redirect: 'manual' }));
   if (options.apiKey) assertSendable('apiKey', options.apiKey);
   if (options.tokens) assertSendable('tokens.accessToken', options.tokens.accessToken);
