@@ -9,7 +9,7 @@ import { DomainError, invalid } from '../errors.js';
 import { recordAuditEvent } from '../audit/recorder.js';
 import { digestSecret, isWellFormedSecret } from '../auth/secrets/secrets.js';
 import { hashPassword, passwordPolicyViolation } from '../auth/secrets/passwords.js';
-import { setUserRoles } from '../roles/repository.js';
+import { lockRolesById, setUserRoles } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import { cleanUserText, emailKey, EMAIL_UNIQUE_INDEX } from '../users/names.js';
 import { findListedUser, insertUser } from '../users/repository.js';
@@ -24,7 +24,7 @@ import { translateUniqueViolation } from '../db/unique-violation.js';
 import { keyPermissionsNow } from '../api-keys/repository.js';
 import * as invitations from './repository.js';
 import { ssoRequiredProvider } from '../auth/sessions/sso-required.js';
-import { emailTaken, INVITATION_TOKEN_PREFIX, rolesStill, ssoRequired } from './service.js';
+import { emailTaken, INVITATION_TOKEN_PREFIX, ssoRequired } from './service.js';
 
 /** One answer for every token that does not open a pending invitation: unknown, spent, replaced, revoked, expired. */
 const invalidInvitation = () => invalid('invalid_invitation', 'This invitation link is unknown, used, replaced, revoked or expired.');
@@ -70,9 +70,10 @@ export class InvitationAcceptance {
       const key = emailKey(invitation.email);
       await invitations.lockAddress(trx, key);
       if (await invitations.userWithAddressExists(trx, key)) throw emailTaken();
-      // The roles that still exist (one deleted since the invitation is not granted), and only
-      // while its maker could still grant them: an invitation is worth no more than its maker now.
-      const roles = await rolesStill(trx, invitation.role_ids);
+      // The roles that still exist (one deleted since the invitation is not granted), locked so that
+      // none changes or goes before the grant, and only while its maker could still grant them: an
+      // invitation is worth no more than its maker now.
+      const roles = await lockRolesById(trx, invitation.role_ids);
       const makerMay = await makerPermissionsNow(trx, invitation, now);
       if ([...permissionsOfRoles(roles)].some((permission) => !makerMay.has(permission)) || !makerMay.has('users.create')) throw invalidInvitation();
       const userId = await translateUniqueViolation(EMAIL_UNIQUE_INDEX, emailTaken, () => insertUser(trx, {

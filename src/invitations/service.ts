@@ -14,7 +14,7 @@ import { auditContext, type Origin } from '../audit/context.js';
 import { serviceSecret } from '../auth/secrets/service-secrets.js';
 import { digestSecret, generateSecret } from '../auth/secrets/secrets.js';
 import { assertMayGrant } from '../auth/authority.js';
-import { lockRolesById, lockRolesByName, roleNameKey, type RoleRow } from '../roles/repository.js';
+import { lockRolesById, lockRolesByName, roleNameKey } from '../roles/repository.js';
 import { permissionsOfRoles } from '../roles/permissions.js';
 import { resourceId } from '../uuid.js';
 import { keysetPage } from '../pagination/keyset-page.js';
@@ -47,15 +47,6 @@ const notPending = (status: string) => new DomainError('conflict', 'invitation_n
 
 type CreateInput = components['schemas']['InvitationCreateRequest'];
 type ListQuery = NonNullable<operations['listInvitations']['parameters']['query']>;
-
-/**
- * The invitation's roles that still exist (a role deleted since is not granted), locked FOR SHARE
- * until the transaction ends: a role changed or deleted meanwhile is judged as it then is, and its
- * deletion cannot come between the judgement and the grant.
- */
-export function rolesStill(db: Kysely<Database>, ids: readonly string[]): Promise<RoleRow[]> {
-  return lockRolesById(db, ids);
-}
 
 /**
  * The inviter as the message shows it: the invitation's maker, a person's name or the key's name
@@ -170,7 +161,8 @@ export class InvitationService {
       const now = this.deps.clock.now();
       const invitation = await invitations.lockInvitation(trx, known, now);
       if (!invitation) throw notFound();
-      assertMayGrant(caller, permissionsOfRoles(await rolesStill(trx, invitation.role_ids)), 'a role');
+      // The roles that still exist, locked: a role changed meanwhile is judged as it then is.
+      assertMayGrant(caller, permissionsOfRoles(await lockRolesById(trx, invitation.role_ids)), 'a role');
       if (invitation.status === 'accepted' || invitation.status === 'revoked') throw notPending(invitation.status);
       if (await ssoRequiredProvider(trx, invitation.email)) throw ssoRequired();
       const key = emailKey(invitation.email);

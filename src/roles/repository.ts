@@ -116,10 +116,15 @@ export async function lockRolesByName(db: Kysely<Database>, names: readonly stri
  * the roles as judged.
  */
 export async function lockRolesById(db: Kysely<Database>, ids: readonly string[]): Promise<RoleRow[]> {
-  if (ids.length === 0) return [];
-  const locked = await db.selectFrom('roles').select('id').where('id', 'in', ids).orderBy('id').forShare().execute();
+  const locked = await lockRoleIds(db, ids);
   if (locked.length === 0) return [];
-  return selectRoles(db).where('r.id', 'in', locked.map((r) => r.id)).execute();
+  return selectRoles(db).where('r.id', 'in', locked).execute();
+}
+
+/** The ids of these roles that still exist, locked FOR SHARE (id order) until the transaction ends. */
+export async function lockRoleIds(db: Kysely<Database>, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  return (await db.selectFrom('roles').select('id').where('id', 'in', ids).orderBy('id').forShare().execute()).map((r) => r.id);
 }
 
 export async function insertRole(db: Kysely<Database>, values: { name: string; description: string; requiresSecondFactor: boolean; now: Date }): Promise<string> {

@@ -2,6 +2,7 @@
 // provider's subjects, and the sign-in flows in progress. Functions take the database or a transaction.
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, IdentityProvidersTable } from '../../db/schema.js';
+import { lockRoleIds } from '../../roles/repository.js';
 
 type Db = Kysely<Database>;
 
@@ -107,7 +108,7 @@ export async function lockedMappingsOf(db: Db, providerId: string): Promise<{ gr
     const mappings = await mappingsOf(db, providerId);
     const more = [...new Set(mappings.map((m) => m.role_id))].filter((id) => !locked.has(id)).sort();
     if (more.length === 0) return mappings;
-    await db.selectFrom('roles').select('id').where('id', 'in', more).orderBy('id').forShare().execute();
+    await lockRoleIds(db, more);
     for (const id of more) locked.add(id);
   }
 }
