@@ -23,6 +23,7 @@ import { serviceMetrics } from '../src/metrics/registry.js';
 import { createLogger } from '../src/logger.js';
 import { Writable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
+import type { MailTransport } from '../src/mail/transport.js';
 
 let database: TestDatabase;
 let smtp: TestSmtpServer;
@@ -229,6 +230,24 @@ describe('sending to a real SMTP server', () => {
       await sender.stop();
       await new Promise<void>((resolve) => refusing.close(() => resolve()));
     }
+  });
+
+  it("attack: a long reply from the mail server (or a network error's text) holds the sender's event loop while its addresses are scrubbed", async () => {
+    // Permanent (5xx): given up at once, not left for the next tests' senders to retry.
+    const long = `550 5.7.1 ${'x'.repeat(200_000)} <held@example.com>`;
+    const transport: MailTransport = { send: () => Promise.reject(Object.assign(new Error(long), { responseCode: 550 })), close: () => {} };
+    const clock = new ManualClock(new Date());
+    const sender = new MailSender({ db: database.db, clock, logger: silent }, policy, { kind: 'smtp', transport });
+    const victim = `long-${randomUUID().slice(0, 8)}@example.com`;
+    await queue(victim, clock.now());
+    const started = performance.now();
+    await sender.runOnce();
+    // Linear work is a few milliseconds; a pattern that backtracks over the run takes minutes.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    const row = await rowOf(victim);
+    expect(row.failed_at).not.toBeNull();
+    expect(row.last_error).toMatch(/^550 5\.7\.1 x+$/);
+    await sender.stop();
   });
 
   it('several senders at once never send one message twice', async () => {

@@ -63,11 +63,19 @@ const isPermanent = (err: unknown) => {
   return typeof code === 'number' && code >= 500 && code < 600;
 };
 
-/** Anything shaped like an e-mail address: mail servers name the refused recipient in their replies ("550 5.1.1 <x@y>: ..."). */
-const ADDRESS_LIKE = /[^\s<>()[\]"',;:]+@[^\s<>()[\]"',;:]+/g;
+/**
+ * A run of characters between separators (spaces, brackets, quotes, punctuation): mail servers name
+ * the refused recipient in their replies ("550 5.1.1 <x@y>: ..."), and a run holding an `@` is
+ * taken for an address. Each run is matched once, so a long reply costs linear time.
+ */
+const WORD = /[^\s<>()[\]"',;:]+/g;
 
 /** What is kept (and logged) of a failure: the server's reply or the network error, short; never the message nor an address. */
-const describe = (err: unknown) => String((err as Error).message ?? err).replace(ADDRESS_LIKE, '[address]').replace(/\s+/g, ' ').slice(0, 300);
+const describe = (err: unknown) =>
+  String((err as Error).message ?? err)
+    .replace(WORD, (word) => (word.includes('@') ? '[address]' : word))
+    .replace(/\s+/g, ' ')
+    .slice(0, 300);
 
 /** The channel the messages table's trigger notifies (migration 20270104T1300). */
 export const MAIL_CHANNEL = 'mail_due';
