@@ -226,6 +226,19 @@ describe('security: a password the company retired (sso_required) proves nothing
     // Every other sensitive change offers no password either.
     expectStepUpRequired(await request(v.app).post('/me/totp').set(auth(v.token)), 'POST', '/me/totp', []);
   });
+
+  it('a person who must first replace a password someone else set still replaces it with that password (every other operation, the step-up included, waits for it)', async () => {
+    const domain = `retired-given-${Date.now()}.example`;
+    const v = await victim({ withTotp: false, email: `new@${domain}` });
+    await database.db.updateTable('users').set({ must_change_password: true }).where('id', '=', v.person.id).execute();
+    const provider = await makeIdentityProvider(database.db, 'https://idp.retired-given.example', [domain]);
+    await database.db.updateTable('identity_providers').set({ sso_required: true }).where('id', '=', provider).execute();
+    expect((await request(v.app).post('/sessions/current/step-up/oidc').set(auth(v.token))).body.code).toBe('password_change_required');
+    const changed = await request(v.app).put('/me/password').set(auth(v.token)).send({ current_password: v.person.password, new_password: 'my own long private sentence' });
+    expect(changed.status).toBe(204);
+    // Still no proof made by it.
+    expectStepUpRequired(await request(v.app).post('/me/totp').set(auth(v.token)), 'POST', '/me/totp', []);
+  });
 });
 
 /** The password step of a sign-in (a person with a second factor answers 202). */

@@ -38,7 +38,8 @@ export interface KeyUseDecision {
  * An operation's `x-step-up` (docs/AUTH.md, "Step-up"): `always`, a fresh proof (a second factor,
  * or the password for a person without one); `with_second_factor`, a fresh second-factor proof
  * from a person who has one (the operation checks the password of a person without one itself;
- * a person whose domain's provider requires company sign-in needs a fresh proof all the same);
+ * a person whose domain's provider requires company sign-in needs a fresh proof all the same,
+ * unless the password is one someone else set, to be replaced first);
  * `for_people`, a fresh proof from a signed-in person on an operation that API keys may also call
  * (a key has no session for what it makes to outlive: it reaches only what it was given).
  */

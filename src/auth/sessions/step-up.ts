@@ -91,8 +91,9 @@ export function stepUpGate({ db, clock }: Pick<Dependencies, 'db' | 'clock'>, pr
     const state = await stepUpState(db, principal.sessionId);
     const hasFactor = state?.has_second_factor ?? false;
     // The operation checks the password of a person without a second factor itself (PUT /me/password),
-    // unless their domain's provider requires company sign-in: that password proves nothing.
-    if (requirement === 'with_second_factor' && state && !hasFactor && !(await ssoRequiredProvider(db, state.email))) return;
+    // unless their domain's provider requires company sign-in: that password proves nothing. Except
+    // a password someone else set, which must be replaced before anything else, a step-up included.
+    if (requirement === 'with_second_factor' && state && !hasFactor && (principal.passwordChangeRequired || !(await ssoRequiredProvider(db, state.email)))) return;
     if (state && proofIsFresh({ at: state.stepped_up_at, method: state.step_up_method }, hasFactor, clock.now())) return;
     // Possibly none (a retired password, no link to the provider): nothing is offered that would be refused.
     throw stepUpRequired(await proofsOf(principal.userId));

@@ -462,8 +462,9 @@ export interface paths {
          *     otherwise; `POST /sessions/current/step-up`); for a person without one, the current password
          *     is the proof, and the session then holds a fresh proof by password. Not when their domain's
          *     identity provider requires company sign-in: a password that may not sign in proves nothing, so
-         *     the session must hold a fresh proof (`403 step_up_required` otherwise), and the change makes
-         *     none. A session revoked or signed
+         *     the session must hold a fresh proof (`403 step_up_required` otherwise; not for replacing a
+         *     password someone else set, which comes before any step-up), and the change makes none. A
+         *     session revoked or signed
          *     out while this request is under way changes nothing (`401`, as any ended session's token is
          *     answered): the password, the other sessions and the proof stay as they were.
          *
