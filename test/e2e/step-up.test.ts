@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdministrator, openBrowser, screenshot, signIn, startService, waitForCount } from '../support/e2e.js';
 import { totpCode, untilStepHasLeft } from '../support/second-factor.js';
 import { BUDGET_MS, budget } from '../support/budgets.js';
+import { makeIdentityProvider } from '../support/access-fixtures.js';
 
 let service: Awaited<ReturnType<typeof startService>>;
 beforeAll(async () => {
@@ -92,5 +93,30 @@ describe('step-up in the back office', () => {
     }
     const factors = await service.database.db.selectFrom('second_factors').select('second_factors.id').innerJoin('users', 'users.id', 'second_factors.user_id').where('users.email', '=', person.email).execute();
     expect(factors).toEqual([]);
+  });
+  it('says where a proof is to be had when the session has none left (its company retired the password), and asks for no password', { timeout: budget({ browserFlow: 1 }) }, async () => {
+    const retired = { email: 'dorothy@retired.example', password: 'a passphrase the company retired', firstName: 'Dorothy', lastName: 'Vaughan' };
+    await createAdministrator(service.database.db, retired);
+    const session = await openBrowser();
+    try {
+      const { page } = session;
+      await signIn(page, service.baseUrl, retired);
+      await page.getByRole('heading', { name: 'Home' }).waitFor({ timeout: BUDGET_MS.passwordHash });
+      // The company turns company sign-in on for the domain: the password proves nothing any more.
+      const provider = await makeIdentityProvider(service.database.db, 'https://idp.retired.example', ['retired.example']);
+      await service.database.db.updateTable('identity_providers').set({ sso_required: true }).where('id', '=', provider).execute();
+      await page.getByRole('link', { name: 'API keys' }).click();
+      await page.getByLabel('Name').fill('Reporting');
+      await page.getByLabel('users.list', { exact: true }).check();
+      await page.getByRole('button', { name: 'Create the key' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+      await dialog.getByText('sign out, then sign in again through your organisation’s identity provider').waitFor();
+      expect(await dialog.getByLabel('Your password').count()).toBe(0);
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      expect(await dialog.count()).toBe(0);
+      expect(await service.database.db.selectFrom('api_keys').select('id').where('name', '=', 'Reporting').execute()).toEqual([]);
+    } finally {
+      await session.close();
+    }
   });
 });

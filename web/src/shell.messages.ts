@@ -77,6 +77,10 @@ export const shellMessages = pageMessages({
     en: 'This change is sensitive. Sign in again at your organisation’s identity provider to confirm it is you; it sends you back here.',
     fr: 'Cette modification est sensible. Reconnectez-vous chez le fournisseur d’identité de votre organisation pour confirmer votre identité ; il vous renvoie ici.',
   },
+  'stepUp.noneHint': {
+    en: 'This change is sensitive, and this session has no way left to confirm it is you: sign out, then sign in again through your organisation’s identity provider.',
+    fr: 'Cette modification est sensible, et cette session n’a plus aucun moyen de confirmer votre identité : déconnectez-vous, puis reconnectez-vous par le fournisseur d’identité de votre organisation.',
+  },
   'stepUp.continueAtProvider': { en: 'Continue at the identity provider', fr: 'Continuer chez le fournisseur d’identité' },
   'stepUp.useOidc': { en: 'Sign in again at the identity provider instead', fr: 'Me reconnecter plutôt chez le fournisseur d’identité' },
   'stepUp.oidcReturning': { en: 'Back from the identity provider: confirming…', fr: 'Retour du fournisseur d’identité : confirmation…' },

@@ -77,6 +77,21 @@ function StepUpForm({ methods, onDone }: { methods: StepUpMethod[]; onDone: (pro
     onDone(true);
   });
   const onInput = (e: InputEvent) => setValue((e.currentTarget as HTMLInputElement).value);
+  // No proof this session can give (a password its company retired, no link to its provider): say
+  // where one is to be had, rather than ask for something the API would refuse.
+  if (offered.length === 0) {
+    return (
+      <dialog ref={dialog} aria-labelledby="step-up-title" onCancel={(e) => (e.preventDefault(), onDone(false))}>
+        <h2 id="step-up-title">{t('stepUp.title')}</h2>
+        <p>{t('stepUp.noneHint')}</p>
+        <div class="actions">
+          <button type="button" class="secondary" onClick={() => onDone(false)}>
+            {t('common.close')}
+          </button>
+        </div>
+      </dialog>
+    );
+  }
   const hints: Record<Method, MessageKey> = { passkey: 'stepUp.passkeyHint', totp: 'stepUp.totpHint', recovery_code: 'stepUp.recoveryHint', password: 'stepUp.passwordHint', oidc: 'stepUp.oidcHint' };
   const switches: Record<Method, MessageKey> = { passkey: 'stepUp.usePasskey', totp: 'stepUp.useTotp', recovery_code: 'stepUp.useRecovery', password: 'stepUp.usePassword', oidc: 'stepUp.useOidc' };
   const submits: Partial<Record<Method, MessageKey>> = { passkey: 'stepUp.confirmPasskey', oidc: 'stepUp.continueAtProvider' };
