@@ -2,7 +2,6 @@
 // provider's subjects, and the sign-in flows in progress. Functions take the database or a transaction.
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, IdentityProvidersTable } from '../../db/schema.js';
-import { lockRoleIds } from '../../roles/repository.js';
 
 type Db = Kysely<Database>;
 
@@ -95,22 +94,6 @@ export async function replaceMappings(db: Db, providerId: string, mappings: read
 /** group -> role ids, for the sign-in. */
 export async function mappingsOf(db: Db, providerId: string): Promise<{ group_name: string; role_id: string }[]> {
   return db.selectFrom('identity_provider_role_mappings').select(['group_name', 'role_id']).where('provider_id', '=', providerId).execute();
-}
-
-/**
- * The provider's mappings, their roles locked FOR SHARE (id order) until the transaction ends, read
- * again once locked: a role deleted meanwhile (its mappings go with it) is not granted, and none is
- * deleted before the grant writes over it. The person's row must be locked first (docs/AUTH.md).
- */
-export async function lockedMappingsOf(db: Db, providerId: string): Promise<{ group_name: string; role_id: string }[]> {
-  const locked = new Set<string>();
-  for (;;) {
-    const mappings = await mappingsOf(db, providerId);
-    const more = [...new Set(mappings.map((m) => m.role_id))].filter((id) => !locked.has(id)).sort();
-    if (more.length === 0) return mappings;
-    await lockRoleIds(db, more);
-    for (const id of more) locked.add(id);
-  }
 }
 
 /** A link is the provider's: the same subject of an issuer another provider shares (Google) is not it. */

@@ -40,6 +40,7 @@ import { authorizationUrl, OidcRefusal, redeem } from './oidc.js';
 import { isUuid } from './providers.js';
 import { namesFrom, provisionPerson, setDirectoryRoles } from './provisioning.js';
 import * as repo from './repository.js';
+import { lockRoleIds } from '../../roles/repository.js';
 
 export type { CallbackInput };
 
@@ -87,6 +88,22 @@ export interface StartInput {
 // Not an e-mail's digest (emailDigest's are of `email:...`): a password sign-in with a chosen
 // e-mail such as `oidc-flows@<address>` cannot add to an address's count of OIDC flows.
 const flowsOf = (ip: string) => digestSecret(`oidc-flows:${throttledAddress(ip)}`);
+
+/**
+ * The provider's mappings, their roles locked FOR SHARE (id order) until the transaction ends, read
+ * again once locked: a role deleted meanwhile (its mappings go with it) is not granted, and none is
+ * deleted before the grant writes over it. The person's row must be locked first (docs/AUTH.md).
+ */
+async function lockedMappingsOf(db: Kysely<Database>, providerId: string): Promise<{ group_name: string; role_id: string }[]> {
+  const locked = new Set<string>();
+  for (;;) {
+    const mappings = await repo.mappingsOf(db, providerId);
+    const more = [...new Set(mappings.map((m) => m.role_id))].filter((id) => !locked.has(id)).sort();
+    if (more.length === 0) return mappings;
+    await lockRoleIds(db, more);
+    for (const id of more) locked.add(id);
+  }
+}
 
 export class OidcSignInService {
   private readonly relyingParty: ReturnType<typeof relyingParties>;
@@ -285,7 +302,7 @@ export class OidcSignInService {
     } else {
       await repo.touchLink(trx, pending.issuer, pending.subject, now);
     }
-    const mappings = await repo.lockedMappingsOf(trx, provider.id);
+    const mappings = await lockedMappingsOf(trx, provider.id);
     if (mappings.length > 0) {
       const groups = new Set(pending.groups);
       const mapped = new Set(mappings.map((m) => m.role_id));
