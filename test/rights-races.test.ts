@@ -29,6 +29,16 @@ const lockWaiters = async () =>
   (await database.pool.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rowCount!;
 
 /**
+ * Returns once some statement of the test's database waits for a lock, or `done()` says the
+ * racing request answered first; after 20 s at most, so that a busy machine has the time to bring
+ * the request to its lock.
+ */
+async function untilSomeoneWaits(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!done() && (await lockWaiters()) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/**
  * `send()` while another transaction has run `held` (and keeps its locks); once the request waits
  * for a lock (or has answered), that transaction ends by `end` (commit or rollback).
  */
@@ -39,8 +49,7 @@ async function whileHeld(held: [string, unknown[]][], end: 'commit' | 'rollback'
     for (const [text, values] of held) await other.query(text, values);
     let settled = false;
     const pending = send().then((res) => ((settled = true), res));
-    const deadline = Date.now() + 10_000;
-    while (!settled && (await lockWaiters()) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await untilSomeoneWaits(() => settled);
     const waited = !settled;
     await other.query(end);
     return { res: await pending, waited };
@@ -232,10 +241,9 @@ describe('invitations racing the erasure of their maker', () => {
     await pause.reached;
     // The erasure runs while the invitation's transaction is open (its message written, not committed).
     const erasing = request(app).post(`/users/${maker.id}/erasure`).set(eraser.auth).then((res) => res);
-    const deadline = Date.now() + 3000;
     let settled = false;
     void erasing.then(() => (settled = true));
-    while (!settled && (await lockWaiters()) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await untilSomeoneWaits(() => settled);
     pause.release();
     const [invited, erased] = await Promise.all([inviting, erasing]);
     expect(erased.status, erased.text).toBe(200);
@@ -255,8 +263,7 @@ describe('invitations racing the erasure of their maker', () => {
     let settled = false;
     void erasing.then(() => (settled = true));
     await Promise.race([pause.reached, resending]);
-    const deadline = Date.now() + 3000;
-    while (!settled && (await lockWaiters()) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await untilSomeoneWaits(() => settled);
     pause.release();
     const [resent, erased] = await Promise.all([resending, erasing]);
     expect(erased.status, erased.text).toBe(200);
