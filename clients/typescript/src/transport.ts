@@ -191,7 +191,7 @@ export function createTransport(options: TransportOptions): Transport {
       const sentToken = tokens?.accessToken;
       let response: Response;
       try {
-        response = await baseFetch(new Request(url, { method, headers, body, signal: original.signal, redirect: original.redirect }));
+        response = await baseFetch(new Request(url, { method, headers, body, signal: original.signal }));
       } catch (cause) {
         if (original.signal.aborted) throw cause;
         if (!retrySafe || attempt >= maxRetries) throw new NetworkError({ method, url }, cause);
